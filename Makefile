@@ -1,0 +1,34 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $(STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP) $(TEST_STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/dralab validate -f examples/fleet/
+
+test: $(TEST_STAMP)
+	$(PY) -m pytest
+
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_load.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info

@@ -1,0 +1,1 @@
+"""The object model, YAML/JSON I/O, quantities and validation of dralab."""

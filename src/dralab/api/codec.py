@@ -1,0 +1,183 @@
+"""Plain data <-> typed objects.
+
+``decode`` turns one decoded document (a dict as YAML/JSON gives it) into the
+typed object for its kind, or an UnknownObject. ``encode`` turns an object back
+into plain data: typed fields laid over the document the object came from, so
+nothing dralab does not model is lost. Both are pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+from msgspec import inspect as mi
+
+from .base import KubeObject, UnknownObject
+from .core import Node, Pod, PriorityClass
+from .errors import LoadError
+from .quantity import Quantity, QuantityError, parse_quantity
+from .resource import (
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+
+__all__ = ["KINDS", "DecodeError", "decode", "encode", "kind_for"]
+
+KINDS: tuple[type[KubeObject], ...] = (
+    DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
+    Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
+)
+_BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
+# DeviceTaintRule was served in alpha/beta versions before v1; the fields are the same.
+for _version in ("resource.k8s.io/v1alpha3", "resource.k8s.io/v1beta2"):
+    _BY_KIND[(_version, "DeviceTaintRule")] = DeviceTaintRule
+
+
+class DecodeError(LoadError):
+    """A document does not fit its kind's types; ``path`` is the field path."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.detail = message
+
+
+def kind_for(api_version: str, kind: str) -> type[KubeObject] | None:
+    return _BY_KIND.get((api_version, kind))
+
+
+def _dec_hook(tp: type, obj: Any) -> Any:
+    if tp is Quantity:
+        if isinstance(obj, bool):
+            raise TypeError("quantities must be strings or numbers")
+        if isinstance(obj, int):
+            return parse_quantity(str(obj))
+        if isinstance(obj, float):
+            return parse_quantity(repr(obj).replace("inf", "x"))
+        if isinstance(obj, str):
+            try:
+                return parse_quantity(obj)
+            except QuantityError as exc:
+                raise ValueError(str(exc)) from None
+        raise TypeError(f"Expected `quantity`, got `{type(obj).__name__}`")
+    raise NotImplementedError(f"cannot decode {tp!r}")
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, Quantity):
+        return str(obj)
+    raise NotImplementedError(f"cannot encode {type(obj)!r}")
+
+
+_PATH_RE = re.compile(r" - at `\$(.*)`$")
+
+
+def _msgspec_path(err: msgspec.ValidationError) -> tuple[str, str]:
+    text = str(err)
+    match = _PATH_RE.search(text)
+    if match is None:
+        return "", text
+    path = match.group(1).lstrip(".")
+    return path, text[: match.start()]
+
+
+def decode(data: Mapping[str, Any]) -> KubeObject:
+    """Decode one document. Raise DecodeError (with the field path) on type mismatches."""
+    if not isinstance(data, Mapping):
+        raise DecodeError("", f"a document must be a mapping, not {type(data).__name__}")
+    api_version = data.get("apiVersion")
+    kind = data.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        raise DecodeError("apiVersion", "Required value")
+    if not isinstance(kind, str) or not kind:
+        raise DecodeError("kind", "Required value")
+    cls = _BY_KIND.get((api_version, kind), UnknownObject)
+    if cls is UnknownObject:
+        payload: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "__raw__": data}
+        if "metadata" in data:
+            payload["metadata"] = data["metadata"]
+    else:
+        payload = dict(data)
+        payload["__raw__"] = data
+    try:
+        return msgspec.convert(payload, cls, dec_hook=_dec_hook)
+    except msgspec.ValidationError as err:
+        path, message = _msgspec_path(err)
+        raise DecodeError(path, message) from None
+
+
+# --- encoding ------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _struct_type(cls: type) -> mi.StructType:
+    info = mi.type_info(cls)
+    assert isinstance(info, mi.StructType)
+    return info
+
+
+@lru_cache(maxsize=None)
+def _fields_of(cls: type) -> dict[str, mi.Type]:
+    """Wire name -> declared type of every field of a Struct class."""
+    return {f.encode_name: f.type for f in _struct_type(cls).fields}
+
+
+def _unwrap(t: mi.Type) -> mi.Type:
+    if isinstance(t, mi.UnionType):
+        for member in t.types:
+            if not isinstance(member, mi.NoneType):
+                return member
+    return t
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or value in ([], {}, "", 0)
+
+
+def _merge(typed: Any, raw: Any, declared: mi.Type) -> Any:
+    t = _unwrap(declared)
+    if isinstance(t, mi.StructType) and isinstance(typed, dict) and isinstance(raw, dict):
+        fields = _fields_of(t.cls)
+        out: dict[str, Any] = {}
+        for key, raw_value in raw.items():
+            if key in typed:
+                field_type = fields.get(key)
+                out[key] = typed[key] if field_type is None else _merge(
+                    typed[key], raw_value, field_type)
+            elif key not in fields or _is_empty(raw_value):
+                # Unknown to dralab, or a known field left at its default: keep as written.
+                out[key] = raw_value
+            # else: a known field the typed object cleared -> dropped.
+        for key, typed_value in typed.items():
+            if key not in out:
+                out[key] = typed_value
+        return out
+    if isinstance(t, mi.ListType) and isinstance(typed, list) and isinstance(raw, list) \
+            and len(typed) == len(raw):
+        return [_merge(a, b, t.item_type) for a, b in zip(typed, raw, strict=True)]
+    if isinstance(t, mi.DictType) and isinstance(typed, dict) and isinstance(raw, dict):
+        return {k: (_merge(v, raw[k], t.value_type) if k in raw else v)
+                for k, v in typed.items()}
+    return typed
+
+
+def encode(obj: KubeObject) -> dict[str, Any]:
+    """Plain data for ``obj`` (camelCase keys, canonical quantities), raw document preserved."""
+    if isinstance(obj, UnknownObject) and obj.raw is not None:
+        return obj.raw
+    typed = msgspec.to_builtins(obj, enc_hook=_enc_hook)
+    typed.pop("__raw__", None)
+    typed["apiVersion"] = obj.api_version or type(obj).API_VERSION
+    typed["kind"] = obj.kind or type(obj).KIND
+    if obj.raw is None:
+        head = {"apiVersion": typed.pop("apiVersion"), "kind": typed.pop("kind")}
+        return head | typed
+    merged: dict[str, Any] = _merge(typed, obj.raw, _struct_type(type(obj)))
+    return merged

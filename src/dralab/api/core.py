@@ -1,0 +1,204 @@
+"""core/v1 and scheduling.k8s.io/v1 kinds: Pod, Node, PriorityClass, and their parts."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import msgspec
+
+from .base import KubeObject, Spec
+from .quantity import Quantity
+
+__all__ = [
+    "Affinity",
+    "Container",
+    "ContainerResourceClaim",
+    "ExtendedResourceClaimStatus",
+    "Node",
+    "NodeAffinity",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
+    "Pod",
+    "PodCondition",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
+    "PodSchedulingGate",
+    "PodSpec",
+    "PodStatus",
+    "PodTemplateSpec",
+    "PreferredSchedulingTerm",
+    "PriorityClass",
+    "ResourceRequirements",
+    "Taint",
+    "Toleration",
+]
+
+
+class NodeSelectorRequirement(Spec):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = []
+
+
+class NodeSelectorTerm(Spec):
+    match_expressions: list[NodeSelectorRequirement] = []
+    match_fields: list[NodeSelectorRequirement] = []
+
+
+class NodeSelector(Spec):
+    """Terms are ORed; the requirements inside one term are ANDed."""
+
+    node_selector_terms: list[NodeSelectorTerm] = []
+
+
+class PreferredSchedulingTerm(Spec):
+    weight: int = 0
+    preference: NodeSelectorTerm = NodeSelectorTerm()
+
+
+class NodeAffinity(Spec):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
+
+
+class Affinity(Spec):
+    node_affinity: NodeAffinity | None = None
+    # podAffinity / podAntiAffinity are kept in the raw document only.
+
+
+class Taint(Spec):
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+    time_added: str | None = None
+
+
+class Toleration(Spec):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = None
+
+
+class ContainerResourceClaim(Spec):
+    name: str = ""
+    request: str | None = None
+
+
+class ResourceRequirements(Spec):
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
+    claims: list[ContainerResourceClaim] = []
+
+
+class Container(Spec):
+    name: str = ""
+    image: str | None = None
+    resources: ResourceRequirements = ResourceRequirements()
+
+
+class PodResourceClaim(Spec):
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class PodSchedulingGate(Spec):
+    name: str = ""
+
+
+class PodSpec(Spec):
+    containers: list[Container] = []
+    init_containers: list[Container] = []
+    resource_claims: list[PodResourceClaim] = []
+    node_name: str | None = None
+    node_selector: dict[str, str] = {}
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = []
+    priority: int | None = None
+    priority_class_name: str | None = None
+    scheduler_name: str | None = None
+    scheduling_gates: list[PodSchedulingGate] = []
+    restart_policy: str | None = None
+
+
+class PodCondition(Spec):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    last_probe_time: str | None = None
+
+
+class PodResourceClaimStatus(Spec):
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+class ContainerExtendedResourceRequest(Spec):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class ExtendedResourceClaimStatus(Spec):
+    resource_claim_name: str = ""
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+
+
+class PodStatus(Spec):
+    phase: str | None = None
+    conditions: list[PodCondition] = []
+    nominated_node_name: str | None = None
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
+    extended_resource_claim_status: ExtendedResourceClaimStatus | None = None
+
+
+class Pod(KubeObject):
+    API_VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "Pod"
+    NAMESPACED: ClassVar[bool] = True
+
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()
+
+
+class PodTemplateSpec(Spec):
+    """The pod template carried by workload kinds (metadata as a plain map of labels etc.)."""
+
+    metadata: dict[str, Any] = {}
+    spec: PodSpec = PodSpec()
+
+
+class NodeSpec(Spec):
+    unschedulable: bool | None = None
+    taints: list[Taint] = []
+    provider_id: str | None = msgspec.field(default=None, name="providerID")
+
+
+class NodeStatus(Spec):
+    capacity: dict[str, Quantity] = {}
+    allocatable: dict[str, Quantity] = {}
+
+
+class Node(KubeObject):
+    API_VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "Node"
+
+    spec: NodeSpec = NodeSpec()
+    status: NodeStatus = NodeStatus()
+
+
+class PriorityClass(KubeObject):
+    API_VERSION: ClassVar[str] = "scheduling.k8s.io/v1"
+    KIND: ClassVar[str] = "PriorityClass"
+
+    value: int = 0
+    global_default: bool | None = None
+    preemption_policy: str | None = None
+    description: str | None = None
