@@ -77,8 +77,24 @@ class Document:
         return f"{self.where} {kind} {ref}"
 
 
+def _json_key(key: Any) -> str:
+    # sigs.k8s.io/yaml turns YAML into JSON, where keys are strings: `on:` becomes "true".
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
 class _Loader(yaml.CSafeLoader):
-    """Safe C loader without the timestamp resolver: Kubernetes keeps times as strings."""
+    """Safe C loader like Kubernetes': times stay strings, mapping keys become strings."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep)
+        for key in mapping:
+            if type(key) is not str:
+                return {_json_key(k): v for k, v in mapping.items()}
+        return mapping
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -136,14 +152,20 @@ def _parse_yaml_chunks(chunks: Sequence[tuple[int, str]]) -> list[tuple[int, Any
     return out
 
 
+def _parse_yaml_chunks_packed(chunks: Sequence[tuple[int, str]]) -> bytes:
+    # Workers answer in msgpack: pickling 10^6 small containers costs more than parsing them.
+    return msgspec.msgpack.encode(_parse_yaml_chunks(chunks))
+
+
 def _parse_yaml(text: str, source: str) -> list[Any]:
     chunks = [c for c in _split_yaml(text) if c[1].strip()]
     if len(text) >= PARALLEL_YAML_BYTES and len(chunks) >= 4 and (os.cpu_count() or 1) > 1:
         half = len(chunks) // 2
         with ProcessPoolExecutor(max_workers=2) as pool:
-            future = pool.submit(_parse_yaml_chunks, chunks[half:])
+            future = pool.submit(_parse_yaml_chunks_packed, chunks[half:])
             parsed = _parse_yaml_chunks(chunks[:half])
-            parsed += future.result()
+            with _gc_paused():
+                parsed += msgspec.msgpack.decode(future.result())
     else:
         parsed = _parse_yaml_chunks(chunks)
     docs: list[Any] = []

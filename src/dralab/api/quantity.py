@@ -25,8 +25,8 @@ _NANO: Final = 10**9
 _MAX_NANO: Final = (2**63 - 1) * _NANO
 
 _QUANTITY_RE: Final = re.compile(
-    r"^([+-]?)(\d+\.?\d*|\.\d+)"
-    r"(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|([eE][+-]?\d+))?$"
+    r"^([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)"
+    r"(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|([eE][+-]?[0-9]+))?$"
 )
 
 _BINARY_SUFFIX: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -34,7 +34,7 @@ _DECIMAL_SUFFIX: Final = {
     "n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18,
 }
 _DECIMAL_BY_EXP: Final = {v: k for k, v in _DECIMAL_SUFFIX.items()}
-_BINARY_BY_EXP: Final = {v: k for k, v in _BINARY_SUFFIX.items()}
+_BINARY_BY_EXP: Final = {0: ""} | {v: k for k, v in _BINARY_SUFFIX.items()}
 
 
 class QuantityError(ValueError):

@@ -1,0 +1,1 @@
+"""The ``dralab`` command line: kubectl-like verbs over the library."""

@@ -1,0 +1,22 @@
+"""Entry point of the ``dralab`` command."""
+
+from __future__ import annotations
+
+import click
+
+from dralab import __version__
+
+from .validate import validate_cmd
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dralab")
+def cli() -> None:
+    """dralab: DRA scheduling engine and simulator for GPU clusters."""
+
+
+cli.add_command(validate_cmd)
+
+
+def main() -> None:
+    cli(prog_name="dralab")
