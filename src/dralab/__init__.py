@@ -1,2 +1,88 @@
-"""dralab: an engine and simulator for GPU scheduling with Kubernetes DRA."""
+"""dralab: an engine and simulator for GPU scheduling with Kubernetes DRA.
+
+The curated public API. Everything else lives in private-by-convention layers
+(``dralab.api``, ``dralab.cel``, ``dralab.allocator``, ...) whose names may change.
+
+Typical use::
+
+    import dralab
+    objects = dralab.load("cluster/")          # files, directories, "-"
+    problems = dralab.validate(objects)        # [] when the API server would accept all
+    print(dralab.dump(objects, "yaml"))        # a v1 List, kubectl style
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .api.base import KubeObject, ObjectMeta, UnknownObject
+from .api.check import Problem, validate_documents, validate_objects
+from .api.core import Node, Pod, PriorityClass
+from .api.errors import DralabError, ErrorType, FieldError, InputError, LoadError
+from .api.features import FeatureGates
+from .api.io import dump, load, read_documents
+from .api.quantity import Quantity, QuantityError, parse_quantity
+from .api.resource import (
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from .api.semver import Semver, SemverError, parse_semver
+from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "CronJob",
+    "DaemonSet",
+    "Deployment",
+    "DeviceClass",
+    "DeviceTaintRule",
+    "DralabError",
+    "ErrorType",
+    "FeatureGates",
+    "FieldError",
+    "InputError",
+    "Job",
+    "KubeObject",
+    "LoadError",
+    "Node",
+    "ObjectMeta",
+    "Pod",
+    "PriorityClass",
+    "Problem",
+    "Quantity",
+    "QuantityError",
+    "ReplicaSet",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
+    "Semver",
+    "SemverError",
+    "StatefulSet",
+    "UnknownObject",
+    "__version__",
+    "dump",
+    "load",
+    "parse_quantity",
+    "parse_semver",
+    "validate",
+]
+
+
+def validate(source: str | Path | Iterable[str | Path | KubeObject],
+             features: FeatureGates | None = None) -> list[Problem]:
+    """Every problem the Kubernetes 1.37 API server would report, in input order.
+
+    ``source`` is a path (file, directory, ``-``), several paths, or objects
+    already loaded or built in code. Returns ``[]`` when everything is valid.
+    Raises LoadError only when a file cannot be read at all.
+    """
+    items = [source] if isinstance(source, str | Path) else list(source)
+    objects = [o for o in items if isinstance(o, KubeObject)]
+    paths = [str(p) for p in items if not isinstance(p, KubeObject)]
+    problems = validate_documents(read_documents(paths), features) if paths else []
+    return problems + validate_objects(objects, features)
