@@ -17,11 +17,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .api.base import KubeObject, ObjectMeta, UnknownObject
-from .api.check import Problem, validate_documents, validate_objects
+from .api.check import Problem
+from .api.check import validate_documents as _validate_documents
+from .api.check import validate_objects as _validate_objects
 from .api.core import Node, Pod, PriorityClass
 from .api.errors import DralabError, ErrorType, FieldError, InputError, LoadError
 from .api.features import FeatureGates
-from .api.io import dump, load, read_documents
+from .api.io import dump, load
+from .api.io import read_documents as _read_documents
 from .api.quantity import Quantity, QuantityError, parse_quantity
 from .api.resource import (
     DeviceClass,
@@ -84,5 +87,5 @@ def validate(source: str | Path | Iterable[str | Path | KubeObject],
     items = [source] if isinstance(source, str | Path) else list(source)
     objects = [o for o in items if isinstance(o, KubeObject)]
     paths = [str(p) for p in items if not isinstance(p, KubeObject)]
-    problems = validate_documents(read_documents(paths), features) if paths else []
-    return problems + validate_objects(objects, features)
+    problems = _validate_documents(_read_documents(paths), features) if paths else []
+    return problems + _validate_objects(objects, features)

@@ -30,7 +30,7 @@ class Spec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename
     """Base of every nested API struct: immutable, camelCase on the wire, defaults omitted."""
 
 
-class OwnerReference(Spec):
+class OwnerReference(Spec, frozen=True):
     api_version: str = ""
     kind: str = ""
     name: str = ""
@@ -39,7 +39,7 @@ class OwnerReference(Spec):
     block_owner_deletion: bool | None = None
 
 
-class ObjectMeta(Spec):
+class ObjectMeta(Spec, frozen=True):
     name: str | None = None
     generate_name: str | None = None
     namespace: str | None = None
@@ -54,11 +54,11 @@ class ObjectMeta(Spec):
     finalizers: list[str] = []
 
 
-class ListMeta(Spec):
+class ListMeta(Spec, frozen=True):
     resource_version: str | None = None
 
 
-class KubeObject(Spec):
+class KubeObject(Spec, frozen=True):
     """A top-level object. Subclasses set ``API_VERSION`` and ``KIND`` and add spec/status.
 
     ``raw`` is the decoded document the object came from (``None`` for objects built
@@ -90,5 +90,5 @@ class KubeObject(Spec):
         return self.name
 
 
-class UnknownObject(KubeObject):
+class UnknownObject(KubeObject, frozen=True):
     """A kind dralab does not model; carried through unchanged."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -116,14 +116,14 @@ def decode(data: Mapping[str, Any]) -> KubeObject:
 
 # --- encoding ------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _struct_type(cls: type) -> mi.StructType:
     info = mi.type_info(cls)
     assert isinstance(info, mi.StructType)
     return info
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fields_of(cls: type) -> dict[str, mi.Type]:
     """Wire name -> declared type of every field of a Struct class."""
     return {f.encode_name: f.type for f in _struct_type(cls).fields}
@@ -171,8 +171,8 @@ def _merge(typed: Any, raw: Any, declared: mi.Type) -> Any:
 def encode(obj: KubeObject) -> dict[str, Any]:
     """Plain data for ``obj`` (camelCase keys, canonical quantities), raw document preserved."""
     if isinstance(obj, UnknownObject) and obj.raw is not None:
-        return obj.raw
-    typed = msgspec.to_builtins(obj, enc_hook=_enc_hook)
+        return dict(obj.raw)
+    typed: dict[str, Any] = msgspec.to_builtins(obj, enc_hook=_enc_hook)
     typed.pop("__raw__", None)
     typed["apiVersion"] = obj.api_version or type(obj).API_VERSION
     typed["kind"] = obj.kind or type(obj).KIND

@@ -37,46 +37,46 @@ __all__ = [
 ]
 
 
-class NodeSelectorRequirement(Spec):
+class NodeSelectorRequirement(Spec, frozen=True):
     key: str = ""
     operator: str = ""
     values: list[str] = []
 
 
-class NodeSelectorTerm(Spec):
+class NodeSelectorTerm(Spec, frozen=True):
     match_expressions: list[NodeSelectorRequirement] = []
     match_fields: list[NodeSelectorRequirement] = []
 
 
-class NodeSelector(Spec):
+class NodeSelector(Spec, frozen=True):
     """Terms are ORed; the requirements inside one term are ANDed."""
 
     node_selector_terms: list[NodeSelectorTerm] = []
 
 
-class PreferredSchedulingTerm(Spec):
+class PreferredSchedulingTerm(Spec, frozen=True):
     weight: int = 0
     preference: NodeSelectorTerm = NodeSelectorTerm()
 
 
-class NodeAffinity(Spec):
+class NodeAffinity(Spec, frozen=True):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
 
 
-class Affinity(Spec):
+class Affinity(Spec, frozen=True):
     node_affinity: NodeAffinity | None = None
     # podAffinity / podAntiAffinity are kept in the raw document only.
 
 
-class Taint(Spec):
+class Taint(Spec, frozen=True):
     key: str = ""
     value: str | None = None
     effect: str = ""
     time_added: str | None = None
 
 
-class Toleration(Spec):
+class Toleration(Spec, frozen=True):
     key: str | None = None
     operator: str | None = None
     value: str | None = None
@@ -84,34 +84,34 @@ class Toleration(Spec):
     toleration_seconds: int | None = None
 
 
-class ContainerResourceClaim(Spec):
+class ContainerResourceClaim(Spec, frozen=True):
     name: str = ""
     request: str | None = None
 
 
-class ResourceRequirements(Spec):
+class ResourceRequirements(Spec, frozen=True):
     requests: dict[str, Quantity] = {}
     limits: dict[str, Quantity] = {}
     claims: list[ContainerResourceClaim] = []
 
 
-class Container(Spec):
+class Container(Spec, frozen=True):
     name: str = ""
     image: str | None = None
     resources: ResourceRequirements = ResourceRequirements()
 
 
-class PodResourceClaim(Spec):
+class PodResourceClaim(Spec, frozen=True):
     name: str = ""
     resource_claim_name: str | None = None
     resource_claim_template_name: str | None = None
 
 
-class PodSchedulingGate(Spec):
+class PodSchedulingGate(Spec, frozen=True):
     name: str = ""
 
 
-class PodSpec(Spec):
+class PodSpec(Spec, frozen=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
     resource_claims: list[PodResourceClaim] = []
@@ -126,7 +126,7 @@ class PodSpec(Spec):
     restart_policy: str | None = None
 
 
-class PodCondition(Spec):
+class PodCondition(Spec, frozen=True):
     type: str = ""
     status: str = ""
     reason: str | None = None
@@ -135,23 +135,23 @@ class PodCondition(Spec):
     last_probe_time: str | None = None
 
 
-class PodResourceClaimStatus(Spec):
+class PodResourceClaimStatus(Spec, frozen=True):
     name: str = ""
     resource_claim_name: str | None = None
 
 
-class ContainerExtendedResourceRequest(Spec):
+class ContainerExtendedResourceRequest(Spec, frozen=True):
     container_name: str = ""
     resource_name: str = ""
     request_name: str = ""
 
 
-class ExtendedResourceClaimStatus(Spec):
+class ExtendedResourceClaimStatus(Spec, frozen=True):
     resource_claim_name: str = ""
     request_mappings: list[ContainerExtendedResourceRequest] = []
 
 
-class PodStatus(Spec):
+class PodStatus(Spec, frozen=True):
     phase: str | None = None
     conditions: list[PodCondition] = []
     nominated_node_name: str | None = None
@@ -159,7 +159,7 @@ class PodStatus(Spec):
     extended_resource_claim_status: ExtendedResourceClaimStatus | None = None
 
 
-class Pod(KubeObject):
+class Pod(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "v1"
     KIND: ClassVar[str] = "Pod"
     NAMESPACED: ClassVar[bool] = True
@@ -168,25 +168,25 @@ class Pod(KubeObject):
     status: PodStatus = PodStatus()
 
 
-class PodTemplateSpec(Spec):
+class PodTemplateSpec(Spec, frozen=True):
     """The pod template carried by workload kinds (metadata as a plain map of labels etc.)."""
 
     metadata: dict[str, Any] = {}
     spec: PodSpec = PodSpec()
 
 
-class NodeSpec(Spec):
+class NodeSpec(Spec, frozen=True):
     unschedulable: bool | None = None
     taints: list[Taint] = []
     provider_id: str | None = msgspec.field(default=None, name="providerID")
 
 
-class NodeStatus(Spec):
+class NodeStatus(Spec, frozen=True):
     capacity: dict[str, Quantity] = {}
     allocatable: dict[str, Quantity] = {}
 
 
-class Node(KubeObject):
+class Node(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "v1"
     KIND: ClassVar[str] = "Node"
 
@@ -194,7 +194,7 @@ class Node(KubeObject):
     status: NodeStatus = NodeStatus()
 
 
-class PriorityClass(KubeObject):
+class PriorityClass(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "scheduling.k8s.io/v1"
     KIND: ClassVar[str] = "PriorityClass"
 

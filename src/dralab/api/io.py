@@ -14,7 +14,6 @@ inputs are parsed in two worker processes: parsing is the whole cost of a load.
 from __future__ import annotations
 
 import gc
-import io
 import json
 import os
 import re
@@ -68,9 +67,10 @@ class Document:
 
     def describe(self) -> str:
         """``FILE[:DOC] Kind namespace/name`` as far as the document tells."""
-        data = self.data if isinstance(self.data, dict) else {}
+        data: dict[str, Any] = self.data if isinstance(self.data, dict) else {}
         kind = data.get("kind") if isinstance(data.get("kind"), str) else "<no kind>"
-        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        raw_meta = data.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         name = meta.get("name") or meta.get("generateName") or "<no name>"
         ns = meta.get("namespace")
         ref = f"{ns}/{name}" if isinstance(ns, str) and ns else str(name)
@@ -143,7 +143,7 @@ def _parse_yaml_chunks(chunks: Sequence[tuple[int, str]]) -> list[tuple[int, Any
     with _gc_paused():
         for first_line, chunk in chunks:
             try:
-                out.append((first_line, yaml.load(chunk, Loader=_Loader)))  # noqa: S506
+                out.append((first_line, yaml.load(chunk, Loader=_Loader)))
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -288,7 +288,7 @@ class _Dumper(yaml.CSafeDumper):
     """Emits block YAML like kubectl; quotes every string a YAML reader could misread."""
 
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+def _represent_str(dumper: _Dumper, value: str) -> yaml.Node:
     if _AMBIGUOUS.match(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     if "\n" in value:
@@ -330,7 +330,7 @@ def write_atomic(path: str | Path, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with io.open(fd, "w", encoding="utf-8") as fh:
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
     except BaseException:

@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["Quantity", "QuantityFormat", "QuantityError", "parse_quantity"]
+__all__ = ["Quantity", "QuantityError", "QuantityFormat", "parse_quantity"]
 
 _NANO: Final = 10**9
 # Quantities are capped at the largest int64 value, as the API server does.
@@ -202,8 +202,8 @@ def parse_quantity(text: str) -> Quantity:
     match = _QUANTITY_RE.match(text)
     if match is None:
         raise QuantityError(
-            f"quantities must match the regular expression "
-            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}"
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         )
     sign, number, suffix, exponent = match.groups()
     if number == ".":

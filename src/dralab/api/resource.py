@@ -65,24 +65,24 @@ V1 = "resource.k8s.io/v1"
 # --- selectors, config, tolerations ------------------------------------------
 
 
-class CELDeviceSelector(Spec):
+class CELDeviceSelector(Spec, frozen=True):
     expression: str = ""
 
 
-class DeviceSelector(Spec):
+class DeviceSelector(Spec, frozen=True):
     cel: CELDeviceSelector | None = None
 
 
-class OpaqueDeviceConfiguration(Spec):
+class OpaqueDeviceConfiguration(Spec, frozen=True):
     driver: str = ""
     parameters: Any = None
 
 
-class DeviceClassConfiguration(Spec):
+class DeviceClassConfiguration(Spec, frozen=True):
     opaque: OpaqueDeviceConfiguration | None = None
 
 
-class DeviceToleration(Spec):
+class DeviceToleration(Spec, frozen=True):
     key: str | None = None
     operator: str | None = None
     value: str | None = None
@@ -90,7 +90,7 @@ class DeviceToleration(Spec):
     toleration_seconds: int | None = None
 
 
-class DeviceTaint(Spec):
+class DeviceTaint(Spec, frozen=True):
     key: str = ""
     value: str | None = None
     effect: str = ""
@@ -100,13 +100,13 @@ class DeviceTaint(Spec):
 # --- DeviceClass --------------------------------------------------------------
 
 
-class DeviceClassSpec(Spec):
+class DeviceClassSpec(Spec, frozen=True):
     selectors: list[DeviceSelector] = []
     config: list[DeviceClassConfiguration] = []
     extended_resource_name: str | None = None
 
 
-class DeviceClass(KubeObject):
+class DeviceClass(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = V1
     KIND: ClassVar[str] = "DeviceClass"
 
@@ -116,7 +116,7 @@ class DeviceClass(KubeObject):
 # --- ResourceSlice ------------------------------------------------------------
 
 
-class DeviceAttribute(Spec):
+class DeviceAttribute(Spec, frozen=True):
     """Exactly one field is set. Python names avoid shadowing builtins."""
 
     int_: int | None = msgspec.field(default=None, name="int")
@@ -147,39 +147,39 @@ class DeviceAttribute(Spec):
         return ""
 
 
-class CapacityRequestPolicyRange(Spec):
+class CapacityRequestPolicyRange(Spec, frozen=True):
     min: Quantity | None = None
     max: Quantity | None = None
     step: Quantity | None = None
 
 
-class CapacityRequestPolicy(Spec):
+class CapacityRequestPolicy(Spec, frozen=True):
     default: Quantity | None = None
     valid_values: list[Quantity] = []
     valid_range: CapacityRequestPolicyRange | None = None
 
 
-class DeviceCapacity(Spec):
+class DeviceCapacity(Spec, frozen=True):
     value: Quantity = Quantity(0)
     request_policy: CapacityRequestPolicy | None = None
 
 
-class Counter(Spec):
+class Counter(Spec, frozen=True):
     value: Quantity = Quantity(0)
 
 
-class CounterSet(Spec):
+class CounterSet(Spec, frozen=True):
     name: str = ""
     counters: dict[str, Counter] = {}
 
 
-class DeviceCounterConsumption(Spec):
+class DeviceCounterConsumption(Spec, frozen=True):
     counter_set: str = ""
     counters: dict[str, Counter] = {}
     compatibility_groups: list[str] = []
 
 
-class Device(Spec):
+class Device(Spec, frozen=True):
     name: str = ""
     attributes: dict[str, DeviceAttribute] = {}
     capacity: dict[str, DeviceCapacity] = {}
@@ -195,13 +195,13 @@ class Device(Spec):
     node_allocatable_resources: dict[str, Any] | None = None
 
 
-class ResourcePool(Spec):
+class ResourcePool(Spec, frozen=True):
     name: str = ""
     generation: int = 0
     resource_slice_count: int = 0
 
 
-class ResourceSliceSpec(Spec):
+class ResourceSliceSpec(Spec, frozen=True):
     driver: str = ""
     pool: ResourcePool = ResourcePool()
     node_name: str | None = None
@@ -214,7 +214,7 @@ class ResourceSliceSpec(Spec):
     skip_node_operations: list[str] = []
 
 
-class ResourceSlice(KubeObject):
+class ResourceSlice(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = V1
     KIND: ClassVar[str] = "ResourceSlice"
 
@@ -224,11 +224,11 @@ class ResourceSlice(KubeObject):
 # --- ResourceClaim ------------------------------------------------------------
 
 
-class CapacityRequirements(Spec):
+class CapacityRequirements(Spec, frozen=True):
     requests: dict[str, Quantity] = {}
 
 
-class ExactDeviceRequest(Spec):
+class ExactDeviceRequest(Spec, frozen=True):
     device_class_name: str = ""
     selectors: list[DeviceSelector] = []
     allocation_mode: str | None = None
@@ -239,7 +239,7 @@ class ExactDeviceRequest(Spec):
     derived_attributes: list[Any] = []
 
 
-class DeviceSubRequest(Spec):
+class DeviceSubRequest(Spec, frozen=True):
     name: str = ""
     device_class_name: str = ""
     selectors: list[DeviceSelector] = []
@@ -250,34 +250,34 @@ class DeviceSubRequest(Spec):
     derived_attributes: list[Any] = []
 
 
-class DeviceRequest(Spec):
+class DeviceRequest(Spec, frozen=True):
     name: str = ""
     exactly: ExactDeviceRequest | None = None
     first_available: list[DeviceSubRequest] = []
 
 
-class DeviceConstraint(Spec):
+class DeviceConstraint(Spec, frozen=True):
     requests: list[str] = []
     match_attribute: str | None = None
     distinct_attribute: str | None = None
 
 
-class DeviceClaimConfiguration(Spec):
+class DeviceClaimConfiguration(Spec, frozen=True):
     requests: list[str] = []
     opaque: OpaqueDeviceConfiguration | None = None
 
 
-class DeviceClaim(Spec):
+class DeviceClaim(Spec, frozen=True):
     requests: list[DeviceRequest] = []
     constraints: list[DeviceConstraint] = []
     config: list[DeviceClaimConfiguration] = []
 
 
-class ResourceClaimSpec(Spec):
+class ResourceClaimSpec(Spec, frozen=True):
     devices: DeviceClaim = DeviceClaim()
 
 
-class DeviceRequestAllocationResult(Spec):
+class DeviceRequestAllocationResult(Spec, frozen=True):
     request: str = ""
     driver: str = ""
     pool: str = ""
@@ -291,31 +291,31 @@ class DeviceRequestAllocationResult(Spec):
     skip_node_operations: list[str] = []
 
 
-class DeviceAllocationConfiguration(Spec):
+class DeviceAllocationConfiguration(Spec, frozen=True):
     source: str = ""
     requests: list[str] = []
     opaque: OpaqueDeviceConfiguration | None = None
 
 
-class DeviceAllocationResult(Spec):
+class DeviceAllocationResult(Spec, frozen=True):
     results: list[DeviceRequestAllocationResult] = []
     config: list[DeviceAllocationConfiguration] = []
 
 
-class AllocationResult(Spec):
+class AllocationResult(Spec, frozen=True):
     devices: DeviceAllocationResult = DeviceAllocationResult()
     node_selector: NodeSelector | None = None
     allocation_timestamp: str | None = None
 
 
-class ResourceClaimConsumerReference(Spec):
+class ResourceClaimConsumerReference(Spec, frozen=True):
     api_group: str | None = None
     resource: str = ""
     name: str = ""
     uid: str = ""
 
 
-class AllocatedDeviceStatus(Spec):
+class AllocatedDeviceStatus(Spec, frozen=True):
     driver: str = ""
     pool: str = ""
     device: str = ""
@@ -325,13 +325,13 @@ class AllocatedDeviceStatus(Spec):
     network_data: dict[str, Any] | None = None
 
 
-class ResourceClaimStatus(Spec):
+class ResourceClaimStatus(Spec, frozen=True):
     allocation: AllocationResult | None = None
     reserved_for: list[ResourceClaimConsumerReference] = []
     devices: list[AllocatedDeviceStatus] = []
 
 
-class ResourceClaim(KubeObject):
+class ResourceClaim(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = V1
     KIND: ClassVar[str] = "ResourceClaim"
     NAMESPACED: ClassVar[bool] = True
@@ -344,12 +344,12 @@ class ResourceClaim(KubeObject):
         return self.status.allocation is not None
 
 
-class ResourceClaimTemplateSpec(Spec):
+class ResourceClaimTemplateSpec(Spec, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: ResourceClaimSpec = ResourceClaimSpec()
 
 
-class ResourceClaimTemplate(KubeObject):
+class ResourceClaimTemplate(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = V1
     KIND: ClassVar[str] = "ResourceClaimTemplate"
     NAMESPACED: ClassVar[bool] = True
@@ -360,22 +360,22 @@ class ResourceClaimTemplate(KubeObject):
 # --- DeviceTaintRule ----------------------------------------------------------
 
 
-class DeviceTaintSelector(Spec):
+class DeviceTaintSelector(Spec, frozen=True):
     driver: str | None = None
     pool: str | None = None
     device: str | None = None
 
 
-class DeviceTaintRuleSpec(Spec):
+class DeviceTaintRuleSpec(Spec, frozen=True):
     device_selector: DeviceTaintSelector | None = None
     taint: DeviceTaint = DeviceTaint()
 
 
-class DeviceTaintRuleStatus(Spec):
+class DeviceTaintRuleStatus(Spec, frozen=True):
     conditions: list[dict[str, Any]] = []
 
 
-class DeviceTaintRule(KubeObject):
+class DeviceTaintRule(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = V1
     KIND: ClassVar[str] = "DeviceTaintRule"
 

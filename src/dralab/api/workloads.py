@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-class JobSpec(Spec):
+class JobSpec(Spec, frozen=True):
     parallelism: int | None = None
     completions: int | None = None
     completion_mode: str | None = None
@@ -33,7 +33,7 @@ class JobSpec(Spec):
     template: PodTemplateSpec = PodTemplateSpec()
 
 
-class Job(KubeObject):
+class Job(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "batch/v1"
     KIND: ClassVar[str] = "Job"
     NAMESPACED: ClassVar[bool] = True
@@ -41,18 +41,18 @@ class Job(KubeObject):
     spec: JobSpec = JobSpec()
 
 
-class JobTemplateSpec(Spec):
+class JobTemplateSpec(Spec, frozen=True):
     metadata: dict[str, Any] = {}
     spec: JobSpec = JobSpec()
 
 
-class CronJobSpec(Spec):
+class CronJobSpec(Spec, frozen=True):
     schedule: str = ""
     suspend: bool | None = None
     job_template: JobTemplateSpec = JobTemplateSpec()
 
 
-class CronJob(KubeObject):
+class CronJob(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "batch/v1"
     KIND: ClassVar[str] = "CronJob"
     NAMESPACED: ClassVar[bool] = True
@@ -60,7 +60,7 @@ class CronJob(KubeObject):
     spec: CronJobSpec = CronJobSpec()
 
 
-class DeploymentSpec(Spec):
+class DeploymentSpec(Spec, frozen=True):
     """Also the shape of a ReplicaSet's spec (replicas, selector, template)."""
 
     replicas: int | None = None
@@ -68,7 +68,7 @@ class DeploymentSpec(Spec):
     template: PodTemplateSpec = PodTemplateSpec()
 
 
-class Deployment(KubeObject):
+class Deployment(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "apps/v1"
     KIND: ClassVar[str] = "Deployment"
     NAMESPACED: ClassVar[bool] = True
@@ -76,7 +76,7 @@ class Deployment(KubeObject):
     spec: DeploymentSpec = DeploymentSpec()
 
 
-class ReplicaSet(KubeObject):
+class ReplicaSet(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "apps/v1"
     KIND: ClassVar[str] = "ReplicaSet"
     NAMESPACED: ClassVar[bool] = True
@@ -84,14 +84,14 @@ class ReplicaSet(KubeObject):
     spec: DeploymentSpec = DeploymentSpec()
 
 
-class StatefulSetSpec(Spec):
+class StatefulSetSpec(Spec, frozen=True):
     replicas: int | None = None
     service_name: str | None = None
     selector: dict[str, Any] | None = None
     template: PodTemplateSpec = PodTemplateSpec()
 
 
-class StatefulSet(KubeObject):
+class StatefulSet(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "apps/v1"
     KIND: ClassVar[str] = "StatefulSet"
     NAMESPACED: ClassVar[bool] = True
@@ -99,12 +99,12 @@ class StatefulSet(KubeObject):
     spec: StatefulSetSpec = StatefulSetSpec()
 
 
-class DaemonSetSpec(Spec):
+class DaemonSetSpec(Spec, frozen=True):
     selector: dict[str, Any] | None = None
     template: PodTemplateSpec = PodTemplateSpec()
 
 
-class DaemonSet(KubeObject):
+class DaemonSet(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = "apps/v1"
     KIND: ClassVar[str] = "DaemonSet"
     NAMESPACED: ClassVar[bool] = True
