@@ -74,7 +74,10 @@ def format_value(value: Any) -> str:
         return "null"
     if isinstance(value, int | float):
         return str(value)
-    return json.dumps(value, sort_keys=True, default=str)
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except TypeError:  # mixed key types cannot be sorted
+        return json.dumps(value, default=str)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

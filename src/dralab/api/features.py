@@ -18,7 +18,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["FeatureGates", "Gate", "GateInfo", "KNOWN_GATES"]
+__all__ = ["KNOWN_GATES", "FeatureGates", "Gate", "GateInfo"]
 
 
 class Gate(StrEnum):

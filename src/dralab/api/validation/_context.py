@@ -81,7 +81,7 @@ class Ctx:
 
     def invalid(self, path: str, value: Any, detail: str) -> None:
         self.errors.append(
-            FieldError(path=path, type=ErrorType.INVALID, detail=detail, value=value))
+            FieldError(path=path, type=ErrorType.INVALID, detail=detail, value=_plain(value)))
 
     def forbidden(self, path: str, detail: str) -> None:
         self.errors.append(FieldError(path=path, type=ErrorType.FORBIDDEN, detail=detail))
@@ -89,15 +89,16 @@ class Ctx:
     def not_supported(self, path: str, value: Any, supported: Sequence[str]) -> None:
         detail = "supported values: " + ", ".join(f'"{s}"' for s in supported)
         self.errors.append(
-            FieldError(path=path, type=ErrorType.NOT_SUPPORTED, detail=detail, value=value))
+            FieldError(path=path, type=ErrorType.NOT_SUPPORTED, detail=detail,
+                       value=_plain(value)))
 
     def duplicate(self, path: str, value: Any, detail: str = "") -> None:
         self.errors.append(
-            FieldError(path=path, type=ErrorType.DUPLICATE, detail=detail, value=value))
+            FieldError(path=path, type=ErrorType.DUPLICATE, detail=detail, value=_plain(value)))
 
     def not_found(self, path: str, value: Any, detail: str = "") -> None:
         self.errors.append(
-            FieldError(path=path, type=ErrorType.NOT_FOUND, detail=detail, value=value))
+            FieldError(path=path, type=ErrorType.NOT_FOUND, detail=detail, value=_plain(value)))
 
     def too_many(self, path: str, actual: int, maximum: int) -> None:
         self.errors.append(FieldError(path=path, type=ErrorType.TOO_MANY,
@@ -129,10 +130,10 @@ class Ctx:
     def as_map(self, value: Any, path: str) -> Mapping[str, Any] | None:
         if value is None:
             return None
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             self.type_invalid(path, value, "object")
             return None
-        bad = [k for k in value if not isinstance(k, str)]
+        bad = [k for k in value if type(k) is not str]
         if not bad:
             return value
         for k in bad:
@@ -211,6 +212,19 @@ class Ctx:
             if text is not None:
                 out.append((i, text))
         return out
+
+
+def _plain(value: Any) -> Any:
+    """A copy of a reported value that renders as JSON: string keys, lists not tuples.
+
+    Values come straight from the document and may hold anything YAML allows
+    (integer keys, dates); the error must still print.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _number_text(value: int | float) -> str:

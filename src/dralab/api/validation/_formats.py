@@ -9,7 +9,8 @@ those into field errors.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Final
 
 from dralab.api.validation._context import Ctx
@@ -73,7 +74,11 @@ _C_IDENT_MSG: Final = (
     " of alphanumeric characters or '_'"
 )
 
-NameFn = Callable[[str, bool], list[str]]
+NameFn = Callable[[str, bool], Sequence[str]]
+
+# The checks are pure and names repeat a lot (every device has the same attribute
+# keys), so results are memoised; they are tuples so that no caller can alter them.
+_cached = lru_cache(maxsize=65536)
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -90,7 +95,8 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
-def is_dns1123_label(value: str) -> list[str]:
+@_cached
+def is_dns1123_label(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
@@ -100,19 +106,21 @@ def is_dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+@_cached
+def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
     if not _SUBDOMAIN_RE.fullmatch(value):
         errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return tuple(errs)
 
 
-def is_qualified_name(value: str) -> list[str]:
+@_cached
+def is_qualified_name(value: str) -> tuple[str, ...]:
     """Label keys, annotation keys, condition types: ``[prefix/]name``."""
     errs: list[str] = []
     parts = value.split("/")
@@ -125,11 +133,11 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a qualified name "
             + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > _QUALIFIED_NAME_MAX:
@@ -137,23 +145,25 @@ def is_qualified_name(value: str) -> list[str]:
     if not _QNAME_RE.fullmatch(name):
         errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
                                                 "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def is_label_value(value: str) -> list[str]:
+@_cached
+def is_label_value(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > _LABEL_VALUE_MAX:
         errs.append(max_len_error(_LABEL_VALUE_MAX))
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
                                 "12345"))
-    return errs
+    return tuple(errs)
 
 
-def is_c_identifier(value: str) -> list[str]:
+@_cached
+def is_c_identifier(value: str) -> tuple[str, ...]:
     if _C_IDENT_RE.fullmatch(value):
-        return []
-    return [regex_error(_C_IDENT_MSG, _C_IDENT_FMT, "my_name", "MY_NAME", "MyName")]
+        return ()
+    return (regex_error(_C_IDENT_MSG, _C_IDENT_FMT, "my_name", "MY_NAME", "MyName"),)
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -164,11 +174,11 @@ def _mask_trailing_dash(name: str) -> str:
     return name
 
 
-def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+def name_is_dns_subdomain(name: str, prefix: bool) -> tuple[str, ...]:
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
-def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+def name_is_dns_label(name: str, prefix: bool) -> tuple[str, ...]:
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
 
 

@@ -19,8 +19,8 @@ from dralab.api.validation._formats import (
 
 __all__ = [
     "check_conditions",
-    "check_labels",
     "check_label_selector",
+    "check_labels",
     "check_object_meta",
     "check_template_meta",
     "label_selector_matches",
@@ -209,7 +209,8 @@ def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str
         if not isinstance(expr, Mapping):
             continue
         k, op = expr.get("key"), expr.get("operator")
-        values = expr.get("values") if isinstance(expr.get("values"), list) else []
+        raw_values = expr.get("values")
+        values: list[Any] = raw_values if isinstance(raw_values, list) else []
         present = isinstance(k, str) and k in labels
         if op == "In" and not (present and labels[str(k)] in values):
             return False

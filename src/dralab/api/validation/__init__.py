@@ -1,0 +1,45 @@
+"""Validation of Kubernetes objects as the 1.37 API server performs it on create.
+
+Works on decoded documents (plain dicts from YAML/JSON) rather than typed
+models, so that one pass reports every problem, type errors included, with the
+API server's field paths, error types and wording::
+
+    >>> from dralab.api.validation import validate_object
+    >>> slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    ...           "metadata": {"name": "s"},
+    ...           "spec": {"driver": "gpu.example.com", "nodeName": "n",
+    ...                    "pool": {"name": "n", "resourceSliceCount": 0}}}
+    >>> [str(e) for e in validate_object(slice_)]
+    ['spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero']
+
+Deliberate differences from the API server are listed in ``DEVIATIONS``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dralab.api.validation._dispatch import SUPPORTED_KINDS, validate_object
+
+__all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "validate_object"]
+
+DEVIATIONS: Final = (
+    "Fields of a disabled feature gate are reported as Forbidden "
+    "('requires feature gate X') instead of being silently dropped.",
+    "Wrong JSON types are FieldErrors (Invalid value: \"<type>\": must be of type T) at the "
+    "field's path; the API server stops at the first decoding error.",
+    "Defaulted fields may be missing (count, allocationMode, restartPolicy, operator, ...); "
+    "missing namespaces are not errors.",
+    "v1beta1-style request fields directly under a v1 DeviceRequest, and adminAccess in "
+    "a firstAvailable entry, are Forbidden instead of dropped as unknown fields.",
+    "Duplicates are reported at the duplicate item, in document order, not after all items.",
+    "A constraint with both matchAttribute and distinctAttribute is an error.",
+    "Node taints are reported under spec.taints (upstream says metadata.taints) and node "
+    "quantities as status.capacity[name] (upstream: status.capacity.name).",
+    "Template labels are reported under spec.template.metadata.labels.",
+    "A DaemonSet without selector gets 'Required value' at spec.selector.",
+    "StatefulSet pod templates are validated like every other pod template.",
+    "Derived-attribute expressions are checked for presence and length only, not compiled.",
+    "Status (allocation, reservedFor, devices) is validated as if newly written; the API server "
+    "clears status on create and checks it on status updates.",
+)
