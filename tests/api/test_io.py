@@ -185,3 +185,23 @@ def test_write_atomic(tmp_path: Path) -> None:
     write_atomic(target, "a: 2\n")
     assert target.read_text() == "a: 2\n"
     assert [p.name for p in target.parent.iterdir()] == ["out.yaml"]
+
+
+def test_yaml_features_anchors_merge_keys_and_kubernetes_scalars(tmp_path: Path) -> None:
+    path = tmp_path / "anchors.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: c, creationTimestamp: 2026-01-01T00:00:00Z}\n"
+        "data:\n  base: &b {x: '1'}\n  copy: *b\n  merged: {<<: *b, y: '2'}\n"
+        "  on: 'yes'\n  1: '2'\n")
+    (doc,) = read_documents([str(path)])
+    assert doc.data["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00Z"
+    assert doc.data["data"] == {"base": {"x": "1"}, "copy": {"x": "1"},
+                                "merged": {"x": "1", "y": "2"}, "true": "yes", "1": "2"}
+
+
+def test_unknown_yaml_tag_is_load_error(tmp_path: Path) -> None:
+    path = tmp_path / "tag.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: !custom x\n")
+    with pytest.raises(LoadError, match="could not determine a constructor"):
+        read_documents([str(path)])
