@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(VENV)/bin/dralab validate -f examples/fleet/
 
 test: $(TEST_STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -q
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

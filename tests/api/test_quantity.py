@@ -121,8 +121,10 @@ def test_values() -> None:
     assert parse_quantity("-1.5").value() == -1
 
 
-def test_cap_at_int64() -> None:
-    assert parse_quantity("1e30").value() == 2**63 - 1
+def test_binary_amounts_cap_at_int64_decimal_do_not() -> None:
+    assert parse_quantity("100000Ei").value() == 2**63 - 1
+    assert parse_quantity("1e30").value() == 10**30
+    assert str(parse_quantity("1e30")) == "1e30"
 
 
 def test_constructors() -> None:

@@ -62,6 +62,9 @@ class ErrorType(Enum):
 
 
 _NO_VALUE = object()
+# Error kinds whose message shows the offending value, as apimachinery's field errors do.
+_SHOWS_VALUE = frozenset({ErrorType.INVALID, ErrorType.TYPE_INVALID, ErrorType.NOT_SUPPORTED,
+                          ErrorType.DUPLICATE, ErrorType.NOT_FOUND, ErrorType.TOO_MANY})
 
 
 def format_value(value: Any) -> str:
@@ -100,10 +103,8 @@ class FieldError:
     def body(self) -> str:
         """The message after the path, e.g. ``Invalid value: 0: must be greater than zero``."""
         parts = [self.type.text]
-        if self.type in (ErrorType.INVALID, ErrorType.TYPE_INVALID, ErrorType.NOT_SUPPORTED,
-                         ErrorType.DUPLICATE, ErrorType.NOT_FOUND, ErrorType.TOO_MANY):
-            if self.has_value:
-                parts.append(format_value(self.value))
+        if self.has_value and self.type in _SHOWS_VALUE:
+            parts.append(format_value(self.value))
         if self.detail:
             parts.append(self.detail)
         return ": ".join(parts)

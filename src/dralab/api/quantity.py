@@ -21,7 +21,7 @@ from typing import Final
 __all__ = ["Quantity", "QuantityError", "QuantityFormat", "parse_quantity"]
 
 _NANO: Final = 10**9
-# Quantities are capped at the largest int64 value, as the API server does.
+# Binary-suffixed quantities are capped at the largest int64 value, as the API server does.
 _MAX_NANO: Final = (2**63 - 1) * _NANO
 
 _QUANTITY_RE: Final = re.compile(
@@ -195,7 +195,7 @@ def parse_quantity(text: str) -> Quantity:
     """Parse a quantity string with the API server's grammar.
 
     Precision below one nano-unit is rounded up (away from zero), so that a tiny
-    non-zero request never becomes zero; magnitudes are capped at 2^63-1.
+    non-zero request never becomes zero; binary-suffixed amounts are capped at 2^63-1.
     """
     if not isinstance(text, str):
         raise QuantityError(f"quantities must be strings, not {type(text).__name__}")
@@ -222,7 +222,9 @@ def parse_quantity(text: str) -> Quantity:
         amount = Fraction(digits) * Fraction(10) ** (scale + _DECIMAL_SUFFIX[suffix or ""])
     nano_exact = amount * _NANO
     nano = _ceil_div(nano_exact.numerator, nano_exact.denominator)
-    nano = min(nano, _MAX_NANO)
+    if fmt is QuantityFormat.BINARY_SI:
+        # apimachinery caps binary amounts at int64; decimal ones keep full precision.
+        nano = min(nano, _MAX_NANO)
     if sign == "-":
         nano = -nano
     return Quantity(nano, fmt)

@@ -6,6 +6,7 @@ import click
 
 from dralab import __version__
 
+from .allocate import allocate_cmd
 from .validate import validate_cmd
 
 
@@ -16,6 +17,7 @@ def cli() -> None:
 
 
 cli.add_command(validate_cmd)
+cli.add_command(allocate_cmd)
 
 
 def main() -> None:

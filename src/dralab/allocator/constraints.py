@@ -1,0 +1,164 @@
+"""Claim constraints: matchAttribute and distinctAttribute.
+
+Both are assumed monotonic (once a device is rejected, adding more devices
+never makes it acceptable again), so the search prunes immediately. Each
+``add`` that returns True is later undone by exactly one ``remove`` with the
+same arguments, in reverse order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from dralab.api.resource import DeviceAttribute
+from dralab.api.semver import SemverError, parse_semver
+
+from .index import DeviceRecord
+
+__all__ = ["Constraint", "ConstraintError", "DistinctAttribute", "MatchAttribute", "lookup"]
+
+
+class ConstraintError(Exception):
+    """An attribute value the constraint cannot interpret; an allocation error."""
+
+
+_SCALAR_TYPES = ("int", "bool", "string", "version")
+_LIST_TYPES = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+
+
+def lookup(rec: DeviceRecord, name: str) -> DeviceAttribute | None:
+    """The device's attribute for a fully-qualified name (exact key, then own-domain id)."""
+    attrs = rec.device.attributes
+    found = attrs.get(name)
+    if found is not None:
+        return found
+    domain, sep, ident = name.partition("/")
+    if sep and domain == rec.driver:
+        return attrs.get(ident)
+    return None
+
+
+def _values(attr: DeviceAttribute, lists: bool, key: str) -> tuple[str, list[Any]]:
+    """(scalar type, values) of an attribute; scalars are one-element lists."""
+    kind = attr.type_name
+    if kind in _SCALAR_TYPES:
+        return kind, [attr.value]
+    if lists and kind in _LIST_TYPES and attr.value:
+        value = attr.value
+        assert isinstance(value, list)
+        return _LIST_TYPES[kind], list(value)
+    raise ConstraintError(f"attribute {key}: unsupported attribute value")
+
+
+class Constraint:
+    """Base: which (sub)requests a constraint covers."""
+
+    __slots__ = ("attribute", "lists", "names")
+
+    def __init__(self, attribute: str, requests: Collection[str], lists: bool) -> None:
+        self.attribute = attribute
+        self.names = frozenset(requests)
+        self.lists = lists
+
+    def covers(self, request: str, sub: str) -> bool:
+        names = self.names
+        if not names:
+            return True
+        return request in names or (bool(sub) and f"{request}/{sub}" in names)
+
+    def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
+        raise NotImplementedError
+
+    def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+class MatchAttribute(Constraint):
+    """All covered devices share the attribute value (lists: a common element)."""
+
+    __slots__ = ("_kind", "_sets")
+
+    def __init__(self, attribute: str, requests: Collection[str], lists: bool) -> None:
+        super().__init__(attribute, requests, lists)
+        self._kind = ""
+        # Stack of the running intersection after each added device.
+        self._sets: list[frozenset[Any]] = []
+
+    def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
+        if not self.covers(request, sub):
+            return True
+        attr = lookup(rec, self.attribute)
+        if attr is None:
+            return False
+        kind, values = _values(attr, self.lists, f"{self.attribute} of device {rec.key}")
+        # Versions compare as strings: semver's minimal form makes that exact.
+        new = frozenset(values)
+        if not self._sets:
+            self._kind = kind
+            self._sets.append(new)
+            return True
+        if kind != self._kind:
+            return False
+        common = self._sets[-1] & new
+        if not common:
+            return False
+        self._sets.append(common)
+        return True
+
+    def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
+        if self.covers(request, sub):
+            self._sets.pop()
+
+    def describe(self) -> str:
+        return f"matchAttribute {self.attribute}"
+
+
+def _version_key(value: Any) -> Any:
+    try:
+        v = parse_semver(value)
+    except SemverError:
+        return value
+    return (v.major, v.minor, v.patch, v.pre)
+
+
+class DistinctAttribute(Constraint):
+    """Covered devices have pairwise different values (lists: pairwise disjoint).
+
+    Compares against every previously added device (the 1.37 behaviour). As
+    upstream, a value of a different type than an earlier one is accepted
+    without looking further.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self, attribute: str, requests: Collection[str], lists: bool) -> None:
+        super().__init__(attribute, requests, lists)
+        self._seen: list[tuple[str, frozenset[Any]]] = []
+
+    def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
+        if not self.covers(request, sub):
+            return True
+        attr = lookup(rec, self.attribute)
+        if attr is None:
+            return False
+        kind, values = _values(attr, self.lists, f"{self.attribute} of device {rec.key}")
+        keys = frozenset(_version_key(v) for v in values) if kind == "version" \
+            else frozenset(values)
+        for seen_kind, seen in self._seen:
+            if seen_kind != kind:
+                break
+            if seen & keys:
+                return False
+        self._seen.append((kind, keys))
+        return True
+
+    def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
+        if self.covers(request, sub):
+            self._seen.pop()
+
+    def describe(self) -> str:
+        return f"distinctAttribute {self.attribute}"

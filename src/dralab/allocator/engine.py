@@ -1,0 +1,166 @@
+"""The allocator: a reusable engine and the one-shot ``allocate`` function."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Node, NodeSelector
+from dralab.api.features import FeatureGates
+from dralab.api.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
+
+from .capacity import CapacityError
+from .constraints import ConstraintError
+from .explain import explain
+from .features import AllocatorFeatures
+from .index import SliceIndex
+from .nodes import NodeView
+from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulable
+from .pools import NodePools, PoolGatherError, gather_pools
+from .prepare import PreparedClaim, prepare_claim
+from .results import build_claim, local_node_selector
+from .search import CounterCache, Fatal, Search
+from .selection import SelectorError, cel_features
+from .state import AllocatedState
+
+__all__ = ["Allocator", "allocate"]
+
+_PREPARED_LIMIT = 4096
+_CANNOT_ALLOCATE = "cannot allocate all claims"
+_INVALID_POOLS = "invalid resource pools were encountered"
+
+
+class Allocator:
+    """Allocates devices for a pod's claims on one node at a time.
+
+    Built once per view of the cluster (slices, classes, allocated state,
+    features) and then asked about any number of nodes and claims. The
+    ``state`` is shared, not copied: update it (``add_claim``/``remove_claim``)
+    as claims get allocated or released and later calls see the change.
+    Everything else the allocator derives (pools per node, selector results,
+    prepared claims, available counters) is cached and reused.
+
+    ``allocate`` is pure with respect to its arguments: it never mutates the
+    claims, slices or state it is given. Share IDs come from ``rng`` (seeded
+    with ``seed``), so runs are reproducible.
+    """
+
+    def __init__(self, slices: SliceIndex | Iterable[ResourceSlice],
+                 classes: Mapping[str, DeviceClass] | Iterable[DeviceClass],
+                 state: AllocatedState | None = None,
+                 features: AllocatorFeatures | FeatureGates | None = None,
+                 *, seed: int = 0, rng: random.Random | None = None) -> None:
+        self.index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+        if isinstance(classes, Mapping):
+            self.classes: Mapping[str, DeviceClass] = dict(classes)
+        else:
+            self.classes = {c.name: c for c in classes}
+        self.state = state if state is not None else AllocatedState()
+        if isinstance(features, AllocatorFeatures):
+            self.features = features
+        else:
+            self.features = AllocatorFeatures.from_gates(features)
+        self.rng = rng if rng is not None else random.Random(seed)
+        self._cel = cel_features(self.features.consumable_capacity,
+                                 self.features.list_type_attributes)
+        self._prepared: dict[int, PreparedClaim] = {}
+        self._counters: CounterCache = {}
+        self._local: dict[str, NodeSelector] = {}
+
+    def _prepare(self, claim: ResourceClaim) -> PreparedClaim:
+        # Claims are immutable, so the preparation of the very same object
+        # can be reused on every node; the cache keeps the object alive, so
+        # its id cannot be recycled while the entry exists.
+        found = self._prepared.get(id(claim))
+        if found is not None and found.claim is claim:
+            return found
+        if len(self._prepared) >= _PREPARED_LIMIT:
+            self._prepared.clear()
+        made = prepare_claim(claim, self.classes, self.features, self._cel)
+        self._prepared[id(claim)] = made
+        return made
+
+    def pools(self, node: Node | NodeView | str) -> NodePools:
+        """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
+        return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)
+
+    def allocate(self, claims: Sequence[ResourceClaim], node: Node | NodeView | str,
+                 *, explain_failure: bool = True) -> AllocationOutcome:
+        """Try to allocate all ``claims`` (none may be allocated already) on ``node``.
+
+        Returns ``Allocated`` (new claim objects with ``status.allocation``),
+        ``Unschedulable`` (with one explanation line per request unless
+        ``explain_failure`` is false) or ``AllocationError``. Raises only for
+        misuse (an already allocated claim, a wrong argument type).
+        """
+        view = NodeView.of(node)
+        for claim in claims:
+            if not isinstance(claim, ResourceClaim):
+                raise TypeError(f"expected ResourceClaim, got {type(claim).__name__}")
+            if claim.status.allocation is not None:
+                raise ValueError(f"claim {claim.ref} is already allocated")
+        search: Search | None = None
+        try:
+            pools = gather_pools(self.index, view, self.features.partitionable_devices)
+            prepared = [self._prepare(c) for c in claims]
+            search = Search(prepared, pools, self.state, self.features, self._counters)
+            search.prepare()
+            found = search.run()
+            if not found:
+                reason = _INVALID_POOLS if pools.any_invalid else _CANNOT_ALLOCATE
+                lines = explain(search) if explain_failure else ()
+                return Unschedulable(reason, lines, search.steps)
+            local = self._local.get(view.name)
+            if local is None:
+                local = self._local[view.name] = local_node_selector(view.name)
+            binding = self.features.device_binding_and_status
+            new_claims = []
+            choices: list[dict[str, int]] = []
+            for ci, p in enumerate(prepared):
+                selected = {ri: s for (c, ri), s in search.selected.items() if c == ci}
+                new_claims.append(build_claim(p, search.results[ci], selected, view.name,
+                                              binding, self.rng, local))
+                choices.append({p.slots[ri].name: s for ri, s in selected.items()})
+            return Allocated(tuple(new_claims), search.steps, tuple(choices))
+        except (Fatal, SelectorError, ConstraintError, CapacityError, PoolGatherError) as exc:
+            return AllocationError(str(exc), search.steps if search is not None else 0)
+
+
+def _split(objects: Iterable[KubeObject | Any]) -> tuple[
+        list[ResourceSlice], list[DeviceClass], list[DeviceTaintRule], list[ResourceClaim],
+        dict[str, Node]]:
+    slices, classes, rules, claims, nodes = [], [], [], [], {}
+    for obj in objects:
+        if isinstance(obj, ResourceSlice):
+            slices.append(obj)
+        elif isinstance(obj, DeviceClass):
+            classes.append(obj)
+        elif isinstance(obj, DeviceTaintRule):
+            rules.append(obj)
+        elif isinstance(obj, ResourceClaim):
+            claims.append(obj)
+        elif isinstance(obj, Node):
+            nodes[obj.name] = obj
+    return slices, classes, rules, claims, nodes
+
+
+def allocate(claims: Sequence[ResourceClaim], node: Node | str,
+             objects: Iterable[KubeObject], features: FeatureGates | None = None,
+             *, seed: int = 0) -> AllocationOutcome:
+    """One-shot allocation of ``claims`` on ``node``.
+
+    ``objects`` supplies the cluster: ResourceSlices, DeviceClasses,
+    DeviceTaintRules and already-allocated ResourceClaims (their devices are
+    in use); a Node named like ``node`` lends its labels when ``node`` is a
+    name; anything else is ignored. ``features`` defaults to the Kubernetes
+    1.37 gates. Pure: builds a fresh ``Allocator`` and returns its outcome.
+    """
+    slices, classes, rules, allocated, nodes = _split(objects)
+    if isinstance(node, str) and node in nodes:
+        node = nodes[node]
+    gates = AllocatorFeatures.from_gates(features)
+    index = SliceIndex(slices, rules if gates.device_taint_rules else ())
+    engine = Allocator(index, classes, AllocatedState.from_claims(allocated), gates, seed=seed)
+    return engine.allocate(claims, node)

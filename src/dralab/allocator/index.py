@@ -1,0 +1,284 @@
+"""A reusable, immutable index over a set of ResourceSlices.
+
+Building it touches every slice and device once; afterwards gathering the
+pools of one node only looks at that node's slices plus the cluster-wide ones,
+and the result is memoised per node. Devices are wrapped once in
+``DeviceRecord``s that carry everything the search needs precomputed (ids,
+counter demands, blocking taints, CEL input, selector results), so work done
+for one claim or node is reused for every other.
+
+The index never mutates the API objects it wraps. Its caches grow, but only
+with values that are a pure function of the (immutable) inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dralab.api.core import NodeSelector
+from dralab.api.quantity import Quantity
+from dralab.api.resource import (
+    Device,
+    DeviceCapacity,
+    DeviceTaint,
+    DeviceTaintRule,
+    ResourceSlice,
+)
+
+from .nodes import CompiledNodeSelector, NodeView, compile_node_selector
+
+if TYPE_CHECKING:
+    from .pools import NodePools
+
+__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "capacity_fqn"]
+
+BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+def capacity_fqn(name: str, driver: str) -> str:
+    """The fully-qualified form of a capacity or attribute name of ``driver``'s device."""
+    return name if "/" in name else f"{driver}/{name}"
+
+
+class SelectorFailure:
+    """A cached CEL failure for one (selector, device) pair; re-raised on every use."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+@dataclass(eq=False, slots=True)
+class DeviceRecord:
+    """One device of one slice, with everything the search needs precomputed.
+
+    Identity matters: caches are keyed by the record, and the record lives as
+    long as its index.
+    """
+
+    key: str  # "driver/pool/device", unambiguous: drivers and device names have no "/"
+    driver: str
+    pool: str
+    name: str
+    device: Device
+    slice: SliceEntry
+    own_taints: tuple[DeviceTaint, ...]
+    rule_taints: tuple[DeviceTaint, ...]
+    multi: bool  # allowMultipleAllocations
+    binding_conditions: tuple[str, ...]
+    binding_failure_conditions: tuple[str, ...]
+    binds_to_node: bool
+    # (counter set, ((counter, nano), ...)) per consumesCounters entry.
+    consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    # (counter set, compatibility groups) per consumesCounters entry.
+    groups: tuple[tuple[str, frozenset[str]], ...]
+    # fully-qualified capacity name -> (name as published, capacity); the
+    # driver-qualified spelling wins over the implicit one, as upstream.
+    capacity: Mapping[str, tuple[str, DeviceCapacity]]
+    # Taints with an effect that blocks allocation, without and with rule taints.
+    blocking_own: tuple[DeviceTaint, ...] = ()
+    blocking_all: tuple[DeviceTaint, ...] = ()
+    # Selector results: compiled selector -> bool or failure.
+    sel_cache: dict[object, bool | SelectorFailure] = field(default_factory=dict)
+    cel_inputs: dict[object, Any] = field(default_factory=dict)
+    # What a request without capacity requests consumes when nothing else is
+    # consumed yet, per fractional-range flag (None: does not fit).
+    default_amounts: dict[bool, Mapping[str, Any] | None] = field(default_factory=dict)
+    pool_key: tuple[str, str] = ("", "")
+    # ``consumes`` flattened to ("set\0counter", nano) pairs for the hot path.
+    demand: tuple[tuple[str, int], ...] = ()
+    _node_selector: CompiledNodeSelector | None = None
+
+    def __post_init__(self) -> None:
+        self.pool_key = (self.driver, self.pool)
+        self.demand = tuple((f"{set_name}\0{counter}", nano)
+                            for set_name, counters in self.consumes for counter, nano in counters)
+        self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS)
+        self.blocking_all = self.blocking_own + tuple(
+            t for t in self.rule_taints if t.effect in BLOCKING_EFFECTS)
+
+    def taints(self, with_rules: bool) -> tuple[DeviceTaint, ...]:
+        return self.own_taints + self.rule_taints if with_rules else self.own_taints
+
+    def reachable_from(self, node: NodeView) -> bool:
+        """Per-device node selection (only meaningful in perDeviceNodeSelection slices).
+
+        Raises NodeSelectorError for a malformed selector.
+        """
+        d = self.device
+        if d.node_name:
+            return d.node_name == node.name
+        if d.all_nodes:
+            return True
+        if d.node_selector is not None:
+            if self._node_selector is None:
+                self._node_selector = compile_node_selector(d.node_selector)
+            return self._node_selector.matches(node)
+        return False
+
+    def local_node_name(self) -> str | None:
+        """The node this device is pinned to by a nodeName, if any."""
+        if self.slice.per_device:
+            return self.device.node_name or None
+        return self.slice.node_name
+
+    def node_selector(self) -> NodeSelector | None:
+        """The nodeSelector that scopes this device, if any."""
+        return self.device.node_selector if self.slice.per_device else self.slice.node_selector
+
+
+@dataclass(eq=False, slots=True)
+class SliceEntry:
+    """One ResourceSlice with its scoping decoded."""
+
+    slice: ResourceSlice
+    name: str
+    driver: str
+    pool: str
+    pool_key: tuple[str, str]
+    generation: int
+    slice_count: int
+    node_name: str | None
+    all_nodes: bool
+    node_selector: NodeSelector | None
+    per_device_set: bool  # perDeviceNodeSelection present at all (even false)
+    per_device: bool
+    counter_sets: tuple[tuple[str, Mapping[str, int]], ...]
+    devices: tuple[DeviceRecord, ...] = ()
+    has_binding_conditions: bool = False
+    _compiled: CompiledNodeSelector | None = None
+
+    def selector_matches(self, node: NodeView) -> bool:
+        """Slice-level nodeName/allNodes/nodeSelector match; raises NodeSelectorError."""
+        if self.node_name:
+            return self.node_name == node.name
+        if self.all_nodes:
+            return True
+        if self.node_selector is not None:
+            if self._compiled is None:
+                self._compiled = compile_node_selector(self.node_selector)
+            return self._compiled.matches(node)
+        return False
+
+
+def _rule_applies(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
+    sel = rule.spec.device_selector
+    if sel is None:
+        return True
+    return ((sel.driver is None or sel.driver == driver)
+            and (sel.pool is None or sel.pool == pool)
+            and (sel.device is None or sel.device == device))
+
+
+def _resolve_capacity(driver: str, capacity: Mapping[str, DeviceCapacity]
+                      ) -> dict[str, tuple[str, DeviceCapacity]]:
+    resolved: dict[str, tuple[str, DeviceCapacity]] = {}
+    prefix = driver + "/"
+    for name, cap in capacity.items():
+        if name.startswith(prefix):
+            resolved[name] = (name, cap)
+    for name, cap in capacity.items():
+        fqn = capacity_fqn(name, driver)
+        if fqn not in resolved:
+            resolved[fqn] = (name, cap)
+    return resolved
+
+
+def _counter_nanos(counters: Mapping[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, counter in counters.items():
+        value: Quantity = counter.value
+        out[name] = value.nano
+    return out
+
+
+class SliceIndex:
+    """An immutable index over ResourceSlices (and DeviceTaintRules) for fast per-node gathering.
+
+    Thread-unsafe caches; build one per scheduling view and share it between
+    ``Allocator`` instances over the same slices.
+    """
+
+    def __init__(self, slices: Iterable[ResourceSlice],
+                 taint_rules: Iterable[DeviceTaintRule] = ()) -> None:
+        rules = tuple(taint_rules)
+        self.slices: tuple[ResourceSlice, ...] = tuple(slices)
+        self.entries: tuple[SliceEntry, ...] = tuple(self._entry(s, rules) for s in self.slices)
+        self.by_node: dict[str, list[SliceEntry]] = {}
+        self.shared: list[SliceEntry] = []
+        self.by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
+        # Cluster-wide slices per pool, and those whose relevance depends on the node.
+        self.shared_by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
+        self.conditional_shared: list[SliceEntry] = []
+        for entry in self.entries:
+            if entry.node_name:
+                self.by_node.setdefault(entry.node_name, []).append(entry)
+            else:
+                self.shared.append(entry)
+                self.shared_by_pool.setdefault(entry.pool_key, []).append(entry)
+                if not entry.counter_sets and not entry.all_nodes:
+                    self.conditional_shared.append(entry)
+            self.by_pool.setdefault(entry.pool_key, []).append(entry)
+        # Memo of gathered pools: (node key, gather-relevant features) -> NodePools.
+        self.node_pools: dict[object, NodePools] = {}
+        # Memo of built pools: (partitionable, ids of the collected slices) -> Pool.
+        # Pools visible from many nodes (allNodes, shared counters) are built once.
+        self.built_pools: dict[object, Any] = {}
+        # Memo of the part of gathering that only involves cluster-wide slices.
+        self.shared_parts: dict[object, Any] = {}
+
+    @staticmethod
+    def _entry(s: ResourceSlice, rules: tuple[DeviceTaintRule, ...]) -> SliceEntry:
+        spec = s.spec
+        driver, pool = spec.driver, spec.pool.name
+        entry = SliceEntry(
+            slice=s,
+            name=s.name,
+            driver=driver,
+            pool=pool,
+            pool_key=(driver, pool),
+            generation=spec.pool.generation,
+            slice_count=spec.pool.resource_slice_count,
+            node_name=spec.node_name or None,
+            all_nodes=bool(spec.all_nodes),
+            node_selector=spec.node_selector,
+            per_device_set=spec.per_device_node_selection is not None,
+            per_device=bool(spec.per_device_node_selection),
+            counter_sets=tuple((cs.name, _counter_nanos(cs.counters))
+                               for cs in spec.shared_counters),
+        )
+        records = []
+        for d in spec.devices:
+            rule_taints = tuple(r.spec.taint for r in rules
+                                if _rule_applies(r, driver, pool, d.name))
+            records.append(DeviceRecord(
+                key=f"{driver}/{pool}/{d.name}",
+                driver=driver,
+                pool=pool,
+                name=d.name,
+                device=d,
+                slice=entry,
+                own_taints=tuple(d.taints),
+                rule_taints=rule_taints,
+                multi=bool(d.allow_multiple_allocations),
+                binding_conditions=tuple(d.binding_conditions),
+                binding_failure_conditions=tuple(d.binding_failure_conditions),
+                binds_to_node=bool(d.binds_to_node),
+                consumes=tuple(
+                    (c.counter_set, tuple(_counter_nanos(c.counters).items()))
+                    for c in d.consumes_counters),
+                capacity=_resolve_capacity(driver, d.capacity),
+                groups=tuple((c.counter_set, frozenset(c.compatibility_groups))
+                             for c in d.consumes_counters),
+            ))
+        entry.devices = tuple(records)
+        entry.has_binding_conditions = any(r.binding_conditions for r in records)
+        return entry
+
+    def candidate_slices(self, node_name: str) -> list[SliceEntry]:
+        """Slices that may be relevant for ``node_name``: its own plus every unscoped one."""
+        own = self.by_node.get(node_name)
+        return own + self.shared if own else self.shared

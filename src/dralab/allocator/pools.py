@@ -1,0 +1,320 @@
+"""Gathering the resource pools usable from one node (pure, memoised per node).
+
+Follows the upstream rules: only the highest generation of a pool counts;
+a pool with fewer slices than announced is kept as an *incomplete* marker
+(after a rescan of every slice of the pool, which may also reveal it as
+obsolete); duplicate device names, duplicate counter sets and consumption of
+unknown counters make a pool *invalid*. Neither kind offers devices.
+
+Order (1.36+): pools by driver then pool name, pools with binding-condition
+devices after all others; slices of a pool by name; devices as listed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .index import DeviceRecord, SliceEntry, SliceIndex
+from .nodes import NodeSelectorError, NodeView
+
+__all__ = ["NodePools", "Pool", "PoolGatherError", "gather_pools"]
+
+
+class PoolGatherError(Exception):
+    """Gathering failed (malformed node selector); an allocation error upstream."""
+
+
+@dataclass(eq=False, slots=True)
+class Pool:
+    """One pool as seen from one node."""
+
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    # Device slices that target the node, sorted by name.
+    slices: tuple[SliceEntry, ...] = ()
+    # Every device of the pool's current generation by name, including slices
+    # published for other nodes: they consume the same counters.
+    all_devices: Mapping[str, DeviceRecord] = field(default_factory=dict)
+    counter_sets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    has_binding_conditions: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.driver, self.name)
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+    @property
+    def usable(self) -> bool:
+        return not (self.incomplete or self.invalid)
+
+
+@dataclass(eq=False, slots=True)
+class NodePools:
+    """The pools of one node and the flat, ordered list of candidate devices."""
+
+    node: NodeView
+    pools: tuple[Pool, ...]
+    by_key: Mapping[tuple[str, str], Pool]
+    # Devices of usable pools in search order, without per-device-selected
+    # devices that cannot reach the node.
+    candidates: tuple[DeviceRecord, ...]
+    # The same devices per usable pool.
+    pool_candidates: Mapping[Pool, tuple[DeviceRecord, ...]]
+    # Devices whose per-device node selector is malformed: an error when reached.
+    broken: Mapping[DeviceRecord, str]
+    # First incomplete or invalid pool, in pool order (fatal for "All" requests).
+    first_bad: Pool | None
+    any_invalid: bool
+
+
+def _add(pools: dict[tuple[str, str], list[SliceEntry]], entry: SliceEntry) -> None:
+    current = pools.get(entry.pool_key)
+    if current is None:
+        pools[entry.pool_key] = [entry]
+        return
+    generation = current[0].generation
+    if entry.generation < generation:
+        return
+    if entry.generation > generation:
+        pools[entry.pool_key] = [entry]
+        return
+    current.append(entry)
+
+
+def _rescan(index: SliceIndex, key: tuple[str, str], generation: int
+            ) -> list[SliceEntry] | None:
+    """All slices of the pool at ``generation``; None if a newer generation exists."""
+    found = []
+    for entry in index.by_pool.get(key, ()):
+        if entry.generation > generation:
+            return None
+        if entry.generation == generation:
+            found.append(entry)
+    return found
+
+
+def _validate_consumption(counter_sets: Mapping[str, Mapping[str, int]],
+                          slices: Sequence[SliceEntry]) -> str:
+    for entry in slices:
+        for rec in entry.devices:
+            for set_name, counters in rec.consumes:
+                known = counter_sets.get(set_name)
+                if known is None:
+                    return f"counter set {set_name} not found"
+                for counter, _ in counters:
+                    if counter not in known:
+                        return f"counter {counter} not found in counter set {set_name}"
+    return ""
+
+
+def _build(key: tuple[str, str], slices: list[SliceEntry], partitionable: bool,
+           all_slices: list[SliceEntry] | None) -> Pool:
+    driver, name = key
+    if partitionable:
+        counter_slices = [e for e in slices if e.counter_sets]
+        device_slices = [e for e in slices if not e.counter_sets]
+    else:
+        counter_slices, device_slices = [], slices
+    seen: set[str] = set()
+    for entry in device_slices:
+        for rec in entry.devices:
+            if rec.name in seen:
+                return Pool(driver, name, invalid=True,
+                            invalid_reason=f"duplicate device name {rec.name}")
+            seen.add(rec.name)
+    device_slices = sorted(device_slices, key=lambda e: e.name)
+    has_bc = any(e.has_binding_conditions for e in device_slices)
+    devices = {rec.name: rec for e in device_slices for rec in e.devices}
+    if not partitionable:
+        return Pool(driver, name, slices=tuple(device_slices), all_devices=devices,
+                    has_binding_conditions=has_bc)
+    counter_sets: dict[str, Mapping[str, int]] = {}
+    for entry in counter_slices:
+        for set_name, counters in entry.counter_sets:
+            if set_name in counter_sets:
+                return Pool(driver, name, invalid=True,
+                            invalid_reason=f"duplicate counter set name {set_name}")
+            counter_sets[set_name] = counters
+    reason = _validate_consumption(counter_sets, slices)
+    if not reason and all_slices is not None and len(all_slices) != len(slices):
+        targeting = {e.name for e in slices}
+        others = [e for e in all_slices if e.name not in targeting and not e.counter_sets]
+        reason = _validate_consumption(counter_sets, others)
+        for entry in others:
+            for rec in entry.devices:
+                devices.setdefault(rec.name, rec)
+    if reason:
+        return Pool(driver, name, invalid=True, invalid_reason=reason)
+    return Pool(driver, name, slices=tuple(device_slices), all_devices=devices,
+                counter_sets=counter_sets, has_binding_conditions=has_bc)
+
+
+_MISSING: Any = object()
+
+
+def _pool(index: SliceIndex, key: tuple[str, str], slices: list[SliceEntry],
+          partitionable: bool) -> Pool | None:
+    """The pool made of ``slices``; None if a newer generation makes it obsolete."""
+    expected = slices[0].slice_count
+    if len(slices) == expected:
+        return _build(key, slices, partitionable, None)
+    everything = _rescan(index, key, slices[0].generation)
+    if everything is None:
+        return None
+    if len(everything) != expected:
+        return Pool(key[0], key[1], incomplete=True)
+    return _build(key, slices, partitionable, everything)
+
+
+def gather_pools(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
+    """The pools usable from ``node``; memoised in ``index``. Raises PoolGatherError."""
+    memo_key = (node.cache_key(), partitionable)
+    cached = index.node_pools.get(memo_key)
+    if cached is not None:
+        return cached
+    try:
+        result = _gather(index, node, partitionable)
+    except NodeSelectorError as exc:
+        raise PoolGatherError(f"gather pool information: {exc}") from None
+    index.node_pools[memo_key] = result
+    return result
+
+
+def _included(entry: SliceEntry, node: NodeView, partitionable: bool) -> bool:
+    """Whether a slice is relevant for ``node`` (upstream's per-slice rules)."""
+    if not partitionable and (entry.per_device_set or entry.counter_sets):
+        return False
+    if entry.counter_sets:
+        return True  # counters matter no matter which node the slice names
+    if entry.node_name or entry.all_nodes or entry.node_selector is not None:
+        return entry.selector_matches(node)
+    if entry.per_device:
+        return any(rec.reachable_from(node) for rec in entry.devices)
+    return False  # a future scoping we do not understand
+
+
+def _unconditional(entry: SliceEntry, partitionable: bool) -> bool:
+    """Relevant for every node (shared counters, allNodes) under these features."""
+    if not partitionable and (entry.per_device_set or entry.counter_sets):
+        return False
+    return bool(entry.counter_sets) or (entry.all_nodes and not entry.node_name)
+
+
+def _collect(entries: Sequence[SliceEntry]) -> list[SliceEntry] | None:
+    """Apply the generation rules to one pool's slices, in upstream order."""
+    collected: dict[tuple[str, str], list[SliceEntry]] = {}
+    for entry in entries:
+        _add(collected, entry)
+    return next(iter(collected.values()), None)
+
+
+def _pool_of(index: SliceIndex, key: tuple[str, str], entries: Sequence[SliceEntry],
+             partitionable: bool) -> Pool | None:
+    slices = _collect(entries)
+    if slices is None:
+        return None
+    # A pool depends only on the slices collected for it (and the index),
+    # so nodes that see the same slices share one Pool object.
+    memo = (partitionable, *map(id, slices))
+    pool = index.built_pools.get(memo, _MISSING)
+    if pool is _MISSING:
+        pool = index.built_pools[memo] = _pool(index, key, slices, partitionable)
+    return pool  # type: ignore[no-any-return]
+
+
+def _sorted(pools: Iterable[Pool | None]) -> list[Pool]:
+    return sorted((p for p in pools if p is not None),
+                  key=lambda p: (p.has_binding_conditions, p.driver, p.name))
+
+
+@dataclass(eq=False, slots=True)
+class _Shared:
+    """The pools made of cluster-wide slices only, for one set of matching slices."""
+
+    by_key: dict[tuple[str, str], Pool | None]
+    pools: list[Pool]
+    node_pools: NodePools | None  # ready to reuse when no per-node work remains
+
+
+def _shared_part(index: SliceIndex, node: NodeView, partitionable: bool) -> _Shared:
+    matched = tuple(e for e in index.conditional_shared if _included(e, node, partitionable))
+    memo = (partitionable, *map(id, matched))
+    found = index.shared_parts.get(memo)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    chosen = {id(e) for e in matched}
+    by_key = {
+        key: _pool_of(index, key, [e for e in entries if id(e) in chosen
+                                   or _unconditional(e, partitionable)], partitionable)
+        for key, entries in index.shared_by_pool.items()
+    }
+    pools = _sorted(by_key.values())
+    reusable = None
+    if not any(e.per_device for e in matched):
+        reusable = _node_pools(node, pools)
+    made = _Shared(by_key, pools, reusable)
+    index.shared_parts[memo] = made
+    return made
+
+
+def _gather(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
+    shared = _shared_part(index, node, partitionable)
+    local = index.by_node.get(node.name)
+    if not local:
+        if shared.node_pools is not None:
+            return dataclasses.replace(shared.node_pools, node=node)
+        return _node_pools(node, shared.pools)
+    by_key = dict(shared.by_key)
+    local_by_key: dict[tuple[str, str], list[SliceEntry]] = {}
+    for entry in local:
+        if _included(entry, node, partitionable):
+            local_by_key.setdefault(entry.pool_key, []).append(entry)
+    for key, entries in local_by_key.items():
+        # Upstream order: the node's own slices first, then the cluster-wide ones.
+        shared_entries = [e for e in index.shared_by_pool.get(key, ())
+                          if _included(e, node, partitionable)]
+        by_key[key] = _pool_of(index, key, entries + shared_entries, partitionable)
+    return _node_pools(node, _sorted(by_key.values()))
+
+
+def _node_pools(node: NodeView, pools: list[Pool]) -> NodePools:
+    candidates: list[DeviceRecord] = []
+    per_pool: dict[Pool, tuple[DeviceRecord, ...]] = {}
+    broken: dict[DeviceRecord, str] = {}
+    for pool in pools:
+        if not pool.usable:
+            continue
+        mine: list[DeviceRecord] = []
+        for entry in pool.slices:
+            if not entry.per_device:
+                mine.extend(entry.devices)
+                continue
+            for rec in entry.devices:
+                try:
+                    if rec.reachable_from(node):
+                        mine.append(rec)
+                except NodeSelectorError as exc:
+                    broken[rec] = str(exc)
+                    mine.append(rec)
+        per_pool[pool] = tuple(mine)
+        candidates.extend(mine)
+    first_bad = next((p for p in pools if not p.usable), None)
+    return NodePools(
+        node=node,
+        pools=tuple(pools),
+        by_key={p.key: p for p in pools},
+        candidates=tuple(candidates),
+        pool_candidates=per_pool,
+        broken=broken,
+        first_bad=first_bad,
+        any_invalid=any(p.invalid for p in pools),
+    )

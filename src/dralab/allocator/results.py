@@ -1,0 +1,163 @@
+"""Turning the picks of a successful search into API objects.
+
+Per claim: one result entry per picked device in search order; the merged
+configuration (each class's configs once, listing the requests that used the
+class, then the claim's own configs that apply; a config whose request list
+covers every request of the claim gets it cleared, as in 1.37); and the node
+selector implied by where the picked devices are reachable.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from dralab.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from dralab.api.quantity import Quantity
+from dralab.api.resource import (
+    AllocationResult,
+    DeviceAllocationConfiguration,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    OpaqueDeviceConfiguration,
+    ResourceClaim,
+)
+
+from .prepare import PreparedClaim
+from .search import Fatal, Pick
+
+__all__ = ["build_claim", "local_node_selector"]
+
+
+def local_node_selector(node: str) -> NodeSelector:
+    """The selector that pins an allocation to one node."""
+    return NodeSelector(node_selector_terms=[NodeSelectorTerm(match_fields=[
+        NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])])
+
+
+def _share_id(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def _entry(pick: Pick, binding: bool, rng: random.Random) -> DeviceRequestAllocationResult:
+    rec, req = pick.rec, pick.req
+    consumed: dict[str, Quantity] = {}
+    share_id = None
+    if pick.share:
+        share_id = _share_id(rng)
+        amounts = pick.amounts or {}
+        for fqn, (published, _) in rec.capacity.items():
+            consumed[published] = amounts[fqn]
+    return DeviceRequestAllocationResult(
+        request=req.full_name,
+        driver=rec.driver,
+        pool=rec.pool,
+        device=rec.name,
+        admin_access=True if req.admin else None,
+        tolerations=list(req.tolerations),
+        binding_conditions=list(rec.binding_conditions) if binding else [],
+        binding_failure_conditions=list(rec.binding_failure_conditions) if binding else [],
+        share_id=share_id,
+        consumed_capacity=consumed,
+    )
+
+
+def _configs(prepared: PreparedClaim, selected: Mapping[int, int]
+             ) -> list[DeviceAllocationConfiguration]:
+    claim = prepared.claim
+    # [source, requests, opaque] while building; requests grow for shared classes.
+    built: list[tuple[str, list[str], OpaqueDeviceConfiguration | None]] = []
+    class_ranges: dict[str, tuple[int, int]] = {}
+    for ri, slot in enumerate(prepared.slots):
+        req = slot.req if slot.req is not None else slot.subs[selected[ri]]
+        name = req.cls.name
+        known = class_ranges.get(name)
+        if known is not None:
+            for i in range(*known):
+                built[i][1].append(req.full_name)
+            continue
+        start = len(built)
+        for cfg in req.cls.spec.config:
+            built.append(("FromClass", [req.full_name], cfg.opaque))
+        class_ranges[name] = (start, len(built))
+    for claim_cfg in claim.spec.devices.config:
+        names = claim_cfg.requests
+        if not names:
+            built.append(("FromClaim", [], claim_cfg.opaque))
+            continue
+        # Quirk kept from upstream: appended once per request it names.
+        for ri, slot in enumerate(prepared.slots):
+            if slot.name in names:
+                built.append(("FromClaim", list(names), claim_cfg.opaque))
+                continue
+            if slot.req is None:
+                chosen = f"{slot.name}/{slot.subs[selected[ri]].name}"
+                if chosen in names:
+                    built.append(("FromClaim", list(names), claim_cfg.opaque))
+    total = len(prepared.slots)
+    return [
+        DeviceAllocationConfiguration(
+            source=source,
+            requests=[] if len(requests) == total else requests,
+            opaque=opaque,
+        )
+        for source, requests, opaque in built
+    ]
+
+
+def _requirement_key(r: NodeSelectorRequirement) -> tuple[str, str, frozenset[str]]:
+    return (r.key, r.operator, frozenset(r.values))
+
+
+def _node_selector(picks: Sequence[Pick], node: str, binding: bool,
+                   local: NodeSelector) -> NodeSelector | None:
+    fields: list[NodeSelectorRequirement] = []
+    expressions: list[NodeSelectorRequirement] = []
+    seen_fields: set[tuple[str, str, frozenset[str]]] = set()
+    seen_expressions: set[tuple[str, str, frozenset[str]]] = set()
+    for pick in picks:
+        rec = pick.rec
+        if rec.local_node_name() is not None or (binding and rec.binds_to_node):
+            return local
+        selector = rec.node_selector()
+        if selector is None:
+            continue
+        terms = selector.node_selector_terms
+        if len(terms) > 1:
+            raise Fatal(f"create NodeSelector: unsupported ResourceSlice.NodeSelector with "
+                        f"{len(terms)} terms")
+        if not terms:
+            continue
+        for requirement in terms[0].match_fields:
+            k = _requirement_key(requirement)
+            if k not in seen_fields:
+                seen_fields.add(k)
+                fields.append(requirement)
+        for requirement in terms[0].match_expressions:
+            k = _requirement_key(requirement)
+            if k not in seen_expressions:
+                seen_expressions.add(k)
+                expressions.append(requirement)
+    if not fields and not expressions:
+        return None
+    return NodeSelector(node_selector_terms=[
+        NodeSelectorTerm(match_expressions=expressions, match_fields=fields)])
+
+
+def build_claim(prepared: PreparedClaim, picks: Sequence[Pick], selected: Mapping[int, int],
+                node: str, binding: bool, rng: random.Random,
+                local: NodeSelector) -> ResourceClaim:
+    """The claim with ``status.allocation`` set from the search's picks. Raises Fatal."""
+    allocation = AllocationResult(
+        devices=DeviceAllocationResult(
+            results=[_entry(p, binding, rng) for p in picks],
+            config=_configs(prepared, selected),
+        ),
+        node_selector=_node_selector(picks, node, binding, local),
+    )
+    claim = prepared.claim
+    status = msgspec.structs.replace(claim.status, allocation=allocation)
+    return msgspec.structs.replace(claim, status=status)

@@ -1,0 +1,62 @@
+"""``dralab allocate``: allocate devices for claims on one node, as kube-scheduler would."""
+
+from __future__ import annotations
+
+import click
+
+from dralab.allocator import Allocated, AllocationError, allocate
+from dralab.api.check import validate_documents
+from dralab.api.core import Node
+from dralab.api.io import dumps, load_documents, read_documents, to_list
+from dralab.api.resource import ResourceClaim
+
+from .common import (
+    EXIT_ALLOCATION_ERROR,
+    EXIT_INPUT,
+    EXIT_UNSCHEDULABLE,
+    feature_gates_option,
+    filename_option,
+    one_line_errors,
+    output_option,
+    parse_gates,
+)
+
+
+@click.command("allocate")
+@filename_option
+@click.option("--node", "node_name", required=True, metavar="NAME",
+              help="The candidate node. A Node object of that name in the input lends its "
+                   "labels; otherwise a bare node of that name is used.")
+@feature_gates_option
+@output_option
+@one_line_errors
+def allocate_cmd(filenames: tuple[str, ...], node_name: str, feature_gates: str,
+                 output: str) -> None:
+    """Allocate devices for all unallocated ResourceClaims together, as for one pod.
+
+    Inputs: DeviceClass, ResourceSlice, DeviceTaintRule, ResourceClaim and Node
+    objects. Claims that already have status.allocation are in use. Prints a v1
+    List of the newly allocated claims (exit 0); exit 1 with the explanation on
+    stderr when they do not fit; exit 3 on an allocation error; exit 2 on bad input.
+    """
+    gates = parse_gates(feature_gates)
+    docs = read_documents(filenames)
+    problems = validate_documents(docs, gates)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    objects = load_documents(docs)
+    pending = [o for o in objects if isinstance(o, ResourceClaim) and not o.allocated]
+    node = next((o for o in objects if isinstance(o, Node) and o.name == node_name), None)
+    outcome = allocate(pending, node or node_name, objects, gates)
+    if isinstance(outcome, Allocated):
+        click.echo(dumps(to_list(outcome.claims), output), nl=False)
+        return
+    if isinstance(outcome, AllocationError):
+        click.echo(f"error: {outcome.message}", err=True)
+        raise SystemExit(EXIT_ALLOCATION_ERROR)
+    click.echo(f"unschedulable on node {node_name}: {outcome.reason}", err=True)
+    for line in outcome.explanations:
+        click.echo(f"  {line}", err=True)
+    raise SystemExit(EXIT_UNSCHEDULABLE)
