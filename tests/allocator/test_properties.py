@@ -102,7 +102,7 @@ def worlds(draw: st.DrawFn) -> World:
     return World(tuple(devs), budget, used, tuple(claims))
 
 
-def build(world: World) -> tuple[Allocator, list[ResourceClaim]]:
+def build(world: World, reverse: bool = False) -> tuple[Allocator, list[ResourceClaim]]:
     slices = []
     for pool in sorted({d.pool for d in world.devs}):
         mine = [d for d in world.devs if d.pool == pool]
@@ -119,6 +119,8 @@ def build(world: World) -> tuple[Allocator, list[ResourceClaim]]:
                                  counters=[counter_set("cs", mem=world.budget[pool])]))
         else:
             slices.append(rslice(f"{pool}-devices", NODE_1, pool, DRIVER_A, *api_devs))
+    if reverse:
+        slices.reverse()
     busy = [in_use(f"busy-{i}", tuple(k.split("/")))  # type: ignore[arg-type]
             for i, k in enumerate(sorted(world.used))]
     claims = []
@@ -225,3 +227,15 @@ def test_allocations_are_valid_and_complete(world: World) -> None:
         assert valid(world, picks), picks
     else:
         assert not brute_force(world)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds())
+def test_result_does_not_depend_on_slice_order(world: World) -> None:
+    first, claims = build(world)
+    second, _ = build(world, reverse=True)
+    a, b = first.allocate(claims, NODE_1), second.allocate(claims, NODE_1)
+    assert type(a) is type(b)
+    assert a.steps == b.steps
+    if isinstance(a, Allocated) and isinstance(b, Allocated):
+        assert a.claims == b.claims  # same seed, so even share IDs agree
