@@ -17,8 +17,11 @@ $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP) $(TEST_STAMP)
 
+# Until the simulator lands, the demo validates the bundled fleet and allocates example claims.
 demo: $(STAMP)
 	$(VENV)/bin/dralab validate -f examples/fleet/
+	$(VENV)/bin/dralab allocate -f examples/fleet/ -f examples/claims/mig-mixed.yaml --node a100-mig-node-01
+	-$(VENV)/bin/dralab allocate -f examples/fleet/ -f examples/claims/two-gpus-one-pcie-root.yaml --node h100-node-01
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
@@ -29,6 +32,8 @@ lint: $(TEST_STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_load.py
+	$(PY) benchmarks/bench_cel.py
+	$(PY) benchmarks/bench_allocator.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info
