@@ -142,14 +142,14 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
 def report(label: str, value: float, ref: tuple[float, float] | None, unit: str = "us") -> None:
     """Print one row; the ratio is our time over upstream's (below 1 = faster than upstream)."""
     if ref is None:
-        print(f"{label:<48} {value:>10.1f} {unit:<6}")
+        print(f"{label:<58} {value:>10.1f} {unit:<6}")
         return
     low, high = ref
     if unit == "pods/s":  # a rate: time per pod is its inverse
         slow_end, fast_end = low / value, high / value
     else:
         slow_end, fast_end = value / high, value / low
-    print(f"{label:<48} {value:>10.1f} {unit:<6} upstream {low:g}-{high:g} {unit}; "
+    print(f"{label:<58} {value:>10.1f} {unit:<6} upstream {low:g}-{high:g} {unit}; "
           f"time ratio {slow_end:.2f}..{fast_end:.2f}")
 
 
@@ -277,8 +277,10 @@ def bench_partitionable(quick: bool) -> None:
             (cold if attempt == 0 else warm).append(time.perf_counter() - start)
             assert isinstance(out, Allocated), out
             state.add_claim(out.claims[0])
-    report(f"partitionable {pools} pools x 6, first call per node",
-           sum(cold) / len(cold) * 1e6, REFERENCE["partitionable-per-node"])
+    report(f"partitionable {pools} pools x 6, very first call (builds pools)", cold[0] * 1e6,
+           REFERENCE["partitionable-per-node"])
+    report("partitionable, first call on each later node",
+           sum(cold[1:]) / len(cold[1:]) * 1e6, REFERENCE["partitionable-per-node"])
     report("partitionable, later calls on the same node", sum(warm) / len(warm) * 1e6, None)
 
 
@@ -308,7 +310,7 @@ def bench_backtracking() -> None:
 
     report("backtracking: 8 devices with counters, claim for 7",
            timed(once, 200) * 1e6, REFERENCE["backtracking"])
-    print(f"{'':<48} ({steps} search steps per allocation)")
+    print(f"{'':<58} ({steps} search steps per allocation)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -316,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller shapes (smoke test)")
     parser.add_argument("--only", choices=["shapes", "fill", "partitionable", "backtracking"])
     args = parser.parse_args(argv)
-    print(f"{'shape':<48} {'measured':>10}")
+    print(f"{'shape':<58} {'measured':>10}")
     if args.only in (None, "shapes"):
         bench_shapes(args.quick)
     if args.only in (None, "backtracking"):

@@ -259,3 +259,13 @@ def test_explanations_can_be_skipped() -> None:
     out = engine.allocate([simple_claim("c")], NODE_1, explain_failure=False)
     assert isinstance(out, Unschedulable) and out.explanations == ()
     assert out.reason == "cannot allocate all claims"
+
+
+def test_step_budget_stands_in_for_the_filter_timeout() -> None:
+    slices = [rslice("s", NODE_1, "p", DRIVER_A, *devices(5))]
+    unbounded = Allocator(slices, [A]).allocate([claim("c", request("r", CLASS_A, 6))], NODE_1)
+    assert isinstance(unbounded, Unschedulable) and unbounded.steps == 32
+    bounded = Allocator(slices, [A], max_steps=10).allocate(
+        [claim("c", request("r", CLASS_A, 6))], NODE_1)
+    assert isinstance(bounded, Unschedulable)
+    assert bounded.reason == "timed out trying to allocate devices" and bounded.steps == 10

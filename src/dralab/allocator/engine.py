@@ -13,6 +13,7 @@ from dralab.api.resource import DeviceClass, DeviceTaintRule, ResourceClaim, Res
 
 from .capacity import CapacityError
 from .constraints import ConstraintError
+from .counters import CounterCache
 from .explain import explain
 from .features import AllocatorFeatures
 from .index import SliceIndex
@@ -21,7 +22,7 @@ from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulabl
 from .pools import NodePools, PoolGatherError, gather_pools
 from .prepare import PreparedClaim, prepare_claim
 from .results import build_claim, local_node_selector
-from .search import CounterCache, Fatal, Search
+from .search import Fatal, Search, StepLimit
 from .selection import SelectorError, cel_features
 from .state import AllocatedState
 
@@ -30,6 +31,7 @@ __all__ = ["Allocator", "allocate"]
 _PREPARED_LIMIT = 4096
 _CANNOT_ALLOCATE = "cannot allocate all claims"
 _INVALID_POOLS = "invalid resource pools were encountered"
+_TIMED_OUT = "timed out trying to allocate devices"
 
 
 class Allocator:
@@ -44,14 +46,18 @@ class Allocator:
 
     ``allocate`` is pure with respect to its arguments: it never mutates the
     claims, slices or state it is given. Share IDs come from ``rng`` (seeded
-    with ``seed``), so runs are reproducible.
+    with ``seed``), so runs are reproducible. The search is exhaustive; upstream
+    bounds it with a filter timeout, here ``max_steps`` (None = unbounded) turns
+    a search that needs more steps into ``Unschedulable`` "timed out ...".
     """
 
     def __init__(self, slices: SliceIndex | Iterable[ResourceSlice],
                  classes: Mapping[str, DeviceClass] | Iterable[DeviceClass],
                  state: AllocatedState | None = None,
                  features: AllocatorFeatures | FeatureGates | None = None,
-                 *, seed: int = 0, rng: random.Random | None = None) -> None:
+                 *, seed: int = 0, rng: random.Random | None = None,
+                 max_steps: int | None = None) -> None:
+        self.max_steps = max_steps
         self.index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         if isinstance(classes, Mapping):
             self.classes: Mapping[str, DeviceClass] = dict(classes)
@@ -105,9 +111,13 @@ class Allocator:
         try:
             pools = gather_pools(self.index, view, self.features.partitionable_devices)
             prepared = [self._prepare(c) for c in claims]
-            search = Search(prepared, pools, self.state, self.features, self._counters)
+            search = Search(prepared, pools, self.state, self.features, self._counters,
+                            self.max_steps)
             search.prepare()
-            found = search.run()
+            try:
+                found = search.run()
+            except StepLimit:
+                return Unschedulable(_TIMED_OUT, (), search.steps)
             if not found:
                 reason = _INVALID_POOLS if pools.any_invalid else _CANNOT_ALLOCATE
                 lines = explain(search) if explain_failure else ()

@@ -52,7 +52,7 @@ def _reason(search: Search, req: Req, rec: DeviceRecord) -> str | None:
             return "counters"
         pool = search.pools.by_key.get((rec.driver, rec.pool))
         if pool is not None:
-            avail, negative = search._available(pool)
+            avail, negative = search.ledger.left(pool)
             short = negative or any(nano > avail.get(flat, 0) for flat, nano in rec.demand)
             if short and not (rec.multi and rec.key in search.state.shares):
                 return "counters"

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dralab.api.core import NodeSelector
-from dralab.api.quantity import Quantity
 from dralab.api.resource import (
+    Counter,
     Device,
     DeviceCapacity,
     DeviceTaint,
@@ -187,12 +187,8 @@ def _resolve_capacity(driver: str, capacity: Mapping[str, DeviceCapacity]
     return resolved
 
 
-def _counter_nanos(counters: Mapping[str, Any]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for name, counter in counters.items():
-        value: Quantity = counter.value
-        out[name] = value.nano
-    return out
+def _counter_nanos(counters: Mapping[str, Counter]) -> dict[str, int]:
+    return {name: counter.value.nano for name, counter in counters.items()}
 
 
 class SliceIndex:

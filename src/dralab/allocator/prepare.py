@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from dralab.api.quantity import Quantity
 from dralab.api.resource import (
@@ -24,6 +23,7 @@ from dralab.api.resource import (
     ExactDeviceRequest,
     ResourceClaim,
 )
+from dralab.cel import Features as CelFeatures
 
 from .features import AllocatorFeatures
 from .selection import Selector, selector
@@ -89,73 +89,94 @@ class PreparedClaim:
     # (kind, attribute, requests) per constraint; kind "match" or "distinct".
     constraints: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     constraint_error: str | None = None
+    has_config: bool = False  # any class or claim config to merge into the result
 
 
 class _Invalid(Exception):
     pass
 
 
-def _selectors(owner: str, selectors: Sequence[DeviceSelector], cel: Any, what: str
-               ) -> tuple[list[Selector], list[str]]:
+def _request_selectors(label: str, name: str, selectors: Sequence[DeviceSelector],
+                       cel: CelFeatures) -> tuple[tuple[Selector, ...], tuple[str, ...]]:
+    if not selectors:
+        return (), ()
     out, labels = [], []
     for i, s in enumerate(selectors):
         if s.cel is None:
-            raise _Invalid(f"{what}, selector #{i}: CEL expression empty "
+            raise _Invalid(f"claim {label}, request {name}, selector #{i}: CEL expression "
+                           "empty (unsupported selector type?)")
+        out.append(selector(s.cel.expression, cel))
+        labels.append(f"claim {label}: selector #{i}")
+    return tuple(out), tuple(labels)
+
+
+# Class selectors per (class object, CEL features); the entry keeps the class
+# alive, so its id cannot be reused while cached.
+_CLASS_SELECTORS: dict[tuple[int, CelFeatures],
+                       tuple[DeviceClass, tuple[Selector, ...], tuple[str, ...]]] = {}
+
+
+def _class_selectors(cls: DeviceClass, cel: CelFeatures
+                     ) -> tuple[tuple[Selector, ...], tuple[str, ...]]:
+    key = (id(cls), cel)
+    found = _CLASS_SELECTORS.get(key)
+    if found is not None and found[0] is cls:
+        return found[1], found[2]
+    out, labels = [], []
+    for i, s in enumerate(cls.spec.selectors):
+        if s.cel is None:
+            raise _Invalid(f"class {cls.name}, selector #{i}: CEL expression empty "
                            "(unsupported selector type?)")
         out.append(selector(s.cel.expression, cel))
-        labels.append(f"{owner}: selector #{i}")
-    return out, labels
+        labels.append(f"class {cls.name}: selector #{i}")
+    if len(_CLASS_SELECTORS) > 4096:
+        _CLASS_SELECTORS.clear()
+    _CLASS_SELECTORS[key] = (cls, tuple(out), tuple(labels))
+    return tuple(out), tuple(labels)
 
 
 def _make_req(label: str, name: str, parent: str, source: ExactDeviceRequest | DeviceSubRequest,
               admin_flag: bool | None, classes: Mapping[str, DeviceClass],
-              features: AllocatorFeatures, cel: Any) -> Req:
-    what = f"claim {label}, request {name}"
-    req_sels, req_labels = _selectors(f"claim {label}", source.selectors, cel, what)
+              features: AllocatorFeatures, cel: CelFeatures) -> Req:
+    req_sels, req_labels = _request_selectors(label, name, source.selectors, cel)
     if admin_flag is not None and not features.admin_access:
-        raise _Invalid(f"{what}: admin access is requested, but the feature is disabled")
+        raise _Invalid(f"claim {label}, request {name}: admin access is requested, but the "
+                       "feature is disabled")
     class_name = source.device_class_name
     if not class_name:
-        raise _Invalid(f"{what}: missing device class name (unsupported request type?)")
+        raise _Invalid(f"claim {label}, request {name}: missing device class name "
+                       "(unsupported request type?)")
     cls = classes.get(class_name)
     if cls is None:
-        raise _Invalid(f"{what}: could not retrieve device class {class_name}: "
-                       f"deviceclass.resource.k8s.io \"{class_name}\" not found")
-    cls_sels: list[Selector] = []
-    cls_labels: list[str] = []
-    for i, s in enumerate(cls.spec.selectors):
-        if s.cel is None:
-            raise _Invalid(f"class {class_name}, selector #{i}: CEL expression empty "
-                           "(unsupported selector type?)")
-        cls_sels.append(selector(s.cel.expression, cel))
-        cls_labels.append(f"class {class_name}: selector #{i}")
+        raise _Invalid(f"claim {label}, request {name}: could not retrieve device class "
+                       f"{class_name}: deviceclass.resource.k8s.io \"{class_name}\" not found")
+    cls_sels, cls_labels = _class_selectors(cls, cel)
     mode = source.allocation_mode or "ExactCount"
     if mode == "ExactCount":
         count = 1 if source.count is None else source.count
     elif mode == "All":
         count = 0
     else:
-        raise _Invalid(f"{what}: unsupported count mode {mode}")
-    capacity = source.capacity.requests if source.capacity is not None else None
+        raise _Invalid(f"claim {label}, request {name}: unsupported count mode {mode}")
     return Req(
         name=name,
         parent=parent,
         full_name=f"{parent}/{name}" if parent else name,
         cls=cls,
-        selectors=tuple(cls_sels + req_sels),
-        labels=tuple(cls_labels + req_labels),
+        selectors=cls_sels + req_sels if req_sels else cls_sels,
+        labels=cls_labels + req_labels if req_labels else cls_labels,
         request_selectors_from=len(cls_sels),
         all_mode=mode == "All",
         count=count,
         admin=bool(admin_flag),
         tolerations=tuple(source.tolerations),
-        capacity=capacity,
+        capacity=source.capacity.requests if source.capacity is not None else None,
         source=source,
     )
 
 
 def _slot(label: str, request: DeviceRequest, classes: Mapping[str, DeviceClass],
-          features: AllocatorFeatures, cel: Any, flat: list[Req]) -> Slot:
+          features: AllocatorFeatures, cel: CelFeatures, flat: list[Req]) -> Slot:
     subs = request.first_available
     if subs and not features.prioritized_list:
         raise _Invalid(f"claim {label}, request {request.name}: has subrequests, but the "
@@ -185,7 +206,7 @@ def _slot(label: str, request: DeviceRequest, classes: Mapping[str, DeviceClass]
 
 
 def prepare_claim(claim: ResourceClaim, classes: Mapping[str, DeviceClass],
-                  features: AllocatorFeatures, cel: Any) -> PreparedClaim:
+                  features: AllocatorFeatures, cel: CelFeatures) -> PreparedClaim:
     """Validate ``claim``; never raises for bad input (problems are recorded)."""
     label = claim_label(claim)
     flat: list[Req] = []
@@ -197,6 +218,7 @@ def prepare_claim(claim: ResourceClaim, classes: Mapping[str, DeviceClass],
     except _Invalid as exc:
         prepared.error = str(exc)
     prepared.error_at = len(flat)
+    prepared.has_config = bool(claim.spec.devices.config) or any(r.cls.spec.config for r in flat)
     prepared.flat = tuple(flat)
     prepared.slots = tuple(slots)
     constraints = []

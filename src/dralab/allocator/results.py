@@ -154,7 +154,7 @@ def build_claim(prepared: PreparedClaim, picks: Sequence[Pick], selected: Mappin
     allocation = AllocationResult(
         devices=DeviceAllocationResult(
             results=[_entry(p, binding, rng) for p in picks],
-            config=_configs(prepared, selected),
+            config=_configs(prepared, selected) if prepared.has_config else [],
         ),
         node_selector=_node_selector(picks, node, binding, local),
     )

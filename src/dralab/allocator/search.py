@@ -21,18 +21,23 @@ from dralab.api.resource import DeviceTaint, DeviceToleration
 
 from .capacity import consumption
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
+from .counters import CounterCache, CounterLedger, GroupUndo
 from .features import AllocatorFeatures
 from .index import DeviceRecord
-from .pools import NodePools, Pool
+from .pools import NodePools
 from .prepare import MAX_RESULTS, PreparedClaim, Req
 from .selection import matches
 from .state import AllocatedState
 
-__all__ = ["CounterCache", "Fatal", "Pick", "Search", "tolerates"]
+__all__ = ["Fatal", "Pick", "Search", "StepLimit", "tolerates"]
 
 
 class Fatal(Exception):
     """Allocation must stop with an error (upstream returns an error)."""
+
+
+class StepLimit(Exception):
+    """The search used up its step budget (upstream: the filter timeout)."""
 
 
 class _MaxSize(Exception):
@@ -48,34 +53,7 @@ class Pick:
     share: bool  # a share of a multi-allocatable device
     amounts: Mapping[str, Quantity] | None  # consumed capacity of a share (fqn -> amount)
     counters: bool  # counters were taken and must be given back on undo
-    # Compatibility-group states replaced by this pick: (key, previous) pairs.
-    groups: list[tuple[tuple[tuple[str, str], str], _Groups | None]] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Groups:
-    """Running intersection of the compatibility groups on one counter set.
-
-    ``all_empty``: every member so far declared no groups; such members only
-    admit further group-less devices (DRADeviceCompatibilityGroups, alpha).
-    """
-
-    all_empty: bool
-    groups: frozenset[str]
-
-    def admits(self, groups: frozenset[str]) -> bool:
-        if not groups:
-            return self.all_empty
-        return not self.all_empty and bool(self.groups & groups)
-
-    def add(self, groups: frozenset[str]) -> _Groups:
-        if self.all_empty or not groups:
-            return self
-        return _Groups(False, self.groups & groups)
-
-
-def _first(groups: frozenset[str]) -> _Groups:
-    return _Groups(not groups, groups)
+    groups: GroupUndo | None = None  # compatibility-group memberships to leave on undo
 
 
 def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
@@ -98,21 +76,19 @@ def _tolerated(taints: Sequence[DeviceTaint], tolerations: Sequence[DeviceTolera
 
 _NOTHING: Mapping[str, Quantity] = {}
 
-# Available counters per pool, as (state pool version, counters, any negative).
-CounterCache = dict[Pool, tuple[int, dict[str, int], bool]]
-
 
 class Search:
     """State of one allocation attempt. Not reusable; not thread-safe."""
 
     def __init__(self, claims: Sequence[PreparedClaim], pools: NodePools,
                  state: AllocatedState, features: AllocatorFeatures,
-                 counter_cache: CounterCache) -> None:
+                 counter_cache: CounterCache, max_steps: int | None = None) -> None:
         self.claims = claims
+        self.max_steps = max_steps if max_steps is not None else -1
         self.pools = pools
         self.state = state
         self.features = features
-        self.counter_cache = counter_cache
+        self.ledger = CounterLedger(pools, state, counter_cache)
         self.steps = 0
         self.cands = pools.candidates
         self.consumable = features.consumable_capacity
@@ -122,38 +98,28 @@ class Search:
         self.picked: dict[str, set[int]] = {}  # device key -> claims (not for shares)
         self.sharing: dict[str, int] = {}  # device key -> tentative shares
         self.share_amounts: dict[str, dict[str, int]] = {}  # device key -> fqn -> nano
-        self.used_counters: dict[tuple[str, str], dict[str, int]] = {}
         self.results: list[list[Pick]] = [[] for _ in claims]
         self.constraints: list[list[Constraint]] = []
         self.selected: dict[tuple[int, int], int] = {}
         self.all_devices: dict[Req, list[DeviceRecord]] = {}
-        # Compatibility groups per (pool key, counter set): allocated devices, then picks.
-        self.group_states: dict[tuple[tuple[str, str], str], _Groups | None] = {}
-        self.group_baselines: set[tuple[str, str]] = set()
-        # Available counters per pool key; the state does not change during a search.
-        self.available: dict[tuple[str, str], tuple[dict[str, int], bool]] = {}
 
     # --- preparation that needs the node ------------------------------------------
     def prepare(self) -> None:
         """Node-dependent validation in upstream order; raises Fatal."""
         lists = self.features.list_type_attributes
         for prepared in self.claims:
-            minimum = 0
-            per_slot: dict[int, int] = {}
+            needed: dict[Req, int] = {}
             for req in prepared.flat:
                 if req.all_mode:
                     self._collect_all(prepared, req)
-                    req_count = len(self.all_devices[req])
+                    needed[req] = len(self.all_devices[req])
                 else:
-                    req_count = req.count
-                per_slot[id(req)] = req_count
+                    needed[req] = req.count
             if prepared.error is not None:
                 raise Fatal(prepared.error)
-            for slot in prepared.slots:
-                if slot.req is not None:
-                    minimum += per_slot[id(slot.req)]
-                else:
-                    minimum += min(per_slot[id(s)] for s in slot.subs)
+            # A lower bound: a prioritized list may still pick a smaller alternative.
+            minimum = sum(needed[slot.req] if slot.req is not None
+                          else min(needed[s] for s in slot.subs) for slot in prepared.slots)
             if minimum > MAX_RESULTS:
                 raise Fatal(f"claim {prepared.label}: number of requested devices {minimum} "
                             f"exceeds the claim limit of {MAX_RESULTS}")
@@ -210,88 +176,6 @@ class Search:
             return made
         return consumption(rec, req.capacity, consumed, picking, self.fractional)
 
-    def _available(self, pool: Pool) -> tuple[dict[str, int], bool]:
-        """Counters of ``pool`` left by allocated claims ("set\0counter" -> nano).
-
-        Cached across searches until the state changes a device of the pool.
-        """
-        version = self.state.pool_version(pool.key)
-        cached = self.counter_cache.get(pool)
-        if cached is not None and cached[0] == version:
-            return cached[1], cached[2]
-        avail = {f"{set_name}\0{counter}": nano
-                 for set_name, counters in pool.counter_sets.items()
-                 for counter, nano in counters.items()}
-        for name in self.state.allocated_in_pool(pool.key):
-            rec = pool.all_devices.get(name)
-            if rec is None:
-                continue
-            for flat, nano in rec.demand:
-                if flat in avail:
-                    avail[flat] -= nano
-        negative = any(v < 0 for v in avail.values())
-        self.counter_cache[pool] = (version, avail, negative)
-        return avail, negative
-
-    def _take_counters(self, rec: DeviceRecord) -> bool:
-        """Reserve the device's counters if the pool still has them all."""
-        found = self.available.get(rec.pool_key)
-        if found is None:
-            found = self.available[rec.pool_key] = self._available(
-                self.pools.by_key[rec.pool_key])
-        avail, negative = found
-        if negative:
-            # An over-committed pool offers nothing (upstream compares every counter).
-            return False
-        used = self.used_counters.get(rec.pool_key)
-        if used is None:
-            used = self.used_counters[rec.pool_key] = {}
-        for flat, nano in rec.demand:
-            if used.get(flat, 0) + nano > avail.get(flat, 0):
-                return False
-        for flat, nano in rec.demand:
-            used[flat] = used.get(flat, 0) + nano
-        return True
-
-    def _give_counters(self, rec: DeviceRecord) -> None:
-        used = self.used_counters[rec.pool_key]
-        for flat, nano in rec.demand:
-            used[flat] -= nano
-
-    def _group_baseline(self, pool_key: tuple[str, str]) -> None:
-        """Fold the groups of the pool's allocated devices into ``group_states``."""
-        self.group_baselines.add(pool_key)
-        pool = self.pools.by_key[pool_key]
-        for name in self.state.allocated_in_pool(pool_key):
-            other = pool.all_devices.get(name)
-            if other is None:
-                continue
-            for set_name, groups in other.groups:
-                k = (pool_key, set_name)
-                current = self.group_states.get(k)
-                self.group_states[k] = _first(groups) if current is None else current.add(groups)
-
-    def _join_groups(self, rec: DeviceRecord
-                     ) -> list[tuple[tuple[tuple[str, str], str], _Groups | None]] | None:
-        """Admit ``rec`` into the groups of every counter set it uses; undo info or None."""
-        if rec.pool_key not in self.group_baselines:
-            self._group_baseline(rec.pool_key)
-        changes: list[tuple[tuple[tuple[str, str], str], _Groups | None]] = []
-        for set_name, groups in rec.groups:
-            k = (rec.pool_key, set_name)
-            current = self.group_states.get(k)
-            if current is not None and not current.admits(groups):
-                self._leave_groups(changes)
-                return None
-            changes.append((k, current))
-            self.group_states[k] = _first(groups) if current is None else current.add(groups)
-        return changes
-
-    def _leave_groups(self, changes: list[tuple[tuple[tuple[str, str], str], _Groups | None]]
-                      ) -> None:
-        for k, previous in reversed(changes):
-            self.group_states[k] = previous
-
     def _allocate_device(self, ci: int, req: Req, rec: DeviceRecord, must: bool,
                          amounts: Mapping[str, Quantity] | None) -> Pick | None:
         """Try to pick ``rec`` for ``req`` of claim ``ci``; the pick, or None if unusable.
@@ -313,15 +197,15 @@ class Search:
             if not self.features.partitionable_devices:
                 return None
             if not (multi and (key in self.state.shares or key in self.sharing)):
-                if not self._take_counters(rec):
+                if not self.ledger.take(rec):
                     return None
                 # Upstream never gives a share's counters back on backtracking.
                 took = not multi
                 if self.features.compatibility_groups:
-                    joined = self._join_groups(rec)
+                    joined = self.ledger.join_groups(rec)
                     if joined is None:
                         if took:
-                            self._give_counters(rec)
+                            self.ledger.give(rec)
                         return None
         if self.features.device_taints:
             blocking = rec.blocking_all if self.taint_rules else rec.blocking_own
@@ -383,21 +267,22 @@ class Search:
         self._reject(rec, pick.counters, pick.groups)
         self.results[ci].pop()
 
-    def _reject(self, rec: DeviceRecord, took: bool,
-                joined: list[tuple[tuple[tuple[str, str], str], _Groups | None]] | None) -> None:
+    def _reject(self, rec: DeviceRecord, took: bool, joined: GroupUndo | None) -> None:
         """Give back what a tentative pick reserved (counters, group memberships)."""
         if took:
-            self._give_counters(rec)
+            self.ledger.give(rec)
         if joined:
-            self._leave_groups(joined)
+            self.ledger.leave_groups(joined)
 
     # --- the search -----------------------------------------------------------------
     def run(self) -> bool:
-        """True if every claim got devices (see ``results``); raises Fatal."""
+        """True if every claim got devices (see ``results``); raises Fatal or StepLimit."""
         return self._one(0, 0, 0, 0, False, 0)
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
         self.steps += 1
+        if self.steps == self.max_steps:
+            raise StepLimit
         claims = self.claims
         if ci >= len(claims):
             return True

@@ -16,7 +16,15 @@ from typing import Any
 
 from dralab.api.resource import DeviceAttribute
 from dralab.api.semver import SemverError, parse_semver
-from dralab.cel import CelCompileError, CelError, CelRuntimeError, compile_selector, device_input
+from dralab.cel import (
+    CelCompileError,
+    CelError,
+    CelRuntimeError,
+    CompiledSelector,
+    DeviceInput,
+    compile_selector,
+    device_input,
+)
 from dralab.cel import Features as CelFeatures
 
 from .index import DeviceRecord, SelectorFailure
@@ -37,20 +45,22 @@ class Selector:
     """
 
     expression: str
-    features: Any
-    compiled: Any
+    features: CelFeatures
+    compiled: CompiledSelector | None
     compile_error: str | None
 
 
-_INTERNED: dict[tuple[str, Any], Selector] = {}
+# A pure memo (expression and features fully determine the value), shared so
+# that every allocator hits the same per-device cache entries.
+_INTERNED: dict[tuple[str, CelFeatures], Selector] = {}
 
 
-def cel_features(consumable_capacity: bool, list_type_attributes: bool) -> Any:
+def cel_features(consumable_capacity: bool, list_type_attributes: bool) -> CelFeatures:
     return CelFeatures(consumable_capacity=consumable_capacity,
                        list_type_attributes=list_type_attributes)
 
 
-def selector(expression: str, features: Any) -> Selector:
+def selector(expression: str, features: CelFeatures) -> Selector:
     """The interned selector for ``expression``; never raises."""
     key = (expression, features)
     found = _INTERNED.get(key)
@@ -72,8 +82,9 @@ def _attribute_value(attr: DeviceAttribute) -> Any:
     return attr.value
 
 
-def _cel_input(rec: DeviceRecord, features: Any, consumable: bool) -> Any:
-    found = rec.cel_inputs.get(features)
+def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | SelectorFailure:
+    """The device as CEL input, built once per device and feature set."""
+    found: DeviceInput | SelectorFailure | None = rec.cel_inputs.get(features)
     if found is not None:
         return found
     d = rec.device
@@ -81,14 +92,15 @@ def _cel_input(rec: DeviceRecord, features: Any, consumable: bool) -> Any:
         attributes = {name: _attribute_value(a) for name, a in d.attributes.items()
                       if a.value is not None}
     except SemverError as exc:
-        made: Any = SelectorFailure(f"convert Device {rec.key}: {exc}")
+        made: DeviceInput | SelectorFailure = SelectorFailure(f"convert Device {rec.key}: {exc}")
     else:
         try:
             made = device_input(
                 rec.driver,
                 attributes,
                 {name: cap.value for name, cap in d.capacity.items()},
-                bool(d.allow_multiple_allocations) if consumable else None,
+                # The field only exists in CEL with DRAConsumableCapacity.
+                bool(d.allow_multiple_allocations) if features.consumable_capacity else None,
             )
         except CelError as exc:
             made = SelectorFailure(f"convert Device {rec.key}: {exc}")
@@ -99,17 +111,13 @@ def _cel_input(rec: DeviceRecord, features: Any, consumable: bool) -> Any:
 def _evaluate(rec: DeviceRecord, sel: Selector) -> bool | SelectorFailure:
     if sel.compiled is None:
         return SelectorFailure(f"CEL compile error: {sel.compile_error}")
-    data = _cel_input(rec, sel.features, consumable=_consumable(sel.features))
+    data = _cel_input(rec, sel.features)
     if isinstance(data, SelectorFailure):
         return data
     try:
         return bool(sel.compiled.evaluate(data))
     except CelRuntimeError as exc:
         return SelectorFailure(f"CEL runtime error: {exc}")
-
-
-def _consumable(features: Any) -> bool:
-    return bool(getattr(features, "consumable_capacity", True))
 
 
 def matches(rec: DeviceRecord, selectors: Sequence[Selector], labels: Sequence[str]) -> bool:

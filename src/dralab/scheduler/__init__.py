@@ -1,0 +1,1 @@
+"""A kube-scheduler-style scheduling framework for pods with DRA claims."""
