@@ -9,6 +9,8 @@ Typical use::
     objects = dralab.load("cluster/")          # files, directories, "-"
     problems = dralab.validate(objects)        # [] when the API server would accept all
     print(dralab.dump(objects, "yaml"))        # a v1 List, kubectl style
+    claims = [o for o in objects if isinstance(o, dralab.ResourceClaim) and not o.allocated]
+    outcome = dralab.allocate(claims, "node-1", objects)   # Allocated | Unschedulable | ...
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
 from .api.base import KubeObject, ObjectMeta, UnknownObject
 from .api.check import Problem
 from .api.check import validate_documents as _validate_documents
@@ -39,6 +42,9 @@ from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, Stat
 __version__ = "0.1.0"
 
 __all__ = [
+    "Allocated",
+    "AllocationError",
+    "AllocationOutcome",
     "CronJob",
     "DaemonSet",
     "Deployment",
@@ -67,7 +73,9 @@ __all__ = [
     "SemverError",
     "StatefulSet",
     "UnknownObject",
+    "Unschedulable",
     "__version__",
+    "allocate",
     "dump",
     "load",
     "parse_quantity",
