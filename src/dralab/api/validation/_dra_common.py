@@ -115,13 +115,21 @@ class Uniq:
 
 
 # names -----------------------------------------------------------------------------------
-def check_driver_name(ctx: Ctx, value: Any, path: str) -> str | None:
-    """Driver names follow CSI driver names: DNS subdomain (any case), at most 63 bytes."""
+def _required_name(ctx: Ctx, value: Any, path: str) -> str | None:
+    """The non-empty string at ``path``; reports a wrong type or a missing value."""
     name = ctx.as_str(value, path)
     if value is not None and name is None:
         return None
     if not name:
         ctx.required(path, "")
+        return None
+    return name
+
+
+def check_driver_name(ctx: Ctx, value: Any, path: str) -> str | None:
+    """Driver names follow CSI driver names: DNS subdomain (any case), at most 63 bytes."""
+    name = _required_name(ctx, value, path)
+    if name is None:
         return None
     if len(name.encode()) > DRIVER_NAME_MAX:
         ctx.too_long(path, DRIVER_NAME_MAX)
@@ -132,11 +140,8 @@ def check_driver_name(ctx: Ctx, value: Any, path: str) -> str | None:
 
 def check_pool_name(ctx: Ctx, value: Any, path: str) -> str | None:
     """One or more DNS subdomains separated by '/', at most 253 bytes in all."""
-    name = ctx.as_str(value, path)
-    if value is not None and name is None:
-        return None
-    if not name:
-        ctx.required(path, "")
+    name = _required_name(ctx, value, path)
+    if name is None:
         return None
     if len(name.encode()) > POOL_NAME_MAX:
         ctx.too_long(path, POOL_NAME_MAX)
