@@ -14,7 +14,6 @@ inputs are parsed in two worker processes: parsing is the whole cost of a load.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import re
 import sys
@@ -348,7 +347,8 @@ def dumps(data: KubeObject | dict[str, Any] | list[Any], output: str = "yaml") -
     """Serialise an object (or plain data) as ``yaml`` (keys sorted, like kubectl) or ``json``."""
     plain = encode(data) if isinstance(data, KubeObject) else data
     if output == "json":
-        return json.dumps(plain, indent=4, ensure_ascii=False) + "\n"
+        # msgspec's encoder is ~20x faster than json.dumps with indentation.
+        return msgspec.json.format(msgspec.json.encode(plain), indent=4).decode() + "\n"
     if output == "yaml":
         return yaml.dump(plain, Dumper=_Dumper, sort_keys=True, default_flow_style=False,
                          allow_unicode=True, width=1 << 16)
