@@ -7,9 +7,7 @@ import click
 from dralab import __version__
 
 from .allocate import allocate_cmd
-from .explain import explain_cmd
 from .fleet import fleet_cmd
-from .schedule import schedule_cmd
 from .validate import validate_cmd
 
 
@@ -22,8 +20,6 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 cli.add_command(allocate_cmd)
 cli.add_command(fleet_cmd)
-cli.add_command(schedule_cmd)
-cli.add_command(explain_cmd)
 
 
 def main() -> None:
