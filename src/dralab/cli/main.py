@@ -8,6 +8,7 @@ from dralab import __version__
 
 from .allocate import allocate_cmd
 from .fleet import fleet_cmd
+from .importcmd import import_cmd
 from .validate import validate_cmd
 
 
@@ -20,6 +21,7 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 cli.add_command(allocate_cmd)
 cli.add_command(fleet_cmd)
+cli.add_command(import_cmd)
 
 
 def main() -> None:
