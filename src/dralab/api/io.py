@@ -370,6 +370,10 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        # mkstemp creates 0600 files; give the result the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

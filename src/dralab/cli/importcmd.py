@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from dralab.api.base import KubeObject
 from dralab.api.codec import decode
 from dralab.api.io import dumps, read_documents, to_list
-from dralab.api.resource import ResourceSlice
 from dralab.fleet import import_slices
 
 from .common import filename_option, one_line_errors, output_option
@@ -28,11 +28,10 @@ def import_cmd(filenames: tuple[str, ...], output: str) -> None:
     result = import_slices(d.data for d in docs if isinstance(d.data, dict)
                            and d.data.get("kind") == "ResourceSlice")
     slices = iter(result.slices)
-    objects = []
+    objects: list[KubeObject] = []
     for doc in docs:
         if isinstance(doc.data, dict) and doc.data.get("kind") == "ResourceSlice":
-            new: ResourceSlice = next(slices)
-            objects.append(new)
+            objects.append(next(slices))
         else:
             objects.append(decode(doc.data))
     click.echo(dumps(to_list(objects), output), nl=False)

@@ -1,0 +1,59 @@
+"""The report's CSV files as text: samples, pods and summary, each with a leading ``mode``.
+
+Cells: None and NaN are empty, booleans ``true``/``false``, floats in Python's
+shortest round-trip form, lines end in ``\\n``. Pure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from typing import Any
+
+from dralab.sim.results import SUMMARY_KEYS, PodRecord, Sample, SimulationResult
+
+__all__ = ["PODS_COLUMNS", "SAMPLES_COLUMNS", "SUMMARY_COLUMNS", "pods_csv", "samples_csv",
+           "summary_csv"]
+
+SAMPLES_COLUMNS: tuple[str, ...] = ("mode", *(f.name for f in fields(Sample)))
+PODS_COLUMNS: tuple[str, ...] = ("mode", *(f.name for f in fields(PodRecord)), "wait")
+SUMMARY_COLUMNS: tuple[str, ...] = ("mode", "label", *SUMMARY_KEYS)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if not math.isfinite(value) else repr(value)
+    return str(value)
+
+
+def _csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row[c]) for c in columns])
+    return buf.getvalue()
+
+
+def samples_csv(result: SimulationResult) -> str:
+    """Every mode's timeline, one row per sample (columns ``SAMPLES_COLUMNS``)."""
+    return _csv(SAMPLES_COLUMNS, ({"mode": m.mode, **r} for m in result.modes
+                                  for r in m.samples_records()))
+
+
+def pods_csv(result: SimulationResult) -> str:
+    """Every mode's pods, one row per pod (columns ``PODS_COLUMNS``)."""
+    return _csv(PODS_COLUMNS, ({"mode": m.mode, **r} for m in result.modes
+                               for r in m.pods_records()))
+
+
+def summary_csv(result: SimulationResult) -> str:
+    """One row per mode with its summary numbers (columns ``SUMMARY_COLUMNS``)."""
+    return _csv(SUMMARY_COLUMNS, result.summary_records())

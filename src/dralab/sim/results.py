@@ -1,0 +1,311 @@
+"""What a simulation run returns: timelines, per-pod records and derived summaries.
+
+Plain frozen dataclasses with no dependency beyond the standard library, so a
+notebook can use them directly or turn them into data frames::
+
+    import pandas as pd                      # not a dralab dependency
+    result = dralab.simulate(scenario)
+    for mode in result.modes:
+        samples = pd.DataFrame(mode.samples_records())
+        pods = pd.DataFrame(mode.pods_records())
+    summary = pd.DataFrame(result.summary_records())
+
+Definitions used by ``ModeResult.summary``:
+
+* Percentiles interpolate linearly between closest ranks, like numpy's default
+  (``method="linear"``, Hyndman & Fan type 7): for sorted values ``v[0..n-1]``
+  and ``q`` in [0, 100], the position is ``h = (n - 1) * q / 100`` and the
+  result ``v[floor(h)] + (h - floor(h)) * (v[floor(h) + 1] - v[floor(h)])``.
+* Timeline means are time-weighted: the timeline is a step function whose
+  value at sample ``i`` holds until sample ``i + 1``; the last sample carries
+  no weight. If the samples span no time, the plain mean is used.
+* A value that is undefined (no started pod, no sample, no elapsed time) is
+  ``math.nan`` in ``summary()`` and ``null`` in ``to_json()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+__all__ = [
+    "SCHEMA",
+    "SUMMARY_KEYS",
+    "ModeResult",
+    "NodeOccupancy",
+    "PodRecord",
+    "Sample",
+    "SimulationResult",
+    "percentile",
+    "time_weighted_mean",
+]
+
+# Bump when a field of metrics.json changes meaning or disappears.
+SCHEMA = "dralab.dev/simulation-result/v1"
+
+SUMMARY_KEYS: tuple[str, ...] = (
+    "pods_arrived",
+    "pods_started",
+    "pods_completed",
+    "pods_never_started",
+    "wait_p50",
+    "wait_p90",
+    "wait_p99",
+    "wait_mean",
+    "mean_gpu_capacity_allocated",
+    "mean_gpus_busy",
+    "peak_gpu_capacity_allocated",
+    "mean_fragmentation",
+    "throughput_pods_per_hour",
+    "scheduling_attempts",
+    "preemptions",
+)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation (see the module docstring).
+
+    NaN for no values. Raises ValueError for ``q`` outside [0, 100].
+    """
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile q must be within [0, 100], got {q}")
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    h = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(h)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def time_weighted_mean(times: Sequence[float], values: Sequence[float]) -> float:
+    """Mean of a step function sampled at ``times`` (ascending); see the module docstring.
+
+    NaN for no samples. ``times`` and ``values`` must have the same length.
+    """
+    if len(times) != len(values):
+        raise ValueError("times and values differ in length")
+    if not values:
+        return math.nan
+    span = times[-1] - times[0]
+    if span <= 0:
+        return math.fsum(values) / len(values)
+    area = math.fsum(values[i] * (times[i + 1] - times[i]) for i in range(len(values) - 1))
+    return area / span
+
+
+def _finite_or_none(x: float | int) -> float | int | None:
+    # JSON has no NaN; a browser's JSON.parse rejects it.
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sample:
+    """One point of the timeline, taken at every scheduler cycle and at the end of the run."""
+
+    t: float                         # simulated seconds since start
+    gpus_total: int                  # physical GPUs in the fleet
+    gpus_busy: int                   # physical GPUs with at least one allocation of any kind
+    gpu_capacity_allocated: float    # 0..1; MIG slices and shares count by their fraction
+    fragmentation: float             # 0..1 of GPU capacity idle yet unusable by common shapes
+    pending_pods: int
+    running_pods: int
+    completed_pods: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodRecord:
+    """One pod's life. ``start``/``end`` are None when it never started / is still running."""
+
+    key: str
+    job: str
+    kind: str                        # job kind name from the scenario, e.g. "training-8gpu"
+    arrival: float
+    start: float | None
+    end: float | None
+    node: str | None
+    devices: int                     # devices held
+    gpu_fraction: float              # total GPU share held (a whole GPU = 1.0)
+    preempted: bool
+    unschedulable_reason: str | None  # last reason kind if it ever waited or failed
+
+    @property
+    def wait(self) -> float | None:
+        """Seconds from arrival to start; None if it never started."""
+        return None if self.start is None else self.start - self.arrival
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeOccupancy:
+    """Per-node GPU occupancy binned over time.
+
+    ``matrix[i][j]`` is the mean share of node ``nodes[i]``'s GPU capacity
+    allocated during the bin starting at ``times[j]`` (0..1). Bins are of equal
+    width; the last one ends at the end of the run. Raises ValueError if the
+    matrix does not have one row per node and one column per bin, or if the
+    bin starts are not strictly increasing.
+    """
+
+    nodes: tuple[str, ...]
+    times: tuple[float, ...]
+    matrix: tuple[tuple[float, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.matrix) != len(self.nodes):
+            raise ValueError(f"occupancy has {len(self.matrix)} rows for {len(self.nodes)} nodes")
+        for name, row in zip(self.nodes, self.matrix, strict=True):
+            if len(row) != len(self.times):
+                raise ValueError(f"occupancy row {name!r} has {len(row)} bins, "
+                                 f"expected {len(self.times)}")
+        if any(b <= a for a, b in zip(self.times, self.times[1:], strict=False)):
+            raise ValueError("occupancy bin starts must be strictly increasing")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModeResult:
+    """One compared mode's run (e.g. the device-plugin model, or DRA with MIG and sharing).
+
+    ``unschedulable_reasons`` is copied into a new dict sorted by reason, so
+    results serialise identically whatever order the counts were gathered in;
+    treat it as read-only (a plain dict keeps results picklable across processes).
+    """
+
+    mode: str                        # "device-plugin" | "dra" | a custom label
+    label: str                       # human label, e.g. "DRA (MIG + sharing)"
+    samples: tuple[Sample, ...]
+    pods: tuple[PodRecord, ...]
+    occupancy: NodeOccupancy
+    scheduling_attempts: int
+    preemptions: int
+    unschedulable_reasons: Mapping[str, int]   # reason kind -> count
+    wall_seconds: float              # real time the run took; 0.0 in pure runs
+
+    def __post_init__(self) -> None:
+        ordered = dict(sorted(self.unschedulable_reasons.items()))
+        object.__setattr__(self, "unschedulable_reasons", ordered)
+
+    @property
+    def span(self) -> float:
+        """Simulated seconds the timeline covers: the last sample's time (0.0 without samples)."""
+        return self.samples[-1].t if self.samples else 0.0
+
+    def waits(self) -> list[float]:
+        """Wait times (seconds) of the pods that started, in pod order."""
+        return [w for w in (p.wait for p in self.pods) if w is not None]
+
+    def summary(self) -> dict[str, float | int]:
+        """The headline numbers, keyed by ``SUMMARY_KEYS`` in that order.
+
+        Waits are over started pods only (pods still pending at the end count
+        in ``pods_never_started`` instead). Timeline means are time-weighted.
+        Throughput is completed pods per simulated hour over ``span``.
+        """
+        waits = self.waits()
+        ts = [s.t for s in self.samples]
+        span = self.span
+        completed = sum(1 for p in self.pods if p.end is not None)
+        return {
+            "pods_arrived": len(self.pods),
+            "pods_started": len(waits),
+            "pods_completed": completed,
+            "pods_never_started": len(self.pods) - len(waits),
+            "wait_p50": percentile(waits, 50),
+            "wait_p90": percentile(waits, 90),
+            "wait_p99": percentile(waits, 99),
+            "wait_mean": math.fsum(waits) / len(waits) if waits else math.nan,
+            "mean_gpu_capacity_allocated":
+                time_weighted_mean(ts, [s.gpu_capacity_allocated for s in self.samples]),
+            "mean_gpus_busy": time_weighted_mean(ts, [float(s.gpus_busy) for s in self.samples]),
+            "peak_gpu_capacity_allocated":
+                max((s.gpu_capacity_allocated for s in self.samples), default=math.nan),
+            "mean_fragmentation": time_weighted_mean(ts, [s.fragmentation for s in self.samples]),
+            "throughput_pods_per_hour": completed * 3600.0 / span if span > 0 else math.nan,
+            "scheduling_attempts": self.scheduling_attempts,
+            "preemptions": self.preemptions,
+        }
+
+    def samples_records(self) -> list[dict[str, Any]]:
+        """One dict per sample with the ``Sample`` fields (``pandas.DataFrame(...)``-ready)."""
+        return [asdict(s) for s in self.samples]
+
+    def pods_records(self) -> list[dict[str, Any]]:
+        """One dict per pod with the ``PodRecord`` fields plus ``wait`` (None if never started)."""
+        return [{**asdict(p), "wait": p.wait} for p in self.pods]
+
+    def to_json(self) -> dict[str, Any]:
+        """This mode as plain JSON data, plus its (derived, NaN-free) ``summary``."""
+        return {
+            "mode": self.mode,
+            "label": self.label,
+            "samples": self.samples_records(),
+            "pods": [asdict(p) for p in self.pods],
+            "occupancy": {
+                "nodes": list(self.occupancy.nodes),
+                "times": list(self.occupancy.times),
+                "matrix": [list(row) for row in self.occupancy.matrix],
+            },
+            "scheduling_attempts": self.scheduling_attempts,
+            "preemptions": self.preemptions,
+            "unschedulable_reasons": dict(self.unschedulable_reasons),
+            "wall_seconds": self.wall_seconds,
+            "summary": {k: _finite_or_none(v) for k, v in self.summary().items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModeResult:
+        """Inverse of ``to_json`` (the derived ``summary`` is ignored)."""
+        occ = data["occupancy"]
+        return cls(
+            mode=data["mode"],
+            label=data["label"],
+            samples=tuple(Sample(**s) for s in data["samples"]),
+            pods=tuple(PodRecord(**{f.name: p[f.name] for f in fields(PodRecord)})
+                       for p in data["pods"]),
+            occupancy=NodeOccupancy(
+                nodes=tuple(occ["nodes"]),
+                times=tuple(float(t) for t in occ["times"]),
+                matrix=tuple(tuple(float(v) for v in row) for row in occ["matrix"]),
+            ),
+            scheduling_attempts=data["scheduling_attempts"],
+            preemptions=data["preemptions"],
+            unschedulable_reasons=dict(data["unschedulable_reasons"]),
+            wall_seconds=data["wall_seconds"],
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationResult:
+    """A whole simulation: one ``ModeResult`` per compared mode, in comparison order."""
+
+    scenario: str
+    seed: int
+    duration: float                  # simulated seconds
+    modes: tuple[ModeResult, ...]
+
+    def summary_records(self) -> list[dict[str, Any]]:
+        """One dict per mode: ``mode``, ``label`` and the ``ModeResult.summary`` numbers."""
+        return [{"mode": m.mode, "label": m.label, **m.summary()} for m in self.modes]
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything as plain JSON data (``metrics.json``); no NaN, only null."""
+        return {
+            "schema": SCHEMA,
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "duration": self.duration,
+            "modes": [m.to_json() for m in self.modes],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SimulationResult:
+        """Inverse of ``to_json``. Raises ValueError for another schema."""
+        if data.get("schema") != SCHEMA:
+            raise ValueError(f"not a {SCHEMA} document: schema={data.get('schema')!r}")
+        return cls(
+            scenario=data["scenario"],
+            seed=data["seed"],
+            duration=data["duration"],
+            modes=tuple(ModeResult.from_json(m) for m in data["modes"]),
+        )
