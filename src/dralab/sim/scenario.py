@@ -1,0 +1,325 @@
+"""The Scenario spec: our own kind (``apiVersion: dralab.dev/v1alpha1``, ``kind: Scenario``).
+
+A scenario names a fleet, a workload mix, a scheduler profile, the modes to
+compare, a duration and a seed. Example (every field; defaults in comments)::
+
+    apiVersion: dralab.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: mixed}
+    spec:
+      seed: 1                      # default 0; `dralab simulate --seed` overrides
+      duration: 8h                 # simulated time; s, m, h, d suffixes or seconds
+      sampleInterval: 5m           # metrics sampling period (default duration / 200)
+      compare: [device-plugin, dra]   # modes, in report order (default both)
+      fleet:                       # exactly one of default / file / spec
+        default: true              # the built-in mixed fleet (`dralab fleet --default`)
+        file: fleet.yaml           # a Fleet file (relative to the scenario file)
+        spec: {pools: [...]}       # an inline Fleet spec
+      scheduler: {}                # KubeSchedulerConfiguration-shaped (default profile)
+      workload:
+      - name: training             # job kind name (unique)
+        arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
+        arrivals: []               # or explicit arrival times (e.g. [0s, 10m]); not both
+        duration: {distribution: lognormal, mean: 2h, sigma: 0.5}
+                                   # fixed (mean) | exponential (mean) |
+                                   # lognormal (mean, sigma) | uniform (min, max)
+        podsPerJob: 1
+        priority: 0                # pod priority (spec.priority)
+        cpu: "8"
+        memory: 32Gi
+        tolerations: []            # pod tolerations, e.g. for tainted inference nodes
+        devices:                   # what each pod asks for; omitted = CPU only
+          type: gpu                # gpu | mig | share
+          count: 1                 # gpu: whole GPUs per pod
+          class: gpu.nvidia.com    # DeviceClass (default per type)
+          productName: ""          # gpu: restrict to one GPU model (CEL selector)
+          matchAttribute: ""       # gpu, count > 1: e.g. resource.kubernetes.io/pcieRoot
+          profile: 1g.5gb          # mig: the MIG profile
+          memory: 8Gi              # share: GPU memory taken from a consumable-capacity GPU
+          firstAvailable: []       # prioritized list of alternatives (each like `devices`)
+        template: job.yaml         # or a real manifest (Job/Deployment/Pod with claims):
+                                   # its pod template is used as is in DRA mode
+
+In device-plugin mode every device request becomes whole GPUs
+(``nvidia.com/gpu``): MIG slices and shares cannot be expressed there, which is
+exactly what the comparison measures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from dralab.api.errors import InputError
+from dralab.api.quantity import Quantity, QuantityError, parse_quantity
+
+__all__ = [
+    "MODES",
+    "DeviceShape",
+    "DurationSpec",
+    "FleetRef",
+    "JobKind",
+    "Scenario",
+    "ScenarioError",
+    "load_scenario",
+    "parse_duration",
+    "parse_rate",
+    "parse_scenario",
+]
+
+API_VERSION = "dralab.dev/v1alpha1"
+MODES = ("device-plugin", "dra")
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+class ScenarioError(InputError):
+    """A scenario file that cannot be used; one line naming file and field."""
+
+    def __init__(self, source: str, path: str, message: str) -> None:
+        super().__init__(f"{source}: {path}: {message}" if path else f"{source}: {message}")
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from ``90``, ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"``, ``"250ms"``."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"durations cannot be negative: {value!r}")
+        return float(value)
+    match = _DURATION.match(str(value))
+    if match is None:
+        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {value!r}")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def parse_rate(value: Any) -> float:
+    """Events per second from ``"2/h"``, ``"0.5/m"``, ``"3/s"``, ``"10/d"``.
+
+    A bare number is per hour."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a rate: {value!r}")
+    if isinstance(value, int | float):
+        return float(value) / 3600.0
+    text = str(value).strip()
+    number, _, unit = text.partition("/")
+    try:
+        count = float(number)
+    except ValueError:
+        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}") from None
+    per = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "": 3600.0}.get(unit.strip())
+    if per is None or count < 0:
+        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}")
+    return count / per
+
+
+class _Spec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True,
+            rename="camel"):
+    pass
+
+
+class DurationSpec(_Spec, frozen=True):
+    distribution: Literal["fixed", "exponential", "lognormal", "uniform"] = "fixed"
+    mean: Any = None
+    sigma: float = 0.5
+    min: Any = None
+    max: Any = None
+
+
+class DeviceShape(_Spec, frozen=True):
+    type: Literal["gpu", "mig", "share"] = "gpu"
+    count: int = 1
+    class_: str | None = msgspec.field(default=None, name="class")
+    product_name: str = ""
+    match_attribute: str = ""
+    profile: str = ""
+    memory: str = ""
+    first_available: list[DeviceShape] = []
+
+
+class JobKind(_Spec, frozen=True):
+    name: str
+    arrival_rate: Any = None
+    arrivals: list[Any] = []
+    duration: DurationSpec = DurationSpec(mean="1h")
+    pods_per_job: int = 1
+    priority: int = 0
+    cpu: Any = "1"
+    memory: Any = "1Gi"
+    tolerations: list[dict[str, Any]] = []
+    devices: DeviceShape | None = None
+    template: str | None = None
+
+
+class FleetRef(_Spec, frozen=True):
+    default: bool = False
+    file: str | None = None
+    spec: dict[str, Any] | None = None
+
+
+class _ScenarioSpec(_Spec, frozen=True):
+    seed: int = 0
+    duration: Any = "8h"
+    sample_interval: Any = None
+    compare: list[str] = msgspec.field(default_factory=lambda: list(MODES))
+    fleet: FleetRef = FleetRef(default=True)
+    scheduler: dict[str, Any] | None = None
+    workload: list[JobKind] = []
+
+
+class _Document(_Spec, frozen=True):
+    api_version: str
+    kind: str
+    metadata: dict[str, Any] = {}
+    spec: _ScenarioSpec = _ScenarioSpec()
+
+
+class Scenario(msgspec.Struct, frozen=True, kw_only=True):
+    """A parsed, checked scenario. Times are seconds; rates are jobs per second."""
+
+    name: str
+    seed: int
+    duration: float
+    sample_interval: float
+    compare: tuple[str, ...]
+    fleet: FleetRef
+    scheduler: dict[str, Any] | None
+    workload: tuple[JobKind, ...]
+    base_dir: str = "."   # where relative file references resolve
+    source: str = "<scenario>"
+
+    def with_seed(self, seed: int) -> Scenario:
+        return msgspec.structs.replace(self, seed=seed)
+
+    def with_compare(self, modes: tuple[str, ...]) -> Scenario:
+        return msgspec.structs.replace(self, compare=modes)
+
+
+def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
+    if shape.first_available:
+        for i, alt in enumerate(shape.first_available):
+            if alt.first_available:
+                raise ScenarioError(source, f"{path}.firstAvailable[{i}]",
+                                    "alternatives cannot nest firstAvailable")
+            _check_shape(alt, f"{path}.firstAvailable[{i}]", source)
+        return
+    if shape.count < 1:
+        raise ScenarioError(source, f"{path}.count", "must be at least 1")
+    if shape.type == "mig" and not shape.profile:
+        raise ScenarioError(source, f"{path}.profile", "required for type mig (e.g. 1g.5gb)")
+    if shape.type == "share":
+        try:
+            parse_quantity(shape.memory)
+        except QuantityError:
+            raise ScenarioError(source, f"{path}.memory",
+                                f"type share needs a GPU memory quantity: {shape.memory!r}"
+                                ) from None
+
+
+def _quantity(value: Any, path: str, source: str) -> Quantity:
+    try:
+        return parse_quantity(str(value))
+    except QuantityError as exc:
+        raise ScenarioError(source, path, str(exc)) from None
+
+
+def _check_job(job: JobKind, i: int, source: str) -> None:
+    path = f"spec.workload[{i}]"
+    if job.arrival_rate is None and not job.arrivals:
+        raise ScenarioError(source, path, "needs arrivalRate or arrivals")
+    if job.arrival_rate is not None and job.arrivals:
+        raise ScenarioError(source, path, "arrivalRate and arrivals are exclusive")
+    try:
+        if job.arrival_rate is not None:
+            parse_rate(job.arrival_rate)
+        for n, t in enumerate(job.arrivals):
+            try:
+                parse_duration(t)
+            except ValueError as exc:
+                raise ScenarioError(source, f"{path}.arrivals[{n}]", str(exc)) from None
+    except ValueError as exc:
+        raise ScenarioError(source, f"{path}.arrivalRate", str(exc)) from None
+    d = job.duration
+    try:
+        if d.distribution == "uniform":
+            if d.min is None or d.max is None or parse_duration(d.min) > parse_duration(d.max):
+                raise ScenarioError(source, f"{path}.duration",
+                                    "uniform needs min <= max")
+        elif d.mean is None or parse_duration(d.mean) <= 0:
+            raise ScenarioError(source, f"{path}.duration.mean", "must be a positive duration")
+    except ValueError as exc:
+        raise ScenarioError(source, f"{path}.duration", str(exc)) from None
+    if job.pods_per_job < 1:
+        raise ScenarioError(source, f"{path}.podsPerJob", "must be at least 1")
+    _quantity(job.cpu, f"{path}.cpu", source)
+    _quantity(job.memory, f"{path}.memory", source)
+    if job.devices is not None:
+        _check_shape(job.devices, f"{path}.devices", source)
+
+
+def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
+                   base_dir: str = ".") -> Scenario:
+    """Check and convert one decoded Scenario document; ScenarioError names the field."""
+    try:
+        doc = msgspec.convert(data, _Document)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        path = ""
+        if " - at `$." in text:
+            text, _, path = text.partition(" - at `$.")
+            path = path.rstrip("`")
+        raise ScenarioError(source, path, text) from None
+    if doc.api_version != API_VERSION or doc.kind != "Scenario":
+        raise ScenarioError(source, "kind", f"expected {API_VERSION} Scenario, got "
+                            f"{doc.api_version} {doc.kind}")
+    spec = doc.spec
+    try:
+        duration = parse_duration(spec.duration)
+    except ValueError as exc:
+        raise ScenarioError(source, "spec.duration", str(exc)) from None
+    if duration <= 0:
+        raise ScenarioError(source, "spec.duration", "must be positive")
+    try:
+        sample = parse_duration(spec.sample_interval) if spec.sample_interval is not None \
+            else duration / 200
+    except ValueError as exc:
+        raise ScenarioError(source, "spec.sampleInterval", str(exc)) from None
+    if sample <= 0:
+        raise ScenarioError(source, "spec.sampleInterval", "must be positive")
+    for i, mode in enumerate(spec.compare):
+        if mode not in MODES:
+            raise ScenarioError(source, f"spec.compare[{i}]",
+                                f"unknown mode {mode!r}: use {' or '.join(MODES)}")
+    if not spec.compare:
+        raise ScenarioError(source, "spec.compare", "name at least one mode")
+    chosen = sum([spec.fleet.default, spec.fleet.file is not None, spec.fleet.spec is not None])
+    if chosen != 1:
+        raise ScenarioError(source, "spec.fleet", "set exactly one of default, file, spec")
+    names: set[str] = set()
+    for i, job in enumerate(spec.workload):
+        if job.name in names:
+            raise ScenarioError(source, f"spec.workload[{i}].name", f"duplicate {job.name!r}")
+        names.add(job.name)
+        _check_job(job, i, source)
+    if not spec.workload:
+        raise ScenarioError(source, "spec.workload", "name at least one job kind")
+    name = str(doc.metadata.get("name") or Path(source).stem or "scenario")
+    return Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
+                    compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
+                    workload=tuple(spec.workload), base_dir=base_dir, source=source)
+
+
+def load_scenario(path: str) -> Scenario:
+    """Read a Scenario file (YAML or JSON)."""
+    from dralab.api.io import read_documents
+
+    docs = read_documents([path])
+    if len(docs) != 1:
+        raise ScenarioError(path, "", f"expected one Scenario document, found {len(docs)}")
+    return parse_scenario(docs[0].data, path, str(Path(path).parent))
