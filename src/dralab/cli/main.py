@@ -7,8 +7,10 @@ import click
 from dralab import __version__
 
 from .allocate import allocate_cmd
+from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
+from .schedule import schedule_cmd
 from .validate import validate_cmd
 
 
@@ -22,6 +24,8 @@ cli.add_command(validate_cmd)
 cli.add_command(allocate_cmd)
 cli.add_command(fleet_cmd)
 cli.add_command(import_cmd)
+cli.add_command(schedule_cmd)
+cli.add_command(explain_cmd)
 
 
 def main() -> None:

@@ -1,1 +1,60 @@
-"""A kube-scheduler-style scheduling framework for pods with DRA claims."""
+"""A kube-scheduler-style scheduling framework for pods with DRA claims.
+
+``schedule(objects)`` builds the cluster from API objects (workloads expanded
+into pods), schedules every pending pod with the default profile (or the
+profiles of a KubeSchedulerConfiguration-shaped ``config``) and returns a
+``ScheduleResult``. ``explain_pod`` / ``explain_claim`` say, per node, what kept
+a pod off it and what would make it fit. Deterministic for a given ``seed``.
+
+Layers (private modules): ``framework`` (statuses, cycle state, one Protocol per
+extension point), ``cluster`` (the mutable state of a run), ``registry`` and
+``profile`` (plugins and their configuration), ``runtime`` (running the plugins of
+one profile), ``cycle`` and ``scheduler`` (the loop), ``plugins`` (in-tree plugins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from dralab.api.base import KubeObject
+from dralab.api.features import FeatureGates
+
+from .build import build_cluster
+from .cluster import ClusterState
+from .explain import ClaimExplanation, Explanation, explain_claim, explain_pod
+from .profile import ConfigError, SchedulerConfig, parse_config
+from .result import Evicted, Placement, ScheduleResult, Unplaced
+from .scheduler import Scheduler
+
+__all__ = [
+    "ClaimExplanation",
+    "ClusterState",
+    "ConfigError",
+    "Evicted",
+    "Explanation",
+    "Placement",
+    "ScheduleResult",
+    "Scheduler",
+    "SchedulerConfig",
+    "Unplaced",
+    "build_cluster",
+    "explain_claim",
+    "explain_pod",
+    "parse_config",
+    "schedule",
+]
+
+
+def schedule(objects: Iterable[KubeObject],
+             config: SchedulerConfig | Mapping[str, Any] | None = None,
+             features: FeatureGates | None = None, seed: int = 0) -> ScheduleResult:
+    """Schedule every pending pod among ``objects`` (pods without spec.nodeName, and
+    the pods of Jobs, Deployments, ... expanded) in queue order.
+
+    ``config`` is a SchedulerConfig or a KubeSchedulerConfiguration mapping (None:
+    the default profile). Raises ConfigError for an invalid config; "does not fit"
+    is never an exception: such pods are in ``result.unplaced``.
+    """
+    cluster, pending = build_cluster(objects, features, seed)
+    return Scheduler.build(cluster, config, seed).run(pending)

@@ -1,0 +1,157 @@
+"""Scheduler benchmark: the issue's shapes built in memory, scheduled end to end.
+
+Cluster: nodes with 64 cpu / 256Gi; per node one ResourceSlice of driver
+``test-driver.cdi.k8s.io`` (pool = node name) with N devices ``instance-<i>`` as in
+bench_allocator.py; DeviceClass ``test-class``; one ResourceClaimTemplate with one
+request of one device; every pod references it and asks for 100m cpu / 128Mi.
+``--mode device-plugin`` instead advertises ``nvidia.com/gpu: N`` per node and pods
+request one (no DRA at all: the framework's own cost).
+
+Prints pods/s and microseconds per pod for each shape, the target being >= 350
+pods/s end to end (cluster building included), and the per-pod cost against
+fleet size.
+
+    python benchmarks/bench_scheduler.py [--quick] [--mode dra|device-plugin] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import pstats
+import sys
+import time
+from typing import Any
+
+from dralab.api.base import KubeObject, ObjectMeta
+from dralab.api.codec import decode
+from dralab.api.quantity import parse_quantity
+from dralab.api.resource import (
+    CELDeviceSelector,
+    Device,
+    DeviceAttribute,
+    DeviceCapacity,
+    DeviceClass,
+    DeviceClassSpec,
+    DeviceSelector,
+    ResourcePool,
+    ResourceSlice,
+    ResourceSliceSpec,
+)
+from dralab.scheduler import Scheduler, build_cluster
+
+DRIVER = "test-driver.cdi.k8s.io"
+CLASS = "test-class"
+TARGET_PODS_PER_S = 350
+
+
+def device_class() -> DeviceClass:
+    return DeviceClass(metadata=ObjectMeta(name=CLASS), spec=DeviceClassSpec(selectors=[
+        DeviceSelector(cel=CELDeviceSelector(expression=f'device.driver == "{DRIVER}"'))]))
+
+
+def node_slice(node: str, count: int) -> ResourceSlice:
+    devices = [Device(
+        name=f"instance-{i}",
+        attributes={"model": DeviceAttribute(string="A100"),
+                    "family": DeviceAttribute(string="GPU"),
+                    "driverVersion": DeviceAttribute(version="1.2.3"),
+                    "dra.example.com/numa": DeviceAttribute(int_=i)},
+        capacity={"memory": DeviceCapacity(value=parse_quantity("1Gi"))},
+    ) for i in range(count)]
+    return ResourceSlice(metadata=ObjectMeta(name=f"{node}-slice"), spec=ResourceSliceSpec(
+        driver=DRIVER, node_name=node,
+        pool=ResourcePool(name=node, generation=1, resource_slice_count=1), devices=devices))
+
+
+def node(name: str, gpus: int) -> KubeObject:
+    allocatable: dict[str, Any] = {"cpu": "64", "memory": "256Gi", "pods": "110"}
+    if gpus:
+        allocatable["nvidia.com/gpu"] = str(gpus)
+    return decode({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": allocatable, "capacity": allocatable}})
+
+
+def pod(name: str, dra: bool) -> KubeObject:
+    requests: dict[str, str] = {"cpu": "100m", "memory": "128Mi"}
+    container: dict[str, Any] = {"name": "main", "image": "pause",
+                                 "resources": {"requests": requests}}
+    spec: dict[str, Any] = {"containers": [container]}
+    if dra:
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": "one-device"}]
+        container["resources"]["claims"] = [{"name": "dev"}]
+    else:
+        requests["nvidia.com/gpu"] = "1"
+        container["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+    return decode({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
+                   "spec": spec})
+
+
+def objects(nodes: int, devices: int, pods: int, dra: bool) -> list[KubeObject]:
+    names = [f"node-{i:05d}" for i in range(nodes)]
+    out: list[KubeObject] = [node(n, 0 if dra else devices) for n in names]
+    if dra:
+        out.append(device_class())
+        out.extend(node_slice(n, devices) for n in names)
+        out.append(decode({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-device", "namespace": "bench"},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": "req-0", "exactly": {"deviceClassName": CLASS}}]}}}}))
+    out.extend(pod(f"pod-{i:05d}", dra) for i in range(pods))
+    return out
+
+
+def run(nodes: int, devices: int, pods: int, dra: bool, profile: bool = False
+        ) -> tuple[float, float, int]:
+    """(build seconds, scheduling seconds, pods placed)."""
+    inputs = objects(nodes, devices, pods, dra)
+    gc.collect()
+    start = time.perf_counter()
+    cluster, pending = build_cluster(inputs)
+    scheduler = Scheduler.build(cluster)
+    built = time.perf_counter()
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
+    result = scheduler.run(pending)
+    if profiler:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+    done = time.perf_counter()
+    return built - start, done - built, len(result.placed)
+
+
+def report(label: str, nodes: int, devices: int, pods: int, dra: bool, profile: bool) -> float:
+    build_s, run_s, placed = run(nodes, devices, pods, dra, profile)
+    total = build_s + run_s
+    rate = pods / total if total else float("inf")
+    verdict = "ok" if rate >= TARGET_PODS_PER_S else "below target"
+    print(f"{label:<34} {nodes:>6} nodes {pods:>6} pods  placed {placed:>6}  "
+          f"build {build_s:6.2f}s  run {run_s:6.2f}s  {rate:7.0f} pods/s  "
+          f"{run_s / pods * 1e6:7.0f} us/pod  [{verdict}]")
+    return rate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller shapes")
+    parser.add_argument("--mode", choices=["dra", "device-plugin"], default="dra")
+    parser.add_argument("--profile", action="store_true", help="cProfile the first shape")
+    args = parser.parse_args(argv)
+    dra = args.mode == "dra"
+    scale = 10 if args.quick else 1
+    print(f"mode: {args.mode}; target >= {TARGET_PODS_PER_S} pods/s end to end")
+    report("fill: 500 nodes x 10 devices", 500 // scale, 10, 5000 // scale, dra, args.profile)
+    report("large: 10,000 pods on 5,000 nodes", 5000 // scale, 10, 10000 // scale, dra, False)
+    print("per-pod cost vs fleet size (1,000 pods):")
+    for nodes in (100, 500, 1000, 2000, 5000):
+        report(f"  fleet {nodes}", nodes // scale, 10, 1000 // scale, dra, False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

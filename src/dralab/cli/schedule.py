@@ -1,0 +1,98 @@
+"""``dralab schedule``: schedule every pending pod as kube-scheduler would."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from dralab.api.base import KubeObject
+from dralab.api.check import validate_documents
+from dralab.api.errors import InputError
+from dralab.api.features import FeatureGates
+from dralab.api.io import dumps, load_documents, read_documents, to_list
+from dralab.scheduler import schedule
+
+from .common import (
+    EXIT_INPUT,
+    EXIT_UNSCHEDULABLE,
+    feature_gates_option,
+    filename_option,
+    one_line_errors,
+    output_option,
+    parse_gates,
+)
+
+
+def config_option(func: Any) -> Any:
+    return click.option(
+        "--config", "config_path", metavar="FILE", default=None,
+        help="A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with the "
+             "profiles to use; default: the default-scheduler profile.")(func)
+
+
+def seed_option(func: Any) -> Any:
+    return click.option(
+        "--seed", type=int, default=0, show_default=True,
+        help="Seed of every random choice (name suffixes, score ties, preemption offset).",
+    )(func)
+
+
+def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObject]:
+    """Read and validate the manifests; invalid input ends the command with exit 2."""
+    docs = read_documents(filenames)
+    problems = validate_documents(docs, gates)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    return load_documents(docs)
+
+
+def load_config(path: str | None) -> Mapping[str, Any] | None:
+    """The scheduler configuration document of ``path`` (exactly one), or None."""
+    if path is None:
+        return None
+    docs = read_documents([path])
+    if len(docs) != 1 or not isinstance(docs[0].data, Mapping):
+        raise InputError(f"{path}: expected one KubeSchedulerConfiguration document")
+    data: Mapping[str, Any] = docs[0].data
+    return data
+
+
+@click.command("schedule")
+@filename_option
+@output_option
+@config_option
+@feature_gates_option
+@seed_option
+@one_line_errors
+def schedule_cmd(filenames: tuple[str, ...], output: str, config_path: str | None,
+                 feature_gates: str, seed: int) -> None:
+    """Schedule every pending pod (no spec.nodeName) in queue order.
+
+    Inputs: Nodes, Pods, PriorityClasses, DRA objects (DeviceClass, ResourceSlice,
+    DeviceTaintRule, ResourceClaim, ResourceClaimTemplate) and workloads (Job,
+    CronJob, Deployment, ReplicaSet, StatefulSet, DaemonSet), expanded into pods.
+    Prints a v1 List of every pod (placed ones with spec.nodeName; unplaced ones with
+    a PodScheduled=False condition carrying kube-scheduler's message; preempted ones
+    with a DisruptionTarget condition) and every ResourceClaim, and one line per
+    unplaced or preempted pod on stderr. Exit 0 when every pod was placed, 1 when
+    some were not (or were preempted), 2 on invalid input or configuration.
+    """
+    gates = parse_gates(feature_gates)
+    objects = load_inputs(filenames, gates)
+    result = schedule(objects, load_config(config_path), gates, seed)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(dumps(to_list(result.objects()), output), nl=False)
+    for item in result.unplaced:
+        meta = item.pod.metadata
+        click.echo(f"{meta.namespace}/{meta.name}: {item.reason}: {item.message}", err=True)
+    for evicted in result.evicted:
+        meta = evicted.pod.metadata
+        click.echo(f"{meta.namespace}/{meta.name}: preempted on {evicted.node} by "
+                   f"{evicted.preemptor}", err=True)
+    if not result.all_placed:
+        raise SystemExit(EXIT_UNSCHEDULABLE)

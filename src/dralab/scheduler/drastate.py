@@ -1,0 +1,143 @@
+"""What DynamicResources keeps in CycleState for one pod's scheduling cycle.
+
+PreFilter writes a ``DRAState``; Filter adds one ``NodeResult`` per feasible
+node; Reserve records what it wrote so Unreserve can take exactly that back.
+Preemption works on clones: ``remove_pod``/``add_pod`` edit a private copy of
+the allocated state (copy-on-write), never the cluster's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from dralab.allocator import AllocatedState, Allocator
+from dralab.allocator.nodes import CompiledNodeSelector
+from dralab.api.core import ContainerExtendedResourceRequest
+from dralab.api.resource import AllocationResult, ResourceClaim
+
+from .draview import NodeOutcome, OutcomeTable
+from .extended import ExtendedClaimSpec
+
+__all__ = ["ClaimEntry", "DRAState", "ExtendedNeed", "NodeResult"]
+
+
+@dataclass(slots=True, eq=False)
+class ClaimEntry:
+    """One claim of the pod as PreFilter saw it.
+
+    ``selector``: the allocation's node selector, for allocated claims that have
+    one. ``pending``: not allocated, the scheduler allocates it.
+    """
+
+    key: str
+    claim: ResourceClaim
+    selector: CompiledNodeSelector | None = None
+    pending: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class ExtendedNeed:
+    """The pod's extended resources that a DeviceClass can serve.
+
+    ``requests``: pod-level whole units per resource; ``mapping``: resource ->
+    class; ``stale``: a special claim left from an earlier cycle (it is deleted
+    in PostFilter and the pod retried); ``kinds``: per set of resources a node
+    serves through DRA, the placeholder claim to allocate and its spec.
+    """
+
+    requests: Mapping[str, int]
+    mapping: Mapping[str, str]
+    stale: ResourceClaim | None = None
+    kinds: dict[frozenset[str], tuple[ResourceClaim, ExtendedClaimSpec]] = field(
+        default_factory=dict)
+    # Per kind: the outcome-cache token of the pod's pending claims plus the special one.
+    tokens: dict[frozenset[str], int] = field(default_factory=dict)
+
+
+# Filter's answer for a feasible node: one allocation per pending claim (in order,
+# then the special claim's); the special claim with its spec when the node serves
+# extended resources through DRA; the cached outcome it came from (None for
+# what-if searches), on which Score memoises the policy's opinion. A plain tuple:
+# one is made per feasible node and pod.
+NodeResult: TypeAlias = tuple[tuple[AllocationResult, ...],
+                              tuple[ResourceClaim, ExtendedClaimSpec] | None,
+                              NodeOutcome | None]
+
+
+@dataclass(slots=True, eq=False)
+class DRAState:
+    """Cycle state of DynamicResources. ``clone`` is independent for everything
+    preemption or Filter may change."""
+
+    claims: list[ClaimEntry] = field(default_factory=list)
+    extended: ExtendedNeed | None = None
+    # Derived once in PreFilter for the per-node hot path:
+    pending_claims: tuple[ResourceClaim, ...] = ()  # the claims to allocate, in order
+    selectors: tuple[tuple[int, CompiledNodeSelector], ...] = ()  # allocated claims' reach
+    token: int | None = None  # AllocatorCache token of pending_claims
+    prioritized: bool = False  # some pending claim has a firstAvailable request
+    # Filter may answer from the outcome cache alone: a token, no extended
+    # resources, no allocated claims to check, no what-if, no explanations.
+    fast: bool = False
+    table: OutcomeTable | None = None  # the cache's outcomes for ``token``
+    # The allocator of this cycle (None: nothing to allocate).
+    allocator: Allocator | None = None
+    nodes: dict[str, NodeResult] = field(default_factory=dict)
+    # Indices of allocated claims whose devices were out of reach of some node.
+    unavailable: set[int] = field(default_factory=set)
+    # Preemption what-if: allocated state with victims' claims released.
+    what_if: AllocatedState | None = None
+    owns_what_if: bool = False
+    what_if_allocator: Allocator | None = None
+    removed: dict[str, set[str]] = field(default_factory=dict)  # claim key -> victim uids
+    released: set[str] = field(default_factory=set)  # claim keys freed in the what-if
+    # Reserve bookkeeping: (claim key, "allocated" | "consumer" | "created").
+    reserved: list[tuple[str, str]] = field(default_factory=list)
+    extended_claim: str | None = None
+    extended_mappings: tuple[ContainerExtendedResourceRequest, ...] = ()
+    status_written: bool = False
+
+    @property
+    def pending(self) -> list[ClaimEntry]:
+        return [c for c in self.claims if c.pending]
+
+    def empty(self) -> bool:
+        """No claims and no extended resources: the plugin has nothing to do."""
+        return not self.claims and self.extended is None
+
+    def clone(self) -> DRAState:
+        # The what-if state becomes shared: whoever changes it next copies it first.
+        self.owns_what_if = False
+        return DRAState(
+            claims=self.claims,  # entries are never changed after PreFilter
+            extended=self.extended,
+            pending_claims=self.pending_claims,
+            selectors=self.selectors,
+            token=self.token,
+            prioritized=self.prioritized,
+            fast=self.fast,
+            table=self.table,
+            allocator=self.allocator,
+            nodes=dict(self.nodes),
+            unavailable=set(self.unavailable),
+            what_if=self.what_if,
+            owns_what_if=False,
+            what_if_allocator=self.what_if_allocator,
+            removed={k: set(v) for k, v in self.removed.items()},
+            released=set(self.released),
+            reserved=list(self.reserved),
+            extended_claim=self.extended_claim,
+            extended_mappings=self.extended_mappings,
+            status_written=self.status_written,
+        )
+
+    def writable_what_if(self, base: AllocatedState) -> AllocatedState:
+        """The what-if state, copied first if it is shared (or still the cluster's)."""
+        if self.what_if is None or not self.owns_what_if:
+            self.what_if = (self.what_if or base).copy()
+            self.owns_what_if = True
+            self.what_if_allocator = None
+            self.fast = False
+        return self.what_if

@@ -1,0 +1,314 @@
+"""The DRA plugin's long-lived view of the cluster: one allocator, reused.
+
+Upstream builds a fresh allocator in every PreFilter from all slices, classes
+and allocated claims. Here the expensive parts live across pods:
+
+* the ``SliceIndex`` (and the classes) are rebuilt only when the cluster's
+  slices, taint rules, classes or feature gates change (checked by object
+  identity, cheap per pod);
+* the ``Allocator`` shares ``ClusterState.allocated``, which Reserve and the
+  claim lifecycle keep current, so nothing is re-gathered per pod;
+* per node, the outcome of allocating a given claim spec is remembered with
+  the versions of the node's pools in the allocated state; while none of those
+  pools changes, the next pod with the same spec (claims from one template
+  share their spec object) gets the same answer without a search. Outcomes
+  that drew random share IDs are not remembered.
+
+Only the allocator over the cluster's own state uses the outcome cache; what-if
+states (preemption) get their own allocator and always search.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dralab.allocator import (
+    Allocated,
+    AllocatedState,
+    AllocationError,
+    AllocationOutcome,
+    Allocator,
+    AllocatorFeatures,
+    NodeView,
+    SliceIndex,
+    Unschedulable,
+)
+from dralab.allocator.pools import NodePools, PoolGatherError
+from dralab.api.features import FeatureGates
+from dralab.api.resource import (
+    AllocationResult,
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceClaimSpec,
+    ResourceSlice,
+)
+
+from .cluster import ClusterState, NodeInfo
+from .devicepolicy import DevicePolicy, OrderedAllocator
+from .framework import Status
+
+__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey"]
+
+# (namespace, spec object) per claim to allocate; specs are compared by identity.
+SpecKey = tuple[tuple[str, int], ...]
+_OUTCOME_LIMIT = 200_000
+
+
+@dataclass(slots=True, eq=False)
+class NodeOutcome:
+    """The result of allocating one pod's pending claims on one node.
+
+    ``allocations`` (one per claim, in order) when it fits; otherwise ``reason``
+    (and ``error`` when it is an Error rather than Unschedulable) with the
+    allocator's ``details`` if they were asked for. ``status`` is free for the
+    caller to memoise the framework Status it derives (outcomes are shared
+    through the cache, so deriving it once saves work on every hit).
+    """
+
+    allocations: tuple[AllocationResult, ...] | None
+    reason: str = ""
+    error: bool = False
+    details: tuple[str, ...] = ()
+    steps: int = 0
+    status: Status | None = None
+    score: int | None = None  # the device policy's score, memoised by the caller
+
+
+@dataclass(slots=True)
+class _Node:
+    view: NodeView
+    pools: NodePools | None
+    pool_keys: tuple[tuple[str, str], ...]
+
+
+class OutcomeTable:
+    """Remembered outcomes of one claim-spec token, per node.
+
+    An entry is (node view, the node's pool keys, sum of their versions when
+    computed, outcome). It is valid while the node is the same NodeInfo view and
+    none of its pools changed; versions only grow, so an unchanged sum means
+    unchanged pools.
+    """
+
+    __slots__ = ("entries", "hits", "pool_version")
+
+    def __init__(self, pool_version: Callable[[tuple[str, str]], int]) -> None:
+        self.entries: dict[str, tuple[NodeView, tuple[tuple[str, str], ...], int,
+                                      NodeOutcome]] = {}
+        self.pool_version = pool_version
+        self.hits = 0
+
+    def lookup(self, view: NodeView) -> NodeOutcome | None:
+        """The outcome for the node of ``view`` (``NodeInfo.view``) if still valid.
+        Filter's hot path: one dict lookup and one version read per pool."""
+        found = self.entries.get(view.name)
+        if found is None or found[0] is not view:
+            return None
+        keys = found[1]
+        pool_version = self.pool_version
+        if len(keys) == 1:
+            version = pool_version(keys[0])
+        else:
+            version = 0
+            for key in keys:
+                version += pool_version(key)
+        if found[2] != version:
+            return None
+        self.hits += 1
+        return found[3]
+
+
+def _outcome(result: AllocationOutcome) -> NodeOutcome:
+    if isinstance(result, Allocated):
+        return NodeOutcome(result.allocations, steps=result.steps)
+    if isinstance(result, Unschedulable):
+        return NodeOutcome(None, result.reason, False, result.explanations, result.steps)
+    assert isinstance(result, AllocationError)
+    return NodeOutcome(None, result.message, True, (), result.steps)
+
+
+def _shares(outcome: NodeOutcome) -> bool:
+    return any(r.share_id is not None for a in outcome.allocations or ()
+               for r in a.devices.results)
+
+
+class AllocatorCache:
+    """Allocators and per-node outcomes for one cluster; see the module docstring.
+
+    Not thread-safe. ``refresh`` must be called (once per pod is enough) before
+    ``allocate`` so that changed slices or classes are picked up.
+    """
+
+    def __init__(self, rng: random.Random, max_steps: int | None = None) -> None:
+        self.rng = rng
+        self.max_steps = max_steps
+        self._allocated: AllocatedState | None = None
+        self._gates: FeatureGates | None = None
+        self._slice_list: list[ResourceSlice] = []
+        self._rule_list: list[DeviceTaintRule] = []
+        self._class_list: list[DeviceClass] = []
+        self._pool_version: Callable[[tuple[str, str]], int] = AllocatedState().pool_version
+        self.allocator: Allocator | None = None
+        self._ordered: OrderedAllocator | None = None
+        self.classes: dict[str, DeviceClass] = {}
+        self.features = AllocatorFeatures()
+        self._nodes: dict[str, _Node] = {}
+        # Claim specs -> small int token; the specs are kept alive with it.
+        self._tokens: dict[SpecKey, tuple[int, tuple[ResourceClaimSpec, ...]]] = {}
+        self._tables: dict[int, OutcomeTable] = {}
+        self._outcome_count = 0
+        self._next_token = 0
+        self.hits = 0
+        self.misses = 0
+
+    # --- keeping up with the cluster ---------------------------------------------
+    def refresh(self, cluster: ClusterState) -> Allocator:
+        """The allocator for ``cluster`` as it is now (rebuilt only if slices,
+        taint rules, classes, gates or the allocated-state object changed).
+
+        Lists are compared with ``==``, which short-cuts on identical elements, so
+        the usual "nothing changed" case is one C-level pass; equal-but-new
+        objects give an equal index, so they need no rebuild either.
+        """
+        if (self.allocator is None or cluster.allocated is not self._allocated
+                or cluster.features != self._gates or cluster.slices != self._slice_list
+                or cluster.taint_rules != self._rule_list
+                or list(cluster.classes.values()) != self._class_list):
+            self._rebuild(cluster)
+        assert self.allocator is not None
+        return self.allocator
+
+    def _rebuild(self, cluster: ClusterState) -> None:
+        self._allocated = cluster.allocated
+        self._gates = cluster.features
+        self._slice_list = list(cluster.slices)
+        self._rule_list = list(cluster.taint_rules)
+        self._class_list = list(cluster.classes.values())
+        self.features = AllocatorFeatures.from_gates(cluster.features)
+        rules = cluster.taint_rules if self.features.device_taint_rules else ()
+        index = SliceIndex(cluster.slices, rules)
+        self.classes = dict(cluster.classes)
+        self.allocator = Allocator(index, self.classes, cluster.allocated, self.features,
+                                   rng=self.rng, max_steps=self.max_steps)
+        self._ordered = None
+        self._pool_version = cluster.allocated.pool_version
+        self._nodes = {k: _Node(v.view, None, ()) for k, v in self._nodes.items()}
+        self._forget()
+
+    def what_if(self, state: AllocatedState) -> Allocator:
+        """An allocator over another allocated state (preemption), sharing the index."""
+        assert self.allocator is not None
+        return Allocator(self.allocator.index, self.classes, state, self.features,
+                         rng=self.rng, max_steps=self.max_steps)
+
+    # --- nodes ------------------------------------------------------------------------
+    def node(self, node: NodeInfo) -> tuple[NodeView, NodePools | None]:
+        """The node's view and its pools (None if gathering failed)."""
+        entry = self._node(node)
+        return entry.view, entry.pools
+
+    def _node(self, node: NodeInfo) -> _Node:
+        view = node.view
+        entry = self._nodes.get(view.name)
+        if entry is None or entry.view is not view:
+            entry = _Node(view, None, ())
+            self._nodes[view.name] = entry
+        if entry.pools is None and self.allocator is not None:
+            try:
+                pools = self.allocator.pools(view)
+            except PoolGatherError:
+                return entry
+            entry.pools = pools
+            entry.pool_keys = tuple(p.key for p in pools.pools)
+        return entry
+
+    # --- allocating -------------------------------------------------------------------
+    def token(self, claims: Sequence[ResourceClaim]) -> int:
+        """A small int naming the specs (and namespaces) of ``claims``: pods whose
+        pending claims share their spec objects share a token and thus cached
+        outcomes. Valid until the next rebuild."""
+        key: SpecKey = tuple((c.metadata.namespace or "", id(c.spec)) for c in claims)
+        found = self._tokens.get(key)
+        if found is None:
+            if len(self._tokens) >= _OUTCOME_LIMIT:
+                self._forget()
+            # Never reuse a number: cycles in flight may still hold old tokens.
+            self._next_token += 1
+            found = self._tokens[key] = (self._next_token, tuple(c.spec for c in claims))
+        return found[0]
+
+    def _forget(self) -> None:
+        self.hits += sum(t.hits for t in self._tables.values())
+        self._tokens.clear()
+        self._tables.clear()
+        self._outcome_count = 0
+
+    def table(self, token: int) -> OutcomeTable:
+        """The remembered outcomes of ``token`` (empty for a token from before the
+        last rebuild; it then stays empty)."""
+        found = self._tables.get(token)
+        if found is None:
+            found = self._tables[token] = OutcomeTable(self._pool_version)
+        return found
+
+    @property
+    def total_hits(self) -> int:
+        return self.hits + sum(t.hits for t in self._tables.values())
+
+    def allocate(self, claims: Sequence[ResourceClaim], node: NodeInfo, policy: DevicePolicy,
+                 *, token: int | None = None, explain: bool = False,
+                 allocator: Allocator | None = None) -> NodeOutcome:
+        """Allocate ``claims`` on ``node`` with ``policy``'s candidate order.
+
+        With ``token`` (from ``token(claims)``) the outcome is looked up and
+        remembered per node: it stays valid while the version of every pool the
+        node sees is unchanged (versions only grow, so their sum is a faithful
+        change marker). With ``allocator`` (a ``what_if`` allocator) or
+        ``explain`` the search always runs and nothing is remembered.
+        """
+        base = self.allocator
+        assert base is not None, "refresh() first"
+        view = node.view
+        entry = self._nodes.get(view.name)
+        if entry is None or entry.view is not view or entry.pools is None:
+            entry = self._node(node)
+        engine = base if allocator is None else allocator
+        cacheable = (token is not None and engine is base and not explain
+                     and entry.pools is not None)
+        table = None
+        version = 0
+        if cacheable:
+            table = self.table(token)  # type: ignore[arg-type]
+            found = table.lookup(view)
+            if found is not None:
+                return found
+            pool_version = self._pool_version
+            for key in entry.pool_keys:
+                version += pool_version(key)
+        self.misses += 1
+        outcome = _outcome(self._search(engine, claims, entry, policy, explain))
+        if table is not None and not outcome.error and not _shares(outcome):
+            if self._outcome_count >= _OUTCOME_LIMIT:
+                self._forget()
+                return outcome  # its token is gone with the rest
+            self._outcome_count += 1
+            table.entries[view.name] = (view, entry.pool_keys, version, outcome)
+        return outcome
+
+    def _search(self, engine: Allocator, claims: Sequence[ResourceClaim], entry: _Node,
+                policy: DevicePolicy, explain: bool) -> AllocationOutcome:
+        order = None
+        if entry.pools is not None:
+            order = policy.order(entry.pools, engine.state)
+        if order is None or entry.pools is None:
+            return engine.allocate(claims, entry.view, explain_failure=explain)
+        if engine is self.allocator:
+            if self._ordered is None:
+                self._ordered = OrderedAllocator(engine)
+            ordered = self._ordered
+        else:
+            ordered = OrderedAllocator(engine)
+        return ordered.allocate(claims, entry.view, entry.pools, order, explain_failure=explain)

@@ -1,0 +1,219 @@
+"""NodeAffinity: spec.nodeSelector and required node affinity filter; preferred terms score.
+
+PreFilter narrows the node set when every required term names nodes with
+``matchFields metadata.name In`` (how DaemonSet pods are pinned); terms are
+ORed, so their node sets are united. ``addedAffinity`` (plugin args) applies to
+every pod on top of its own affinity. A selector the API would reject matches
+no node, as upstream ignores its parse error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from dralab.allocator.nodes import (
+    CompiledNodeSelector,
+    NodeSelectorError,
+    compile_node_selector,
+)
+from dralab.api.core import NodeAffinity as NodeAffinitySpec
+from dralab.api.core import NodeSelector, NodeSelectorTerm
+
+from ..cluster import ClusterState, NodeInfo, PodInfo
+from ..framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    MissingStateError,
+    NodeScore,
+    PreFilterResult,
+    Status,
+)
+from ..registry import Handle, PluginArgsError
+from .helpers import default_normalize_score
+
+NAME = "NodeAffinity"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_SUCCESS = Status.success()
+_NEVER = CompiledNodeSelector(())
+
+
+def _compile(selector: NodeSelector) -> CompiledNodeSelector:
+    try:
+        return compile_node_selector(selector)
+    except NodeSelectorError:
+        return _NEVER
+
+
+class _Required:
+    """nodeSelector pairs plus compiled required terms (None: no required affinity)."""
+
+    __slots__ = ("pairs", "terms")
+
+    def __init__(self, pairs: tuple[tuple[str, str], ...],
+                 terms: CompiledNodeSelector | None) -> None:
+        self.pairs = pairs
+        self.terms = terms
+
+    def clone(self) -> _Required:
+        return self  # read-only
+
+    def matches(self, node: NodeInfo) -> bool:
+        if self.pairs:
+            labels = node.node.metadata.labels
+            for key, value in self.pairs:
+                if labels.get(key) != value:
+                    return False
+        return self.terms is None or self.terms.matches(node.view)
+
+
+class _Preferred:
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: tuple[tuple[int, CompiledNodeSelector], ...]) -> None:
+        self.terms = terms
+
+    def clone(self) -> _Preferred:
+        return self
+
+
+def _preferred(terms: Sequence[Any]) -> list[tuple[int, CompiledNodeSelector]]:
+    return [(t.weight, _compile(NodeSelector(node_selector_terms=[t.preference])))
+            for t in terms if t.weight]
+
+
+def _names_of(term: NodeSelectorTerm) -> set[str] | None:
+    """Node names a term allows via matchFields metadata.name In (None: not restricted)."""
+    names: set[str] | None = None
+    for req in term.match_fields:
+        if req.key == "metadata.name" and req.operator == "In":
+            values = set(req.values)
+            names = values if names is None else names & values
+    return names
+
+
+class NodeAffinity:
+    def __init__(self, added: NodeAffinitySpec | None) -> None:
+        self._added_required = None
+        self._added_preferred: tuple[tuple[int, CompiledNodeSelector], ...] = ()
+        if added is not None:
+            required = added.required_during_scheduling_ignored_during_execution
+            if required is not None:
+                self._added_required = _compile(required)
+            self._added_preferred = tuple(
+                _preferred(added.preferred_during_scheduling_ignored_during_execution))
+        self._cache: dict[bytes, tuple[_Required, _Preferred]] = {}
+
+    @classmethod
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeAffinity:
+        raw = args.get("addedAffinity")
+        added = None
+        if raw is not None:
+            try:
+                added = msgspec.convert(raw, NodeAffinitySpec)
+            except msgspec.ValidationError as exc:
+                raise PluginArgsError("addedAffinity", str(exc)) from None
+            required = added.required_during_scheduling_ignored_during_execution
+            if required is not None:
+                try:
+                    compile_node_selector(required)
+                except NodeSelectorError as exc:
+                    raise PluginArgsError(
+                        "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+                        str(exc)) from None
+        return cls(added)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def _parsed(self, pod: PodInfo) -> tuple[_Required, _Preferred]:
+        spec = pod.pod.spec
+        key = msgspec.json.encode((spec.node_selector, spec.affinity))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        affinity = spec.affinity.node_affinity if spec.affinity else None
+        required = affinity.required_during_scheduling_ignored_during_execution \
+            if affinity else None
+        parsed = (_Required(tuple(spec.node_selector.items()),
+                            _compile(required) if required is not None else None),
+                  _Preferred(tuple(_preferred(
+                      affinity.preferred_during_scheduling_ignored_during_execution
+                      if affinity else ())) + self._added_preferred))
+        self._cache[key] = parsed
+        return parsed
+
+    # --- filtering --------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
+                   ) -> tuple[PreFilterResult | None, Status]:
+        spec = pod.pod.spec
+        affinity = spec.affinity.node_affinity if spec.affinity else None
+        required = affinity.required_during_scheduling_ignored_during_execution \
+            if affinity else None
+        if required is None and self._added_required is None and not spec.node_selector:
+            return None, Status.skip(NAME)
+        state.write(_PRE_FILTER_KEY, self._parsed(pod)[0])
+        if required is None or not required.node_selector_terms:
+            return None, _SUCCESS
+        union: set[str] = set()
+        for term in required.node_selector_terms:
+            names = _names_of(term)
+            if names is None:
+                return None, _SUCCESS  # an unrestricted term allows every node
+            union |= names
+        if not union:
+            return None, Status.unresolvable(NAME, ERR_REASON_CONFLICT)
+        return PreFilterResult(frozenset(union)), _SUCCESS
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if self._added_required is not None and not self._added_required.matches(node.view):
+            return Status.unresolvable(NAME, ERR_REASON_ENFORCED)
+        try:
+            required = state.read(_PRE_FILTER_KEY, _Required)
+        except MissingStateError:
+            required = self._parsed(pod)[0]  # PreFilter disabled in this profile
+        if required.matches(node):
+            return _SUCCESS
+        return Status.unresolvable(NAME, ERR_REASON_POD)
+
+    # --- scoring ----------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        preferred = self._parsed(pod)[1]
+        if not preferred.terms:
+            return Status.skip(NAME)
+        state.write(_PRE_SCORE_KEY, preferred)
+        return _SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        try:
+            preferred = state.read(_PRE_SCORE_KEY, _Preferred)
+        except MissingStateError:
+            preferred = self._parsed(pod)[1]
+        view = node.view
+        return sum(w for w, sel in preferred.terms if sel.matches(view)), _SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                    ) -> tuple[list[int], Status]:
+        """Score and NormalizeScore for all nodes at once."""
+        raw = [self.score(state, pod, node)[0] for node in nodes]
+        highest = max(raw, default=0)
+        if highest == 0:
+            return raw, _SUCCESS
+        return [MAX_NODE_SCORE * v // highest for v in raw], _SUCCESS
+
+    def score_extensions(self) -> NodeAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
+        default_normalize_score(scores)
+        return _SUCCESS

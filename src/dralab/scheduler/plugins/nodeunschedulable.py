@@ -1,0 +1,48 @@
+"""NodeUnschedulable (Filter): cordoned nodes (spec.unschedulable) take only pods that
+tolerate the node.kubernetes.io/unschedulable:NoSchedule taint."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dralab.api.core import Taint
+
+from ..cluster import NodeInfo, PodInfo
+from ..framework import CycleState, Status
+from ..registry import Handle
+from .helpers import tolerates
+
+NAME = "NodeUnschedulable"
+ERR_REASON = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+
+
+class NodeUnschedulable:
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._cordoned: tuple[int, bool] = (-1, False)
+
+    @classmethod
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeUnschedulable:
+        return cls(handle)
+
+    def filter_relevant(self, pod: PodInfo) -> bool:
+        """Only clusters with a cordoned node can reject anything."""
+        cluster = self._handle.cluster
+        version, any_cordoned = self._cordoned
+        if version != cluster.node_version:
+            any_cordoned = any(n.node.spec.unschedulable for n in cluster.nodes.values())
+            self._cordoned = (cluster.node_version, any_cordoned)
+        return any_cordoned
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if not node.node.spec.unschedulable:
+            return Status.success()
+        if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations):
+            return Status.success()
+        return Status.unresolvable(NAME, ERR_REASON)

@@ -1,0 +1,114 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
+
+Score counts the PreferNoSchedule taints the pod does not tolerate; NormalizeScore
+reverses it, so the node with the fewest such taints gets 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dralab.api.core import Taint, Toleration
+
+from ..cluster import NodeInfo, PodInfo
+from ..framework import MAX_NODE_SCORE, CycleState, MissingStateError, NodeScore, Status
+from ..registry import Handle
+from .helpers import default_normalize_score, find_untolerated_taint, tolerates
+
+NAME = "TaintToleration"
+ERR_REASON = "node(s) had untolerated taint(s)"
+_STATE_KEY = "PreScore" + NAME
+_SUCCESS = Status.success()
+
+
+def _blocks_scheduling(taint: Taint) -> bool:
+    return taint.effect in ("NoSchedule", "NoExecute")
+
+
+class _PreScoreState:
+    __slots__ = ("tolerations",)
+
+    def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
+        self.tolerations = tolerations
+
+    def clone(self) -> _PreScoreState:
+        return self  # read-only after PreScore
+
+
+class TaintToleration:
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._blocking: tuple[int, bool] = (-1, False)
+
+    @classmethod
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> TaintToleration:
+        return cls(handle)
+
+    def filter_relevant(self, pod: PodInfo) -> bool:
+        """Only clusters with a NoSchedule/NoExecute taint somewhere can reject anything."""
+        cluster = self._handle.cluster
+        version, blocking = self._blocking
+        if version != cluster.node_version:
+            blocking = any(_blocks_scheduling(t) for n in cluster.nodes.values()
+                           for t in n.node.spec.taints)
+            self._blocking = (cluster.node_version, blocking)
+        return blocking
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        taints = node.node.spec.taints
+        if not taints:
+            return _SUCCESS
+        taint = find_untolerated_taint(taints, pod.pod.spec.tolerations, _blocks_scheduling)
+        if taint is None:
+            return _SUCCESS
+        shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+        # The reason stays generic (it is aggregated across nodes); details name the taint.
+        return Status.unresolvable(NAME, ERR_REASON, details=(
+            f"untolerated taint {shown}:{taint.effect}",))
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        tolerations = tuple(t for t in pod.pod.spec.tolerations
+                            if not t.effect or t.effect == "PreferNoSchedule")
+        state.write(_STATE_KEY, _PreScoreState(tolerations))
+        return _SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        taints = node.node.spec.taints
+        if not taints:
+            return 0, _SUCCESS
+        try:
+            tolerations = state.read(_STATE_KEY, _PreScoreState).tolerations
+        except MissingStateError as exc:
+            return 0, Status.error(NAME, str(exc))
+        count = sum(1 for t in taints if t.effect == "PreferNoSchedule"
+                    and not any(tolerates(tol, t) for tol in tolerations))
+        return count, _SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                    ) -> tuple[list[int], Status]:
+        """Score and NormalizeScore for all nodes at once (most nodes have no taints)."""
+        raw: list[int] = []
+        for node in nodes:
+            if node.node.spec.taints:
+                value, status = self.score(state, pod, node)
+                if not status.is_success():
+                    return [], status
+                raw.append(value)
+            else:
+                raw.append(0)
+        highest = max(raw, default=0)
+        if highest == 0:
+            return [MAX_NODE_SCORE] * len(raw), _SUCCESS
+        return [MAX_NODE_SCORE - MAX_NODE_SCORE * v // highest for v in raw], _SUCCESS
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
+        default_normalize_score(scores, reverse=True)
+        return _SUCCESS

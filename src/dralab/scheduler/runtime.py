@@ -1,0 +1,447 @@
+"""The framework runtime: one profile's plugins per extension point, and the loops
+that run them with kube-scheduler's semantics.
+
+Two optional plugin methods are fast paths, not extension points; each must give
+the same answer as the Protocol methods it replaces:
+
+* ``filter_relevant(pod) -> bool`` on a Filter plugin: False means its Filter would
+  accept every node for this pod, so the cycle leaves it out.
+* ``filter_nodes(state, pod, nodes) -> list[Status]`` on a Filter plugin: Filter for
+  each of ``nodes`` (the same statuses, in order) in one call.
+* ``score_nodes(state, pod, nodes) -> (scores, Status)`` on a Score plugin: the
+  normalised scores of all ``nodes`` at once (Score then NormalizeScore).
+
+``Framework`` is built by ``dralab.scheduler.profile`` and owns no scheduling
+state: everything a cycle learns lives in its ``CycleState``. Each ``run_*``
+method documents what it returns; none raises for "does not fit". A plugin that
+raises is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .cluster import ClusterState, NodeInfo, PodInfo
+from .framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    Code,
+    CycleState,
+    FilterPlugin,
+    NodeScore,
+    PermitPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Status,
+)
+
+__all__ = ["EXTENSION_POINTS", "Framework", "NodePluginScores", "ScoreTable", "implements"]
+
+_SUCCESS = Status.success()
+
+# Config key -> the Protocol a plugin must implement to sit at that point.
+EXTENSION_POINTS: Mapping[str, type] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+}
+
+
+def implements(plugin: Plugin, point: str) -> bool:
+    return isinstance(plugin, EXTENSION_POINTS[point])
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    """One feasible node's weighted scores: plugin -> score x weight, and their sum."""
+
+    name: str
+    scores: dict[str, int]
+    total: int
+
+
+@dataclass(slots=True)
+class ScoreTable:
+    """Weighted scores of the scored nodes: one column per plugin (in ``names`` order)
+    and the per-node totals."""
+
+    names: list[str]
+    columns: dict[str, list[int]]
+    totals: list[int]
+
+    def per_node(self) -> list[NodePluginScores]:
+        return [NodePluginScores(name, {p: c[i] for p, c in self.columns.items()},
+                                 self.totals[i]) for i, name in enumerate(self.names)]
+
+
+def _merge(a: PreFilterResult | None, b: PreFilterResult | None) -> PreFilterResult | None:
+    # kube-scheduler intersects: each plugin's node set is a hard restriction.
+    if a is None or a.node_names is None:
+        return b if b is not None and b.node_names is not None else None
+    if b is None or b.node_names is None:
+        return a
+    return PreFilterResult(a.node_names & b.node_names)
+
+
+class Framework:
+    """One profile: ordered plugins per extension point plus score weights.
+
+    Lists are fixed at construction. ``plugins`` maps every instantiated plugin by
+    name (the same instance serves all of its points).
+    """
+
+    def __init__(self, profile_name: str, plugins: Mapping[str, Plugin],
+                 points: Mapping[str, Sequence[str]], weights: Mapping[str, int],
+                 percentage_of_nodes_to_score: int | None) -> None:
+        self.profile_name = profile_name
+        self.plugins = dict(plugins)
+        self.points = {p: tuple(points.get(p, ())) for p in EXTENSION_POINTS}
+        self.weights = dict(weights)
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.cluster: ClusterState | None = None  # set by the profile builder
+
+        def of(point: str) -> list[tuple[str, Any]]:
+            out: list[tuple[str, Any]] = []
+            for name in self.points[point]:
+                plugin = self.plugins[name]
+                if not implements(plugin, point):
+                    raise TypeError(f"plugin {name!r} does not implement {point}")
+                out.append((name, plugin))
+            return out
+
+        self.pre_enqueue: list[tuple[str, PreEnqueuePlugin]] = of("preEnqueue")
+        sorters: list[tuple[str, QueueSortPlugin]] = of("queueSort")
+        self.queue_sort: QueueSortPlugin | None = sorters[0][1] if sorters else None
+        self.pre_filter: list[tuple[str, PreFilterPlugin]] = of("preFilter")
+        self.filter: list[tuple[str, FilterPlugin]] = of("filter")
+        self.post_filter: list[tuple[str, PostFilterPlugin]] = of("postFilter")
+        self.pre_score: list[tuple[str, PreScorePlugin]] = of("preScore")
+        self.score: list[tuple[str, ScorePlugin]] = of("score")
+        self.reserve: list[tuple[str, ReservePlugin]] = of("reserve")
+        self.permit: list[tuple[str, PermitPlugin]] = of("permit")
+        self.pre_bind: list[tuple[str, PreBindPlugin]] = of("preBind")
+        self.bind: list[tuple[str, BindPlugin]] = of("bind")
+        # Bound methods resolved once: the filter loop runs per node, per pod.
+        self._filter_fns: tuple[tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status]],
+                                ...] = tuple((n, p.filter) for n, p in self.filter)
+        self._extensions: tuple[tuple[str, PreFilterExtensions], ...] = tuple(
+            (n, ext) for n, p in self.pre_filter
+            if (ext := p.pre_filter_extensions()) is not None)
+        # Optional fast path: a Filter plugin with ``filter_relevant(pod) -> bool`` is left
+        # out of a cycle where it would accept every node anyway.
+        self._relevance: tuple[tuple[str, Callable[[PodInfo], bool]], ...] = tuple(
+            (n, check) for n, p in self.filter
+            if callable(check := getattr(p, "filter_relevant", None)))
+        self._batch_filters: dict[str, Callable[[CycleState, PodInfo, Sequence[NodeInfo]],
+                                                 list[Status]]] = {
+            n: fn for n, p in self.filter if callable(fn := getattr(p, "filter_nodes", None))}
+        # Pods preemption nominated to a node, by node name; shared with the Scheduler.
+        self.nominated: dict[str, list[PodInfo]] = {}
+
+    # --- queueing -------------------------------------------------------------------
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter)
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        """Success, or the first rejection (with its plugin): the pod stays out of the queue."""
+        for name, plugin in self.pre_enqueue:
+            status = plugin.pre_enqueue(pod)
+            if not status.is_success():
+                return status.with_plugin(name)
+        return _SUCCESS
+
+    # --- filtering ------------------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
+                       ) -> tuple[PreFilterResult | None, Status, frozenset[str]]:
+        """Run every PreFilter plugin; returns (merged node restriction, status, plugins).
+
+        Skip adds the plugin to ``state.skip_filter``. UnschedulableAndUnresolvable
+        stops at once; Unschedulable is remembered and the rest still run (preemption
+        needs their state). ``plugins`` is the set of rejecting plugins on rejection,
+        else the plugins that restricted the node set.
+        """
+        result: PreFilterResult | None = None
+        restricting: set[str] = set()
+        rejected: Status | None = None
+        for name, plugin in self.pre_filter:
+            r, status = plugin.pre_filter(state, pod, cluster)
+            code = status.code
+            if code is Code.SKIP:
+                state.skip_filter.add(name)
+                continue
+            if code is not Code.SUCCESS:
+                status = status.with_plugin(name)
+                if code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status, frozenset({name})
+                if code is Code.UNSCHEDULABLE:
+                    rejected = rejected or status
+                    continue
+                return None, Status.error(name, f"running PreFilter plugin {name!r}: "
+                                                f"{status.message}"), frozenset()
+            if r is not None and r.node_names is not None:
+                restricting.add(name)
+                result = _merge(result, r)
+                if result is not None and result.node_names is not None \
+                        and not result.node_names:
+                    names = sorted(restricting)
+                    msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
+                           f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] "
+                           "simultaneously")
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), \
+                        frozenset(restricting)
+        if rejected is not None:
+            return None, rejected, frozenset({rejected.plugin})
+        return result, _SUCCESS, frozenset(restricting)
+
+    def filters_for(self, state: CycleState, pod: PodInfo | None = None
+                    ) -> tuple[tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status]], ...]:
+        """The Filter plugins of this cycle, in order: those PreFilter did not skip and,
+        when ``pod`` is given, whose ``filter_relevant(pod)`` (if they have one) is true."""
+        skip = state.skip_filter
+        fns = self._filter_fns if not skip else tuple(
+            f for f in self._filter_fns if f[0] not in skip)
+        if pod is None or not self._relevance:
+            return fns
+        irrelevant = {name for name, check in self._relevance if not check(pod)}
+        return fns if not irrelevant else tuple(f for f in fns if f[0] not in irrelevant)
+
+    def batch_filter(self, name: str
+                     ) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[Status]] | None:
+        """The plugin's ``filter_nodes`` fast path, if it has one."""
+        return self._batch_filters.get(name)
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Success, the first rejection (with its plugin), or Error."""
+        for name, fn in self.filters_for(state, pod):
+            status = fn(state, pod, node)
+            if status.code is not Code.SUCCESS:
+                return self.filter_failure(name, status)
+        return _SUCCESS
+
+    def run_filter_with_nominated(self, state: CycleState, pod: PodInfo,
+                                  node: NodeInfo) -> Status:
+        """``run_filter`` that also counts pods nominated to ``node`` with priority >= the
+        pod's as present (on clones), so a pod does not take room preemption freed
+        for another. The pod must fit both with and without them."""
+        waiting = self.nominated.get(node.name)
+        others = [p for p in waiting if p is not pod and p.priority >= pod.priority] \
+            if waiting else None
+        if not others:
+            return self.run_filter(state, pod, node)
+        with_state = state.clone()
+        with_node = node.clone()
+        for other in others:
+            with_node.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(with_state, pod, other, with_node)
+            if not status.is_success():
+                return status
+        status = self.run_filter(with_state, pod, with_node)
+        if not status.is_success():
+            return status
+        return self.run_filter(state, pod, node)
+
+    def run_filter_all(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> list[Status]:
+        """Every Filter plugin's rejection on ``node`` (not stopping at the first); for
+        ``explain``. Empty when the node fits."""
+        out: list[Status] = []
+        for name, fn in self.filters_for(state):
+            status = fn(state, pod, node)
+            if status.code is not Code.SUCCESS:
+                out.append(self.filter_failure(name, status))
+        return out
+
+    @staticmethod
+    def filter_failure(name: str, status: Status) -> Status:
+        """A Filter plugin's non-success as the framework reports it: rejections carry
+        the plugin's name; anything else becomes Error."""
+        if status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            return status if status.plugin else status.with_plugin(name)
+        return Status.error(name, f"running {name!r} filter plugin: {status.message}")
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo,
+                                         to_add: PodInfo, node: NodeInfo) -> Status:
+        for name, ext in self._extensions:
+            if name in state.skip_filter:
+                continue
+            status = ext.add_pod(state, pod, to_add, node)
+            if not status.is_success():
+                return Status.error(name, f"running AddPod on PreFilter plugin {name!r}: "
+                                          f"{status.message}")
+        return _SUCCESS
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo,
+                                            to_remove: PodInfo, node: NodeInfo) -> Status:
+        for name, ext in self._extensions:
+            if name in state.skip_filter:
+                continue
+            status = ext.remove_pod(state, pod, to_remove, node)
+            if not status.is_success():
+                return Status.error(name, f"running RemovePod on PreFilter plugin {name!r}: "
+                                          f"{status.message}")
+        return _SUCCESS
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState,
+                        statuses: Mapping[str, Status]
+                        ) -> tuple[PostFilterResult | None, Status]:
+        """First Success wins; UnschedulableAndUnresolvable or Error stop; otherwise
+        Unschedulable with every plugin's reasons (the first rejecting plugin named)."""
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for name, plugin in self.post_filter:
+            r, status = plugin.post_filter(state, pod, cluster, statuses)
+            if status.is_success():
+                return r, status
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(name)
+            if not status.is_rejected():
+                return None, Status.error(name, status.message)
+            if r is not None and r.nominated_node_name is not None:
+                result = r
+            reasons.extend(status.reasons)
+            rejector = rejector or name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    # --- scoring --------------------------------------------------------------------
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        """Success or Error; Skip adds the plugin to ``state.skip_score``."""
+        for name, plugin in self.pre_score:
+            status = plugin.pre_score(state, pod, nodes)
+            if status.code is Code.SKIP:
+                state.skip_score.add(name)
+            elif not status.is_success():
+                return Status.error(name, f"running PreScore plugin {name!r}: {status.message}")
+        return _SUCCESS
+
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                  ) -> tuple[ScoreTable, Status]:
+        """Weighted scores per node (in ``nodes`` order), or Error.
+
+        Each plugin scores every node, NormalizeScore maps its column into
+        [0, 100], then scores are multiplied by the plugin's weight and summed.
+        A plugin with ``score_nodes`` scores all nodes in one call instead.
+        """
+        table = ScoreTable([n.name for n in nodes], {}, [0] * len(nodes))
+        skip = state.skip_score
+        for name, plugin in self.score:
+            if name in skip:
+                continue
+            batch = getattr(plugin, "score_nodes", None)
+            if batch is not None:
+                column, status = batch(state, pod, nodes)
+                if status.code is not Code.SUCCESS:
+                    return table, Status.error(name, f"running Score plugin {name!r}: "
+                                                     f"{status.message}")
+            else:
+                column, status = self._score_one_by_one(name, plugin, state, pod, nodes)
+                if status.code is not Code.SUCCESS:
+                    return table, status
+            if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
+                bad = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                return table, Status.error(name, f"plugin {name!r} returns an invalid score "
+                                                 f"{bad}, it should in the range of "
+                                                 f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                                                 "after normalizing")
+            weight = self.weights.get(name, 1)
+            if weight != 1:
+                column = [v * weight for v in column]
+            table.columns[name] = column
+            table.totals = [t + v for t, v in zip(table.totals, column, strict=True)]
+        return table, _SUCCESS
+
+    @staticmethod
+    def _score_one_by_one(name: str, plugin: ScorePlugin, state: CycleState, pod: PodInfo,
+                          nodes: Sequence[NodeInfo]) -> tuple[list[int], Status]:
+        fn = plugin.score
+        column: list[int] = []
+        for node in nodes:
+            value, status = fn(state, pod, node)
+            if status.code is not Code.SUCCESS:
+                return [], Status.error(name, f"running Score plugin {name!r}: "
+                                              f"{status.message}")
+            column.append(value)
+        ext = plugin.score_extensions()
+        if ext is not None:
+            listed = [NodeScore(n.name, v) for n, v in zip(nodes, column, strict=True)]
+            status = ext.normalize_score(state, pod, listed)
+            if not status.is_success():
+                return [], Status.error(name, f"running Normalize on Score plugin "
+                                              f"{name!r}: {status.message}")
+            column = [s.score for s in listed]
+        return column, _SUCCESS
+
+    # --- reserving and binding ------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Success, or the first non-success (with its plugin); the caller unreserves."""
+        for name, plugin in self.reserve:
+            status = plugin.reserve(state, pod, node_name)
+            if not status.is_success():
+                return status.with_plugin(name)
+        return _SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order."""
+        for _, plugin in reversed(self.reserve):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Success (Wait counts as allowed: nothing else runs concurrently), a rejection
+        or Error (with the plugin)."""
+        for name, plugin in self.permit:
+            status = plugin.permit(state, pod, node_name)
+            if status.code in (Code.SUCCESS, Code.WAIT):
+                continue
+            if status.is_rejected():
+                return status.with_plugin(name)
+            return Status.error(name, f"running Permit plugin {name!r}: {status.message}")
+        return _SUCCESS
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for name, plugin in self.pre_bind:
+            status = plugin.pre_bind(state, pod, node_name)
+            if status.code is Code.SKIP:
+                continue
+            if not status.is_success():
+                return Status.error(name, f"running PreBind plugin {name!r}: {status.message}")
+        return _SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """The first Bind plugin that does not Skip decides."""
+        for name, plugin in self.bind:
+            status = plugin.bind(state, pod, node_name)
+            if status.code is Code.SKIP:
+                continue
+            if not status.is_success():
+                return Status.error(name, f"running Bind plugin {name!r}: {status.message}")
+            return status
+        return Status.error("", "no bind plugin bound the pod")
+
+    def plugin_names(self) -> Iterable[str]:
+        return self.plugins.keys()

@@ -1,0 +1,173 @@
+"""Scheduler configuration: defaults, merging, plugin args and one-line errors."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from dralab.api.errors import InputError
+from dralab.scheduler import ConfigError, parse_config, schedule
+from dralab.scheduler.cluster import ClusterState
+from dralab.scheduler.plugins.noderesources import Fit
+from dralab.scheduler.profile import build_frameworks
+from dralab.scheduler.registry import dynamic_resources_available
+from dralab.scheduler.runtime import Framework
+
+from .builders import config, fit_args, node, placements, pod
+
+DRA = ["DynamicResources"] if dynamic_resources_available() else []
+
+
+def frameworks(doc: dict[str, Any] | None, warnings: list[str] | None = None
+               ) -> dict[str, Framework]:
+    return build_frameworks(parse_config(doc), ClusterState(), random.Random(0),
+                            warnings=warnings)
+
+
+def default() -> Framework:
+    return frameworks(None)["default-scheduler"]
+
+
+def test_default_profile_matches_upstream_order_and_weights() -> None:
+    fw = default()
+    assert fw.points["queueSort"] == ("PrioritySort",)
+    assert fw.points["filter"] == ("NodeUnschedulable", "NodeName", "TaintToleration",
+                                   "NodeAffinity", "NodeResourcesFit", *DRA)
+    assert fw.points["postFilter"] == (*DRA, "DefaultPreemption")
+    assert fw.points["bind"] == ("DefaultBinder",)
+    assert fw.points["preEnqueue"][0] == "SchedulingGates"
+    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                          **{d: 1 for d in DRA}, "NodeResourcesBalancedAllocation": 1}
+    fit = fw.plugins["NodeResourcesFit"]
+    assert isinstance(fit, Fit)
+    assert (fit.strategy, fit.resources) == ("LeastAllocated", (("cpu", 1), ("memory", 1)))
+
+
+def test_empty_document_is_the_default_profile() -> None:
+    assert parse_config(config()).profiles[0].scheduler_name == "default-scheduler"
+
+
+def test_disable_and_reweight() -> None:
+    fw = frameworks(config({"schedulerName": "default-scheduler", "plugins": {
+        "score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}],
+                  "enabled": [{"name": "NodeAffinity", "weight": 7}]},
+        "filter": {"disabled": [{"name": "TaintToleration"}]}}}))["default-scheduler"]
+    assert "NodeResourcesBalancedAllocation" not in fw.points["score"]
+    assert fw.points["score"][0] == "NodeAffinity"  # explicitly configured: first
+    assert fw.weights["NodeAffinity"] == 7
+    assert "TaintToleration" not in fw.points["filter"]
+    assert "TaintToleration" in fw.points["score"]
+
+
+def test_disable_all_multipoint_and_build_from_scratch() -> None:
+    fw = frameworks(config({"schedulerName": "minimal", "plugins": {"multiPoint": {
+        "disabled": [{"name": "*"}],
+        "enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit", "weight": 2},
+                    {"name": "DefaultBinder"}]}}}))["minimal"]
+    assert fw.points["filter"] == ("NodeResourcesFit",)
+    assert fw.points["postFilter"] == ()
+    assert fw.weights == {"NodeResourcesFit": 2}
+
+
+def test_two_profiles_and_scheduler_name() -> None:
+    doc = config({"schedulerName": "default-scheduler"},
+                 {"schedulerName": "packer", "pluginConfig": [fit_args("MostAllocated")]})
+    result = schedule([node("a", "4"), node("b", "4"),
+                       pod("p1", "1", scheduler_name="packer"),
+                       pod("p2", "1", scheduler_name="packer"),
+                       pod("p3", "1", scheduler_name="packer")], doc)
+    assert len(set(placements(result).values())) == 1
+
+
+def test_percentage_of_nodes_to_score_profile_overrides_global() -> None:
+    fws = frameworks(config({"schedulerName": "a", "percentageOfNodesToScore": 30},
+                            {"schedulerName": "b"}, percentageOfNodesToScore=70))
+    assert fws["a"].percentage_of_nodes_to_score == 30
+    assert fws["b"].percentage_of_nodes_to_score == 70
+
+
+def test_plugin_args_strategies() -> None:
+    fw = frameworks(config({"schedulerName": "x", "pluginConfig": [fit_args(
+        "RequestedToCapacityRatio", [("cpu", 3), ("nvidia.com/gpu", 5)],
+        [(0, 0), (100, 10)])]}))["x"]
+    fit = fw.plugins["NodeResourcesFit"]
+    assert isinstance(fit, Fit)
+    assert fit.resources == (("cpu", 3), ("nvidia.com/gpu", 5))
+
+
+def test_unmodelled_upstream_plugins_are_ignored_with_a_warning() -> None:
+    warnings: list[str] = []
+    fw = frameworks(config({"schedulerName": "x", "plugins": {
+        "score": {"enabled": [{"name": "ImageLocality", "weight": 1}]},
+        "filter": {"disabled": [{"name": "NodePorts"}]}}}), warnings)["x"]
+    assert "ImageLocality" not in fw.plugins
+    assert warnings == ["profiles[0]: plugin ImageLocality is not modelled; ignored"]
+
+
+ERRORS = [
+    ({"apiVersion": "kubescheduler.config.k8s.io/v1beta3", "kind": "KubeSchedulerConfiguration"},
+     'apiVersion: Unsupported value: "kubescheduler.config.k8s.io/v1beta3": supported values: '
+     '"kubescheduler.config.k8s.io/v1"'),
+    (config(profilez=[]), "profilez: unknown field"),
+    (config(percentageOfNodesToScore=120),
+     "percentageOfNodesToScore: Invalid value: 120: not in valid range [0-100]"),
+    (config({"schedulerName": "a"}, {}), "profiles[1].schedulerName: Required value"),
+    (config({"schedulerName": "a"}, {"schedulerName": "a"}),
+     'profiles[1].schedulerName: Duplicate value: "a"'),
+    (config({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}),
+     'profiles[0].plugins.filter.enabled[0].name: Invalid value: "Nope": plugin does not exist'),
+    (config({"plugins": {"score": {"enabled": [{"name": "NodeName"}]}}}),
+     'profiles[0].plugins.score.enabled[0].name: Invalid value: "NodeName": '
+     "plugin does not extend score"),
+    (config({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": 101}]}}}),
+     "profiles[0].plugins.score.enabled[0].weight: Invalid value: 101: "
+     "not in valid range [0, 100]"),
+    (config({"plugins": {"preScore": {"enabled": [{}]}}}),
+     "profiles[0].plugins.preScore.enabled[0].name: Required value"),
+    (config({"plugins": {"sort": {}}}), "profiles[0].plugins.sort: unknown field"),
+    (config({"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}}),
+     "profiles[0].plugins.bind: Required value: at least one bind plugin is needed"),
+    (config({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}),
+     "profiles[0].plugins.queueSort: Required value: no queue sort plugin is enabled"),
+    (config({"pluginConfig": [fit_args("Fastest")]}),
+     'profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "Fastest": '
+     'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'),
+    (config({"pluginConfig": [fit_args("LeastAllocated", [("cpu", 200)])]}),
+     "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: Invalid value: "
+     "200: resource weight of cpu not in valid range (0, 100]"),
+    (config({"pluginConfig": [fit_args("RequestedToCapacityRatio")]}),
+     "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape: "
+     "Required value: at least one point must be specified"),
+    (config({"pluginConfig": [fit_args("RequestedToCapacityRatio", shape=[(50, 1), (40, 2)])]}),
+     "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[1]"
+     ".utilization: Invalid value: 40: utilization values must be sorted in increasing order"),
+    (config({"pluginConfig": [fit_args("RequestedToCapacityRatio", shape=[(0, 11)])]}),
+     "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0]"
+     ".score: Invalid value: 11: not in valid range [0, 10]"),
+    (config({"pluginConfig": [{"name": "NodeResourcesFit"}, {"name": "NodeResourcesFit"}]}),
+     'profiles[0].pluginConfig[1].name: Duplicate value: "NodeResourcesFit"'),
+    (config({"pluginConfig": [{"name": "DefaultPreemption",
+                                "args": {"minCandidateNodesPercentage": 101}}]}),
+     "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 101: "
+     "not in valid range [0, 100]"),
+    (config({"pluginConfig": [{"name": "NodeResourcesBalancedAllocation",
+                                "args": {"resources": [{"name": "cpu", "weight": 2}]}}]}),
+     "profiles[0].pluginConfig[0].args.resources[0].weight: Invalid value: 2: must be 1"),
+    (config({"schedulerName": "a"}, {"schedulerName": "b", "plugins": {"queueSort": {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "Custom"}]}}}),
+     'profiles[1].plugins.queueSort.enabled[0].name: Invalid value: "Custom": '
+     "plugin does not exist"),
+    (config(extenders=[{"urlPrefix": "http://x"}]),
+     "extenders: Forbidden: scheduler extenders are not supported by dralab"),
+]
+
+
+@pytest.mark.parametrize(("doc", "message"), ERRORS, ids=[m.split(":")[0] for _, m in ERRORS])
+def test_config_errors_name_the_field(doc: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        frameworks(doc)
+    assert str(info.value) == message
+    assert isinstance(info.value, InputError)
+    assert "\n" not in str(info.value)
