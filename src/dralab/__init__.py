@@ -38,6 +38,7 @@ from .api.resource import (
 )
 from .api.semver import Semver, SemverError, parse_semver
 from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from .scheduler import ScheduleResult, explain_pod, schedule
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ __all__ = [
     "ResourceClaim",
     "ResourceClaimTemplate",
     "ResourceSlice",
+    "ScheduleResult",
     "Semver",
     "SemverError",
     "StatefulSet",
@@ -77,9 +79,11 @@ __all__ = [
     "__version__",
     "allocate",
     "dump",
+    "explain_pod",
     "load",
     "parse_quantity",
     "parse_semver",
+    "schedule",
     "validate",
 ]
 
