@@ -1,14 +1,16 @@
-"""Trace-driven simulation: the Alibaba GPU trace 2023 and the FGD paper's replay protocol.
+"""Simulation: event-driven scenarios, and replay of the Alibaba GPU trace 2023.
 
-Layers, bottom up:
+Trace replay (the FGD paper's protocol), bottom up:
 
 * ``dralab.sim.trace``: reading the trace CSVs into compact records, and turning
   records into real API objects (Nodes, ResourceSlices, Pods, ResourceClaims).
-* ``dralab.sim.workload``: the protocol's pod order (shuffle, inflate to 130 %)
-  and the target workload distribution M.
-* ``dralab.sim.replay``: one run of one policy on one seed, and the summary table.
+* ``dralab.sim.protocol``: the protocol's random draws (pod order, inflation to
+  130 %, node tie-break order) and the target workload distribution M.
+* ``dralab.sim.replay``: one run of one policy on one seed, and the summary table;
+  ``dralab.sim.curves`` bins per-event metrics; ``dralab.sim.replay_grid`` runs
+  many (workload, policy, seed) cells over worker processes.
 * ``dralab.sim.bounds``: what an offline packer could do (bounds to compare with).
 
-Policies themselves live in ``dralab.scheduler.policies``; they never know
-they are being replayed.
+Replay policies live in ``dralab.scheduler.policies``; they never know they are
+being replayed.
 """
