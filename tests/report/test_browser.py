@@ -46,8 +46,18 @@ _PROBE = """
 """
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> PageLoad:
+def _result(source: str) -> Any:
+    if source == "fixture":
+        return comparison_result()
+    # The real thing: what `dralab simulate` reports for the built-in scenario.
+    from dralab.sim.default import default_scenario
+    from dralab.sim.simulate import simulate
+
+    return simulate(default_scenario())
+
+
+@pytest.fixture(scope="module", params=["fixture", "default-scenario"])
+def page(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> PageLoad:
     exe = find_chromium()
     if exe is None:
         if os.environ.get("CI"):
@@ -55,7 +65,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> PageLoad:
                         "(.ci/run installs Debian's chromium)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     root = tmp_path_factory.mktemp("browser")
-    index = write_report(comparison_result(), root / "dralab-report")
+    index = write_report(_result(request.param), root / "dralab-report")
     load = load_page(exe, index.resolve().as_uri(), _PROBE.replace("IDS", json.dumps(PLOT_IDS)),
                      root / "profile", width=WIDTH)
     if keep := os.environ.get("DRALAB_SCREENSHOT"):

@@ -100,7 +100,7 @@ def test_csv_cells(tmp_path: Path) -> None:
     assert pods[3]["preempted"] == "true" and pods[0]["preempted"] == "false"
     assert pods[1]["wait"] == "10.0"
     summary = next(csv.DictReader(io.StringIO((tmp_path / "summary.csv").read_text())))
-    assert float(summary["wait_p90"]) == pytest.approx(34.0)
+    assert float(summary["wait_p90"]) == pytest.approx(18.0)
 
 
 def test_html_is_self_contained_with_every_plot(report: Path) -> None:
@@ -210,5 +210,6 @@ def test_best_indices() -> None:
 
 def test_importing_the_report_does_not_import_matplotlib() -> None:
     code = ("import sys, dralab, dralab.report, dralab.sim.results; "
-            "assert 'matplotlib' not in sys.modules and 'numpy' not in sys.modules")
+            # numpy is the scheduler's (vectorised filters); matplotlib must stay lazy.
+            "assert 'matplotlib' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -61,16 +61,19 @@ def test_time_weighted_mean() -> None:
 def test_summary_by_hand() -> None:
     s = tiny_mode().summary()
     assert list(s) == list(SUMMARY_KEYS)
-    assert s["pods_arrived"] == 5
-    assert s["pods_started"] == 4
+    # d-0 was preempted (its re-created pod would be another record): each pod counts once.
+    assert s["pods_arrived"] == 4
+    assert s["pods_started"] == 3
     assert s["pods_completed"] == 2
     assert s["pods_never_started"] == 1
-    # Waits of the started pods: 0, 10, 20, 40.
-    assert s["wait_p50"] == pytest.approx(15.0)
-    assert s["wait_p90"] == pytest.approx(34.0)
-    assert s["wait_p99"] == pytest.approx(39.4)
-    assert s["wait_mean"] == pytest.approx(17.5)
+    # Waits of the started pods a, b, c: 0, 10, 20.
+    assert s["wait_p50"] == pytest.approx(10.0)
+    assert s["wait_p90"] == pytest.approx(18.0)
+    assert s["wait_p99"] == pytest.approx(19.8)
+    assert s["wait_mean"] == pytest.approx(10.0)
     assert s["mean_gpu_capacity_allocated"] == pytest.approx(1 / 3)
+    assert s["mean_gpu_capacity_requested"] == 0.0   # the tiny samples ask for nothing
+    assert s["gpu_allocation_efficiency"] == 0.0
     assert s["mean_gpus_busy"] == pytest.approx((0 * 10 + 4 * 20) / 30)
     assert s["peak_gpu_capacity_allocated"] == 1.0
     assert s["mean_fragmentation"] == pytest.approx((0.2 * 10 + 0.1 * 20) / 30)
@@ -96,7 +99,8 @@ def test_records_are_plain_dicts() -> None:
     mode = tiny_mode()
     samples = mode.samples_records()
     assert samples[1] == {"t": 10.0, "gpus_total": 64, "gpus_busy": 4,
-                          "gpu_capacity_allocated": 0.5, "fragmentation": 0.1,
+                          "gpu_capacity_allocated": 0.5, "gpu_capacity_requested": 0.0,
+                          "fragmentation": 0.1,
                           "pending_pods": 2, "running_pods": 2, "completed_pods": 0}
     pods = mode.pods_records()
     assert [p["wait"] for p in pods] == [0.0, 10.0, 20.0, 40.0, None]
@@ -124,7 +128,8 @@ def test_json_round_trip() -> None:
     result = comparison_result(duration=3600.0)
     data = json.loads(json.dumps(result.to_json(), allow_nan=False))
     assert data["schema"] == SCHEMA
-    assert data["modes"][0]["summary"]["pods_arrived"] == len(result.modes[0].pods)
+    assert data["modes"][0]["summary"]["pods_arrived"] == sum(
+        1 for p in result.modes[0].pods if not p.preempted)
     assert SimulationResult.from_json(data) == result
     with pytest.raises(ValueError, match="schema"):
         SimulationResult.from_json({**data, "schema": "other"})

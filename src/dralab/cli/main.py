@@ -11,6 +11,7 @@ from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
 from .schedule import schedule_cmd
+from .simulate import simulate_cmd
 from .validate import validate_cmd
 
 
@@ -24,6 +25,7 @@ cli.add_command(validate_cmd)
 cli.add_command(allocate_cmd)
 cli.add_command(fleet_cmd)
 cli.add_command(import_cmd)
+cli.add_command(simulate_cmd)
 cli.add_command(schedule_cmd)
 cli.add_command(explain_cmd)
 

@@ -73,11 +73,12 @@ def _empty(ax: Axes, message: str) -> None:
 
 
 def _step_lines(ax: Axes, result: SimulationResult, unit: _TimeUnit,
-                value: Callable[[ModeResult], list[float]]) -> None:
+                value: Callable[[ModeResult], list[float]], style: str = "-",
+                suffix: str = "") -> None:
     for i, mode in enumerate(result.modes):
         ts = [s.t / unit.seconds for s in mode.samples]
         ax.plot(ts, value(mode), drawstyle="steps-post", color=_colour(i), lw=1.4,
-                label=mode.label)
+                ls=style, label=mode.label + suffix)
     ax.set_xlim(0, max(result.duration, max((m.span for m in result.modes), default=0.0))
                 / unit.seconds or 1.0)
     ax.set_xlabel(f"simulated time ({unit.name})")
@@ -92,9 +93,12 @@ def _allocation(result: SimulationResult) -> Figure:
     unit = _time_unit(result.duration)
     fig = _new_figure(_WIDE, 4.6)
     top, bottom = fig.subplots(2, 1, sharex=True)
-    _step_lines(top, result, unit, lambda m: [100 * s.gpu_capacity_allocated for s in m.samples])
+    _step_lines(top, result, unit, lambda m: [100 * s.gpu_capacity_allocated for s in m.samples],
+                suffix=", allocated")
+    _step_lines(top, result, unit, lambda m: [100 * s.gpu_capacity_requested for s in m.samples],
+                style=":", suffix=", requested")
     top.set_ylim(0, 102)
-    top.set_ylabel("GPU capacity\nallocated (%)")
+    top.set_ylabel("GPU capacity (%)")
     top.set_xlabel("")
     _legend(top)
     _step_lines(bottom, result, unit, lambda m: [float(s.gpus_busy) for s in m.samples])
@@ -250,8 +254,10 @@ class _PlotSpec:
 
 _PLOTS: tuple[_PlotSpec, ...] = (
     _PlotSpec("plot-allocation", "GPU allocation over time",
-              "Share of the fleet's GPU capacity allocated (MIG slices and shares count by "
-              "their fraction), and physical GPUs holding at least one allocation.",
+              "Share of the fleet's GPU capacity allocated (solid; MIG slices and shares count "
+              "by their fraction) and asked for by the running pods (dotted: the device plugin "
+              "hands out whole GPUs, so its gap is capacity allocated but never asked for), "
+              "and physical GPUs holding at least one allocation.",
               _allocation, True),
     _PlotSpec("plot-pending", "Pending pods over time",
               "Pods that have arrived and wait to be scheduled.", _pending, False),

@@ -91,7 +91,7 @@ class Environment:
     def run(self, until: float = math.inf) -> None:
         """Run every event due at or before ``until``; the clock then stands at ``until``
         (or at the last event when ``until`` is infinite)."""
-        while self.peek() <= until:
+        while (due := self.peek()) <= until and not math.isinf(due):
             self.step()
         if not math.isinf(until):
             self.now = max(self.now, until)

@@ -55,6 +55,8 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "wait_p99",
     "wait_mean",
     "mean_gpu_capacity_allocated",
+    "mean_gpu_capacity_requested",
+    "gpu_allocation_efficiency",
     "mean_gpus_busy",
     "peak_gpu_capacity_allocated",
     "mean_fragmentation",
@@ -109,6 +111,10 @@ class Sample:
     gpus_total: int                  # physical GPUs in the fleet
     gpus_busy: int                   # physical GPUs with at least one allocation of any kind
     gpu_capacity_allocated: float    # 0..1; MIG slices and shares count by their fraction
+    # 0..1: what the running pods asked for (whole GPUs 1, MIG <g>g g/7, shares by memory).
+    # Equal to the allocation under DRA; the device plugin hands out whole GPUs, so there the
+    # gap to gpu_capacity_allocated is capacity allocated but never asked for.
+    gpu_capacity_requested: float = 0.0
     fragmentation: float             # 0..1 of GPU capacity idle yet unusable by common shapes
     pending_pods: int
     running_pods: int
@@ -199,24 +205,32 @@ class ModeResult:
         """The headline numbers, keyed by ``SUMMARY_KEYS`` in that order.
 
         Waits are over started pods only (pods still pending at the end count
-        in ``pods_never_started`` instead). Timeline means are time-weighted.
+        in ``pods_never_started`` instead); a preempted pod counts once, by the pod
+        re-created for it. ``gpu_allocation_efficiency`` is requested over allocated
+        GPU capacity (time-weighted means). Timeline means are time-weighted.
         Throughput is completed pods per simulated hour over ``span``.
         """
-        waits = self.waits()
+        # A preempted pod is re-created as a new record; count each pod once, by its
+        # last incarnation, and report evictions as ``preemptions``.
+        final = [p for p in self.pods if not p.preempted]
+        waits = [w for w in (p.wait for p in final) if w is not None]
         ts = [s.t for s in self.samples]
         span = self.span
-        completed = sum(1 for p in self.pods if p.end is not None)
+        completed = sum(1 for p in final if p.end is not None)
+        allocated = time_weighted_mean(ts, [s.gpu_capacity_allocated for s in self.samples])
+        requested = time_weighted_mean(ts, [s.gpu_capacity_requested for s in self.samples])
         return {
-            "pods_arrived": len(self.pods),
+            "pods_arrived": len(final),
             "pods_started": len(waits),
             "pods_completed": completed,
-            "pods_never_started": len(self.pods) - len(waits),
+            "pods_never_started": len(final) - len(waits),
             "wait_p50": percentile(waits, 50),
             "wait_p90": percentile(waits, 90),
             "wait_p99": percentile(waits, 99),
             "wait_mean": math.fsum(waits) / len(waits) if waits else math.nan,
-            "mean_gpu_capacity_allocated":
-                time_weighted_mean(ts, [s.gpu_capacity_allocated for s in self.samples]),
+            "mean_gpu_capacity_allocated": allocated,
+            "mean_gpu_capacity_requested": requested,
+            "gpu_allocation_efficiency": requested / allocated if allocated > 0 else math.nan,
             "mean_gpus_busy": time_weighted_mean(ts, [float(s.gpus_busy) for s in self.samples]),
             "peak_gpu_capacity_allocated":
                 max((s.gpu_capacity_allocated for s in self.samples), default=math.nan),

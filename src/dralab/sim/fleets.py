@@ -1,0 +1,144 @@
+"""The fleet of a scenario, as each compared mode sees it, and how devices map to GPUs.
+
+DRA mode uses the fleet exactly as specified (MIG, shares, ...). Device-plugin
+mode is the same hardware as the device plugin would expose it: MIG off, no
+sharing, every GPU a unit of the ``nvidia.com/gpu`` extended resource, no
+ResourceSlices.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Node
+from dralab.api.resource import ResourceSlice
+from dralab.fleet import default_fleet_text, generate, parse_fleet
+
+from .scenario import Scenario, ScenarioError
+
+__all__ = ["DeviceInfo", "DeviceMap", "fleet_document", "mode_objects"]
+
+_NVIDIA = "gpu.nvidia.com"
+_MIG_COMPUTE_SLICES = 7
+
+
+def fleet_document(scenario: Scenario) -> dict[str, Any]:
+    """The scenario's Fleet as a plain document."""
+    ref = scenario.fleet
+    if ref.spec is not None:
+        return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
+                "metadata": {"name": scenario.name}, "spec": copy.deepcopy(ref.spec)}
+    if ref.file is not None:
+        from dralab.api.io import read_documents
+
+        path = Path(ref.file)
+        if not path.is_absolute():
+            path = Path(scenario.base_dir) / path
+        docs = read_documents([str(path)])
+        if len(docs) != 1 or not isinstance(docs[0].data, dict):
+            raise ScenarioError(scenario.source, "spec.fleet.file",
+                                f"{path}: expected one Fleet document")
+        return copy.deepcopy(docs[0].data)
+    data = yaml.safe_load(default_fleet_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _device_plugin_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    spec = out.setdefault("spec", {})
+    for pool in spec.get("pools", []):
+        gpu = pool.get("gpu")
+        if isinstance(gpu, dict):
+            gpu["mig"] = {"mode": "off"}
+            gpu.pop("sharing", None)
+            gpu["extendedResources"] = True
+    # Platform classes may name MIG profiles that no longer exist; the device plugin has none.
+    spec.pop("deviceClasses", None)
+    return out
+
+
+def mode_objects(scenario: Scenario, mode: str) -> list[KubeObject]:
+    """Nodes, DeviceClasses and ResourceSlices for ``mode`` (no slices in device-plugin mode)."""
+    doc = fleet_document(scenario)
+    source = scenario.source + " (fleet)"
+    if mode == "device-plugin":
+        fleet = parse_fleet(_device_plugin_spec(doc), source)
+        return [o for o in generate(fleet, scenario.seed).objects() if isinstance(o, Node)]
+    return list(generate(parse_fleet(doc, source), scenario.seed).objects())
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """One allocatable device: the node and physical GPU it belongs to, and what it holds.
+
+    ``fraction`` is the share of the GPU an exclusive allocation takes (1 for a whole
+    GPU, g/7 for a MIG ``<g>g`` profile); ``memory`` (MiB) is the capacity shares
+    are measured in.
+    """
+
+    node: str
+    gpu: str
+    fraction: float
+    memory: int
+    shared: bool
+
+
+class DeviceMap:
+    """Maps (driver, pool, device) of NVIDIA GPU and MIG devices to physical GPUs."""
+
+    def __init__(self, slices: Iterable[ResourceSlice]) -> None:
+        self.devices: dict[tuple[str, str, str], DeviceInfo] = {}
+        self.gpu_memory: dict[str, int] = {}
+        self.gpus_by_node: dict[str, list[str]] = {}
+        for s in slices:
+            spec = s.spec
+            if spec.driver != _NVIDIA:
+                continue
+            node = spec.node_name or spec.pool.name
+            for d in spec.devices:
+                attrs = d.attributes
+                kind = attrs["type"].string if "type" in attrs else "gpu"
+                if kind == "gpu":
+                    gpu = attrs["uuid"].string if "uuid" in attrs else f"{node}/{d.name}"
+                    fraction = 1.0
+                elif kind == "mig":
+                    gpu = attrs["parentUUID"].string if "parentUUID" in attrs else \
+                        f"{node}/{d.name.split('-mig-')[0]}"
+                    profile = attrs["profile"].string if "profile" in attrs else "7g"
+                    fraction = min(1.0, int((profile or "7g").split("g", 1)[0] or 7)
+                                   / _MIG_COMPUTE_SLICES)
+                else:
+                    continue
+                gpu = gpu or f"{node}/{d.name}"
+                mem = d.capacity["memory"].value.value() // (1024 * 1024) \
+                    if "memory" in d.capacity else 0
+                self.devices[(spec.driver, spec.pool.name, d.name)] = DeviceInfo(
+                    node, gpu, fraction, mem, bool(d.allow_multiple_allocations))
+                self.gpu_memory[gpu] = max(self.gpu_memory.get(gpu, 0), mem)
+                gpus = self.gpus_by_node.setdefault(node, [])
+                if gpu not in gpus:
+                    gpus.append(gpu)
+
+    def used(self, allocations: Iterable[tuple[str, str, str, Mapping[str, int]]]
+             ) -> dict[str, float]:
+        """Share of each physical GPU in use, from (driver, pool, device, consumed MiB) entries
+        (consumed is empty for exclusive allocations)."""
+        used: dict[str, float] = {}
+        for driver, pool, device, consumed in allocations:
+            info = self.devices.get((driver, pool, device))
+            if info is None:
+                continue
+            if info.shared and consumed:
+                share = consumed.get("memory", 0) / info.memory if info.memory else 1.0
+            else:
+                share = info.fraction
+            used[info.gpu] = min(1.0, used.get(info.gpu, 0.0) + share)
+        return used

@@ -1,0 +1,275 @@
+"""Jobs of a scenario: when they arrive, how long their pods run, and their pods as objects.
+
+Arrivals and durations are drawn once per scenario, before any mode runs, so
+every compared mode replays exactly the same demand; each job kind draws from
+its own seeded stream, so adding a kind does not shift the others.
+
+Pods are real core/v1 Pods. In DRA mode a pod references a ResourceClaimTemplate
+generated from the job kind's device shape; in device-plugin mode the same pod
+asks for whole GPUs through the ``nvidia.com/gpu`` extended resource (MIG slices
+and shares cannot be expressed there, which is what the comparison measures).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dralab.api.base import ObjectMeta
+from dralab.api.codec import decode
+from dralab.api.core import (
+    Container,
+    ContainerResourceClaim,
+    Pod,
+    PodResourceClaim,
+    PodSpec,
+    ResourceRequirements,
+    Toleration,
+)
+from dralab.api.quantity import Quantity, parse_quantity
+from dralab.api.resource import (
+    CapacityRequirements,
+    CELDeviceSelector,
+    DeviceClaim,
+    DeviceConstraint,
+    DeviceRequest,
+    DeviceSelector,
+    DeviceSubRequest,
+    ExactDeviceRequest,
+    ResourceClaimSpec,
+    ResourceClaimTemplate,
+    ResourceClaimTemplateSpec,
+)
+
+from .scenario import DeviceShape, JobKind, Scenario, parse_duration, parse_rate
+
+__all__ = [
+    "GPU_RESOURCE",
+    "NAMESPACE",
+    "Arrival",
+    "claim_template",
+    "device_plugin_gpus",
+    "draw_arrivals",
+    "make_pod",
+    "shape_demand",
+    "templates_for",
+]
+
+NAMESPACE = "sim"
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+CLAIM_NAME = "devices"
+_NVIDIA = "gpu.nvidia.com"
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """One job: its kind, arrival time and each pod's run time (seconds)."""
+
+    time: float
+    kind: JobKind
+    index: int
+    durations: tuple[float, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind.name}-{self.index:05d}"
+
+
+def _duration(kind: JobKind, rng: random.Random) -> float:
+    d = kind.duration
+    if d.distribution == "uniform":
+        return rng.uniform(parse_duration(d.min), parse_duration(d.max))
+    mean = parse_duration(d.mean)
+    if d.distribution == "fixed":
+        return mean
+    if d.distribution == "exponential":
+        return rng.expovariate(1.0 / mean)
+    # lognormal with the given mean: mu chosen so that E[X] = mean.
+    mu = math.log(mean) - d.sigma * d.sigma / 2
+    return rng.lognormvariate(mu, d.sigma)
+
+
+def draw_arrivals(scenario: Scenario) -> list[Arrival]:
+    """Every job arriving before the scenario ends, in time order (ties: kind order)."""
+    out: list[tuple[float, int, Arrival]] = []
+    for order, kind in enumerate(scenario.workload):
+        rng = random.Random(f"{scenario.seed}:{kind.name}")
+        times: list[float]
+        if kind.arrivals:
+            times = sorted(parse_duration(t) for t in kind.arrivals)
+        else:
+            rate = parse_rate(kind.arrival_rate)
+            times = []
+            t = 0.0
+            while rate > 0:
+                t += rng.expovariate(rate)
+                if t >= scenario.duration:
+                    break
+                times.append(t)
+        for index, t in enumerate(times):
+            if t >= scenario.duration:
+                continue
+            durations = tuple(max(1.0, _duration(kind, rng)) for _ in range(kind.pods_per_job))
+            out.append((t, order, Arrival(t, kind, index, durations)))
+    out.sort(key=lambda item: (item[0], item[1], item[2].index))
+    return [a for _, _, a in out]
+
+
+# --- device shapes -----------------------------------------------------------------------
+
+def _cel(expression: str) -> DeviceSelector:
+    return DeviceSelector(cel=CELDeviceSelector(expression=expression))
+
+
+def _exact(shape: DeviceShape) -> ExactDeviceRequest:
+    selectors: list[DeviceSelector] = []
+    capacity = None
+    if shape.type == "mig":
+        cls = shape.class_ or MIG_CLASS
+        selectors.append(_cel(f'device.attributes["{_NVIDIA}"].profile == "{shape.profile}"'))
+        count = 1
+    elif shape.type == "share":
+        cls = shape.class_ or GPU_CLASS
+        selectors.append(_cel("device.allowMultipleAllocations"))
+        capacity = CapacityRequirements(requests={"memory": parse_quantity(shape.memory)})
+        count = 1
+    else:
+        cls = shape.class_ or GPU_CLASS
+        count = shape.count
+    if shape.product_name:
+        selectors.append(_cel(f'device.attributes["{_NVIDIA}"].productName == '
+                              f'"{shape.product_name}"'))
+    return ExactDeviceRequest(device_class_name=cls, selectors=selectors, count=count,
+                              capacity=capacity)
+
+
+def claim_template(kind: JobKind) -> ResourceClaimTemplate | None:
+    """The claim template a pod of ``kind`` uses in DRA mode (None for CPU-only kinds)."""
+    shape = kind.devices
+    if shape is None:
+        return None
+    constraints: list[DeviceConstraint] = []
+    if shape.first_available:
+        subs = []
+        for i, alt in enumerate(shape.first_available):
+            ex = _exact(alt)
+            subs.append(DeviceSubRequest(name=f"alt{i}", device_class_name=ex.device_class_name,
+                                         selectors=ex.selectors, count=ex.count,
+                                         capacity=ex.capacity))
+        request = DeviceRequest(name="gpu", first_available=subs)
+    else:
+        request = DeviceRequest(name="gpu", exactly=_exact(shape))
+        if shape.match_attribute and shape.count > 1:
+            constraints.append(DeviceConstraint(match_attribute=shape.match_attribute))
+    spec = ResourceClaimSpec(devices=DeviceClaim(requests=[request], constraints=constraints))
+    return ResourceClaimTemplate(
+        api_version=ResourceClaimTemplate.API_VERSION, kind=ResourceClaimTemplate.KIND,
+        metadata=ObjectMeta(name=kind.name, namespace=NAMESPACE),
+        spec=ResourceClaimTemplateSpec(spec=spec))
+
+
+def device_plugin_gpus(shape: DeviceShape | None) -> int:
+    """Whole GPUs the device-plugin model needs for ``shape`` (its first alternative)."""
+    if shape is None:
+        return 0
+    if shape.first_available:
+        return device_plugin_gpus(shape.first_available[0])
+    return shape.count if shape.type == "gpu" else 1
+
+
+_MIG_SLICES = 7
+
+
+def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]:
+    """(GPUs, per-GPU share 0..1, memory MiB for shares) a pod needs, for fragmentation.
+
+    A MIG profile ``<g>g.<mem>`` takes g of a GPU's 7 compute slices (placement
+    rules are ignored here); a share is measured in GPU memory.
+    """
+    if shape is None:
+        return 0, 0.0, 0
+    if mode == "device-plugin":
+        return device_plugin_gpus(shape), 1.0, 0
+    if shape.first_available:
+        return shape_demand(shape.first_available[-1], mode)
+    if shape.type == "mig":
+        slices = int(shape.profile.split("g", 1)[0] or 1)
+        return 1, min(1.0, slices / _MIG_SLICES), 0
+    if shape.type == "share":
+        mib = parse_quantity(shape.memory).value() // (1024 * 1024)
+        return 1, 0.0, int(mib)
+    return shape.count, 1.0, 0
+
+
+# --- pods -------------------------------------------------------------------------------
+
+def _template_pod(kind: JobKind, base_dir: str) -> dict[str, Any] | None:
+    """The pod template of a real manifest named by ``kind.template``, as plain data."""
+    if not kind.template:
+        return None
+    from pathlib import Path
+
+    from dralab.api.io import read_documents
+
+    path = Path(kind.template)
+    if not path.is_absolute():
+        path = Path(base_dir) / path
+    for doc in read_documents([str(path)]):
+        data = doc.data
+        if not isinstance(data, dict):
+            continue
+        if data.get("kind") == "Pod":
+            return {"metadata": data.get("metadata", {}), "spec": data.get("spec", {})}
+        spec = data.get("spec", {})
+        if data.get("kind") == "CronJob":
+            spec = spec.get("jobTemplate", {}).get("spec", {})
+        if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
+            return dict(spec["template"])
+    return None
+
+
+def make_pod(arrival: Arrival, replica: int, mode: str, base_dir: str = ".",
+             attempt: int = 0) -> Pod:
+    """Pod ``replica`` of a job, for ``mode`` (``dra`` or ``device-plugin``)."""
+    kind = arrival.kind
+    name = f"{arrival.name}-{replica}" + (f"-r{attempt}" if attempt else "")
+    labels = {"dralab.dev/job": arrival.name, "dralab.dev/kind": kind.name}
+    template = _template_pod(kind, base_dir) if mode == "dra" else None
+    if template is not None:
+        data = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {**template.get("metadata", {}), "name": name,
+                             "namespace": NAMESPACE},
+                "spec": template.get("spec", {})}
+        pod = decode(data)
+        assert isinstance(pod, Pod)
+        return pod
+    requests = {"cpu": parse_quantity(str(kind.cpu)), "memory": parse_quantity(str(kind.memory))}
+    limits: dict[str, Quantity] = {}
+    claims: list[PodResourceClaim] = []
+    container_claims: list[ContainerResourceClaim] = []
+    gpus = device_plugin_gpus(kind.devices)
+    if mode == "device-plugin" and gpus:
+        limits[GPU_RESOURCE] = parse_quantity(str(gpus))
+        requests[GPU_RESOURCE] = parse_quantity(str(gpus))
+    elif mode == "dra" and kind.devices is not None:
+        claims.append(PodResourceClaim(name=CLAIM_NAME, resource_claim_template_name=kind.name))
+        container_claims.append(ContainerResourceClaim(name=CLAIM_NAME))
+    container = Container(name="main", image="sim",
+                          resources=ResourceRequirements(requests=requests, limits=limits,
+                                                         claims=container_claims))
+    tolerations = [Toleration(key=t.get("key"), operator=t.get("operator"),
+                              value=t.get("value"), effect=t.get("effect"))
+                   for t in kind.tolerations]
+    return Pod(api_version="v1", kind="Pod",
+               metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels=labels),
+               spec=PodSpec(containers=[container], resource_claims=claims,
+                            priority=kind.priority, tolerations=tolerations))
+
+
+def templates_for(workload: Sequence[JobKind]) -> list[ResourceClaimTemplate]:
+    return [t for k in workload if (t := claim_template(k)) is not None]

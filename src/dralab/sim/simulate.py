@@ -1,0 +1,297 @@
+"""Running a scenario: one event loop per compared mode, the scheduler framework inside.
+
+Each mode gets its own cluster (built from the fleet as that mode sees it) and its
+own ``Scheduler`` with the scenario's profile; the arrivals and run times were
+drawn once for all modes (``jobs.draw_arrivals``). Events:
+
+* job arrival: its pods are created (DRA: from the job kind's claim template,
+  claims are generated in PreEnqueue) and join the queue;
+* completion: the pod leaves; its claims are released and deallocated;
+* scheduling round (after every instant with arrivals or completions): pending pods
+  in QueueSort order (priority, then arrival) each get one scheduling cycle of the
+  framework. A pod kind that failed without preemption is not retried in the same
+  round, since nothing changed for it (kube-scheduler's queueing hints do the same);
+  preemption victims are re-created as new pods (their Job controller would do so);
+* sample: metrics (see ``observe``).
+
+Pure: no I/O, no wall clock. Same scenario and seed, same result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import heapq
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Node
+from dralab.api.resource import ResourceSlice
+from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.cluster import PodInfo
+
+from .engine import Environment, Event, Priority
+from .fleets import DeviceMap, mode_objects
+from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
+from .observe import Observer
+from .results import ModeResult, PodRecord, SimulationResult
+from .scenario import Scenario
+
+__all__ = ["MODE_LABELS", "Progress", "run_mode", "simulate"]
+
+MODE_LABELS = {"device-plugin": "Device plugin (whole GPUs)", "dra": "DRA (MIG + sharing)"}
+
+Progress = Callable[[str, float], None]  # (mode, fraction of simulated time done)
+
+_REASONS = re.compile(r"^\d+/\d+ nodes are available: (.*?)\.(?: |$)")
+
+
+def reason_kinds(message: str) -> list[str]:
+    """The reason phrases of a kube-scheduler message, without their node counts."""
+    match = _REASONS.match(message)
+    if match is None:
+        return [message.split(".")[0]] if message else []
+    return [re.sub(r"^\d+ ", "", part).strip() for part in match.group(1).split(", ")]
+
+
+@dataclass(slots=True)
+class _PodState:
+    arrival: Arrival
+    replica: int
+    info: PodInfo
+    arrived: float
+    started: float | None = None
+    ended: float | None = None
+    node: str | None = None
+    devices: int = 0
+    gpu_fraction: float = 0.0
+    preempted: bool = False
+    reason: str | None = None
+    completion: Event | None = None
+    restarts: int = 0
+
+
+@dataclass(slots=True)
+class _Run:
+    scenario: Scenario
+    mode: str
+    env: Environment
+    scheduler: Scheduler
+    observer: Observer
+    progress: Progress | None = None
+    pods: dict[str, _PodState] = field(default_factory=dict)
+    order: list[_PodState] = field(default_factory=list)
+    queue: list[tuple[int, int, str]] = field(default_factory=list)  # (-priority, seq, key)
+    round_pending: bool = False
+    attempts: int = 0
+    preemptions: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    # --- events ---------------------------------------------------------------------
+    def arrive(self, arrival: Arrival) -> None:
+        for replica in range(len(arrival.durations)):
+            self._add_pod(arrival, replica, 0)
+        self.request_round()
+
+    def _add_pod(self, arrival: Arrival, replica: int, restarts: int) -> _PodState:
+        pod = make_pod(arrival, replica, self.mode, self.scenario.base_dir, restarts)
+        info = self.scheduler.cluster.add_pod(pod)
+        state = _PodState(arrival, replica, info, self.env.now, restarts=restarts)
+        self.pods[info.key] = state
+        self.order.append(state)
+        framework = self.scheduler.framework_for(info)
+        if framework is not None and framework.run_pre_enqueue(info).is_success():
+            heapq.heappush(self.queue, (-info.priority, info.sequence, info.key))
+        else:
+            state.reason = "waiting (PreEnqueue or no profile)"
+        return state
+
+    def request_round(self) -> None:
+        if not self.round_pending:
+            self.round_pending = True
+            self.env.at(self.env.now, self.schedule_round, Priority.SCHEDULE)
+
+    def complete(self, key: str) -> None:
+        state = self.pods[key]
+        state.ended = self.env.now
+        state.completion = None
+        self.scheduler.cluster.remove_pod(key)
+        self.observer.pod_left(state.info)
+        self.request_round()
+
+    def schedule_round(self) -> None:
+        self.round_pending = False
+        failed_kinds: set[tuple[str, int]] = set()
+        retry: list[tuple[int, int, str]] = []
+        while self.queue:
+            item = heapq.heappop(self.queue)
+            state = self.pods.get(item[2])
+            if state is None or state.started is not None:
+                continue
+            kind_key = (state.arrival.kind.name, state.info.priority)
+            if kind_key in failed_kinds:
+                retry.append(item)
+                continue
+            if not self._attempt(state, failed_kinds, kind_key):
+                retry.append(item)
+        for item in retry:
+            heapq.heappush(self.queue, item)
+
+    def _attempt(self, state: _PodState, failed_kinds: set[tuple[str, int]],
+                 kind_key: tuple[str, int]) -> bool:
+        info = state.info
+        framework = self.scheduler.framework_for(info)
+        if framework is None:
+            return False
+        for _ in range(3):  # a nominated pod is retried once its victims are gone
+            self.attempts += 1
+            attempt = self.scheduler.cycle.schedule_one(framework, info)
+            if attempt.node is not None:
+                self._started(state, attempt.node)
+                return True
+            if attempt.error is not None:
+                state.reason = "scheduler error"
+                self._count(state.reason)
+                failed_kinds.add(kind_key)
+                return False
+            assert attempt.diagnosis is not None
+            for reason in reason_kinds(attempt.diagnosis.message()):
+                self._count(reason)
+                state.reason = reason
+            if attempt.nominated or attempt.clear_nomination:
+                self.scheduler.cycle.set_nomination(info, attempt.nominated)
+            if attempt.victims:
+                for key in attempt.victims:
+                    self._evict(key)
+                failed_kinds.clear()
+                continue
+            if attempt.cluster_changed:
+                continue
+            failed_kinds.add(kind_key)
+            return False
+        return False
+
+    def _count(self, reason: str) -> None:
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+
+    def _started(self, state: _PodState, node: str) -> None:
+        state.started = self.env.now
+        state.node = node
+        current = self.scheduler.cluster.pods.get(state.info.key)
+        if current is not None:
+            state.info = current
+        state.devices, state.gpu_fraction = self.observer.pod_started(
+            state.info, state.arrival.kind.devices, node)
+        duration = state.arrival.durations[state.replica]
+        key = state.info.key
+        state.completion = self.env.after(duration, functools.partial(self.complete, key),
+                                          Priority.COMPLETION)
+
+    def _evict(self, key: str) -> None:
+        state = self.pods.get(key)
+        info = self.scheduler.cluster.remove_pod(key)
+        if state is None or info is None:
+            return
+        self.preemptions += 1
+        self.scheduler.cycle.set_nomination(info, None)
+        self.observer.pod_left(info)
+        if state.completion is not None:
+            state.completion.cancel()
+            state.completion = None
+        state.preempted = True
+        state.ended = self.env.now
+        # The Job controller re-creates the pod; it runs its full time again.
+        self._add_pod(state.arrival, state.replica, state.restarts + 1)
+
+    def sample(self) -> None:
+        self.observer.sample(self.env.now, self.pending(), self.running(), self.completed())
+        if self.progress is not None:
+            self.progress(self.mode, min(1.0, self.env.now / self.scenario.duration))
+
+    # --- counts -----------------------------------------------------------------------
+    def pending(self) -> int:
+        return sum(1 for s in self.order if s.started is None and not s.preempted)
+
+    def running(self) -> int:
+        return sum(1 for s in self.order if s.started is not None and s.ended is None)
+
+    def completed(self) -> int:
+        return sum(1 for s in self.order if s.ended is not None and not s.preempted)
+
+
+def _kind_weights(scenario: Scenario, mode: str) -> list[tuple[float, int, tuple[int, float, int]]]:
+    """The workload distribution M: (probability, cpu milli, (GPUs, share, MiB)) per kind."""
+    from .scenario import parse_rate
+
+    weights = []
+    for kind in scenario.workload:
+        rate = parse_rate(kind.arrival_rate) if kind.arrival_rate is not None \
+            else len(kind.arrivals) / scenario.duration
+        weights.append((rate * kind.pods_per_job, kind))
+    total = sum(w for w, _ in weights) or 1.0
+    from dralab.api.quantity import parse_quantity
+
+    return [(w / total, parse_quantity(str(k.cpu)).milli_value(), shape_demand(k.devices, mode))
+            for w, k in weights]
+
+
+def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None = None,
+             progress: Progress | None = None) -> ModeResult:
+    """Simulate ``scenario`` in one mode (``dra`` or ``device-plugin``)."""
+    fleet = mode_objects(scenario, mode)
+    objects: list[KubeObject] = list(fleet)
+    if mode == "dra":
+        objects.extend(templates_for(scenario.workload))
+    cluster, _ = build_cluster(objects, None, scenario.seed)
+    scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed)
+    nodes = [o for o in fleet if isinstance(o, Node)]
+    devices = DeviceMap(o for o in fleet if isinstance(o, ResourceSlice)) if mode == "dra" \
+        else None
+    observer = Observer(cluster, nodes, devices, mode, _kind_weights(scenario, mode),
+                        scenario.sample_interval, GPU_RESOURCE)
+    env = Environment()
+    run = _Run(scenario, mode, env, scheduler, observer, progress)
+    for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
+        env.at(arrival.time, functools.partial(run.arrive, arrival), Priority.ARRIVAL)
+    t = 0.0
+    while t < scenario.duration:
+        env.at(t, run.sample, Priority.SAMPLE)
+        t += scenario.sample_interval
+    env.run(until=scenario.duration)
+    run.sample()
+    records = tuple(
+        PodRecord(key=s.info.key, job=s.arrival.name, kind=s.arrival.kind.name,
+                  arrival=s.arrived, start=s.started, end=s.ended, node=s.node,
+                  devices=s.devices, gpu_fraction=s.gpu_fraction, preempted=s.preempted,
+                  unschedulable_reason=s.reason if s.started is None or s.reason else None)
+        for s in run.order)
+    return ModeResult(mode=mode, label=MODE_LABELS.get(mode, mode),
+                      samples=tuple(observer.samples), pods=records,
+                      occupancy=observer.occupancy(scenario.duration),
+                      scheduling_attempts=run.attempts, preemptions=run.preemptions,
+                      unschedulable_reasons=dict(sorted(run.reasons.items())),
+                      wall_seconds=0.0)
+
+
+def simulate(scenario: Scenario, progress: Progress | None = None,
+             timer: Callable[[], float] | None = None) -> SimulationResult:
+    """Run every mode of ``scenario.compare`` on the same arrivals; deterministic.
+
+    ``timer`` (e.g. ``time.perf_counter``, injected by the CLI) sets each mode's
+    ``wall_seconds``; without it they are 0 and the function reads no clock.
+    """
+    arrivals = draw_arrivals(scenario)
+    results = []
+    for mode in scenario.compare:
+        started = timer() if timer is not None else 0.0
+        result = run_mode(scenario, mode, arrivals, progress)
+        if timer is not None:
+            result = dataclasses.replace(result, wall_seconds=timer() - started)
+        results.append(result)
+    modes = tuple(results)
+    return SimulationResult(scenario=scenario.name, seed=scenario.seed,
+                            duration=scenario.duration, modes=modes)
+
+

@@ -1,0 +1,68 @@
+"""`dralab simulate`: files written, options, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dralab.cli.main import cli
+
+SCENARIO = """
+apiVersion: dralab.dev/v1alpha1
+kind: Scenario
+metadata: {name: small}
+spec:
+  seed: 5
+  duration: 2h
+  sampleInterval: 10m
+  fleet:
+    spec:
+      pools:
+      - {name: l4, count: 2, cpu: "48", memory: 192Gi,
+         gpu: {model: l4, count: 4, sharing: {consumableShares: memory}}}
+  workload:
+  - name: infer
+    arrivalRate: 20/h
+    duration: {distribution: exponential, mean: 30m}
+    cpu: "2"
+    memory: 4Gi
+    devices: {type: share, memory: 4Gi}
+"""
+
+
+def test_simulate_writes_the_report(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--out", str(out),
+                                      "--quiet", "--seed", "9"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    for name in ("index.html", "metrics.json", "samples.csv", "pods.csv", "summary.csv"):
+        assert (out / name).stat().st_size > 0, name
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["seed"] == 9 and metrics["scenario"] == "small"
+    assert [m["mode"] for m in metrics["modes"]] == ["device-plugin", "dra"]
+    assert all(m["wall_seconds"] > 0 for m in metrics["modes"])
+
+
+def test_simulate_default_prints_the_summary(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--out", str(tmp_path / "r"),
+                                      "--compare", "dra"])
+    assert result.exit_code == 0, result.output
+    assert "DRA (MIG + sharing)" in result.stdout and "Wait p90" in result.stdout
+    assert "report: " in result.stdout
+
+
+def test_bad_scenario_and_bad_compare_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SCENARIO.replace("duration: 2h", "duration: soon"))
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(bad), "--quiet",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "spec.duration" in result.stderr
+    result = CliRunner().invoke(cli, ["simulate", "--compare", "dra,kueue", "--quiet",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "kueue" in result.stderr

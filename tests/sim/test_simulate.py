@@ -1,0 +1,175 @@
+"""The simulator: hand-computed small scenarios, determinism, conservation, accounting."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from dralab.scheduler.cluster import ClusterState
+from dralab.sim import observe
+from dralab.sim.default import default_scenario
+from dralab.sim.results import SimulationResult
+from dralab.sim.scenario import Scenario, ScenarioError, parse_scenario
+from dralab.sim.simulate import reason_kinds, simulate
+
+H100 = {"name": "h100", "count": 1, "namePrefix": "h100-", "cpu": "192", "memory": "2Ti",
+        "gpu": {"model": "h100-80gb-sxm", "count": 8}}
+A100_MIG = {"name": "a100", "count": 1, "namePrefix": "a100-", "cpu": "128", "memory": "1Ti",
+            "gpu": {"model": "a100-40gb", "count": 8, "mig": {"mode": "dynamic"}}}
+
+
+def scenario(pools: list[dict[str, Any]], workload: list[dict[str, Any]], *,
+             duration: str = "3h", sample: str = "30m", **extra: Any) -> Scenario:
+    return parse_scenario({
+        "apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"},
+        "spec": {"seed": 3, "duration": duration, "sampleInterval": sample,
+                 "fleet": {"spec": {"pools": pools}}, "workload": workload, **extra}})
+
+
+def test_two_full_node_jobs_queue_one_after_the_other() -> None:
+    # Two 8-GPU pods at t=0, 1 h each, on one 8-GPU node: the second waits 1 h.
+    s = scenario([H100], [{"name": "train", "arrivals": ["0s", "0s"],
+                           "duration": {"distribution": "fixed", "mean": "1h"},
+                           "cpu": "8", "memory": "8Gi", "devices": {"type": "gpu", "count": 8}}])
+    result = simulate(s)
+    for mode in result.modes:
+        summary = mode.summary()
+        starts = sorted(p.start for p in mode.pods if p.start is not None)
+        assert starts == [0.0, 3600.0], mode.mode
+        assert summary["pods_arrived"] == 2 and summary["pods_completed"] == 2
+        assert summary["wait_p50"] == pytest.approx(1800.0)
+        assert summary["wait_mean"] == pytest.approx(1800.0)
+        # Allocated for 2 h of 3 h, all of it asked for.
+        assert summary["mean_gpu_capacity_allocated"] == pytest.approx(2 / 3)
+        assert summary["gpu_allocation_efficiency"] == pytest.approx(1.0)
+        assert summary["throughput_pods_per_hour"] == pytest.approx(2 / 3)
+        assert mode.samples[0].gpus_busy == 8 and mode.samples[0].gpus_total == 8
+
+
+def test_mig_slices_pack_under_dra_but_take_whole_gpus_with_the_device_plugin() -> None:
+    # Fourteen 1g.5gb notebooks at t=0 on one A100 node with 8 GPUs.
+    s = scenario([A100_MIG], [{"name": "nb", "arrivals": ["0s"] * 14,
+                               "duration": {"distribution": "fixed", "mean": "1h"},
+                               "cpu": "1", "memory": "1Gi",
+                               "devices": {"type": "mig", "profile": "1g.5gb"}}])
+    dp, dra = simulate(s).modes
+    assert dp.mode == "device-plugin" and dra.mode == "dra"
+    assert dra.summary()["wait_mean"] == 0.0
+    assert all(p.start == 0.0 for p in dra.pods)
+    # The device plugin gives 8 pods a whole GPU each; 6 wait an hour.
+    assert dp.summary()["wait_mean"] == pytest.approx(6 * 3600 / 14)
+    first = dp.samples[0]
+    assert first.gpus_busy == 8 and first.gpu_capacity_allocated == pytest.approx(1.0)
+    assert first.gpu_capacity_requested == pytest.approx(8 / 7 / 8)
+    first_dra = dra.samples[0]
+    assert first_dra.gpu_capacity_allocated == pytest.approx(14 / 7 / 8)
+    assert first_dra.gpus_busy == 2  # seven 1g slices fill one A100
+    assert dp.unschedulable_reasons == {"Insufficient nvidia.com/gpu": 1}
+
+
+def test_same_seed_same_result_and_other_seed_differs() -> None:
+    base = default_scenario()
+    a = json.dumps(simulate(base).to_json(), sort_keys=True)
+    b = json.dumps(simulate(base).to_json(), sort_keys=True)
+    c = json.dumps(simulate(base.with_seed(2)).to_json(), sort_keys=True)
+    assert a == b
+    assert a != c
+
+
+def _check_cluster(cluster: ClusterState) -> None:
+    exclusive: Counter[tuple[str, str, str]] = Counter()
+    for claim in cluster.claims.values():
+        if claim.status.allocation is None:
+            continue
+        assert claim.status.reserved_for, f"{claim.name} allocated without a consumer"
+        for r in claim.status.allocation.devices.results:
+            if r.share_id is None:
+                exclusive[(r.driver, r.pool, r.device)] += 1
+    doubles = [k for k, n in exclusive.items() if n > 1]
+    assert not doubles, f"devices allocated twice: {doubles}"
+    for node in cluster.nodes.values():
+        for resource, used in node.requested.items():
+            if resource in node.allocatable:
+                assert used <= node.allocatable[resource], (node.name, resource)
+
+
+def test_conservation_at_every_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = observe.Observer.sample
+    checked = Counter[str]()
+
+    def checking(self: observe.Observer, t: float, *args: int) -> None:
+        _check_cluster(self.cluster)
+        checked[self.mode] += 1
+        original(self, t, *args)
+
+    monkeypatch.setattr(observe.Observer, "sample", checking)
+    result = simulate(default_scenario())
+    assert checked["dra"] > 100 and checked["device-plugin"] > 100
+    for mode in result.modes:
+        for s in mode.samples:
+            assert 0 <= s.gpu_capacity_allocated <= 1 + 1e-9
+            assert 0 <= s.gpu_capacity_requested <= s.gpu_capacity_allocated + 1e-9
+            assert s.gpus_busy <= s.gpus_total
+        summary = mode.summary()
+        assert summary["pods_started"] + summary["pods_never_started"] == summary["pods_arrived"]
+        for p in mode.pods:
+            assert p.start is None or p.start >= p.arrival
+            assert p.end is None or (p.start is not None and p.end >= p.start)
+
+
+def test_every_job_arrives_identically_in_both_modes() -> None:
+    dp, dra = simulate(default_scenario()).modes
+    first = {p.job for p in dp.pods}
+    assert first == {p.job for p in dra.pods}
+    assert dp.summary()["pods_arrived"] == dra.summary()["pods_arrived"]
+
+
+def test_default_scenario_shows_the_dra_advantage() -> None:
+    result = simulate(default_scenario())
+    assert isinstance(result, SimulationResult)
+    dp, dra = (m.summary() for m in result.modes)
+    assert dra["gpu_allocation_efficiency"] == pytest.approx(1.0)
+    assert dp["gpu_allocation_efficiency"] < 0.8
+    assert dra["pods_never_started"] < dp["pods_never_started"]
+    assert dra["wait_mean"] < dp["wait_mean"]
+
+
+def test_compare_one_mode() -> None:
+    result = simulate(default_scenario().with_compare(("dra",)))
+    assert [m.mode for m in result.modes] == ["dra"]
+
+
+@pytest.mark.parametrize(
+    ("message", "kinds"),
+    [("0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had untolerated taint(s). "
+      "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not "
+      "helpful for scheduling.", ["Insufficient cpu", "node(s) had untolerated taint(s)"]),
+     ("0/2 nodes are available: 2 cannot allocate all claims.", ["cannot allocate all claims"]),
+     ("no nodes available to schedule pods", ["no nodes available to schedule pods"])],
+)
+def test_reason_kinds(message: str, kinds: list[str]) -> None:
+    assert reason_kinds(message) == kinds
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [({"workload": []}, "spec.workload"),
+     ({"duration": "soon"}, "spec.duration"),
+     ({"compare": ["gpu-operator"]}, "spec.compare[0]"),
+     ({"fleet": {"default": True, "file": "x.yaml"}}, "spec.fleet"),
+     ({"workload": [{"name": "a", "arrivalRate": "fast"}]}, "spec.workload[0].arrivalRate"),
+     ({"workload": [{"name": "a", "arrivalRate": "1/h",
+                     "devices": {"type": "mig"}}]}, "spec.workload[0].devices.profile"),
+     ({"workload": [{"name": "a", "arrivalRate": "1/h", "cpu": "lots"}]},
+      "spec.workload[0].cpu"),
+     ({"workload": [{"name": "a", "arrivalRate": "1/h", "surprise": 1}]}, "surprise")],
+)
+def test_scenario_errors_name_the_field(spec: dict[str, Any], fragment: str) -> None:
+    base: dict[str, Any] = {"workload": [{"name": "a", "arrivalRate": "1/h"}]}
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
+                        "spec": {**base, **spec}}, "s.yaml")
+    assert fragment in str(info.value) and str(info.value).startswith("s.yaml: ")
