@@ -17,15 +17,10 @@ $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP) $(TEST_STAMP)
 
-# Until the simulator lands, the demo validates the bundled fleet and allocates example claims,
-# also against the built-in default fleet.
+# The main job: the built-in scenario, device plugin against DRA, with the HTML report.
 demo: $(STAMP)
-	$(VENV)/bin/dralab validate -f examples/fleet/
-	mkdir -p build && $(VENV)/bin/dralab fleet --default > build/default-fleet.yaml
-	$(VENV)/bin/dralab validate -f build/default-fleet.yaml
-	$(VENV)/bin/dralab allocate -f build/default-fleet.yaml -f examples/claims/two-h100.yaml --node h100-node-01
-	$(VENV)/bin/dralab allocate -f examples/fleet/ -f examples/claims/mig-mixed.yaml --node a100-mig-node-01
-	-$(VENV)/bin/dralab allocate -f examples/fleet/ -f examples/claims/two-gpus-one-pcie-root.yaml --node h100-node-01
+	$(VENV)/bin/dralab simulate --out dralab-report
+	@echo "open dralab-report/index.html"
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
@@ -38,6 +33,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_load.py
 	$(PY) benchmarks/bench_cel.py
 	$(PY) benchmarks/bench_allocator.py
+	$(PY) benchmarks/bench_scheduler.py
+	$(PY) benchmarks/bench_simulate.py
+	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_fleet.py
 
 clean:

@@ -39,6 +39,8 @@ from .api.resource import (
 from .api.semver import Semver, SemverError, parse_semver
 from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 from .scheduler import ScheduleResult, explain_pod, schedule
+from .sim.results import SimulationResult
+from .sim.scenario import Scenario
 
 __version__ = "0.1.0"
 
@@ -70,9 +72,11 @@ __all__ = [
     "ResourceClaim",
     "ResourceClaimTemplate",
     "ResourceSlice",
+    "Scenario",
     "ScheduleResult",
     "Semver",
     "SemverError",
+    "SimulationResult",
     "StatefulSet",
     "UnknownObject",
     "Unschedulable",
@@ -84,6 +88,7 @@ __all__ = [
     "parse_quantity",
     "parse_semver",
     "schedule",
+    "simulate",
     "validate",
 ]
 
@@ -101,3 +106,21 @@ def validate(source: str | Path | Iterable[str | Path | KubeObject],
     paths = [str(p) for p in items if not isinstance(p, KubeObject)]
     problems = _validate_documents(_read_documents(paths), features) if paths else []
     return problems + _validate_objects(objects, features)
+
+
+def simulate(scenario: Scenario | str | Path | None = None) -> SimulationResult:
+    """Run a scenario (a ``Scenario``, a Scenario file, or None for the built-in one).
+
+    Returns the metrics of every compared mode; ``result.modes[i].samples_records()``
+    and ``pods_records()`` are plain records (``pandas.DataFrame(...)``-ready). Pure and
+    deterministic for the scenario's seed; writes nothing (see ``dralab.report``).
+    """
+    from .sim.default import default_scenario
+    from .sim.scenario import load_scenario
+    from .sim.simulate import simulate as run
+
+    if scenario is None:
+        scenario = default_scenario()
+    elif not isinstance(scenario, Scenario):
+        scenario = load_scenario(str(scenario))
+    return run(scenario)

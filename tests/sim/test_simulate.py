@@ -173,3 +173,31 @@ def test_scenario_errors_name_the_field(spec: dict[str, Any], fragment: str) -> 
         parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
                         "spec": {**base, **spec}}, "s.yaml")
     assert fragment in str(info.value) and str(info.value).startswith("s.yaml: ")
+
+
+def test_node_events_taint_remove_and_add() -> None:
+    two = {**H100, "count": 2}
+    s = scenario([two], [{"name": "train", "arrivals": ["0s", "0s", "30m"],
+                          "duration": {"distribution": "fixed", "mean": "3h"},
+                          "cpu": "8", "memory": "8Gi", "devices": {"type": "gpu", "count": 8}}],
+                 duration="5h", sample="15m",
+                 events=[{"at": "1h", "node": "h100-02", "action": "taint",
+                          "taint": {"key": "maintenance", "effect": "NoSchedule"}},
+                         {"at": "90m", "node": "h100-01", "action": "remove"},
+                         {"at": "2h", "node": "h100-01", "action": "add"}])
+    for mode in simulate(s).modes:
+        pods = sorted(mode.pods, key=lambda p: (p.arrival, p.key))
+        # The third job (30 min) waits for a full node; h100-01 goes away at 1.5 h, taking
+        # its running pod with it (re-created, not counted as a preemption); h100-02 is
+        # tainted, so nothing starts until h100-01 comes back at 2 h. Queue order gives it
+        # to the earlier arrival; the re-created pod gets it when that one ends at 5 h.
+        evicted = [p for p in pods if p.preempted]
+        assert len(evicted) == 1 and evicted[0].node == "h100-01" and evicted[0].end == 5400.0
+        waiting = [p for p in pods if p.arrival == 1800.0]
+        assert waiting[0].start == 7200.0 and waiting[0].node == "h100-01"
+        restarted = [p for p in pods if p.arrival == 5400.0]
+        assert len(restarted) == 1 and restarted[0].start == 18000.0
+        assert restarted[0].unschedulable_reason == "node(s) had untolerated taint(s)"
+        assert mode.preemptions == 0
+        during = [x for x in mode.samples if 5400.0 <= x.t < 7200.0]
+        assert all(x.gpus_busy == 8 for x in during), mode.mode

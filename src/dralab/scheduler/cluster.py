@@ -272,6 +272,15 @@ class ClusterState:
         self.version += 1
         return info
 
+    def remove_node(self, name: str) -> NodeInfo | None:
+        """Take a node out of the cluster; remove its pods first (they are not touched)."""
+        info = self.nodes.pop(name, None)
+        if info is not None:
+            self._node_list = self._node_names = self._node_index = None
+            self.node_version += 1
+            self.version += 1
+        return info
+
     def resolve_priority(self, pod: Pod) -> int:
         """spec.priority, else the PriorityClass's value, else the global default, else 0."""
         if pod.spec.priority is not None:

@@ -16,6 +16,11 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         file: fleet.yaml           # a Fleet file (relative to the scenario file)
         spec: {pools: [...]}       # an inline Fleet spec
       scheduler: {}                # KubeSchedulerConfiguration-shaped (default profile)
+      events:                      # node events, e.g. maintenance (default none)
+      - {at: 2h, node: h100-node-01, action: taint,
+         taint: {key: maintenance, value: "true", effect: NoSchedule}}
+      - {at: 3h, node: h100-node-01, action: remove}   # its pods are re-created elsewhere
+      - {at: 5h, node: h100-node-01, action: add}      # back, untainted, with its devices
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
@@ -157,6 +162,13 @@ class JobKind(_Spec, frozen=True):
     template: str | None = None
 
 
+class NodeEvent(_Spec, frozen=True):
+    at: Any
+    node: str
+    action: Literal["add", "remove", "taint", "untaint"]
+    taint: dict[str, Any] | None = None
+
+
 class FleetRef(_Spec, frozen=True):
     default: bool = False
     file: str | None = None
@@ -170,6 +182,7 @@ class _ScenarioSpec(_Spec, frozen=True):
     compare: list[str] = msgspec.field(default_factory=lambda: list(MODES))
     fleet: FleetRef = FleetRef(default=True)
     scheduler: dict[str, Any] | None = None
+    events: list[NodeEvent] = []
     workload: list[JobKind] = []
 
 
@@ -191,6 +204,7 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     fleet: FleetRef
     scheduler: dict[str, Any] | None
     workload: tuple[JobKind, ...]
+    events: tuple[NodeEvent, ...] = ()
     base_dir: str = "."   # where relative file references resolve
     source: str = "<scenario>"
 
@@ -309,10 +323,20 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         _check_job(job, i, source)
     if not spec.workload:
         raise ScenarioError(source, "spec.workload", "name at least one job kind")
+    for i, event in enumerate(spec.events):
+        try:
+            parse_duration(event.at)
+        except ValueError as exc:
+            raise ScenarioError(source, f"spec.events[{i}].at", str(exc)) from None
+        if event.action == "taint" and (not event.taint or "key" not in event.taint
+                                        or "effect" not in event.taint):
+            raise ScenarioError(source, f"spec.events[{i}].taint",
+                                "a taint needs key and effect")
     name = str(doc.metadata.get("name") or Path(source).stem or "scenario")
     return Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
                     compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
-                    workload=tuple(spec.workload), base_dir=base_dir, source=source)
+                    workload=tuple(spec.workload), events=tuple(spec.events),
+                    base_dir=base_dir, source=source)
 
 
 def load_scenario(path: str) -> Scenario:

@@ -26,8 +26,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import msgspec
+
 from dralab.api.base import KubeObject
-from dralab.api.core import Node
+from dralab.api.core import Node, Taint
 from dralab.api.resource import ResourceSlice
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.cluster import PodInfo
@@ -37,7 +39,7 @@ from .fleets import DeviceMap, mode_objects
 from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
 from .observe import Observer
 from .results import ModeResult, PodRecord, SimulationResult
-from .scenario import Scenario
+from .scenario import NodeEvent, Scenario, parse_duration
 
 __all__ = ["MODE_LABELS", "Progress", "run_mode", "simulate"]
 
@@ -88,6 +90,8 @@ class _Run:
     attempts: int = 0
     preemptions: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    removed_nodes: dict[str, Node] = field(default_factory=dict)
+    removed_slices: dict[str, list[ResourceSlice]] = field(default_factory=dict)
 
     # --- events ---------------------------------------------------------------------
     def arrive(self, arrival: Arrival) -> None:
@@ -189,12 +193,13 @@ class _Run:
         state.completion = self.env.after(duration, functools.partial(self.complete, key),
                                           Priority.COMPLETION)
 
-    def _evict(self, key: str) -> None:
+    def _evict(self, key: str, counted: bool = True) -> None:
         state = self.pods.get(key)
         info = self.scheduler.cluster.remove_pod(key)
         if state is None or info is None:
             return
-        self.preemptions += 1
+        if counted:
+            self.preemptions += 1
         self.scheduler.cycle.set_nomination(info, None)
         self.observer.pod_left(info)
         if state.completion is not None:
@@ -204,6 +209,39 @@ class _Run:
         state.ended = self.env.now
         # The Job controller re-creates the pod; it runs its full time again.
         self._add_pod(state.arrival, state.replica, state.restarts + 1)
+
+    def node_event(self, event: NodeEvent) -> None:
+        """Apply a node event; unknown nodes are ignored (a removed node cannot be tainted)."""
+        cluster = self.scheduler.cluster
+        name = event.node
+        if event.action == "remove":
+            info = cluster.nodes.get(name)
+            if info is None:
+                return
+            for pod in list(info.pods):
+                self._evict(pod.key, counted=False)
+            cluster.remove_node(name)
+            self.removed_slices[name] = [s for s in cluster.slices if _on_node(s, name)]
+            cluster.slices = [s for s in cluster.slices if not _on_node(s, name)]
+            self.removed_nodes[name] = info.node
+        elif event.action == "add":
+            node = self.removed_nodes.pop(name, None)
+            if node is None:
+                return
+            cluster.add_node(_with_taints(node, []))
+            cluster.slices = [*cluster.slices, *self.removed_slices.pop(name, [])]
+        else:
+            current = cluster.nodes.get(name)
+            if current is None:
+                return
+            taints = [t for t in current.node.spec.taints
+                      if not (event.taint and t.key == event.taint.get("key"))]
+            if event.action == "taint" and event.taint is not None:
+                taints.append(Taint(key=str(event.taint["key"]),
+                                    value=event.taint.get("value"),
+                                    effect=str(event.taint["effect"])))
+            cluster.add_node(_with_taints(current.node, taints))
+        self.request_round()
 
     def sample(self) -> None:
         self.observer.sample(self.env.now, self.pending(), self.running(), self.completed())
@@ -219,6 +257,14 @@ class _Run:
 
     def completed(self) -> int:
         return sum(1 for s in self.order if s.ended is not None and not s.preempted)
+
+
+def _on_node(s: ResourceSlice, node: str) -> bool:
+    return s.spec.node_name == node
+
+
+def _with_taints(node: Node, taints: list[Taint]) -> Node:
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
 
 
 def _kind_weights(scenario: Scenario, mode: str) -> list[tuple[float, int, tuple[int, float, int]]]:
@@ -255,6 +301,10 @@ def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None =
     run = _Run(scenario, mode, env, scheduler, observer, progress)
     for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
         env.at(arrival.time, functools.partial(run.arrive, arrival), Priority.ARRIVAL)
+    for event in scenario.events:
+        at = parse_duration(event.at)
+        if at < scenario.duration:
+            env.at(at, functools.partial(run.node_event, event), Priority.NODE)
     t = 0.0
     while t < scenario.duration:
         env.at(t, run.sample, Priority.SAMPLE)
