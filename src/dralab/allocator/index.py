@@ -13,7 +13,9 @@ with values that are a pure function of the (immutable) inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,11 +96,16 @@ class DeviceRecord:
 
     def __post_init__(self) -> None:
         self.pool_key = (self.driver, self.pool)
-        self.demand = tuple((f"{set_name}\0{counter}", nano)
-                            for set_name, counters in self.consumes for counter, nano in counters)
-        self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS)
+        # Most devices have no counters and no taints: skip the generators then
+        # (the index builds one record per device of the fleet).
+        self.demand = tuple((f"{set_name}\0{counter}", nano) for set_name, counters
+                            in self.consumes for counter, nano in counters) \
+            if self.consumes else ()
+        self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS) \
+            if self.own_taints else ()
         self.blocking_all = self.blocking_own + tuple(
-            t for t in self.rule_taints if t.effect in BLOCKING_EFFECTS)
+            t for t in self.rule_taints if t.effect in BLOCKING_EFFECTS) \
+            if self.rule_taints else self.blocking_own
 
     def taints(self, with_rules: bool) -> tuple[DeviceTaint, ...]:
         return self.own_taints + self.rule_taints if with_rules else self.own_taints
@@ -187,6 +194,20 @@ def _resolve_capacity(driver: str, capacity: Mapping[str, DeviceCapacity]
     return resolved
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # A fleet's index is a record per device (10^5 and more) built in one go; the
+    # cyclic GC would rescan the growing heap again and again while it is built
+    # (two thirds of the time for 5,000 nodes). Records form no garbage cycles.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _counter_nanos(counters: Mapping[str, Counter]) -> dict[str, int]:
     return {name: counter.value.nano for name, counter in counters.items()}
 
@@ -202,7 +223,9 @@ class SliceIndex:
                  taint_rules: Iterable[DeviceTaintRule] = ()) -> None:
         rules = tuple(taint_rules)
         self.slices: tuple[ResourceSlice, ...] = tuple(slices)
-        self.entries: tuple[SliceEntry, ...] = tuple(self._entry(s, rules) for s in self.slices)
+        with _gc_paused():
+            self.entries: tuple[SliceEntry, ...] = tuple(self._entry(s, rules)
+                                                         for s in self.slices)
         self.by_node: dict[str, list[SliceEntry]] = {}
         self.shared: list[SliceEntry] = []
         self.by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
@@ -247,28 +270,30 @@ class SliceIndex:
                                for cs in spec.shared_counters),
         )
         records = []
+        prefix = f"{driver}/{pool}/"
         for d in spec.devices:
             rule_taints = tuple(r.spec.taint for r in rules
-                                if _rule_applies(r, driver, pool, d.name))
+                                if _rule_applies(r, driver, pool, d.name)) if rules else ()
+            counters = d.consumes_counters
             records.append(DeviceRecord(
-                key=f"{driver}/{pool}/{d.name}",
+                key=prefix + d.name,
                 driver=driver,
                 pool=pool,
                 name=d.name,
                 device=d,
                 slice=entry,
-                own_taints=tuple(d.taints),
+                own_taints=tuple(d.taints) if d.taints else (),
                 rule_taints=rule_taints,
                 multi=bool(d.allow_multiple_allocations),
-                binding_conditions=tuple(d.binding_conditions),
-                binding_failure_conditions=tuple(d.binding_failure_conditions),
+                binding_conditions=tuple(d.binding_conditions) if d.binding_conditions else (),
+                binding_failure_conditions=tuple(d.binding_failure_conditions)
+                if d.binding_failure_conditions else (),
                 binds_to_node=bool(d.binds_to_node),
-                consumes=tuple(
-                    (c.counter_set, tuple(_counter_nanos(c.counters).items()))
-                    for c in d.consumes_counters),
-                capacity=_resolve_capacity(driver, d.capacity),
+                consumes=tuple((c.counter_set, tuple(_counter_nanos(c.counters).items()))
+                               for c in counters) if counters else (),
+                capacity=_resolve_capacity(driver, d.capacity) if d.capacity else {},
                 groups=tuple((c.counter_set, frozenset(c.compatibility_groups))
-                             for c in d.consumes_counters),
+                             for c in counters) if counters else (),
             ))
         entry.devices = tuple(records)
         entry.has_binding_conditions = any(r.binding_conditions for r in records)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from dralab.api.resource import AllocationResult, ResourceClaim
 
+from .changelog import ChangeLog
 from .index import capacity_fqn
 
 __all__ = ["AllocatedState", "claim_key"]
@@ -42,7 +43,9 @@ class AllocatedState:
 
     Only ``add_*``/``remove_*`` mutate it. ``version`` changes on every
     update and ``pool_version(pool)`` whenever a device of that pool changes,
-    so derived caches (available counters) can tell when they are stale.
+    so derived caches (available counters) can tell when they are stale;
+    ``log`` lists the pools in the order they changed, so a cache over many
+    pools can find the stale ones without checking every pool.
     """
 
     def __init__(self) -> None:
@@ -53,6 +56,7 @@ class AllocatedState:
         self._pool_versions: dict[tuple[str, str], int] = {}
         self._claims: dict[str, tuple[_Entry, ...]] = {}
         self.version = 0
+        self.log: ChangeLog[tuple[str, str]] = ChangeLog()
 
     @classmethod
     def from_claims(cls, claims: Iterable[ResourceClaim]) -> AllocatedState:
@@ -73,6 +77,7 @@ class AllocatedState:
         other._pool_versions = dict(self._pool_versions)
         other._claims = dict(self._claims)
         other.version = self.version
+        # The copy starts its own log: readers of this one must not see its changes.
         return other
 
     # --- queries ---------------------------------------------------------------
@@ -158,6 +163,7 @@ class AllocatedState:
         if not devices:
             del self._pool_devices[e.pool]
         self._pool_versions[e.pool] = self._pool_versions.get(e.pool, 0) + 1
+        self.log.append(e.pool)
 
 
 def _bump(counts: dict[str, int], key: str, sign: int) -> None:

@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from dralab.allocator import AllocatedState
+from dralab.allocator.changelog import ChangeLog
 from dralab.allocator.nodes import NodeView
 from dralab.api.base import KubeObject
 from dralab.api.core import Container, Node, Pod, PodCondition, PriorityClass
@@ -37,6 +38,9 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+
+if TYPE_CHECKING:
+    from .nodetable import NodeTable
 
 __all__ = [
     "CPU",
@@ -174,6 +178,10 @@ class NodeInfo:
     non_zero_memory: int = 0
     generation: int = 0
     _view: NodeView | None = None
+    # The owning cluster's node journal (None for clones): every add/remove is
+    # recorded there so per-node caches (``NodeTable``, Filter masks) update just
+    # the nodes that changed instead of rescanning all of them per pod.
+    _log: ChangeLog[str] | None = None
     name: str = field(init=False, default="")
     alloc_cpu: int = field(init=False, default=0)
     alloc_memory: int = field(init=False, default=0)
@@ -207,6 +215,8 @@ class NodeInfo:
         self.non_zero_cpu += info.non_zero[0]
         self.non_zero_memory += info.non_zero[1]
         self.generation += 1
+        if self._log is not None:
+            self._log.append(self.name)
 
     def remove_pod(self, key: str) -> PodInfo | None:
         for i, info in enumerate(self.pods):
@@ -219,6 +229,8 @@ class NodeInfo:
                 self.non_zero_cpu -= info.non_zero[0]
                 self.non_zero_memory -= info.non_zero[1]
                 self.generation += 1
+                if self._log is not None:
+                    self._log.append(self.name)
                 return info
         return None
 
@@ -258,10 +270,14 @@ class ClusterState:
     _node_list: list[NodeInfo] | None = None
     _node_names: list[str] | None = None
     _node_index: dict[str, int] | None = None
+    # Names of nodes whose pods changed, in order (see NodeInfo._log).
+    _node_log: ChangeLog[str] = field(default_factory=ChangeLog)
+    _node_table: NodeTable | None = None
 
     # --- building ---------------------------------------------------------------
     def add_node(self, node: Node) -> NodeInfo:
         info = NodeInfo.of(node)
+        info._log = self._node_log
         old = self.nodes.get(info.name)
         if old is not None:  # a replaced node keeps its pods
             for pod in old.pods:
@@ -429,6 +445,20 @@ class ClusterState:
         if self._node_index is None:
             self._node_index = {n: i for i, n in enumerate(self.node_names())}
         return self._node_index
+
+    def node_log(self) -> ChangeLog[str]:
+        """Names of nodes whose pods changed, oldest first (for incremental caches)."""
+        return self._node_log
+
+    def node_table(self) -> NodeTable | None:
+        """Per-node resource numbers as arrays in ``node_infos`` order, brought up to
+        date; None when some amount is too large for exact array arithmetic."""
+        table = self._node_table
+        if table is None:
+            from .nodetable import NodeTable
+
+            table = self._node_table = NodeTable(self)
+        return table if table.sync() else None
 
     def pending_pods(self) -> Iterator[PodInfo]:
         return (p for p in self.pods.values() if not p.pod.spec.node_name)

@@ -14,11 +14,17 @@ The cycle never applies PostFilter's evictions itself: it reports them in the
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
+
+import numpy as np
+import numpy.typing as npt
 
 from .cluster import ClusterState, NodeInfo, PodInfo
 from .diagnosis import Diagnosis, NodeToStatus
 from .framework import Code, CycleState, Status
+from .nodetable import pick
 from .runtime import Framework, ScoreTable
 
 __all__ = [
@@ -36,7 +42,13 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 # Nodes per batch-Filter call: large enough to amortise calls, small enough that
 # plugins do little work on nodes a sequential search would never have reached.
 FILTER_CHUNK = 64
+# Below this many nodes the plain search is as fast as building arrays.
+MASK_MIN_NODES = 32
 _SUCCESS = Status.success()
+
+Positions: TypeAlias = npt.NDArray[np.int64]
+Mask: TypeAlias = npt.NDArray[np.bool_]
+FilterFn: TypeAlias = Callable[[CycleState, PodInfo, NodeInfo], Status]
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -101,6 +113,9 @@ class Cycle:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
         self.nominated: dict[str, list[PodInfo]] = {}
+        # The plugins' filter_mask / score_positions fast paths; off only to check
+        # that they change nothing.
+        self.use_masks = True
 
     def set_nomination(self, pod: PodInfo, node: str | None) -> None:
         """Record (or with None, drop) that preemption nominated ``node`` for ``pod``."""
@@ -210,8 +225,8 @@ class Cycle:
                            key=lambda n: index[n.name])
             diagnosis.statuses.absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
-        feasible = self.find_nodes_that_pass_filters(
-            framework, state, pod, diagnosis, nodes, self.next_start_node_index)
+        feasible, positions = self._find(framework, state, pod, diagnosis, nodes,
+                                         self.next_start_node_index)
         processed = len(feasible) + len(diagnosis.statuses.explicit)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         attempt.evaluated = processed
@@ -222,7 +237,7 @@ class Cycle:
         attempt.rejected = diagnosis.statuses.explicit
         if len(feasible) == 1:
             return feasible[0].name
-        scores = self.prioritize(framework, state, pod, feasible)
+        scores = self.prioritize(framework, state, pod, feasible, positions)
         attempt.scores = scores
         return self.select_host(scores)
 
@@ -231,9 +246,16 @@ class Cycle:
                                      nodes: list[NodeInfo], start: int) -> list[NodeInfo]:
         """Feasible nodes, visiting ``nodes`` from ``start`` round the ring and stopping
         once enough are found; rejections go into ``diagnosis``. Error raises _Failure."""
+        return self._find(framework, state, pod, diagnosis, nodes, start)[0]
+
+    def _find(self, framework: Framework, state: CycleState, pod: PodInfo,
+              diagnosis: Diagnosis, nodes: list[NodeInfo], start: int
+              ) -> tuple[list[NodeInfo], Positions | None]:
+        """``find_nodes_that_pass_filters`` plus the feasible nodes' positions in
+        ``node_infos()`` when the masked search knows them (for batch scoring)."""
         num = len(nodes)
         if num == 0:
-            return []
+            return [], None
         percentage = framework.percentage_of_nodes_to_score
         if percentage is None:
             percentage = self.percentage_of_nodes_to_score
@@ -241,8 +263,190 @@ class Cycle:
         if not framework.has_score_plugins():
             to_find = 1  # without scoring any feasible node is as good as another
         if not framework.has_filter_plugins():
-            return [nodes[(start + i) % num] for i in range(to_find)]
+            return [nodes[(start + i) % num] for i in range(to_find)], None
         filters = framework.filters_for(state, pod)
+        if self.use_masks and num >= MASK_MIN_NODES:
+            masks = framework.filter_masks(state, pod, filters)
+            order = self._positions(nodes) if masks is not None else None
+            if masks is not None and order is not None:
+                return self._find_masked(framework, state, pod, diagnosis, nodes, start,
+                                         to_find, filters, masks, order)
+        return self._find_chunked(framework, state, pod, diagnosis, nodes, start, to_find,
+                                  filters), None
+
+    def _positions(self, nodes: list[NodeInfo]) -> Positions | None:
+        """Where ``nodes`` sit in ``node_infos()`` (None: some node is not the
+        cluster's own NodeInfo, so no mask can speak for it)."""
+        everything = self.cluster.node_infos()
+        if nodes is everything:
+            return np.arange(len(nodes), dtype=np.int64)
+        index = self.cluster.node_index()
+        out: list[int] = []
+        for node in nodes:
+            position = index.get(node.name)
+            if position is None or everything[position] is not node:
+                return None
+            out.append(position)
+        return np.array(out, np.int64)
+
+    def _find_masked(self, framework: Framework, state: CycleState, pod: PodInfo,
+                     diagnosis: Diagnosis, nodes: list[NodeInfo], start: int, to_find: int,
+                     filters: Sequence[tuple[str, FilterFn]], masks: list[Mask],
+                     order: Positions) -> tuple[list[NodeInfo], Positions]:
+        """The search of ``_find_chunked`` with the plugins' promises.
+
+        Each node falls in one of three groups: every mask vouches for it (feasible,
+        no call); the first plugin without a pass promise has a known rejection
+        (rejected with that status, no call); otherwise it is checked node by node,
+        each plugin called unless its promise covers the node. Only the last group
+        costs Python work per node. The ring walk, its stopping point, the statuses
+        (recorded in ring order) and the Filter calls made are exactly those of the
+        node-by-node search.
+        """
+        num = len(nodes)
+        start %= num  # a restricted node list is shorter than the ring of all nodes
+        everything = self.cluster.node_infos()
+        total = len(everything)
+        rejections = framework.filter_rejections(state, pod, filters)
+        if any(len(m) != total for m in masks) or any(
+                r is not None and len(r[0]) != total for r in rejections):
+            raise ValueError("a filter_mask or filter_rejections does not cover every node")
+        # Per position: does every plugin so far vouch; else which plugin's rejection is
+        # known while all plugins before it vouch (-1: none).
+        vouched = np.ones(total, np.bool_)
+        known = np.full(total, -1, np.int64)
+        for i, (mask, rejection) in enumerate(zip(masks, rejections, strict=True)):
+            if rejection is not None:
+                known[vouched & rejection[0]] = i
+            vouched &= mask
+        good = vouched[order]  # indexed like ``nodes`` (copies)
+        known = known[order]
+        nominated = self.nominated
+        if nominated:
+            # Room preemption freed for someone else: always the full check.
+            index = self.cluster.node_index()
+            for name in nominated:
+                position = index.get(name)
+                if position is None:
+                    continue
+                if nodes is everything:
+                    k = position
+                else:
+                    at = np.flatnonzero(order == position)
+                    if not len(at):
+                        continue
+                    k = int(at[0])
+                good[k] = False
+                known[k] = -1
+        if start:  # ring order from ``start``
+            good = np.concatenate((good[start:], good[:start]))
+            known = np.concatenate((known[start:], known[:start]))
+        # goods[i]: vouched-for nodes among the first i of the ring.
+        goods = np.concatenate(([0], np.cumsum(good)))
+        checks = list(zip(filters, masks, rejections, strict=True))
+        passed: list[int] = []  # ring indexes of checked nodes that turned out feasible
+        rejected: list[tuple[int, str, Status]] = []  # (ring index, node, status) of checks
+        found = 0
+        prev = 0  # ring index after the last checked node
+        end = -1  # ring index just past the last node visited
+        for b in np.flatnonzero(~good & (known < 0)).tolist():
+            run = int(goods[b] - goods[prev])  # vouched-for nodes before this one
+            if found + run >= to_find:
+                end = int(np.searchsorted(goods, goods[prev] + to_find - found))
+                break
+            found += run
+            k = b + start
+            if k >= num:
+                k -= num
+            node = nodes[k]
+            if nominated and node.name in nominated:
+                verdict = framework.run_filter_with_nominated(state, pod, node)
+            else:
+                verdict = _SUCCESS
+                position = int(order[k])
+                for (name, fn), mask, rejection in checks:
+                    if mask[position]:
+                        continue
+                    if rejection is not None and rejection[0][position]:
+                        verdict = framework.filter_failure(name, rejection[1]([position])[0])
+                        break
+                    status = fn(state, pod, node)
+                    if status.code is not Code.SUCCESS:
+                        verdict = framework.filter_failure(name, status)
+                        break
+            prev = b + 1
+            if verdict.code is Code.SUCCESS:
+                passed.append(b)
+                found += 1
+                if found >= to_find:
+                    end = prev
+                    break
+            elif verdict.code is Code.ERROR:
+                raise _Failure(verdict)
+            else:
+                rejected.append((b, node.name, verdict))
+        if end < 0:
+            run = int(goods[num] - goods[prev])
+            end = int(np.searchsorted(goods, goods[prev] + to_find - found)) \
+                if found + run >= to_find else num
+        # Known rejections up to the stopping point (in ring order), then merged with
+        # the checked ones, so statuses are recorded in the order nodes were visited.
+        known_ring = np.flatnonzero(known[:end] >= 0)
+        if len(known_ring):
+            ks = known_ring + start
+            ks[ks >= num] -= num
+            positions_k = order[ks]
+            by_plugin = known[known_ring]
+            statuses: list[Status] = [_SUCCESS] * len(known_ring)
+            for i in np.unique(by_plugin).tolist():
+                rejection = rejections[i]
+                assert rejection is not None
+                where = np.flatnonzero(by_plugin == i)
+                name = filters[i][0]
+                for j, status in zip(where.tolist(), rejection[1](positions_k[where].tolist()),
+                                     strict=True):
+                    statuses[j] = status if status.plugin and status.is_rejected() else \
+                        framework.filter_failure(name, status)
+            names = pick(self.cluster.node_names(), positions_k)
+            if rejected:
+                rejected = sorted([*rejected, *zip(known_ring.tolist(), names, statuses,
+                                                   strict=True)], key=lambda r: r[0])
+            else:
+                rejected = list(zip(known_ring.tolist(), names, statuses, strict=True))
+        explicit = diagnosis.statuses.explicit
+        rejectors = diagnosis.unschedulable_plugins
+        for _, name, status in rejected:
+            explicit[name] = status
+            if status.plugin:
+                rejectors.add(status.plugin)
+        chosen = good[:end]
+        if passed:
+            chosen = chosen.copy()
+            chosen[passed] = True
+        ring = np.flatnonzero(chosen)
+        if start:
+            ring += start
+            ring[ring >= num] -= num
+        feasible = pick(nodes, ring)
+        positions = order[ring]
+        for (name, _), mask, _ in checks:
+            hook = framework.vouched(name)
+            if hook is None:
+                continue
+            # Feasible nodes whose Filter call for this plugin was skipped: those its
+            # mask vouched for, except nominated ones (checked in full regardless).
+            skipped = positions[mask[positions]]
+            if nominated:
+                skipped = np.array([p for p in skipped.tolist()
+                                    if everything[p].name not in nominated], np.int64)
+            if len(skipped):
+                hook(state, pod, skipped)
+        return feasible, positions
+
+    def _find_chunked(self, framework: Framework, state: CycleState, pod: PodInfo,
+                      diagnosis: Diagnosis, nodes: list[NodeInfo], start: int, to_find: int,
+                      filters: Sequence[tuple[str, FilterFn]]) -> list[NodeInfo]:
+        num = len(nodes)
         batches = [(name, fn, framework.batch_filter(name)) for name, fn in filters]
         nominated = self.nominated
         explicit = diagnosis.statuses.explicit
@@ -292,13 +496,17 @@ class Cycle:
         return feasible
 
     def prioritize(self, framework: Framework, state: CycleState, pod: PodInfo,
-                   nodes: list[NodeInfo]) -> ScoreTable:
+                   nodes: list[NodeInfo], positions: Positions | None = None) -> ScoreTable:
+        """PreScore and Score over ``nodes``; ``positions`` (their indexes in
+        ``node_infos()``) lets plugins score from arrays."""
         if not framework.has_score_plugins():
             return ScoreTable([n.name for n in nodes], {}, [1] * len(nodes))
         status = framework.run_pre_score(state, pod, nodes)
         if not status.is_success():
             raise _Failure(status)
-        scores, status = framework.run_score(state, pod, nodes)
+        if positions is None and self.use_masks and len(nodes) >= MASK_MIN_NODES:
+            positions = self._positions(nodes)
+        scores, status = framework.run_score(state, pod, nodes, positions)
         if not status.is_success():
             raise _Failure(status)
         return scores
@@ -309,9 +517,12 @@ class Cycle:
         totals = scores.totals
         best = max(totals)
         ties = [i for i, t in enumerate(totals) if t == best]
-        selected = ties[0]
+        if len(ties) == 1:
+            return scores.names[ties[0]]
+        # One draw per further tie, in order, as the loop ``if random() * count < 1:
+        # selected = index`` makes; the last tie that wins its draw is the pick.
         random = self.rng.random
-        for count, index in enumerate(ties[1:], start=2):
-            if random() * count < 1.0:
-                selected = index
+        draws = np.array([random() for _ in range(len(ties) - 1)])
+        wins = np.flatnonzero(draws * np.arange(2, len(ties) + 1) < 1.0)
+        selected = ties[int(wins[-1]) + 1] if len(wins) else ties[0]
         return scores.names[selected]

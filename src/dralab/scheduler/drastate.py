@@ -17,7 +17,7 @@ from dralab.allocator.nodes import CompiledNodeSelector
 from dralab.api.core import ContainerExtendedResourceRequest
 from dralab.api.resource import AllocationResult, ResourceClaim
 
-from .draview import NodeOutcome, OutcomeTable
+from .draview import Mask, NodeOutcome, OutcomeTable
 from .extended import ExtendedClaimSpec
 
 __all__ = ["ClaimEntry", "DRAState", "ExtendedNeed", "NodeResult"]
@@ -85,6 +85,11 @@ class DRAState:
     # The allocator of this cycle (None: nothing to allocate).
     allocator: Allocator | None = None
     nodes: dict[str, NodeResult] = field(default_factory=dict)
+    # Feasible nodes (True by position in ``vouched_index``) whose Filter call the
+    # cycle skipped because ``table`` vouched for them: their results are read
+    # from the table when asked for (see ``result``), not copied per pod.
+    vouched: Mask | None = None
+    vouched_index: Mapping[str, int] | None = None
     # Indices of allocated claims whose devices were out of reach of some node.
     unavailable: set[int] = field(default_factory=set)
     # Preemption what-if: allocated state with victims' claims released.
@@ -102,6 +107,21 @@ class DRAState:
     @property
     def pending(self) -> list[ClaimEntry]:
         return [c for c in self.claims if c.pending]
+
+    def result(self, name: str) -> NodeResult | None:
+        """Filter's result for node ``name`` (None: Filter did not accept it)."""
+        found = self.nodes.get(name)
+        if found is not None or self.vouched is None or self.vouched_index is None \
+                or self.table is None:
+            return found
+        position = self.vouched_index.get(name)
+        if position is None or not self.vouched[position]:
+            return None
+        return self.table.result_at(position)
+
+    def has_results(self) -> bool:
+        """Some node passed Filter."""
+        return bool(self.nodes) or (self.vouched is not None and bool(self.vouched.any()))
 
     def empty(self) -> bool:
         """No claims and no extended resources: the plugin has nothing to do."""
@@ -121,6 +141,8 @@ class DRAState:
             table=self.table,
             allocator=self.allocator,
             nodes=dict(self.nodes),
+            vouched=self.vouched,  # never changed once set
+            vouched_index=self.vouched_index,
             unavailable=set(self.unavailable),
             what_if=self.what_if,
             owns_what_if=False,

@@ -21,8 +21,13 @@ states (preemption) get their own allocator and always search.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
 
 from dralab.allocator import (
     Allocated,
@@ -35,6 +40,7 @@ from dralab.allocator import (
     SliceIndex,
     Unschedulable,
 )
+from dralab.allocator.changelog import ChangeLog
 from dralab.allocator.pools import NodePools, PoolGatherError
 from dralab.api.features import FeatureGates
 from dralab.api.resource import (
@@ -50,11 +56,19 @@ from .cluster import ClusterState, NodeInfo
 from .devicepolicy import DevicePolicy, OrderedAllocator
 from .framework import Status
 
+if TYPE_CHECKING:
+    from .drastate import NodeResult
+
 __all__ = ["AllocatorCache", "NodeOutcome", "SpecKey"]
 
 # (namespace, spec object) per claim to allocate; specs are compared by identity.
 SpecKey = tuple[tuple[str, int], ...]
 _OUTCOME_LIMIT = 200_000
+# Outcome tables keeping per-node arrays (two bools per node each, plus the nodes known).
+_KNOWN_TABLES = 64
+
+Mask: TypeAlias = npt.NDArray[np.bool_]
+Positions: TypeAlias = npt.NDArray[np.int64]
 
 
 @dataclass(slots=True, eq=False)
@@ -91,19 +105,45 @@ class OutcomeTable:
     computed, outcome). It is valid while the node is the same NodeInfo view and
     none of its pools changed; versions only grow, so an unchanged sum means
     unchanged pools.
+
+    ``feasible`` keeps the same knowledge as two arrays over the cluster's node
+    positions: where a valid entry says the claims fit, and where it says they
+    do not. They are seeded from the entries, updated as outcomes are stored,
+    and cleared for the nodes of every pool the allocated state's log reports
+    as changed, so a pod needs no per-node lookup for nodes whose devices did
+    not change. ``forget_known`` drops them (``AllocatorCache`` keeps them for a
+    bounded number of tables).
     """
 
-    __slots__ = ("entries", "hits", "pool_version")
+    __slots__ = ("_cluster", "_cursor", "_failed", "_index", "_mask", "_outcomes", "_results",
+                 "_version", "asked", "entries", "hits", "pool_version")
 
     def __init__(self, pool_version: Callable[[tuple[str, str]], int]) -> None:
         self.entries: dict[str, tuple[NodeView, tuple[tuple[str, str], ...], int,
                                       NodeOutcome]] = {}
         self.pool_version = pool_version
         self.hits = 0
+        self.asked = 0  # cycles that asked for ``feasible`` (see AllocatorCache.feasible_mask)
+        self._cluster: ClusterState | None = None
+        self._version = -1  # the cluster's node_version the arrays were built for
+        self._cursor = 0  # the allocated-state log position the arrays reflect
+        self._index: dict[str, int] = {}
+        self._mask: Mask | None = None  # valid entry, claims fit
+        self._failed: Mask | None = None  # valid entry, claims do not fit
+        # By position: Filter's record where _mask, the outcome where _failed. Dicts,
+        # not lists: memory follows the nodes known, not the fleet.
+        self._results: dict[int, NodeResult] = {}
+        self._outcomes: dict[int, NodeOutcome] = {}
 
     def lookup(self, view: NodeView) -> NodeOutcome | None:
         """The outcome for the node of ``view`` (``NodeInfo.view``) if still valid.
         Filter's hot path: one dict lookup and one version read per pool."""
+        found = self._valid(view)
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def _valid(self, view: NodeView) -> NodeOutcome | None:
         found = self.entries.get(view.name)
         if found is None or found[0] is not view:
             return None
@@ -117,8 +157,107 @@ class OutcomeTable:
                 version += pool_version(key)
         if found[2] != version:
             return None
-        self.hits += 1
         return found[3]
+
+    def store(self, view: NodeView, pool_keys: tuple[tuple[str, str], ...], version: int,
+              outcome: NodeOutcome) -> None:
+        """Remember ``outcome`` (computed at pool-version sum ``version``)."""
+        self.entries[view.name] = (view, pool_keys, version, outcome)
+        cluster = self._cluster
+        if self._mask is None or self._failed is None or cluster is None \
+                or cluster.node_version != self._version:
+            return
+        position = self._index.get(view.name)
+        if position is None or cluster.node_infos()[position].view is not view:
+            return
+        self._set(position, outcome)
+
+    def _set(self, position: int, outcome: NodeOutcome) -> None:
+        assert self._mask is not None and self._failed is not None
+        if outcome.allocations is not None:
+            self._mask[position] = True
+            self._failed[position] = False
+            self._results[position] = (outcome.allocations, None, outcome)
+            self._outcomes.pop(position, None)
+        else:
+            self._mask[position] = False
+            self._failed[position] = True
+            self._results.pop(position, None)
+            self._outcomes[position] = outcome
+
+    def knows(self) -> bool:
+        """Whether the arrays of ``feasible`` exist (cheap to bring up to date)."""
+        return self._mask is not None
+
+    def forget_known(self) -> None:
+        """Drop the arrays of ``feasible`` (rebuilt from the entries when asked again)."""
+        self._cluster = None
+        self._mask = self._failed = None
+        self._results = {}
+        self._outcomes = {}
+
+    def feasible(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]],
+                 pool_nodes: Mapping[tuple[str, str], set[str]]) -> tuple[Mask, Mask]:
+        """(fits, does not fit): nodes by position with a valid entry saying so; see
+        the class docstring. The arrays are the table's: copy them before the next
+        Filter call."""
+        mask, failed = self._mask, self._failed
+        if mask is None or failed is None or cluster is not self._cluster \
+                or cluster.node_version != self._version:
+            return self._seed(cluster, log)
+        changed = log.since(self._cursor)
+        if changed is None:
+            return self._seed(cluster, log)
+        self._cursor = log.end
+        if changed:
+            index = self._index
+            results = self._results
+            outcomes = self._outcomes
+            for pool in set(changed):
+                for name in pool_nodes.get(pool, ()):
+                    position = index.get(name)
+                    if position is not None:
+                        mask[position] = failed[position] = False
+                        results.pop(position, None)
+                        outcomes.pop(position, None)
+        return mask, failed
+
+    def _seed(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]]
+              ) -> tuple[Mask, Mask]:
+        nodes = cluster.node_infos()
+        self._cluster = cluster
+        self._version = cluster.node_version
+        self._cursor = log.end
+        self._index = index = cluster.node_index()
+        mask = self._mask = np.zeros(len(nodes), np.bool_)
+        failed = self._failed = np.zeros(len(nodes), np.bool_)
+        self._results = {}
+        self._outcomes = {}
+        for name in self.entries:
+            position = index.get(name)
+            if position is None:
+                continue
+            outcome = self._valid(nodes[position].view)
+            if outcome is not None:
+                self._set(position, outcome)
+        return mask, failed
+
+    def failed_outcomes(self, positions: list[int]) -> list[NodeOutcome]:
+        """The outcomes of nodes ``feasible`` reported as not fitting."""
+        outcomes = self._outcomes
+        try:
+            found = [outcomes[p] for p in positions]
+        except KeyError:
+            raise AssertionError("outcome asked for a node not known to be rejected") from None
+        self.hits += len(found)
+        return found
+
+    def result_at(self, position: int) -> NodeResult:
+        """What Filter records for the node at ``position`` (True in ``feasible``)."""
+        result = self._results.get(position)
+        if result is None:
+            raise AssertionError("result asked for a node the mask did not vouch for")
+        return result
 
 
 def _outcome(result: AllocationOutcome) -> NodeOutcome:
@@ -156,9 +295,14 @@ class AllocatorCache:
         self.classes: dict[str, DeviceClass] = {}
         self.features = AllocatorFeatures()
         self._nodes: dict[str, _Node] = {}
+        # Pool key -> names of the nodes whose gathered pools include it, so a
+        # changed pool can be traced to the nodes whose outcomes it invalidates.
+        self._pool_nodes: dict[tuple[str, str], set[str]] = {}
         # Claim specs -> small int token; the specs are kept alive with it.
         self._tokens: dict[SpecKey, tuple[int, tuple[ResourceClaimSpec, ...]]] = {}
         self._tables: dict[int, OutcomeTable] = {}
+        # Tables whose ``feasible`` arrays are kept, least recently asked first.
+        self._known: OrderedDict[int, OutcomeTable] = OrderedDict()
         self._outcome_count = 0
         self._next_token = 0
         self.hits = 0
@@ -196,6 +340,7 @@ class AllocatorCache:
         self._ordered = None
         self._pool_version = cluster.allocated.pool_version
         self._nodes = {k: _Node(v.view, None, ()) for k, v in self._nodes.items()}
+        self._pool_nodes = {}
         self._forget()
 
     def what_if(self, state: AllocatedState) -> Allocator:
@@ -223,6 +368,8 @@ class AllocatorCache:
                 return entry
             entry.pools = pools
             entry.pool_keys = tuple(p.key for p in pools.pools)
+            for key in entry.pool_keys:
+                self._pool_nodes.setdefault(key, set()).add(view.name)
         return entry
 
     # --- allocating -------------------------------------------------------------------
@@ -244,6 +391,7 @@ class AllocatorCache:
         self.hits += sum(t.hits for t in self._tables.values())
         self._tokens.clear()
         self._tables.clear()
+        self._known.clear()
         self._outcome_count = 0
 
     def table(self, token: int) -> OutcomeTable:
@@ -253,6 +401,28 @@ class AllocatorCache:
         if found is None:
             found = self._tables[token] = OutcomeTable(self._pool_version)
         return found
+
+    def feasible_mask(self, table: OutcomeTable, cluster: ClusterState
+                      ) -> tuple[Mask, Mask] | None:
+        """``table.feasible`` for ``cluster`` (whose allocated state this cache must
+        be following: ``refresh`` first); None if it is not, and the first time a
+        table is asked in a cycle: a token used by one pod only (its own claim)
+        would pay for arrays over the fleet it never reuses. At most
+        ``_KNOWN_TABLES`` tables keep their arrays, the most recently asked."""
+        allocated = self._allocated
+        if allocated is None or allocated is not cluster.allocated:
+            return None
+        known = self._known
+        if table.knows():
+            known.move_to_end(id(table))
+        else:
+            table.asked += 1
+            if table.asked < 2:
+                return None
+            known[id(table)] = table
+            if len(known) > _KNOWN_TABLES:
+                known.popitem(last=False)[1].forget_known()
+        return table.feasible(cluster, allocated.log, self._pool_nodes)
 
     @property
     def total_hits(self) -> int:
@@ -295,7 +465,7 @@ class AllocatorCache:
                 self._forget()
                 return outcome  # its token is gone with the rest
             self._outcome_count += 1
-            table.entries[view.name] = (view, entry.pool_keys, version, outcome)
+            table.store(view, entry.pool_keys, version, outcome)
         return outcome
 
     def _search(self, engine: Allocator, claims: Sequence[ResourceClaim], entry: _Node,

@@ -11,6 +11,27 @@ the same answer as the Protocol methods it replaces:
 * ``score_nodes(state, pod, nodes) -> (scores, Status)`` on a Score plugin: the
   normalised scores of all ``nodes`` at once (Score then NormalizeScore).
 
+Four more let the cycle skip per-node calls altogether; positions are indexes
+into ``ClusterState.node_infos()``:
+
+* ``filter_mask(state, pod) -> bool array | None`` on a Filter plugin, called
+  after PreFilter: True at a position promises that Filter would return Success
+  on that node in this cycle (False promises nothing: Filter is then called).
+  The cycle only reads it, and it must not change while the cycle runs (a
+  plugin hands out a copy of anything its own Filter calls update). None: no
+  promise at all this cycle.
+* ``filter_rejections(state, pod) -> (bool array, statuses) | None`` on the same
+  plugin: True at a position promises that Filter would reject that node;
+  ``statuses(positions)`` gives the rejections for a list of such positions.
+  The same rules as for the mask.
+* ``filter_vouched(state, pod, positions)`` on the same plugin: the feasible
+  nodes (an int64 array of positions) whose Filter call its mask made
+  unnecessary, so the plugin can record what Filter would have recorded in the
+  cycle state.
+* ``score_positions(state, pod, positions) -> (int64 array, Status) | None`` on a
+  Score plugin: what ``score_nodes`` gives for the nodes at ``positions``; None
+  when it cannot answer this way (``score_nodes`` or ``score`` is used).
+
 ``Framework`` is built by ``dralab.scheduler.profile`` and owns no scheduling
 state: everything a cycle learns lives in its ``CycleState``. Each ``run_*``
 method documents what it returns; none raises for "does not fit". A plugin that
@@ -22,6 +43,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .cluster import ClusterState, NodeInfo, PodInfo
 from .framework import (
@@ -104,6 +127,13 @@ def _merge(a: PreFilterResult | None, b: PreFilterResult | None) -> PreFilterRes
     return PreFilterResult(a.node_names & b.node_names)
 
 
+def _invalid_score(name: str, column: Sequence[Any]) -> Status:
+    bad = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+    return Status.error(name, f"plugin {name!r} returns an invalid score {bad}, it should in "
+                              f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
+                              "normalizing")
+
+
 class Framework:
     """One profile: ordered plugins per extension point plus score weights.
 
@@ -156,6 +186,14 @@ class Framework:
         self._batch_filters: dict[str, Callable[[CycleState, PodInfo, Sequence[NodeInfo]],
                                                  list[Status]]] = {
             n: fn for n, p in self.filter if callable(fn := getattr(p, "filter_nodes", None))}
+        self._masks: dict[str, Callable[[CycleState, PodInfo], Any]] = {
+            n: fn for n, p in self.filter if callable(fn := getattr(p, "filter_mask", None))}
+        self._rejections: dict[str, Callable[[CycleState, PodInfo], Any]] = {
+            n: fn for n, p in self.filter
+            if callable(fn := getattr(p, "filter_rejections", None))}
+        self._vouched: dict[str, Callable[[CycleState, PodInfo, Any], None]] = {
+            n: fn for n, p in self.filter
+            if callable(fn := getattr(p, "filter_vouched", None))}
         # Pods preemption nominated to a node, by node name; shared with the Scheduler.
         self.nominated: dict[str, list[PodInfo]] = {}
 
@@ -236,6 +274,34 @@ class Framework:
                      ) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[Status]] | None:
         """The plugin's ``filter_nodes`` fast path, if it has one."""
         return self._batch_filters.get(name)
+
+    def filter_masks(self, state: CycleState, pod: PodInfo,
+                     filters: Sequence[tuple[str, Any]]) -> list[Any] | None:
+        """Each of ``filters``' ``filter_mask`` for this cycle, or None unless every one
+        of them gave a mask (one plugin without a promise means calling Filter on
+        every node anyway)."""
+        masks: list[Any] = []
+        for name, _ in filters:
+            fn = self._masks.get(name)
+            mask = fn(state, pod) if fn is not None else None
+            if mask is None:
+                return None
+            masks.append(mask)
+        return masks
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo,
+                          filters: Sequence[tuple[str, Any]]) -> list[Any]:
+        """Each of ``filters``' ``filter_rejections`` for this cycle (None where a
+        plugin has none or makes no promise)."""
+        out: list[Any] = []
+        for name, _ in filters:
+            fn = self._rejections.get(name)
+            out.append(fn(state, pod) if fn is not None else None)
+        return out
+
+    def vouched(self, name: str) -> Callable[[CycleState, PodInfo, Any], None] | None:
+        """The plugin's ``filter_vouched`` hook, if it has one."""
+        return self._vouched.get(name)
 
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Success, the first rejection (with its plugin), or Error."""
@@ -340,40 +406,71 @@ class Framework:
                 return Status.error(name, f"running PreScore plugin {name!r}: {status.message}")
         return _SUCCESS
 
-    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-                  ) -> tuple[ScoreTable, Status]:
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo],
+                  positions: Any = None) -> tuple[ScoreTable, Status]:
         """Weighted scores per node (in ``nodes`` order), or Error.
 
         Each plugin scores every node, NormalizeScore maps its column into
         [0, 100], then scores are multiplied by the plugin's weight and summed.
-        A plugin with ``score_nodes`` scores all nodes in one call instead.
+        A plugin with ``score_nodes`` scores all nodes in one call instead, and
+        with ``positions`` (the nodes' indexes in ``node_infos()``, an int64
+        array) one with ``score_positions`` answers with an array.
         """
-        table = ScoreTable([n.name for n in nodes], {}, [0] * len(nodes))
+        count = len(nodes)
+        table = ScoreTable([n.name for n in nodes], {}, [0] * count)
         skip = state.skip_score
+        # Array columns are summed as arrays (scores <= 100 times weights <= 100: exact
+        # in int64); once a plugin answers with a list, the sums go on in Python
+        # numbers exactly as they always did.
+        totals: Any = np.zeros(count, np.int64) if positions is not None else table.totals
         for name, plugin in self.score:
             if name in skip:
                 continue
-            batch = getattr(plugin, "score_nodes", None)
-            if batch is not None:
-                column, status = batch(state, pod, nodes)
-                if status.code is not Code.SUCCESS:
-                    return table, Status.error(name, f"running Score plugin {name!r}: "
-                                                     f"{status.message}")
-            else:
-                column, status = self._score_one_by_one(name, plugin, state, pod, nodes)
-                if status.code is not Code.SUCCESS:
-                    return table, status
-            if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
-                bad = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
-                return table, Status.error(name, f"plugin {name!r} returns an invalid score "
-                                                 f"{bad}, it should in the range of "
-                                                 f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                                                 "after normalizing")
+            column: Any = None
+            by_position = getattr(plugin, "score_positions", None) \
+                if positions is not None else None
+            if by_position is not None:
+                answer = by_position(state, pod, positions)
+                if answer is not None:
+                    column, status = answer
+                    if status.code is not Code.SUCCESS:
+                        return table, Status.error(name, f"running Score plugin {name!r}: "
+                                                         f"{status.message}")
+            if column is None:
+                batch = getattr(plugin, "score_nodes", None)
+                if batch is not None:
+                    column, status = batch(state, pod, nodes)
+                    if status.code is not Code.SUCCESS:
+                        return table, Status.error(name, f"running Score plugin {name!r}: "
+                                                         f"{status.message}")
+                else:
+                    column, status = self._score_one_by_one(name, plugin, state, pod, nodes)
+                    if status.code is not Code.SUCCESS:
+                        return table, status
             weight = self.weights.get(name, 1)
-            if weight != 1:
-                column = [v * weight for v in column]
-            table.columns[name] = column
-            table.totals = [t + v for t, v in zip(table.totals, column, strict=True)]
+            if isinstance(column, np.ndarray):
+                if len(column) != count:
+                    raise ValueError(f"Score plugin {name!r} gave {len(column)} scores "
+                                     f"for {count} nodes")
+                if count and (int(column.max()) > MAX_NODE_SCORE
+                              or int(column.min()) < MIN_NODE_SCORE):
+                    return table, _invalid_score(name, column.tolist())
+                values = column * weight if weight != 1 else column
+                table.columns[name] = values.tolist()
+                if isinstance(totals, np.ndarray):
+                    totals = totals + values
+                    continue
+                column = table.columns[name]
+            else:
+                if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
+                    return table, _invalid_score(name, column)
+                if weight != 1:
+                    column = [v * weight for v in column]
+                table.columns[name] = column
+                if isinstance(totals, np.ndarray):
+                    totals = totals.tolist()
+            totals = [t + v for t, v in zip(totals, column, strict=True)]
+        table.totals = totals.tolist() if isinstance(totals, np.ndarray) else totals
         return table, _SUCCESS
 
     @staticmethod

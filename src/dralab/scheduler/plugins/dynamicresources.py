@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+import numpy as np
 from msgspec.structs import replace
 
 from dralab.allocator.nodes import NodeSelectorError, compile_node_selector
@@ -61,7 +62,7 @@ from dralab.scheduler.claims import (
 from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.scheduler.devicepolicy import DevicePolicy, FirstFit, make_policy
 from dralab.scheduler.drastate import ClaimEntry, DRAState, ExtendedNeed
-from dralab.scheduler.draview import AllocatorCache, NodeOutcome
+from dralab.scheduler.draview import AllocatorCache, Mask, NodeOutcome, Positions
 from dralab.scheduler.extended import (
     GATE,
     ExtendedClaimSpec,
@@ -259,6 +260,49 @@ class DynamicResources:
                 return _SUCCESS
         return self._filter(state, pod, node, self.explain)
 
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """On the fast path, the nodes whose cached outcome (still valid) says the
+        claims fit: Filter there would answer Success from the cache."""
+        known = self._known(state)
+        # A copy: Filter calls during the search store outcomes into the table's array.
+        return None if known is None else known[0].copy()
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo
+                          ) -> tuple[Mask, Callable[[list[int]], list[Status]]] | None:
+        """On the fast path, the nodes whose cached outcome (still valid) says the
+        claims do not fit, and the statuses Filter would answer from the cache."""
+        known = self._known(state)
+        s = state.get(NAME)
+        if known is None or not isinstance(s, DRAState) or s.table is None:
+            return None
+        table = s.table
+
+        def statuses(positions: list[int]) -> list[Status]:
+            return [o.status or _rejection(o) for o in table.failed_outcomes(positions)]
+
+        return known[1].copy(), statuses
+
+    def _known(self, state: CycleState) -> tuple[Mask, Mask] | None:
+        s = state.get(NAME)
+        if not isinstance(s, DRAState) or not s.fast or s.table is None \
+                or s.what_if is not None:
+            return None
+        return self.cache.feasible_mask(s.table, self.cluster)
+
+    def filter_vouched(self, state: CycleState, pod: PodInfo, positions: Positions) -> None:
+        """Remember the feasible nodes Filter was not called on: what its fast path
+        would have recorded for them is read from the table when Score or Reserve
+        asks (``DRAState.result``), which costs nothing for the nodes never asked."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState) or s.table is None:
+            return
+        cluster = self.cluster
+        vouched = np.zeros(len(cluster.node_infos()), np.bool_)
+        vouched[positions] = True
+        s.vouched = vouched
+        s.vouched_index = cluster.node_index()
+        s.table.hits += len(positions)
+
     def explain_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Like ``filter``, with the allocator's per-request explanations as details."""
         return self._filter(state, pod, node, True)
@@ -367,7 +411,7 @@ class DynamicResources:
         device policy without an opinion), sparing a call per feasible node.
         Upstream has no PreScore here; the ranking is the same."""
         s = state.get(NAME)
-        if not isinstance(s, DRAState) or not s.nodes:
+        if not isinstance(s, DRAState) or not s.has_results():
             return Status.skip(NAME)
         if not s.prioritized and not self._policy_scores:
             return Status.skip(NAME)
@@ -381,7 +425,7 @@ class DynamicResources:
             s = state.read(NAME, DRAState)
         except MissingStateError:
             return 0, _SUCCESS  # PreFilter skipped or never ran: no opinion
-        result = s.nodes.get(node.name)
+        result = s.result(node.name)
         if result is None:
             return 0, _SUCCESS
         total = 0
@@ -433,7 +477,7 @@ class DynamicResources:
         cluster = self.cluster
         info = pod.pod
         pending = [c for c in s.claims if c.pending]
-        result = s.nodes.get(node_name)
+        result = s.result(node_name)
         if result is None and pending:
             return Status.error(NAME, "claim allocation not found for node")
         allocations: Sequence[AllocationResult] = result[0] if result else ()

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from dralab.allocator.nodes import (
     CompiledNodeSelector,
@@ -25,6 +27,7 @@ from dralab.api.core import NodeSelector, NodeSelectorTerm
 from ..cluster import ClusterState, NodeInfo, PodInfo
 from ..framework import (
     MAX_NODE_SCORE,
+    Code,
     CycleState,
     MissingStateError,
     NodeScore,
@@ -32,7 +35,7 @@ from ..framework import (
     Status,
 )
 from ..registry import Handle, PluginArgsError
-from .helpers import default_normalize_score
+from .helpers import Mask, NodeMasks, default_normalize_score
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -42,6 +45,9 @@ _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _SUCCESS = Status.success()
 _NEVER = CompiledNodeSelector(())
+
+I64 = npt.NDArray[np.int64]
+Positions = npt.NDArray[np.int64]
 
 
 def _compile(selector: NodeSelector) -> CompiledNodeSelector:
@@ -99,7 +105,8 @@ def _names_of(term: NodeSelectorTerm) -> set[str] | None:
 
 
 class NodeAffinity:
-    def __init__(self, added: NodeAffinitySpec | None) -> None:
+    def __init__(self, added: NodeAffinitySpec | None, handle: Handle | None = None) -> None:
+        self._handle = handle  # for the cluster's nodes; without it no masks
         self._added_required = None
         self._added_preferred: tuple[tuple[int, CompiledNodeSelector], ...] = ()
         if added is not None:
@@ -109,6 +116,9 @@ class NodeAffinity:
             self._added_preferred = tuple(
                 _preferred(added.preferred_during_scheduling_ignored_during_execution))
         self._cache: dict[bytes, tuple[_Required, _Preferred]] = {}
+        # Keyed by the parsed objects (one per distinct spec, kept alive by _cache).
+        self._masks = NodeMasks()
+        self._raw_scores: dict[int, tuple[int, I64, Mask]] = {}
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeAffinity:
@@ -127,7 +137,7 @@ class NodeAffinity:
                     raise PluginArgsError(
                         "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution",
                         str(exc)) from None
-        return cls(added)
+        return cls(added, handle)
 
     @property
     def name(self) -> str:
@@ -186,6 +196,22 @@ class NodeAffinity:
             return _SUCCESS
         return Status.unresolvable(NAME, ERR_REASON_POD)
 
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """The nodes the pod's required affinity (and ``addedAffinity``) match, once
+        the same affinity has been asked for before (all unknown the first time)."""
+        if self._handle is None:
+            return None
+        cluster = self._handle.cluster
+        try:
+            required = state.read(_PRE_FILTER_KEY, _Required)
+        except MissingStateError:
+            required = self._parsed(pod)[0]
+        mask = self._masks.get(cluster, id(required), lambda n: self.filter(state, pod, n)
+                               .code is Code.SUCCESS)
+        if mask is None:
+            return np.zeros(len(cluster.node_infos()), np.bool_)
+        return mask
+
     # --- scoring ----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         preferred = self._parsed(pod)[1]
@@ -210,6 +236,35 @@ class NodeAffinity:
         if highest == 0:
             return raw, _SUCCESS
         return [MAX_NODE_SCORE * v // highest for v in raw], _SUCCESS
+
+    def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
+                        ) -> tuple[I64, Status] | None:
+        """``score_nodes`` with raw scores remembered per node for this pod's
+        preferred terms (they depend on labels only)."""
+        if self._handle is None:
+            return None
+        cluster = self._handle.cluster
+        try:
+            preferred = state.read(_PRE_SCORE_KEY, _Preferred)
+        except MissingStateError:
+            preferred = self._parsed(pod)[1]
+        nodes = cluster.node_infos()
+        found = self._raw_scores.get(id(preferred))
+        if found is None or found[0] != cluster.node_version or len(found[1]) != len(nodes):
+            if len(self._raw_scores) >= 64:  # an int64 and a bool per node each
+                self._raw_scores.clear()
+            found = (cluster.node_version, np.zeros(len(nodes), np.int64),
+                     np.zeros(len(nodes), np.bool_))
+            self._raw_scores[id(preferred)] = found
+        _, raw, known = found
+        for position in positions[~known[positions]].tolist():
+            raw[position] = self.score(state, pod, nodes[position])[0]
+            known[position] = True
+        values = raw[positions]
+        highest = int(values.max()) if len(values) else 0
+        if highest == 0:
+            return values, _SUCCESS
+        return MAX_NODE_SCORE * values // highest, _SUCCESS
 
     def score_extensions(self) -> NodeAffinity:
         return self

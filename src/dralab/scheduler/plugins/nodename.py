@@ -9,18 +9,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Status
 from ..registry import Handle
+from .helpers import Mask
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
 class NodeName:
+    def __init__(self, handle: Handle | None = None) -> None:
+        self._handle = handle
+
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeName:
-        return cls()
+        return cls(handle)
 
     @property
     def name(self) -> str:
@@ -29,6 +35,20 @@ class NodeName:
     def filter_relevant(self, pod: PodInfo) -> bool:
         """Only pods naming a node can be rejected."""
         return bool(pod.pod.spec.node_name)
+
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """Only the named node (every node for a pod naming none)."""
+        if self._handle is None:
+            return None
+        cluster = self._handle.cluster
+        wanted = pod.pod.spec.node_name
+        if not wanted:
+            return np.ones(len(cluster.node_infos()), np.bool_)
+        mask = np.zeros(len(cluster.node_infos()), np.bool_)
+        position = cluster.node_index().get(wanted)
+        if position is not None:
+            mask[position] = True
+        return mask
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         wanted = pod.pod.spec.node_name

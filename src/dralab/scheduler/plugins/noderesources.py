@@ -21,6 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import Gate
 
@@ -44,6 +47,13 @@ _FIT_SCORE_KEY = "PreScore" + FIT
 _BALANCED_KEY = "PreScore" + BALANCED_ALLOCATION
 _SUCCESS = Status.success()
 _DEFAULT_RESOURCES = ((CPU, 1), (MEMORY, 1))
+# Pod amounts below this, added to node amounts below it (``NodeTable.exact``), stay
+# below 2**53: float64 holds them exactly, so array and Python arithmetic agree.
+_EXACT = 1 << 52
+
+Mask = npt.NDArray[np.bool_]
+I64 = npt.NDArray[np.int64]
+Positions = npt.NDArray[np.int64]
 
 
 def is_extended_resource(name: str) -> bool:
@@ -260,13 +270,16 @@ class _Check:
 
 
 class _FitState:
-    __slots__ = ("checks",)
+    __slots__ = ("checks", "mask")
 
     def __init__(self, checks: tuple[_Check, ...]) -> None:
         self.checks = checks
+        # filter_mask's answer with the cluster state it was computed for
+        # ((node_version, node log position), mask), asked for twice per cycle.
+        self.mask: tuple[tuple[int, int], Mask] | None = None
 
     def clone(self) -> _FitState:
-        return self  # read-only after PreFilter
+        return self  # read-only after PreFilter (``mask`` says when it is valid)
 
 
 class _Requests:
@@ -437,6 +450,43 @@ class Fit:
             out.append(_SUCCESS if fits else self.filter(state, pod, node))
         return out
 
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """Nodes with room for the pod, from the cluster's node table: the pod count
+        and every checked resource compared at once. None when a check is
+        DRA-backed (the node's listing decides) or the table is unusable."""
+        data = state.get(_FIT_KEY)
+        if not isinstance(data, _FitState) or any(c.dra_backed for c in data.checks):
+            return None
+        cluster = self._handle.cluster
+        key = (cluster.node_version, cluster.node_log().end)
+        if data.mask is not None and data.mask[0] == key:
+            return data.mask[1]
+        table = cluster.node_table()
+        if table is None:
+            return None
+        mask: Mask = table.pods_room >= 1
+        for check in data.checks:
+            free = table.free(check.resource)
+            if free is None:
+                return None
+            mask &= free >= check.amount
+        data.mask = (key, mask)
+        return mask
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo
+                          ) -> tuple[Mask, Callable[[list[int]], list[Status]]] | None:
+        """The mask is exact: every other node is rejected, with the reasons
+        ``filter`` gives (computed only for the nodes the search reaches)."""
+        mask = self.filter_mask(state, pod)
+        if mask is None:
+            return None
+        nodes = self._handle.cluster.node_infos()
+
+        def statuses(positions: list[int]) -> list[Status]:
+            return [self.filter(state, pod, nodes[p]) for p in positions]
+
+        return ~mask, statuses
+
     def explain_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Filter plus details: requested, free and allocatable per short resource."""
         status = self.filter(state, pod, node)
@@ -512,6 +562,34 @@ class Fit:
             append((v_cpu * w_cpu + v_mem * w_mem) // both)
         return out, _SUCCESS
 
+    def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
+                        ) -> tuple[I64, Status] | None:
+        """``score_nodes`` from the node table for the cpu+memory Least/MostAllocated
+        strategies (same integer formulas); None otherwise, or when a node lacks
+        cpu or memory, or amounts are too large to be exact."""
+        weights = self._cpu_memory_weights
+        if weights is None or self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            return None
+        table = self._handle.cluster.node_table()
+        if table is None or not table.exact:
+            return None
+        a_cpu = table.alloc_cpu[positions]
+        a_mem = table.alloc_memory[positions]
+        if len(positions) and (int(a_cpu.min()) <= 0 or int(a_mem.min()) <= 0):
+            return None
+        (w_cpu, w_mem), (p_cpu, p_mem) = weights, pod.non_zero
+        if abs(p_cpu) >= _EXACT or abs(p_mem) >= _EXACT:
+            return None
+        r_cpu = table.non_zero_cpu[positions] + p_cpu
+        r_mem = table.non_zero_memory[positions] + p_mem
+        if self.strategy == LEAST_ALLOCATED:
+            v_cpu = np.where(r_cpu <= a_cpu, (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu, 0)
+            v_mem = np.where(r_mem <= a_mem, (a_mem - r_mem) * MAX_NODE_SCORE // a_mem, 0)
+        else:
+            v_cpu = np.minimum(r_cpu, a_cpu) * MAX_NODE_SCORE // a_cpu
+            v_mem = np.minimum(r_mem, a_mem) * MAX_NODE_SCORE // a_mem
+        return (v_cpu * w_cpu + v_mem * w_mem) // (w_cpu + w_mem), _SUCCESS
+
     @property
     def _cpu_memory_weights(self) -> tuple[int, int] | None:
         names = dict(self.resources)
@@ -526,12 +604,15 @@ class Fit:
 class BalancedAllocation:
     """Prefers nodes whose resource fractions stay close to each other after placing."""
 
-    def __init__(self, resources: tuple[tuple[str, int], ...]) -> None:
+    def __init__(self, resources: tuple[tuple[str, int], ...],
+                 handle: Handle | None = None) -> None:
         self.resources = resources
+        self._handle = handle  # for the node table; without it scoring goes node by node
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> BalancedAllocation:
-        return cls(parse_resources(args.get("resources"), "resources", _balanced_weight))
+        return cls(parse_resources(args.get("resources"), "resources", _balanced_weight),
+                   handle)
 
     @property
     def name(self) -> str:
@@ -579,6 +660,30 @@ class BalancedAllocation:
             else:
                 append(MAX_NODE_SCORE)  # one fraction or none: deviation 0
         return out, _SUCCESS
+
+    def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
+                        ) -> tuple[I64, Status] | None:
+        """``score_nodes`` from the node table for cpu+memory: the same float64
+        operations in the same order, so the same integers. None otherwise."""
+        if {r for r, _ in self.resources} != {CPU, MEMORY} or len(self.resources) != 2 \
+                or self._handle is None:
+            return None
+        table = self._handle.cluster.node_table()
+        if table is None or not table.exact:
+            return None
+        p_cpu, p_mem = pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0)
+        if abs(p_cpu) >= _EXACT or abs(p_mem) >= _EXACT:
+            return None
+        a_cpu = table.alloc_cpu[positions]
+        a_mem = table.alloc_memory[positions]
+        both = (a_cpu != 0) & (a_mem != 0)
+        # Nodes without both amounts score 100 and are divided by 1 only to stay quiet.
+        f_cpu = (table.req_cpu[positions] + p_cpu) / np.where(both, a_cpu, 1)
+        f_mem = (table.req_memory[positions] + p_mem) / np.where(both, a_mem, 1)
+        np.minimum(f_cpu, 1.0, out=f_cpu)
+        np.minimum(f_mem, 1.0, out=f_mem)
+        scores = ((1 - np.abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+        return np.where(both, scores, MAX_NODE_SCORE), _SUCCESS
 
     def score_extensions(self) -> None:
         return None

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from dralab.api.core import Taint
 
 from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Status
 from ..registry import Handle
-from .helpers import tolerates
+from .helpers import Mask, NodeMasks, tolerates
 
 NAME = "NodeUnschedulable"
 ERR_REASON = "node(s) were unschedulable"
@@ -22,6 +24,7 @@ class NodeUnschedulable:
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
         self._cordoned: tuple[int, bool] = (-1, False)
+        self._masks = NodeMasks(1)
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeUnschedulable:
@@ -40,9 +43,20 @@ class NodeUnschedulable:
     def name(self) -> str:
         return NAME
 
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """Every node for a pod that tolerates the taint, else the uncordoned ones."""
+        cluster = self._handle.cluster
+        if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations):
+            return np.ones(len(cluster.node_infos()), np.bool_)
+        return self._masks.get(cluster, None, _schedulable, eager=True)
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if not node.node.spec.unschedulable:
             return Status.success()
         if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations):
             return Status.success()
         return Status.unresolvable(NAME, ERR_REASON)
+
+
+def _schedulable(node: NodeInfo) -> bool:
+    return not node.node.spec.unschedulable

@@ -9,17 +9,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
 from dralab.api.core import Taint, Toleration
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import MAX_NODE_SCORE, CycleState, MissingStateError, NodeScore, Status
+from ..framework import MAX_NODE_SCORE, Code, CycleState, MissingStateError, NodeScore, Status
 from ..registry import Handle
-from .helpers import default_normalize_score, find_untolerated_taint, tolerates
+from .helpers import Mask, NodeMasks, default_normalize_score, find_untolerated_taint, tolerates
 
 NAME = "TaintToleration"
 ERR_REASON = "node(s) had untolerated taint(s)"
 _STATE_KEY = "PreScore" + NAME
 _SUCCESS = Status.success()
+
+I64 = npt.NDArray[np.int64]
+Positions = npt.NDArray[np.int64]
 
 
 def _blocks_scheduling(taint: Taint) -> bool:
@@ -40,6 +47,10 @@ class TaintToleration:
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
         self._blocking: tuple[int, bool] = (-1, False)
+        # Per toleration list (as JSON): the nodes it lets through. Key None: nodes
+        # without a blocking taint, which every pod passes; key "": nodes with a
+        # PreferNoSchedule taint (the only ones scoring looks at).
+        self._masks = NodeMasks()
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> TaintToleration:
@@ -70,6 +81,20 @@ class TaintToleration:
         # The reason stays generic (it is aggregated across nodes); details name the taint.
         return Status.unresolvable(NAME, ERR_REASON, details=(
             f"untolerated taint {shown}:{taint.effect}",))
+
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
+        """Untainted nodes, plus the tainted ones this pod's tolerations let through
+        once that list of tolerations has been seen before."""
+        cluster = self._handle.cluster
+        clean = self._masks.get(cluster, None, _unblocked, eager=True)
+        assert clean is not None
+        tolerations = pod.pod.spec.tolerations
+        if not tolerations:
+            return clean
+        key = msgspec.json.encode(tolerations)
+        passes = self._masks.get(cluster, key, lambda n: self.filter(state, pod, n)
+                                 .code is Code.SUCCESS)
+        return clean if passes is None else passes
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         tolerations = tuple(t for t in pod.pod.spec.tolerations
@@ -106,9 +131,35 @@ class TaintToleration:
             return [MAX_NODE_SCORE] * len(raw), _SUCCESS
         return [MAX_NODE_SCORE - MAX_NODE_SCORE * v // highest for v in raw], _SUCCESS
 
+    def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
+                        ) -> tuple[I64, Status] | None:
+        """``score_nodes`` where only nodes with a PreferNoSchedule taint are scored
+        one by one (usually none)."""
+        preferring = self._masks.get(self._handle.cluster, "", _prefers, eager=True)
+        assert preferring is not None
+        raw = np.zeros(len(positions), np.int64)
+        for k in np.flatnonzero(preferring[positions]).tolist():
+            node = self._handle.cluster.node_infos()[int(positions[k])]
+            value, status = self.score(state, pod, node)
+            if not status.is_success():
+                return raw, status
+            raw[k] = value
+        highest = int(raw.max()) if len(raw) else 0
+        if highest == 0:
+            return np.full(len(positions), MAX_NODE_SCORE, np.int64), _SUCCESS
+        return MAX_NODE_SCORE - MAX_NODE_SCORE * raw // highest, _SUCCESS
+
     def score_extensions(self) -> TaintToleration:
         return self
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:
         default_normalize_score(scores, reverse=True)
         return _SUCCESS
+
+
+def _unblocked(node: NodeInfo) -> bool:
+    return not any(_blocks_scheduling(t) for t in node.node.spec.taints)
+
+
+def _prefers(node: NodeInfo) -> bool:
+    return any(t.effect == "PreferNoSchedule" for t in node.node.spec.taints)
