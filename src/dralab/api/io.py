@@ -13,14 +13,12 @@ inputs are parsed in two worker processes: parsing is the whole cost of a load.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,6 +29,7 @@ import yaml
 from .base import KubeObject
 from .codec import DecodeError, decode, encode
 from .errors import LoadError
+from .gcpause import gc_paused as _gc_paused
 
 __all__ = [
     "Document",
@@ -139,18 +138,6 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.CSafeLoader.yaml_implicit_resolvers.items()
 }
 
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Building 10^5 containers makes the cyclic GC rescan everything again and again;
-    # pausing it halves bulk load times.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 _DOC_MARK = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
