@@ -10,8 +10,10 @@ from .allocate import allocate_cmd
 from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
+from .replay import replay_cmd
 from .schedule import schedule_cmd
 from .simulate import simulate_cmd
+from .sweep import sweep_cmd
 from .validate import validate_cmd
 
 
@@ -28,6 +30,8 @@ cli.add_command(import_cmd)
 cli.add_command(simulate_cmd)
 cli.add_command(schedule_cmd)
 cli.add_command(explain_cmd)
+cli.add_command(replay_cmd)
+cli.add_command(sweep_cmd)
 
 
 def main() -> None:

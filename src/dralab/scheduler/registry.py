@@ -129,6 +129,21 @@ def _dynamic_resources(args: Mapping[str, Any], handle: Handle) -> Plugin:
     return plugin
 
 
+# The FGD paper's policies as Score plugins (plugins/fgdscore.py), disabled by default.
+_POLICY_SCORES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD",
+                  "FGD-FS")
+
+
+def _policy_score(name: str) -> PluginFactory:
+    def create(args: Mapping[str, Any], handle: Handle) -> Plugin:
+        # Imported on first use: numpy kernels are not needed by profiles without them.
+        from .plugins.fgdscore import PolicyScore
+
+        return PolicyScore(name, args, handle)
+
+    return create
+
+
 def default_registry() -> Registry:
     """Every in-tree plugin (a new Registry on each call)."""
     from .plugins import (
@@ -155,4 +170,5 @@ def default_registry() -> Registry:
         DYNAMIC_RESOURCES: _dynamic_resources,
         defaultpreemption.NAME: defaultpreemption.DefaultPreemption.create,
         defaultbinder.NAME: defaultbinder.DefaultBinder.create,
+        **{name: _policy_score(name) for name in _POLICY_SCORES},
     })
