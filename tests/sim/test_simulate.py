@@ -201,3 +201,21 @@ def test_node_events_taint_remove_and_add() -> None:
         assert mode.preemptions == 0
         during = [x for x in mode.samples if 5400.0 <= x.t < 7200.0]
         assert all(x.gpus_busy == 8 for x in during), mode.mode
+
+
+def test_paper_policies_are_usable_from_a_scenario() -> None:
+    import yaml
+
+    from dralab.sim.default import default_scenario_text
+
+    doc = yaml.safe_load(default_scenario_text())
+    doc["spec"]["compare"] = ["device-plugin"]
+    doc["spec"]["scheduler"] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"score": {"enabled": [{"name": "FGD", "weight": 5}]}}}]}
+    with_fgd = simulate(parse_scenario(doc, "fgd")).modes[0]
+    plain = simulate(default_scenario().with_compare(("device-plugin",))).modes[0]
+    placements = {p.key: p.node for p in with_fgd.pods}
+    assert placements != {p.key: p.node for p in plain.pods}
+    assert with_fgd.summary()["pods_never_started"] < plain.summary()["pods_never_started"]
