@@ -12,7 +12,11 @@ and allocated claims. Here the expensive parts live across pods:
   the versions of the node's pools in the allocated state; while none of those
   pools changes, the next pod with the same spec (claims from one template
   share their spec object) gets the same answer without a search. Outcomes
-  that drew random share IDs are not remembered.
+  with shared devices (consumable capacity) are remembered too: a hit draws
+  fresh share IDs from the random generator, exactly the draws (in number and
+  order) the search would have made, so runs stay reproducible and identical
+  to searching every time. Such outcomes never enter the ``feasible`` masks:
+  Filter must be called on their node for the draws to happen.
 
 Only the allocator over the cluster's own state uses the outcome cache; what-if
 states (preemption) get their own allocator and always search.
@@ -21,6 +25,7 @@ states (preemption) get their own allocator and always search.
 from __future__ import annotations
 
 import random
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+from msgspec.structs import replace
 
 from dralab.allocator import (
     Allocated,
@@ -89,6 +95,11 @@ class NodeOutcome:
     steps: int = 0
     status: Status | None = None
     score: int | None = None  # the device policy's score, memoised by the caller
+    # Some result has a share ID (a device shared by consumable capacity): a
+    # remembered outcome needs fresh IDs on every use (``OutcomeTable.lookup``).
+    shares: bool = False
+    # For such a copy: the remembered outcome it was made from (which keeps ``score``).
+    origin: NodeOutcome | None = None
 
 
 @dataclass(slots=True)
@@ -116,12 +127,15 @@ class OutcomeTable:
     """
 
     __slots__ = ("_cluster", "_cursor", "_failed", "_index", "_mask", "_outcomes", "_results",
-                 "_version", "asked", "entries", "hits", "pool_version")
+                 "_version", "asked", "entries", "hits", "pool_version", "rng")
 
-    def __init__(self, pool_version: Callable[[tuple[str, str]], int]) -> None:
+    def __init__(self, pool_version: Callable[[tuple[str, str]], int],
+                 rng: random.Random | None = None) -> None:
         self.entries: dict[str, tuple[NodeView, tuple[tuple[str, str], ...], int,
                                       NodeOutcome]] = {}
         self.pool_version = pool_version
+        # Draws the share IDs of remembered outcomes with shared devices.
+        self.rng = rng if rng is not None else random.Random(0)
         self.hits = 0
         self.asked = 0  # cycles that asked for ``feasible`` (see AllocatorCache.feasible_mask)
         self._cluster: ClusterState | None = None
@@ -137,10 +151,14 @@ class OutcomeTable:
 
     def lookup(self, view: NodeView) -> NodeOutcome | None:
         """The outcome for the node of ``view`` (``NodeInfo.view``) if still valid.
-        Filter's hot path: one dict lookup and one version read per pool."""
+        Filter's hot path: one dict lookup and one version read per pool. An
+        outcome with shared devices comes back as a copy with fresh share IDs
+        (drawn as the search would have drawn them)."""
         found = self._valid(view)
         if found is not None:
             self.hits += 1
+            if found.shares:
+                return _redrawn(found, self.rng)
         return found
 
     def _valid(self, view: NodeView) -> NodeOutcome | None:
@@ -174,7 +192,12 @@ class OutcomeTable:
 
     def _set(self, position: int, outcome: NodeOutcome) -> None:
         assert self._mask is not None and self._failed is not None
-        if outcome.allocations is not None:
+        if outcome.shares:
+            # Known, but not vouched for: Filter must run there to draw share IDs.
+            self._mask[position] = self._failed[position] = False
+            self._results.pop(position, None)
+            self._outcomes.pop(position, None)
+        elif outcome.allocations is not None:
             self._mask[position] = True
             self._failed[position] = False
             self._results[position] = (outcome.allocations, None, outcome)
@@ -262,16 +285,38 @@ class OutcomeTable:
 
 def _outcome(result: AllocationOutcome) -> NodeOutcome:
     if isinstance(result, Allocated):
-        return NodeOutcome(result.allocations, steps=result.steps)
+        allocations = result.allocations
+        return NodeOutcome(allocations, steps=result.steps, shares=_shares(allocations))
     if isinstance(result, Unschedulable):
         return NodeOutcome(None, result.reason, False, result.explanations, result.steps)
     assert isinstance(result, AllocationError)
     return NodeOutcome(None, result.message, True, (), result.steps)
 
 
-def _shares(outcome: NodeOutcome) -> bool:
-    return any(r.share_id is not None for a in outcome.allocations or ()
-               for r in a.devices.results)
+def _shares(allocations: Sequence[AllocationResult]) -> bool:
+    return any(r.share_id is not None for a in allocations for r in a.devices.results)
+
+
+def _share_id(rng: random.Random) -> str:
+    # As ``dralab.allocator.results`` draws them.
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
+    """``outcome`` (with shared devices) with new share IDs, drawn in the order the
+    allocator draws them when it builds the results (claim by claim, result by
+    result); everything else is shared with ``outcome``."""
+    assert outcome.allocations is not None
+    allocations = []
+    for allocation in outcome.allocations:
+        devices = allocation.devices
+        if any(r.share_id is not None for r in devices.results):
+            results = [r if r.share_id is None else replace(r, share_id=_share_id(rng))
+                       for r in devices.results]
+            allocation = replace(allocation, devices=replace(devices, results=results))
+        allocations.append(allocation)
+    return NodeOutcome(tuple(allocations), outcome.reason, outcome.error, outcome.details,
+                       outcome.steps, outcome.status, outcome.score, True, outcome)
 
 
 class AllocatorCache:
@@ -399,7 +444,7 @@ class AllocatorCache:
         last rebuild; it then stays empty)."""
         found = self._tables.get(token)
         if found is None:
-            found = self._tables[token] = OutcomeTable(self._pool_version)
+            found = self._tables[token] = OutcomeTable(self._pool_version, self.rng)
         return found
 
     def feasible_mask(self, table: OutcomeTable, cluster: ClusterState
@@ -460,7 +505,7 @@ class AllocatorCache:
                 version += pool_version(key)
         self.misses += 1
         outcome = _outcome(self._search(engine, claims, entry, policy, explain))
-        if table is not None and not outcome.error and not _shares(outcome):
+        if table is not None and not outcome.error:
             if self._outcome_count >= _OUTCOME_LIMIT:
                 self._forget()
                 return outcome  # its token is gone with the rest

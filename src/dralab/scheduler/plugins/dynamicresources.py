@@ -436,6 +436,8 @@ class DynamicResources:
             total = _prioritized_score(claims, result[0])
         if self._policy_scores:
             outcome = result[2]
+            if outcome is not None and outcome.origin is not None:
+                outcome = outcome.origin  # a copy with fresh share IDs: same devices
             if outcome is not None and outcome.score is not None:
                 return total + outcome.score, _SUCCESS
             _, pools = self.cache.node(node)
