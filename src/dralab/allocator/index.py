@@ -13,13 +13,12 @@ with values that are a pure function of the (immutable) inputs.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dralab.api.core import NodeSelector
+from dralab.api.gcpause import gc_paused as _gc_paused
 from dralab.api.resource import (
     Counter,
     Device,
@@ -193,19 +192,6 @@ def _resolve_capacity(driver: str, capacity: Mapping[str, DeviceCapacity]
             resolved[fqn] = (name, cap)
     return resolved
 
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # A fleet's index is a record per device (10^5 and more) built in one go; the
-    # cyclic GC would rescan the growing heap again and again while it is built
-    # (two thirds of the time for 5,000 nodes). Records form no garbage cycles.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _counter_nanos(counters: Mapping[str, Counter]) -> dict[str, int]:

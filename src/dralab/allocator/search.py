@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from dralab.api.quantity import Quantity
 from dralab.api.resource import DeviceTaint, DeviceToleration
+from dralab.api.taints import tolerates
 
 from .capacity import consumption
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
@@ -56,18 +57,6 @@ class Pick:
     groups: GroupUndo | None = None  # compatibility-group memberships to leave on undo
 
 
-def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
-    """Same rules as for node taints."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    op = toleration.operator or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (toleration.value or "") == (taint.value or "")
-    return False
 
 
 def _tolerated(taints: Sequence[DeviceTaint], tolerations: Sequence[DeviceToleration]) -> bool:

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dralab.api.core import Taint, Toleration
+from dralab.api.taints import tolerates
 
 from ..framework import MAX_NODE_SCORE, NodeScore
 
@@ -81,18 +82,6 @@ def default_normalize_score(scores: list[NodeScore], reverse: bool = False,
     scores[:] = out
 
 
-def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Whether one toleration tolerates one taint (empty effect / key match all)."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    operator = toleration.operator or "Equal"
-    if operator == "Exists":
-        return True
-    if operator == "Equal":
-        return (toleration.value or "") == (taint.value or "")
-    return False
 
 
 def find_untolerated_taint(taints: Iterable[Taint], tolerations: Sequence[Toleration],
