@@ -151,11 +151,8 @@ def check_pool_name(ctx: Ctx, value: Any, path: str) -> str | None:
 
 
 def _check_label_like(ctx: Ctx, value: Any, path: str) -> str | None:
-    name = ctx.as_str(value, path)
-    if value is not None and name is None:
-        return None
-    if not name:
-        ctx.required(path, "")
+    name = _required_name(ctx, value, path)
+    if name is None:
         return None
     check_dns_label(ctx, name, path)
     return name
