@@ -219,3 +219,42 @@ def test_paper_policies_are_usable_from_a_scenario() -> None:
     placements = {p.key: p.node for p in with_fgd.pods}
     assert placements != {p.key: p.node for p in plain.pods}
     assert with_fgd.summary()["pods_never_started"] < plain.summary()["pods_never_started"]
+
+
+def test_job_kind_from_a_real_manifest(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dralab.api import io as api_io
+
+    (tmp_path / "job.yaml").write_text("""
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trainer}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims: [{name: gpus, resourceClaimTemplateName: train}]
+      containers:
+      - name: main
+        image: trainer
+        resources:
+          requests: {cpu: "8", memory: 8Gi}
+          claims: [{name: gpus}]
+""")
+    reads = Counter[str]()
+    original = api_io.read_documents
+
+    def counting(paths: Any, stdin: Any = None) -> Any:
+        reads.update(str(p) for p in paths)
+        return original(paths, stdin)
+
+    monkeypatch.setattr(api_io, "read_documents", counting)
+    s = scenario([H100], [{"name": "train", "arrivals": ["0s", "0s", "0s"],
+                           "duration": {"distribution": "fixed", "mean": "1h"},
+                           "template": str(tmp_path / "job.yaml"),
+                           "devices": {"type": "gpu", "count": 4}}])
+    dra = simulate(s.with_compare(("dra",))).modes[0]
+    # The manifest's pod template asks for the job kind's claim template (4 GPUs per pod):
+    # two pods fit on the 8-GPU node, the third waits for one of them.
+    assert sorted(p.start for p in dra.pods if p.start is not None) == [0.0, 0.0, 3600.0]
+    assert all(p.devices == 4 for p in dra.pods if p.start is not None)
+    assert sum(n for path, n in reads.items() if path.endswith("job.yaml")) == 1

@@ -12,10 +12,12 @@ and shares cannot be expressed there, which is what the comparison measures).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dralab.api.base import ObjectMeta
@@ -212,14 +214,23 @@ def _template_pod(kind: JobKind, base_dir: str) -> dict[str, Any] | None:
     """The pod template of a real manifest named by ``kind.template``, as plain data."""
     if not kind.template:
         return None
-    from pathlib import Path
-
-    from dralab.api.io import read_documents
-
     path = Path(kind.template)
     if not path.is_absolute():
         path = Path(base_dir) / path
-    for doc in read_documents([str(path)]):
+    try:
+        version = path.stat().st_mtime_ns
+    except OSError:
+        version = -1  # let the reader report the missing file
+    return _read_template(str(path), version)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_template(path: str, version: int) -> dict[str, Any] | None:
+    # Read once per manifest version, not once per pod: every pod of a kind shares the
+    # template. Callers only read the result (``decode`` copies what it keeps).
+    from dralab.api.io import read_documents
+
+    for doc in read_documents([path]):
         data = doc.data
         if not isinstance(data, dict):
             continue
