@@ -30,6 +30,7 @@ import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Node, Taint
+from dralab.api.quantity import parse_quantity
 from dralab.api.resource import ResourceSlice
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.cluster import PodInfo
@@ -39,7 +40,7 @@ from .fleets import DeviceMap, mode_objects
 from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
 from .observe import Observer
 from .results import ModeResult, PodRecord, SimulationResult
-from .scenario import NodeEvent, Scenario, parse_duration
+from .scenario import NodeEvent, Scenario, parse_duration, parse_rate
 
 __all__ = ["MODE_LABELS", "Progress", "run_mode", "simulate"]
 
@@ -269,16 +270,12 @@ def _with_taints(node: Node, taints: list[Taint]) -> Node:
 
 def _kind_weights(scenario: Scenario, mode: str) -> list[tuple[float, int, tuple[int, float, int]]]:
     """The workload distribution M: (probability, cpu milli, (GPUs, share, MiB)) per kind."""
-    from .scenario import parse_rate
-
     weights = []
     for kind in scenario.workload:
         rate = parse_rate(kind.arrival_rate) if kind.arrival_rate is not None \
             else len(kind.arrivals) / scenario.duration
         weights.append((rate * kind.pods_per_job, kind))
     total = sum(w for w, _ in weights) or 1.0
-    from dralab.api.quantity import parse_quantity
-
     return [(w / total, parse_quantity(str(k.cpu)).milli_value(), shape_demand(k.devices, mode))
             for w, k in weights]
 
