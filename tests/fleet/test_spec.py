@@ -80,7 +80,8 @@ ERRORS = [
     ("spec.pools.0.topology", {"racksPerBlock": 2},
      "f.yaml: spec.pools[0].topology.racksPerBlock: blocks are made of racks"),
     ("spec.pools.0.gpu.partitions", 4,
-     "f.yaml: spec.pools[0].gpu: partitions/multipleAllocations are example-driver modes"),
+     "f.yaml: spec.pools[0].gpu: partitions/multipleAllocations/bindingConditions are "
+     "example-driver settings"),
     ("spec.pools.1", {"name": "h100", "count": 1},
      "f.yaml: spec.pools[1].name: duplicate pool name (also spec.pools[0])"),
     ("spec.pools", [], "f.yaml: spec.pools: at least one pool is required"),
@@ -99,6 +100,27 @@ ERRORS = [
      "f.yaml: spec.deviceClasses[0].sharing.interval: interval is TimeSlicing's"),
     ("spec.pools.0.taints", [{"value": "x"}],
      "f.yaml: spec.pools[0].taints[0].key: required field missing"),
+    ("spec.pools.0.nodeNames", ["a", "b", "c"],
+     "f.yaml: spec.pools[0].count: is 2 but nodeNames has 3 names"),
+    ("spec.pools.0.nodeNames", ["a", "B"],
+     "f.yaml: spec.pools[0].nodeNames[1]: not a node name (a DNS subdomain of at most 63 "
+     "characters): 'B'"),
+    ("spec.pools.0.nodeNames", ["a", "a"],
+     "f.yaml: spec.pools[0].nodeNames[1]: duplicate node name (also nodeNames[0])"),
+    ("spec.pools.0.nodeNames", ["n" * 64, "b"],
+     "f.yaml: spec.pools[0].nodeNames[0]: not a node name"),
+    ("spec.pools.1", {"name": "b", "nodeNames": ["h100-02"]},
+     "f.yaml: spec.pools[1]: node name 'h100-02' is also a node of spec.pools[0]"),
+    ("spec.pools.1", {"name": "b"},
+     "f.yaml: spec.pools[1].count: required field missing (or give nodeNames)"),
+    ("spec.pools.1", {"name": "b", "count": 1, "driver": "example",
+                      "gpu": {"count": 1, "bindingConditions": "yes"}},
+     "f.yaml: spec.pools[1].gpu.bindingConditions: Expected bool"),
+    ("spec.example", {"extendedResourceName": "gpu"},
+     "f.yaml: spec.example.extendedResourceName: not an extended resource name like "
+     "example.com/gpu: 'gpu'"),
+    ("spec.deviceClasses", [{"name": "x", "extendedResourceName": "kubernetes.io/gpu"}],
+     "f.yaml: spec.deviceClasses[0].extendedResourceName: not an extended resource name"),
 ]
 
 
@@ -124,6 +146,23 @@ def test_valid_spec_and_defaults() -> None:
     assert pool.node_names() == ["h100-01", "h100-02"]
     assert pool.gpu.mig.mode == "off" and pool.pods == 110
     assert fleet.spec.kubernetes_version == "1.36"
+
+
+def test_exact_node_names() -> None:
+    data = copy.deepcopy(BASE)
+    pool = data["spec"]["pools"][0]
+    del pool["count"]
+    pool["nodeNames"] = ["gpu-node-7", "gpu-node-9.rack2"]
+    fleet = parse_fleet(data, "f.yaml")
+    (parsed,) = fleet.spec.pools
+    assert parsed.node_names() == ["gpu-node-7", "gpu-node-9.rack2"] and parsed.count == 2
+    # count may also be given, when it agrees.
+    pool["count"] = 2
+    assert parse_fleet(data, "f.yaml").spec.pools[0].node_names() == parsed.node_names()
+    pool["namePrefix"] = "gpu-"
+    with pytest.raises(FleetSpecError, match=r"^f.yaml: spec.pools\[0\].namePrefix: only for "
+                                             r"generated names; not with nodeNames$"):
+        parse_fleet(data, "f.yaml")
 
 
 def test_load_fleet_from_file(tmp_path: Path) -> None:

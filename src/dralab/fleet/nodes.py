@@ -32,7 +32,7 @@ def topology_labels(pool: NodePool, keys: TopologyLabels) -> list[dict[str, str]
     zones: list[str | None] = list(topo.zones) or [topo.zone]
     out: list[dict[str, str]] = []
     rack_base = block_base = 0
-    for zone, size in zip(zones, _split(pool.count, len(zones)), strict=True):
+    for zone, size in zip(zones, _split(pool.size, len(zones)), strict=True):
         racks = -(-size // topo.nodes_per_rack) if topo.nodes_per_rack else 0
         for k in range(size):
             labels: dict[str, str] = {}

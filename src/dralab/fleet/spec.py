@@ -11,6 +11,11 @@ Example (every field; defaults in comments)::
       nvidia:
         driverVersion: 580.105.08       # host driver; published semver-normalised
         cudaDriverVersion: "13.0"
+        numaNodeAttribute: false        # also publish resource.kubernetes.io/numaNode on
+                                        # GPU/MIG devices of NUMA hosts (the driver's main
+                                        # branch does; releases up to v0.4.1 do not)
+      example:
+        extendedResourceName: null      # chart deviceClass.extendedResourceName
       topologyLabels:                   # label keys used for topology levels
         zone: topology.kubernetes.io/zone
         block: dralab.dev/topology-block
@@ -28,8 +33,9 @@ Example (every field; defaults in comments)::
                                         #    pinnedMemoryLimit: 10Gi}
       pools:
       - name: h100
-        count: 4
+        count: 4                        # may be omitted when nodeNames is given
         namePrefix: h100-node-          # default "<name>-"; nodes <prefix>01, 02, ...
+        nodeNames: []                   # exact node names instead (count = their number)
         driver: nvidia                  # nvidia | example
         platform: null                  # x86 | pcie | vm | grace (default: the model's)
         cpu: "192"
@@ -48,8 +54,9 @@ Example (every field; defaults in comments)::
             timeSlicing: false          # TimeSlicingSettings gate on
             mps: false                  # MPSSupport gate on
           extendedResources: false      # also advertise nvidia.com/gpu (+ mig-<profile>)
-          partitions: 0                 # example driver: gpuPartitions
-          multipleAllocations: false    # example driver: allowMultipleAllocations mode
+          partitions: 0                 # example driver: kubeletPlugin.gpuPartitions
+          multipleAllocations: false    # example driver: gpuAllowMultipleAllocations
+          bindingConditions: false      # example driver: kubeletPlugin.bindingConditions
         computeDomains: false           # publish compute-domain.nvidia.com channel/daemon
         nics:
           count: 8
@@ -88,6 +95,7 @@ __all__ = [
     "KIND",
     "RESERVED_CLASS_NAMES",
     "ClassSharing",
+    "ExampleSpec",
     "Fleet",
     "FleetSpec",
     "FleetSpecError",
@@ -113,6 +121,8 @@ RESERVED_CLASS_NAMES = frozenset({
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_EXTENDED_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+                                r"/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 class FleetSpecError(InputError):
@@ -151,6 +161,7 @@ class GpuSpec(_Strict, frozen=True):
     extended_resources: bool = False
     partitions: int = 0
     multiple_allocations: bool = False
+    binding_conditions: bool = False
 
 
 class NicSpec(_Strict, frozen=True):
@@ -182,8 +193,10 @@ class ReservedSpec(_Strict, frozen=True):
 
 class NodePool(_Strict, frozen=True):
     name: str
-    count: int
+    # Required unless ``nodeNames`` is given; ``parse_fleet`` fills it in then.
+    count: int | msgspec.UnsetType = msgspec.UNSET
     name_prefix: str | None = None
+    names: list[str] = msgspec.field(default_factory=list, name="nodeNames")
     driver: Literal["nvidia", "example"] = "nvidia"
     platform: Literal["x86", "pcie", "vm", "grace"] | None = None
     cpu: str | int = "64"
@@ -201,10 +214,20 @@ class NodePool(_Strict, frozen=True):
     def prefix(self) -> str:
         return self.name_prefix if self.name_prefix is not None else f"{self.name}-"
 
+    @property
+    def size(self) -> int:
+        """Number of nodes: ``len(nodeNames)`` if given, else ``count``."""
+        if self.names:
+            return len(self.names)
+        return self.count if isinstance(self.count, int) else 0
+
     def node_names(self) -> list[str]:
-        """``<prefix>01``, ``<prefix>02``, ... (at least two digits)."""
-        width = max(2, len(str(self.count)))
-        return [f"{self.prefix}{i:0{width}d}" for i in range(1, self.count + 1)]
+        """``nodeNames`` if given, else ``<prefix>01``, ``<prefix>02``, ... (at least two
+        digits)."""
+        if self.names:
+            return list(self.names)
+        width = max(2, len(str(self.size)))
+        return [f"{self.prefix}{i:0{width}d}" for i in range(1, self.size + 1)]
 
 
 class ClassSharing(_Strict, frozen=True):
@@ -228,6 +251,11 @@ class PlatformClass(_Strict, frozen=True):
 class NvidiaSpec(_Strict, frozen=True):
     driver_version: str = "580.105.08"
     cuda_driver_version: str = "13.0"
+    numa_node_attribute: bool = False
+
+
+class ExampleSpec(_Strict, frozen=True):
+    extended_resource_name: str | None = None
 
 
 class TopologyLabels(_Strict, frozen=True):
@@ -241,6 +269,7 @@ class FleetSpec(_Strict, frozen=True):
     seed: int = 0
     kubernetes_version: str = "1.36"
     nvidia: NvidiaSpec = NvidiaSpec()
+    example: ExampleSpec = ExampleSpec()
     topology_labels: TopologyLabels = TopologyLabels()
     device_classes: list[PlatformClass] = []
 
@@ -397,15 +426,49 @@ def _check_sharing(source: str, path: str, pool: NodePool) -> None:
                              "the driver's MPSSupport gate excludes DynamicMIG")
 
 
+def _check_node_names(source: str, path: str, pool: NodePool) -> None:
+    if not pool.names:
+        if not isinstance(pool.count, int):
+            raise FleetSpecError(source, f"{path}.count",
+                                 "required field missing (or give nodeNames)")
+        if pool.count < 1:
+            raise FleetSpecError(source, f"{path}.count", f"must be at least 1: {pool.count}")
+        last = pool.node_names()[-1]
+        if len(last) > 63 or not _DNS_LABEL.match(last):
+            raise FleetSpecError(source, f"{path}.namePrefix",
+                                 f"node names like {last!r} are not DNS labels (<= 63 chars)")
+        return
+    if isinstance(pool.count, int) and pool.count != len(pool.names):
+        raise FleetSpecError(source, f"{path}.count", f"is {pool.count} but nodeNames has "
+                                                      f"{len(pool.names)} names")
+    if pool.name_prefix is not None:
+        raise FleetSpecError(source, f"{path}.namePrefix",
+                             "only for generated names; not with nodeNames")
+    seen: dict[str, int] = {}
+    for i, name in enumerate(pool.names):
+        # A Node name is a DNS subdomain; at most 63 characters because the
+        # kubelet copies it into the kubernetes.io/hostname label value.
+        if len(name) > 63 or not _DNS_SUBDOMAIN.match(name):
+            raise FleetSpecError(source, f"{path}.nodeNames[{i}]",
+                                 f"not a node name (a DNS subdomain of at most 63 characters): "
+                                 f"{name!r}")
+        if name in seen:
+            raise FleetSpecError(source, f"{path}.nodeNames[{i}]",
+                                 f"duplicate node name (also nodeNames[{seen[name]}])")
+        seen[name] = i
+
+
+def _check_extended_name(source: str, path: str, name: str | None) -> None:
+    if name is not None and (not _EXTENDED_RESOURCE.match(name)
+                             or name.split("/")[0].endswith("kubernetes.io")):
+        raise FleetSpecError(source, path, f"not an extended resource name like "
+                                           f"example.com/gpu: {name!r}")
+
+
 def _check_pool(source: str, path: str, pool: NodePool) -> None:
-    if pool.count < 1:
-        raise FleetSpecError(source, f"{path}.count", f"must be at least 1: {pool.count}")
     if not _DNS_LABEL.match(pool.name):
         raise FleetSpecError(source, f"{path}.name", f"not a DNS label: {pool.name!r}")
-    last = pool.node_names()[-1]
-    if len(last) > 63 or not _DNS_LABEL.match(last):
-        raise FleetSpecError(source, f"{path}.namePrefix",
-                             f"node names like {last!r} are not DNS labels (<= 63 chars)")
+    _check_node_names(source, path, pool)
     _quantity(source, f"{path}.cpu", pool.cpu)
     _quantity(source, f"{path}.memory", pool.memory)
     if pool.pods < 1:
@@ -427,15 +490,12 @@ def _check_pool(source: str, path: str, pool: NodePool) -> None:
     elif pool.driver == "nvidia" and gpu.count:
         raise FleetSpecError(source, f"{gpath}.model", "required with the nvidia driver")
     if pool.driver == "nvidia":
-        if gpu.partitions or gpu.multiple_allocations:
-            raise FleetSpecError(source, gpath, "partitions/multipleAllocations are "
-                                                "example-driver modes")
+        if gpu.partitions or gpu.multiple_allocations or gpu.binding_conditions:
+            raise FleetSpecError(source, gpath, "partitions/multipleAllocations/"
+                                                "bindingConditions are example-driver settings")
     elif gpu.partitions < 0 or gpu.partitions > 63:
         # A GPU's partitions and its full device must fit one 64-device slice.
         raise FleetSpecError(source, f"{gpath}.partitions", f"must be 0..63: {gpu.partitions}")
-    elif gpu.partitions and gpu.multiple_allocations:
-        raise FleetSpecError(source, gpath,
-                             "partitions and multipleAllocations are separate driver modes")
     if gpu.extended_resources and pool.driver != "nvidia":
         raise FleetSpecError(source, f"{gpath}.extendedResources",
                              "only the NVIDIA device plugin advertises extended resources")
@@ -480,6 +540,7 @@ def _check_class(source: str, path: str, cls: PlatformClass, nvidia_used: bool) 
         if known is not None and prof not in known:
             raise FleetSpecError(source, f"{path}.profiles[{i}]",
                                  f"no selected model has MIG profile {prof!r}")
+    _check_extended_name(source, f"{path}.extendedResourceName", cls.extended_resource_name)
     if cls.sharing is not None:
         if cls.driver != "nvidia":
             raise FleetSpecError(source, f"{path}.sharing", "sharing config is NVIDIA's")
@@ -522,23 +583,28 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
                              "resource.k8s.io/v1 needs Kubernetes 1.34 or newer")
     _version(source, "spec.nvidia.driverVersion", spec.nvidia.driver_version, 2)
     _version(source, "spec.nvidia.cudaDriverVersion", spec.nvidia.cuda_driver_version, 2)
+    _check_extended_name(source, "spec.example.extendedResourceName",
+                         spec.example.extended_resource_name)
     seen: dict[str, int] = {}
     prefixes: dict[str, int] = {}
+    owners: dict[str, int] = {}
     for i, pool in enumerate(spec.pools):
         path = f"spec.pools[{i}]"
         if pool.name in seen:
             raise FleetSpecError(source, f"{path}.name",
                                  f"duplicate pool name (also spec.pools[{seen[pool.name]}])")
         seen[pool.name] = i
-        if pool.prefix in prefixes:
-            raise FleetSpecError(source, f"{path}.namePrefix", "node name prefix already used "
-                                 f"by spec.pools[{prefixes[pool.prefix]}]")
-        prefixes[pool.prefix] = i
+        if not pool.names:
+            if pool.prefix in prefixes:
+                raise FleetSpecError(source, f"{path}.namePrefix", "node name prefix already "
+                                     f"used by spec.pools[{prefixes[pool.prefix]}]")
+            prefixes[pool.prefix] = i
         _check_pool(source, path, pool)
-    names = [n for pool in spec.pools for n in pool.node_names()]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise FleetSpecError(source, "spec.pools", f"node name {dup!r} is generated twice")
+        for name in pool.node_names():
+            if name in owners:
+                raise FleetSpecError(source, f"{path}", f"node name {name!r} is also a node of "
+                                                        f"spec.pools[{owners[name]}]")
+            owners[name] = i
     nvidia_used = any(p.driver == "nvidia" for p in spec.pools)
     class_names: set[str] = set()
     for i, cls in enumerate(spec.device_classes):
@@ -547,4 +613,10 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
             raise FleetSpecError(source, f"{path}.name", f"duplicate class {cls.name!r}")
         class_names.add(cls.name)
         _check_class(source, path, cls, nvidia_used)
+    # Pools that only name their nodes get their count, so every later reader
+    # can rely on ``count`` being the number of nodes.
+    pools = [p if isinstance(p.count, int) else msgspec.structs.replace(p, count=p.size)
+             for p in spec.pools]
+    if pools != spec.pools:
+        fleet = msgspec.structs.replace(fleet, spec=msgspec.structs.replace(spec, pools=pools))
     return fleet
