@@ -56,6 +56,8 @@ def test_every_model_and_mode_is_valid(model: str, mode: str, kw: dict[str, Any]
     {"driver": "example", "gpus": 8, "gpu": {"partitions": 4}},
     {"driver": "example", "gpus": 8, "gpu": {"partitions": 7}},
     {"driver": "example", "gpus": 8, "gpu": {"multipleAllocations": True}},
+    {"driver": "example", "gpus": 8, "gpu": {"multipleAllocations": True, "partitions": 4}},
+    {"driver": "example", "gpus": 8, "gpu": {"bindingConditions": True, "partitions": 2}},
     {"driver": "example", "gpus": 16, "gpu": {"partitions": 8}},
     {"gpus": 16, "mig": "dynamic"},
     {"gpus": 8, "nics": {"count": 8, "driver": "sriov", "vfs": 4}},
@@ -193,18 +195,3 @@ def test_topology_labels() -> None:
         ("b", "p-block-04", "p-rack-06"),
     ]
     assert nodes[0].metadata.labels["kubernetes.io/hostname"] == "p-01"
-
-
-def test_example_driver_partitions() -> None:
-    objects = generate(fleet_of(None, driver="example", gpus=2,
-                                gpu={"partitions": 4})).objects()
-    slices = [o for o in objects if isinstance(o, ResourceSlice)]
-    assert slices[0].spec.shared_counters[0].name == "gpu-0-counters"
-    names = [d.name for d in slices[1].spec.devices]
-    assert names[:5] == ["gpu-0-full", "gpu-0-partition-0", "gpu-0-partition-1",
-                         "gpu-0-partition-2", "gpu-0-partition-3"]
-    part = slices[1].spec.devices[1]
-    assert str(part.capacity["memory"].value) == "20Gi"
-    assert str(part.capacity["compute"].value) == "25"
-    assert part.attributes["model"].string == "LATEST-GPU-MODEL"
-    assert {c.name for c in objects if type(c).__name__ == "DeviceClass"} == {"gpu.example.com"}

@@ -38,14 +38,16 @@ def _nv_type(kind: str) -> str:
 
 
 def driver_classes(nvidia_used: bool, compute_domains: bool, example_used: bool,
-                   nic_drivers: Iterable[str]) -> list[DeviceClass]:
+                   nic_drivers: Iterable[str], example_extended: str | None = None
+                   ) -> list[DeviceClass]:
     """Classes the drivers' Helm charts install, for the drivers the fleet runs.
 
     NVIDIA (notes §4): ``gpu.nvidia.com`` (with ``extendedResourceName:
     nvidia.com/gpu``), ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``, and the two
     ComputeDomain classes when a pool publishes them. The example driver's
-    chart installs ``gpu.example.com``. NIC drivers get one class named after
-    the driver.
+    chart installs ``gpu.example.com``, with ``extendedResourceName`` when its
+    ``deviceClass.extendedResourceName`` value is set (``example_extended``).
+    NIC drivers get one class named after the driver.
     """
     out: list[DeviceClass] = []
     if nvidia_used:
@@ -61,7 +63,8 @@ def driver_classes(nvidia_used: bool, compute_domains: bool, example_used: bool,
                  f"device.driver == '{_CD}' && device.attributes['{_CD}'].type == 'daemon'"),
         ]
     if example_used:
-        out.append(_cls(example.DRIVER, f"device.driver == '{example.DRIVER}'"))
+        out.append(_cls(example.DRIVER, f"device.driver == '{example.DRIVER}'",
+                        example_extended))
     for driver in sorted(set(nic_drivers)):
         out.append(_cls(driver, f"device.driver == '{driver}'"))
     return out

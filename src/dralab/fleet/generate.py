@@ -61,7 +61,7 @@ def _pool_objects(fleet: Fleet, pool: NodePool, seed: int
             extended = nv.extended_resources()
         gpu_pool = nv
     elif pool.gpu.count and pool.driver == "example":
-        gpu_pool = ExamplePool(pool, model)
+        gpu_pool = ExamplePool(spec, pool, model)
     nic_pool = None
     if pool.nics.count:
         nic_pool = NicPool(pool.nics, nic_slots(platform, pool.nics.count, slots,
@@ -93,6 +93,7 @@ def generate(fleet: Fleet, seed: int | None = None) -> GeneratedFleet:
         nvidia_used=any(p.driver == "nvidia" and p.gpu.count for p in pools),
         compute_domains=any(p.compute_domains for p in pools),
         example_used=any(p.driver == "example" and p.gpu.count for p in pools),
+        example_extended=spec.example.extended_resource_name,
         nic_drivers=[nic_driver(p.nics) for p in pools if p.nics.count])
     classes += [platform_class(c) for c in spec.device_classes]
     nodes: list[Node] = []
