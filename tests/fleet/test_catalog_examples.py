@@ -60,7 +60,10 @@ def example_slices(name: str) -> list[ResourceSlice]:
 
 
 def generated(model: str, gpus: int, mig: str, prefix: str) -> list[ResourceSlice]:
+    # The composed examples follow the driver's main branch on a bare-metal host,
+    # which publishes resource.kubernetes.io/numaNode (spec.nvidia.numaNodeAttribute).
     fleet = parse_fleet({"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet", "spec": {
+        "nvidia": {"numaNodeAttribute": True},
         "pools": [{"name": "x", "count": 1, "namePrefix": prefix,
                    "gpu": {"model": model, "count": gpus, "mig": {"mode": mig}}}]}})
     return list(generate(fleet).slices)

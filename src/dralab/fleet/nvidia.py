@@ -1,5 +1,20 @@
 """The NVIDIA DRA driver profile (``gpu.nvidia.com``): what its kubelet plugin publishes.
 
+Read from kubernetes-sigs/dra-driver-nvidia-gpu (formerly NVIDIA/k8s-dra-driver-gpu)
+``cmd/gpu-kubelet-plugin/{deviceinfo,mig,partitions,driver,consumable_shares}.go``
+at main @ 9593204 (2026-08-07), checked against its bats tests' exact attribute
+lists (``tests/bats/test_gpu_{basic,mig,dynmig}.bats``):
+
+* GPU: ``type``, ``uuid``, ``productName``, ``brand``, ``architecture``,
+  ``cudaComputeCapability``, ``driverVersion``, ``cudaDriverVersion``,
+  ``resource.kubernetes.io/pciBusID``, ``resource.kubernetes.io/pcieRoot`` and
+  ``addressingMode`` (when NVML reports one);
+* MIG: the same minus ``uuid`` plus ``parentUUID`` and ``profile``; static MIG
+  devices also have ``uuid``;
+* ``resource.kubernetes.io/numaNode`` only with ``spec.nvidia.numaNodeAttribute``
+  (main publishes it when the host gives the GPU a NUMA node; v0.4.1 does not);
+* no ``index``/``minor``/``parentIndex`` any more (removed in v25.8).
+
 Modes, as in the driver (notes §1-§2, §6.4):
 
 * **default** (MIG off, or static MIG): one slice per node holding every
@@ -160,10 +175,13 @@ class NvidiaPool:
         }
         if model.addressing_mode is not None:
             common["addressingMode"] = str_attr(model.addressing_mode)
-        self._gpu_base = [common | pci_attributes(s.bus_id, s.pcie_root, s.numa)
-                          | {"type": str_attr("gpu")} for s in slots]
-        self._mig_base = [common | pci_attributes(s.bus_id, s.pcie_root, s.numa)
-                          | {"type": str_attr("mig")} for s in slots]
+        # numaNode: only the driver's unreleased main branch publishes it (when
+        # sysfs gives the GPU a NUMA node); releases up to v0.4.1, the driver's
+        # attribute reference and its bats tests have none on GPU/MIG devices.
+        numa = spec.nvidia.numa_node_attribute
+        pci = [pci_attributes(s.bus_id, s.pcie_root, s.numa if numa else None) for s in slots]
+        self._gpu_base = [common | p | {"type": str_attr("gpu")} for p in pci]
+        self._mig_base = [common | p | {"type": str_attr("mig")} for p in pci]
         self._entries = [self._gpu_entries(minor) for minor in range(len(slots))]
         self._counter_sets = self._make_counter_sets()
 
