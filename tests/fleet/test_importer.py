@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 import yaml
 
+from dralab.allocator import Allocated, allocate
 from dralab.api.check import validate_objects
 from dralab.api.codec import decode
 from dralab.api.errors import LoadError
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import generate, import_slices, normalize_slice
 
-from .helpers import fleet_of
+from .helpers import claim, devices_of, fleet_of, request
 
 # What a v25.3-era driver published on a node with one A100 partitioned by the admin:
 # index/minor on the GPU, driver-specific pcieBusID, MIG names <GI id>-<start>-<size>,
@@ -84,15 +85,33 @@ def test_old_release_slice_is_normalised() -> None:
     (slice_,) = result.slices
     assert validate_objects([slice_]) == []
     gpu, mig = slice_.spec.devices
-    assert set(gpu.attributes) == CURRENT | {"resource.kubernetes.io/pcieRoot"}
+    # index/minor/parentIndex have no current counterpart but are kept: claims still
+    # select on them.
+    assert set(gpu.attributes) == CURRENT | {"resource.kubernetes.io/pcieRoot", "index",
+                                             "minor"}
+    assert (gpu.attributes["index"].int_, gpu.attributes["minor"].int_) == (1, 1)
     assert gpu.attributes["resource.kubernetes.io/pciBusID"].string == "0000:4e:00.0"
     assert gpu.attributes["driverVersion"].version == "550.54.15"
     assert mig.name == "gpu-0-mig-3g20gb-9-4"
-    assert set(mig.attributes) == CURRENT | {"parentUUID", "profile"}
+    assert set(mig.attributes) == CURRENT | {"parentUUID", "profile", "index", "parentIndex"}
     assert "memorySlice4" in mig.capacity
     assert result.renamed == {("gpu.nvidia.com", "node-a", "gpu-0-mig-9-4-4"):
                               "gpu-0-mig-3g20gb-9-4"}
     assert result.changes == ("node-a-gpu.nvidia.com-abcde: normalised 2 device(s), renamed 1",)
+
+
+def test_claims_selecting_on_old_attributes_still_match() -> None:
+    # The driver's quickstart gpu-test6 selects `index` in {0, 2, 4, 6}; on a slice
+    # from a release that published it, the claim must still find gpu-1 by index 1.
+    (slice_,) = import_slices([yaml.safe_load(OLD_SLICE)]).slices
+    gpu_class = decode({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                        "metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [{"cel": {
+                            "expression": "device.driver == 'gpu.nvidia.com' && "
+                                          "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})
+    by_index = claim("c", request("gpu", "gpu.nvidia.com",
+                                  "device.attributes['gpu.nvidia.com'].index == 1"))
+    outcome = allocate([by_index], "node-a", [gpu_class, slice_])
+    assert isinstance(outcome, Allocated) and devices_of(outcome) == ["gpu-1"]
 
 
 def test_versions_are_semver_normalised() -> None:

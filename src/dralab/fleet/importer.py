@@ -11,9 +11,9 @@ older release                      current (main)
 =================================  ==================================================
 ``pcieBusID`` (string, v25.3)      ``resource.kubernetes.io/pciBusID`` (lower case)
 ``numa`` (int, VFIO, v0.4)         ``resource.kubernetes.io/numaNode``
-``index``, ``minor`` (GPU, v25.3)  dropped (no current counterpart; the minor is in
-                                   the device name)
-``index``, ``parentIndex`` (MIG)   dropped
+``index``, ``minor`` (GPU, v25.3)  kept: no current counterpart, but claims written
+``index``, ``parentIndex`` (MIG)   for those releases still select on them (the
+                                   driver's own quickstart ``gpu-test6`` does)
 MIG ``gpu-<m>-mig-<GI id>-<start>  ``gpu-<m>-mig-<profile>-<GI id>-<start>`` (profile
 -<size>`` (v25.3)                  from the device's ``profile`` attribute)
 ``driverVersion``,                 a ``version`` attribute, semver-normalised
@@ -58,7 +58,6 @@ _STD = "resource.kubernetes.io/"
 _OLD_MIG = re.compile(r"^gpu-(\d+)-mig-(\d+)-(\d+)-(\d+)$")
 _VERSION_TEXT = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 _VERSIONED = ("driverVersion", "cudaDriverVersion", "cudaComputeCapability")
-_DROPPED = ("index", "minor", "parentIndex")
 _OLD_APIS = ("resource.k8s.io/v1alpha3", "resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 
 
@@ -115,7 +114,7 @@ def _version_attr(attr: DeviceAttribute) -> DeviceAttribute:
 
 
 def _normalize_attributes(attrs: Mapping[str, DeviceAttribute]) -> dict[str, DeviceAttribute]:
-    out = {k: v for k, v in attrs.items() if k not in _DROPPED}
+    out = dict(attrs)
     old_bus = out.pop("pcieBusID", None)
     if old_bus is not None and f"{_STD}pciBusID" not in out and old_bus.string is not None:
         out[f"{_STD}pciBusID"] = DeviceAttribute(string=old_bus.string.lower())
