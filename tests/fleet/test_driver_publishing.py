@@ -72,6 +72,13 @@ def test_example_default_devices() -> None:
     assert all(u.startswith("gpu-") for u in uuids) and len(set(uuids)) == 8
 
 
+def test_example_num_devices_defaults_to_the_chart_value() -> None:
+    # values.yaml: kubeletPlugin.numDevices: 8.
+    names = [d["name"] for d in devices(fleet({"driver": "example"}), EX)]
+    assert names == [f"gpu-{i}" for i in range(8)]
+    assert devices(fleet({"driver": "example", "gpu": {"count": 2}}), EX)[-1]["name"] == "gpu-1"
+
+
 def test_example_false_flag_dropped_before_1_36() -> None:
     data = {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet", "spec": {
         "kubernetesVersion": "1.35",

@@ -44,7 +44,8 @@ Example (every field; defaults in comments)::
         reserved: {cpu: "2", memory: 48Gi}   # capacity - allocatable (default none)
         gpu:
           model: h100-80gb-sxm          # catalog key or alias (example driver: optional)
-          count: 8
+          count: 8                      # default 0; example driver: kubeletPlugin.numDevices,
+                                        # default 8 as in its chart
           mig:
             mode: "off"                 # off | static | dynamic
             profiles: []                # static: partitions of every GPU ("3g.40gb@4" pins)
@@ -559,6 +560,27 @@ def _check_class(source: str, path: str, cls: PlatformClass, nvidia_used: bool) 
         raise FleetSpecError(source, f"{path}.driver", "no pool uses the nvidia driver")
 
 
+# The example driver's chart advertises kubeletPlugin.numDevices = 8 devices per node.
+EXAMPLE_NUM_DEVICES = 8
+
+
+def _with_example_defaults(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``data`` with ``gpu.count`` set to the chart default on example-driver pools that
+    give none (a copy; the input is never changed)."""
+    spec = data.get("spec")
+    pools = spec.get("pools") if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping) or not isinstance(pools, list):
+        return data
+    out: list[Any] = []
+    for pool in pools:
+        if isinstance(pool, Mapping) and pool.get("driver") == "example":
+            gpu = pool.get("gpu", {})
+            if isinstance(gpu, Mapping) and "count" not in gpu:
+                pool = {**pool, "gpu": {**gpu, "count": EXAMPLE_NUM_DEVICES}}
+        out.append(pool)
+    return {**data, "spec": {**spec, "pools": out}}
+
+
 def parse_fleet(data: Any, source: str = "") -> Fleet:
     """Decode and check one Fleet document (plain data as YAML gives it).
 
@@ -572,7 +594,7 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
                              f"must be {API_VERSION}, not {data.get('apiVersion')!r}")
     if data.get("kind") != KIND:
         raise FleetSpecError(source, "kind", f"must be {KIND}, not {data.get('kind')!r}")
-    fleet = _decode(data, source)
+    fleet = _decode(_with_example_defaults(data), source)
     spec = fleet.spec
     if not spec.pools:
         raise FleetSpecError(source, "spec.pools", "at least one pool is required")
