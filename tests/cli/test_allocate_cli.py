@@ -137,7 +137,70 @@ def test_bad_input_or_usage_is_exit_2(args: list[str]) -> None:
     assert out == ""
 
 
-def test_no_pending_claims_gives_empty_list() -> None:
-    code, out, _ = run("allocate", "-f", FLEET, "--node", "h100-node-01")
-    assert code == 0
-    assert yaml.safe_load(out)["items"] == []
+def test_no_claim_to_allocate_is_exit_2_in_one_line(tmp_path: Path) -> None:
+    # Issue 10: an input without a pending claim used to print an empty List.
+    code, out, err = run("allocate", "-f", FLEET, "--node", "h100-node-01")
+    assert (code, out) == (2, "")
+    assert err == ("error: nothing to allocate: the input has no ResourceClaim without "
+                   "status.allocation\n")
+    # Only allocated claims: still nothing to allocate.
+    _, allocated, _ = run("allocate", "-f", FLEET, "-f", str(CLAIMS / "two-h100.yaml"),
+                          "--node", "h100-node-01")
+    (tmp_path / "allocated.yaml").write_text(allocated)
+    code, out, err = run("allocate", "-f", FLEET, "-f", str(tmp_path / "allocated.yaml"),
+                         "--node", "h100-node-01")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: nothing to allocate") and err.count("\n") == 1
+
+
+def test_node_nothing_names_is_exit_2_listing_named_nodes() -> None:
+    code, out, err = run("allocate", "-f", FLEET, "-f", str(CLAIMS / "two-h100.yaml"),
+                         "--node", "h100-node-1")
+    assert (code, out) == (2, "")
+    assert err == ("error: --node h100-node-1: no Node and no ResourceSlice in the input names "
+                   "this node (named: a100-mig-node-01, h100-node-01, l4-node-01)\n")
+
+
+CLUSTER_WIDE = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fpga.example.com}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "fpga.example.com"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: shared-fpgas}
+spec:
+  driver: fpga.example.com
+  pool: {name: shared, generation: 1, resourceSliceCount: 1}
+  allNodes: true
+  devices:
+  - name: fpga-0
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-fpga, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: fpga
+      exactly: {deviceClassName: fpga.example.com}
+"""
+
+
+def test_bare_node_allowed_when_the_input_names_no_node() -> None:
+    code, out, err = run("allocate", "-f", "-", "--node", "any-node", stdin=CLUSTER_WIDE)
+    assert code == 0, err
+    assert results(out) == [[("fpga", "shared", "fpga-0")]]
+
+
+def test_node_named_only_by_a_slice_is_known() -> None:
+    slice_only = CLUSTER_WIDE.replace("allNodes: true", "nodeName: fpga-node")
+    code, out, err = run("allocate", "-f", "-", "--node", "fpga-node", stdin=slice_only)
+    assert code == 0, err
+    assert results(out) == [[("fpga", "shared", "fpga-0")]]
+    code, _, err = run("allocate", "-f", "-", "--node", "fpga-nod", stdin=slice_only)
+    assert code == 2
+    assert "(named: fpga-node)" in err
