@@ -262,3 +262,67 @@ def test_stored_gates_explanations_golden() -> None:
                         "--feature-gates", f"{gate}=false")
         blocks.append(f"# {slices} {claim} {gate}=false\n{err}")
     check_golden("allocate-stored-gates.stderr", "".join(blocks))
+
+
+# --- admin access and workload gates -------------------------------------------------------
+
+ADMIN_DEMO = GATES_DATA / "upstream" / "admin-access.yaml"
+ADMIN_CLAIM = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: all-gpus-admin, namespace: admin-access}
+spec:
+  devices:
+    requests:
+    - name: admin-gpu
+      exactly: {deviceClassName: gpu.example.com, allocationMode: All, adminAccess: true}
+"""
+
+
+def test_admin_access_in_a_labelled_namespace_gets_every_gpu() -> None:
+    # As the demo's README expects: all GPUs of the node, with admin access.
+    code, out, err = run("allocate", "-f", str(ADMIN_DEMO),
+                         "-f", str(GATES_DATA / "deviceclass.yaml"),
+                         "-f", str(GATES_DATA / "example-driver-two-gpus.yaml"),
+                         "-f", "-", "--node", "kind-worker", stdin=ADMIN_CLAIM)
+    assert code == 0, err
+    assert results(out) == [[("admin-gpu", "kind-worker", "gpu-0"),
+                             ("admin-gpu", "kind-worker", "gpu-1")]]
+    allocated = yaml.safe_load(out)["items"][0]["status"]["allocation"]["devices"]["results"]
+    assert [r["adminAccess"] for r in allocated] == [True, True]
+
+
+def test_admin_access_without_the_namespace_label_is_exit_2() -> None:
+    demo = ADMIN_DEMO.read_text().replace('resource.kubernetes.io/admin-access: "true"',
+                                          "team: ops")
+    code, out, err = run("allocate", "-f", "-", "-f", str(GATES_DATA / "deviceclass.yaml"),
+                         "-f", str(GATES_DATA / "example-driver-two-gpus.yaml"),
+                         "--node", "kind-worker", stdin=demo + "\n---\n" + ADMIN_CLAIM)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "error: -:2 ResourceClaimTemplate admin-access/multiple-gpus-admin: "
+        "spec.spec.devices.requests[0].exactly.adminAccess: Forbidden: admin access to devices "
+        "requires the `resource.kubernetes.io/admin-access: true` label on the containing "
+        "namespace",
+        "error: -:4 ResourceClaim admin-access/all-gpus-admin: "
+        "spec.devices.requests[0].exactly.adminAccess: Forbidden: admin access to devices "
+        "requires the `resource.kubernetes.io/admin-access: true` label on the containing "
+        "namespace",
+    ]
+
+
+def test_workload_claims_gate_on_is_refused_as_not_modelled() -> None:
+    args = ["-f", str(GATES_DATA / "deviceclass.yaml"),
+            "-f", str(GATES_DATA / "example-driver-two-gpus.yaml"),
+            "-f", str(GATES_DATA / "upstream" / "podgroup-resourceclaimtemplate.yaml"),
+            "-f", str(GATES_DATA / "one-gpu-claim.yaml"), "--node", "kind-worker"]
+    code, out, err = run("allocate", *args, "--feature-gates", "DRAWorkloadResourceClaims=true")
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert len(lines) == 4
+    assert all(line.endswith("Forbidden: feature gate DRAWorkloadResourceClaims is not "
+                             "modelled by dralab yet") for line in lines)
+    # Gates off (the 1.37 default): the PodGroups mean nothing to the allocator.
+    code, out, err = run("allocate", *args)
+    assert code == 0, err
+    assert results(out) == [[("gpu", "kind-worker", "gpu-0")]]
