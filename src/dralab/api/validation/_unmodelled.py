@@ -60,7 +60,7 @@ def _uses(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(gate, field path) for every use of an unmodelled gate's feature in one object."""
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if isinstance(api_version, str) and api_version.startswith(_SCHEDULING_GROUP) \
-            and kind in _WORKLOAD_KINDS:
+            and isinstance(kind, str) and kind in _WORKLOAD_KINDS:
         yield Gate.GENERIC_WORKLOAD, "kind"
         spec = _map(data.get("spec"))
         if kind == "PodGroup" and spec.get("resourceClaims"):
