@@ -205,6 +205,15 @@ def _cron(*, group: bool, claims: bool) -> Doc:
     return doc
 
 
+def _claim_of_group() -> Doc:
+    doc = allocated_claim()
+    doc["status"]["reservedFor"] = [
+        {"resource": "pods", "name": "trainer", "uid": "7f0c2a4e-0000-4000-8000-000000000001"},
+        {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "group-1",
+         "uid": "7f0c2a4e-0000-4000-8000-000000000002"}]
+    return doc
+
+
 CRON = "spec.jobTemplate.spec.template.spec"
 SHAPES = [
     ("workload-template-claims", _workload, "DRAWorkloadResourceClaims=true",
@@ -220,6 +229,9 @@ SHAPES = [
      [(f"{CRON}.schedulingGroup", GENERIC)]),
     ("claims-without-group", lambda: _cron(group=False, claims=True),
      "GenericWorkload=true,DRAWorkloadResourceClaims=true", []),
+    ("claim-reserved-for-a-podgroup", _claim_of_group, "DRAWorkloadResourceClaims=true",
+     [("status.reservedFor[1]", CLAIMS)]),
+    ("claim-reserved-for-a-podgroup-gate-off", _claim_of_group, "", []),
 ]
 
 

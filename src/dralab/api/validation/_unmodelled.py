@@ -6,7 +6,9 @@ claim uses one claim per PodGroup, shared by the group's pods, instead of one
 per pod. dralab has neither, and answering as if the gates were off would
 give a different, wrong allocation without a word (one device per pod
 instead of one per group). So when such a gate is on and the input uses
-what it governs, every place that uses it is reported and the input refused.
+what it governs (PodGroups, Workloads, grouped pods and their claims, claims
+reserved for a PodGroup), every place that uses it is reported and the input
+refused.
 
 With the gates off the same input means what upstream makes of it then: the
 API server drops the fields (dralab's validation reports them as gated), and
@@ -24,6 +26,7 @@ from dralab.api.features import FeatureGates, Gate
 __all__ = ["check_unmodelled_gates", "not_modelled"]
 
 _SCHEDULING_GROUP: Final = "scheduling.k8s.io/"
+_RESOURCE_GROUP: Final = "resource.k8s.io/"
 _WORKLOAD_KINDS: Final = frozenset({"PodGroup", "Workload"})
 # Where each kind keeps its pod spec.
 _POD_SPEC_PATHS: Final[Mapping[tuple[str, str], tuple[str, ...]]] = {
@@ -70,6 +73,14 @@ def _uses(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             if _map(template).get("resourceClaims"):
                 yield (Gate.DRA_WORKLOAD_RESOURCE_CLAIMS,
                        f"spec.podGroupTemplates[{i}].resourceClaims")
+        return
+    if isinstance(api_version, str) and api_version.startswith(_RESOURCE_GROUP) \
+            and kind == "ResourceClaim":
+        # A claim in use by a whole PodGroup (written with the gate on).
+        reserved = _map(data.get("status")).get("reservedFor")
+        for i, ref in enumerate(reserved if isinstance(reserved, list) else ()):
+            if _map(ref).get("resource") == "podgroups":
+                yield Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, f"status.reservedFor[{i}]"
         return
     found = _pod_spec(data)
     if found is None:
