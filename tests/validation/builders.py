@@ -240,6 +240,16 @@ def node() -> Doc:
     }
 
 
+def namespace() -> Doc:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "team-a",
+                     "labels": {"resource.kubernetes.io/admin-access": "true"}},
+        "spec": {"finalizers": ["kubernetes"]},
+    }
+
+
 def priority_class() -> Doc:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
             "metadata": {"name": "training-high"}, "value": 100000,
@@ -315,6 +325,7 @@ BUILDERS: dict[str, Callable[[], Doc]] = {
     "rule": taint_rule,
     "pod": pod,
     "node": node,
+    "namespace": namespace,
     "priority": priority_class,
     "deployment": deployment,
     "statefulset": stateful_set,

@@ -533,6 +533,19 @@ CASES: list[Case] = [
          ("status.capacity[cpu]", E.INVALID)),
     case("node-gpu-fraction", "node", [("status.allocatable[nvidia.com/gpu]", "1.5")],
          ("status.allocatable[nvidia.com/gpu]", E.INVALID)),
+    # ---- Namespace -------------------------------------------------------------------------
+    case("namespace-name-dots", "namespace", [("metadata.name", "team.a")],
+         ("metadata.name", E.INVALID),
+         message='metadata.name: Invalid value: "team.a": must not contain dots'),
+    case("namespace-name-too-long", "namespace", [("metadata.name", "n" * 64)],
+         ("metadata.name", E.INVALID)),
+    case("namespace-finalizer-unqualified", "namespace", [("spec.finalizers[1]", "cleanup")],
+         ("spec.finalizers", E.INVALID),
+         message='spec.finalizers: Invalid value: "cleanup": name is neither a standard '
+                 "finalizer name nor is it fully qualified"),
+    case("namespace-label-value", "namespace",
+         [("metadata.labels[resource.kubernetes.io/admin-access]", "yes please")],
+         ("metadata.labels", E.INVALID)),
     case("priority-too-high", "priority", [("value", 2_000_000_000)], ("value", E.FORBIDDEN),
          message="value: Forbidden: maximum allowed value of a user defined priority is "
                  "1000000000"),

@@ -17,9 +17,17 @@ def test_defaults_follow_the_137_table() -> None:
           "DRAExtendedResource", "DRASchedulerFilterTimeout", "DRAFractionalCapacityRange"}
     off = {"DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAWorkloadResourceClaims",
            "DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAOptionalNodeOperations",
-           "DRAPartitionableDevicesType"}
+           "DRAPartitionableDevicesType", "GenericWorkload"}
     assert set(KNOWN_GATES) == on | off
     assert {name for name, value in gates.as_dict().items() if value} == on
+
+
+def test_all_enabled_turns_every_gate_on() -> None:
+    everything = FeatureGates.all_enabled()
+    assert all(everything.as_dict().values())
+    # Locked gates are already on, so they are not overrides.
+    assert dict(everything.overrides) == {
+        name: True for name, info in KNOWN_GATES.items() if not info.default}
 
 
 def test_parse_sets_values_and_tolerates_spaces() -> None:

@@ -1,4 +1,4 @@
-"""validate_object never raises, whatever garbage sits anywhere in an otherwise valid object."""
+"""Validation never raises, whatever garbage sits anywhere in otherwise valid objects."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralab.api.errors import FieldError
-from dralab.api.validation import validate_object
+from dralab.api.features import FeatureGates
+from dralab.api.validation import validate_across, validate_object
 
 from .builders import BUILDERS
 
@@ -90,3 +91,44 @@ def test_garbage_whole_documents(doc: dict[str, Any], kind: str) -> None:
     template = BUILDERS[kind]()
     doc = {**doc, "apiVersion": template["apiVersion"], "kind": template["kind"]}
     assert all(isinstance(e, FieldError) for e in validate_object(doc))
+
+
+_ALL_ON = FeatureGates.parse("GenericWorkload=true,DRAWorkloadResourceClaims=true")
+
+
+def _podgroup() -> Any:
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+            "metadata": {"name": "g", "namespace": "team-a"},
+            "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}
+
+
+def _grouped_deployment() -> Any:
+    doc = BUILDERS["deployment"]()
+    doc["spec"]["template"]["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+    doc["spec"]["template"]["spec"]["resourceClaims"] = [
+        {"name": "gpu", "resourceClaimTemplateName": "t"}]
+    return doc
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_garbage_across_objects(data: st.DataObject) -> None:
+    # Namespaces, admin claims and grouped workloads with garbage anywhere: the checks
+    # across objects never raise and every problem renders.
+    docs = [BUILDERS["namespace"](), BUILDERS["allocated"](), BUILDERS["template"](),
+            _podgroup(), _grouped_deployment()]
+    docs[1]["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    docs[0]["metadata"]["labels"] = {}
+    for _ in range(data.draw(st.integers(1, 4))):
+        n = data.draw(st.integers(0, len(docs) - 1))
+        slot = data.draw(st.sampled_from([(), *_slots(docs[n])]))
+        try:
+            if slot:
+                _replace(docs[n], slot, data.draw(garbage))
+            else:
+                docs[n] = data.draw(garbage)
+        except (KeyError, IndexError, TypeError):
+            continue
+    for n, error in validate_across(docs, _ALL_ON):
+        assert 0 <= n < len(docs)
+        str(error)

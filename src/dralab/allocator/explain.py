@@ -25,8 +25,12 @@ if TYPE_CHECKING:
 
 __all__ = ["explain"]
 
-# Reasons in check order; a later reason means the device got further.
+# Reasons in check order; a later reason means the device got further. A device
+# stored with a field of a gate that is now off is unusable: the two "... off"
+# reasons name the gate, so the user sees why, not just "lack counters".
 _ORDER = ("selector", "binding conditions", "in use", "capacity", "counters", "tainted")
+_BINDING_OFF = "binding conditions"
+_COUNTERS_OFF = "counters, DRAPartitionableDevices off"
 
 
 def _reason(search: Search, req: Req, rec: DeviceRecord) -> str | None:
@@ -36,8 +40,9 @@ def _reason(search: Search, req: Req, rec: DeviceRecord) -> str | None:
     if rejecting is not None:
         return f"selector[{rejecting}]"
     if rec.binding_conditions and not features.device_binding_and_status:
-        return "binding conditions"
-    if not req.admin and rec.key in search.state.exclusive:
+        return _BINDING_OFF
+    if not req.admin and (rec.key in search.state.exclusive or (
+            not features.consumable_capacity and rec.key in search.state.shares)):
         return "in use"
     if features.consumable_capacity:
         try:
@@ -49,7 +54,7 @@ def _reason(search: Search, req: Req, rec: DeviceRecord) -> str | None:
             return "capacity"
     if rec.consumes:
         if not features.partitionable_devices:
-            return "counters"
+            return _COUNTERS_OFF
         pool = search.pools.by_key.get((rec.driver, rec.pool))
         if pool is not None:
             avail, negative = search.ledger.left(pool)
@@ -64,14 +69,17 @@ def _reason(search: Search, req: Req, rec: DeviceRecord) -> str | None:
 
 
 def _kind(reason: str) -> str:
-    return "selector" if reason.startswith("selector") else reason
+    if reason.startswith("selector"):
+        return "selector"
+    return "counters" if reason == _COUNTERS_OFF else reason
 
 
 def _phrase(reason: str, n: int) -> str:
     if reason.startswith("selector"):
         return f"{n} rejected by {reason}"
     return {
-        "binding conditions": f"{n} need binding conditions (feature off)",
+        _BINDING_OFF: f"{n} have binding conditions (DRADeviceBindingConditions off)",
+        _COUNTERS_OFF: f"{n} consume shared counters (DRAPartitionableDevices off)",
         "in use": f"{n} in use",
         "capacity": f"{n} lack capacity",
         "counters": f"{n} lack shared counters",

@@ -8,14 +8,17 @@ an error (upstream refuses to parse it), not a non-match.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
 
 from dralab.api.core import Node, NodeSelector, NodeSelectorRequirement
+from dralab.api.resource import ResourceSlice
 
-__all__ = ["CompiledNodeSelector", "NodeSelectorError", "NodeView", "compile_node_selector"]
+__all__ = [
+    "CompiledNodeSelector", "NodeSelectorError", "NodeView", "compile_node_selector", "named_nodes",
+]
 
 _EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
 
@@ -122,3 +125,20 @@ def compile_node_selector(selector: NodeSelector) -> CompiledNodeSelector:
         checks += [_field_matcher(r) for r in term.match_fields]
         terms.append(tuple(checks))
     return CompiledNodeSelector(tuple(terms))
+
+
+def named_nodes(objects: Iterable[object]) -> frozenset[str]:
+    """Node names the input spells out: Node objects and ``nodeName`` of slices and devices.
+
+    Slices scoped by ``nodeSelector`` or ``allNodes`` name no node. Used to tell
+    a mistyped ``--node`` from a node nobody describes. Pure.
+    """
+    names: set[str] = set()
+    for obj in objects:
+        if isinstance(obj, Node):
+            names.add(obj.name)
+        elif isinstance(obj, ResourceSlice):
+            if obj.spec.node_name:
+                names.add(obj.spec.node_name)
+            names.update(d.node_name for d in obj.spec.devices if d.node_name)
+    return frozenset(names)

@@ -178,7 +178,8 @@ class Search:
                 owners = self.picked.get(key)
                 if owners is not None and ci in owners:
                     return None
-        elif key in self.state.exclusive or key in self.picked:
+        elif key in self.state.exclusive or key in self.picked or \
+                (not self.consumable and key in self.state.shares):
             return None
         took = False
         joined = None
@@ -334,6 +335,9 @@ class Search:
 
         cands = self.cands
         exclusive = self.state.exclusive
+        # Without DRAConsumableCapacity the scheduler lists every allocated
+        # device as taken, shares of multi-allocatable devices included.
+        shares = None if self.consumable else self.state.shares
         picked = self.picked
         admin = req.admin
         consumable = self.consumable
@@ -347,7 +351,7 @@ class Search:
                 owners = picked.get(key)
                 if owners is not None and ci in owners:
                     continue
-            elif key in exclusive or key in picked:
+            elif key in exclusive or key in picked or (shares and key in shares):
                 continue
             # Selectable? (inlined: this is the hot path)
             if no_binding and rec.binding_conditions:

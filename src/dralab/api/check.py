@@ -14,7 +14,7 @@ from .codec import DecodeError, decode, encode
 from .errors import ErrorType, FieldError
 from .features import FeatureGates
 from .io import Document
-from .validation import validate_object
+from .validation import validate_across, validate_object
 
 __all__ = ["Problem", "validate_documents", "validate_objects"]
 
@@ -35,25 +35,36 @@ def _decode_error(err: DecodeError) -> FieldError:
                       detail=err.detail)
 
 
-def validate_documents(docs: Iterable[Document],
-                       features: FeatureGates | None = None) -> list[Problem]:
-    """All problems of all documents, in input order. Pure; never raises for bad content."""
+def validate_documents(docs: Iterable[Document], features: FeatureGates | None = None, *,
+                       stored: bool = False) -> list[Problem]:
+    """All problems of all documents, in input order. Pure; never raises for bad content.
+
+    ``stored=True`` reads the documents as a cluster's stored state rather than as
+    objects about to be created: a field of a gate that is off now was accepted
+    when it was written, so it is not a problem here (the allocator and
+    scheduler decide what it means under ``features``).
+    """
+    docs = list(docs)
+    per_object = FeatureGates.all_enabled() if stored else features
+    across: dict[int, list[FieldError]] = {}
+    for n, error in validate_across([d.data for d in docs], features):
+        across.setdefault(n, []).append(error)
     problems: list[Problem] = []
-    for doc in docs:
+    for n, doc in enumerate(docs):
         where = doc.describe()
         if not isinstance(doc.data, dict):
             problems.append(Problem(doc.where, FieldError(
                 path="<document>", type=ErrorType.TYPE_INVALID,
                 detail=f"a document must be a mapping, not {type(doc.data).__name__}")))
             continue
-        errors = validate_object(doc.data, features=features)
+        errors = validate_object(doc.data, features=per_object)
         if not errors:
             # Rules passed; the types must decode too (the validator may be laxer on types).
             try:
                 decode(doc.data)
             except DecodeError as exc:
                 errors = [_decode_error(exc)]
-        problems.extend(Problem(where, e) for e in errors)
+        problems.extend(Problem(where, e) for e in errors + across.get(n, []))
     return problems
 
 

@@ -17,7 +17,7 @@ import msgspec
 from msgspec import inspect as mi
 
 from .base import KubeObject, UnknownObject
-from .core import Node, Pod, PriorityClass
+from .core import Namespace, Node, Pod, PriorityClass
 from .errors import LoadError
 from .quantity import Quantity, QuantityError, parse_quantity
 from .resource import (
@@ -34,6 +34,7 @@ __all__ = ["KINDS", "DecodeError", "decode", "encode", "kind_for"]
 KINDS: tuple[type[KubeObject], ...] = (
     DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
     Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
+    Namespace,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
 # DeviceTaintRule was served in alpha/beta versions before v1; the fields are the same.

@@ -1,4 +1,4 @@
-"""core/v1 and scheduling.k8s.io/v1 kinds: Pod, Node, PriorityClass, and their parts."""
+"""core/v1 and scheduling.k8s.io/v1 kinds: Pod, Node, Namespace, PriorityClass, and their parts."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ __all__ = [
     "Container",
     "ContainerResourceClaim",
     "ExtendedResourceClaimStatus",
+    "Namespace",
+    "NamespaceSpec",
     "Node",
     "NodeAffinity",
     "NodeSelector",
@@ -192,6 +194,23 @@ class Node(KubeObject, frozen=True):
 
     spec: NodeSpec = NodeSpec()
     status: NodeStatus = NodeStatus()
+
+
+class NamespaceSpec(Spec, frozen=True):
+    finalizers: list[str] = []
+
+
+class Namespace(KubeObject, frozen=True):
+    """A namespace; dralab reads its labels (the DRA admin-access label)."""
+
+    API_VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "Namespace"
+
+    spec: NamespaceSpec = NamespaceSpec()
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
 
 
 class PriorityClass(KubeObject, frozen=True):

@@ -43,6 +43,7 @@ class Gate(StrEnum):
     DRA_DEVICE_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups"
     DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
     DRA_PARTITIONABLE_DEVICES_TYPE = "DRAPartitionableDevicesType"
+    GENERIC_WORKLOAD = "GenericWorkload"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,9 @@ KNOWN_GATES: Final[Mapping[str, GateInfo]] = MappingProxyType({
         _info(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS, False, "ALPHA"),
         _info(Gate.DRA_OPTIONAL_NODE_OPERATIONS, False, "ALPHA"),
         _info(Gate.DRA_PARTITIONABLE_DEVICES_TYPE, False, "ALPHA"),
+        # The Workload and PodGroup APIs and gang scheduling (GangScheduling was
+        # merged into it in 1.37); a beta API, so off by default.
+        _info(Gate.GENERIC_WORKLOAD, False, "BETA"),
     )
 })
 
@@ -140,6 +144,17 @@ class FeatureGates:
             _check(name, value)
             values[name] = value
         return cls()._merged(values.items())
+
+    @classmethod
+    def all_enabled(cls) -> FeatureGates:
+        """Every gate on: the widest set of fields an API server could have stored.
+
+        A field written while its gate was on stays in storage after the gate is
+        turned off (the API server only drops it from new objects), so objects
+        read as a cluster's stored state are checked against this set; what a
+        disabled gate's field then means is up to the scheduler and allocator.
+        """
+        return cls()._merged((name, True) for name in KNOWN_GATES)
 
     def with_overrides(self, overrides: Mapping[str, bool]) -> FeatureGates:
         """A copy with ``overrides`` applied on top of this set's values."""

@@ -40,9 +40,13 @@ def seed_option(func: Any) -> Any:
 
 
 def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObject]:
-    """Read and validate the manifests; invalid input ends the command with exit 2."""
+    """Read and validate the manifests; invalid input ends the command with exit 2.
+
+    The manifests are a cluster's stored state: fields of a gate that is off now
+    are accepted, and the scheduler treats them as upstream does.
+    """
     docs = read_documents(filenames)
-    problems = validate_documents(docs, gates)
+    problems = validate_documents(docs, gates, stored=True)
     if problems:
         for problem in problems:
             click.echo(f"error: {problem}", err=True)

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from dralab.api.validation._across import validate_across
 from dralab.api.validation._dispatch import SUPPORTED_KINDS, validate_object
 
-__all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "validate_object"]
+__all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "validate_across", "validate_object"]
 
 DEVIATIONS: Final = (
     "Fields of a disabled feature gate are reported as Forbidden "
@@ -42,4 +43,7 @@ DEVIATIONS: Final = (
     "Derived-attribute expressions are checked for presence and length only, not compiled.",
     "Status (allocation, reservedFor, devices) is validated as if newly written; the API server "
     "clears status on create and checks it on status updates.",
+    "Admin access refused for a namespace without the admin-access label is reported at the "
+    "field's real path (upstream: spec.devices.requests[i].adminAccess, for templates too), and "
+    "only when the claim's Namespace is part of the input.",
 )

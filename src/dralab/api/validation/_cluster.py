@@ -1,4 +1,4 @@
-"""Cluster-scoped scheduling inputs: core/v1 Node and scheduling.k8s.io/v1 PriorityClass."""
+"""Cluster-scoped inputs: core/v1 Node and Namespace, scheduling.k8s.io/v1 PriorityClass."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any, Final
 
 from dralab.api.validation._context import Ctx, child, key
 from dralab.api.validation._core_common import check_node_taints, check_resource_quantity
-from dralab.api.validation._formats import name_is_dns_subdomain
-from dralab.api.validation._meta import check_object_meta
+from dralab.api.validation._formats import name_is_dns_label, name_is_dns_subdomain
+from dralab.api.validation._meta import check_finalizers, check_object_meta
 
-__all__ = ["validate_node", "validate_priority_class"]
+__all__ = ["validate_namespace", "validate_node", "validate_priority_class"]
 
 HIGHEST_USER_PRIORITY: Final = 1_000_000_000
 _SYSTEM_PREFIX: Final = "system-"
@@ -35,6 +35,13 @@ def validate_node(ctx: Ctx, obj: Mapping[str, Any]) -> None:
             field_path = child("status", field)
             for name, amount in (ctx.as_map(status.get(field), field_path) or {}).items():
                 check_resource_quantity(ctx, name, amount, key(field_path, name))
+
+
+def validate_namespace(ctx: Ctx, obj: Mapping[str, Any]) -> None:
+    check_object_meta(ctx, obj.get("metadata"), name_is_dns_label, namespaced=False)
+    spec = ctx.as_map(obj.get("spec"), "spec")
+    if spec is not None:
+        check_finalizers(ctx, spec.get("finalizers"), "spec.finalizers", indexed=False)
 
 
 def validate_priority_class(ctx: Ctx, obj: Mapping[str, Any]) -> None:

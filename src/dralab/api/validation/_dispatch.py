@@ -8,7 +8,11 @@ from typing import Any, Final
 
 from dralab.api.errors import FieldError
 from dralab.api.features import FeatureGates
-from dralab.api.validation._cluster import validate_node, validate_priority_class
+from dralab.api.validation._cluster import (
+    validate_namespace,
+    validate_node,
+    validate_priority_class,
+)
 from dralab.api.validation._context import Ctx
 from dralab.api.validation._pod import validate_pod
 from dralab.api.validation._resource import (
@@ -43,6 +47,7 @@ _VALIDATORS: Final[Mapping[tuple[str, str], Validator]] = MappingProxyType({
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): validate_device_taint_rule,
     ("v1", "Pod"): validate_pod,
     ("v1", "Node"): validate_node,
+    ("v1", "Namespace"): validate_namespace,
     ("scheduling.k8s.io/v1", "PriorityClass"): validate_priority_class,
     ("batch/v1", "Job"): validate_job,
     ("batch/v1", "CronJob"): validate_cron_job,

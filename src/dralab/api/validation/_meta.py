@@ -19,6 +19,7 @@ from dralab.api.validation._formats import (
 
 __all__ = [
     "check_conditions",
+    "check_finalizers",
     "check_label_selector",
     "check_labels",
     "check_object_meta",
@@ -65,7 +66,7 @@ def check_object_meta(ctx: Ctx, meta_value: Any, name_fn: NameFn, *, namespaced:
     check_labels(ctx, meta.get("labels"), child(path, "labels"))
     check_annotations(ctx, meta.get("annotations"), child(path, "annotations"))
     _check_owner_references(ctx, meta.get("ownerReferences"), child(path, "ownerReferences"))
-    _check_finalizers(ctx, meta.get("finalizers"), child(path, "finalizers"))
+    check_finalizers(ctx, meta.get("finalizers"), child(path, "finalizers"))
     return meta
 
 
@@ -146,9 +147,10 @@ def _check_owner_references(ctx: Ctx, value: Any, path: str) -> None:
                     f'"true" in references for {controllers[0]} and {controllers[1]}')
 
 
-def _check_finalizers(ctx: Ctx, value: Any, path: str) -> None:
+def check_finalizers(ctx: Ctx, value: Any, path: str, *, indexed: bool = True) -> None:
+    """Finalizer names; ``indexed=False`` reports at the list's path, as Namespace's spec does."""
     for i, name in ctx.string_list(value, path):
-        item_path = index(path, i)
+        item_path = index(path, i) if indexed else path
         msgs = is_qualified_name(name)
         for msg in msgs:
             ctx.invalid(item_path, name, msg)

@@ -88,6 +88,10 @@ def check_pod_spec(ctx: Ctx, value: Any, path: str, *, pod_name: str | None = No
     ctx.as_int(spec.get("priority"), child(path, "priority"), bits=32)
     _check_enum(ctx, spec.get("preemptionPolicy"), child(path, "preemptionPolicy"),
                 _PREEMPTION_POLICIES)
+    if spec.get("schedulingGroup") is not None:
+        # Membership in a PodGroup; with the gate on the input is refused as not
+        # modelled (see _unmodelled), so only the gate is checked here.
+        ctx.gate(Gate.GENERIC_WORKLOAD, child(path, "schedulingGroup"))
     return spec
 
 
