@@ -116,8 +116,22 @@ def _string(attrs: Mapping[str, DeviceAttribute], name: str) -> str:
     return attr.string if attr is not None and attr.string is not None else ""
 
 
+# Attributes that tell one physical GPU from another and nothing else. Every node of
+# a pool publishes the same devices but for these, so devices equal but for them are
+# evaluated once: a fleet of 100 nodes costs what one node per pool costs. (A selector
+# naming one GPU by UUID is the price: generated UUIDs are not what templates select on.)
+_IDENTITY = frozenset({"uuid", "parentUUID"})
+
+
+def _signature(driver: str, d: Device) -> bytes:
+    return msgspec.msgpack.encode([
+        driver, {k: a for k, a in d.attributes.items() if k not in _IDENTITY},
+        {n: str(c.value) for n, c in d.capacity.items()}, bool(d.allow_multiple_allocations)])
+
+
 class FleetDevices:
-    """Every device a fleet publishes, as CEL inputs with their device-plugin resource.
+    """The devices a fleet publishes (one per distinct kind, see ``_IDENTITY``), as CEL
+    inputs with their device-plugin resource.
 
     Built once per fleet; compiled selectors are cached by expression.
     """
@@ -125,10 +139,14 @@ class FleetDevices:
     def __init__(self, slices: Iterable[ResourceSlice]) -> None:
         self.devices: list[_Device] = []
         self._compiled: dict[str, CompiledSelector | str] = {}
+        seen: set[bytes] = set()
         for s in slices:
             driver = s.spec.driver
             for d in s.spec.devices:
-                self.devices.append(self._device(driver, s.spec.pool.name, d))
+                signature = _signature(driver, d)
+                if signature not in seen:
+                    seen.add(signature)
+                    self.devices.append(self._device(driver, s.spec.pool.name, d))
 
     @staticmethod
     def _device(driver: str, pool: str, d: Device) -> _Device:
@@ -193,10 +211,10 @@ def _request(source: ExactDeviceRequest | DeviceSubRequest, classes: Mapping[str
              fleet: FleetDevices) -> tuple[str, int]:
     """(resource, count) of one request; _Untranslatable with the reason otherwise."""
     if isinstance(source, ExactDeviceRequest) and source.admin_access:
-        raise _Untranslatable("adminAccess has no device-plugin equivalent")
+        raise _Untranslatable("adminAccess")
     mode = source.allocation_mode or "ExactCount"
     if mode != "ExactCount":
-        raise _Untranslatable(f"allocationMode {mode} has no device-plugin equivalent")
+        raise _Untranslatable(f"allocationMode {mode}")
     cls = classes.get(source.device_class_name)
     if cls is None:
         raise _Untranslatable(f"DeviceClass {source.device_class_name} is neither in the fleet "
@@ -211,7 +229,8 @@ def _request(source: ExactDeviceRequest | DeviceSubRequest, classes: Mapping[str
         raise _Untranslatable(
             f"it matches {' and '.join(kinds)}: only whole NVIDIA GPUs ({GPU_RESOURCE}) or "
             f"MIG devices of one profile ({_MIG_PREFIX}<profile>) have an equivalent")
-    return kinds[0], source.count if source.count is not None else 1
+    # An unset or zero count means one device, as the API server defaults it.
+    return kinds[0], source.count or 1
 
 
 def _shape(requests: Sequence[tuple[str, str, str, int]],

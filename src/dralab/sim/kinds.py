@@ -24,6 +24,7 @@ import msgspec
 
 from dralab.api.base import KubeObject, ObjectMeta
 from dralab.api.core import Node, Pod
+from dralab.api.errors import LoadError
 from dralab.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 
 from .devplugin import DevicePluginPlan, FleetDevices, device_plugin_pod, plan_claims
@@ -74,7 +75,7 @@ def read_templates(workload: Sequence[JobKind], base_dir: str, source: str
         path = resolve_path(kind.template, base_dir)
         try:
             template = read_kind_template(path, kind.name, kind.devices is not None)
-        except TemplateError as exc:
+        except (TemplateError, LoadError) as exc:
             raise ScenarioError(source, _field(i), str(exc)) from None
         for rct in template.claim_templates:
             if rct.name in generated:
@@ -140,12 +141,14 @@ def translate_templates(scenario: Scenario) -> dict[str, DevicePluginPlan]:
         own = (kind.name, device_plugin_gpus(kind.devices)) if template.uses_kind_template \
             else None
         plan = plan_claims(template.pod, rcts, own, classes, devices)
-        if plan.error is None:
-            missing = [r for r in plan.resources() if r not in advertised]
-            if missing:
-                plan = msgspec.structs.replace(plan, error=(
-                    f"no node of the fleet advertises {missing[0]} in device-plugin mode "
-                    "(the device plugin advertises MIG devices only on pools with static MIG)"))
+        missing = [r for r in plan.requests if r[2] not in advertised]
+        if plan.error is None and missing:
+            claim, request, resource, _ = missing[0]
+            plan = msgspec.structs.replace(plan, error=(
+                f"claim {claim}{f' request {request}' if request else ''}: no node of the "
+                f"fleet advertises {resource} "
+                "in device-plugin mode (the device plugin advertises MIG devices only on "
+                "pools with static MIG)"))
         plans[kind.name] = plan
     return plans
 

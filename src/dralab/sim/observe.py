@@ -110,7 +110,7 @@ class Observer:
             migs = {k: v // 1000 for k, v in info.requests.items() if k.startswith(_MIG_PREFIX)}
             held = gpus + sum(n * _mig_fraction(k) for k, n in migs.items())
             self._demand[info.key] = self._asked(shape, node)
-            return gpus + sum(migs.values()), round(held, 6)
+            return gpus + sum(migs.values()), round(float(held), 6)
         results = self._claim_results(info)
         held = round(sum(self.devices.used(results).values()), 6)
         self._demand[info.key] = held  # DRA allocates what was asked for
