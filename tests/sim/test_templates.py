@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from dralab.api.core import Node
+from dralab.sim.devplugin import mig_resource
+from dralab.sim.fleets import mode_objects
 from dralab.sim.jobs import Arrival, make_pod
 from dralab.sim.kinds import pod_prototypes
 from dralab.sim.scenario import Scenario, ScenarioError, parse_scenario
@@ -205,6 +208,9 @@ def test_template_kinds_run_with_their_devices(case: Run, tmp_path: Path) -> Non
         assert all(p.devices == case.devices for p in started), mode.mode
         if mode.mode == "device-plugin" or case.pools[0].get("driver") != "example":
             assert all(p.gpu_fraction == pytest.approx(case.gpus_per_pod) for p in started)
+    # Both modes count the same physical GPUs (static MIG GPUs included).
+    totals = {m.samples[0].gpus_total for m in result.modes}
+    assert len(totals) == 1, totals
 
 
 def test_device_plugin_pods_ask_for_the_translated_resources(tmp_path: Path) -> None:
@@ -309,6 +315,11 @@ FAILURES: list[tuple[str, list[dict[str, Any]], tuple[str, ...] | str, list[str]
     ("claim-template-not-in-the-file", [H100], (POD,), ["dra"],
      ["Pod p: spec.resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate t is "
       "not in"]),
+    ("template-in-another-namespace", [H100], (RCT_TWO_GPUS.replace("namespace: ml",
+                                                                     "namespace: other"),
+                                               JOB_TWO_GPUS), ["dra"],
+     ["Job ml/trainer: spec.template.spec.resourceClaims[0].resourceClaimTemplateName: "
+      "ResourceClaimTemplate two-gpus is in namespace other, the pod in ml"]),
     ("shared-claim", [H100], (POD.replace("resourceClaimTemplateName: t",
                                           "resourceClaimName: shared"),), ["dra"],
      ["spec.resourceClaims[0].resourceClaimName: pods of a job kind cannot share the claim "
@@ -351,6 +362,11 @@ def test_untranslatable_kinds_run_when_only_dra_is_compared(tmp_path: Path) -> N
         s.with_compare(("device-plugin", "dra"))
 
 
+def test_an_empty_template_name_is_an_error() -> None:
+    with pytest.raises(ScenarioError, match=r"spec\.workload\[0\]\.template: must name"):
+        scenario([H100], " ")
+
+
 def test_kind_devices_and_template_must_agree(tmp_path: Path) -> None:
     template = write(tmp_path, "job.yaml", RCT_TWO_GPUS, JOB_TWO_GPUS)
     with pytest.raises(ScenarioError, match="uses no ResourceClaimTemplate k, so the job "
@@ -376,3 +392,21 @@ def test_two_kinds_cannot_bring_different_templates_of_one_name(tmp_path: Path) 
                         "spec": {"fleet": {"spec": {"pools": [H100]}}, "workload": workload}},
                        "s.yaml")
     assert set(s.templates) == {"a", "b"}
+
+
+def test_static_mig_pools_advertise_mig_devices_to_the_device_plugin() -> None:
+    # The device plugin (mixed strategy) names a MIG profile's resource with '.' for '+'.
+    assert mig_resource("1g.10gb+me") == "nvidia.com/mig-1g.10gb.me"
+    pools = [{"name": "a", "count": 1, "cpu": "8", "memory": "8Gi",
+              "gpu": {"model": "a100-80gb", "count": 2,
+                      "mig": {"mode": "static", "profiles": ["1g.10gb+me", "3g.40gb"]}}},
+             {**A100_DYNAMIC, "name": "d", "namePrefix": "d-"}]
+    s = parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
+                        "spec": {"fleet": {"spec": {"pools": pools}},
+                                 "workload": [{"name": "k", "arrivalRate": "1/h"}]}})
+    extended = {n.name: {k: str(q) for k, q in n.status.allocatable.items()
+                         if k.startswith("nvidia.com/")}
+                for n in mode_objects(s, "device-plugin") if isinstance(n, Node)}
+    # Dynamic MIG exists only with DRA: to the device plugin those are whole GPUs.
+    assert extended == {"a-01": {"nvidia.com/mig-1g.10gb.me": "2", "nvidia.com/mig-3g.40gb": "2"},
+                        "d-01": {"nvidia.com/gpu": "2"}}

@@ -42,10 +42,12 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
           profile: 1g.5gb          # mig: the MIG profile
           memory: 8Gi              # share: GPU memory taken from a consumable-capacity GPU
           firstAvailable: []       # prioritized list of alternatives (each like `devices`)
-        template: job.yaml         # instead of cpu/memory/devices...: a real manifest
-                                   # (file or directory) with one pod template (Pod, Job,
-                                   # Deployment, ...) and the ResourceClaimTemplates (and
-                                   # DeviceClasses) its claims use; see ``kinds``
+        template: job.yaml         # a real manifest (file or directory, relative to the
+                                   # scenario) with one pod template (Pod, Job, Deployment,
+                                   # ...) and the ResourceClaimTemplates (and DeviceClasses)
+                                   # its claims use; its pod replaces cpu, memory, priority
+                                   # and tolerations; with devices, the claim template
+                                   # generated from them is named after the kind
 
 In device-plugin mode every built-in device request becomes whole GPUs
 (``nvidia.com/gpu``): MIG slices and shares cannot be expressed there, which is
@@ -191,6 +193,8 @@ def _check_job(job: JobKind, i: int, source: str) -> None:
     _quantity(job.memory, f"{path}.memory", source)
     if job.devices is not None:
         _check_shape(job.devices, f"{path}.devices", source)
+    if job.template is not None and not job.template.strip():
+        raise ScenarioError(source, f"{path}.template", "must name a manifest file or directory")
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",

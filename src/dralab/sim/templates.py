@@ -127,6 +127,7 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
         raise TemplateError(f"{workload}: has no pod template (spec.template)")
     pod_ns = _namespace(carrier.data)
     templates: dict[str, tuple[Document, ResourceClaimTemplate]] = {}
+    elsewhere: dict[str, str] = {}  # templates of other namespaces, which the pod cannot use
     classes: dict[str, DeviceClass] = {}
     for doc in docs:
         kind = doc.data.get("kind")
@@ -134,6 +135,7 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
             ns = _namespace(doc.data)
             # Unset namespaces are filled in by whoever applies the file (-n NS).
             if ns is not None and pod_ns is not None and ns != pod_ns:
+                elsewhere.setdefault(str(_as_map(doc.data.get("metadata")).get("name")), ns)
                 continue
             rct = _decode(doc, doc.data)
             if rct.name in templates:
@@ -166,6 +168,10 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
                 used.append(rct)
         elif kind_devices and name == kind_name:
             uses_kind = True
+        elif name in elsewhere:
+            raise TemplateError(
+                f"{workload}: {field}.resourceClaimTemplateName: ResourceClaimTemplate "
+                f"{name} is in namespace {elsewhere[name]}, the pod in {pod_ns}")
         else:
             raise TemplateError(
                 f"{workload}: {field}.resourceClaimTemplateName: ResourceClaimTemplate "
