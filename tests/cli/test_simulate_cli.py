@@ -66,3 +66,50 @@ def test_bad_scenario_and_bad_compare_exit_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["simulate", "--compare", "dra,kueue", "--quiet",
                                       "--out", str(tmp_path / "r")])
     assert result.exit_code == 2 and "kueue" in result.stderr
+
+
+TEMPLATE_SCENARIO = """
+apiVersion: dralab.dev/v1alpha1
+kind: Scenario
+metadata: {name: demo}
+spec:
+  seed: 1
+  duration: 2h
+  sampleInterval: 10m
+  fleet:
+    spec:
+      pools:
+      - {name: ex, count: 1, driver: example, cpu: "16", memory: 64Gi, gpu: {count: 2}}
+  workload:
+  - name: sample
+    arrivals: [0s, 0s, 0s]
+    duration: {distribution: fixed, mean: 1h}
+    template: manifests/job.yaml
+"""
+
+
+def test_template_without_device_plugin_equivalent_exits_2_unless_dra_only(
+        tmp_path: Path) -> None:
+    # Kueue's DRA sample (a Job with generateName and its ResourceClaimTemplate).
+    upstream = Path(__file__).parents[1] / "sim" / "data" / "upstream"
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "job.yaml").write_text(
+        (upstream / "kueue-sample-dra-rct-job.yaml").read_text())
+    scenario = tmp_path / "demo.yaml"
+    scenario.write_text(TEMPLATE_SCENARIO)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--quiet",
+                                      "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert "spec.workload[0].template: job kind sample: claim gpu (ResourceClaimTemplate " \
+           "single-gpu) request gpu: no device-plugin equivalent" in result.stderr
+    assert not out.exists()
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--quiet",
+                                      "--out", str(out), "--compare", "dra"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    (dra,) = metrics["modes"]
+    # Two example GPUs: two pods run at once, the third an hour later.
+    assert dra["summary"]["pods_started"] == 3
+    assert sorted(p["start"] for p in dra["pods"]) == [0.0, 0.0, 3600.0]

@@ -1,4 +1,4 @@
-"""The trace loader on slices of the repository copy, and the trace directory resolution."""
+"""The trace loader on slices of the shipped copy, and the trace directory resolution."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from dralab.sim.trace import (
 )
 
 
-def test_repository_copy_is_complete() -> None:
+def test_shipped_copy_is_complete() -> None:
     here = default_trace_dir()
-    assert here == Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-2023"
+    assert here == Path(__file__).resolve().parents[2] / "src" / "dralab" / "data" \
+        / "alibaba-gpu-2023"
     files = {p.name for p in here.glob("*.csv")}
     assert {workload_file(w) for w in WORKLOADS} | {"openb_node_list_gpu_node.csv",
                                                     "openb_node_list_all_node.csv"} == files

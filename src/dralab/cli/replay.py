@@ -41,7 +41,7 @@ def trace_options(func: F) -> F:
                      help="Seeds per cell: 42, 43, ... as in the paper."),
         click.option("--trace-dir", default=None, metavar="DIR",
                      help="The trace's CSV files (default: $DRALAB_TRACE_DIR or the "
-                          "repository's data/alibaba-gpu-2023)."),
+                          "copy shipped with dralab)."),
         click.option("-o", "--output", type=click.Choice(["table", "json", "csv"]),
                      default="table", show_default=True, help="What to print."),
         click.option("--out", "out_dir", default=None, metavar="DIR",

@@ -44,11 +44,13 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
     A100 with MIG, shared L4) under training, notebooks on MIG slices, shared-GPU
     inference and batch work. Writes DIR/index.html (plots), metrics.json and CSV.
     """
-    scenario = load_scenario(scenario_path) if scenario_path else default_scenario()
+    modes = _modes(compare) if compare is not None else None
+    # The modes go in with the file: a kind that only DRA can run is fine with --compare dra.
+    scenario = load_scenario(scenario_path, modes) if scenario_path else default_scenario()
     if seed is not None:
         scenario = scenario.with_seed(seed)
-    if compare is not None:
-        scenario = scenario.with_compare(_modes(compare))
+    if modes is not None:
+        scenario = scenario.with_compare(modes)
     if quiet:
         result = simulate(scenario, timer=time.perf_counter)
     else:

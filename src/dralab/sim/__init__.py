@@ -1,5 +1,14 @@
 """Simulation: event-driven scenarios, and replay of the Alibaba GPU trace 2023.
 
+Scenarios (``dralab simulate``), bottom up:
+
+* ``dralab.sim.spec`` / ``dralab.sim.scenario``: the Scenario document and its checks;
+  ``dralab.sim.templates``, ``dralab.sim.devplugin`` and ``dralab.sim.kinds``: job
+  kinds whose template is a real manifest (read once at load, with its claim
+  templates; translated into extended resources for device-plugin mode).
+* ``dralab.sim.jobs`` (arrivals, pods), ``dralab.sim.fleets`` (the fleet per mode),
+  ``dralab.sim.simulate`` (the event loop per mode), ``dralab.sim.observe`` (metrics).
+
 Trace replay (the FGD paper's protocol), bottom up:
 
 * ``dralab.sim.trace``: reading the trace CSVs into compact records, and turning

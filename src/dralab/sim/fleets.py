@@ -1,9 +1,11 @@
 """The fleet of a scenario, as each compared mode sees it, and how devices map to GPUs.
 
 DRA mode uses the fleet exactly as specified (MIG, shares, ...). Device-plugin
-mode is the same hardware as the device plugin would expose it: MIG off, no
-sharing, every GPU a unit of the ``nvidia.com/gpu`` extended resource, no
-ResourceSlices.
+mode is the same hardware as the device plugin would expose it: no sharing, no
+ResourceSlices, every GPU a unit of the ``nvidia.com/gpu`` extended resource,
+except on pools with static MIG, whose MIG devices the device plugin (mixed
+strategy) advertises as ``nvidia.com/mig-<profile>``. Dynamic MIG exists only
+with DRA: those GPUs are whole GPUs here.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import yaml
 
 from dralab.api.base import KubeObject
@@ -21,7 +24,11 @@ from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import default_fleet_text, generate, parse_fleet
 
-from .scenario import Scenario, ScenarioError
+from .devplugin import mig_resource
+from .spec import ScenarioError
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 __all__ = ["DeviceInfo", "DeviceMap", "fleet_document", "mode_objects"]
 
@@ -57,9 +64,13 @@ def _device_plugin_spec(doc: dict[str, Any]) -> dict[str, Any]:
     for pool in spec.get("pools", []):
         gpu = pool.get("gpu")
         if isinstance(gpu, dict):
-            gpu["mig"] = {"mode": "off"}
+            mig = gpu.get("mig")
+            if not (isinstance(mig, dict) and mig.get("mode") == "static"):
+                gpu["mig"] = {"mode": "off"}
             gpu.pop("sharing", None)
-            gpu["extendedResources"] = True
+            # Only NVIDIA has a device plugin; other drivers' GPUs advertise nothing.
+            if pool.get("driver", "nvidia") == "nvidia":
+                gpu["extendedResources"] = True
     # Platform classes may name MIG profiles that no longer exist; the device plugin has none.
     spec.pop("deviceClasses", None)
     return out
@@ -71,8 +82,23 @@ def mode_objects(scenario: Scenario, mode: str) -> list[KubeObject]:
     source = scenario.source + " (fleet)"
     if mode == "device-plugin":
         fleet = parse_fleet(_device_plugin_spec(doc), source)
-        return [o for o in generate(fleet, scenario.seed).objects() if isinstance(o, Node)]
+        return [_plugin_names(o) for o in generate(fleet, scenario.seed).objects()
+                if isinstance(o, Node)]
     return list(generate(parse_fleet(doc, source), scenario.seed).objects())
+
+
+def _plugin_names(node: Node) -> Node:
+    """The node with MIG resources named as the device plugin names them (``+`` -> ``.``)."""
+    def rename(resources: dict[str, Any]) -> dict[str, Any]:
+        prefix = "nvidia.com/mig-"
+        return {mig_resource(k[len(prefix):]) if k.startswith(prefix) else k: v
+                for k, v in resources.items()}
+
+    status = node.status
+    if not any("+" in k for k in status.capacity):
+        return node
+    return msgspec.structs.replace(node, status=msgspec.structs.replace(
+        status, capacity=rename(status.capacity), allocatable=rename(status.allocatable)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,20 +8,19 @@ Pods are real core/v1 Pods. In DRA mode a pod references a ResourceClaimTemplate
 generated from the job kind's device shape; in device-plugin mode the same pod
 asks for whole GPUs through the ``nvidia.com/gpu`` extended resource (MIG slices
 and shares cannot be expressed there, which is what the comparison measures).
+A kind with a manifest ``template`` copies that manifest's pod instead (see
+``kinds``): as written in DRA mode, with its claims translated into extended
+resources in device-plugin mode.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from dralab.api.base import ObjectMeta
-from dralab.api.codec import decode
 from dralab.api.core import (
     Container,
     ContainerResourceClaim,
@@ -46,6 +45,8 @@ from dralab.api.resource import (
     ResourceClaimTemplateSpec,
 )
 
+from .devplugin import GPU_RESOURCE
+from .kinds import NAMESPACE, device_plugin_gpus, named_pod
 from .scenario import DeviceShape, JobKind, Scenario, parse_duration, parse_rate
 
 __all__ = [
@@ -60,8 +61,6 @@ __all__ = [
     "templates_for",
 ]
 
-NAMESPACE = "sim"
-GPU_RESOURCE = "nvidia.com/gpu"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 CLAIM_NAME = "devices"
@@ -175,15 +174,6 @@ def claim_template(kind: JobKind) -> ResourceClaimTemplate | None:
         spec=ResourceClaimTemplateSpec(spec=spec))
 
 
-def device_plugin_gpus(shape: DeviceShape | None) -> int:
-    """Whole GPUs the device-plugin model needs for ``shape`` (its first alternative)."""
-    if shape is None:
-        return 0
-    if shape.first_available:
-        return device_plugin_gpus(shape.first_available[0])
-    return shape.count if shape.type == "gpu" else 1
-
-
 _MIG_SLICES = 7
 
 
@@ -210,55 +200,18 @@ def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]
 
 # --- pods -------------------------------------------------------------------------------
 
-def _template_pod(kind: JobKind, base_dir: str) -> dict[str, Any] | None:
-    """The pod template of a real manifest named by ``kind.template``, as plain data."""
-    if not kind.template:
-        return None
-    path = Path(kind.template)
-    if not path.is_absolute():
-        path = Path(base_dir) / path
-    try:
-        version = path.stat().st_mtime_ns
-    except OSError:
-        version = -1  # let the reader report the missing file
-    return _read_template(str(path), version)
+def make_pod(arrival: Arrival, replica: int, mode: str, attempt: int = 0,
+             template: Pod | None = None) -> Pod:
+    """Pod ``replica`` of a job, for ``mode`` (``dra`` or ``device-plugin``).
 
-
-@functools.lru_cache(maxsize=64)
-def _read_template(path: str, version: int) -> dict[str, Any] | None:
-    # Read once per manifest version, not once per pod: every pod of a kind shares the
-    # template. Callers only read the result (``decode`` copies what it keeps).
-    from dralab.api.io import read_documents
-
-    for doc in read_documents([path]):
-        data = doc.data
-        if not isinstance(data, dict):
-            continue
-        if data.get("kind") == "Pod":
-            return {"metadata": data.get("metadata", {}), "spec": data.get("spec", {})}
-        spec = data.get("spec", {})
-        if data.get("kind") == "CronJob":
-            spec = spec.get("jobTemplate", {}).get("spec", {})
-        if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
-            return dict(spec["template"])
-    return None
-
-
-def make_pod(arrival: Arrival, replica: int, mode: str, base_dir: str = ".",
-             attempt: int = 0) -> Pod:
-    """Pod ``replica`` of a job, for ``mode`` (``dra`` or ``device-plugin``)."""
+    ``template``: for a kind with a manifest template, the mode's pod prototype
+    (``kinds.pod_prototypes``); the pod is a copy of it.
+    """
     kind = arrival.kind
     name = f"{arrival.name}-{replica}" + (f"-r{attempt}" if attempt else "")
     labels = {"dralab.dev/job": arrival.name, "dralab.dev/kind": kind.name}
-    template = _template_pod(kind, base_dir) if mode == "dra" else None
     if template is not None:
-        data = {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {**template.get("metadata", {}), "name": name,
-                             "namespace": NAMESPACE},
-                "spec": template.get("spec", {})}
-        pod = decode(data)
-        assert isinstance(pod, Pod)
-        return pod
+        return named_pod(template, name, labels)
     requests = {"cpu": parse_quantity(str(kind.cpu)), "memory": parse_quantity(str(kind.memory))}
     limits: dict[str, Quantity] = {}
     claims: list[PodResourceClaim] = []

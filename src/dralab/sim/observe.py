@@ -3,7 +3,9 @@
 GPU accounting: in DRA mode from the claims' allocation results (a whole GPU
 counts 1, a MIG ``<g>g`` device g/7 of its parent GPU, a share its consumed
 memory over the GPU's memory); in device-plugin mode from the nodes' requested
-``nvidia.com/gpu``.
+``nvidia.com/gpu`` and, on static MIG pools, ``nvidia.com/mig-<g>g...`` (g/7 of
+a GPU each; the device plugin's choice of GPU is not modelled, so MIG use fills
+a node's MIG GPUs in order).
 
 Fragmentation follows the FGD paper's measure (see the trace protocol notes):
 the expected idle GPU share that the workload's shapes cannot use, over the
@@ -30,6 +32,14 @@ __all__ = ["Observer"]
 
 _MIB = 1024 * 1024
 _EPS = 1e-9
+_MIG_PREFIX = "nvidia.com/mig-"
+_MIG_SLICES = 7
+
+
+def _mig_fraction(resource: str) -> float:
+    """The share of a GPU one device of ``nvidia.com/mig-<g>g.<mem>`` takes (g/7)."""
+    head = resource[len(_MIG_PREFIX):].split("g", 1)[0]
+    return min(1.0, int(head) / _MIG_SLICES) if head.isdigit() and int(head) else 1.0
 
 
 class Observer:
@@ -51,15 +61,22 @@ class Observer:
         self._columns: list[list[float]] = []
         self._times: list[float] = []
         self.node_gpus: dict[str, list[str]] = {}
+        self._whole: dict[str, int] = {}  # device-plugin mode: GPUs that are nvidia.com/gpu
         if devices is not None:
             self.node_gpus = {n.name: list(devices.gpus_by_node.get(n.name, ()))
                               for n in nodes if devices.gpus_by_node.get(n.name)}
         else:
             for n in nodes:
                 q = n.status.allocatable.get(gpu_resource) or n.status.capacity.get(gpu_resource)
-                count = q.value() if q is not None else 0
+                whole = q.value() if q is not None else 0
+                # Static MIG: the GPUs the node has beyond its whole ones hold MIG devices.
+                has_mig = any(k.startswith(_MIG_PREFIX) for k in n.status.allocatable)
+                total = int(n.metadata.labels.get("nvidia.com/gpu.count", "0") or 0) \
+                    if has_mig else 0
+                count = max(whole, total)
                 if count:
                     self.node_gpus[n.name] = [f"{n.name}/gpu-{i}" for i in range(count)]
+                    self._whole[n.name] = whole
         self.gpus_total = sum(len(g) for g in self.node_gpus.values())
 
     # --- per pod ------------------------------------------------------------------------
@@ -90,8 +107,10 @@ class Observer:
         """(devices held, GPU share held) by a pod that just started; remembers what it asked."""
         if self.devices is None:
             gpus = info.requests.get(self.gpu_resource, 0) // 1000
+            migs = {k: v // 1000 for k, v in info.requests.items() if k.startswith(_MIG_PREFIX)}
+            held = gpus + sum(n * _mig_fraction(k) for k, n in migs.items())
             self._demand[info.key] = self._asked(shape, node)
-            return gpus, float(gpus)
+            return gpus + sum(migs.values()), round(float(held), 6)
         results = self._claim_results(info)
         held = round(sum(self.devices.used(results).values()), 6)
         self._demand[info.key] = held  # DRA allocates what was asked for
@@ -122,8 +141,17 @@ class Observer:
         out: dict[str, list[float]] = {}
         for node, gpus in self.node_gpus.items():
             info = self.cluster.nodes.get(node)
-            busy = (info.requested.get(self.gpu_resource, 0) // 1000) if info else 0
-            out[node] = [1.0 if i < busy else 0.0 for i in range(len(gpus))]
+            requested = info.requested if info else {}
+            busy = requested.get(self.gpu_resource, 0) // 1000
+            whole = self._whole.get(node, len(gpus))
+            shares = [1.0 if i < busy else 0.0 for i in range(whole)]
+            mig = sum(v // 1000 * _mig_fraction(k) for k, v in requested.items()
+                      if k.startswith(_MIG_PREFIX))
+            for _ in range(len(gpus) - whole):
+                take = min(1.0, mig)
+                shares.append(take)
+                mig = max(0.0, mig - take)
+            out[node] = shares
         return out
 
     def _fragmentation(self, use: dict[str, list[float]]) -> float:

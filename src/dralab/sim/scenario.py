@@ -42,25 +42,48 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
           profile: 1g.5gb          # mig: the MIG profile
           memory: 8Gi              # share: GPU memory taken from a consumable-capacity GPU
           firstAvailable: []       # prioritized list of alternatives (each like `devices`)
-        template: job.yaml         # or a real manifest (Job/Deployment/Pod with claims):
-                                   # its pod template is used as is in DRA mode
+        template: job.yaml         # a real manifest (file or directory, relative to the
+                                   # scenario) with one pod template (Pod, Job, Deployment,
+                                   # ...) and the ResourceClaimTemplates (and DeviceClasses)
+                                   # its claims use; its pod replaces cpu, memory, priority
+                                   # and tolerations; with devices, the claim template
+                                   # generated from them is named after the kind
 
-In device-plugin mode every device request becomes whole GPUs
+In device-plugin mode every built-in device request becomes whole GPUs
 (``nvidia.com/gpu``): MIG slices and shares cannot be expressed there, which is
-exactly what the comparison measures.
+exactly what the comparison measures. A manifest template's claims are
+translated by what they select (``devplugin``): whole NVIDIA GPUs become
+``nvidia.com/gpu``, MIG devices of one profile ``nvidia.com/mig-<profile>``
+(advertised by pools with static MIG); a claim with no such equivalent is an
+error when device-plugin mode is compared.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-from dralab.api.errors import InputError
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
+
+from .devplugin import DevicePluginPlan
+from .kinds import check_device_plugin, read_templates, translate_templates
+from .spec import (
+    API_VERSION,
+    MODES,
+    DeviceShape,
+    DurationSpec,
+    FleetRef,
+    JobKind,
+    NodeEvent,
+    ScenarioDocument,
+    ScenarioError,
+    parse_duration,
+    parse_rate,
+)
+from .templates import KindTemplate
 
 __all__ = [
     "MODES",
@@ -68,6 +91,7 @@ __all__ = [
     "DurationSpec",
     "FleetRef",
     "JobKind",
+    "NodeEvent",
     "Scenario",
     "ScenarioError",
     "load_scenario",
@@ -76,125 +100,13 @@ __all__ = [
     "parse_scenario",
 ]
 
-API_VERSION = "dralab.dev/v1alpha1"
-MODES = ("device-plugin", "dra")
-
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
-
-
-class ScenarioError(InputError):
-    """A scenario file that cannot be used; one line naming file and field."""
-
-    def __init__(self, source: str, path: str, message: str) -> None:
-        super().__init__(f"{source}: {path}: {message}" if path else f"{source}: {message}")
-
-
-def parse_duration(value: Any) -> float:
-    """Seconds from ``90``, ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"``, ``"250ms"``."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a duration: {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"durations cannot be negative: {value!r}")
-        return float(value)
-    match = _DURATION.match(str(value))
-    if match is None:
-        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {value!r}")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-
-
-def parse_rate(value: Any) -> float:
-    """Events per second from ``"2/h"``, ``"0.5/m"``, ``"3/s"``, ``"10/d"``.
-
-    A bare number is per hour."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a rate: {value!r}")
-    if isinstance(value, int | float):
-        return float(value) / 3600.0
-    text = str(value).strip()
-    number, _, unit = text.partition("/")
-    try:
-        count = float(number)
-    except ValueError:
-        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}") from None
-    per = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "": 3600.0}.get(unit.strip())
-    if per is None or count < 0:
-        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}")
-    return count / per
-
-
-class _Spec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True,
-            rename="camel"):
-    pass
-
-
-class DurationSpec(_Spec, frozen=True):
-    distribution: Literal["fixed", "exponential", "lognormal", "uniform"] = "fixed"
-    mean: Any = None
-    sigma: float = 0.5
-    min: Any = None
-    max: Any = None
-
-
-class DeviceShape(_Spec, frozen=True):
-    type: Literal["gpu", "mig", "share"] = "gpu"
-    count: int = 1
-    class_: str | None = msgspec.field(default=None, name="class")
-    product_name: str = ""
-    match_attribute: str = ""
-    profile: str = ""
-    memory: str = ""
-    first_available: list[DeviceShape] = []
-
-
-class JobKind(_Spec, frozen=True):
-    name: str
-    arrival_rate: Any = None
-    arrivals: list[Any] = []
-    duration: DurationSpec = DurationSpec(mean="1h")
-    pods_per_job: int = 1
-    priority: int = 0
-    cpu: Any = "1"
-    memory: Any = "1Gi"
-    tolerations: list[dict[str, Any]] = []
-    devices: DeviceShape | None = None
-    template: str | None = None
-
-
-class NodeEvent(_Spec, frozen=True):
-    at: Any
-    node: str
-    action: Literal["add", "remove", "taint", "untaint"]
-    taint: dict[str, Any] | None = None
-
-
-class FleetRef(_Spec, frozen=True):
-    default: bool = False
-    file: str | None = None
-    spec: dict[str, Any] | None = None
-
-
-class _ScenarioSpec(_Spec, frozen=True):
-    seed: int = 0
-    duration: Any = "8h"
-    sample_interval: Any = None
-    compare: list[str] = msgspec.field(default_factory=lambda: list(MODES))
-    fleet: FleetRef = FleetRef(default=True)
-    scheduler: dict[str, Any] | None = None
-    events: list[NodeEvent] = []
-    workload: list[JobKind] = []
-
-
-class _Document(_Spec, frozen=True):
-    api_version: str
-    kind: str
-    metadata: dict[str, Any] = {}
-    spec: _ScenarioSpec = _ScenarioSpec()
-
-
 class Scenario(msgspec.Struct, frozen=True, kw_only=True):
-    """A parsed, checked scenario. Times are seconds; rates are jobs per second."""
+    """A parsed, checked scenario. Times are seconds; rates are jobs per second.
+
+    ``templates`` holds, per job kind with a manifest ``template``, that manifest as
+    read when the scenario loaded; ``device_plugin`` the translation of its claims
+    for device-plugin mode (see ``dralab.sim.devplugin``).
+    """
 
     name: str
     seed: int
@@ -207,12 +119,18 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     events: tuple[NodeEvent, ...] = ()
     base_dir: str = "."   # where relative file references resolve
     source: str = "<scenario>"
+    templates: dict[str, KindTemplate] = {}
+    device_plugin: dict[str, DevicePluginPlan] = {}
 
     def with_seed(self, seed: int) -> Scenario:
         return msgspec.structs.replace(self, seed=seed)
 
     def with_compare(self, modes: tuple[str, ...]) -> Scenario:
-        return msgspec.structs.replace(self, compare=modes)
+        """The scenario comparing ``modes``; ScenarioError if device-plugin mode is among
+        them and a template kind has no device-plugin translation."""
+        scenario = msgspec.structs.replace(self, compare=modes)
+        check_device_plugin(scenario)
+        return scenario
 
 
 def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
@@ -275,13 +193,21 @@ def _check_job(job: JobKind, i: int, source: str) -> None:
     _quantity(job.memory, f"{path}.memory", source)
     if job.devices is not None:
         _check_shape(job.devices, f"{path}.devices", source)
+    if job.template is not None and not job.template.strip():
+        raise ScenarioError(source, f"{path}.template", "must name a manifest file or directory")
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
-                   base_dir: str = ".") -> Scenario:
-    """Check and convert one decoded Scenario document; ScenarioError names the field."""
+                   base_dir: str = ".", compare: Sequence[str] | None = None) -> Scenario:
+    """Check and convert one decoded Scenario document; ScenarioError names the field.
+
+    Job kinds' manifest templates (relative to ``base_dir``) are read and translated
+    for device-plugin mode here, once. ``compare`` overrides ``spec.compare`` before
+    that translation is checked (a kind without one fails only if device-plugin
+    mode is compared).
+    """
     try:
-        doc = msgspec.convert(data, _Document)
+        doc = msgspec.convert(data, ScenarioDocument)
     except msgspec.ValidationError as exc:
         text = str(exc)
         path = ""
@@ -333,17 +259,23 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
             raise ScenarioError(source, f"spec.events[{i}].taint",
                                 "a taint needs key and effect")
     name = str(doc.metadata.get("name") or Path(source).stem or "scenario")
-    return Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
-                    compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
-                    workload=tuple(spec.workload), events=tuple(spec.events),
-                    base_dir=base_dir, source=source)
+    scenario = Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
+                        compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
+                        workload=tuple(spec.workload), events=tuple(spec.events),
+                        base_dir=base_dir, source=source,
+                        templates=read_templates(spec.workload, base_dir, source))
+    scenario = msgspec.structs.replace(scenario, device_plugin=translate_templates(scenario))
+    if compare is not None:
+        return scenario.with_compare(tuple(compare))
+    check_device_plugin(scenario)
+    return scenario
 
 
-def load_scenario(path: str) -> Scenario:
-    """Read a Scenario file (YAML or JSON)."""
+def load_scenario(path: str, compare: Sequence[str] | None = None) -> Scenario:
+    """Read a Scenario file (YAML or JSON); ``compare`` as in ``parse_scenario``."""
     from dralab.api.io import read_documents
 
     docs = read_documents([path])
     if len(docs) != 1:
         raise ScenarioError(path, "", f"expected one Scenario document, found {len(docs)}")
-    return parse_scenario(docs[0].data, path, str(Path(path).parent))
+    return parse_scenario(docs[0].data, path, str(Path(path).parent), compare)

@@ -5,7 +5,8 @@ own ``Scheduler`` with the scenario's profile; the arrivals and run times were
 drawn once for all modes (``jobs.draw_arrivals``). Events:
 
 * job arrival: its pods are created (DRA: from the job kind's claim template,
-  claims are generated in PreEnqueue) and join the queue;
+  claims are generated in PreEnqueue; a kind with a manifest template copies its
+  pod, see ``kinds``) and join the queue;
 * completion: the pod leaves; its claims are released and deallocated;
 * scheduling round (after every instant with arrivals or completions): pending pods
   in QueueSort order (priority, then arrival) each get one scheduling cycle of the
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from dralab.api.base import KubeObject
-from dralab.api.core import Node, Taint
+from dralab.api.core import Node, Pod, Taint
 from dralab.api.quantity import parse_quantity
 from dralab.api.resource import ResourceSlice
 from dralab.scheduler import Scheduler, build_cluster
@@ -38,9 +39,10 @@ from dralab.scheduler.cluster import PodInfo
 from .engine import Environment, Event, Priority
 from .fleets import DeviceMap, mode_objects
 from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
+from .kinds import check_device_plugin, kind_shape, pod_prototypes, template_objects
 from .observe import Observer
 from .results import ModeResult, PodRecord, SimulationResult
-from .scenario import NodeEvent, Scenario, parse_duration, parse_rate
+from .scenario import JobKind, NodeEvent, Scenario, parse_duration, parse_rate
 
 __all__ = ["MODE_LABELS", "Progress", "run_mode", "simulate"]
 
@@ -84,6 +86,7 @@ class _Run:
     scheduler: Scheduler
     observer: Observer
     progress: Progress | None = None
+    prototypes: dict[str, Pod] = field(default_factory=dict)  # template kinds' pods
     pods: dict[str, _PodState] = field(default_factory=dict)
     order: list[_PodState] = field(default_factory=list)
     queue: list[tuple[int, int, str]] = field(default_factory=list)  # (-priority, seq, key)
@@ -101,7 +104,8 @@ class _Run:
         self.request_round()
 
     def _add_pod(self, arrival: Arrival, replica: int, restarts: int) -> _PodState:
-        pod = make_pod(arrival, replica, self.mode, self.scenario.base_dir, restarts)
+        pod = make_pod(arrival, replica, self.mode, restarts,
+                       self.prototypes.get(arrival.kind.name))
         info = self.scheduler.cluster.add_pod(pod)
         state = _PodState(arrival, replica, info, self.env.now, restarts=restarts)
         self.pods[info.key] = state
@@ -188,7 +192,7 @@ class _Run:
         if current is not None:
             state.info = current
         state.devices, state.gpu_fraction = self.observer.pod_started(
-            state.info, state.arrival.kind.devices, node)
+            state.info, kind_shape(self.scenario, state.arrival.kind), node)
         duration = state.arrival.durations[state.replica]
         key = state.info.key
         state.completion = self.env.after(duration, functools.partial(self.complete, key),
@@ -268,6 +272,23 @@ def _with_taints(node: Node, taints: list[Taint]) -> Node:
     return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
 
 
+def _cpu_milli(scenario: Scenario, kind: JobKind) -> int:
+    template = scenario.templates.get(kind.name)
+    if template is None:
+        return parse_quantity(str(kind.cpu)).milli_value()
+    return sum(c.resources.requests["cpu"].milli_value()
+               for c in template.pod.spec.containers if "cpu" in c.resources.requests)
+
+
+def _demand(scenario: Scenario, kind: JobKind, mode: str) -> tuple[int, float, int]:
+    shape = kind_shape(scenario, kind)
+    if mode == "device-plugin" and kind.name in scenario.device_plugin \
+            and shape is not None and shape.type == "mig":
+        # A template's MIG request stays a MIG device with the device plugin (static MIG).
+        return shape_demand(shape, "dra")
+    return shape_demand(shape, mode)
+
+
 def _kind_weights(scenario: Scenario, mode: str) -> list[tuple[float, int, tuple[int, float, int]]]:
     """The workload distribution M: (probability, cpu milli, (GPUs, share, MiB)) per kind."""
     weights = []
@@ -276,17 +297,22 @@ def _kind_weights(scenario: Scenario, mode: str) -> list[tuple[float, int, tuple
             else len(kind.arrivals) / scenario.duration
         weights.append((rate * kind.pods_per_job, kind))
     total = sum(w for w, _ in weights) or 1.0
-    return [(w / total, parse_quantity(str(k.cpu)).milli_value(), shape_demand(k.devices, mode))
-            for w, k in weights]
+    return [(w / total, _cpu_milli(scenario, k), _demand(scenario, k, mode)) for w, k in weights]
 
 
 def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None = None,
              progress: Progress | None = None) -> ModeResult:
-    """Simulate ``scenario`` in one mode (``dra`` or ``device-plugin``)."""
+    """Simulate ``scenario`` in one mode (``dra`` or ``device-plugin``).
+
+    ScenarioError if a template kind has no device-plugin translation and ``mode``
+    is device-plugin."""
+    check_device_plugin(scenario, (mode,))
     fleet = mode_objects(scenario, mode)
     objects: list[KubeObject] = list(fleet)
     if mode == "dra":
+        # After the fleet's: a manifest's DeviceClass replaces the fleet's of that name.
         objects.extend(templates_for(scenario.workload))
+        objects.extend(template_objects(scenario))
     cluster, _ = build_cluster(objects, None, scenario.seed)
     scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed)
     nodes = [o for o in fleet if isinstance(o, Node)]
@@ -295,7 +321,8 @@ def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None =
     observer = Observer(cluster, nodes, devices, mode, _kind_weights(scenario, mode),
                         scenario.sample_interval, GPU_RESOURCE)
     env = Environment()
-    run = _Run(scenario, mode, env, scheduler, observer, progress)
+    run = _Run(scenario, mode, env, scheduler, observer, progress,
+               prototypes=pod_prototypes(scenario, mode))
     for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
         env.at(arrival.time, functools.partial(run.arrive, arrival), Priority.ARRIVAL)
     for event in scenario.events:
@@ -329,6 +356,7 @@ def simulate(scenario: Scenario, progress: Progress | None = None,
     ``timer`` (e.g. ``time.perf_counter``, injected by the CLI) sets each mode's
     ``wall_seconds``; without it they are 0 and the function reads no clock.
     """
+    check_device_plugin(scenario)
     arrivals = draw_arrivals(scenario)
     results = []
     for mode in scenario.compare:

@@ -1,16 +1,16 @@
 """Reading the Alibaba GPU trace 2023 ("openb") into compact records.
 
-The trace is a set of CSV files (see ``data/alibaba-gpu-2023/README.md``): one
+The trace is a set of CSV files (see ``dralab/data/alibaba-gpu-2023/README.md``): one
 node list (the 1,213 GPU nodes the FGD paper simulates) and one pod list per
 workload variant. Parsing is pure (text in, records out); only ``load_*`` touch
 the file system, and they read nothing but ``trace_dir``.
 
-Where the files are: the package never reaches outside its own repository. The
-default ``trace_dir`` is ``data/alibaba-gpu-2023`` at the root of the source tree
-this module was loaded from (an editable install or a checkout). An installed
-wheel has no such directory, so callers pass ``trace_dir`` explicitly, the CLI
-offers ``--trace-dir``, and the environment variable ``DRALAB_TRACE_DIR``
-overrides the default for both.
+Where the files are: the trace ships inside the package, as package data
+(``dralab/data/alibaba-gpu-2023``, with its attribution), so a plain
+``pip install`` can replay it; ``default_trace_dir`` finds it through
+``importlib.resources``, never through the source tree. Callers may pass
+``trace_dir`` explicitly, the CLI offers ``--trace-dir``, and the environment
+variable ``DRALAB_TRACE_DIR`` overrides the default for both.
 
 Records keep only what the replay protocol uses: qos, pod phase and the three
 timestamps are dropped (the published experiments ignore them).
@@ -22,6 +22,7 @@ import csv
 import io
 import os
 from collections.abc import Iterable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
@@ -95,10 +96,19 @@ class PodRecord(NamedTuple):
         return self.num_gpu * self.gpu_milli
 
 
+PACKAGE_TRACE = "data/alibaba-gpu-2023"
+
+
 def default_trace_dir() -> Path:
-    """``data/alibaba-gpu-2023`` at the root of the source tree holding this module."""
-    # src/dralab/sim/trace/alibaba.py -> parents[4] is the repository root.
-    return Path(__file__).resolve().parents[4] / "data" / "alibaba-gpu-2023"
+    """The copy of the trace shipped as package data (``dralab/data/alibaba-gpu-2023``).
+
+    Resolved through ``importlib.resources``, so it is the installed package's copy
+    wherever dralab was installed from. Packages are installed as directories; a
+    zipped install (no file-system path) gets a path that does not exist, which
+    ``resolve_trace_dir`` reports with the ways to point elsewhere.
+    """
+    found = resources.files("dralab").joinpath(PACKAGE_TRACE)
+    return found if isinstance(found, Path) else Path(str(found))
 
 
 def resolve_trace_dir(trace_dir: str | os.PathLike[str] | None = None,
