@@ -302,3 +302,25 @@ def test_decoded_slice_keeps_unknown_fields_in_v1_form() -> None:
     assert out["spec"]["devices"] == [{"name": "gpu-0", "futureField": 1,
                                        "attributes": {"a": {"int": 1}}}]
     assert from_v1(out, V1BETA1) == beta
+
+
+@PROPERTY
+@given(st.dictionaries(st.sampled_from(["apiVersion", "kind", "spec", "basic", "devices"]),
+                       st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                                    lambda inner: st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.sampled_from(
+                                        ["spec", "devices", "requests", "basic", "exactly",
+                                         "name", "nodeName", "allNodes"]), inner, max_size=4),
+                                    max_leaves=16)),
+       st.sampled_from([V1BETA1, V1BETA2, V1, None]), st.sampled_from(
+           ["ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", None]))
+def test_conversion_never_raises_on_garbage(doc: Doc, version: str | None,
+                                            kind: str | None) -> None:
+    if version is not None:
+        doc["apiVersion"] = version
+    if kind is not None:
+        doc["kind"] = kind
+    converted = to_v1(doc)
+    if version == V1BETA1 and kind is not None:
+        from_v1(converted, V1BETA1)
+    validate_object(doc)

@@ -102,7 +102,12 @@ def _msgspec_path(err: msgspec.ValidationError) -> tuple[str, str]:
 
 
 def decode(data: Mapping[str, Any]) -> KubeObject:
-    """Decode one document. Raise DecodeError (with the field path) on type mismatches."""
+    """Decode one document into its v1 (hub) kind, converting older served versions.
+
+    Raise DecodeError with the field path on type mismatches, and without one for
+    a document that has no apiVersion or kind or whose version Kubernetes 1.37
+    does not serve (kubectl's ``no matches for kind`` wording and a hint).
+    """
     if not isinstance(data, Mapping):
         raise DecodeError("", f"a document must be a mapping, not {type(data).__name__}")
     api_version = data.get("apiVersion")

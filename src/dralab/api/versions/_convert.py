@@ -151,6 +151,12 @@ _STEPS: Final[Mapping[tuple[str, str], tuple[Step, Step]]] = {
 }
 
 
+def _steps(api_version: object, kind: object) -> tuple[Step, Step] | None:
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None  # e.g. an apiVersion that is a list: nothing to convert
+    return _STEPS.get((api_version, kind))
+
+
 def _with_version(doc: Any, api_version: str) -> Doc:
     out = dict(doc)
     out["apiVersion"] = api_version
@@ -163,7 +169,7 @@ def to_v1(doc: Mapping[str, Any]) -> Doc:
     Documents of other versions and kinds come back as a shallow copy. Never
     raises: parts that do not have the expected types are carried over as they are.
     """
-    steps = _STEPS.get((doc.get("apiVersion"), doc.get("kind")))  # type: ignore[arg-type]
+    steps = _steps(doc.get("apiVersion"), doc.get("kind"))
     if steps is None:
         return dict(doc)
     return _with_version(steps[0](doc), _V1)
@@ -178,7 +184,7 @@ def from_v1(doc: Mapping[str, Any], api_version: str) -> Doc:
     kind = doc.get("kind")
     if api_version == doc.get("apiVersion"):
         return dict(doc)
-    steps = _STEPS.get((api_version, kind))  # type: ignore[arg-type]
+    steps = _steps(api_version, kind)
     if steps is None or doc.get("apiVersion") != _V1:
         raise ValueError(f"cannot write {doc.get('apiVersion')} {kind} as {api_version}")
     return _with_version(steps[1](doc), api_version)
