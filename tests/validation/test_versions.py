@@ -267,3 +267,10 @@ def test_removed_fields_are_reported_in_v1beta1_paths_too() -> None:
     doc["spec"]["resourceClassName"] = "gpu.nvidia.com"
     assert [(e.path, e.type) for e in validate_object(doc)] == [
         ("spec.resourceClassName", E.FORBIDDEN)]
+
+
+def test_layout_errors_name_the_version_written() -> None:
+    doc = edit({**BUILDERS["claim"](), "apiVersion": V1BETA2}, f"{R0}.count", 1)
+    (error,) = validate_object(doc)
+    assert (error.path, error.type) == (f"{R0}.count", E.FORBIDDEN)
+    assert error.detail.startswith("not a field of a resource.k8s.io/v1beta2 DeviceRequest")

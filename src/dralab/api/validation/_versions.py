@@ -81,6 +81,9 @@ def _in_version(error: FieldError, api_version: str, kind: str) -> FieldError:
     if api_version == _V1BETA1 and "`exactly`" in detail:
         # "exactly one of `exactly` or `firstAvailable`": v1beta1 spells the first deviceClassName.
         detail = detail.replace("`exactly`", "`deviceClassName`")
+    # "not a field of a resource.k8s.io/v1 X" is about the version the user wrote.
+    detail = detail.replace("not a field of a resource.k8s.io/v1 ",
+                            f"not a field of a {api_version} ")
     if path == error.path and detail == error.detail:
         return error
     return dataclasses.replace(error, path=path, detail=detail)
