@@ -115,7 +115,12 @@ def test_json_array_and_single_object(tmp_path: Path) -> None:
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n", "invalid YAML"),
         ("apiVersion: v1\n  bad: indent\n", "invalid YAML"),
         ("- just\n- a list\n", "a document must be a mapping"),
-        ("kind: Pod\nmetadata: {name: p}\n", "apiVersion: Required value"),
+        ("kind: Pod\nmetadata: {name: p}\n",
+         "Pod p: has no apiVersion (a Pod needs apiVersion: v1)"),
+        ("apiVersion: resource.k8s.io/v1alpha2\nkind: ResourceClaim\nmetadata: {name: c}\n",
+         'ResourceClaim c: no matches for kind "ResourceClaim" in version '
+         '"resource.k8s.io/v1alpha2"; resource.k8s.io/v1alpha2 was removed in Kubernetes 1.31, '
+         "use resource.k8s.io/v1"),
         ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
          "spec: {devices: 3}\n", "spec.devices"),
         ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"

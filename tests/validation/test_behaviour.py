@@ -114,12 +114,19 @@ def test_all_problems_are_reported() -> None:
                                             "spec.devices.requests[1].name"]
 
 
-def test_unknown_kinds_and_versions_pass_through() -> None:
+def test_unknown_kinds_pass_through_and_served_old_versions_are_checked() -> None:
     assert validate_object({"apiVersion": "v1", "kind": "ConfigMap", "data": 5}) == []
-    assert validate_object({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice",
-                            "spec": "nonsense"}) == []
     assert validate_object({"kind": "Pod"}) == []
+    # v1beta1 is still served by 1.37: checked like v1 (it used to pass unchecked).
+    errors = validate_object({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice",
+                              "metadata": {"name": "s"}, "spec": "nonsense"})
+    assert [(e.path, e.type) for e in errors] == [("spec", ErrorType.TYPE_INVALID)]
+    # A version no 1.37 server serves is one error at apiVersion.
+    (error,) = validate_object({"apiVersion": "resource.k8s.io/v9", "kind": "ResourceSlice"})
+    assert error.path == "apiVersion" and 'no matches for kind "ResourceSlice"' in error.detail
     assert ("resource.k8s.io/v1", "ResourceSlice") in SUPPORTED_KINDS
+    assert ("resource.k8s.io/v1beta1", "ResourceSlice") in SUPPORTED_KINDS
+    assert ("resource.k8s.io/v1beta1", "DeviceTaintRule") not in SUPPORTED_KINDS
 
 
 def test_non_mapping_document() -> None:

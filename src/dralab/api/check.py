@@ -2,6 +2,10 @@
 
 Joins decoding (types) and API-server validation (rules) so that callers get a
 single list of problems, each naming file, document, object and field path.
+Problems of a whole document (no apiVersion, a version Kubernetes 1.37 does not
+serve) are one line each, in kubectl's words. Documents of kinds dralab does
+not model are not problems; ``not_checked`` lists them so that callers can say
+so instead of calling them valid.
 """
 
 from __future__ import annotations
@@ -10,24 +14,57 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .base import KubeObject
-from .codec import DecodeError, decode, encode
+from .codec import HUBS, DecodeError, decode, encode, resolve_kind
 from .errors import ErrorType, FieldError
 from .features import FeatureGates
 from .io import Document
 from .validation import validate_across, validate_object
+from .versions import Served, missing_api_version
 
-__all__ = ["Problem", "validate_documents", "validate_objects"]
+__all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with one object: ``FILE[:DOC] Kind namespace/name: path: message``."""
+    """One thing wrong with one object: ``FILE[:DOC] Kind namespace/name: path: message``.
+
+    ``message``, when set, is the whole text for a problem of the document as
+    such (``has no apiVersion``, ``no matches for kind ...``); ``error`` still
+    carries it as a field error for programs.
+    """
 
     where: str
     error: FieldError
+    message: str = ""
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.error}"
+        return f"{self.where}: {self.message or self.error}"
+
+
+def _document_problem(data: dict[str, object]) -> tuple[FieldError, str] | None:
+    """What makes the document as a whole unreadable, if anything."""
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        return (FieldError(path="apiVersion", type=ErrorType.REQUIRED),
+                missing_api_version(kind, HUBS))
+    if not isinstance(kind, str) or not kind:
+        return FieldError(path="kind", type=ErrorType.REQUIRED), "has no kind"
+    resolution = resolve_kind(api_version, kind)
+    if resolution.served is Served.NOT_SERVED:
+        return (FieldError(path="apiVersion", type=ErrorType.NOT_SUPPORTED, value=api_version,
+                           detail=resolution.message), resolution.message)
+    return None
+
+
+def not_checked(docs: Iterable[Document]) -> list[Document]:
+    """The documents whose kind dralab does not model (passed through, never validated)."""
+    out: list[Document] = []
+    for doc in docs:
+        data = doc.data
+        if isinstance(data, dict) and _document_problem(data) is None \
+                and resolve_kind(data["apiVersion"], data["kind"]).served is Served.UNMODELLED:
+            out.append(doc)
+    return out
 
 
 def _decode_error(err: DecodeError) -> FieldError:
@@ -56,6 +93,10 @@ def validate_documents(docs: Iterable[Document], features: FeatureGates | None =
             problems.append(Problem(doc.where, FieldError(
                 path="<document>", type=ErrorType.TYPE_INVALID,
                 detail=f"a document must be a mapping, not {type(doc.data).__name__}")))
+            continue
+        whole = _document_problem(doc.data)
+        if whole is not None:
+            problems.append(Problem(where, whole[0], whole[1]))
             continue
         errors = validate_object(doc.data, features=per_object)
         if not errors:

@@ -1,9 +1,12 @@
 """Plain data <-> typed objects.
 
 ``decode`` turns one decoded document (a dict as YAML/JSON gives it) into the
-typed object for its kind, or an UnknownObject. ``encode`` turns an object back
-into plain data: typed fields laid over the document the object came from, so
-nothing dralab does not model is lost. Both are pure.
+typed object for its kind, or an UnknownObject. Documents in an older API
+version that Kubernetes 1.37 still serves are converted to the v1 kind first
+(see ``dralab.api.versions``); removed and unknown versions of modelled groups
+are refused. ``encode`` turns an object back into plain (v1) data: typed fields
+laid over the document the object came from, so nothing dralab does not model
+is lost. Both are pure.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from .resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from .versions import Resolution, Served, missing_api_version, resolve, to_v1
 from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
-__all__ = ["KINDS", "DecodeError", "decode", "encode", "kind_for"]
+__all__ = ["HUBS", "KINDS", "DecodeError", "decode", "encode", "kind_for", "resolve_kind"]
 
 KINDS: tuple[type[KubeObject], ...] = (
     DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
@@ -37,9 +41,8 @@ KINDS: tuple[type[KubeObject], ...] = (
     Namespace,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
-# DeviceTaintRule was served in alpha/beta versions before v1; the fields are the same.
-for _version in ("resource.k8s.io/v1alpha3", "resource.k8s.io/v1beta2"):
-    _BY_KIND[(_version, "DeviceTaintRule")] = DeviceTaintRule
+# The version each modelled kind is decoded into; older served versions convert to it.
+HUBS: dict[str, str] = {k.KIND: k.API_VERSION for k in KINDS}
 
 
 class DecodeError(LoadError):
@@ -51,8 +54,17 @@ class DecodeError(LoadError):
         self.detail = message
 
 
+def resolve_kind(api_version: str, kind: str) -> Resolution:
+    """How ``kind`` in ``api_version`` is read: as is, converted, refused or not modelled."""
+    return resolve(api_version, kind, HUBS)
+
+
 def kind_for(api_version: str, kind: str) -> type[KubeObject] | None:
-    return _BY_KIND.get((api_version, kind))
+    """The class a document of ``api_version``/``kind`` decodes into (None: not modelled)."""
+    resolution = resolve_kind(api_version, kind)
+    if resolution.served in (Served.HUB, Served.CONVERT):
+        return _BY_KIND[(resolution.hub, kind)]
+    return None
 
 
 def _dec_hook(tp: type, obj: Any) -> Any:
@@ -91,15 +103,26 @@ def _msgspec_path(err: msgspec.ValidationError) -> tuple[str, str]:
 
 
 def decode(data: Mapping[str, Any]) -> KubeObject:
-    """Decode one document. Raise DecodeError (with the field path) on type mismatches."""
+    """Decode one document into its v1 (hub) kind, converting older served versions.
+
+    Raise DecodeError with the field path on type mismatches, and without one for
+    a document that has no apiVersion or kind or whose version Kubernetes 1.37
+    does not serve (kubectl's ``no matches for kind`` wording and a hint).
+    """
     if not isinstance(data, Mapping):
         raise DecodeError("", f"a document must be a mapping, not {type(data).__name__}")
     api_version = data.get("apiVersion")
     kind = data.get("kind")
     if not isinstance(api_version, str) or not api_version:
-        raise DecodeError("apiVersion", "Required value")
+        raise DecodeError("", missing_api_version(kind, HUBS))
     if not isinstance(kind, str) or not kind:
-        raise DecodeError("kind", "Required value")
+        raise DecodeError("", "has no kind")
+    resolution = resolve_kind(api_version, kind)
+    if resolution.served is Served.NOT_SERVED:
+        raise DecodeError("", resolution.message)
+    if resolution.served is Served.CONVERT:
+        data = to_v1(data)
+        api_version = resolution.hub
     cls = _BY_KIND.get((api_version, kind), UnknownObject)
     if cls is UnknownObject:
         payload: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "__raw__": data}

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from dralab.api.base import KubeObject
-from dralab.api.codec import decode
-from dralab.api.io import dumps, read_documents, to_list
-from dralab.fleet import import_slices
+from dralab.api.codec import DecodeError, decode, encode
+from dralab.api.errors import LoadError
+from dralab.api.io import Document, dumps, read_documents, to_list
+from dralab.api.resource import ResourceSlice
+from dralab.api.versions import from_v1
+from dralab.fleet import import_slices, upgrade_slice_document
 
 from .common import filename_option, one_line_errors, output_option
 
@@ -19,21 +24,39 @@ from .common import filename_option, one_line_errors, output_option
 def import_cmd(filenames: tuple[str, ...], output: str) -> None:
     """Normalise `kubectl get resourceslices,deviceclasses,nodes -o yaml` output.
 
-    ResourceSlices of any served API version (v1alpha3, v1beta1, v1beta2, v1) and
-    of older NVIDIA driver releases (old attribute and MIG device names) become
-    current v1 slices; other objects pass through unchanged. Prints a v1 List;
-    each rewritten slice is reported on stderr.
+    ResourceSlices of any served API version (v1beta1, v1beta2, v1; v1alpha3 of
+    1.31-1.33 clusters) and of older NVIDIA driver releases (old attribute and
+    MIG device names) become current v1 slices; other objects are checked for
+    their types and pass through in their own API version (a v1beta1 claim stays
+    v1beta1). Prints a v1 List; each rewritten slice is reported on stderr.
     """
     docs = read_documents(filenames)
-    result = import_slices(d.data for d in docs if isinstance(d.data, dict)
-                           and d.data.get("kind") == "ResourceSlice")
+    decoded = [_decode(d, upgrade_slice_document(d.data) if _is_slice(d) else d.data)
+               for d in docs]
+    result = import_slices(o for o in decoded if isinstance(o, ResourceSlice))
     slices = iter(result.slices)
-    objects: list[KubeObject] = []
-    for doc in docs:
-        if isinstance(doc.data, dict) and doc.data.get("kind") == "ResourceSlice":
+    objects: list[KubeObject | dict[str, Any]] = []
+    for doc, obj in zip(docs, decoded, strict=True):
+        if isinstance(obj, ResourceSlice):
             objects.append(next(slices))
+            continue
+        version = doc.data.get("apiVersion") if isinstance(doc.data, dict) else None
+        if isinstance(version, str) and version != obj.api_version:
+            # Decoded into v1; written back in the version it was given in.
+            objects.append(from_v1(encode(obj), version))
         else:
-            objects.append(decode(doc.data))
+            objects.append(obj)
     click.echo(dumps(to_list(objects), output), nl=False)
     for line in result.changes:
         click.echo(f"imported {line}", err=True)
+
+
+def _is_slice(doc: Document) -> bool:
+    return isinstance(doc.data, dict) and doc.data.get("kind") == "ResourceSlice"
+
+
+def _decode(doc: Document, data: Any) -> KubeObject:
+    try:
+        return decode(data)
+    except DecodeError as exc:
+        raise LoadError(f"{doc.describe()}: {exc}") from None

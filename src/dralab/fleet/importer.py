@@ -22,9 +22,10 @@ MIG ``gpu-<m>-mig-<GI id>-<start>  ``gpu-<m>-mig-<profile>-<GI id>-<start>`` (pr
 as strings or unnormalised
 =================================  ==================================================
 
-Older API versions are accepted as plain documents: ``v1beta2`` has the v1
-layout; ``v1beta1`` and ``v1alpha3`` wrap device fields in ``basic`` (and
-``v1alpha3`` gives capacities as bare quantities); both are flattened.
+Older API versions are accepted as plain documents and converted by
+``dralab.api.versions``: the served ``v1beta2`` and ``v1beta1`` as the API
+server converts them, and the ``v1alpha3`` slices of 1.31-1.33 clusters (no
+longer served, but still found in dumps of older clusters) as well.
 
 All functions are pure.
 """
@@ -42,6 +43,7 @@ from dralab.api.base import KubeObject
 from dralab.api.codec import decode
 from dralab.api.errors import LoadError
 from dralab.api.resource import Device, DeviceAttribute, ResourceSlice
+from dralab.api.versions import legacy_slice_to_v1, to_v1
 
 from .mig import profile_token
 from .naming import driver_semver
@@ -58,7 +60,6 @@ _STD = "resource.kubernetes.io/"
 _OLD_MIG = re.compile(r"^gpu-(\d+)-mig-(\d+)-(\d+)-(\d+)$")
 _VERSION_TEXT = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 _VERSIONED = ("driverVersion", "cudaDriverVersion", "cudaComputeCapability")
-_OLD_APIS = ("resource.k8s.io/v1alpha3", "resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,32 +76,14 @@ class ImportResult:
     changes: tuple[str, ...] = ()
 
 
-def _flatten_device(device: Any, alpha: bool) -> Any:
-    if not isinstance(device, Mapping) or not isinstance(device.get("basic"), Mapping):
-        return device
-    out = {k: v for k, v in device.items() if k != "basic"}
-    basic = dict(device["basic"])
-    if alpha and isinstance(basic.get("capacity"), Mapping):
-        basic["capacity"] = {k: v if isinstance(v, Mapping) else {"value": v}
-                             for k, v in basic["capacity"].items()}
-    out.update(basic)
-    return out
-
-
 def upgrade_slice_document(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``resource.k8s.io`` ResourceSlice document of any served version, as v1 data."""
-    doc = dict(data)
-    version = doc.get("apiVersion")
-    if doc.get("kind") != "ResourceSlice" or version not in _OLD_APIS:
-        return doc
-    doc["apiVersion"] = "resource.k8s.io/v1"
-    spec = dict(doc.get("spec") or {})
-    devices = spec.get("devices")
-    if isinstance(devices, list):
-        alpha = version == "resource.k8s.io/v1alpha3"
-        spec["devices"] = [_flatten_device(d, alpha) for d in devices]
-    doc["spec"] = spec
-    return doc
+    """A ResourceSlice document of any served version (or a 1.31-1.33 v1alpha3 one) as v1 data.
+
+    Other documents come back as a shallow copy.
+    """
+    if data.get("kind") != "ResourceSlice":
+        return dict(data)
+    return to_v1(legacy_slice_to_v1(data))
 
 
 def _version_attr(attr: DeviceAttribute) -> DeviceAttribute:

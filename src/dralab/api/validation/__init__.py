@@ -31,8 +31,15 @@ DEVIATIONS: Final = (
     "field's path; the API server stops at the first decoding error.",
     "Defaulted fields may be missing (count, allocationMode, restartPolicy, operator, ...); "
     "missing namespaces are not errors.",
-    "v1beta1-style request fields directly under a v1 DeviceRequest, and adminAccess in "
-    "a firstAvailable entry, are Forbidden instead of dropped as unknown fields.",
+    "v1beta1-style request fields directly under a v1 DeviceRequest, `basic` in a v1 Device, "
+    "`exactly` in a v1beta1 DeviceRequest, device fields outside `basic` in v1beta1, fields "
+    "removed in earlier releases (pod claim `source`, classic-DRA claim and class fields) and "
+    "adminAccess in a firstAvailable entry are Forbidden instead of dropped as unknown fields.",
+    "Objects in resource.k8s.io/v1beta1 are reported with v1beta1 field paths "
+    "(spec.devices.requests[0].count, spec.devices[0].basic.attributes[x]); the API server's "
+    "handwritten checks name the internal, v1-shaped path.",
+    "resource.k8s.io/v1beta1 and v1beta2 are accepted although a default 1.37 API server "
+    "serves these beta versions only when enabled with --runtime-config.",
     "Duplicates are reported at the duplicate item, in document order, not after all items.",
     "A constraint with both matchAttribute and distinctAttribute is an error.",
     "Node taints are reported under spec.taints (upstream says metadata.taints) and node "

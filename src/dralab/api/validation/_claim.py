@@ -22,6 +22,7 @@ from dralab.api.validation._dra_common import (
     keyed_items,
 )
 from dralab.api.validation._formats import check_dns_label, check_dns_subdomain
+from dralab.api.validation._removed import CLAIM_SPEC, check_removed
 
 __all__ = ["RequestNames", "check_claim_spec", "check_request_refs"]
 
@@ -92,6 +93,8 @@ def _constraint_attributes(devices: Mapping[str, Any]) -> dict[str, set[str]]:
 def check_claim_spec(ctx: Ctx, value: Any, path: str) -> RequestNames:
     """A ResourceClaimSpec; returns the request names, which status checks need."""
     spec = ctx.as_map(value, path)
+    if spec is not None:
+        check_removed(ctx, spec, path, CLAIM_SPEC)
     devices_path = child(path, "devices")
     devices = ctx.as_map(spec.get("devices"), devices_path) if spec is not None else None
     if devices is None:

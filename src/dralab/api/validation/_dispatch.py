@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from dralab.api.errors import FieldError
+from dralab.api.codec import resolve_kind
+from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import FeatureGates
 from dralab.api.validation._cluster import (
     validate_namespace,
@@ -22,6 +23,7 @@ from dralab.api.validation._resource import (
     validate_resource_claim_template,
 )
 from dralab.api.validation._slice import validate_resource_slice
+from dralab.api.validation._versions import validate_converted
 from dralab.api.validation._workloads import (
     validate_cron_job,
     validate_daemon_set,
@@ -30,6 +32,7 @@ from dralab.api.validation._workloads import (
     validate_replica_set,
     validate_stateful_set,
 )
+from dralab.api.versions import CONVERTIBLE, Served
 
 __all__ = ["SUPPORTED_KINDS", "validate_object"]
 
@@ -42,9 +45,6 @@ _VALIDATORS: Final[Mapping[tuple[str, str], Validator]] = MappingProxyType({
     (_RESOURCE_V1, "ResourceClaim"): validate_resource_claim,
     (_RESOURCE_V1, "ResourceClaimTemplate"): validate_resource_claim_template,
     (_RESOURCE_V1, "DeviceTaintRule"): validate_device_taint_rule,
-    # Rules were served only by the alpha/beta versions before 1.37, with the same shape.
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): validate_device_taint_rule,
-    ("resource.k8s.io/v1beta2", "DeviceTaintRule"): validate_device_taint_rule,
     ("v1", "Pod"): validate_pod,
     ("v1", "Node"): validate_node,
     ("v1", "Namespace"): validate_namespace,
@@ -57,7 +57,9 @@ _VALIDATORS: Final[Mapping[tuple[str, str], Validator]] = MappingProxyType({
     ("apps/v1", "DaemonSet"): validate_daemon_set,
 })
 
-SUPPORTED_KINDS: Final = frozenset(_VALIDATORS)
+# The hub versions above, and the older versions 1.37 serves, validated in their v1 form.
+SUPPORTED_KINDS: Final = frozenset(_VALIDATORS) | frozenset(
+    (version, kind) for kind, versions in CONVERTIBLE.items() for version in versions)
 
 _DEFAULT_GATES: Final = FeatureGates()
 
@@ -68,8 +70,11 @@ def validate_object(obj: Mapping[str, Any], *,
 
     ``obj`` is the document as loaded from YAML/JSON (camelCase keys). Returns
     every problem found, in document order, as FieldErrors; an empty list means
-    valid. Kinds outside SUPPORTED_KINDS yield no errors: they are passed
-    through elsewhere. Never raises on malformed input: wrong types are
+    valid. Objects of an older served version (resource.k8s.io/v1beta1, ...)
+    are checked in their v1 form and reported with their own field paths. A
+    removed or unknown version of a modelled group is one error at
+    ``apiVersion``. Kinds dralab does not model yield no errors: they are
+    passed through elsewhere. Never raises on malformed input: wrong types are
     reported as errors at their path. Pure: ``obj`` is not modified.
     """
     if not isinstance(obj, Mapping):
@@ -79,9 +84,16 @@ def validate_object(obj: Mapping[str, Any], *,
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return []
-    validator = _VALIDATORS.get((api_version, kind))
+    resolution = resolve_kind(api_version, kind)
+    if resolution.served is Served.NOT_SERVED:
+        return [FieldError(path="apiVersion", type=ErrorType.NOT_SUPPORTED, value=api_version,
+                           detail=resolution.message)]
+    validator = _VALIDATORS.get((resolution.hub, kind))
     if validator is None:
         return []
     ctx = Ctx(features or _DEFAULT_GATES)
-    validator(ctx, obj)
+    if resolution.served is Served.CONVERT:
+        validate_converted(ctx, obj, validator)
+    else:
+        validator(ctx, obj)
     return ctx.errors

@@ -36,6 +36,7 @@ from dralab.api.validation._meta import (
     check_labels,
     check_object_meta,
 )
+from dralab.api.validation._removed import POD_RESOURCE_CLAIM, check_removed
 
 __all__ = ["check_pod_spec", "validate_pod"]
 
@@ -130,10 +131,11 @@ def _check_pod_claims(ctx: Ctx, value: Any, path: str, pod_name: str | None) -> 
                 for msg in is_dns1123_subdomain(final):
                     ctx.invalid(name_path, final, "final ResourceClaim name: " + msg)
             names.add(name)
+        removed = check_removed(ctx, claim, claim_path, POD_RESOURCE_CLAIM)
         if claim_name is not None and template is not None:
             ctx.invalid(claim_path, dict(claim), "at most one of `resourceClaimName` or "
                                                  "`resourceClaimTemplateName` may be specified")
-        elif claim_name is None and template is None:
+        elif claim_name is None and template is None and not removed:
             ctx.invalid(claim_path, dict(claim), "must specify one of: `resourceClaimName`, "
                                                  "`resourceClaimTemplateName`")
         elif claim_name is not None:

@@ -21,6 +21,12 @@ from dralab.api.validation._dra_common import (
 )
 from dralab.api.validation._formats import name_is_dns_subdomain
 from dralab.api.validation._meta import check_conditions, check_object_meta, check_template_meta
+from dralab.api.validation._removed import (
+    DEVICE_CLASS,
+    DEVICE_CLASS_SPEC,
+    TAINT_RULE_SELECTOR,
+    check_removed,
+)
 
 __all__ = [
     "validate_device_class",
@@ -35,9 +41,11 @@ RULE_CONDITIONS_MAX: Final = 8
 
 def validate_device_class(ctx: Ctx, obj: Mapping[str, Any]) -> None:
     check_object_meta(ctx, obj.get("metadata"), name_is_dns_subdomain, namespaced=False)
+    check_removed(ctx, obj, "", DEVICE_CLASS)
     spec = ctx.as_map(obj.get("spec"), "spec")
     if spec is None:
         return
+    check_removed(ctx, spec, "spec", DEVICE_CLASS_SPEC)
     check_selectors(ctx, spec.get("selectors"), "spec.selectors")
     for cfg_path, raw in items(ctx, spec.get("config"), "spec.config", CLASS_CONFIG_MAX):
         cfg = ctx.as_map(raw, cfg_path)
@@ -77,6 +85,7 @@ def validate_device_taint_rule(ctx: Ctx, obj: Mapping[str, Any]) -> None:
     selector_path = "spec.deviceSelector"
     selector = ctx.as_map(spec.get("deviceSelector"), selector_path)
     if selector is not None:
+        check_removed(ctx, selector, selector_path, TAINT_RULE_SELECTOR)
         # Each present field narrows the rule; an empty selector matches every device.
         if selector.get("driver") is not None:
             check_driver_name(ctx, selector.get("driver"), child(selector_path, "driver"))

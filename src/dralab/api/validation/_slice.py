@@ -46,6 +46,8 @@ _LIST_ATTRIBUTE_FIELDS: Final = ("bools", "ints", "strings", "versions")
 _ITEM_TYPES: Final = {"bools": "boolean", "ints": "int64", "strings": "string",
                       "versions": "string"}
 _NODE_ALLOCATABLE_NAMES: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
+_NOT_A_V1_DEVICE_FIELD: Final = ("not a field of a resource.k8s.io/v1 Device; v1 has the device's "
+                                 "fields directly on it (`basic` is the v1beta1 layout)")
 _EXACTLY_ONE_NODE_FIELD: Final = (
     "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 )
@@ -193,6 +195,8 @@ def _check_device(ctx: Ctx, raw: Any, path: str, per_device: bool) -> str | None
     if device is None:
         return None
     name = check_device_name(ctx, device.get("name"), child(path, "name"))
+    if device.get("basic") is not None:
+        ctx.forbidden(child(path, "basic"), _NOT_A_V1_DEVICE_FIELD)
     attrs_path, caps_path = child(path, "attributes"), child(path, "capacity")
     attrs = ctx.as_map(device.get("attributes"), attrs_path) or {}
     caps = ctx.as_map(device.get("capacity"), caps_path) or {}
