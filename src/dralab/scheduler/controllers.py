@@ -8,10 +8,11 @@ references first, label selectors for adoption) and creates the difference:
 * Deployment: the new ReplicaSet (the one whose pod template equals the
   Deployment's, ``pod-template-hash`` label aside) if it is missing, else nothing;
   it sets the new ReplicaSet's replicas as one rollout step does (RollingUpdate:
-  up to ``replicas + maxSurge`` pods over all its ReplicaSets; Recreate: the full
-  count once no old pod is active, nothing before). A paused Deployment creates no
-  ReplicaSet. Old ReplicaSets are not scaled down: that waits for new pods to
-  become available, which a scheduling run does not model.
+  up to ``replicas + maxSurge`` pods over all its ReplicaSets; Recreate: old
+  ReplicaSets to zero, then the full count once no old pod is active). A paused
+  Deployment creates no ReplicaSet. A RollingUpdate does not scale old ReplicaSets
+  down: that waits for new pods to become available, which a scheduling run does
+  not model. Pods are never deleted: running ones hold their node until they go.
 * ReplicaSet: ``replicas`` (or what its Deployment sets) minus its active pods.
 * Job: nothing when finished (Complete/Failed/SuccessCriteriaMet/FailureTarget),
   suspended or past its backoffLimit; else ``min(parallelism, completions -
@@ -321,6 +322,8 @@ class Controllers:
             old_running = any(is_active(p) for rs in old
                               for p in self._owned_pods("ReplicaSet", rs, rs.spec.selector))
             target = current if old_running else replicas
+            for rs in old:  # scaled to zero first; their pods are on their way out
+                self._rs_targets[id(rs)] = 0
         elif current > replicas:
             target = replicas
         else:
