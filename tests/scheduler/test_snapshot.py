@@ -16,7 +16,7 @@ from dralab.api.codec import decode
 from dralab.scheduler import build_cluster, schedule
 from dralab.scheduler.snapshot import apply_order
 
-from .builders import node, pod, pod_spec, workload
+from .builders import DRA_POST_FILTER, node, pod, pod_spec, workload
 
 SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
@@ -302,3 +302,33 @@ def test_pods_being_deleted_are_not_scheduled() -> None:
     doc = {**gone.raw, "metadata": {**gone.raw["metadata"],
                                     "deletionTimestamp": "2026-11-20T08:00:00Z"}}
     assert pending([node("a"), decode(doc), pod("p", "1")]) == ["p"]
+
+
+@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
+def test_finished_pods_release_their_claims() -> None:
+    """The claim controller's part for a pod that is done: a shared claim it alone
+    used is deallocated; a claim generated for it is deleted. Both GPUs come free."""
+    from msgspec.structs import replace
+
+    from dralab.api.base import OwnerReference
+    from dralab.api.core import PodStatus
+
+    from .dra.builders import claim, gpu_class, gpus
+    from .dra.builders import node as dra_node
+    from .dra.builders import pod as dra_pod
+
+    pending = dra_pod("done", uid="u-done", claims={"gpu": "shared", "own": "done-own"})
+    done = replace(pending, spec=replace(pending.spec, node_name="n1"),
+                   status=PodStatus(phase="Succeeded"))
+    shared = claim("shared", allocated=[("n1", "gpu-0")], on="n1", reserved_for=["u-done"])
+    generated = claim("done-own", allocated=[("n1", "gpu-1")], on="n1", reserved_for=["u-done"])
+    generated = replace(generated, metadata=replace(generated.metadata, owner_references=[
+        OwnerReference(api_version="v1", kind="Pod", name="done", uid="u-done",
+                       controller=True)]))
+    result = schedule([gpu_class(), dra_node("n1"), gpus("n1", 2), shared, generated, done,
+                       claim("two"), dra_pod("new", claims={"gpu": "two"})])
+    claims = {c.metadata.name: c for c in result.claims}
+    assert "done-own" not in claims
+    assert claims["shared"].status.allocation is None
+    assert claims["shared"].status.reserved_for == []
+    assert [p.pod.metadata.name for p in result.placed] == ["new"]
