@@ -60,6 +60,7 @@ from .expand import (
     pinned_node,
     raw_template,
     should_run_daemon,
+    template_hash,
 )
 from .owners import (
     controller_ref,
@@ -499,12 +500,15 @@ class Controllers:
             assert isinstance(obj, StatefulSet)
             head = factory.head(obj)
             template = raw_template(obj, "spec", "template")
+            revision = f"{obj.name}-{template_hash(template)}"
             for ordinal in plan.ordinals:
-                yield factory.stateful_pod(head, template, ordinal, obj.spec.service_name)
+                yield factory.stateful_pod(head, template, ordinal, obj.spec.service_name,
+                                           revision)
         else:
             head = factory.head(obj)
+            revision = template_hash(plan.template)
             for node in plan.nodes:
-                yield factory.daemon_pod(head, plan.template, node)
+                yield factory.daemon_pod(head, plan.template, node, revision)
 
 
 def _job_pods(factory: PodFactory, head: Mapping[str, Any], plan: _JobPods

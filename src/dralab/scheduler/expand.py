@@ -234,10 +234,10 @@ class PodFactory:
         return self._pod(rs, template, self._generated(rs, f"{rs['metadata']['name']}-"))
 
     def stateful_pod(self, sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int,
-                     service_name: str | None) -> dict[str, Any]:
+                     service_name: str | None, revision: str) -> dict[str, Any]:
+        """Pod ``<sts>-<ordinal>``; ``revision`` is ``<sts>-<template_hash(template)>``."""
         name = sts["metadata"]["name"]
         pod_name = f"{name}-{ordinal}"
-        revision = f"{name}-{template_hash(template)}"
         pod = self._pod(sts, template, pod_name, {
             "apps.kubernetes.io/pod-index": str(ordinal),
             "controller-revision-hash": revision,
@@ -248,12 +248,11 @@ class PodFactory:
         return pod
 
     def daemon_pod(self, ds: Mapping[str, Any], template: Mapping[str, Any],
-                   node: str) -> dict[str, Any]:
+                   node: str, revision: str) -> dict[str, Any]:
         """A pod of DaemonSet ``ds`` for ``node``; ``template`` comes from
-        ``daemon_template``."""
+        ``daemon_template``, ``revision`` is its ``template_hash``."""
         pod = self._pod(ds, template, self._generated(ds, f"{ds['metadata']['name']}-"), {
-            "controller-revision-hash": template_hash(template),
-            "pod-template-generation": "1"})
+            "controller-revision-hash": revision, "pod-template-generation": "1"})
         _pin_to_node(pod["spec"], node)
         return pod
 
