@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dralab.api.errors import InputError
-from dralab.scheduler import explain_claim, explain_pod
+from dralab.scheduler import PodTarget, explain_claim, explain_pod, explain_pods, parse_pod_target
 
-from .builders import node, pod, toleration
+from .builders import DRA_POST_FILTER, node, pod, toleration, workload
 
 
 def test_unplaced_pod_lists_every_rejecting_plugin_and_nearest_node() -> None:
@@ -75,3 +77,107 @@ def test_gated_and_unknown_pods() -> None:
 def test_unknown_claim() -> None:
     with pytest.raises(InputError, match="resourceclaim default/c not found"):
         explain_claim([node("a")], "c")
+
+
+# --- errors, workloads, claims of pods -------------------------------------------------
+
+def _dra_cluster() -> list[Any]:
+    from .dra.builders import gpu_class, gpus
+    from .dra.builders import node as dra_node
+
+    return [gpu_class(), dra_node("n1"), gpus("n1", 2)]
+
+
+@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
+def test_cel_runtime_error_is_explained_as_an_error() -> None:
+    from .dra.builders import claim, request
+    from .dra.builders import pod as dra_pod
+
+    broken = claim("c", request(selectors=['device.attributes["gpu.example.com"].nosuch == 1']))
+    explanation = explain_pod([*_dra_cluster(), broken, dra_pod("p", claims={"gpu": "c"})],
+                              "p")
+    assert explanation.node is None and explanation.error
+    assert explanation.message.startswith(
+        'SchedulerError: running "DynamicResources" filter plugin: claim default/c: '
+        "selector #0")
+    assert "CEL runtime error: no such key: nosuch" in explanation.message
+    text = explanation.render()
+    assert "nodes are available" not in text
+    assert "The cycle ended in an error, not in \"does not fit\"" in text
+    assert "A CEL runtime error comes from evaluating a selector" in text
+    assert "Nearest node" not in text
+
+
+def test_parse_pod_target() -> None:
+    assert parse_pod_target("p") == PodTarget("Pod", "default", "p")
+    assert parse_pod_target("p", "ml") == PodTarget("Pod", "ml", "p")
+    assert parse_pod_target("ml/p") == PodTarget("Pod", "ml", "p")
+    assert parse_pod_target("ml/p", "ml") == PodTarget("Pod", "ml", "p")
+    assert parse_pod_target("deploy/web", "ml") == PodTarget("Deployment", "ml", "web")
+    # Without a namespace option the older NAMESPACE/NAME reading is kept as a fallback.
+    assert parse_pod_target("Job/train") == PodTarget("Job", "default", "train", "Job/train")
+    assert parse_pod_target("sts/db").kind == "StatefulSet"
+    assert parse_pod_target("cj/nightly").kind == "CronJob"
+    with pytest.raises(InputError, match="differs from the namespace option"):
+        parse_pod_target("ml/p", "other")
+    with pytest.raises(InputError, match="expected NAME"):
+        parse_pod_target("a/b/c")
+
+
+def test_workload_pods_are_explained_together() -> None:
+    objects = [node("a", "4"), workload("Deployment", "web", {"replicas": 3}, cpu="2")]
+    explanation = explain_pods(objects, parse_pod_target("deployment/web"))
+    assert explanation.title == "Deployment default/web"
+    assert len(explanation.pods) == 3
+    assert sum(p.node is not None for p in explanation.pods) == 2
+    assert not explanation.all_placed
+    assert explanation.render().startswith(
+        "Deployment default/web: 3 pod(s), 2 scheduled, 1 not scheduled\n\nPod default/web-")
+
+
+def test_cron_job_pods_through_their_job() -> None:
+    cron = workload("CronJob", "nightly", {"schedule": "@hourly"}, cpu="1")
+    explanation = explain_pods([node("a"), cron], parse_pod_target("cronjob/nightly"))
+    (only,) = explanation.pods
+    assert only.pod.startswith("default/nightly-") and only.node == "a"
+
+
+def test_a_pod_in_a_namespace_named_like_a_type_wins() -> None:
+    objects = [node("a"), pod("train", "1", namespace="job"),
+               workload("Job", "train", {}, cpu="1")]
+    explanation = explain_pods(objects, parse_pod_target("job/train"))
+    assert explanation.title is None
+    (only,) = explanation.pods
+    assert only.pod == "job/train"
+    explanation = explain_pods(objects, parse_pod_target("job/train", "default"))
+    assert explanation.title == "Job default/train"
+
+
+def test_unknown_workload() -> None:
+    with pytest.raises(InputError, match="statefulset default/db not found"):
+        explain_pods([node("a")], parse_pod_target("sts/db"))
+
+
+@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
+def test_claim_by_pod_and_claim_name() -> None:
+    from .dra.builders import pod as dra_pod
+    from .dra.builders import template
+
+    objects = [*_dra_cluster(), template("one"), dra_pod("p", templates={"gpu": "one"})]
+    by_entry = explain_claim(objects, "p/gpu", namespace="default")
+    assert by_entry.claim.startswith("default/p-gpu-")
+    assert by_entry.origin == ('generated from template one for pod default/p '
+                               '(spec.resourceClaims "gpu")')
+    assert by_entry.allocated is not None and by_entry.allocated.allocated
+    assert explain_claim(objects, "default/p/gpu") == by_entry
+    # Without a namespace, NAMESPACE/NAME naming no claim falls back to POD/CLAIM.
+    assert explain_claim(objects, "p/gpu") == by_entry
+    by_name = explain_claim(objects, by_entry.claim)
+    assert by_name.claim == by_entry.claim
+    assert by_name.origin == 'generated for pod default/p (spec.resourceClaims "gpu")'
+    missing = explain_claim([*_dra_cluster(), dra_pod("q", templates={"gpu": "none"})],
+                            "default/q/gpu")
+    assert missing.allocated is None
+    assert missing.render().startswith(
+        "ResourceClaim for pod default/q, claim gpu: not created\n"
+        "  nothing generated yet from template none for pod default/q")

@@ -140,7 +140,7 @@ def test_error_is_a_scheduler_error_not_unschedulable() -> None:
                  {"FakeA": {"pre_filter": "error"}})
     (unplaced,) = result.unplaced
     assert unplaced.reason == "SchedulerError"
-    assert unplaced.message == "running PreFilter plugin 'FakeA': broken input"
+    assert unplaced.message == 'running PreFilter plugin "FakeA": broken input'
     assert unplaced.pod.status.conditions[-1].reason == "SchedulerError"
 
 

@@ -141,6 +141,20 @@ def test_gated_pod_stays_pending_with_reason() -> None:
         "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
 
 
+@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
+def test_pod_held_by_another_pre_enqueue_plugin_gets_no_gate_wording() -> None:
+    # A pod whose claim template does not exist has no scheduling gates: DynamicResources'
+    # PreEnqueue holds it, and its message is reported with NotReadyForScheduling.
+    held = pod("h", "1", claims=[{"name": "gpu", "resourceClaimTemplateName": "missing"}])
+    result = schedule([node("a"), held])
+    (unplaced,) = result.unplaced
+    assert unplaced.reason == "NotReadyForScheduling"
+    assert unplaced.message == 'pod "default/h": ResourceClaim not created yet'
+    condition = unplaced.pod.status.conditions[-1]
+    assert (condition.reason, condition.message) == (
+        "NotReadyForScheduling", 'pod "default/h": ResourceClaim not created yet')
+
+
 def test_unknown_scheduler_left_alone() -> None:
     result = schedule([node("a"), pod("u", "1", scheduler_name="volcano")])
     (unplaced,) = result.unplaced

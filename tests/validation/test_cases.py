@@ -17,7 +17,7 @@ from dralab.api.errors import ErrorType as E
 from dralab.api.features import FeatureGates
 from dralab.api.validation import validate_object
 
-from .builders import BUILDERS, DELETE, DRIVER, UID, Doc, edit, gpu, mig, shared_gpu
+from .builders import BUILDERS, DELETE, DRIVER, UID, UID2, Doc, edit, gpu, mig, shared_gpu
 
 Edit = tuple[str, Any] | Callable[[Doc], None]
 
@@ -582,6 +582,26 @@ CASES: list[Case] = [
          ("spec.completions", E.INVALID)),
     case("job-manual-selector", "job", [("spec.selector", {"matchLabels": {"app": "trainer"}})],
          ("spec.selector", E.INVALID)),
+    # A Job read back from a cluster: the selector and labels the API server generated.
+    case("job-selector-as-stored", "job",
+         [("metadata.uid", UID),
+          ("spec.selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}),
+          ("spec.template.metadata.labels", {
+              "batch.kubernetes.io/controller-uid": UID, "controller-uid": UID,
+              "batch.kubernetes.io/job-name": "train-once", "job-name": "train-once"})]),
+    case("job-selector-other-uid", "job",
+         [("metadata.uid", UID),
+          ("spec.selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": UID2}})],
+         ("spec.selector", E.INVALID),
+         message='spec.selector: Invalid value: {"matchLabels": {"batch.kubernetes.io/'
+                 f'controller-uid": "{UID2}"}}}}: `selector` not auto-generated'),
+    case("job-selector-by-name-before-creation", "job",
+         [("spec.selector", {"matchLabels": {"job-name": "train-once"}})]),
+    case("job-template-label-other-name", "job",
+         [("metadata.uid", UID),
+          ("spec.selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}),
+          ("spec.template.metadata.labels", {"job-name": "other"})],
+         ("spec.template.metadata.labels[job-name]", E.INVALID)),
     case("job-template-claim-ref", "job",
          [(f"{TPL_SPEC}.containers[0].resources.claims", [{"name": "gpu"}])],
          (f"{TPL_SPEC}.containers[0].resources.claims[0]", E.NOT_FOUND)),

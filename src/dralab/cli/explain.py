@@ -1,10 +1,14 @@
-"""``dralab explain``: why a pod (or a claim's pod) landed where it did, or did not."""
+"""``dralab explain``: why a pod (a workload's pods, a claim's pods) landed where it did,
+or did not."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from dralab.scheduler import explain_claim, explain_pod
+from dralab.scheduler import explain_claim
+from dralab.scheduler.targets import explain_pods, parse_pod_target
 
 from .common import (
     EXIT_UNSCHEDULABLE,
@@ -16,47 +20,71 @@ from .common import (
 from .schedule import config_option, load_config, load_inputs, seed_option
 
 
+def namespace_option(func: Any) -> Any:
+    return click.option(
+        "-n", "--namespace", default=None, metavar="NAMESPACE",
+        help="Namespace of the target, as with kubectl -n (default: default).")(func)
+
+
 @click.group("explain")
 def explain_cmd() -> None:
     """Explain scheduling decisions, node by node."""
 
 
 @explain_cmd.command("pod")
-@click.argument("name", metavar="NAMESPACE/NAME")
+@click.argument("target", metavar="TARGET")
+@namespace_option
 @filename_option
 @config_option
 @feature_gates_option
 @seed_option
 @one_line_errors
-def explain_pod_cmd(name: str, filenames: tuple[str, ...], config_path: str | None,
-                    feature_gates: str, seed: int) -> None:
-    """Schedule everything as `dralab schedule` does, then show for pod NAMESPACE/NAME
-    which plugin rejected it on each node and why, and the nearest node with what
-    blocks it there; for a placed pod, the feasible nodes and their scores.
-    Exit 0 if the pod was placed, 1 if not, 2 on invalid input or an unknown pod."""
+def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ...],
+                    config_path: str | None, feature_gates: str, seed: int) -> None:
+    """Schedule everything as `dralab schedule` does, then show for a pod which plugin
+    rejected it on each node and why, and the nearest node with what blocks it there;
+    for a placed pod, the feasible nodes and their scores.
+
+    TARGET is a pod (NAME, or NAMESPACE/NAME) or, as with kubectl, TYPE/NAME of a
+    workload whose pods are all explained: job/, cronjob/, deployment/ (deploy/),
+    replicaset/ (rs/), statefulset/ (sts/), daemonset/ (ds/), or pod/. Without -n, a
+    pod NAME in a namespace called TYPE is preferred when it exists.
+
+    Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
+    unknown target."""
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
-    explanation = explain_pod(objects, name, load_config(config_path), gates, seed)
+    explanation = explain_pods(objects, parse_pod_target(target, namespace),
+                               load_config(config_path), gates, seed)
     click.echo(explanation.render(), nl=False)
-    if explanation.node is None:
+    if not explanation.all_placed:
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
 @explain_cmd.command("claim")
-@click.argument("name", metavar="NAMESPACE/NAME")
+@click.argument("target", metavar="TARGET")
+@namespace_option
 @filename_option
 @config_option
 @feature_gates_option
 @seed_option
 @one_line_errors
-def explain_claim_cmd(name: str, filenames: tuple[str, ...], config_path: str | None,
-                      feature_gates: str, seed: int) -> None:
-    """Show ResourceClaim NAMESPACE/NAME after scheduling (allocation, reservedFor) and
-    explain each pod that uses it. Exit 0 if it is allocated, 1 if not, 2 on invalid
-    input or an unknown claim."""
+def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, ...],
+                      config_path: str | None, feature_gates: str, seed: int) -> None:
+    """Show a ResourceClaim after scheduling (allocation, reservedFor) and explain
+    each pod that uses it.
+
+    TARGET is a claim (NAME, or NAMESPACE/NAME) or a pod's claim: POD/CLAIM with -n,
+    or NAMESPACE/POD/CLAIM, where CLAIM is the name in the pod's spec.resourceClaims
+    (the claim generated from its template has a random name). Without -n,
+    NAMESPACE/NAME that names no claim is tried as POD/CLAIM in namespace default.
+
+    Exit 0 if the claim is allocated, 1 if not, 2 on invalid input or an unknown
+    claim."""
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
-    explanation = explain_claim(objects, name, load_config(config_path), gates, seed)
+    explanation = explain_claim(objects, target, load_config(config_path), gates, seed,
+                                namespace=namespace)
     click.echo(explanation.render(), nl=False)
     if explanation.allocated is None or not explanation.allocated.allocated:
         raise SystemExit(EXIT_UNSCHEDULABLE)

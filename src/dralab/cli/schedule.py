@@ -13,6 +13,8 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps, load_documents, read_documents, to_list
 from dralab.scheduler import schedule
+from dralab.scheduler.snapshot import apply_order
+from dralab.scheduler.summary import PodRow, pod_rows
 
 from .common import (
     EXIT_INPUT,
@@ -20,7 +22,6 @@ from .common import (
     feature_gates_option,
     filename_option,
     one_line_errors,
-    output_option,
     parse_gates,
 )
 
@@ -43,7 +44,9 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObj
     """Read and validate the manifests; invalid input ends the command with exit 2.
 
     The manifests are a cluster's stored state: fields of a gate that is off now
-    are accepted, and the scheduler treats them as upstream does.
+    are accepted, and the scheduler treats them as upstream does. An object given
+    twice gets a warning naming both places (the last copy is the one used, as
+    `kubectl apply` of all inputs would leave it).
     """
     docs = read_documents(filenames)
     problems = validate_documents(docs, gates, stored=True)
@@ -51,7 +54,13 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObj
         for problem in problems:
             click.echo(f"error: {problem}", err=True)
         raise SystemExit(EXIT_INPUT)
-    return load_documents(docs)
+    objects = load_documents(docs)
+    if len(objects) == len(docs):
+        for dup in apply_order(objects)[1]:
+            click.echo(f"warning: {dup.ref} is given twice ({docs[dup.first].where} and "
+                       f"{docs[dup.later].where}); the last one is used, as kubectl apply "
+                       "would leave it", err=True)
+    return objects
 
 
 def load_config(path: str | None) -> Mapping[str, Any] | None:
@@ -65,9 +74,27 @@ def load_config(path: str | None) -> Mapping[str, Any] | None:
     return data
 
 
+def render_table(rows: list[PodRow]) -> str:
+    """kubectl-style columns: POD (namespace/name), NODE, STATUS, and DEVICES (one
+    ``claim=driver/pool/device,...`` per allocated claim) or, for a pod left pending,
+    the scheduler's message."""
+    header = ("POD", "NODE", "STATUS", "DEVICES")
+    lines = [header]
+    for row in rows:
+        detail = row.message or " ".join(
+            f"{claim}={','.join(devices)}" for claim, devices in row.devices) or "<none>"
+        lines.append((row.pod, row.node or "<none>", row.status, detail))
+    widths = [max(len(line[i]) for line in lines) for i in range(3)]
+    return "".join("   ".join(cell.ljust(widths[i]) if i < 3 else cell
+                              for i, cell in enumerate(line)) + "\n" for line in lines)
+
+
 @click.command("schedule")
 @filename_option
-@output_option
+@click.option("-o", "--output", type=click.Choice(["yaml", "json", "table"]), default="yaml",
+              show_default=True,
+              help="Output format: the List of pods and claims (yaml, json) or one line per "
+                   "pod (table).")
 @config_option
 @feature_gates_option
 @seed_option
@@ -79,17 +106,28 @@ def schedule_cmd(filenames: tuple[str, ...], output: str, config_path: str | Non
     Inputs: Nodes, Pods, PriorityClasses, DRA objects (DeviceClass, ResourceSlice,
     DeviceTaintRule, ResourceClaim, ResourceClaimTemplate) and workloads (Job,
     CronJob, Deployment, ReplicaSet, StatefulSet, DaemonSet), expanded into pods.
+    The input is a cluster's state (a `kubectl get -o yaml` dump works): a workload
+    adds only the pods its controller is missing, bound pods keep their node,
+    allocated claims their devices.
+
     Prints a v1 List of every pod (placed ones with spec.nodeName; unplaced ones with
     a PodScheduled=False condition carrying kube-scheduler's message; preempted ones
     with a DisruptionTarget condition) and every ResourceClaim, and one line per
-    unplaced or preempted pod on stderr. Exit 0 when every pod was placed, 1 when
-    some were not (or were preempted), 2 on invalid input or configuration.
+    unplaced or preempted pod on stderr. With -o table: one line per pod (node,
+    status, devices per claim or the pending reason) and no per-pod lines on stderr.
+    Exit 0 when every pod was placed, 1 when some were not (or were preempted), 2 on
+    invalid input or configuration.
     """
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
     result = schedule(objects, load_config(config_path), gates, seed)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if output == "table":
+        click.echo(render_table(pod_rows(result)), nl=False)
+        if not result.all_placed:
+            raise SystemExit(EXIT_UNSCHEDULABLE)
+        return
     click.echo(dumps(to_list(result.objects()), output), nl=False)
     for item in result.unplaced:
         meta = item.pod.metadata

@@ -26,6 +26,8 @@ from .explain import ClaimExplanation, Explanation, explain_claim, explain_pod
 from .profile import ConfigError, SchedulerConfig, parse_config
 from .result import Evicted, Placement, ScheduleResult, Unplaced
 from .scheduler import Scheduler
+from .summary import PodRow, pod_rows
+from .targets import PodsExplanation, PodTarget, explain_pods, parse_pod_target
 
 __all__ = [
     "ClaimExplanation",
@@ -34,6 +36,9 @@ __all__ = [
     "Evicted",
     "Explanation",
     "Placement",
+    "PodRow",
+    "PodTarget",
+    "PodsExplanation",
     "ScheduleResult",
     "Scheduler",
     "SchedulerConfig",
@@ -41,7 +46,10 @@ __all__ = [
     "build_cluster",
     "explain_claim",
     "explain_pod",
+    "explain_pods",
     "parse_config",
+    "parse_pod_target",
+    "pod_rows",
     "schedule",
 ]
 

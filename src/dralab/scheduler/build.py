@@ -1,11 +1,21 @@
-"""Building the ClusterState of a run from loaded API objects.
+"""Building the ClusterState of a run from loaded API objects: a cluster snapshot.
 
-Nodes, PriorityClasses, DeviceClasses, ResourceSlices, DeviceTaintRules,
-ResourceClaims and ResourceClaimTemplates go into the state; Pods are added in
-input order, each workload (Job, CronJob, Deployment, ReplicaSet, StatefulSet,
-DaemonSet) expanded in place into its pods (see ``expand``). Pods get namespace
-"default" when they have none, a name when they only have generateName, and a
-UID when they have none. Pure apart from the seeded RNG; objects are never mutated.
+1. Repeated objects (same kind, namespace and name) are reduced as ``kubectl
+   apply`` would leave them (``snapshot.apply_order``: first place, last content).
+2. Every object with ``generateName`` and no name gets a name as the API server
+   would make it (``names``): Nodes, slices, claims, templates, workloads, pods.
+3. Nodes, PriorityClasses, DeviceClasses, ResourceSlices, DeviceTaintRules,
+   ResourceClaims (allocated ones keep their devices and reservedFor) and
+   ResourceClaimTemplates go into the state.
+4. Pods are added in input order; each workload (Job, CronJob, Deployment,
+   ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
+   controller is missing (``controllers``). Pods get namespace "default" when they
+   have none and a UID when they have none.
+
+Bound pods (spec.nodeName) keep their node and its resources; pods that Succeeded
+or Failed hold nothing (the claims only they used are released as the claim
+controller releases them); pods being deleted are not scheduled. The pending pods
+are the rest. Pure apart from the seeded RNG; objects are never mutated.
 """
 
 from __future__ import annotations
@@ -28,7 +38,11 @@ from dralab.api.resource import (
 )
 
 from .cluster import ClusterState, PodInfo
-from .expand import Expander
+from .controllers import Controllers
+from .expand import PodFactory
+from .names import NameGenerator
+from .owners import is_being_deleted, is_terminal
+from .snapshot import apply_order
 
 __all__ = ["build_cluster"]
 
@@ -37,25 +51,40 @@ def _key(obj: KubeObject) -> str:
     return f"{obj.metadata.namespace or 'default'}/{obj.name}"
 
 
-def _normalise_pod(pod: Pod, expander: Expander) -> Pod:
+def _normalise_pod(pod: Pod, names: NameGenerator) -> Pod:
     meta = pod.metadata
     changes: dict[str, str] = {}
     if not meta.namespace:
         changes["namespace"] = "default"
-    if not meta.name and meta.generate_name:
-        changes["name"] = expander.generate_name(changes.get("namespace", meta.namespace or ""),
-                                                 meta.generate_name)
     if not meta.uid:
-        changes["uid"] = expander.uid()
+        changes["uid"] = names.uid()
     if not changes:
         return pod
     return msgspec.structs.replace(pod, metadata=msgspec.structs.replace(meta, **changes))
 
 
+def _release_finished(cluster: ClusterState, finished: list[PodInfo]) -> None:
+    """What the claim controller does for pods that are done: they stop being
+    consumers; claims nobody uses any more are deallocated, generated ones deleted."""
+    if not finished:
+        return
+    try:
+        from .claims import release_pod_claims
+    except ModuleNotFoundError as exc:  # the DRA half is not installed
+        if exc.name != f"{__package__}.claims":
+            raise
+        return
+    for info in finished:
+        release_pod_claims(cluster, info)
+
+
 def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None = None,
                   seed: int = 0) -> tuple[ClusterState, list[PodInfo]]:
     """The cluster and its pending pods (no spec.nodeName), in arrival order."""
-    objects = list(objects)
+    objects, _ = apply_order(list(objects))
+    rng = random.Random(seed)
+    names = NameGenerator(rng, objects)
+    objects = [names.name_object(o) for o in objects]
     cluster = ClusterState(features=features or FeatureGates())
     for obj in objects:
         if isinstance(obj, PriorityClass):
@@ -73,17 +102,23 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         elif isinstance(obj, ResourceClaimTemplate):
             cluster.templates[_key(obj)] = obj
 
-    rng = random.Random(seed)
-    taken = {_key(o) for o in objects if isinstance(o, Pod) and o.name}
-    expander = Expander(rng, [n.node for n in cluster.nodes.values()], taken)
+    controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
+    factory = PodFactory(names)
     pending: list[PodInfo] = []
+    finished: list[PodInfo] = []
     for obj in objects:
         if isinstance(obj, Pod):
-            pods: Iterable[Pod] = [_normalise_pod(obj, expander)]
+            if controllers.replaced(obj):
+                continue
+            pods: Iterable[Pod] = [_normalise_pod(obj, names)]
         else:
-            pods = [p for doc in expander.expand(obj) if isinstance(p := decode(doc), Pod)]
+            pods = [p for doc in controllers.create(obj, factory)
+                    if isinstance(p := decode(doc), Pod)]
         for pod in pods:
             info = cluster.add_pod(pod)
-            if not pod.spec.node_name:
+            if is_terminal(pod):
+                finished.append(info)
+            elif not pod.spec.node_name and not is_being_deleted(pod):
                 pending.append(info)
+    _release_finished(cluster, finished)
     return cluster, pending

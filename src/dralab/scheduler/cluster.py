@@ -67,6 +67,7 @@ DEFAULT_MEMORY_MILLI = 200 * 1024 * 1024 * 1000
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
+_FINISHED_PHASES = ("Succeeded", "Failed")
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 _REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 
@@ -324,7 +325,9 @@ class ClusterState:
         return PREEMPT_LOWER_PRIORITY
 
     def add_pod(self, pod: Pod) -> PodInfo:
-        """Register a pod; a pod that already has spec.nodeName is placed on its node."""
+        """Register a pod; a pod that already has spec.nodeName is placed on its node,
+        unless it has finished (phase Succeeded or Failed): a finished pod holds
+        nothing, and kube-scheduler does not even watch it."""
         self._sequence += 1
         info = PodInfo(pod=pod, priority=self.resolve_priority(pod),
                        requests=pod_requests(pod), sequence=self._sequence,
@@ -332,7 +335,7 @@ class ClusterState:
                        preemption_policy=self.resolve_preemption_policy(pod))
         self.pods[info.key] = info
         node = pod.spec.node_name
-        if node and node in self.nodes:
+        if node and node in self.nodes and pod.status.phase not in _FINISHED_PHASES:
             self.nodes[node].add_pod(info)
             info.assumed_node = node
         return info

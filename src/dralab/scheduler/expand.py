@@ -1,52 +1,58 @@
-"""Pods from pod-template carriers, named and labelled as the controllers name them.
+"""The objects workload controllers create, named and labelled as they name them.
 
-* Job: ``parallelism`` pods (default 1, at most ``completions``), ``<job>-<5 random>``
-  (Indexed: ``<job>-<index>-<5 random>``), job-name / controller-uid labels.
-* CronJob: one Job ``<cronjob>-<scheduled time in minutes since the epoch>`` for the
-  first activation after its creationTimestamp (or after the epoch), then as a Job.
-* Deployment: ReplicaSet ``<deploy>-<pod-template-hash>``, then as a ReplicaSet.
-* ReplicaSet: ``replicas`` pods ``<rs>-<5 random>``.
-* StatefulSet: ``<sts>-0`` .. ``<sts>-<replicas-1>``.
-* DaemonSet: one pod per node it should run on (node selector, required node
-  affinity, taints with the daemon tolerations), ``<ds>-<5 random>``, pinned with a
-  ``matchFields metadata.name In [node]`` affinity term as the DaemonSet controller does.
+This module only builds; what to build (which replicas, indexes, ordinals or
+nodes are missing) is decided in ``controllers``.
 
-Random parts (name suffixes, UIDs) come from the ``random.Random`` passed in. The
-pod-template-hash is FNV-32a over the template's canonical JSON, encoded like
-upstream's SafeEncodeString: same shape, not the same value as a real cluster's.
-Pods are returned as plain documents; the caller decodes them.
+* Job pods: ``<job>-<5 random>`` (Indexed: ``<job>-<index>-<5 random>``), job-name /
+  controller-uid labels, the job-tracking finalizer.
+* The Job of a CronJob: ``<cronjob>-<scheduled time in minutes since the epoch>``.
+* The ReplicaSet of a Deployment: ``<deploy>-<pod-template-hash>``, its selector and
+  template labels extended with the hash.
+* ReplicaSet pods: ``<rs>-<5 random>``.
+* StatefulSet pods: ``<sts>-<ordinal>``, with hostname and subdomain.
+* DaemonSet pods: ``<ds>-<5 random>``, pinned to their node with a ``matchFields
+  metadata.name In [node]`` affinity term as the DaemonSet controller does, with the
+  daemon tolerations added.
+
+Owners are passed as "heads": plain ``apiVersion``/``kind``/``metadata`` mappings
+with name, namespace and uid set. Random parts (name suffixes, UIDs) come from the
+``NameGenerator``. The pod-template-hash is FNV-32a over the template's canonical
+JSON, encoded like upstream's SafeEncodeString: same shape, not the same value as a
+real cluster's. Pods are returned as plain documents; the caller decodes them.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import random
-import uuid
-from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from dralab.allocator.nodes import NodeSelectorError, NodeView, compile_node_selector
 from dralab.api.base import KubeObject
-from dralab.api.core import Node, NodeSelector, Taint, Toleration
+from dralab.api.core import Node, NodeSelector, Pod, Taint, Toleration
 from dralab.api.quantity import Quantity
-from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
-from .cron import next_activation
+from .names import ALPHANUMS, NameGenerator
 
 __all__ = [
     "ALPHANUMS",
-    "Expander",
+    "PodFactory",
+    "daemon_template",
+    "pinned_node",
+    "raw_template",
     "safe_encode",
+    "should_run_daemon",
     "template_hash",
 ]
 
-ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-RANDOM_LENGTH = 5
-MAX_GENERATED_NAME = 63 - RANDOM_LENGTH
+POD_TEMPLATE_HASH = "pod-template-hash"
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+CRON_SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
 DAEMON_TOLERATIONS: tuple[tuple[str, str], ...] = (
     ("node.kubernetes.io/not-ready", "NoExecute"),
@@ -71,8 +77,12 @@ def _fnv32a(data: bytes) -> int:
     return h
 
 
-def template_hash(template: Any) -> str:
+def template_hash(template: Any, collisions: int = 0) -> str:
+    """The pod-template-hash of ``template``; ``collisions`` > 0 varies it when the
+    name it gives is taken (upstream's collisionCount)."""
     text = json.dumps(template, sort_keys=True, separators=(",", ":"), default=str)
+    if collisions:
+        text += str(collisions)
     return safe_encode(str(_fnv32a(text.encode())))
 
 
@@ -84,8 +94,9 @@ def _plain(value: Any) -> Any:
     return msgspec.to_builtins(value, enc_hook=hook)
 
 
-def _raw_template(owner: KubeObject, *path: str) -> dict[str, Any]:
-    """The pod template as written (unmodelled fields kept), deep-copied."""
+def raw_template(owner: KubeObject, *path: str) -> dict[str, Any]:
+    """The template at ``path`` as written (unmodelled fields kept), deep-copied; the
+    typed value when the object has no raw document."""
     raw: Any = owner.raw
     for key in path:
         raw = raw.get(key) if isinstance(raw, dict) else None
@@ -93,8 +104,8 @@ def _raw_template(owner: KubeObject, *path: str) -> dict[str, Any]:
         return copy.deepcopy(raw)
     typed: Any = owner
     for key in path:
-        typed = getattr(typed, {"jobTemplate": "job_template"}.get(key, key))
-    out = _plain(typed)
+        typed = getattr(typed, {"jobTemplate": "job_template"}.get(key, key), None)
+    out = _plain(typed) if typed is not None else {}
     return out if isinstance(out, dict) else {}
 
 
@@ -104,196 +115,170 @@ def _owner_ref(owner: Mapping[str, Any]) -> dict[str, Any]:
             "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
-class Expander:
-    """Expands workloads into pod documents. ``taken`` holds the ``namespace/name`` of
-    pods that exist, so generated names never collide."""
+def _template_meta(template: dict[str, Any]) -> dict[str, Any]:
+    meta = template.get("metadata")
+    if not isinstance(meta, dict):
+        meta = template["metadata"] = {}
+    return meta
 
-    def __init__(self, rng: random.Random, nodes: list[Node], taken: set[str]) -> None:
-        self.rng = rng
-        self.nodes = nodes
-        self.taken = taken
 
-    # --- naming -----------------------------------------------------------------------
-    def uid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
-    def generate_name(self, namespace: str, base: str) -> str:
-        base = base[:MAX_GENERATED_NAME]
-        while True:
-            name = base + "".join(self.rng.choice(ALPHANUMS) for _ in range(RANDOM_LENGTH))
-            if f"{namespace}/{name}" not in self.taken:
-                self.taken.add(f"{namespace}/{name}")
-                return name
 
-    def _head(self, obj: KubeObject) -> dict[str, Any]:
-        """apiVersion/kind/metadata of ``obj`` as plain data with namespace and uid set."""
+class PodFactory:
+    """Builds the objects controllers create. Every name and UID comes from ``names``."""
+
+    def __init__(self, names: NameGenerator) -> None:
+        self.names = names
+
+    # --- heads ------------------------------------------------------------------------
+    def head(self, obj: KubeObject) -> dict[str, Any]:
+        """apiVersion/kind/metadata of ``obj`` as plain data, namespace and uid set."""
         meta = _plain(obj.metadata)
         meta.setdefault("namespace", "default")
         if not meta.get("uid"):
-            meta["uid"] = self.uid()
+            meta["uid"] = self.names.uid()
         return {"apiVersion": obj.api_version or type(obj).API_VERSION,
                 "kind": obj.kind or type(obj).KIND, "metadata": meta}
 
+    def replica_set_head(self, deploy: Mapping[str, Any], template: dict[str, Any],
+                         selector: Mapping[str, Any] | None) -> tuple[dict[str, Any],
+                                                                    dict[str, Any]]:
+        """The new ReplicaSet of Deployment ``deploy``: (head, pod template with the
+        pod-template-hash label). The head carries the hashed selector as
+        ``spec.selector`` for matching."""
+        namespace, name = deploy["metadata"]["namespace"], deploy["metadata"]["name"]
+        collisions = 0
+        pod_hash = template_hash(template)
+        while self.names.is_taken(("apps", "ReplicaSet", namespace, f"{name}-{pod_hash}")):
+            collisions += 1
+            pod_hash = template_hash(template, collisions)
+        rs_name = f"{name}-{pod_hash}"
+        self.names.take(("apps", "ReplicaSet", namespace, rs_name))
+        meta = _template_meta(template)
+        meta["labels"] = {**_str_map(meta.get("labels")), POD_TEMPLATE_HASH: pod_hash}
+        rs_meta = {"name": rs_name, "namespace": namespace, "uid": self.names.uid(),
+                   "labels": dict(meta["labels"]), "ownerReferences": [_owner_ref(deploy)]}
+        rs_selector = dict(selector) if isinstance(selector, Mapping) else {}
+        rs_selector["matchLabels"] = {**_str_map(rs_selector.get("matchLabels")),
+                                      POD_TEMPLATE_HASH: pod_hash}
+        head = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta,
+                "spec": {"selector": rs_selector}}
+        return head, template
+
+    def cron_job_head(self, cron: Mapping[str, Any], job_template: Mapping[str, Any],
+                      scheduled: datetime) -> dict[str, Any]:
+        """The Job a CronJob creates for the activation at ``scheduled``."""
+        namespace, name = cron["metadata"]["namespace"], cron["metadata"]["name"]
+        t_meta = job_template.get("metadata")
+        t_meta = t_meta if isinstance(t_meta, Mapping) else {}
+        job_name = f"{name}-{int(scheduled.timestamp()) // 60}"
+        self.names.take(("batch", "Job", namespace, job_name))
+        job_meta: dict[str, Any] = {
+            "name": job_name, "namespace": namespace, "uid": self.names.uid(),
+            "labels": _str_map(t_meta.get("labels")),
+            "annotations": {**_str_map(t_meta.get("annotations")),
+                            CRON_SCHEDULED: scheduled.isoformat().replace("+00:00", "Z")},
+            "ownerReferences": [_owner_ref(cron)]}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta}
+
+    # --- pods -------------------------------------------------------------------------
     def _pod(self, owner: Mapping[str, Any], template: Mapping[str, Any], name: str,
-             extra_labels: Mapping[str, str] = {},
-             annotations: Mapping[str, str] = {}) -> dict[str, Any]:
-        t_meta = dict(template.get("metadata") or {})
+             extra_labels: Mapping[str, str] | None = None,
+             annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+        t_meta = template.get("metadata")
+        t_meta = t_meta if isinstance(t_meta, Mapping) else {}
         namespace = owner["metadata"]["namespace"]
-        labels = {**(t_meta.get("labels") or {}), **extra_labels}
-        meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": self.uid(),
+        labels = {**_str_map(t_meta.get("labels")), **(extra_labels or {})}
+        meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": self.names.uid(),
                                 "ownerReferences": [_owner_ref(owner)]}
         if labels:
             meta["labels"] = labels
-        merged = {**(t_meta.get("annotations") or {}), **annotations}
+        merged = {**_str_map(t_meta.get("annotations")), **(annotations or {})}
         if merged:
             meta["annotations"] = merged
-        if t_meta.get("finalizers"):
-            meta["finalizers"] = list(t_meta["finalizers"])
-        self.taken.add(f"{namespace}/{name}")
+        finalizers = t_meta.get("finalizers")
+        if isinstance(finalizers, list) and finalizers:
+            meta["finalizers"] = list(finalizers)
+        self.names.take(("", "Pod", namespace, name))
+        spec = template.get("spec")
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                "spec": copy.deepcopy(template.get("spec") or {})}
+                "spec": copy.deepcopy(spec) if isinstance(spec, dict) else {}}
 
-    # --- kinds ------------------------------------------------------------------------
-    def expand(self, obj: KubeObject) -> Iterator[dict[str, Any]]:
-        expanders: dict[type, Callable[[Any], Iterator[dict[str, Any]]]] = {
-            Job: self.job, CronJob: self.cron_job, Deployment: self.deployment,
-            ReplicaSet: self.replica_set, StatefulSet: self.stateful_set,
-            DaemonSet: self.daemon_set,
-        }
-        fn = expanders.get(type(obj))
-        if fn is not None:
-            yield from fn(obj)
+    def _generated(self, owner: Mapping[str, Any], prefix: str) -> str:
+        return self.names.generate("", "Pod", owner["metadata"]["namespace"], prefix)
 
-    def job(self, job: Job) -> Iterator[dict[str, Any]]:
-        head = self._head(job)
-        yield from self._job_pods(head, job.spec.parallelism, job.spec.completions,
-                                  job.spec.completion_mode, job.spec.suspend,
-                                  _raw_template(job, "spec", "template"))
+    def job_pod(self, job: Mapping[str, Any], template: Mapping[str, Any],
+                index: int | None) -> dict[str, Any]:
+        """One pod of Job ``job``; ``index`` is its completion index (Indexed jobs)."""
+        job_name, uid = job["metadata"]["name"], job["metadata"]["uid"]
+        labels = {"batch.kubernetes.io/controller-uid": uid,
+                  "batch.kubernetes.io/job-name": job_name,
+                  "controller-uid": uid, "job-name": job_name}
+        tracked = dict(template)
+        t_meta = tracked.get("metadata")
+        tracked["metadata"] = {**(t_meta if isinstance(t_meta, Mapping) else {}),
+                               "finalizers": [JOB_TRACKING_FINALIZER]}
+        if index is None:
+            return self._pod(job, tracked, self._generated(job, f"{job_name}-"), labels)
+        name = self._generated(job, f"{job_name}-{index}-")
+        pod = self._pod(job, tracked, name, {**labels, COMPLETION_INDEX: str(index)},
+                        {COMPLETION_INDEX: str(index)})
+        pod["spec"]["hostname"] = f"{job_name}-{index}"
+        return pod
 
-    def _job_pods(self, head: dict[str, Any], parallelism: int | None, completions: int | None,
-                  mode: str | None, suspend: bool | None, template: dict[str, Any]
-                  ) -> Iterator[dict[str, Any]]:
-        if suspend:
-            return
-        count = 1 if parallelism is None else parallelism
-        if completions is not None:
-            count = min(count, completions)
-        job_name, uid = head["metadata"]["name"], head["metadata"]["uid"]
-        labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name":
-                  job_name, "controller-uid": uid, "job-name": job_name}
-        template.setdefault("metadata", {})
-        template["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
-        namespace = head["metadata"]["namespace"]
-        for index in range(count):
-            if mode == "Indexed":
-                name = self.generate_name(namespace, f"{job_name}-{index}-")
-                pod = self._pod(head, template, name,
-                                {**labels, "batch.kubernetes.io/job-completion-index":
-                                 str(index)},
-                                {"batch.kubernetes.io/job-completion-index": str(index)})
-                pod["spec"]["hostname"] = f"{job_name}-{index}"
-            else:
-                pod = self._pod(head, template, self.generate_name(namespace, f"{job_name}-"),
-                                labels)
-            yield pod
+    def replica_pod(self, rs: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
+        return self._pod(rs, template, self._generated(rs, f"{rs['metadata']['name']}-"))
 
-    def cron_job(self, cron: CronJob) -> Iterator[dict[str, Any]]:
-        if cron.spec.suspend:
-            return
-        owner = self._head(cron)
-        created = cron.metadata.creation_timestamp
-        after = (datetime.fromisoformat(created.replace("Z", "+00:00")) if created
-                 else datetime(1970, 1, 1, tzinfo=UTC))
-        scheduled = next_activation(cron.spec.schedule, after)
-        job_template = _raw_template(cron, "spec", "jobTemplate")
-        t_meta = job_template.get("metadata") or {}
-        name = f"{owner['metadata']['name']}-{int(scheduled.timestamp()) // 60}"
-        job_meta: dict[str, Any] = {
-            "name": name, "namespace": owner["metadata"]["namespace"], "uid": self.uid(),
-            "labels": dict(t_meta.get("labels") or {}),
-            "annotations": {**(t_meta.get("annotations") or {}),
-                            "batch.kubernetes.io/cronjob-scheduled-timestamp":
-                                scheduled.isoformat().replace("+00:00", "Z")},
-            "ownerReferences": [_owner_ref(owner)]}
-        head = {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta}
-        spec = cron.spec.job_template.spec
-        yield from self._job_pods(head, spec.parallelism, spec.completions,
-                                  spec.completion_mode, spec.suspend,
-                                  dict((job_template.get("spec") or {}).get("template") or {}))
+    def stateful_pod(self, sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int,
+                     service_name: str | None, revision: str) -> dict[str, Any]:
+        """Pod ``<sts>-<ordinal>``; ``revision`` is ``<sts>-<template_hash(template)>``."""
+        name = sts["metadata"]["name"]
+        pod_name = f"{name}-{ordinal}"
+        pod = self._pod(sts, template, pod_name, {
+            "apps.kubernetes.io/pod-index": str(ordinal),
+            "controller-revision-hash": revision,
+            "statefulset.kubernetes.io/pod-name": pod_name})
+        pod["spec"]["hostname"] = pod_name
+        if service_name:
+            pod["spec"]["subdomain"] = service_name
+        return pod
 
-    def deployment(self, deploy: Deployment) -> Iterator[dict[str, Any]]:
-        owner = self._head(deploy)
-        template = _raw_template(deploy, "spec", "template")
-        pod_hash = template_hash(template)
-        template.setdefault("metadata", {})
-        template["metadata"]["labels"] = {**(template["metadata"].get("labels") or {}),
-                                          "pod-template-hash": pod_hash}
-        rs_meta = {"name": f"{owner['metadata']['name']}-{pod_hash}",
-                   "namespace": owner["metadata"]["namespace"], "uid": self.uid(),
-                   "labels": dict(template["metadata"]["labels"]),
-                   "ownerReferences": [_owner_ref(owner)]}
-        head = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta}
-        replicas = 1 if deploy.spec.replicas is None else deploy.spec.replicas
-        yield from self._replicas(head, template, replicas)
-
-    def replica_set(self, rs: ReplicaSet) -> Iterator[dict[str, Any]]:
-        replicas = 1 if rs.spec.replicas is None else rs.spec.replicas
-        yield from self._replicas(self._head(rs), _raw_template(rs, "spec", "template"),
-                                  replicas)
-
-    def _replicas(self, head: dict[str, Any], template: dict[str, Any], replicas: int
-                  ) -> Iterator[dict[str, Any]]:
-        namespace, name = head["metadata"]["namespace"], head["metadata"]["name"]
-        for _ in range(replicas):
-            yield self._pod(head, template, self.generate_name(namespace, f"{name}-"))
-
-    def stateful_set(self, sts: StatefulSet) -> Iterator[dict[str, Any]]:
-        head = self._head(sts)
-        template = _raw_template(sts, "spec", "template")
-        name = head["metadata"]["name"]
-        revision = f"{name}-{template_hash(template)}"
-        replicas = 1 if sts.spec.replicas is None else sts.spec.replicas
-        for ordinal in range(replicas):
-            pod_name = f"{name}-{ordinal}"
-            pod = self._pod(head, template, pod_name, {
-                "apps.kubernetes.io/pod-index": str(ordinal),
-                "controller-revision-hash": revision,
-                "statefulset.kubernetes.io/pod-name": pod_name})
-            pod["spec"]["hostname"] = pod_name
-            if sts.spec.service_name:
-                pod["spec"]["subdomain"] = sts.spec.service_name
-            yield pod
-
-    def daemon_set(self, ds: DaemonSet) -> Iterator[dict[str, Any]]:
-        head = self._head(ds)
-        template = _raw_template(ds, "spec", "template")
-        spec = template.setdefault("spec", {})
-        tolerations = list(spec.get("tolerations") or [])
-        wanted = list(DAEMON_TOLERATIONS)
-        if spec.get("hostNetwork"):
-            wanted.append(NETWORK_UNAVAILABLE)
-        for key, effect in wanted:
-            if not any(t.get("key") == key and t.get("effect") == effect for t in tolerations):
-                tolerations.append({"key": key, "operator": "Exists", "effect": effect})
-        spec["tolerations"] = tolerations
-        revision = template_hash(template)
-        typed_tolerations = [msgspec.convert(t, Toleration) for t in tolerations]
-        pod_spec = ds.spec.template.spec
-        affinity = pod_spec.affinity.node_affinity if pod_spec.affinity else None
-        required = affinity.required_during_scheduling_ignored_during_execution \
-            if affinity else None
-        namespace, name = head["metadata"]["namespace"], head["metadata"]["name"]
-        for node in self.nodes:
-            if not _should_run(node, pod_spec.node_selector, required, typed_tolerations):
-                continue
-            pod = self._pod(head, template, self.generate_name(namespace, f"{name}-"), {
-                "controller-revision-hash": revision, "pod-template-generation": "1"})
-            _pin_to_node(pod["spec"], node.name)
-            yield pod
+    def daemon_pod(self, ds: Mapping[str, Any], template: Mapping[str, Any],
+                   node: str, revision: str) -> dict[str, Any]:
+        """A pod of DaemonSet ``ds`` for ``node``; ``template`` comes from
+        ``daemon_template``, ``revision`` is its ``template_hash``."""
+        pod = self._pod(ds, template, self._generated(ds, f"{ds['metadata']['name']}-"), {
+            "controller-revision-hash": revision, "pod-template-generation": "1"})
+        _pin_to_node(pod["spec"], node)
+        return pod
 
 
-def _should_run(node: Node, selector: Mapping[str, str], required: NodeSelector | None,
-                tolerations: list[Toleration]) -> bool:
+def daemon_template(template: dict[str, Any]) -> dict[str, Any]:
+    """``template`` with the tolerations the DaemonSet controller adds to its pods."""
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        spec = template["spec"] = {}
+    current = spec.get("tolerations")
+    tolerations = [t for t in current if isinstance(t, dict)] if isinstance(current, list) \
+        else []
+    wanted = list(DAEMON_TOLERATIONS)
+    if spec.get("hostNetwork"):
+        wanted.append(NETWORK_UNAVAILABLE)
+    for key, effect in wanted:
+        if not any(t.get("key") == key and t.get("effect") == effect for t in tolerations):
+            tolerations.append({"key": key, "operator": "Exists", "effect": effect})
+    spec["tolerations"] = tolerations
+    return template
+
+
+def should_run_daemon(node: Node, selector: Mapping[str, str], required: NodeSelector | None,
+                      tolerations: list[Toleration]) -> bool:
+    """Whether a daemon pod belongs on ``node``: node selector, required node
+    affinity, and no untolerated NoSchedule/NoExecute taint."""
     labels = node.metadata.labels
     if any(labels.get(k) != v for k, v in selector.items()):
         return False
@@ -311,13 +296,36 @@ def _should_run(node: Node, selector: Mapping[str, str], required: NodeSelector 
     return find_untolerated_taint(node.spec.taints, tolerations, blocking) is None
 
 
+def _child_map(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    value = parent.get(key)
+    if not isinstance(value, dict):
+        value = parent[key] = {}
+    return value
+
+
 def _pin_to_node(spec: dict[str, Any], node: str) -> None:
+    # Replaces the terms of the required node affinity (other fields of it stay), as
+    # the DaemonSet controller does.
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-    affinity = spec.setdefault("affinity", {})
-    node_affinity = affinity.setdefault("nodeAffinity", {})
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if required is None:
-        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [term]}
-    else:
-        required["nodeSelectorTerms"] = [term]
+    node_affinity = _child_map(_child_map(spec, "affinity"), "nodeAffinity")
+    _child_map(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")[
+        "nodeSelectorTerms"] = [term]
+
+
+def pinned_node(pod: KubeObject) -> str | None:
+    """The node a daemon pod is meant for: spec.nodeName, else the single node its
+    required ``matchFields metadata.name In`` term names (upstream's
+    GetTargetNodeName)."""
+    if not isinstance(pod, Pod):
+        return None
+    if pod.spec.node_name:
+        return pod.spec.node_name
+    affinity = pod.spec.affinity.node_affinity if pod.spec.affinity else None
+    required = affinity.required_during_scheduling_ignored_during_execution if affinity \
+        else None
+    for term in required.node_selector_terms if required else ():
+        for field in term.match_fields:
+            if field.key == "metadata.name" and field.operator == "In" \
+                    and len(field.values) == 1:
+                return field.values[0]
+    return None

@@ -12,7 +12,7 @@ resource shortfall: what blocks it there is what would have to change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,11 +22,14 @@ from dralab.api.features import FeatureGates
 from dralab.api.resource import ResourceClaim
 
 from .build import build_cluster
-from .cluster import NodeInfo, PodInfo
+from .cluster import ClusterState, NodeInfo, PodInfo
 from .cycle import Attempt
 from .framework import Code, CycleState, Status
-from .result import ScheduleResult
+from .result import REASON_SCHEDULER_ERROR, ScheduleResult
 from .runtime import Framework
+
+# Set by the resource-claim controller on claims it generates from a pod's template.
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 __all__ = ["ClaimExplanation", "Explanation", "NodeVerdict", "explain_claim", "explain_pod"]
 
@@ -75,6 +78,8 @@ class Explanation:
     attempts: int = 0
     via_nomination: bool = False  # placed on the node preemption nominated, checked alone
     found: bool = True  # False: the pod was never scheduled (gated, no profile, bound)
+    error: bool = False  # the cycle ended in an Error status (SchedulerError), not "no fit"
+    finished: str | None = None  # Succeeded/Failed before the run (then not scheduled)
 
     @property
     def nearest(self) -> NodeVerdict | None:
@@ -87,8 +92,10 @@ class Explanation:
                                              iv[1].shortfall, iv[0]))[1]
 
     def render(self) -> str:
-        lines = [f"Pod {self.pod}: " + (f"scheduled on {self.node}" if self.node else
-                                        "not scheduled")]
+        state = f"scheduled on {self.node}" if self.node else "not scheduled"
+        if self.finished:
+            state = f"{self.finished} on {self.node}" if self.node else self.finished
+        lines = [f"Pod {self.pod}: {state}"]
         if self.attempts:
             lines[0] += f" after {self.attempts} attempt(s)" if self.attempts > 1 else ""
         if self.message:
@@ -119,7 +126,12 @@ class Explanation:
                     lines.append(f"  {name:<{width}}  {status.plugin}: {status.message}")
                     lines.extend(f"  {'':<{width}}      {d}" for d in status.details)
         nearest = self.nearest
-        if self.node is None and nearest is not None:
+        if self.error:
+            lines.append("")
+            lines.extend(_ERROR_NOTE)
+            if "CEL runtime error" in self.message:
+                lines.extend(_CEL_NOTE)
+        elif self.node is None and nearest is not None:
             lines.append("")
             count = len(nearest.rejections)
             lines.append(f"Nearest node: {nearest.node} ({count} plugin"
@@ -135,6 +147,17 @@ class Explanation:
         return "\n".join(lines) + "\n"
 
 
+_ERROR_NOTE = (
+    "The cycle ended in an error, not in \"does not fit\": a plugin returned Error, so",
+    "kube-scheduler stopped at the first node where it happened (reason SchedulerError).",
+    "The pod stays pending and is retried with backoff until the cause is fixed;",
+    "preemption does not run.",
+)
+_CEL_NOTE = (
+    "A CEL runtime error comes from evaluating a selector on one device: fix the expression",
+    "of the claim or DeviceClass it names, or guard the attributes it reads (has(), ?).",
+)
+
 _ADVICE = {
     "NodeResourcesFit": "free or add resources",
     "TaintToleration": "tolerate the taint or untaint the node",
@@ -146,7 +169,8 @@ _ADVICE = {
 
 
 def _advice(status: Status) -> str:
-    hint = _ADVICE.get(status.plugin, "satisfy the plugin")
+    hint = "fix what the error names" if status.code is Code.ERROR else \
+        _ADVICE.get(status.plugin, "satisfy the plugin")
     details = "; ".join(status.details)
     return f"{status.plugin}: {status.message} -> {hint}" + (f" ({details})" if details else "")
 
@@ -169,13 +193,18 @@ def _evaluate(framework: Framework, attempt: Attempt) -> Explanation:
                                             entry.total if entry else None))
         return Explanation(pod.key, attempt.node, "", verdicts=tuple(verdicts),
                            attempts=pod.attempts, via_nomination=attempt.via_nomination)
-    message = attempt.diagnosis.message() if attempt.diagnosis else (
-        attempt.error.message if attempt.error else "")
+    # An Error ends the cycle whatever Filter had found so far: its message is the
+    # pod's (reason SchedulerError), not the histogram of the nodes seen before it.
+    error = attempt.error is not None
+    if attempt.error is not None:
+        message = f"{REASON_SCHEDULER_ERROR}: {attempt.error.message}"
+    else:
+        message = attempt.diagnosis.message() if attempt.diagnosis else ""
     state = CycleState()
     _, status, _ = framework.run_pre_filter(state, pod, cluster)
     if not status.is_success():
         return Explanation(pod.key, None, message, pre_filter=status, nominated=nominated,
-                           victims=attempt.victims, attempts=pod.attempts)
+                           victims=attempt.victims, attempts=pod.attempts, error=error)
     plugins = {name: framework.plugins[name] for name, _ in framework.filters_for(state)}
     verdicts = []
     for node in cluster.node_infos():
@@ -190,26 +219,33 @@ def _evaluate(framework: Framework, attempt: Attempt) -> Explanation:
                     shortfall += plugin.shortfall(state, pod, node)
         verdicts.append(NodeVerdict(node.name, tuple(rejections), shortfall=shortfall))
     return Explanation(pod.key, None, message, verdicts=tuple(verdicts), nominated=nominated,
-                       victims=attempt.victims, attempts=pod.attempts)
+                       victims=attempt.victims, attempts=pod.attempts, error=error)
 
 
-def _run(objects: Iterable[KubeObject], keys: set[str], config: object | None,
-         features: FeatureGates | None, seed: int
-         ) -> tuple[ScheduleResult, dict[str, Explanation]]:
+def run_observed(objects: Iterable[KubeObject],
+                 keys: set[str] | Callable[[ClusterState], set[str]], config: object | None,
+                 features: FeatureGates | None, seed: int
+                 ) -> tuple[ScheduleResult, dict[str, Explanation]]:
+    """Schedule everything and explain the pods ``keys`` names (a set, or a function
+    of the built cluster, for targets known only once workloads are expanded) as
+    their last cycle happened."""
     from .scheduler import Scheduler
 
     cluster, pending = build_cluster(objects, features, seed)
+    wanted = keys(cluster) if callable(keys) else keys
     seen: dict[str, Explanation] = {}
 
     def observe(attempt: Attempt) -> None:
-        if attempt.pod.key in keys:
+        if attempt.pod.key in wanted:
             seen[attempt.pod.key] = _evaluate(attempt.framework, attempt)
 
     result = Scheduler.build(cluster, config, seed, observe=observe).run(pending)
     return result, seen
 
 
-def _not_scheduled(result: ScheduleResult, key: str) -> Explanation:
+def not_scheduled(result: ScheduleResult, key: str) -> Explanation:
+    """A pod that had no scheduling cycle: gated, without profile, already bound,
+    finished or being deleted. InputError if there is no such pod."""
     for item in result.unplaced:
         if f"{item.pod.metadata.namespace}/{item.pod.metadata.name}" == key:
             return Explanation(key, None, f"{item.reason}: {item.message}", found=False)
@@ -218,6 +254,11 @@ def _not_scheduled(result: ScheduleResult, key: str) -> Explanation:
     if pod is None:
         raise InputError(f"pod {key} not found")
     node = pod.spec.node_name
+    if pod.status.phase in ("Succeeded", "Failed"):
+        return Explanation(key, node, "finished before the run: it holds no resources",
+                           found=False, finished=pod.status.phase)
+    if pod.metadata.deletion_timestamp is not None and not node:
+        return Explanation(key, None, "being deleted: kube-scheduler skips it", found=False)
     return Explanation(key, node, "already bound before the run" if node else "", found=False)
 
 
@@ -226,21 +267,27 @@ def explain_pod(objects: Iterable[KubeObject], key: str, config: object | None =
     """Explain pod ``namespace/name`` (a pod of the input or one expanded from a
     workload). InputError if no such pod exists."""
     key = key if "/" in key else f"default/{key}"
-    result, seen = _run(objects, {key}, config, features, seed)
-    return seen.get(key) or _not_scheduled(result, key)
+    result, seen = run_observed(objects, {key}, config, features, seed)
+    return seen.get(key) or not_scheduled(result, key)
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimExplanation:
+    """A ResourceClaim after the run and the pods that use it. ``origin`` says which
+    pod a generated claim belongs to ("" for claims of the input)."""
+
     claim: str
     allocated: ResourceClaim | None  # the claim after the run (None if it vanished)
     consumers: tuple[Explanation, ...]
+    origin: str = ""
 
     def render(self) -> str:
-        lines = [f"ResourceClaim {self.claim}: " + (
-            "allocated" if self.allocated is not None and self.allocated.allocated
-            else "not allocated")]
         claim = self.allocated
+        state = "allocated" if claim is not None and claim.allocated else (
+            "not created" if claim is None else "not allocated")
+        lines = [f"ResourceClaim {self.claim}: {state}"]
+        if self.origin:
+            lines.append(f"  {self.origin}")
         if claim is not None and claim.status.allocation is not None:
             for r in claim.status.allocation.devices.results:
                 lines.append(f"  request {r.request}: {r.driver}/{r.pool}/{r.device}")
@@ -262,22 +309,114 @@ def _uses_claim(pod: Any, namespace: str, name: str) -> bool:
     return any(s.resource_claim_name == name for s in pod.status.resource_claim_statuses)
 
 
+@dataclass(frozen=True, slots=True)
+class _PodEntry:
+    """``spec.resourceClaims[]`` entry ``entry`` of pod ``namespace/pod``."""
+
+    namespace: str
+    pod: str
+    entry: str
+
+
+def _claim_target(key: str, namespace: str | None) -> tuple[str, str] | _PodEntry:
+    """What an ``explain claim`` argument names (see ``explain_claim``)."""
+    parts = key.split("/")
+    if any(not p for p in parts) or len(parts) > 3:
+        raise InputError(f"{key!r}: expected NAME, NAMESPACE/NAME, POD/CLAIM (with a "
+                         "namespace) or NAMESPACE/POD/CLAIM")
+    if len(parts) == 1:
+        return namespace or "default", parts[0]
+    if len(parts) == 3:
+        if namespace is not None and namespace != parts[0]:
+            raise InputError(f"{key}: namespace {parts[0]!r} differs from the namespace "
+                             f"option {namespace!r}")
+        return _PodEntry(*parts)
+    if namespace is not None:
+        return _PodEntry(namespace, parts[0], parts[1])
+    return parts[0], parts[1]
+
+
+def _entry_claim(result: ScheduleResult, target: _PodEntry) -> tuple[str | None, str]:
+    """(claim name or None if none was created, origin note) of a pod's claim entry.
+    InputError if the pod or the entry does not exist."""
+    key = f"{target.namespace}/{target.pod}"
+    pod = next((p for p in result.pods if f"{p.metadata.namespace}/{p.metadata.name}" == key),
+               None)
+    if pod is None:
+        raise InputError(f"pod {key} not found")
+    entry = next((e for e in pod.spec.resource_claims if e.name == target.entry), None)
+    if entry is None:
+        names = ", ".join(e.name for e in pod.spec.resource_claims) or "none"
+        raise InputError(f'pod {key} has no resource claim "{target.entry}" '
+                         f"(its spec.resourceClaims: {names})")
+    if entry.resource_claim_name is not None:
+        return entry.resource_claim_name, f'named by pod {key} (spec.resourceClaims "{entry.name}")'
+    status = next((s for s in pod.status.resource_claim_statuses if s.name == entry.name), None)
+    origin = (f"generated from template {entry.resource_claim_template_name} for pod {key} "
+              f'(spec.resourceClaims "{entry.name}")')
+    return (status.resource_claim_name if status is not None else None), origin
+
+
+def _generated_for(claim: ResourceClaim | None) -> str:
+    """The origin note of a claim generated for a pod ("" for others)."""
+    if claim is None or POD_CLAIM_ANNOTATION not in claim.metadata.annotations:
+        return ""
+    owner = next((r for r in claim.metadata.owner_references
+                  if r.controller and r.kind == "Pod"), None)
+    if owner is None:
+        return ""
+    return (f"generated for pod {claim.metadata.namespace or 'default'}/{owner.name} "
+            f'(spec.resourceClaims "{claim.metadata.annotations[POD_CLAIM_ANNOTATION]}")')
+
+
 def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None = None,
-                  features: FeatureGates | None = None, seed: int = 0) -> ClaimExplanation:
-    """Explain ResourceClaim ``namespace/name`` through the pods that use it."""
-    namespace, _, name = key.rpartition("/")
-    namespace = namespace or "default"
+                  features: FeatureGates | None = None, seed: int = 0,
+                  namespace: str | None = None) -> ClaimExplanation:
+    """Explain a ResourceClaim through the pods that use it. ``key`` is
+
+    * ``NAME``: the claim in ``namespace`` ("default" when None);
+    * ``NAMESPACE/NAME`` (``namespace`` None): the claim; when no such claim exists
+      but pod ``default/NAMESPACE`` has a claim entry ``NAME``, that entry's claim;
+    * ``POD/CLAIM`` (``namespace`` given) or ``NAMESPACE/POD/CLAIM``: the claim of the
+      pod's ``spec.resourceClaims[]`` entry ``CLAIM`` -- the one generated from its
+      template (its name is random) or the one it names.
+
+    InputError if nothing matches. A template entry whose claim was never created
+    (missing template) is explained through its pod."""
     objects = list(objects)
-    first, _ = _run(objects, set(), config, features, seed)
-    claim = first.cluster.claims.get(f"{namespace}/{name}")
+    target = _claim_target(key, namespace)
+    first, _ = run_observed(objects, set(), config, features, seed)
+    origin = ""
+    if isinstance(target, tuple) and namespace is None and "/" in key \
+            and f"{target[0]}/{target[1]}" not in first.cluster.claims:
+        entry = _PodEntry("default", target[0], target[1])
+        pod_key = f"default/{entry.pod}"
+        if any(f"{p.metadata.namespace}/{p.metadata.name}" == pod_key
+               and any(e.name == entry.entry for e in p.spec.resource_claims)
+               for p in first.pods):
+            target = entry
+    if isinstance(target, _PodEntry):
+        name, origin = _entry_claim(first, target)
+        claim_ns = target.namespace
+        if name is None:
+            pod_key = f"{target.namespace}/{target.pod}"
+            result, seen = run_observed(objects, {pod_key}, config, features, seed)
+            return ClaimExplanation(
+                f"for pod {pod_key}, claim {target.entry}", None,
+                (seen.get(pod_key) or not_scheduled(result, pod_key),),
+                origin.replace("generated from", "nothing generated yet from", 1))
+    else:
+        claim_ns, name = target
+    claim = first.cluster.claims.get(f"{claim_ns}/{name}")
     owners = {ref.name for ref in claim.metadata.owner_references
               if ref.kind == "Pod"} if claim is not None else set()
-    users = [f"{namespace}/{p.metadata.name}" for p in first.pods
-             if _uses_claim(p, namespace, name) or (
-                 p.metadata.name in owners and (p.metadata.namespace or "default") == namespace)]
+    users = [f"{claim_ns}/{p.metadata.name}" for p in first.pods
+             if _uses_claim(p, claim_ns, name) or (
+                 p.metadata.name in owners and (p.metadata.namespace or "default") == claim_ns)]
     if claim is None and not users:
-        raise InputError(f"resourceclaim {namespace}/{name} not found")
-    result, seen = _run(objects, set(users), config, features, seed)
-    consumers = tuple(seen.get(u) or _not_scheduled(result, u) for u in users)
-    return ClaimExplanation(f"{namespace}/{name}",
-                            result.cluster.claims.get(f"{namespace}/{name}"), consumers)
+        raise InputError(f"resourceclaim {claim_ns}/{name} not found")
+    result, seen = run_observed(objects, set(users), config, features, seed)
+    consumers = tuple(seen.get(u) or not_scheduled(result, u) for u in users)
+    final = result.cluster.claims.get(f"{claim_ns}/{name}")
+    return ClaimExplanation(f"{claim_ns}/{name}", final, consumers,
+                            origin or _generated_for(final or claim))

@@ -14,6 +14,7 @@ from .cluster import ClusterState
 from .framework import Status
 
 __all__ = [
+    "REASON_NOT_READY",
     "REASON_NO_PROFILE",
     "REASON_SCHEDULER_ERROR",
     "REASON_SCHEDULING_GATED",
@@ -26,6 +27,9 @@ __all__ = [
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULING_GATED = "SchedulingGated"
+# KEP-5501 (SchedulerPreEnqueuePodStatus): a PreEnqueue plugin other than
+# SchedulingGates kept the pod out of the queue; the message is the plugin's.
+REASON_NOT_READY = "NotReadyForScheduling"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 REASON_NO_PROFILE = "NoProfile"  # ours: kube-scheduler would just never look at the pod
 

@@ -129,7 +129,7 @@ def _merge(a: PreFilterResult | None, b: PreFilterResult | None) -> PreFilterRes
 
 def _invalid_score(name: str, column: Sequence[Any]) -> Status:
     bad = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
-    return Status.error(name, f"plugin {name!r} returns an invalid score {bad}, it should in "
+    return Status.error(name, f"plugin \"{name}\" returns an invalid score {bad}, it should in "
                               f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
                               "normalizing")
 
@@ -241,7 +241,7 @@ class Framework:
                 if code is Code.UNSCHEDULABLE:
                     rejected = rejected or status
                     continue
-                return None, Status.error(name, f"running PreFilter plugin {name!r}: "
+                return None, Status.error(name, f"running PreFilter plugin \"{name}\": "
                                                 f"{status.message}"), frozenset()
             if r is not None and r.node_names is not None:
                 restricting.add(name)
@@ -349,7 +349,7 @@ class Framework:
         the plugin's name; anything else becomes Error."""
         if status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
             return status if status.plugin else status.with_plugin(name)
-        return Status.error(name, f"running {name!r} filter plugin: {status.message}")
+        return Status.error(name, f"running \"{name}\" filter plugin: {status.message}")
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo,
                                          to_add: PodInfo, node: NodeInfo) -> Status:
@@ -358,7 +358,7 @@ class Framework:
                 continue
             status = ext.add_pod(state, pod, to_add, node)
             if not status.is_success():
-                return Status.error(name, f"running AddPod on PreFilter plugin {name!r}: "
+                return Status.error(name, f"running AddPod on PreFilter plugin \"{name}\": "
                                           f"{status.message}")
         return _SUCCESS
 
@@ -369,7 +369,7 @@ class Framework:
                 continue
             status = ext.remove_pod(state, pod, to_remove, node)
             if not status.is_success():
-                return Status.error(name, f"running RemovePod on PreFilter plugin {name!r}: "
+                return Status.error(name, f"running RemovePod on PreFilter plugin \"{name}\": "
                                           f"{status.message}")
         return _SUCCESS
 
@@ -403,7 +403,7 @@ class Framework:
             if status.code is Code.SKIP:
                 state.skip_score.add(name)
             elif not status.is_success():
-                return Status.error(name, f"running PreScore plugin {name!r}: {status.message}")
+                return Status.error(name, f"running PreScore plugin \"{name}\": {status.message}")
         return _SUCCESS
 
     def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo],
@@ -434,14 +434,14 @@ class Framework:
                 if answer is not None:
                     column, status = answer
                     if status.code is not Code.SUCCESS:
-                        return table, Status.error(name, f"running Score plugin {name!r}: "
+                        return table, Status.error(name, f"running Score plugin \"{name}\": "
                                                          f"{status.message}")
             if column is None:
                 batch = getattr(plugin, "score_nodes", None)
                 if batch is not None:
                     column, status = batch(state, pod, nodes)
                     if status.code is not Code.SUCCESS:
-                        return table, Status.error(name, f"running Score plugin {name!r}: "
+                        return table, Status.error(name, f"running Score plugin \"{name}\": "
                                                          f"{status.message}")
                 else:
                     column, status = self._score_one_by_one(name, plugin, state, pod, nodes)
@@ -481,7 +481,7 @@ class Framework:
         for node in nodes:
             value, status = fn(state, pod, node)
             if status.code is not Code.SUCCESS:
-                return [], Status.error(name, f"running Score plugin {name!r}: "
+                return [], Status.error(name, f"running Score plugin \"{name}\": "
                                               f"{status.message}")
             column.append(value)
         ext = plugin.score_extensions()
@@ -490,7 +490,7 @@ class Framework:
             status = ext.normalize_score(state, pod, listed)
             if not status.is_success():
                 return [], Status.error(name, f"running Normalize on Score plugin "
-                                              f"{name!r}: {status.message}")
+                                              f"\"{name}\": {status.message}")
             column = [s.score for s in listed]
         return column, _SUCCESS
 
@@ -517,7 +517,7 @@ class Framework:
                 continue
             if status.is_rejected():
                 return status.with_plugin(name)
-            return Status.error(name, f"running Permit plugin {name!r}: {status.message}")
+            return Status.error(name, f"running Permit plugin \"{name}\": {status.message}")
         return _SUCCESS
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
@@ -526,7 +526,7 @@ class Framework:
             if status.code is Code.SKIP:
                 continue
             if not status.is_success():
-                return Status.error(name, f"running PreBind plugin {name!r}: {status.message}")
+                return Status.error(name, f"running PreBind plugin \"{name}\": {status.message}")
         return _SUCCESS
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
@@ -536,7 +536,7 @@ class Framework:
             if status.code is Code.SKIP:
                 continue
             if not status.is_success():
-                return Status.error(name, f"running Bind plugin {name!r}: {status.message}")
+                return Status.error(name, f"running Bind plugin \"{name}\": {status.message}")
             return status
         return Status.error("", "no bind plugin bound the pod")
 

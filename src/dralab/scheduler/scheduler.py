@@ -23,6 +23,7 @@ from .queue import SchedulingQueue
 from .registry import Registry
 from .result import (
     REASON_NO_PROFILE,
+    REASON_NOT_READY,
     REASON_SCHEDULER_ERROR,
     REASON_SCHEDULING_GATED,
     REASON_UNSCHEDULABLE,
@@ -36,6 +37,7 @@ from .runtime import Framework
 __all__ = ["MAX_ATTEMPTS", "Scheduler"]
 
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+SCHEDULING_GATES = "SchedulingGates"  # the plugin whose rejection is a scheduling gate
 # A pod is tried at most this often; evictions are finite, so this is only a backstop.
 MAX_ATTEMPTS = 64
 
@@ -172,12 +174,16 @@ class Scheduler:
                 evicted: list[Evicted], no_profile: list[PodInfo]) -> ScheduleResult:
         left: list[tuple[int, Unplaced]] = []
         for pod, status in self.queue.gated.values():
+            # Only spec.schedulingGates get the API server's SchedulingGated wording;
+            # any other PreEnqueue rejection is reported with the plugin's message.
+            if status.plugin == SCHEDULING_GATES:
+                reason, message = REASON_SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
+            else:
+                reason, message = REASON_NOT_READY, status.message
             gated = set_pod_condition(pod.pod, PodCondition(
-                type="PodScheduled", status="False", reason=REASON_SCHEDULING_GATED,
-                message=SCHEDULING_GATED_MESSAGE))
+                type="PodScheduled", status="False", reason=reason, message=message))
             self.cluster.update_pod(pod, gated)
-            left.append((pod.sequence, Unplaced(gated, REASON_SCHEDULING_GATED,
-                                                status.message, 0)))
+            left.append((pod.sequence, Unplaced(gated, reason, status.message, 0)))
         for pod in no_profile:
             name = pod.pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
             left.append((pod.sequence, Unplaced(

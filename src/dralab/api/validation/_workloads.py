@@ -163,7 +163,40 @@ validate_daemon_set = _apps_validator("DaemonSet", name_is_dns_subdomain, "daemo
 
 
 # batch ------------------------------------------------------------------------------------------
-def _check_job_spec(ctx: Ctx, spec: Mapping[str, Any], path: str, *, in_template: bool) -> None:
+_JOB_UID_LABELS: Final = ("batch.kubernetes.io/controller-uid", "controller-uid")
+_JOB_NAME_LABELS: Final = ("batch.kubernetes.io/job-name", "job-name")
+# Stands for the UID the API server will generate for a Job written without one.
+_FUTURE_UID: Final = "\x00generated"
+
+
+def _check_generated_selector(ctx: Ctx, meta: Mapping[str, Any], spec: Mapping[str, Any],
+                              selector: Mapping[str, Any], path: str) -> None:
+    """A Job's own selector without ``manualSelector: true``: the API server adds the
+    controller-uid term and the selector must then select exactly the generated
+    labels (a Job read back from a cluster carries them); template labels it sets
+    itself must have the generated values."""
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    uid = meta.get("uid") if isinstance(meta.get("uid"), str) and meta.get("uid") else None
+    expected = {k: uid or _FUTURE_UID for k in _JOB_UID_LABELS}
+    expected.update({k: name for k in _JOB_NAME_LABELS})
+    match_labels = selector.get("matchLabels")
+    effective = dict(selector)
+    effective["matchLabels"] = {_JOB_UID_LABELS[0]: uid or _FUTURE_UID,
+                                **(match_labels if isinstance(match_labels, Mapping) else {})}
+    if not label_selector_matches(effective, expected):
+        ctx.invalid(child(path, "selector"), spec.get("selector"), "`selector` not auto-generated")
+    template = spec.get("template")
+    t_meta = template.get("metadata") if isinstance(template, Mapping) else None
+    labels = t_meta.get("labels") if isinstance(t_meta, Mapping) else None
+    for label, value in expected.items():
+        given = labels.get(label) if isinstance(labels, Mapping) else None
+        if given is not None and value != _FUTURE_UID and given != value:
+            ctx.invalid(f"{path}.template.metadata.labels[{label}]", given,
+                        f"must be '{value}'")
+
+
+def _check_job_spec(ctx: Ctx, spec: Mapping[str, Any], path: str, *, in_template: bool,
+                    meta: Mapping[str, Any] | None = None) -> None:
     """A JobSpec; in a CronJob's template the selector is always generated."""
     _non_negative(ctx, spec, "parallelism", path)
     completions = _non_negative(ctx, spec, "completions", path)
@@ -180,19 +213,22 @@ def _check_job_spec(ctx: Ctx, spec: Mapping[str, Any], path: str, *, in_template
     selector = None
     if spec.get("selector") is not None:
         selector = check_label_selector(ctx, spec.get("selector"), child(path, "selector"))
-        if in_template or not manual:
+        if in_template:
             ctx.invalid(child(path, "selector"), spec.get("selector"),
                         "`selector` will be auto-generated")
             selector = None
+        elif not manual and selector is not None:
+            _check_generated_selector(ctx, meta or {}, spec, selector, path)
+            selector = None  # the generated template labels complete the match
     _check_template(ctx, spec.get("template"), child(path, "template"), selector,
                     restart_policies=_JOB_RESTART_POLICIES, kind=None)
 
 
 def validate_job(ctx: Ctx, obj: Mapping[str, Any]) -> None:
-    check_object_meta(ctx, obj.get("metadata"), name_is_dns_subdomain, namespaced=True)
+    meta = check_object_meta(ctx, obj.get("metadata"), name_is_dns_subdomain, namespaced=True)
     spec = _spec_of(ctx, obj)
     if spec is not None:
-        _check_job_spec(ctx, spec, "spec", in_template=False)
+        _check_job_spec(ctx, spec, "spec", in_template=False, meta=meta)
 
 
 def validate_cron_job(ctx: Ctx, obj: Mapping[str, Any]) -> None:
