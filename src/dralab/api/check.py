@@ -27,7 +27,9 @@ class Problem:
     error: FieldError
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.error}"
+        # One problem, one line: a kind, a name or a map key in the path may hold a line
+        # break (YAML allows it), which would otherwise split the report.
+        return f"{self.where}: {self.error}".replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _decode_error(err: DecodeError) -> FieldError:
