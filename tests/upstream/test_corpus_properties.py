@@ -208,3 +208,17 @@ def test_problem_lines_stay_one_line() -> None:
     assert_contract(run)
     assert run.code == 2
     assert "-:1 Config\\nMap default/test-inline-claim-parameters: apiVersion" in run.stdout
+
+
+@pytest.mark.parametrize("verb", ["validate", "schedule"])
+def test_unrendered_template_values_are_not_python_reprs(cluster: Path, verb: str) -> None:
+    # `name: {{ .Index }}` (a template fed to dralab unrendered, as with helm charts) parses
+    # as a mapping; messages must not show it as a Python repr ({"{'.Index': None}": None}).
+    text = (PERF / "pod-with-claim-template.yaml").read_text().replace(
+        "generateName: test-dra", "name: {{ .Index }}\n  namespace: {{ .Namespace }}")
+    args = ["-f", str(cluster)] if verb == "schedule" else []
+    run = dralab(verb, *args, "-f", "-", stdin=text)
+    assert_contract(run)
+    assert run.code == 2
+    assert "metadata.name: Invalid value" in run.output
+    assert "None" not in run.output and "{'" not in run.output, run.output
