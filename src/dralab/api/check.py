@@ -38,7 +38,10 @@ class Problem:
     message: str = ""
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message or self.error}"
+        # One problem, one line: a kind, a name or a map key in the path may hold a line
+        # break (YAML allows it), which would otherwise split the report.
+        text = f"{self.where}: {self.message or self.error}"
+        return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _document_problem(data: dict[str, object]) -> tuple[FieldError, str] | None:

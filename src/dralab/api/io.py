@@ -69,9 +69,12 @@ class Document:
         kind = data.get("kind") if isinstance(data.get("kind"), str) else "<no kind>"
         raw_meta = data.get("metadata")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        name = meta.get("name") or meta.get("generateName") or "<no name>"
+        # Only strings are shown: an unrendered template (`name: {{ .Index }}`) parses as a
+        # mapping, whose Python repr would mean nothing to the user; the field error says it.
+        names = [v for v in (meta.get("name"), meta.get("generateName")) if isinstance(v, str)]
+        name = next((n for n in names if n), "<no name>")
         ns = meta.get("namespace")
-        ref = f"{ns}/{name}" if isinstance(ns, str) and ns else str(name)
+        ref = f"{ns}/{name}" if isinstance(ns, str) and ns else name
         return f"{self.where} {kind} {ref}"
 
 
