@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from dralab.api.quantity import Quantity
 from dralab.api.semver import Semver
+from dralab.cel.costmodel import SizeTree, actual_device, within_declared
 from dralab.cel.environment import (
     ALLOW_MULTIPLE_ALLOCATIONS_VAR,
     ATTRIBUTES_VAR,
@@ -47,12 +48,22 @@ class DeviceInput:
     to evaluate against; it pickles by rebuilding that activation.
     """
 
-    __slots__ = ("_activation", "_data", "driver")
+    __slots__ = ("_activation", "_data", "_size_tree", "driver", "oversized")
 
     def __init__(self, driver: str, data: dict[str, Any]) -> None:
         self.driver = driver
         self._data = data
         self._activation = runtime_env().Activation(data)
+        self._size_tree: SizeTree | None = None
+        self.oversized = not within_declared(driver, data[ATTRIBUTES_VAR], data[CAPACITY_VAR])
+        """Larger than API validation allows: cost bounds must use its actual sizes."""
+
+    def size_tree(self) -> SizeTree:
+        """The sizes of this device's values, for the runtime cost bound (computed once)."""
+        if self._size_tree is None:
+            self._size_tree = actual_device(self.driver, self._data[ATTRIBUTES_VAR],
+                                            self._data[CAPACITY_VAR])
+        return self._size_tree
 
     @property
     def activation(self) -> Any:
