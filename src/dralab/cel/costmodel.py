@@ -149,7 +149,9 @@ DECLARED_DEVICE: Final = _device(
 """What any valid device can hold: upstream's size estimate for ``device``."""
 
 
-def _walk(path: Sequence[str] | None, tree: SizeTree) -> SizeTree | None:
+def _walk(path: Sequence[str] | None, tree: SizeTree, any_map_field: bool = False
+          ) -> SizeTree | None:
+    """The node a path denotes; ``any_map_field``: a field of any map is one of its values."""
     if not path or path[0] != "device":
         return None
     node = tree
@@ -160,7 +162,7 @@ def _walk(path: Sequence[str] | None, tree: SizeTree) -> SizeTree | None:
             step = node.key
         else:
             step = dict(node.fields).get(name)
-            if step is None and node.open:
+            if step is None and (node.open or any_map_field):
                 step = node.elem
         if step is None:
             return None
@@ -179,7 +181,9 @@ def device_size(path: Sequence[str] | None, tree: SizeTree = DECLARED_DEVICE) ->
 
 def device_weight(path: Sequence[str] | None, tree: SizeTree = DECLARED_DEVICE) -> int | None:
     """Weight bound of what a path below ``device`` denotes, or None if it is not one."""
-    node = _walk(path, tree)
+    # Upstream's size estimator knows only attribute ids; for weights any map
+    # entry is bounded by the map's element type (e.g. a capacity is a quantity).
+    node = _walk(path, tree, any_map_field=True)
     return None if node is None else node.weight
 
 
@@ -236,18 +240,21 @@ def _list_fits(values: list[Any]) -> bool:
 
 
 def _domains_fit(grouped: Mapping[str, Mapping[str, Any]], check_values: bool) -> bool:
+    # One plain loop with exact class checks: this runs for every device built.
     if len(grouped) > _MAX_ENTRIES:
         return False
     for domain, entries in grouped.items():
-        if len(domain) > _MAX_DOMAIN or len(entries) > _MAX_ENTRIES or \
-                max(map(len, entries), default=0) > _MAX_ID:
+        if len(domain) > _MAX_DOMAIN or len(entries) > _MAX_ENTRIES:
             return False
-        if check_values:
-            for value in entries.values():
-                # Exact class checks: this runs once per device and must stay cheap.
+        for ident, value in entries.items():
+            if len(ident) > _MAX_ID:
+                return False
+            if check_values:
                 cls = value.__class__
-                if (cls is str and len(value) > _MAX_ATTRIBUTE) or \
-                        (cls is list and not _list_fits(value)):
+                if cls is str:
+                    if len(value) > _MAX_ATTRIBUTE:
+                        return False
+                elif cls is list and not _list_fits(value):
                     return False
     return True
 

@@ -41,6 +41,7 @@ from dralab.cel.cost import Coster, Local
 from dralab.cel.costmodel import (
     DECLARED_DEVICE,
     MAX,
+    MESSAGE_WEIGHT,
     Range,
     SizeTree,
     add,
@@ -62,6 +63,12 @@ _PASS_THROUGH: Final = frozenset({
 })
 _SETS: Final = frozenset({"sets.contains", "sets.equivalent", "sets.intersects"})
 _PYTHON: Final = frozenset(IMPLEMENTATIONS)
+# Python functions that take only quantities, versions (and ints): cel-cpp
+# dispatches on the runtime kind, so whatever reaches them is a small message.
+_MESSAGE_ONLY: Final = frozenset({
+    "sign", "compareTo", "isGreaterThan", "isLessThan", "asApproximateFloat", "asInteger",
+    "isInteger", "add", "sub", "major", "minor", "patch",
+})
 _FLAT: Final = frozenset({"string", "bytes"})
 
 
@@ -222,7 +229,10 @@ class RuntimeCoster(Coster):
             extra += self.weight(call.args[1])
         if call.function in _PYTHON:
             # Arguments are converted to Python objects and the result back.
-            extra += sum(self.weight(x) for x in operands) + self._weigh_call(e)
+            if call.function in _MESSAGE_ONLY:
+                extra += MESSAGE_WEIGHT * len(operands) + MESSAGE_WEIGHT
+            else:
+                extra += sum(self.weight(x) for x in operands) + self._weigh_call(e)
         if "string_format" in overloads and len(operands) == 2:
             printed = self.weight(operands[1])
             extra += printed

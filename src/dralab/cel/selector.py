@@ -98,10 +98,19 @@ class CompiledSelector:
         Raises CelRuntimeError for any evaluation error (missing attribute,
         failed function, non-bool result, cost bound over MAX_COST).
         """
+        bound = self.runtime_bound
         # The declared bound holds for every device API validation accepts;
         # otherwise (rare) the device's own sizes decide.
-        if (self._over_declared or device.oversized) and self.device_bound(device) > MAX_COST:
-            raise CelRuntimeError(COST_LIMIT_MESSAGE)
+        if self._over_declared or device.oversized:
+            bound = self.device_bound(device)
+            if bound > MAX_COST:
+                raise CelRuntimeError(COST_LIMIT_MESSAGE)
+        try:
+            return self._run(device)
+        finally:
+            device.charge(bound)
+
+    def _run(self, device: DeviceInput) -> bool:
         try:
             result = self._program.eval(device.activation)
         except RuntimeError as err:  # e.g. a value cel-expr-python cannot convert
