@@ -211,7 +211,8 @@ class RuntimeCoster(Coster):
         self.weights[e.id] = self._weigh(e)
         return total
 
-    def _deep(self, e: Any) -> bool:
+    def composite(self, e: Any) -> bool:
+        """Whether a value of this node may be a list, map or message (walked deeply)."""
         return kind_of(self.type_of(e)) not in ("bool", "int", "uint", "double", "string",
                                                "bytes", "duration", "timestamp")
 
@@ -223,7 +224,7 @@ class RuntimeCoster(Coster):
         if "add_list" in overloads:
             size = self.size_of(e)
             extra += MAX if size is None else size[1]
-        if overloads & {"equals", "not_equals"} and any(self._deep(x) for x in operands):
+        if overloads & {"equals", "not_equals"} and any(self.composite(x) for x in operands):
             extra += min(self.weight(x) for x in operands)
         if "in_list" in overloads:
             extra += self.weight(call.args[1])
@@ -251,7 +252,7 @@ def runtime_bound(checked: Any, device: SizeTree = DECLARED_DEVICE) -> int:
     """The bound for a decoded, unmodified CheckedExpr on ``device`` (saturates at 2^64-1)."""
     coster = RuntimeCoster(checked, device)
     total = coster.cost(checked.expr)[1]
-    if coster._deep(checked.expr):
+    if coster.composite(checked.expr):
         # A dyn result that is not a bool is converted to report its type.
         total += coster.weight(checked.expr)
     return _sat(total)

@@ -105,28 +105,32 @@ class CompiledSelector:
             bound = self.device_bound(device)
             if bound > MAX_COST:
                 raise CelRuntimeError(COST_LIMIT_MESSAGE)
-        try:
-            return self._run(device)
-        finally:
-            device.charge(bound)
-
-    def _run(self, device: DeviceInput) -> bool:
+        result: Any = None
         try:
             result = self._program.eval(device.activation)
+            value = result.value()
+            if value is True or value is False:
+                return bool(value)
+            raise _not_bool(result, value)
         except RuntimeError as err:  # e.g. a value cel-expr-python cannot convert
             raise CelRuntimeError(runtime_message(str(err))) from None
-        value = result.value()
-        if value is True or value is False:
-            return bool(value)
-        if result.type() == cel.Type.ERROR:
-            raise CelRuntimeError(runtime_message(str(value)))
-        type_name = result.type().name().partition("<")[0]
-        if type_name.isupper():  # built-in types print as INT, LIST<...>; upstream says int, list
-            type_name = type_name.lower()
-        raise CelRuntimeError(f"CEL result of type {type_name} could not be converted to bool")
+        finally:
+            # Only now, and without our reference: the result lives in the
+            # activation's arena, which charge() may free.
+            result = None
+            device.charge(bound)
 
     def __repr__(self) -> str:
         return f"CompiledSelector({self.expression!r}, estimated_cost={self.estimated_cost})"
+
+
+def _not_bool(result: Any, value: Any) -> CelRuntimeError:
+    if result.type() == cel.Type.ERROR:
+        return CelRuntimeError(runtime_message(str(value)))
+    type_name = result.type().name().partition("<")[0]
+    if type_name.isupper():  # built-in types print as INT, LIST<...>; upstream says int, list
+        type_name = type_name.lower()
+    return CelRuntimeError(f"CEL result of type {type_name} could not be converted to bool")
 
 
 def _result_type_error(checked: Any) -> str | None:
