@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from dralab.cel.costcalls import function_cost
 from dralab.cel.costmodel import (
+    DECLARED_DEVICE,
     LIST_CREATE,
     MAP_CREATE,
     MAX,
@@ -36,6 +37,7 @@ from dralab.cel.costmodel import (
     Entry,
     Node,
     Range,
+    SizeTree,
     add,
     device_size,
     first_param,
@@ -47,39 +49,44 @@ from dralab.cel.costmodel import (
 )
 from dralab.cel.rewrite import is_bind
 
-__all__ = ["estimate_checked_cost"]
+__all__ = ["Coster", "Local", "estimate_checked_cost"]
 
 _ACCUMULATORS: Final = frozenset({"@result", "__result__"})
 
 
 @dataclass
-class _Local:
+class Local:
     """A comprehension or bind variable: where it comes from and how big it is."""
 
     path: tuple[str, ...] | None
     size: Range | None
     entry: Entry | None
+    weight: int | None = None
+    """Only tracked by the runtime bound (``runtimecost``)."""
 
 
-class _Coster:
-    def __init__(self, checked: Any) -> None:
+class Coster:
+    """The walk; ``runtimecost.RuntimeCoster`` extends it through the ``_fold_*`` hooks."""
+
+    def __init__(self, checked: Any, device: SizeTree = DECLARED_DEVICE) -> None:
+        self.device = device
         self.types = checked.type_map
         self.refs = checked.reference_map
         self.paths: dict[int, tuple[str, ...]] = {}
         self.sizes: dict[int, Range] = {}
         self.entries: dict[int, Entry] = {}
-        self.locals: dict[str, list[_Local]] = {}
+        self.locals: dict[str, list[Local]] = {}
 
     # -- variables, paths and sizes ----------------------------------------------
 
     def type_of(self, e: Any) -> Any:
         return self.types.get(e.id)
 
-    def local(self, name: str) -> _Local | None:
+    def local(self, name: str) -> Local | None:
         stack = self.locals.get(name)
         return stack[-1] if stack else None
 
-    def push(self, name: str, local: _Local) -> None:
+    def push(self, name: str, local: Local) -> None:
         self.locals.setdefault(name, []).append(local)
 
     def pop(self, name: str) -> None:
@@ -98,7 +105,7 @@ class _Coster:
         literal = literal_size(e)
         if literal is not None:
             return literal
-        estimated = device_size(self.path_of(e))
+        estimated = device_size(self.path_of(e), self.device)
         if estimated is not None:
             self.sizes[e.id] = estimated
             return estimated
@@ -133,7 +140,7 @@ class _Coster:
     def size(self, node: Node) -> Range:
         if node.size is not None:
             return node.size
-        return device_size(node.path) or UNKNOWN
+        return device_size(node.path, self.device) or UNKNOWN
 
     def element(self, node: Node) -> Node | None:
         elem = first_param(node.type)
@@ -223,8 +230,15 @@ class _Coster:
         self.entries[e.id] = Entry("map", keys, values)
         return add(total, (MAP_CREATE, MAP_CREATE))
 
-    def _accumulator(self, init: Any) -> _Local:
-        return _Local(self.path_of(init), self.size_of(init), self.entry_of(init))
+    def _accumulator(self, init: Any) -> Local:
+        return Local(self.path_of(init), self.size_of(init), self.entry_of(init))
+
+    def _fold_accumulator(self, e: Any, count: Range) -> Local:
+        """The accumulator of a (non-bind) comprehension ``e`` over ``count`` items."""
+        return self._accumulator(e.comprehension_expr.accu_init)
+
+    def _fold_step_done(self, e: Any, count: Range) -> None:
+        """Called after the loop step of ``e`` was walked, before its result."""
 
     def cost_bind(self, e: Any) -> Range:
         comp = e.comprehension_expr
@@ -236,7 +250,7 @@ class _Coster:
         self.copy_sizes(e, comp.result)
         return total
 
-    def _iteration_variable(self, rng: Any, part: str) -> _Local:
+    def _iteration_variable(self, rng: Any, part: str) -> Local:
         """The variable over a range: part is "single", "key" or "value"."""
         entry = self.entry_of(rng)
         is_list = (entry.container if entry is not None else kind_of(self.type_of(rng))) == "list"
@@ -246,12 +260,13 @@ class _Coster:
             sub, size = ("@items" if is_list else "@values"), (entry.value if entry else None)
         else:
             sub, size = "@keys", (entry.key if entry else None)
-        return _Local((*(self.path_of(rng) or ()), sub), size, None)
+        return Local((*(self.path_of(rng) or ()), sub), size, None)
 
     def cost_comprehension(self, e: Any) -> Range:
         comp = e.comprehension_expr
         total = add(self.cost(comp.iter_range), self.cost(comp.accu_init))
-        self.push(comp.accu_var, self._accumulator(comp.accu_init))
+        count = self.size_or_unknown(comp.iter_range)
+        self.push(comp.accu_var, self._fold_accumulator(e, count))
         if comp.iter_var2:
             self.push(comp.iter_var, self._iteration_variable(comp.iter_range, "key"))
             self.push(comp.iter_var2, self._iteration_variable(comp.iter_range, "value"))
@@ -261,9 +276,9 @@ class _Coster:
         self.pop(comp.iter_var)
         if comp.iter_var2:
             self.pop(comp.iter_var2)
+        self._fold_step_done(e, count)
         total = add(total, self.cost(comp.result))
         self.pop(comp.accu_var)
-        count = self.size_or_unknown(comp.iter_range)
         total = add(total, mul(count, per_iteration))
         init_kind = comp.accu_init.WhichOneof("kind")
         if init_kind == "const_expr":
@@ -317,4 +332,4 @@ class _Coster:
 
 def estimate_checked_cost(checked: Any) -> int:
     """The worst-case cost of a decoded, unmodified CheckedExpr (saturates at 2^64-1)."""
-    return _Coster(checked).cost(checked.expr)[1]
+    return Coster(checked).cost(checked.expr)[1]

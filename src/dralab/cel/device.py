@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from dralab.api.quantity import Quantity
 from dralab.api.semver import Semver
+from dralab.cel.costmodel import SizeTree, actual_device, within_declared
 from dralab.cel.environment import (
     ALLOW_MULTIPLE_ALLOCATIONS_VAR,
     ATTRIBUTES_VAR,
@@ -40,19 +41,50 @@ _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
 
+ARENA_BUDGET: Final = 4096
+"""Cost units of evaluations after which a device's activation is rebuilt.
+
+cel-expr-python allocates every value an evaluation creates in the arena of the
+activation it runs on, and frees that arena only with the activation. A device
+kept for a whole run would so grow by what each evaluation built (a selector
+within the cost limit can build a few MB). Work in cost units stands in for
+bytes (about 1 to 32 per unit): a device keeps at most this budget plus one
+evaluation's garbage; ordinary selectors (tens of units) rebuild rarely.
+"""
+
+
 class DeviceInput:
     """Prepared CEL input for one device; build it once and evaluate many selectors on it.
 
-    Immutable by convention. Holds a cel-expr-python activation, so it is cheap
-    to evaluate against; it pickles by rebuilding that activation.
+    The values are immutable. Holds a cel-expr-python activation, so it is
+    cheap to evaluate against; the activation is replaced from time to time to
+    free what evaluations allocated in it (``charge``). Pickles by rebuilding it.
     """
 
-    __slots__ = ("_activation", "_data", "driver")
+    __slots__ = ("_activation", "_data", "_size_tree", "_spent", "driver", "oversized")
 
     def __init__(self, driver: str, data: dict[str, Any]) -> None:
         self.driver = driver
         self._data = data
         self._activation = runtime_env().Activation(data)
+        self._spent = 0
+        self._size_tree: SizeTree | None = None
+        self.oversized = not within_declared(driver, data[ATTRIBUTES_VAR], data[CAPACITY_VAR])
+        """Larger than API validation allows: cost bounds must use its actual sizes."""
+
+    def size_tree(self) -> SizeTree:
+        """The sizes of this device's values, for the runtime cost bound (computed once)."""
+        if self._size_tree is None:
+            self._size_tree = actual_device(self.driver, self._data[ATTRIBUTES_VAR],
+                                            self._data[CAPACITY_VAR])
+        return self._size_tree
+
+    def charge(self, units: int) -> None:
+        """Record an evaluation of at most ``units`` cost; frees its garbage when due."""
+        self._spent += units
+        if self._spent > ARENA_BUDGET:
+            self._activation = runtime_env().Activation(self._data)
+            self._spent = 0
 
     @property
     def activation(self) -> Any:

@@ -1,132 +1,155 @@
-"""RE2-flavoured regular expressions on top of Python's ``re`` for find()/findAll().
+"""find()/findAll() on RE2: upstream's syntax, leftmost-first matches, linear time.
 
-Kubernetes implements ``find``/``findAll`` with Go's ``regexp`` (RE2 syntax,
-leftmost-first matching). ``matches()`` is evaluated natively by cel-cpp with
-real RE2; only the two Kubernetes functions run here. Python's ``re`` matches
-leftmost-first too, so translating the syntax is enough for the patterns
-selectors use. Constructs RE2 rejects (look-around, back-references) are
-rejected here as well rather than silently accepted; RE2-only syntax that has a
-direct Python spelling (``\\z``, ``(?<name>``, POSIX classes) is rewritten.
+Kubernetes implements ``find``/``findAll`` with Go's ``regexp`` package, an
+RE2 dialect whose matching time is linear in pattern size times text length.
+``matches()`` is evaluated natively by cel-cpp with RE2; the two Kubernetes
+functions run here on the RE2 library too (the ``google-re2`` bindings), so
+no pattern can make a selector backtrack for ever, e.g.
+``"aaaa…!".find("(a+)+$")`` returns at once.
+
+Go's dialect and RE2's differ only at the edges: ``\\C`` (any byte) exists
+only in RE2 and is refused here as Go refuses it. Parse errors carry Go's
+wording (``error parsing regexp: missing closing ): `(```), mapped from RE2's
+error codes, since that is what upstream prints after ``Illegal regex:``.
+
+Matching works on the UTF-8 bytes, with byte offsets, like Go; results are
+decoded back to text (RE2 in UTF-8 mode never splits a character).
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
+
+import re2
 
 __all__ = ["RegexError", "compile_re2", "find", "find_all"]
 
 
 class RegexError(ValueError):
-    """A pattern that RE2 would not accept (or that we cannot translate)."""
+    """A pattern that Go's regexp (and so upstream) would not accept."""
 
 
-_POSIX_CLASSES: Final = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}
-_POSIX_RE: Final = re.compile(r"\[:(\^?)([a-z]+):\]")
-_REJECTED: Final = (
-    ("(?=", "look-ahead"), ("(?!", "negative look-ahead"), ("(?<=", "look-behind"),
-    ("(?<!", "negative look-behind"), ("(?P=", "back-reference"), ("(?>", "atomic group"),
+# RE2's error code texts -> Go's regexp/syntax wording of the same error.
+_GO_WORDING: Final = (
+    ("missing )", "missing closing )"),
+    ("missing ]", "missing closing ]"),
+    ("unexpected )", "unexpected )"),
+    ("trailing \\", "trailing backslash at end of expression"),
+    ("invalid perl operator", "invalid or unsupported Perl syntax"),
+    ("bad repetition operator", "invalid nested repetition operator"),
+    ("no argument for repetition operator", "missing argument to repetition operator"),
+    ("invalid repetition size", "invalid repeat count"),
+    ("invalid named capture group", "invalid named capture"),
+    ("pattern too large - compile failed", "expression too large"),
+    ("invalid character class range", "invalid character class range"),
+    ("invalid character class", "invalid character class"),
+    ("invalid escape sequence", "invalid escape sequence"),
+    ("invalid UTF-8", "invalid UTF-8"),
 )
 
 
-def _translate(pattern: str) -> str:
-    out: list[str] = []
+def _go_message(raw: str, pattern: str) -> str:
+    for re2_text, go_text in _GO_WORDING:
+        if raw.startswith(re2_text):
+            arg = raw[len(re2_text):].removeprefix(":").strip()
+            if re2_text == "trailing \\":
+                arg = ""
+            return f"error parsing regexp: {go_text}: `{arg}`"
+    return f"error parsing regexp: {raw}: `{pattern}`"
+
+
+def _byte_escape(pattern: str) -> bool:
+    """Whether the pattern uses ``\\C``, which Go rejects (and which could split a character)."""
     i = 0
-    in_class = False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            if nxt.isdigit() and nxt != "0" and not in_class:
-                raise RegexError(f"invalid escape sequence: \\{nxt}")
-            if nxt in "pP":
-                raise RegexError(f"unsupported Unicode class: \\{nxt}")
-            if nxt == "Z":
-                raise RegexError("invalid escape sequence: \\Z")
-            out.append("\\Z" if nxt == "z" and not in_class else pattern[i:i + 2])
+    while i < len(pattern) - 1:
+        if pattern[i] == "\\":
+            if pattern[i + 1] == "C":
+                return True
             i += 2
-            continue
-        if in_class:
-            posix = _POSIX_RE.match(pattern, i)
-            if posix:
-                negated, name = posix.groups()
-                if name not in _POSIX_CLASSES or negated:
-                    raise RegexError(f"invalid character class range: {posix.group(0)}")
-                out.append(_POSIX_CLASSES[name])
-                i = posix.end()
-                continue
-            if ch == "]":
-                in_class = False
-        elif ch == "[":
-            in_class = True
-            out.append(ch)
+        else:
             i += 1
-            # A leading ']' (or '^]') is a literal in both dialects.
-            for lead in ("^]", "]", "^"):
-                if pattern.startswith(lead, i):
-                    out.append(lead)
-                    i += len(lead)
-                    break
-            continue
-        elif ch == "(":
-            for prefix, what in _REJECTED:
-                if pattern.startswith(prefix, i):
-                    raise RegexError(f"invalid or unsupported Perl syntax: {what}")
-            if pattern.startswith("(?<", i):
-                out.append("(?P<")
-                i += 3
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    return False
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # errors come back as exceptions; RE2 must not print them
+    return options
+
+
+_OPTIONS: Final = _options()
 
 
 @lru_cache(maxsize=1024)
-def compile_re2(pattern: str) -> re.Pattern[str]:
-    """Compile an RE2 pattern; raise RegexError if it is not acceptable."""
+def compile_re2(pattern: str) -> Any:
+    """Compile a pattern with RE2; raise RegexError (with Go's wording) if it is invalid."""
+    if _byte_escape(pattern):
+        raise RegexError("error parsing regexp: invalid escape sequence: `\\C`")
     try:
-        # RE2's \\d, \\w, \\s and \\b are ASCII-only.
-        return re.compile(_translate(pattern), re.ASCII)
-    except re.error as err:
-        raise RegexError(str(err)) from err
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as err:
+        detail = err.args[0] if err.args else ""
+        text = detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
+        raise RegexError(_go_message(text, pattern)) from None
+    except UnicodeEncodeError:
+        raise RegexError("error parsing regexp: invalid UTF-8: ``") from None
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        raise ValueError("string is not valid UTF-8") from None
 
 
 def find(text: str, pattern: str) -> str:
-    """The leftmost match, or "" (Go's ``Regexp.FindString``)."""
-    match = compile_re2(pattern).search(text)
-    return match.group(0) if match else ""
+    """The leftmost-first match, or "" (Go's ``Regexp.FindString``)."""
+    data = _utf8(text)
+    match = compile_re2(pattern).search(data)
+    if match is None:
+        return ""
+    start, stop = match.span()
+    return data[start:stop].decode()
+
+
+def _char_width(data: bytes, pos: int) -> int:
+    """Length of the UTF-8 sequence starting at ``pos`` (valid UTF-8 assumed)."""
+    lead = data[pos]
+    if lead < 0x80:
+        return 1
+    if lead >= 0xF0:
+        return 4
+    return 3 if lead >= 0xE0 else 2
 
 
 def find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
     """Successive non-overlapping matches (Go's ``Regexp.FindAllString``).
 
     Like Go, an empty match right after the previous match is skipped, and a
-    negative limit means no limit.
+    negative limit means no limit. Each search starts where the last one
+    stopped but sees the text before it, so ``^`` and ``\\b`` keep their meaning.
     """
     compiled = compile_re2(pattern)
+    data = _utf8(text)
+    end = len(data)
     results: list[str] = []
     pos = 0
     previous_end = -1
-    while (limit < 0 or len(results) < limit) and pos <= len(text):
-        match = compiled.search(text, pos)
+    while (limit < 0 or len(results) < limit) and pos <= end:
+        match = compiled.search(data, pos)
         if match is None:
             break
-        start, end = match.span()
+        start, stop = match.span()
         accept = True
-        if end == pos:
-            # An empty match at the current position (same rule as Go's allMatches).
+        if stop == pos:
+            # An empty match at the current position (Go's allMatches rule).
             if start == previous_end:
                 accept = False
-            pos += 1
+            pos += _char_width(data, pos) if pos < end else 1
         else:
-            pos = end
-        previous_end = end
+            pos = stop
+        previous_end = stop
         if accept:
-            results.append(match.group(0))
+            results.append(data[start:stop].decode())
     return results

@@ -11,9 +11,8 @@ runtime, where upstream rejects them at validation time:
 * constant patterns of ``find()``/``findAll()`` must be valid (upstream
   compiles them when building the program).
 
-Literals are checked with the real runtime (cel-cpp's parsers and RE2), except
-find/findAll patterns, which are checked with the same translation that
-evaluates them.
+Literals are checked with the real runtime (cel-cpp's parsers and RE2);
+find/findAll patterns with the RE2 bindings that evaluate them (``regex.py``).
 """
 
 from __future__ import annotations
