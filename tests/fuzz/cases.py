@@ -1,0 +1,418 @@
+"""Hypothesis strategies for whole cases: a mutated input put where a verb reads it, with
+the options a user would give (and some they should not), for every verb of ``dralab``.
+
+Families, one strategy each:
+
+* ``manifest_cases``: examples/ and tests/data/ manifests (the upstream corpus included),
+  mutated, as a file, on stdin or in a directory, for validate, import, schedule, allocate,
+  explain pod and explain claim (the last four beside examples/fleet's cluster);
+* ``fleet_cases``: Fleet specs for ``fleet``;
+* ``config_cases``: KubeSchedulerConfigurations for ``schedule --config`` and ``explain``;
+* ``scenario_cases``: scenarios for ``simulate`` and ``sweep scenarios``;
+* ``trace_cases``: Alibaba trace slices for ``replay`` and ``sweep alibaba-2023``;
+* ``argv_cases``: valid invocations of every verb with one argument spoiled;
+* ``hostile_case``: a file of ``hostile`` in the input slot of any verb.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import strategies as st
+
+from . import seeds
+from .harness import Case, Content
+from .mutate import dump_yaml, mutate_bytes, mutate_tree, mutated_text
+
+MANIFEST_VERBS = ("validate", "import", "schedule", "allocate", "explain pod", "explain claim")
+CLUSTER_VERBS = ("schedule", "allocate", "explain pod", "explain claim")
+POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGD-FS")
+
+FEATURE_GATES = ["DRAPrioritizedList=false", "DRAConsumableCapacity=true",
+                 "DRAPartitionableDevices=false,DRADeviceTaints=true", "DRAAdminAccess=false",
+                 "DynamicResourceAllocation=false", "DRAExtendedResource=true",
+                 "Bogus=true", "DRAAdminAccess=maybe", "=", ",,,", "DRAAdminAccess",
+                 "DRAAdminAccess=true=false", "\x1b[31m=true"]
+SEEDS = ["0", "1", "42", "-1", "99999999999999999999999", "1e3", "x", ""]
+JUNK = ["", "-", "-1", "0", "abc", "1e9", "99999999999999999999", "\x1b[31mred",
+        "\u202eevil", "a" * 5000, "{in}/nope", "{in}", "/dev/null", "--help", "a/b/c/d",
+        "job/", "pod/", "ns//x", " ", "\n"]
+
+
+def _option(draw: st.DrawFn, probability: int, *choices: list[str]) -> list[str]:
+    """With about ``probability`` percent, one of ``choices`` (an option and its value)."""
+    if draw(st.integers(0, 99)) >= probability:
+        return []
+    return list(draw(st.sampled_from(choices)))
+
+
+def _cluster(draw: st.DrawFn, files: dict[str, Content]) -> list[str]:
+    """examples/fleet under {in}/cluster, one of its files mutated now and then."""
+    cluster = dict(seeds.cluster_files())
+    if draw(st.integers(0, 9)) == 0:
+        name = draw(st.sampled_from(sorted(cluster)))
+        cluster[name] = mutate_bytes(draw, cluster[name])
+    files.update({f"cluster/{name}": data for name, data in cluster.items()})
+    return ["-f", "{in}/cluster"]
+
+
+def _deliver(draw: st.DrawFn, data: bytes, files: dict[str, Content], name: str,
+             *, stdin_ok: bool = True) -> tuple[list[str], bytes | None]:
+    """Put ``data`` in a file, on stdin or in a directory (with company); the -f arguments."""
+    how = draw(st.sampled_from(["file", "file", "stdin", "dir"] if stdin_ok else ["file"]))
+    if how == "stdin":
+        return ["-f", "-"], data
+    if how == "dir":
+        files[f"m/{name}"] = data
+        if draw(st.booleans()):
+            files["m/README.md"] = b"# not a manifest\n"
+            files["m/sub/more.yml"] = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n"
+        return ["-f", "{in}/m"], None
+    files[name] = data
+    return ["-f", f"{{in}}/{name}"], None
+
+
+def _target(draw: st.DrawFn, docs: list[Any], verb: str) -> str:
+    kinds = (("Pod", "Job", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "CronJob")
+             if verb == "explain pod" else ("ResourceClaim",))
+    names = seeds.names_in(docs, kinds)
+    prefixes = {"Job": "job/", "Deployment": "deploy/", "DaemonSet": "ds/"}
+    for doc in docs:
+        prefix = prefixes.get(str(doc.get("kind")))
+        if prefix and verb == "explain pod":
+            names += [prefix + n.split("/")[-1] for n in seeds.names_in([doc], (doc["kind"],))]
+    return draw(st.sampled_from(names or ["x"])) if draw(st.integers(0, 9)) else draw(
+        st.sampled_from(JUNK))
+
+
+@st.composite
+def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> Case:
+    verb = draw(st.sampled_from(verbs))
+    seed = draw(st.sampled_from(seeds.manifests()))
+    docs = list(copy.deepcopy(seed.docs))
+    if draw(st.integers(0, 3)) == 0:
+        docs += copy.deepcopy(draw(st.sampled_from(seeds.manifests())).docs)
+    data = mutated_text(draw, docs)
+    files: dict[str, Content] = {}
+    args = verb.split()
+    if verb.startswith("explain"):
+        args.append(_target(draw, docs, verb))
+        args += _option(draw, 20, ["-n", "ml"], ["-n", "default"], ["-n", draw(st.sampled_from(
+            JUNK))])
+    if verb in CLUSTER_VERBS and draw(st.integers(0, 9)):
+        args += _cluster(draw, files)
+    inputs, stdin = _deliver(draw, data, files, draw(st.sampled_from(["input.yaml",
+                                                                      "input.json"])))
+    args += inputs
+    if verb == "allocate":
+        nodes = [*seeds.node_names(), *seeds.names_in(docs, ("Node",))]
+        args += ["--node", draw(st.sampled_from(nodes)) if draw(st.integers(0, 9))
+                 else draw(st.sampled_from(JUNK))]
+    if verb != "import":
+        args += _option(draw, 15, *(["--feature-gates", g] for g in FEATURE_GATES))
+    if verb in ("import", "allocate", "schedule"):
+        formats = ["yaml", "json", "table"] if verb == "schedule" else ["yaml", "json"]
+        args += _option(draw, 30, *(["-o", f] for f in formats))
+    if verb in ("schedule", "explain pod", "explain claim"):
+        args += _option(draw, 20, *(["--seed", s] for s in SEEDS))
+    return Case(f"manifest:{seed.name}", tuple(args), files, stdin)
+
+
+FLEET_VALUES: list[Any] = [1000000, 5001, 2**64, "8", 9, 129, 0, -3, "h100-80gb-sxm", "l4",
+                           "a100-40gb", "no-such-model", {"mode": "dynamic"}, {"mode": "static"},
+                           {"mode": "bogus"}, "1g.5gb", {"consumableShares": "memory"},
+                           {"count": 64, "driver": "sriov"}, {"zone": "", "nodesPerRack": 0}]
+
+
+@st.composite
+def fleet_cases(draw: st.DrawFn) -> Case:
+    name, doc = draw(st.sampled_from(seeds.fleets()))
+    data = mutated_text(draw, [doc], tree=lambda d, root: mutate_tree(d, root, FLEET_VALUES))
+    files: dict[str, Content] = {}
+    inputs, stdin = _deliver(draw, data, files, "fleet.yaml")
+    args = ["fleet", *inputs]
+    args += _option(draw, 20, *(["--seed", s] for s in SEEDS))
+    args += _option(draw, 30, ["-o", "json"], ["-o", "yaml"])
+    args += _option(draw, 5, ["--default"])
+    return Case(f"fleet:{name}", tuple(args), files, stdin)
+
+
+# The clusters a configuration schedules: device-plugin nodes with workloads, or the DRA
+# fleet with its workloads and claims.
+_CONFIG_CLUSTERS: dict[str, tuple[str, ...]] = {
+    "device-plugin": ("examples/scheduling/cluster.yaml", "examples/scheduling/workloads.yaml"),
+    "dra": ("examples/claims/two-h100.yaml", "examples/scheduling/dra-workloads.yaml"),
+}
+CONFIG_VALUES: list[Any] = ["MostAllocated", "LeastAllocated", "RequestedToCapacityRatio",
+                            "NodeResourcesFit", "DynamicResources", "FGD", "*", 101, 0, -1,
+                            {"name": "FGD", "weight": 1}, [{"name": "*"}],
+                            {"utilization": 101, "score": 11}]
+
+
+@st.composite
+def config_cases(draw: st.DrawFn) -> Case:
+    name, doc = draw(st.sampled_from(seeds.scheduler_configs()))
+    data = mutated_text(draw, [doc], tree=lambda d, root: mutate_tree(d, root, CONFIG_VALUES))
+    cluster = draw(st.sampled_from(sorted(_CONFIG_CLUSTERS)))
+    files: dict[str, Content] = {"config.yaml": data}
+    args: list[str] = []
+    if cluster == "dra":
+        args += _cluster(draw, files)
+    for path in _CONFIG_CLUSTERS[cluster]:
+        files[path.rsplit("/", 1)[1]] = (seeds.ROOT / path).read_bytes()
+        args += ["-f", "{in}/" + path.rsplit("/", 1)[1]]
+    verb = draw(st.sampled_from(["schedule", "schedule", "explain pod"]))
+    head = ["schedule"] if verb == "schedule" else [
+        "explain", "pod", "ml/pair" if cluster == "dra" else "train-0"]
+    args += ["--config", "{in}/config.yaml"]
+    if verb == "schedule":
+        args += _option(draw, 30, ["-o", "table"], ["-o", "json"])
+    return Case(f"config:{name}", (*head, *args), files)
+
+
+SCENARIO_VALUES: list[Any] = [
+    "2h", "30m", "0s", "1e9h", "-1h", ".5ms", "1d", "nan", "inf", 0.000000001, 1e9, -1,
+    "0/h", "60/h", "1e9/s", "nan/h", "inf/h", "-1/h", "1e400/h", f"{2**64}/s",
+    {"distribution": "lognormal", "mean": "1h", "sigma": 11}, {"distribution": "uniform",
+                                                               "min": "2h", "max": "1h"},
+    {"distribution": "fixed", "mean": "nan"}, {"distribution": "pareto", "mean": "1h"},
+    ["0s", "10m", "1e9h"], {"type": "gpu", "count": 9}, {"type": "mig", "profile": "7g.80gb"},
+    {"type": "share", "memory": "1e99999999"}, {"type": "gpu", "productName": "NVIDIA L4\""},
+    {"default": True}, {"file": "fleet.yaml"}, {"file": "/etc/hostname"}, {"file": "../x"},
+    {"at": "1h", "node": "a100-0", "action": "remove"}, {"at": "nan", "action": "explode"},
+    "templates/job.yaml", "templates", "/etc", "../../..", ".", "fleet.yaml",
+    ["device-plugin"], ["dra", "dra"], ["gpu"], 1000000, 5001, 1e9, 100,
+]
+
+
+def _scenario_files(draw: st.DrawFn) -> dict[str, Content]:
+    """Files a scenario may name: a fleet file and a template (a claim template and a Job)."""
+    job = (seeds.ROOT / "examples/scheduling/dra-workloads.yaml").read_text()
+    fleet = copy.deepcopy(seeds.fleets()[0][1])
+    for pool in fleet["spec"]["pools"]:
+        pool["count"] = 1
+    return {"fleet.yaml": dump_yaml([fleet]).encode(),
+            "templates/job.yaml": job.split("\n---\napiVersion: v1\nkind: Pod")[0].encode()}
+
+
+@st.composite
+def scenario_cases(draw: st.DrawFn) -> Case:
+    name, doc = draw(st.sampled_from(seeds.scenarios()))
+    data = mutated_text(draw, [doc],
+                        tree=lambda d, root: mutate_tree(d, root, SCENARIO_VALUES))
+    files = _scenario_files(draw)
+    files["scenario.yaml"] = data
+    if draw(st.booleans()):
+        args = ["simulate", "--scenario", "{in}/scenario.yaml", "--quiet", "--out", "{out}"]
+        args += _option(draw, 20, *(["--seed", s] for s in SEEDS))
+        args += _option(draw, 20, ["--compare", "dra"], ["--compare", "device-plugin,dra"],
+                        ["--compare", "dra,dra"], ["--compare", "gpu"], ["--compare", ""])
+    else:
+        args = ["sweep", "scenarios", "-f", "{in}/scenario.yaml", "--workers", "1",
+                "--seeds", draw(st.sampled_from(["1", "2"]))]
+        args += _option(draw, 40, ["-o", "json"], ["-o", "csv"], ["-o", "table"])
+        args += _option(draw, 30, ["--out", "{out}"])
+    return Case(f"scenario:{name}", tuple(args), files)
+
+
+CSV_VALUES = ["", "-1", "0", "1", "2", "8", "9", "16", "1000000", "9" * 5000, str(2**63),
+              str(2**64), "99999999999999999999", "1e3", "nan", "inf", " 12", "0x10", "1_000",
+              "١٢", "=1+1", "+1", "@SUM(A1)", "-2", "x" * 200_000, "a\x00b", "a\nb", '"', "\u202e",
+              "V100M16", "P100|T4", "A10", "H100", "1001", "500"]
+
+
+def _mutate_csv(draw: st.DrawFn, text: str) -> bytes:
+    rows = seeds.csv_rows(text)
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["cell", "cell", "cell", "drop_column", "add_column",
+                                   "drop_header", "dup_rows", "short_row", "drop_rows"]))
+        if op == "cell" and len(rows) > 1:
+            row = rows[draw(st.integers(1, len(rows) - 1))]
+            if row:
+                row[draw(st.integers(0, len(row) - 1))] = draw(st.sampled_from(CSV_VALUES))
+        elif op == "drop_column" and rows and rows[0]:
+            column = draw(st.integers(0, len(rows[0]) - 1))
+            rows = [r[:column] + r[column + 1:] for r in rows]
+        elif op == "add_column":
+            rows = [[*r, draw(st.sampled_from(CSV_VALUES))] for r in rows]
+        elif op == "drop_header":
+            rows = rows[1:]
+        elif op == "dup_rows" and len(rows) > 1:
+            rows += rows[1:] * draw(st.sampled_from([2, 10]))
+        elif op == "short_row" and len(rows) > 1:
+            i = draw(st.integers(1, len(rows) - 1))
+            rows[i] = rows[i][: draw(st.integers(0, max(0, len(rows[i]) - 1)))]
+        elif op == "drop_rows":
+            rows = rows[: draw(st.integers(0, len(rows)))]
+    data = seeds.csv_text(rows).encode("utf-8", "surrogatepass")
+    for _ in range(draw(st.integers(0, 2))):
+        data = mutate_bytes(draw, data)
+    return data
+
+
+def _trace_args(draw: st.DrawFn, workload: str) -> list[str]:
+    policies = draw(st.lists(st.sampled_from(POLICIES), min_size=1, max_size=2, unique=True))
+    policy = ",".join(policies) if draw(st.integers(0, 9)) else draw(st.sampled_from(
+        ["all", "", "Nope", "FGD,,", "fgd"]))
+    if draw(st.booleans()):
+        args = ["replay", "alibaba-2023", "--workload", workload, "--policy", policy]
+    else:
+        args = ["sweep", "alibaba-2023", "--workloads", workload, "--policies", policy]
+    args += ["--trace-dir", "{in}/trace", "--workers", "1",
+             "--seeds", draw(st.sampled_from(["1", "2"]))]
+    args += _option(draw, 40, ["-o", "json"], ["-o", "csv"], ["-o", "table"])
+    args += _option(draw, 20, ["--out", "{out}"])
+    return args
+
+
+@st.composite
+def trace_cases(draw: st.DrawFn) -> Case:
+    workload = draw(st.sampled_from(seeds.TRACE_WORKLOADS))
+    slices = seeds.trace_slices()
+    pod_file = f"openb_pod_list_{workload}.csv"
+    files: dict[str, Content] = {f"trace/{seeds.NODE_FILE}": slices[seeds.NODE_FILE].encode(),
+                                 f"trace/{pod_file}": slices[pod_file].encode()}
+    which = draw(st.sampled_from([seeds.NODE_FILE, pod_file, "both"]))
+    for name in ([seeds.NODE_FILE, pod_file] if which == "both" else [which]):
+        files[f"trace/{name}"] = _mutate_csv(draw, slices[name])
+    return Case(f"trace:{workload}", tuple(_trace_args(draw, workload)), files)
+
+
+# --- spoiled command lines -------------------------------------------------------------------
+
+def valid_invocations() -> dict[str, tuple[tuple[str, ...], dict[str, Content]]]:
+    """One working invocation per verb (and the files it reads)."""
+    root = seeds.ROOT
+    cluster: dict[str, Content] = {f"cluster/{n}": d for n, d in seeds.cluster_files().items()}
+    work: dict[str, Content] = {
+        "m/two-h100.yaml": (root / "examples/claims/two-h100.yaml").read_bytes(),
+        "m/dra-workloads.yaml": (root / "examples/scheduling/dra-workloads.yaml").read_bytes()}
+    scenario: dict[str, Content] = {"scenario.yaml": dump_yaml([seeds.scenarios()[1][1]]).encode()}
+    slices = seeds.trace_slices()
+    trace: dict[str, Content] = {
+        f"trace/{n}": slices[n].encode() for n in (seeds.NODE_FILE, "openb_pod_list_default.csv")}
+    fleet: dict[str, Content] = {"fleet.yaml": dump_yaml([seeds.fleets()[0][1]]).encode()}
+    tr = ("--trace-dir", "{in}/trace", "--seeds", "1", "--workers", "1")
+    return {
+        "validate": (("validate", "-f", "{in}/m"), work),
+        "import": (("import", "-f", "{in}/cluster", "-o", "json"), cluster),
+        "allocate": (("allocate", "-f", "{in}/cluster", "-f", "{in}/m/two-h100.yaml",
+                      "--node", "h100-node-01"), {**cluster, **work}),
+        "schedule": (("schedule", "-f", "{in}/cluster", "-f", "{in}/m", "-o", "table",
+                      "--seed", "3"), {**cluster, **work}),
+        "explain pod": (("explain", "pod", "ml/pair", "-f", "{in}/cluster", "-f", "{in}/m"),
+                        {**cluster, **work}),
+        "explain claim": (("explain", "claim", "two-h100", "-n", "ml", "-f", "{in}/cluster",
+                           "-f", "{in}/m"), {**cluster, **work}),
+        "fleet": (("fleet", "-f", "{in}/fleet.yaml", "--seed", "1"), fleet),
+        "simulate": (("simulate", "--scenario", "{in}/scenario.yaml", "--quiet", "--out",
+                      "{out}", "--compare", "dra"), scenario),
+        "sweep scenarios": (("sweep", "scenarios", "-f", "{in}/scenario.yaml", "--seeds", "1",
+                             "--workers", "1", "-o", "csv"), scenario),
+        "replay": (("replay", "alibaba-2023", "--policy", "FGD", *tr, "-o", "json"), trace),
+        "sweep alibaba-2023": (("sweep", "alibaba-2023", "--policies", "BestFit", *tr,
+                                "--out", "{out}"), trace),
+    }
+
+
+OUT_VALUES = ["{in}/m/two-h100.yaml", "{in}/m/two-h100.yaml/sub", "/proc/dralab-fuzz",
+              "/dev/null", "", "{in}/scenario.yaml", "{in}/trace/" + seeds.NODE_FILE]
+ODD_OPTIONS = ["--nope", "-x", "--seed", "--out", "--workers", "--dask", "-f", "--node",
+               "--config", "--feature-gates", "--trace-dir", "--limit-pods", "-o", "--help",
+               "--version"]
+
+
+@st.composite
+def argv_cases(draw: st.DrawFn) -> Case:
+    invocations = valid_invocations()
+    verb = draw(st.sampled_from(sorted(invocations)))
+    argv, files = invocations[verb]
+    args = list(argv)
+    skip = 2 if verb in ("explain pod", "explain claim", "sweep scenarios",
+                         "sweep alibaba-2023", "replay") else 1
+    op = draw(st.sampled_from(["drop", "value", "value", "add", "repeat", "out", "dask", "none"]))
+    if op == "drop" and len(args) > skip:
+        del args[draw(st.integers(skip, len(args) - 1))]
+    elif op == "value" and len(args) > skip:
+        args[draw(st.integers(skip, len(args) - 1))] = draw(st.sampled_from(JUNK + SEEDS))
+    elif op == "add":
+        args.insert(draw(st.integers(1, len(args))), draw(st.sampled_from(ODD_OPTIONS)))
+        if draw(st.booleans()):
+            args.append(draw(st.sampled_from(JUNK)))
+    elif op == "repeat" and len(args) > skip + 1:
+        i = draw(st.integers(skip, len(args) - 2))
+        args += args[i:i + 2]
+    elif op == "out" and verb in ("simulate", "replay", "sweep scenarios",
+                                  "sweep alibaba-2023"):
+        args += ["--out", draw(st.sampled_from(OUT_VALUES))]
+    elif op == "dask" and verb.startswith("sweep"):
+        args += ["--dask", draw(st.sampled_from(["not a url", "", "tcp://", "x://y",
+                                                 "tcp://host:99999999", "\x1b[31m"]))]
+    return Case(f"argv:{verb}:{op}", tuple(args), files)
+
+
+# --- hostile files in every input slot ------------------------------------------------------
+
+# Verb -> how a hostile file reaches it: the argv with {file} (or "-" for stdin) and the
+# valid files beside it.
+def slots() -> dict[str, tuple[tuple[str, ...], dict[str, Content]]]:
+    inv = valid_invocations()
+    cluster: dict[str, Content] = {f"cluster/{n}": d for n, d in seeds.cluster_files().items()}
+    return {
+        "validate": (("validate", "-f", "{file}"), {}),
+        "import": (("import", "-f", "{file}"), {}),
+        "allocate": (("allocate", "-f", "{in}/cluster", "-f", "{file}", "--node",
+                      "h100-node-01"), cluster),
+        "schedule": (("schedule", "-f", "{in}/cluster", "-f", "{file}"), cluster),
+        "explain pod": (("explain", "pod", "ml/pair", "-f", "{in}/cluster", "-f", "{file}"),
+                        cluster),
+        "explain claim": (("explain", "claim", "ml/c", "-f", "{in}/cluster", "-f", "{file}"),
+                          cluster),
+        "schedule --config": (("schedule", "-f", "{in}/cluster", "-f", "{in}/m",
+                               "--config", "{file}"), inv["schedule"][1]),
+        "explain --config": (("explain", "pod", "ml/pair", "-f", "{in}/cluster", "-f", "{in}/m",
+                              "--config", "{file}"), inv["schedule"][1]),
+        "fleet": (("fleet", "-f", "{file}"), {}),
+        "simulate": (("simulate", "--scenario", "{file}", "--quiet", "--out", "{out}"), {}),
+        "sweep scenarios": (("sweep", "scenarios", "-f", "{file}", "--seeds", "1", "--workers",
+                             "1"), {}),
+    }
+
+
+TRACE_VERBS: dict[str, tuple[str, ...]] = {
+    "replay": ("replay", "alibaba-2023", "--policy", "FGD", "--trace-dir", "{in}/trace",
+               "--seeds", "1", "--workers", "1"),
+    "sweep alibaba-2023": ("sweep", "alibaba-2023", "--policies", "BestFit,FGD", "--trace-dir",
+                           "{in}/trace", "--seeds", "1", "--workers", "1"),
+}
+STDIN_SLOTS = ("validate", "import", "allocate", "schedule", "explain pod", "explain claim",
+               "fleet")
+
+
+def hostile_case(generator: str, slot: str, content: Content, *, how: str = "file") -> Case:
+    """``content`` in ``slot``: a file (``how="file"``), stdin, or inside a directory."""
+    args, files = slots()[slot]
+    files = dict(files)
+    stdin: bytes | None = None
+    if how == "stdin":
+        assert isinstance(content, bytes)
+        target, stdin = "-", content
+    elif how == "dir":
+        files["h/input.yaml"] = content
+        target = "{in}/h"
+    else:
+        files["input.yaml"] = content
+        target = "{in}/input.yaml"
+    return Case(f"hostile:{generator}:{how}", tuple(a.replace("{file}", target) for a in args),
+                files, stdin)
+
+
+def hostile_trace_case(generator: str, verb: str, which: str, content: Content) -> Case:
+    """``content`` as the node list or the default workload's pod list of a trace slice."""
+    slices = seeds.trace_slices()
+    names = {"nodes": seeds.NODE_FILE, "pods": "openb_pod_list_default.csv"}
+    files: dict[str, Content] = {f"trace/{n}": slices[n].encode() for n in names.values()}
+    files[f"trace/{names[which]}"] = content
+    return Case(f"hostile:{generator}:{which}", TRACE_VERBS[verb], files)
+

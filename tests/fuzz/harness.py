@@ -1,0 +1,468 @@
+"""Run one fuzz case: ``dralab ARGS`` in-process, in a forked child with a time and a
+memory bound, then check the CLI contract on what it did.
+
+Why a forked child: a hostile input that hangs (a regex, an alias bomb, a loop that never
+ends) or eats memory must cost one bounded case, not the test session. The child inherits
+the already imported dralab (fork is copy-on-write, a few milliseconds), sets
+``RLIMIT_AS`` to its current size plus the memory budget and an alarm, runs the click
+command through ``CliRunner`` (stdin as bytes) with its working directory, ``TMPDIR`` and
+``HOME`` inside the case's scratch directory, and writes what it saw to a file. The parent
+kills it at the deadline whatever it is doing (a C call that never returns to Python
+included), and reads its peak RSS from ``wait4``.
+
+The contract checked on every case (``violations``):
+
+* exit status 0, 1, 2 or 3 (70 is a bug; a signal, a timeout or a MemoryError is a bug);
+* no traceback anywhere, no exception escaping the command;
+* every stderr line of an exit-2 run is an ``error:``/``warning:`` line (or validate's
+  summary), so no error spans lines; every stderr line (and each of validate's problem
+  lines) is at most ``MAX_LINE`` characters and holds no raw control or format character;
+* the input files are byte-identical afterwards (and special files still what they were);
+* nothing was written outside ``--out``: the working directory holds only the out
+  directory, ``TMPDIR`` and ``HOME`` are empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import stat
+import tempfile
+import time
+import traceback
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+from click.testing import CliRunner
+
+EXIT_CODES = frozenset({0, 1, 2, 3})
+# One error line: the reader cuts lines at 4,096 characters (the API server's total warning
+# limit); the prefix and a file name come on top.
+MAX_LINE = 4096 + 200
+# Output kept for the checks and the report; a verb's stdout can be megabytes of YAML.
+KEEP_CHARS = 1 << 20
+
+# Where the inputs, the working directory (cwd), TMPDIR and HOME of a case go; ``OUT`` is
+# the --out directory (inside the working directory, created by dralab, never by us).
+IN, WORK, TMP, HOME, OUT = "in", "work", "tmp", "home", "work/out"
+
+_STDERR_PREFIXES = ("error: ", "warning: ")
+_VALIDATE_SUMMARY = ("problem(s) in", "object(s) valid", "not checked")
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def time_budget() -> float:
+    """Seconds a case may take (``FUZZ_TIMEOUT``). Generous: the CI machine is shared."""
+    return _env_float("FUZZ_TIMEOUT", 30.0)
+
+
+def memory_budget() -> int:
+    """Bytes of address space a case may add to the process it forks from (``FUZZ_MEMORY_MB``)."""
+    return int(_env_float("FUZZ_MEMORY_MB", 1536.0) * (1 << 20))
+
+
+# --- the case ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Special:
+    """An input that is not a plain file: ``fifo``, ``dangling`` (a symbolic link to a missing
+    file), ``dir`` (an empty directory), ``link`` (a symbolic link to ``target`` among the
+    inputs), ``abslink`` (a symbolic link to the absolute path ``target``)."""
+
+    kind: str
+    target: str = ""
+
+
+Content = bytes | Special
+
+
+@dataclass(frozen=True)
+class Case:
+    """One invocation. ``args`` may hold ``{in}`` and ``{out}``, replaced with the absolute
+    input and --out directories; ``files`` are created under ``{in}`` (relative paths)."""
+
+    generator: str
+    args: tuple[str, ...]
+    files: Mapping[str, Content] = field(default_factory=dict)
+    stdin: bytes | None = None
+
+    @property
+    def verb(self) -> str:
+        """The stats label: the command and, for groups, the subcommand."""
+        if self.args and self.args[0] in ("explain", "sweep") and len(self.args) > 1:
+            return f"{self.args[0]} {self.args[1]}"
+        return self.args[0] if self.args else ""
+
+    def argv(self, root: Path) -> list[str]:
+        return [a.replace("{in}", str(root / IN)).replace("{out}", str(root / OUT))
+                for a in self.args]
+
+    def describe(self) -> str:
+        """A short, printable description for messages and the stats."""
+        sizes = ", ".join(f"{name}: {len(c) if isinstance(c, bytes) else c.kind}"
+                          for name, c in sorted(self.files.items()))
+        stdin = f", stdin {len(self.stdin)} bytes" if self.stdin is not None else ""
+        return f"[{self.generator}] dralab {' '.join(self.args)} ({sizes}{stdin})"
+
+
+@dataclass
+class Outcome:
+    """What a case did, as the parent saw it."""
+
+    case: Case
+    code: int | None  # None: no exit status (killed, timed out, died)
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_kb: int
+    timed_out: bool = False
+    signal: int | None = None
+    exception: str = ""  # a traceback that escaped CliRunner (never expected)
+    changed_inputs: list[str] = field(default_factory=list)
+    stray_writes: list[str] = field(default_factory=list)
+
+    def violations(self) -> list[str]:
+        """Every way this run broke the contract; empty when it kept it."""
+        out: list[str] = []
+        if self.timed_out:
+            out.append(f"timeout after {self.seconds:.1f} s")
+        elif self.signal is not None:
+            out.append(f"killed by signal {self.signal}")
+        elif self.code not in EXIT_CODES:
+            if "MemoryError" in self.stderr or "MemoryError" in self.exception:
+                out.append(f"memory bound hit (exit {self.code})")
+            else:
+                out.append(f"exit {self.code}")
+        if self.exception:
+            out.append("exception escaped: " + self.exception.splitlines()[-1][:300])
+        if "Traceback (most recent call last)" in self.stdout + self.stderr:
+            out.append("traceback in the output")
+        out.extend(_line_problems(self))
+        out.extend(f"input changed: {p}" for p in self.changed_inputs)
+        out.extend(f"written outside --out: {p}" for p in self.stray_writes)
+        return out
+
+    def report(self) -> str:
+        return (f"{self.case.describe()}\n  exit {self.code} in {self.seconds:.2f} s, "
+                f"max RSS {self.max_rss_kb // 1024} MiB\n"
+                f"  stderr: {self.stderr[:2000]!r}\n  stdout: {self.stdout[:500]!r}"
+                + (f"\n  exception: {self.exception[-3000:]}" if self.exception else ""))
+
+
+def _raw_controls(line: str) -> list[str]:
+    """Control (Cc) and format (Cf: RTL overrides, zero-width) characters, and line
+    separators, that a terminal would act on instead of show."""
+    return sorted({f"U+{ord(ch):04X}" for ch in line
+                   if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch != "\t"})
+
+
+def _line_problems(outcome: Outcome) -> list[str]:
+    problems: list[str] = []
+    lines = outcome.stderr.splitlines()
+    if outcome.case.verb == "validate" and outcome.code in (1, 2):
+        lines += outcome.stdout.splitlines()  # the problem lines
+    for line in lines:
+        if len(line) > MAX_LINE:
+            problems.append(f"line of {len(line)} characters: {line[:120]!r}...")
+        controls = _raw_controls(line)
+        if controls:
+            problems.append(f"raw control characters {', '.join(controls)}: {line[:200]!r}")
+    if outcome.code == 2:
+        for line in outcome.stderr.splitlines():
+            if not (line.startswith(_STDERR_PREFIXES) or (
+                    outcome.case.verb == "validate" and any(s in line for s in _VALIDATE_SUMMARY))):
+                problems.append(f"stderr line is not a one-line error: {line[:200]!r}")
+                break
+    return problems
+
+
+# --- files: materialise, snapshot ------------------------------------------------------------
+
+def materialise(root: Path, files: Mapping[str, Content]) -> None:
+    """Create the case's inputs under ``root/in`` and its empty work, tmp and home dirs."""
+    for sub in (IN, WORK, TMP, HOME):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = root / IN / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif content.kind == "fifo":
+            os.mkfifo(path)
+        elif content.kind == "dangling":
+            path.symlink_to(root / IN / "does-not-exist" / (content.target or "gone.yaml"))
+        elif content.kind == "link":
+            path.symlink_to(root / IN / content.target)
+        elif content.kind == "abslink":
+            path.symlink_to(content.target)
+        elif content.kind == "dir":
+            path.mkdir(exist_ok=True)
+        else:
+            raise ValueError(f"unknown special input {content.kind!r}")
+
+
+def snapshot(top: Path) -> dict[str, str]:
+    """Path -> what it is (file hash, link target, kind), without following links or
+    opening special files."""
+    found: dict[str, str] = {}
+    if not top.exists():
+        return found
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(top).as_posix()
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                found[rel] = "link:" + os.readlink(path)
+            elif stat.S_ISREG(st.st_mode):
+                found[rel] = "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            elif stat.S_ISDIR(st.st_mode):
+                found[rel] = "dir"
+            else:
+                found[rel] = f"special:{stat.S_IFMT(st.st_mode)}"
+    return found
+
+
+def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+# --- running in a child ------------------------------------------------------------------------
+
+def _child(command: click.Command, argv: list[str], stdin: bytes | None, root: Path,
+           result_path: Path, memory: int, seconds: float) -> None:
+    """The forked child: bound itself, run, write the result. Never returns."""
+    code = 0
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)  # nothing may read the test session's real stdin
+        stray = os.open(root / "fd-output", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(stray, 1)
+        os.dup2(stray, 2)
+        os.chdir(root / WORK)
+        os.environ["TMPDIR"] = str(root / TMP)
+        os.environ["HOME"] = str(root / HOME)
+        os.environ.pop("DRALAB_DEBUG", None)
+        tempfile.tempdir = str(root / TMP)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm kills, even inside C code
+        signal.alarm(max(1, int(seconds) + 1))
+        # The soft limit only: it can be lifted again to write the result.
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        size = _address_space()
+        resource.setrlimit(resource.RLIMIT_AS, (size + memory, hard))
+        # color=True: what a terminal would get. Otherwise click strips ANSI escapes from
+        # what it echoes and the check would miss those a message carries to a real tty.
+        result = CliRunner().invoke(command, argv, input=stdin, color=True)
+        escaped = ""
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            escaped = "".join(traceback.format_exception(*result.exc_info))  # type: ignore[misc]
+        payload = {"code": result.exit_code, "stdout": result.stdout[:KEEP_CHARS],
+                   "stderr": result.stderr[:KEEP_CHARS], "exception": escaped}
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        result_path.write_text(json.dumps(payload))
+    except BaseException:  # the harness itself failed: say so through the exit status
+        code = 99
+        with contextlib.suppress(BaseException):
+            result_path.with_suffix(".harness").write_text(traceback.format_exc())
+    finally:
+        os._exit(code)
+
+
+def _address_space() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _wait(pid: int, deadline: float) -> tuple[int | None, int, bool]:
+    """Wait for ``pid`` until ``deadline``; kill it there. (status, max RSS KiB, timed out)"""
+    timed_out = False
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if fd >= 0:
+                ready, _, _ = select.select([fd], [], [], max(0.0, left))
+                done = bool(ready)
+            else:
+                done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+                if not done and left > 0:
+                    time.sleep(min(0.01, left))
+            if done:
+                break
+            if left <= 0:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+        _, status, usage = os.wait4(pid, 0)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return status, usage.ru_maxrss, timed_out
+
+
+def run_case(case: Case, command: click.Command | None = None, *,
+             seconds: float | None = None, memory: int | None = None,
+             keep: bool = False) -> Outcome:
+    """Run ``case`` in a bounded child and return what it did (contract not asserted)."""
+    if command is None:
+        from dralab.cli.main import cli
+
+        command = cli
+    seconds = time_budget() if seconds is None else seconds
+    memory = memory_budget() if memory is None else memory
+    root = Path(tempfile.mkdtemp(prefix="dralab-fuzz-"))
+    try:
+        materialise(root, case.files)
+        inputs_before = snapshot(root / IN)
+        result_path = root / "result.json"
+        argv = case.argv(root)
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _child(command, argv, case.stdin, root, result_path, memory, seconds)
+        status, rss, timed_out = _wait(pid, started + seconds)
+        elapsed = time.monotonic() - started
+        outcome = Outcome(case, None, "", "", elapsed, rss, timed_out=timed_out)
+        if status is not None and os.WIFSIGNALED(status) and not timed_out:
+            outcome.signal = os.WTERMSIG(status)
+            if outcome.signal == signal.SIGALRM:
+                outcome.timed_out = True
+        elif status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 99:
+            raise RuntimeError("the fuzz harness failed in the child:\n"
+                               + result_path.with_suffix(".harness").read_text())
+        if result_path.exists():
+            payload: dict[str, Any] = json.loads(result_path.read_text())
+            outcome.code = payload["code"]
+            # The scratch directory's name changes from run to run; messages should not.
+            outcome.stdout, outcome.stderr = (
+                payload[k].replace(str(root / IN), "{in}").replace(str(root / WORK), "{work}")
+                .replace(str(root), "{root}") for k in ("stdout", "stderr"))
+            outcome.exception = payload["exception"]
+        result_path.unlink(missing_ok=True)
+        (root / "fd-output").unlink(missing_ok=True)  # stray fd writes are not files written
+        outcome.changed_inputs = _diff(inputs_before, snapshot(root / IN))
+        outcome.stray_writes = _stray(root)
+        return outcome
+    finally:
+        if not keep:
+            _remove(root)
+
+
+def _stray(root: Path) -> list[str]:
+    """Whatever the run left outside ``--out`` (and outside the inputs)."""
+    stray = [f"{WORK}/{p}" for p in snapshot(root / WORK)
+             if p != "out" and not p.startswith("out/")]
+    stray += [f"{TMP}/{p}" for p in snapshot(root / TMP)]
+    stray += [f"{HOME}/{p}" for p in snapshot(root / HOME)]
+    stray += [p for p in os.listdir(root) if p not in (IN, WORK, TMP, HOME)]
+    return sorted(stray)
+
+
+def _remove(root: Path) -> None:
+    for dirpath, dirnames, _ in os.walk(root):
+        for name in dirnames:  # an unreadable directory would stop rmtree
+            with contextlib.suppress(OSError):
+                os.chmod(Path(dirpath) / name, 0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+# --- statistics for `make fuzz` ------------------------------------------------------------------
+
+@dataclass
+class Stats:
+    """Counts over every case run in this session (hypothesis' shrinking included)."""
+
+    per_verb: Counter[str] = field(default_factory=Counter)
+    per_generator: Counter[str] = field(default_factory=Counter)
+    exit_codes: Counter[str] = field(default_factory=Counter)
+    failures: int = 0
+    # (violations, case) of each violating case, kept in FUZZ_KEEP_GOING mode.
+    violations: list[tuple[list[str], str]] = field(default_factory=list)
+    longest: tuple[float, str] = (0.0, "")
+    largest: tuple[int, str] = (0, "")
+    total_seconds: float = 0.0
+
+    def add(self, outcome: Outcome, failed: bool) -> None:
+        verb = outcome.case.verb
+        self.per_verb[verb] += 1
+        self.per_generator[outcome.case.generator] += 1
+        label = ("timeout" if outcome.timed_out else f"signal {outcome.signal}"
+                 if outcome.signal is not None else str(outcome.code))
+        self.exit_codes[label] += 1
+        self.failures += failed
+        self.total_seconds += outcome.seconds
+        if outcome.seconds > self.longest[0]:
+            self.longest = (outcome.seconds, outcome.case.describe())
+        if outcome.max_rss_kb > self.largest[0]:
+            self.largest = (outcome.max_rss_kb, outcome.case.describe())
+
+    def lines(self) -> Iterator[str]:
+        total = sum(self.per_verb.values())
+        yield (f"fuzz: {total} cases in {self.total_seconds:.0f} s of case time, "
+               f"{self.failures} broke the contract")
+        yield "  per verb:      " + ", ".join(f"{v} {n}" for v, n in sorted(self.per_verb.items()))
+        yield "  exit codes:    " + ", ".join(
+            f"{c}: {n}" for c, n in sorted(self.exit_codes.items()))
+        yield "  per generator: " + ", ".join(
+            f"{g} {n}" for g, n in sorted(self.per_generator.items()))
+        yield f"  longest case:  {self.longest[0]:.2f} s {self.longest[1][:300]}"
+        yield f"  largest RSS:   {self.largest[0] // 1024} MiB {self.largest[1][:300]}"
+
+    def failure_lines(self) -> Iterator[str]:
+        """The violating cases of a keep-going run, grouped by their first violation."""
+        groups: dict[str, list[str]] = {}
+        for problems, case in self.violations:
+            head = re.sub(r"[0-9.]+ s\b", "N s", problems[0])[:80]
+            groups.setdefault(head, []).append(f"{'; '.join(problems)[:400]} -- "
+                                                           f"{case[:400]}")
+        for head, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            yield f"VIOLATION x{len(items)}: {head}"
+            yield from (f"    {item}" for item in items[:5])
+
+    def as_json(self) -> dict[str, Any]:
+        return {"cases": sum(self.per_verb.values()), "failures": self.failures,
+                "per_verb": dict(self.per_verb), "per_generator": dict(self.per_generator),
+                "exit_codes": dict(self.exit_codes),
+                "violations": [{"problems": p, "case": c} for p, c in self.violations],
+                "longest": {"seconds": round(self.longest[0], 3), "case": self.longest[1]},
+                "largest_rss_mib": {"mib": self.largest[0] // 1024, "case": self.largest[1]}}
+
+
+STATS = Stats()
+
+
+def check(case: Case, command: click.Command | None = None, *,
+          seconds: float | None = None) -> Outcome:
+    """Run ``case``, count it, and fail the test with every violation of the contract."""
+    outcome = run_case(case, command, seconds=seconds)
+    problems = outcome.violations()
+    STATS.add(outcome, bool(problems))
+    if problems and os.environ.get("FUZZ_KEEP_GOING"):
+        STATS.violations.append((problems, outcome.report()))
+        return outcome
+    assert not problems, "; ".join(problems) + "\n" + outcome.report()
+    return outcome

@@ -1,0 +1,108 @@
+"""The fuzz harness catches what it is meant to catch: each kind of contract violation,
+produced on purpose by a small click command, is reported, and a well-behaved run is not."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+import pytest
+
+from .harness import MAX_LINE, Case, Special, run_case
+
+
+@click.command()
+@click.argument("what")
+@click.option("-f", "filename", default=None)
+@click.option("--out", default=None)
+def fake(what: str, filename: str | None, out: str | None) -> None:
+    """Misbehaves as asked."""
+    if what == "ok":
+        data: bytes = sys.stdin.buffer.read()
+        click.echo(data.decode("utf-8", "replace"))
+        click.echo("note: fine", err=True)
+    elif what == "error":
+        click.echo("error: x.yaml: one line", err=True)
+        sys.exit(2)
+    elif what == "spin":
+        while True:
+            pass
+    elif what == "sleep":
+        time.sleep(60)
+    elif what == "memory":
+        blocks = [bytearray(1 << 30) for _ in range(16)]  # 16 GiB, never reached
+        click.echo(len(blocks))
+    elif what == "exit70":
+        click.echo("error: internal error: KeyError: 'x'", err=True)
+        sys.exit(70)
+    elif what == "raise":
+        raise RuntimeError("escaped")
+    elif what == "multiline":
+        click.echo("error: first\n  second", err=True)
+        sys.exit(2)
+    elif what == "control":
+        click.echo("error: name \x1b[31mred\u202e", err=True)
+        sys.exit(2)
+    elif what == "long":
+        click.echo("error: " + "v" * (MAX_LINE + 1), err=True)
+        sys.exit(2)
+    elif what == "traceback":
+        click.echo("Traceback (most recent call last):\n  File x", err=True)
+    elif what == "touch-input" and filename:
+        Path(filename).write_text("changed")
+    elif what == "write-cwd":
+        Path("stray.txt").write_text("x")
+    elif what == "write-tmp":
+        tempfile.mkstemp()
+    elif what == "write-out" and out:
+        os.makedirs(out)
+        Path(out, "index.html").write_text("report")
+    elif what == "kill":
+        os.kill(os.getpid(), 9)
+
+
+def outcome_of(*args: str, stdin: bytes | None = None, seconds: float = 5.0) -> list[str]:
+    case = Case("test", args, {"input.yaml": b"a: 1\n", "fifo": Special("fifo")}, stdin)
+    return run_case(case, fake, seconds=seconds).violations()
+
+
+def test_a_well_behaved_run_passes() -> None:
+    case = Case("test", ("ok",), {}, b"\xffbytes")
+    outcome = run_case(case, fake)
+    assert outcome.violations() == [] and outcome.code == 0
+    assert outcome.stdout == "\ufffdbytes\n"
+    assert outcome.stderr == "note: fine\n"
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("error",), []),
+    (("write-out", "--out", "{out}"), []),
+    (("spin",), ["timeout after"]),
+    (("sleep",), ["timeout after"]),
+    (("memory",), ["exception escaped: MemoryError"]),
+    (("exit70",), ["exit 70"]),
+    (("raise",), ["exception escaped: RuntimeError: escaped"]),
+    (("multiline",), ["stderr line is not a one-line error: '  second'"]),
+    (("control",), ["raw control characters U+001B, U+202E"]),
+    (("long",), [f"line of {MAX_LINE + 8} characters"]),
+    (("traceback",), ["traceback in the output"]),
+    (("touch-input", "-f", "{in}/input.yaml"), ["input changed: input.yaml"]),
+    (("write-cwd",), ["written outside --out: work/stray.txt"]),
+    (("write-tmp",), ["written outside --out: tmp/tmp"]),
+    (("kill",), ["killed by signal 9"]),
+])
+def test_each_violation_is_reported(args: tuple[str, ...], expected: list[str]) -> None:
+    found = outcome_of(*args, seconds=1.0)
+    assert len(found) == len(expected), found
+    for problem, prefix in zip(found, expected, strict=True):
+        assert problem.startswith(prefix), found
+
+
+def test_the_time_bound_holds() -> None:
+    started = time.monotonic()
+    outcome_of("spin", seconds=1.0)
+    assert time.monotonic() - started < 4
