@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test fuzz lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -24,6 +24,14 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
+
+# The fuzz suite at full size: FUZZ_EXAMPLES mutated cases over every verb plus the whole
+# hostile-file matrix, each bounded in time and memory; prints cases per verb, the exit-code
+# histogram and the longest case, and lists every case that broke the contract.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(TEST_STAMP)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_MATRIX=full FUZZ_KEEP_GOING=1 FUZZ_STATS=1 \
+		$(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
