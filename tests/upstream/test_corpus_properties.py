@@ -161,6 +161,30 @@ def _stdin(docs: list[Doc]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
+@st.composite
+def documents_with_nulls(draw: st.DrawFn) -> list[Doc]:
+    """One corpus file's documents with one to four values (of any depth) set to null."""
+    _, seed = draw(st.sampled_from(SEEDS))
+    docs = copy.deepcopy(seed)
+    for _ in range(draw(st.integers(1, 4))):
+        doc = docs[draw(st.integers(0, len(docs) - 1))]
+        paths = _paths(doc)
+        if paths:
+            _retype(doc, draw(st.sampled_from(paths)), None)
+    return docs
+
+
+@PROPERTY_SETTINGS
+@given(docs=documents_with_nulls())
+def test_null_is_never_a_type_error(cluster: Path, docs: list[Doc]) -> None:
+    # The API server reads JSON null as unset (a null map value or list item as its zero
+    # value), so null is never a type error: at worst a required field is missing.
+    for args in (["validate"], ["schedule", "-f", str(cluster)]):
+        run = dralab(*args, "-f", "-", stdin=_stdin(docs))
+        assert_contract(run)
+        assert "got `null`" not in run.output, run.output
+
+
 @PROPERTY_SETTINGS
 @given(docs=mutated_documents())
 def test_validate_never_crashes(docs: list[Doc]) -> None:
