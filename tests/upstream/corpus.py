@@ -161,7 +161,9 @@ def _pod(item: Mapping[str, Any]) -> PodResult:
     owners = meta.get("ownerReferences") or [{}]
     ext = status.get("extendedResourceClaimStatus") or {}
     return PodResult(
-        name=meta["name"], namespace=meta.get("namespace", "default"),
+        # Every namespaced object dralab writes names its namespace (issue 10: "generated
+        # claims carry their namespace"); a missing one fails the lookups below.
+        name=meta["name"], namespace=meta.get("namespace", "<none>"),
         node=spec.get("nodeName") or None, message=message,
         claim_names={
             **{c["name"]: c["resourceClaimName"] for c in spec.get("resourceClaims", [])
@@ -175,7 +177,7 @@ def _claim(item: Mapping[str, Any]) -> ClaimResult:
     meta, status = item["metadata"], item.get("status", {})
     results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
     return ClaimResult(
-        name=meta["name"], namespace=meta.get("namespace", "default"),
+        name=meta["name"], namespace=meta.get("namespace", "<none>"),
         devices=[(r["driver"], r["pool"], r["device"]) for r in results],
         requests=[r["request"] for r in results],
         reserved_for=[r["name"] for r in status.get("reservedFor", [])],

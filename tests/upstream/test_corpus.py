@@ -487,6 +487,8 @@ def test_perf_scheduling_with_claim_template_fills_the_node(tmp_path: Path) -> N
     assert set(out.placed().values()) == {"scheduler-perf-dra-00000"}
     devices = {c.devices[0] for c in out.claims.values()}
     assert len(devices) == 10
+    # The claims generated from the template live in the pods' namespace (issue 10).
+    assert {c.namespace for c in out.claims.values()} == {"test"}
 
 
 def test_perf_scheduling_with_shared_claims(tmp_path: Path) -> None:
