@@ -106,6 +106,7 @@ class PodResult:
     claim_names: dict[str, str]  # pod claim name -> ResourceClaim name (direct or generated)
     extended_claim: str | None
     owner_kind: str | None
+    reason: str = ""  # of the PodScheduled=False condition
 
 
 @dataclass
@@ -154,10 +155,10 @@ class Outcome:
 
 def _pod(item: Mapping[str, Any]) -> PodResult:
     meta, spec, status = item["metadata"], item.get("spec", {}), item.get("status", {})
-    message = ""
+    message = reason = ""
     for cond in status.get("conditions", []):
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-            message = cond.get("message", "")
+            message, reason = cond.get("message", ""), cond.get("reason", "")
     owners = meta.get("ownerReferences") or [{}]
     ext = status.get("extendedResourceClaimStatus") or {}
     return PodResult(
@@ -170,7 +171,8 @@ def _pod(item: Mapping[str, Any]) -> PodResult:
                if c.get("resourceClaimName")},
             **{s["name"]: s["resourceClaimName"] for s in status.get("resourceClaimStatuses", [])
                if s.get("resourceClaimName")}},
-        extended_claim=ext.get("resourceClaimName"), owner_kind=owners[0].get("kind"))
+        extended_claim=ext.get("resourceClaimName"), owner_kind=owners[0].get("kind"),
+        reason=reason)
 
 
 def _claim(item: Mapping[str, Any]) -> ClaimResult:

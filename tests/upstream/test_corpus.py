@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .corpus import (
     E2E,
@@ -439,6 +440,22 @@ def test_e2e_pod_inline_multiple(test_driver: Path) -> None:
     assert len(devices) == 2 and len(set(devices)) == 2
 
 
+def test_e2e_pod_without_its_claim_waits_for_it(test_driver: Path, tmp_path: Path) -> None:
+    # pod-external.yaml's pod applied before its claim. KEP-5501 ("Diagnosing the Pods using
+    # DRA"): the DynamicResources PreEnqueue rejection is shown as the new reason
+    # `NotReadyForScheduling`; `SchedulingGated` "is explicitly tied to the Scheduling Gates
+    # feature" and this pod has no gates (issue 10: gate wording only for gated pods).
+    pods = [d for d in yaml.safe_load_all((E2E / "pod-external.yaml").read_text())
+            if d["kind"] == "Pod"]
+    out = schedule(test_driver, E2E / "deviceclass.yaml", write_docs(tmp_path / "pod.yaml", pods))
+    assert out.run.code == 1, out.run.output
+    pod = out.pod("test-external-claim")
+    assert pod.node is None
+    assert pod.reason == "NotReadyForScheduling", pod
+    assert '"external-claim" not found' in pod.message, pod.message
+    assert "gate" not in pod.message.lower()
+
+
 def test_e2e_toleration_admits_tainted_devices(test_driver: Path) -> None:
     # devicetaintrule.yaml taints every device of the driver NoExecute ("Evict all pods and
     # don't schedule new ones."); pod-external-toleration.yaml's claim tolerates that taint.
@@ -507,6 +524,31 @@ def test_perf_scheduling_with_shared_claims(tmp_path: Path) -> None:
         users = sorted(f"test-dra-{j}" for j in range(5 * i, 5 * i + 5))
         assert sorted(claim.reserved_for) == users
     assert out.claim("test/test-claim-0").devices != out.claim("test/test-claim-1").devices
+
+
+def test_perf_selector_on_missing_attribute_is_a_cel_runtime_error(tmp_path: Path) -> None:
+    # resourceclaim-with-selector.yaml reads capacity `counters` and attribute `preallocate`,
+    # which the driver's default slices (createResourceDriver) do not publish. The API
+    # (CELDeviceSelector.expression): "Any other result is an error and causes allocation of
+    # devices to abort." kube-scheduler reports that error (SchedulerError), not a node list;
+    # explain says it is a CEL runtime error (issue 10, "What a new user stumbles on").
+    claim = write_docs(tmp_path / "claim.yaml",
+                       render_all(PERF / "resourceclaim-with-selector.yaml", 1, "test"))
+    # pod-with-claim-ref.yaml's pod 0, its claim reference pointed at that claim.
+    pod = render_all(PERF / "pod-with-claim-ref.yaml", 1, "test")[0]
+    pod["spec"]["resourceClaims"][0]["resourceClaimName"] = "test-claim-with-selector-0"
+    files = [*_perf_cluster(tmp_path, with_dra=1, without_dra=1, max_claims_per_node=2), claim,
+             write_docs(tmp_path / "pod.yaml", [pod])]
+    out = schedule(*files)
+    assert out.run.code == 1, out.run.output
+    result = out.pod("test/test-dra-0")
+    assert result.node is None and result.reason == "SchedulerError", result
+    assert "CEL runtime error: no such key: counters" in result.message, result.message
+    explained = dralab("explain", "pod", "test/test-dra-0",
+                       *(a for f in files for a in ("-f", str(f))))
+    assert_contract(explained)
+    assert "A CEL runtime error" in explained.stdout, explained.stdout
+    assert "nodes are available: " not in explained.stdout  # no (empty) node list
 
 
 def test_perf_extended_resource_classes(tmp_path: Path) -> None:
