@@ -77,22 +77,32 @@ _ERROR_PREFIXES = ("error: ", "warning: ")
 _PROBLEM_SUMMARY = re.compile(r"^\d+ problem\(s\) in \d+ of \d+ object\(s\)(; \d+ not checked)?$")
 
 
+# validate's last line when nothing is wrong.
+_VALID_SUMMARY = re.compile(r"^(\d+ object\(s\) valid \(.*\)|no object checked|no objects found)"
+                            r"(; \d+ not checked)?$")
+
+
 def assert_contract(run: Run) -> None:
     """The CLI contract for any input: a documented exit code, never a traceback, and
     every error reported as one line (stderr lines of an exit-2 run are ``error:``/
-    ``warning:`` lines or the validate summary; validate's problem lines name a source)."""
+    ``warning:`` lines or the validate summary; validate's problem and "not checked"
+    lines name a source, whatever the exit code)."""
     assert run.code in EXIT_CODES, f"exit {run.code} for dralab {' '.join(run.args)}:\n{run.output}"
     assert "Traceback" not in run.output, run.output
+    if run.args and run.args[0] == "validate" and run.code in (0, 2):
+        sources = tuple(a for a in run.args[1:] if a not in ("-f", "--filename"))
+        lines = run.stdout.splitlines()
+        if run.code == 0 and lines:
+            assert _VALID_SUMMARY.match(lines[-1]), f"not a summary: {lines[-1]!r}"
+            lines = lines[:-1]
+        for line in lines:
+            assert line.startswith(sources) or line.startswith(("-", "<stdin>")), (
+                f"validate line does not name its source: {line!r}\n{run.stdout}")
     if run.code != 2:
         return
     for line in run.stderr.splitlines():
         assert line.startswith(_ERROR_PREFIXES) or _PROBLEM_SUMMARY.match(line), (
             f"stderr line is not a one-line error: {line!r}\n{run.stderr}")
-    if run.args and run.args[0] == "validate":
-        sources = [a for a in run.args[1:] if a not in ("-f", "--filename")]
-        for line in run.stdout.splitlines():
-            assert line.startswith(tuple(sources)) or line.startswith(("-", "<stdin>")), (
-                f"validate problem line does not name its source: {line!r}")
 
 
 # --- schedule output ---------------------------------------------------------------------

@@ -238,6 +238,19 @@ def test_problem_lines_stay_one_line() -> None:
     assert line in run.stdout
 
 
+def test_not_checked_lines_stay_one_line() -> None:
+    # The same for an object of a kind dralab does not model (listed as "not checked").
+    docs = copy.deepcopy(dict(SEEDS)["kubernetes/test/e2e/dra/test-driver/deploy/example/"
+                                     "pod-inline.yaml"])[:1]
+    docs[0]["kind"] = "Config\nMap"
+    run = dralab("validate", "-f", "-", stdin=_stdin(docs))
+    assert_contract(run)
+    assert run.code == 0
+    assert run.stdout.splitlines()[0] == (
+        "- Config\\nMap default/test-inline-claim-parameters: not checked (kind not modelled "
+        "by dralab)")
+
+
 @pytest.mark.parametrize("verb", ["validate", "schedule"])
 def test_unrendered_template_values_are_not_python_reprs(cluster: Path, verb: str) -> None:
     # `name: {{ .Index }}` (a template fed to dralab unrendered, as with helm charts) parses
