@@ -12,6 +12,7 @@ and the JSON-null bug this corpus found) the cases were strict xfails until the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -373,6 +374,22 @@ def test_kueue_sample_job_gets_one_device(example_fleet: dict[str, Path], sample
     pods = list(out.pods)
     assert len(pods) == 1, pods
     _one_device_of(out, pods[0], EXAMPLE_DRIVER)
+
+
+def test_kueue_sample_job_explained_by_the_name_it_got(example_fleet: dict[str, Path]) -> None:
+    # The sample Job has only `generateName: sample-dra-rct-job-`: asked for by that prefix,
+    # explain says which name the API server (here: the run) gave it; by that name, it
+    # explains the Job's one pod (issue 10: explain pod accepts the owning workload).
+    files = ("-f", str(example_fleet["with-class"]), "-f",
+             str(KUEUE_EXAMPLES / "sample-dra-rct-job.yaml"))
+    run = dralab("explain", "pod", "job/sample-dra-rct-job-", *files)
+    assert_contract(run)
+    assert run.code == 2
+    match = re.search(r"this run named the Job (sample-dra-rct-job-[a-z0-9]{5}) ", run.stderr)
+    assert match, run.stderr
+    again = dralab("explain", "pod", f"job/{match.group(1)}", *files)
+    assert again.code == 0, again.output
+    assert again.stdout.startswith(f"Job default/{match.group(1)}: 1 pod(s), 1 scheduled")
 
 
 def test_kueue_capacity_job_consumes_4gi(example_fleet: dict[str, Path]) -> None:
