@@ -33,7 +33,7 @@ import yaml
 from .base import KubeObject
 from .codec import DecodeError, decode, encode
 from .duplicates import PathPart, field_path
-from .errors import DuplicateFieldWarning, LoadError
+from .errors import MAX_VALUE_CHARS, DuplicateFieldWarning, LoadError, one_line
 from .gcpause import gc_paused as _gc_paused
 from .jsonparse import parse_json
 from .yamlparse import parse_yaml_chunks, parse_yaml_chunks_packed, split_yaml
@@ -85,7 +85,13 @@ class Document:
         name = next((n for n in names if n), "<no name>")
         ns = meta.get("namespace")
         ref = f"{ns}/{name}" if isinstance(ns, str) and ns else name
-        return f"{self.where} {kind} {ref}"
+        # Names come from the input: a hostile one must not flood or spoof the line.
+        return f"{self.where} {_shown(kind)} {_shown(ref)}"
+
+
+def _shown(text: str) -> str:
+    # Line breaks stay visible as \n (as in Problem lines); the rest as one_line has it.
+    return one_line(text.replace("\r", "\\r").replace("\n", "\\n"), MAX_VALUE_CHARS)
 
 
 # One parsed document: its data and the field paths (relative to it) of duplicate keys.

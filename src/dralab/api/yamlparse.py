@@ -153,7 +153,7 @@ class _Loader(yaml.CSafeLoader):
         explicit = len(node.value) - len(merges)
         duplicated = self._duplicate_keys(node, depth) if len(out) != explicit else []
         if merges:
-            # Explicit keys win over merged ones; of merged mappings, earlier ones win.
+            # Explicit keys win over merged ones.
             merged = self._merged(node, merges, depth)
             merged.update(out)
             out = merged
@@ -182,7 +182,9 @@ class _Loader(yaml.CSafeLoader):
 
     def _merged(self, node: yaml.Node, merges: list[yaml.Node], depth: int) -> dict[str, Any]:
         merged: dict[str, Any] = {}
-        for source in merges:
+        # Built last-to-first, so that earlier mappings win, as the YAML merge spec says
+        # of `<<: [a, b]` (and PyYAML of `<<: a` given twice).
+        for source in reversed(merges):
             maps = source.value if type(source) is yaml.SequenceNode else [source]
             for sub in reversed(maps):
                 if type(sub) is not yaml.MappingNode:
