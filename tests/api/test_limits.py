@@ -206,6 +206,19 @@ def test_sexagesimal_integer_is_bounded(tmp_path: Path) -> None:
         refused(tmp_path, "a: 1" + ":59" * 3000 + "\n")
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("!!bool maybe", 'not a valid bool: "maybe"'),
+    ("!!timestamp x", 'not a valid timestamp: "x"'),
+    ("!!int abc", 'not a valid int: "abc"'),
+    ("!!float x", 'not a valid float: "x"'),
+    ('!!set "python"', "expected a mapping node, but found scalar"),
+    ("!!seq x", "expected a sequence node, but found scalar"),
+])
+def test_explicit_tags_on_wrong_values_are_load_errors(tmp_path: Path, value: str,
+                                                        message: str) -> None:
+    assert message in refused(tmp_path, HEAD + f"data: {{k: {value}}}\n")
+
+
 # --- duplicate keys ------------------------------------------------------------------
 
 def duplicate_warnings(tmp_path: Path, text: str, name: str = "in.yaml") -> list[str]:

@@ -22,8 +22,10 @@ are reported with their field paths, for the caller to warn about.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from types import GeneratorType
 from typing import Any
 
 import msgspec
@@ -136,10 +138,15 @@ class _Loader(yaml.CSafeLoader):
         if construct is None:
             return self.construct_undefined(node)
         try:
-            return construct(self, node)
-        except ValueError as exc:  # e.g. a lower PYTHONINTMAXSTRDIGITS
-            raise _error(node, f"cannot read {node.tag.rsplit(':', 1)[-1]} value: {exc}") \
-                from None
+            value = construct(self, node)
+        except (ValueError, KeyError, AttributeError, TypeError):
+            # An explicit tag on a value that is not of it (`!!bool maybe`), or an
+            # integer beyond a lower PYTHONINTMAXSTRDIGITS.
+            raise _error(node, f"not a valid {node.tag.rsplit(':', 1)[-1]}: "
+                               f"{json.dumps(node.value[:64])}") from None
+        if isinstance(value, GeneratorType):  # a collection's tag on a scalar (`!!set x`)
+            return self._generic(node, 1)
+        return value
 
     def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
