@@ -50,7 +50,7 @@ def one_error_line(err: str) -> str:
         (["validate", "-f", "x", "--feature-gates", "Nope=true"],
          "error: Invalid value for --feature-gates"),
         (["frobnicate"], "error: No such command 'frobnicate'. (see 'dralab -h')"),
-        (["explain", "pod"], "error: Missing argument 'NAMESPACE/NAME'."),
+        (["explain", "pod"], "error: Missing argument 'TARGET'. (see 'dralab explain pod -h')"),
     ],
 )
 def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None:

@@ -86,7 +86,7 @@ class Document:
         ns = meta.get("namespace")
         ref = f"{ns}/{name}" if isinstance(ns, str) and ns else name
         # Names come from the input: a hostile one must not flood or spoof the line.
-        return f"{self.where} {_shown(kind)} {_shown(ref)}"
+        return f"{self.where} {_shown(str(kind))} {_shown(ref)}"
 
 
 def _shown(text: str) -> str:
