@@ -54,6 +54,9 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_ScalarNode = yaml.ScalarNode
+_MappingNode = yaml.MappingNode
+_SequenceNode = yaml.SequenceNode
 
 
 def _json_key(key: Any) -> str:
@@ -111,23 +114,44 @@ class _Loader(yaml.CSafeLoader):
     # --- building ------------------------------------------------------------
 
     def _build(self, node: yaml.Node, depth: int) -> Any:
+        # The hot loop of every load: node classes and tags are compared as module
+        # globals, plain string keys skip the recursion, and the rare cases (merge
+        # keys, duplicates, aliases, other tags) leave it for helpers.
         if self._may_alias and not self._in_alias:
-            key = id(node)
-            if key in self._seen:
+            ident = id(node)
+            if ident in self._seen:
                 return self._build_alias(node, depth)
-            self._seen.add(key)
+            self._seen.add(ident)
             self._nodes += 1
         kind = type(node)
-        if kind is yaml.ScalarNode:
+        if kind is _ScalarNode:
             if node.tag == _STR_TAG:
                 return node.value
             return self._scalar(node)
         if depth > MAX_NESTING_DEPTH:
             raise _error(node, too_deep_message())
-        if kind is yaml.MappingNode and node.tag == _MAP_TAG:
-            return self._mapping(node, depth)
-        if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
-            return [self._build(item, depth + 1) for item in node.value]
+        child = depth + 1
+        if kind is _MappingNode and node.tag == _MAP_TAG:
+            out: dict[str, Any] = {}
+            plain_keys = not self._may_alias  # else every key node is counted
+            merges: list[yaml.Node] | None = None
+            for key_node, value_node in node.value:
+                tag = key_node.tag
+                if tag == _STR_TAG and plain_keys and type(key_node) is _ScalarNode:
+                    key = key_node.value
+                elif tag == _MERGE_TAG:
+                    merges = [*(merges or ()), value_node]
+                    continue
+                else:
+                    key = self._build(key_node, child)
+                    if type(key) is not str:
+                        key = _json_key(key)
+                out[key] = self._build(value_node, child)
+            if len(out) != len(node.value):  # merge keys or duplicate keys
+                return self._finish_mapping(node, out, merges or [], depth)
+            return out
+        if kind is _SequenceNode and node.tag == _SEQ_TAG:
+            return [self._build(item, child) for item in node.value]
         return self._generic(node, depth)
 
     def _scalar(self, node: yaml.Node) -> Any:
@@ -148,15 +172,8 @@ class _Loader(yaml.CSafeLoader):
             return self._generic(node, 1)
         return value
 
-    def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        merges: list[yaml.Node] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
-                merges.append(value_node)
-                continue
-            key = self._build(key_node, depth + 1)
-            out[key if type(key) is str else _json_key(key)] = self._build(value_node, depth + 1)
+    def _finish_mapping(self, node: yaml.Node, out: dict[str, Any], merges: list[yaml.Node],
+                        depth: int) -> dict[str, Any]:
         explicit = len(node.value) - len(merges)
         duplicated = self._duplicate_keys(node, depth) if len(out) != explicit else []
         if merges:
