@@ -99,19 +99,21 @@ def parse_json(text: str, source: str) -> tuple[Any, list[tuple[PathPart, ...]]]
 
     Raise LoadError for invalid JSON, too deep nesting or too long integers.
     """
-    try:
-        with gc_paused():
+    # The walk allocates views; with the collector running, those would make it
+    # rescan the millions of objects just decoded.
+    with gc_paused():
+        try:
             data = msgspec.json.decode(text)
-    except RecursionError:
-        raise LoadError(f"{source}: invalid JSON: {too_deep_message()}") from None
-    except msgspec.DecodeError as exc:
-        raise LoadError(f"{source}: invalid JSON: {_message(exc)}") from None
-    if type(data) is not dict and type(data) is not list:
-        return data, []
-    try:
-        keys = _count_keys(data, MAX_NESTING_DEPTH - 1)
-    except _TooDeepError:
-        raise LoadError(f"{source}: invalid JSON: {too_deep_message()}") from None
+        except RecursionError:
+            raise LoadError(f"{source}: invalid JSON: {too_deep_message()}") from None
+        except msgspec.DecodeError as exc:
+            raise LoadError(f"{source}: invalid JSON: {_message(exc)}") from None
+        if type(data) is not dict and type(data) is not list:
+            return data, []
+        try:
+            keys = _count_keys(data, MAX_NESTING_DEPTH - 1)
+        except _TooDeepError:
+            raise LoadError(f"{source}: invalid JSON: {too_deep_message()}") from None
     if keys and _may_have_duplicates(text, keys):
         return data, _duplicates(text)
     return data, []
