@@ -127,6 +127,18 @@ def test_pods_get_uid_namespace_and_generated_name() -> None:
     assert re.fullmatch("[0-9a-f-]{36}", p.metadata.uid or "")
 
 
+def test_claims_without_namespace_are_stored_in_default() -> None:
+    # As the API server stores them (and as pods get it): written back with the namespace.
+    from dralab.api.codec import decode
+
+    claim = decode({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "gpu"},
+                    "spec": {"devices": {"requests": [
+                        {"name": "r", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+    cluster, _ = build_cluster([claim])
+    assert cluster.claims["default/gpu"].metadata.namespace == "default"
+
+
 def test_names_are_deterministic_per_seed() -> None:
     objects = [workload("ReplicaSet", "rs", {"replicas": 3})]
     first = [p.pod.metadata.name for p in build_cluster(objects, seed=1)[1]]

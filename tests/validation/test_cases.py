@@ -104,6 +104,14 @@ CASES: list[Case] = [
     case("slice-name-missing", "slice", [("metadata.name", DELETE)],
          ("metadata.name", E.REQUIRED),
          message="metadata.name: Required value: name or generateName is required"),
+    # An unrendered Go template (`name: {{ .Index }}`) parses as a map: a type error, not
+    # also a missing name.
+    case("slice-name-unrendered-template", "slice", [("metadata.name", {".Index": None})],
+         ("metadata.name", E.TYPE_INVALID),
+         message='metadata.name: Invalid value: "object": must be of type string'),
+    case("pod-generate-name-unrendered-template", "pod",
+         [("metadata.name", DELETE), ("metadata.generateName", {".Prefix": None})],
+         ("metadata.generateName", E.TYPE_INVALID)),
     case("slice-driver-missing", "slice", [("spec.driver", DELETE)], ("spec.driver", E.REQUIRED)),
     case("slice-driver-too-long", "slice", [("spec.driver", "a" * 64)],
          ("spec.driver", E.TOO_LONG),

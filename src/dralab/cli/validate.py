@@ -39,7 +39,9 @@ def validate_cmd(filenames: tuple[str, ...], feature_gates: str) -> None:
     for problem in problems:
         click.echo(str(problem))
     for doc in unchecked:
-        click.echo(f"{doc.describe()}: not checked (kind not modelled by dralab)")
+        # One line per object, as problem lines: a kind or name may hold a line break.
+        where = doc.describe().replace("\r", "\\r").replace("\n", "\\n")
+        click.echo(f"{where}: not checked (kind not modelled by dralab)")
     tail = f"; {len(unchecked)} not checked" if unchecked else ""
     if problems:
         bad = len({p.where for p in problems})

@@ -10,7 +10,7 @@
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``controllers``). Pods get namespace "default" when they
-   have none and a UID when they have none.
+   have none and a UID when they have none; ResourceClaims get the namespace too.
 
 Bound pods (spec.nodeName) keep their node and its resources; pods that Succeeded
 or Failed hold nothing (the claims only they used are released as the claim
@@ -49,6 +49,14 @@ __all__ = ["build_cluster"]
 
 def _key(obj: KubeObject) -> str:
     return f"{obj.metadata.namespace or 'default'}/{obj.name}"
+
+
+def _with_namespace(claim: ResourceClaim) -> ResourceClaim:
+    # The API server stores every namespaced object with its namespace; output names it.
+    if claim.metadata.namespace:
+        return claim
+    meta = msgspec.structs.replace(claim.metadata, namespace="default")
+    return msgspec.structs.replace(claim, metadata=meta)
 
 
 def _normalise_pod(pod: Pod, names: NameGenerator) -> Pod:
@@ -98,7 +106,7 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         elif isinstance(obj, DeviceTaintRule):
             cluster.taint_rules.append(obj)
         elif isinstance(obj, ResourceClaim):
-            cluster.add_claim(obj)
+            cluster.add_claim(_with_namespace(obj))
         elif isinstance(obj, ResourceClaimTemplate):
             cluster.templates[_key(obj)] = obj
 

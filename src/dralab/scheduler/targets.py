@@ -100,6 +100,26 @@ def _owner_chain(pod: Pod, parents: Mapping[tuple[str, str, str], tuple[str, str
     return chain
 
 
+def _generated_hint(objects: list[KubeObject], pods: Iterable[Pod], target: PodTarget,
+                    parents: Mapping[tuple[str, str, str], tuple[str, str]],
+                    named: set[tuple[str, str, str]]) -> str:
+    """When the target names a workload by its ``generateName`` (Kueue's samples have no
+    name), the name the run gave it, so that the user can ask again."""
+    prefixed = any(target.kind == type(o).KIND and not o.name
+                   and o.metadata.generate_name == target.name
+                   and (o.metadata.namespace or "default") == target.namespace for o in objects)
+    if not prefixed:
+        return ""
+    given = sorted({name for pod in pods
+                    if (pod.metadata.namespace or "default") == target.namespace
+                    for kind, name in _owner_chain(pod, parents, named)
+                    if kind == target.kind and name.startswith(target.name)})
+    if not given:
+        return f"; {target.name} is a generateName: the API server adds a random suffix"
+    return (f"; {target.name} is a generateName: this run named the {target.kind} "
+            f"{', '.join(given)} (names depend on --seed)")
+
+
 @dataclass(frozen=True, slots=True)
 class PodsExplanation:
     """The explanation of one pod (``title`` None) or of a workload's pods."""
@@ -164,6 +184,7 @@ def explain_pods(objects: Iterable[KubeObject], target: PodTarget,
         return PodsExplanation((seen.get(key) or not_scheduled(result, key),))
     where = f"{target.namespace}/{target.name}"
     if not chosen and (target.namespace, target.kind, target.name) not in named:
-        raise InputError(f"{target.kind.lower()} {where} not found")
+        raise InputError(f"{target.kind.lower()} {where} not found"
+                         + _generated_hint(objects, result.pods, target, parents, named))
     return PodsExplanation(tuple(seen.get(k) or not_scheduled(result, k) for k in chosen),
                            f"{target.kind} {where}")

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from dralab.api.codec import resolve_kind
+from dralab.api.codec import nulls_as_unset, resolve_kind
 from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import FeatureGates
 from dralab.api.validation._cluster import (
@@ -92,8 +92,14 @@ def validate_object(obj: Mapping[str, Any], *,
     if validator is None:
         return []
     ctx = Ctx(features or _DEFAULT_GATES)
+
+    def check_hub(c: Ctx, hub_obj: Mapping[str, Any]) -> None:
+        # The v1 form as the API server decodes it: a null is unset, a null map value or
+        # list item its zero value (so `requests: [null]` lacks a name, as upstream says).
+        validator(c, nulls_as_unset(hub_obj))
+
     if resolution.served is Served.CONVERT:
-        validate_converted(ctx, obj, validator)
+        validate_converted(ctx, obj, check_hub)
     else:
-        validator(ctx, obj)
+        check_hub(ctx, obj)
     return ctx.errors

@@ -51,7 +51,11 @@ def check_object_meta(ctx: Ctx, meta_value: Any, name_fn: NameFn, *, namespaced:
         for msg in name_fn(generate_name, True):
             ctx.invalid(child(path, "generateName"), generate_name, msg)
     if not name:
-        if not generate_name:
+        # A name of the wrong type (an unrendered `{{ .Index }}` is a map) is reported as such
+        # above; it is not also missing.
+        typed_wrong = any(meta.get(f) is not None and not isinstance(meta.get(f), str)
+                          for f in ("name", "generateName"))
+        if not generate_name and not typed_wrong:
             ctx.required(child(path, "name"), "name or generateName is required")
     else:
         for msg in name_fn(name, False):
