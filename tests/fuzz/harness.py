@@ -185,6 +185,11 @@ def _line_problems(outcome: Outcome) -> list[str]:
         controls = _raw_controls(line)
         if controls:
             problems.append(f"raw control characters {', '.join(controls)}: {line[:200]!r}")
+    for line in outcome.stderr.splitlines():
+        # A blank or indented line continues something: a usage block, a wrapped message.
+        if not line.strip() or line[0].isspace():
+            problems.append(f"stderr line continues a message: {line[:200]!r}")
+            break
     if outcome.code == 2:
         for line in outcome.stderr.splitlines():
             if not (line.startswith(_STDERR_PREFIXES) or (
@@ -364,18 +369,36 @@ def run_case(case: Case, command: click.Command | None = None, *,
             outcome.exception = payload["exception"]
         result_path.unlink(missing_ok=True)
         (root / "fd-output").unlink(missing_ok=True)  # stray fd writes are not files written
-        outcome.changed_inputs = _diff(inputs_before, snapshot(root / IN))
-        outcome.stray_writes = _stray(root)
+        outs = _out_dirs(root, argv)
+        # A report the user asked for among the inputs is new files there, not a change.
+        outcome.changed_inputs = [p for p in _diff(inputs_before, snapshot(root / IN))
+                                  if p in inputs_before or not _allowed(root / IN / p, outs)]
+        outcome.stray_writes = _stray(root, outs)
         return outcome
     finally:
         if not keep:
             _remove(root)
 
 
-def _stray(root: Path) -> list[str]:
-    """Whatever the run left outside ``--out`` (and outside the inputs)."""
-    stray = [f"{WORK}/{p}" for p in snapshot(root / WORK)
-             if p != "out" and not p.startswith("out/")]
+def _out_dirs(root: Path, argv: list[str]) -> list[Path]:
+    """The report directories the command line names: each --out value (relative to the
+    working directory), or simulate's default. An empty --out names none: writing into
+    the working directory for it is a violation."""
+    outs = [Path(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a == "--out" and argv[i + 1]]
+    if not any(a == "--out" for a in argv) and argv[:1] == ["simulate"]:
+        outs.append(Path("dralab-report"))
+    return [out if out.is_absolute() else root / WORK / out for out in outs]
+
+
+def _allowed(path: Path, outs: list[Path]) -> bool:
+    """Whether a new ``path`` is (under) an out directory or one of its parents (created on
+    the way, as mkdir -p does)."""
+    return any(path == out or out in path.parents or path in out.parents for out in outs)
+
+
+def _stray(root: Path, outs: list[Path]) -> list[str]:
+    """Whatever the run left outside the out directories (and outside the inputs)."""
+    stray = [f"{WORK}/{p}" for p in snapshot(root / WORK) if not _allowed(root / WORK / p, outs)]
     stray += [f"{TMP}/{p}" for p in snapshot(root / TMP)]
     stray += [f"{HOME}/{p}" for p in snapshot(root / HOME)]
     stray += [p for p in os.listdir(root) if p not in (IN, WORK, TMP, HOME)]

@@ -50,6 +50,9 @@ def fake(what: str, filename: str | None, out: str | None) -> None:
     elif what == "long":
         click.echo("error: " + "v" * (MAX_LINE + 1), err=True)
         sys.exit(2)
+    elif what == "indented":
+        click.echo("ns/pod: Unschedulable: first\n  second", err=True)
+        sys.exit(1)
     elif what == "traceback":
         click.echo("Traceback (most recent call last):\n  File x", err=True)
     elif what == "touch-input" and filename:
@@ -58,8 +61,8 @@ def fake(what: str, filename: str | None, out: str | None) -> None:
         Path("stray.txt").write_text("x")
     elif what == "write-tmp":
         tempfile.mkstemp()
-    elif what == "write-out" and out:
-        os.makedirs(out)
+    elif what == "write-out" and out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
         Path(out, "index.html").write_text("report")
     elif what == "kill":
         os.kill(os.getpid(), 9)
@@ -81,15 +84,20 @@ def test_a_well_behaved_run_passes() -> None:
 @pytest.mark.parametrize(("args", "expected"), [
     (("error",), []),
     (("write-out", "--out", "{out}"), []),
+    (("write-out", "--out", "{in}/new/report"), []),  # among the inputs, asked for
+    (("write-out", "--out", "relative"), []),
+    (("write-out", "--out", ""), ["written outside --out: work/index.html"]),
+    (("indented",), ["stderr line continues a message: '  second'"]),
     (("spin",), ["timeout after"]),
     (("sleep",), ["timeout after"]),
     (("memory",), ["exception escaped: MemoryError"]),
     (("exit70",), ["exit 70"]),
     (("raise",), ["exception escaped: RuntimeError: escaped"]),
-    (("multiline",), ["stderr line is not a one-line error: '  second'"]),
+    (("multiline",), ["stderr line continues a message: '  second'",
+                      "stderr line is not a one-line error: '  second'"]),
     (("control",), ["raw control characters U+001B, U+202E"]),
     (("long",), [f"line of {MAX_LINE + 8} characters"]),
-    (("traceback",), ["traceback in the output"]),
+    (("traceback",), ["traceback in the output", "stderr line continues a message"]),
     (("touch-input", "-f", "{in}/input.yaml"), ["input changed: input.yaml"]),
     (("write-cwd",), ["written outside --out: work/stray.txt"]),
     (("write-tmp",), ["written outside --out: tmp/tmp"]),
