@@ -9,7 +9,9 @@ Environment:
   first (``make fuzz``); the session then fails and lists each violating case.
 * ``FUZZ_TIMEOUT`` (30 s) and ``FUZZ_MEMORY_MB`` (1536): the bound of each case.
 * ``FUZZ_STATS=1`` prints the counts after any run; ``FUZZ_STATS_FILE=PATH`` writes them
-  as JSON.
+  as JSON (with every case's verb, generator, exit and seconds).
+* ``FUZZ_SAVE_DIR=DIR``: each violating case is written to DIR/case-NNNN (in/, args.json,
+  stdin.bin, outcome.txt) to rerun by hand.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ The contract checked on every case (``violations``):
 * exit status 0, 1, 2 or 3 (70 is a bug; a signal, a timeout or a MemoryError is a bug);
 * no traceback anywhere, no exception escaping the command;
 * every stderr line of an exit-2 run is an ``error:``/``warning:`` line (or validate's
-  summary), so no error spans lines; every stderr line (and each of validate's problem
-  lines) is at most ``MAX_LINE`` characters and holds no raw control or format character;
+  summary), and no stderr line of any run is blank or indented, so no message spans
+  lines; every stderr line (and each of validate's problem lines) is at most ``MAX_LINE``
+  characters and holds no raw control or format character;
 * the input files are byte-identical afterwards (and special files still what they were);
 * nothing was written outside ``--out``: the working directory holds only the out
   directory, ``TMPDIR`` and ``HOME`` are empty.
@@ -58,6 +59,7 @@ KEEP_CHARS = 1 << 20
 # the --out directory (inside the working directory, created by dralab, never by us).
 IN, WORK, TMP, HOME, OUT = "in", "work", "tmp", "home", "work/out"
 
+_SUBCOMMANDS = {"explain": ("pod", "claim"), "sweep": ("scenarios", "alibaba-2023")}
 _STDERR_PREFIXES = ("error: ", "warning: ")
 _VALIDATE_SUMMARY = ("problem(s) in", "object(s) valid", "not checked")
 
@@ -107,7 +109,7 @@ class Case:
     @property
     def verb(self) -> str:
         """The stats label: the command and, for groups, the subcommand."""
-        if self.args and self.args[0] in ("explain", "sweep") and len(self.args) > 1:
+        if len(self.args) > 1 and self.args[1] in _SUBCOMMANDS.get(self.args[0], ()):
             return f"{self.args[0]} {self.args[1]}"
         return self.args[0] if self.args else ""
 
@@ -120,7 +122,17 @@ class Case:
         sizes = ", ".join(f"{name}: {len(c) if isinstance(c, bytes) else c.kind}"
                           for name, c in sorted(self.files.items()))
         stdin = f", stdin {len(self.stdin)} bytes" if self.stdin is not None else ""
-        return f"[{self.generator}] dralab {' '.join(self.args)} ({sizes}{stdin})"
+        args = " ".join(a if a.isprintable() and a and len(a) <= 80 else repr(a[:80])
+                        for a in self.args)
+        return f"[{self.generator}] dralab {args} ({sizes}{stdin})"
+
+    def save(self, where: Path) -> None:
+        """Write the case to ``where`` to rerun it by hand: its inputs under in/, the
+        arguments (args.json), stdin (stdin.bin)."""
+        materialise(where, self.files)
+        (where / "args.json").write_text(json.dumps(list(self.args), indent=1) + "\n")
+        if self.stdin is not None:
+            (where / "stdin.bin").write_bytes(self.stdin)
 
 
 @dataclass
@@ -495,6 +507,11 @@ def check(case: Case, command: click.Command | None = None, *,
     outcome = run_case(case, command, seconds=seconds)
     problems = outcome.violations()
     STATS.add(outcome, bool(problems))
+    saved = os.environ.get("FUZZ_SAVE_DIR")
+    if problems and saved and not known:
+        where = Path(saved) / f"case-{STATS.failures:04d}"
+        case.save(where)
+        (where / "outcome.txt").write_text("; ".join(problems) + "\n" + outcome.report() + "\n")
     if problems and os.environ.get("FUZZ_KEEP_GOING"):
         if known:
             STATS.known[known] += 1

@@ -3,6 +3,7 @@ produced on purpose by a small click command, is reported, and a well-behaved ru
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -115,3 +116,12 @@ def test_the_time_bound_holds() -> None:
     started = time.monotonic()
     outcome_of("spin", seconds=0.5)
     assert time.monotonic() - started < 4
+
+
+def test_a_saved_case_can_be_rerun(tmp_path: Path) -> None:
+    case = Case("test", ("touch-input", "-f", "{in}/input.yaml"), {"input.yaml": b"a: 1\n"},
+                b"\x00stdin")
+    case.save(tmp_path)
+    assert (tmp_path / "in" / "input.yaml").read_bytes() == b"a: 1\n"
+    assert json.loads((tmp_path / "args.json").read_text()) == list(case.args)
+    assert (tmp_path / "stdin.bin").read_bytes() == b"\x00stdin"
