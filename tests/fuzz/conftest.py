@@ -18,36 +18,20 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
 
-# Matplotlib's font cache goes to a directory of the session, not to $HOME: the cases check
-# that nothing is written outside --out, and each child builds no cache of its own.
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="dralab-fuzz-mpl-"))
+from .harness import STATS, warm_up
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _warm() -> None:
-    """Import, in the parent, what the verbs import lazily (the report and its plots), so
-    that every forked child starts with it: a case pays for its own work only."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.font_manager
-    import matplotlib.pyplot
-
-    import dralab.cli.main
-    import dralab.report.replay
-    import dralab.report.sweep
-    import dralab.sim.scenario
-    import dralab.sim.scenario_sweep  # noqa: F401
+    """Every forked case starts with the lazily imported modules loaded (``warm_up``)."""
+    warm_up()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from .harness import STATS
-
     if not STATS.per_verb:
         return
     if os.environ.get("FUZZ_STATS") or os.environ.get("FUZZ_KEEP_GOING"):
@@ -62,7 +46,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from .harness import STATS
-
     if STATS.violations and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

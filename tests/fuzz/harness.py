@@ -81,6 +81,25 @@ def memory_budget() -> int:
     return int(_env_float("FUZZ_MEMORY_MB", 1536.0) * (1 << 20))
 
 
+def warm_up() -> None:
+    """Import, in the parent, what the verbs import lazily (the report and its plots), so
+    that every forked child starts with it and a case pays for its own work only. Matplotlib's
+    font cache goes to a directory of this process, not to $HOME: cases check that nothing
+    is written outside --out, and no child builds a cache of its own."""
+    os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="dralab-fuzz-mpl-"))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.font_manager
+    import matplotlib.pyplot
+
+    import dralab.cli.main
+    import dralab.report.replay
+    import dralab.report.sweep
+    import dralab.sim.scenario
+    import dralab.sim.scenario_sweep  # noqa: F401
+
+
 # --- the case ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
