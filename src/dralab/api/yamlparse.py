@@ -59,8 +59,13 @@ _MappingNode = yaml.MappingNode
 _SequenceNode = yaml.SequenceNode
 
 
-def _json_key(key: Any) -> str:
+def _json_key(key: Any, node: yaml.Node) -> str:
     # sigs.k8s.io/yaml turns YAML into JSON, where keys are strings: `on:` becomes "true".
+    # A mapping or sequence cannot become a JSON key; sigs.k8s.io/yaml refuses it too. It is
+    # what an unrendered template (`name: {{ .Index }}`) parses into.
+    if isinstance(key, (dict, list)):
+        raise _error(node, "invalid map key: a mapping or sequence cannot be a key "
+                           "(an unrendered template such as {{ .Name }}?)")
     if isinstance(key, bool):
         return "true" if key else "false"
     if key is None:
@@ -145,7 +150,7 @@ class _Loader(yaml.CSafeLoader):
                 else:
                     key = self._build(key_node, child)
                     if type(key) is not str:
-                        key = _json_key(key)
+                        key = _json_key(key, key_node)
                 out[key] = self._build(value_node, child)
             if len(out) != len(node.value):  # merge keys or duplicate keys
                 return self._finish_mapping(node, out, merges or [], depth)
@@ -193,7 +198,7 @@ class _Loader(yaml.CSafeLoader):
             for key_node, _ in node.value:
                 if key_node.tag != _MERGE_TAG:
                     key = self._build(key_node, depth + 1)
-                    keys.append(key if type(key) is str else _json_key(key))
+                    keys.append(key if type(key) is str else _json_key(key, key_node))
         finally:
             self._in_alias = was_in_alias
         seen: set[str] = set()
@@ -228,7 +233,7 @@ class _Loader(yaml.CSafeLoader):
         self._charge(node, depth, aliased=self._may_alias and not self._in_alias)
         data = super().construct_document(node)
         if isinstance(data, dict) and any(type(k) is not str for k in data):
-            data = {_json_key(k): v for k, v in data.items()}
+            data = {_json_key(k, node): v for k, v in data.items()}
         return data
 
     # --- aliases ---------------------------------------------------------------
