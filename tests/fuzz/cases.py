@@ -17,22 +17,35 @@ Families, one strategy each:
 from __future__ import annotations
 
 import copy
+import json
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
 
 from . import seeds
 from .harness import Case, Content
-from .mutate import dump_yaml, mutate_bytes, mutate_tree, mutated_text
+from .mutate import (
+    donor_values,
+    dump_yaml,
+    mild_mutation,
+    mutate_bytes,
+    mutate_tree,
+    mutated_text,
+    serialise,
+)
 
 MANIFEST_VERBS = ("validate", "import", "schedule", "allocate", "explain pod", "explain claim")
 CLUSTER_VERBS = ("schedule", "allocate", "explain pod", "explain claim")
+CLUSTER_NODES = ("h100-node-01", "a100-mig-node-01", "l4-node-01")  # examples/fleet/nodes.yaml
 POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGD-FS")
 
-FEATURE_GATES = ["DRAPrioritizedList=false", "DRAConsumableCapacity=true",
-                 "DRAPartitionableDevices=false,DRADeviceTaints=true", "DRAAdminAccess=false",
-                 "DynamicResourceAllocation=false", "DRAExtendedResource=true",
-                 "Bogus=true", "DRAAdminAccess=maybe", "=", ",,,", "DRAAdminAccess",
+# Settable gates first: hypothesis draws the first elements of a list more often.
+FEATURE_GATES = ["DRAConsumableCapacity=true", "DRAPartitionableDevices=false,DRADeviceTaints=true",
+                 "DRAExtendedResource=true", "DRADeviceBindingConditions=true",
+                 "DRAListTypeAttributes=true", "DRAPrioritizedList=false",
+                 "DRAAdminAccess=false", "DynamicResourceAllocation=false", "Bogus=true",
+                 "DRAAdminAccess=maybe", "=", ",,,", "DRAAdminAccess",
                  "DRAAdminAccess=true=false", "\x1b[31m=true"]
 SEEDS = ["0", "1", "42", "-1", "99999999999999999999999", "1e3", "x", ""]
 JUNK = ["", "-", "-1", "0", "abc", "1e9", "99999999999999999999", "\x1b[31mred",
@@ -40,9 +53,23 @@ JUNK = ["", "-", "-1", "0", "abc", "1e9", "99999999999999999999", "\x1b[31mred",
         "job/", "pod/", "ns//x", " ", "\n"]
 
 
+def rarely(draw: st.DrawFn, one_in: int) -> bool:
+    """True about once in ``one_in`` draws. (Hypothesis favours small integers, so the
+    usual outcome is the one of the smallest value.)"""
+    return draw(st.integers(1, one_in)) == one_in
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
 def _option(draw: st.DrawFn, probability: int, *choices: list[str]) -> list[str]:
     """With about ``probability`` percent, one of ``choices`` (an option and its value)."""
-    if draw(st.integers(0, 99)) >= probability:
+    if draw(st.integers(0, 99)) < 100 - probability:
         return []
     return list(draw(st.sampled_from(choices)))
 
@@ -50,7 +77,7 @@ def _option(draw: st.DrawFn, probability: int, *choices: list[str]) -> list[str]
 def _cluster(draw: st.DrawFn, files: dict[str, Content]) -> list[str]:
     """examples/fleet under {in}/cluster, one of its files mutated now and then."""
     cluster = dict(seeds.cluster_files())
-    if draw(st.integers(0, 9)) == 0:
+    if rarely(draw, 10):
         name = draw(st.sampled_from(sorted(cluster)))
         cluster[name] = mutate_bytes(draw, cluster[name])
     files.update({f"cluster/{name}": data for name, data in cluster.items()})
@@ -82,8 +109,36 @@ def _target(draw: st.DrawFn, docs: list[Any], verb: str) -> str:
         prefix = prefixes.get(str(doc.get("kind")))
         if prefix and verb == "explain pod":
             names += [prefix + n.split("/")[-1] for n in seeds.names_in([doc], (doc["kind"],))]
-    return draw(st.sampled_from(names or ["x"])) if draw(st.integers(0, 9)) else draw(
-        st.sampled_from(JUNK))
+    if rarely(draw, 10):
+        return draw(st.sampled_from(JUNK))
+    return draw(st.sampled_from(names or ["x"]))
+
+
+def _spoil(draw: st.DrawFn, docs: list[Any], donors: dict[str, list[Any]],
+           extra: list[Any] | None = None) -> tuple[bytes, str]:
+    """Half the time ``mutated_text`` (hostile values, broken text), half the time plausible
+    edits only (``mild_mutation``), so that many runs get past the reader into the engine;
+    the text and "-mild" for the latter."""
+    if draw(st.booleans()):
+        return mutated_text(draw, docs, tree=lambda d, root: mutate_tree(d, root, extra)), ""
+    docs = copy.deepcopy(docs)
+    for _ in range(draw(st.integers(0, 3))):
+        docs = mild_mutation(draw, docs, donors)
+    return serialise(draw, docs).encode("utf-8", "surrogatepass"), "-mild"
+
+
+@cache
+def _manifest_donors() -> dict[str, list[Any]]:
+    return donor_values([d for seed in seeds.manifests() for d in seed.docs])
+
+
+@cache
+def _donors(family: str) -> dict[str, list[Any]]:
+    """Values of the family's own seeds (fleets, configs, scenarios and their fleets)."""
+    docs = {"fleet": [d for _, d in seeds.fleets()],
+            "config": [d for _, d in seeds.scheduler_configs()],
+            "scenario": [d for _, d in seeds.scenarios()] + [d for _, d in seeds.fleets()]}
+    return donor_values(docs[family])
 
 
 @st.composite
@@ -91,24 +146,28 @@ def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> 
     verb = draw(st.sampled_from(verbs))
     seed = draw(st.sampled_from(seeds.manifests()))
     docs = list(copy.deepcopy(seed.docs))
-    if draw(st.integers(0, 3)) == 0:
+    if rarely(draw, 4):
         docs += copy.deepcopy(draw(st.sampled_from(seeds.manifests())).docs)
-    data = mutated_text(draw, docs)
+    data, mild = _spoil(draw, docs, _manifest_donors())
+    generator = f"manifest{mild}:{seed.name}"
     files: dict[str, Content] = {}
     args = verb.split()
     if verb.startswith("explain"):
         args.append(_target(draw, docs, verb))
         args += _option(draw, 20, ["-n", "ml"], ["-n", "default"], ["-n", draw(st.sampled_from(
             JUNK))])
-    if verb in CLUSTER_VERBS and draw(st.integers(0, 9)):
+    if verb in CLUSTER_VERBS and not rarely(draw, 10):
         args += _cluster(draw, files)
-    inputs, stdin = _deliver(draw, data, files, draw(st.sampled_from(["input.yaml",
-                                                                      "input.json"])))
+    # The file is named for what it holds, now and then not.
+    names = ["input.json", "input.yaml"] if _is_json(data) else ["input.yaml", "input.json"]
+    inputs, stdin = _deliver(draw, data, files, names[rarely(draw, 10)])
     args += inputs
     if verb == "allocate":
-        nodes = [*seeds.node_names(), *seeds.names_in(docs, ("Node",))]
-        args += ["--node", draw(st.sampled_from(nodes)) if draw(st.integers(0, 9))
-                 else draw(st.sampled_from(JUNK))]
+        # A node of the input (the cluster's first), now and then one of another file.
+        nodes = [*CLUSTER_NODES, *seeds.names_in(docs, ("Node",))]
+        if rarely(draw, 5):
+            nodes = [*seeds.node_names(), *JUNK]
+        args += ["--node", draw(st.sampled_from(nodes))]
     if verb != "import":
         args += _option(draw, 15, *(["--feature-gates", g] for g in FEATURE_GATES))
     if verb in ("import", "allocate", "schedule"):
@@ -116,7 +175,7 @@ def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> 
         args += _option(draw, 30, *(["-o", f] for f in formats))
     if verb in ("schedule", "explain pod", "explain claim"):
         args += _option(draw, 20, *(["--seed", s] for s in SEEDS))
-    return Case(f"manifest:{seed.name}", tuple(args), files, stdin)
+    return Case(generator, tuple(args), files, stdin)
 
 
 FLEET_VALUES: list[Any] = [1000000, 5001, 2**64, "8", 9, 129, 0, -3, "h100-80gb-sxm", "l4",
@@ -128,14 +187,14 @@ FLEET_VALUES: list[Any] = [1000000, 5001, 2**64, "8", 9, 129, 0, -3, "h100-80gb-
 @st.composite
 def fleet_cases(draw: st.DrawFn) -> Case:
     name, doc = draw(st.sampled_from(seeds.fleets()))
-    data = mutated_text(draw, [doc], tree=lambda d, root: mutate_tree(d, root, FLEET_VALUES))
+    data, mild = _spoil(draw, [doc], _donors("fleet"), FLEET_VALUES)
     files: dict[str, Content] = {}
     inputs, stdin = _deliver(draw, data, files, "fleet.yaml")
     args = ["fleet", *inputs]
     args += _option(draw, 20, *(["--seed", s] for s in SEEDS))
     args += _option(draw, 30, ["-o", "json"], ["-o", "yaml"])
     args += _option(draw, 5, ["--default"])
-    return Case(f"fleet:{name}", tuple(args), files, stdin)
+    return Case(f"fleet{mild}:{name}", tuple(args), files, stdin)
 
 
 # The clusters a configuration schedules: device-plugin nodes with workloads, or the DRA
@@ -153,7 +212,7 @@ CONFIG_VALUES: list[Any] = ["MostAllocated", "LeastAllocated", "RequestedToCapac
 @st.composite
 def config_cases(draw: st.DrawFn) -> Case:
     name, doc = draw(st.sampled_from(seeds.scheduler_configs()))
-    data = mutated_text(draw, [doc], tree=lambda d, root: mutate_tree(d, root, CONFIG_VALUES))
+    data, mild = _spoil(draw, [doc], _donors("config"), CONFIG_VALUES)
     cluster = draw(st.sampled_from(sorted(_CONFIG_CLUSTERS)))
     files: dict[str, Content] = {"config.yaml": data}
     args: list[str] = []
@@ -168,7 +227,7 @@ def config_cases(draw: st.DrawFn) -> Case:
     args += ["--config", "{in}/config.yaml"]
     if verb == "schedule":
         args += _option(draw, 30, ["-o", "table"], ["-o", "json"])
-    return Case(f"config:{name}", (*head, *args), files)
+    return Case(f"config{mild}:{name}", (*head, *args), files)
 
 
 SCENARIO_VALUES: list[Any] = [
@@ -199,8 +258,7 @@ def _scenario_files(draw: st.DrawFn) -> dict[str, Content]:
 @st.composite
 def scenario_cases(draw: st.DrawFn) -> Case:
     name, doc = draw(st.sampled_from(seeds.scenarios()))
-    data = mutated_text(draw, [doc],
-                        tree=lambda d, root: mutate_tree(d, root, SCENARIO_VALUES))
+    data, mild = _spoil(draw, [doc], _donors("scenario"), SCENARIO_VALUES)
     files = _scenario_files(draw)
     files["scenario.yaml"] = data
     if draw(st.booleans()):
@@ -213,7 +271,7 @@ def scenario_cases(draw: st.DrawFn) -> Case:
                 "--seeds", draw(st.sampled_from(["1", "2"]))]
         args += _option(draw, 40, ["-o", "json"], ["-o", "csv"], ["-o", "table"])
         args += _option(draw, 30, ["--out", "{out}"])
-    return Case(f"scenario:{name}", tuple(args), files)
+    return Case(f"scenario{mild}:{name}", tuple(args), files)
 
 
 CSV_VALUES = ["", "-1", "0", "1", "2", "8", "9", "16", "1000000", "9" * 5000, str(2**63),
@@ -253,8 +311,8 @@ def _mutate_csv(draw: st.DrawFn, text: str) -> bytes:
 
 def _trace_args(draw: st.DrawFn, workload: str) -> list[str]:
     policies = draw(st.lists(st.sampled_from(POLICIES), min_size=1, max_size=2, unique=True))
-    policy = ",".join(policies) if draw(st.integers(0, 9)) else draw(st.sampled_from(
-        ["all", "", "Nope", "FGD,,", "fgd"]))
+    policy = draw(st.sampled_from(["all", "", "Nope", "FGD,,", "fgd"])) if rarely(
+        draw, 10) else ",".join(policies)
     if draw(st.booleans()):
         args = ["replay", "alibaba-2023", "--workload", workload, "--policy", policy]
     else:

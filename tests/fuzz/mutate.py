@@ -130,6 +130,50 @@ def mutate_tree(draw: st.DrawFn, root: Any, extra_values: list[Any] | None = Non
     return root
 
 
+def donor_values(docs: list[Any], per_key: int = 40) -> dict[str, list[Any]]:
+    """Key -> distinct small values found under that key in ``docs`` (in order): what a
+    plausible edit puts in a field, a value another manifest uses there."""
+    found: dict[str, list[Any]] = {}
+    seen: dict[str, set[str]] = {}
+
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else (
+            enumerate(node) if isinstance(node, list) else ())
+        for key, value in items:
+            if isinstance(key, str) and len(found.setdefault(key, [])) < per_key:
+                text = repr(value)
+                if len(text) <= 2000 and text not in seen.setdefault(key, set()):
+                    seen[key].add(text)
+                    found[key].append(value)
+            walk(value)
+
+    for doc in docs:
+        walk(doc)
+    return {k: v for k, v in found.items() if len(v) > 1}
+
+
+def mild_mutation(draw: st.DrawFn, root: Any, donors: dict[str, list[Any]]) -> Any:
+    """One plausible edit, the kind that keeps a manifest loadable so that the run gets to
+    the scheduler and the allocator: a field takes a value another manifest has there, a
+    number moves a little, a field or an item goes, a document comes twice."""
+    all_paths = paths(root)
+    if not all_paths:
+        return root
+    path = draw(st.sampled_from(all_paths))
+    parent = _get(root, path[:-1])
+    value = parent[path[-1]]
+    op = draw(st.sampled_from(["donor", "donor", "donor", "tweak", "drop", "twice"]))
+    if op == "donor" and isinstance(path[-1], str) and path[-1] in donors:
+        parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(donors[path[-1]])))
+    elif op == "tweak" and isinstance(value, int) and not isinstance(value, bool):
+        parent[path[-1]] = draw(st.sampled_from([value + 1, value - 1, value * 2, 0, 1, 8, 64]))
+    elif op == "drop":
+        del parent[path[-1]]
+    elif op == "twice" and isinstance(root, list) and root:
+        root.append(copy.deepcopy(root[draw(st.integers(0, len(root) - 1))]))
+    return root
+
+
 # --- text ----------------------------------------------------------------------------------
 
 def dump_yaml(docs: list[Any]) -> str:

@@ -112,7 +112,7 @@ def sized_hostile_cases(draw: st.DrawFn) -> Case:
     """A generic generator at another size, in any slot, by file, stdin or directory."""
     name = draw(st.sampled_from(sorted(hostile.GENERIC)))
     content = hostile.GENERIC[name](draw(st.integers(1, 3)))
-    if draw(st.integers(0, 5)) == 0:
+    if cases.rarely(draw, 6):
         verb = draw(st.sampled_from(sorted(cases.TRACE_VERBS)))
         return cases.hostile_trace_case(name, verb, draw(st.sampled_from(["nodes", "pods"])),
                                         content)
