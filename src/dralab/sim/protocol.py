@@ -22,6 +22,7 @@ from .trace.alibaba import PodRecord
 __all__ = [
     "COVERAGE",
     "MAX_REPLAY_ARRIVALS",
+    "MAX_REPLAY_NODE_ARRIVALS",
     "TUNE_RATIO",
     "Draws",
     "ProtocolError",
@@ -40,6 +41,10 @@ TUNE_RATIO = 1.3
 # default workload needs about 11,000; a run costs about 0.1 ms per arrival and 40 bytes
 # of per-event record, so a million is minutes and tens of MB, not hours or gigabytes.
 MAX_REPLAY_ARRIVALS = 1_000_000
+# Every arrival looks at every node: arrivals x nodes bounds a run's time (the paper's
+# default is 10,844 x 1,213, about 13 million; this allows about 75 times that, minutes
+# per run at worst).
+MAX_REPLAY_NODE_ARRIVALS = 1_000_000_000
 
 I64 = npt.NDArray[np.int64]
 
@@ -123,9 +128,10 @@ def expected_arrivals(pods: Sequence[PodRecord], capacity_milli: int,
 
 def check_replayable(pods: Sequence[PodRecord], capacity_milli: int, where: str,
                      ratio: float = TUNE_RATIO,
-                     max_arrivals: int = MAX_REPLAY_ARRIVALS) -> None:
+                     max_arrivals: int = MAX_REPLAY_ARRIVALS, num_nodes: int = 0) -> None:
     """ProtocolError (naming ``where``) unless a run of these pods on a cluster of
-    ``capacity_milli`` ends, with at most ``max_arrivals`` arrivals expected."""
+    ``capacity_milli`` (over ``num_nodes`` nodes) ends, with at most ``max_arrivals``
+    arrivals and MAX_REPLAY_NODE_ARRIVALS arrivals x nodes expected."""
     if capacity_milli <= 0:
         raise ProtocolError(f"{where}: the nodes have no GPU: arrivals are measured "
                             "against the cluster's GPU capacity")
@@ -137,6 +143,10 @@ def check_replayable(pods: Sequence[PodRecord], capacity_milli: int, where: str,
         raise ProtocolError(f"{where}: reaching {ratio:.0%} of {capacity_milli // 1000:,} GPUs "
                             f"takes about {expected:,.0f} arrivals, more than "
                             f"{max_arrivals:,} (MAX_REPLAY_ARRIVALS)")
+    if expected * num_nodes > MAX_REPLAY_NODE_ARRIVALS:
+        raise ProtocolError(f"{where}: about {expected:,.0f} arrivals on {num_nodes:,} nodes, "
+                            f"more than {MAX_REPLAY_NODE_ARRIVALS:,} arrivals x nodes "
+                            "(MAX_REPLAY_NODE_ARRIVALS)")
 
 
 def arrival_order(pods: Sequence[PodRecord], rng: np.random.Generator, capacity_milli: int,

@@ -104,7 +104,7 @@ class Scenario:
         template = NodeArrays.build([n.cpu_milli for n in nodes], [n.memory_mib for n in nodes],
                                     [n.gpus for n in nodes], [n.model for n in nodes])
         check_replayable(pods, int(template.gpu_count.sum()) * 1000,
-                         where or f"workload {workload}", ratio)
+                         where or f"workload {workload}", ratio, num_nodes=len(nodes))
         demands = tuple(
             PodDemand(cpu=p.cpu_milli, memory=p.memory_mib, num_gpu=p.num_gpu,
                       gpu_milli=p.gpu_milli,
