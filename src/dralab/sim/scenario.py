@@ -49,6 +49,14 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                    # and tolerations; with devices, the claim template
                                    # generated from them is named after the kind
 
+Every value is checked when the scenario loads, before anything runs: numbers are
+finite and in range, and what becomes a Kubernetes object (pods, the claim template
+generated from ``devices``, node taints) is validated as the API server would
+(``checks``). The work a scenario asks for is capped (``limits``: expected pods,
+samples, nodes, job kinds, events), the limit named in the error. ``template`` and
+``fleet.file`` must stay inside the scenario file's directory unless
+``allow_outside`` (``--allow-outside-files``) says otherwise.
+
 In device-plugin mode every built-in device request becomes whole GPUs
 (``nvidia.com/gpu``): MIG slices and shares cannot be expressed there, which is
 exactly what the comparison measures. A manifest template's claims are
@@ -85,6 +93,7 @@ from .spec import (
     ScenarioError,
     parse_duration,
     parse_rate,
+    short_repr,
 )
 from .templates import KindTemplate
 
@@ -149,12 +158,15 @@ def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
     if shape.type == "mig" and not shape.profile:
         raise ScenarioError(source, f"{path}.profile", "required for type mig (e.g. 1g.5gb)")
     if shape.type == "share":
+        shown = short_repr(shape.memory)
         try:
-            parse_quantity(shape.memory)
+            memory = parse_quantity(shape.memory)
         except QuantityError:
             raise ScenarioError(source, f"{path}.memory",
-                                f"type share needs a GPU memory quantity: {shape.memory!r}"
-                                ) from None
+                                f"type share needs a GPU memory quantity: {shown}") from None
+        if memory.sign() <= 0:
+            raise ScenarioError(source, f"{path}.memory",
+                                f"type share needs a positive GPU memory: {shown}")
 
 
 def _quantity(value: Any, path: str, source: str) -> Quantity:

@@ -28,6 +28,7 @@ __all__ = [
     "ScenarioSpec",
     "parse_duration",
     "parse_rate",
+    "short_repr",
 ]
 
 API_VERSION = "dralab.dev/v1alpha1"
@@ -54,15 +55,16 @@ def _finite(number: Any, value: Any, what: str) -> float:
     except OverflowError:  # an int too large for a float
         out = math.inf
     if math.isnan(out):
-        raise ValueError(f"not a {what}: {_show(value)}")
+        raise ValueError(f"not a {what}: {short_repr(value)}")
     if math.isinf(out):
-        raise ValueError(f"{what}s must be finite: {_show(value)}")
+        raise ValueError(f"{what}s must be finite: {short_repr(value)}")
     if out < 0:
-        raise ValueError(f"{what}s cannot be negative: {_show(value)}")
+        raise ValueError(f"{what}s cannot be negative: {short_repr(value)}")
     return out
 
 
-def _show(value: Any) -> str:
+def short_repr(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters: error lines quote values, never whole files."""
     text = repr(value)
     return text if len(text) <= 40 else text[:40] + "..."
 
@@ -78,7 +80,7 @@ def parse_duration(value: Any) -> float:
         return _finite(value, value, "duration")
     match = _DURATION.match(str(value)) if isinstance(value, str) and len(value) <= 64 else None
     if match is None:
-        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {_show(value)}")
+        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {short_repr(value)}")
     return _finite(float(match.group(1)) * _UNIT_SECONDS[match.group(2)], value, "duration")
 
 
@@ -93,11 +95,11 @@ def parse_rate(value: Any) -> float:
     if isinstance(value, int | float):
         return _finite(value, value, "rate") / 3600.0
     if not isinstance(value, str) or len(value) > 64:
-        raise ValueError(f"not a rate (use e.g. 2/h): {_show(value)}")
+        raise ValueError(f"not a rate (use e.g. 2/h): {short_repr(value)}")
     number, _, unit = value.strip().partition("/")
     per = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "": 3600.0}.get(unit.strip())
     if per is None or not _RATE_NUMBER.fullmatch(number.strip()):
-        raise ValueError(f"not a rate (use e.g. 2/h): {_show(value)}")
+        raise ValueError(f"not a rate (use e.g. 2/h): {short_repr(value)}")
     return _finite(float(number), value, "rate") / per
 
 
