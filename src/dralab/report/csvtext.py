@@ -34,10 +34,15 @@ def spreadsheet_safe(cell: Cell) -> Cell:
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     """The CSV text of ``header`` and ``rows`` (lines end in ``\\n``), every cell through
-    ``spreadsheet_safe``."""
+    ``spreadsheet_safe``; a row with a carriage return in a cell has every field quoted."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([spreadsheet_safe(c) for c in header])
-    for row in rows:
-        writer.writerow([spreadsheet_safe(c) for c in row])
+    plain = csv.writer(buf, lineterminator="\n")
+    # The csv module quotes a field for the characters of its line terminator only: a
+    # carriage return inside a cell would go out bare and split the row for readers. Such
+    # rows are written with every field quoted.
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in (header, *rows):
+        safe = [spreadsheet_safe(c) for c in row]
+        writer = quoted if any(isinstance(c, str) and "\r" in c for c in safe) else plain
+        writer.writerow(safe)
     return buf.getvalue()
