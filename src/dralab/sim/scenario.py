@@ -74,6 +74,7 @@ from typing import Any
 
 import msgspec
 
+from dralab.allocator.prepare import MAX_RESULTS
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
 
 from .checks import check_event, check_kind
@@ -155,6 +156,10 @@ def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
         return
     if shape.count < 1:
         raise ScenarioError(source, f"{path}.count", "must be at least 1")
+    if shape.count > MAX_RESULTS:
+        raise ScenarioError(source, f"{path}.count", (
+            f"{shape.count:,} devices, more than one claim can be allocated "
+            f"({MAX_RESULTS}, AllocationResultsMaxSize): the pod could never start"))
     if shape.type == "mig" and not shape.profile:
         raise ScenarioError(source, f"{path}.profile", "required for type mig (e.g. 1g.5gb)")
     if shape.type == "share":
