@@ -167,3 +167,20 @@ def test_every_shipped_file_passes_the_strict_checks() -> None:
                                         "all"))) == 1523
     for w in WORKLOADS:
         assert load_pods(w)
+
+
+def test_a_file_that_cannot_be_opened_is_one_line(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a non-root user gets for a file of mode 000 (root reads it anyway).
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n")
+    real_open = Path.open
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name.endswith(".csv"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", refuse)
+    with pytest.raises(LoadError, match=r"openb_node_list_gpu_node\.csv: cannot read: "
+                                        r"Permission denied$"):
+        load_nodes(tmp_path)
