@@ -275,6 +275,8 @@ SCENARIO_CASES: list[tuple[str, Callable[[str], str], tuple[str, ...]]] = [
      ("spec.workload[0].name", "DNS label")),
     ("priority-too-high", edit("    cpu: \"2\"", "    priority: 2000000000\n    cpu: \"2\""),
      ("spec.workload[0].priority", "1000000000")),
+    ("huge-exponent-cpu", edit("cpu: \"2\"", "cpu: \"1e99999999\""),
+     ("spec.workload[0].cpu", "quantity too large")),
     ("negative-cpu", edit("cpu: \"2\"", "cpu: \"-2\""),
      ("spec.workload[0].cpu", "must be greater than or equal to 0")),
     ("bad-toleration", edit("    cpu: \"2\"", "    tolerations: [{key: k, operator: Maybe}]\n"
