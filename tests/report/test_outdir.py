@@ -31,6 +31,15 @@ def test_refused(make: object, message: str, tmp_path: Path) -> None:
     assert str(info.value) == message.format(out, d=tmp_path)
 
 
+def test_an_empty_path_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by the fuzz suite: `--out ''` wrote the report into the working directory.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError) as info:
+        check_out_dir("")
+    assert str(info.value) == "--out '': empty path; name a directory ('.' for this one)"
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
 def test_read_only_directory(tmp_path: Path) -> None:
     tmp_path.chmod(0o555)

@@ -35,10 +35,15 @@ def _nearest_existing(path: Path) -> Path:
 def check_out_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
     """``path`` as a Path if a report can be written there; OutputError otherwise.
 
-    Refused: an existing file (or a dangling link) at ``path``, a file among its
-    ancestors, and a directory where a new file or sub-directory cannot be
-    created (read-only, no permission). Leaves the file system as it found it.
+    Refused: an empty path, an existing file (or a dangling link) at ``path``, a
+    file among its ancestors, and a directory where a new file or sub-directory
+    cannot be created (read-only, no permission). Leaves the file system as it
+    found it.
     """
+    if not os.fspath(path):
+        # Path("") is "." : an unset variable (--out "$DIR") would spread the report
+        # among whatever the working directory holds.
+        raise OutputError(f"{option} '': empty path; name a directory ('.' for this one)")
     out = Path(path)
     where = f"{option} {os.fspath(path)}"
     existing = _nearest_existing(out)
