@@ -293,7 +293,7 @@ def config_hostile() -> dict[str, Generator]:
         # Linear but not cheap: each profile's framework is built (about 2.5 ms a profile).
         "config_many_profiles": lambda s: json.dumps({
             "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": f"s{i}"} for i in range(1000 * s)]}).encode(),
+            "profiles": [{"schedulerName": f"s{i}"} for i in range(500 * s)]}).encode(),
         "config_fgd_shapes_huge": config(
             "{schedulerName: default-scheduler, pluginConfig: [{name: FGD, args: {shapes: "
             "[{cpu: '1e99999999', gpus: 1e9, share: -5, weight: .inf}]}}]}"),

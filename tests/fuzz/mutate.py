@@ -176,8 +176,12 @@ def mild_mutation(draw: st.DrawFn, root: Any, donors: dict[str, list[Any]]) -> A
 
 # --- text ----------------------------------------------------------------------------------
 
+# libyaml when PyYAML has it (the slice files are 76 KB).
+DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def dump_yaml(docs: list[Any]) -> str:
-    return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True, width=10_000)
+    return yaml.dump_all(docs, Dumper=DUMPER, sort_keys=False, allow_unicode=True, width=10_000)
 
 
 def dump_json(docs: list[Any]) -> str:
@@ -193,7 +197,7 @@ def serialise(draw: st.DrawFn, docs: list[Any]) -> str:
         if style == "json":
             return dump_json(docs)
         if style == "flow":
-            return yaml.safe_dump_all(docs, default_flow_style=True, width=10_000)
+            return yaml.dump_all(docs, Dumper=DUMPER, default_flow_style=True, width=10_000)
         return dump_yaml(docs)
     except (ValueError, RecursionError):
         return dump_yaml(docs)

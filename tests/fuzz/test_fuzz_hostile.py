@@ -32,20 +32,7 @@ FULL = os.environ.get("FUZZ_MATRIX") == "full"
 T = TypeVar("T")
 # Known bugs other helpers fix; listed here only until their branch is merged. Such a case
 # runs with a short time bound so that a hang costs little.
-_HSIM_SCENARIO = "issue 16 #6/#7: scenario values and work unbounded (helper hsim)"
-_HSIM_TRACE = "issue 16: trace CSVs unchecked, replay loop without GPU pods (helper hsim)"
-_HSIM_FLEET = "issue 16 #7: no cap on a fleet's nodes (helper hsim)"
-KNOWN: dict[tuple[str, str], str] = {
-    **{(name, "*"): _HSIM_SCENARIO for name in (
-        "duration_nan", "duration_inf", "rate_inf", "rate_nan", "rate_huge", "rate_2_64",
-        "sample_interval_tiny", "pods_per_job_huge", "pool_count_huge", "mean_nan",
-        "sigma_nan", "event_at_nan", "pools_nested_list", "template_absolute",
-        "template_parent", "product_name_quote", "fleet_file_outside")},
-    **{(name, "*"): _HSIM_TRACE for name in hostile.csv_hostile()},
-    **{(name, verb): _HSIM_TRACE for name in hostile.GENERIC for verb in cases.TRACE_VERBS},
-    **{(name, "*"): _HSIM_FLEET for name in ("fleet_count_huge", "fleet_count_2_64",
-                                             "fleet_gpus_huge")},
-}
+KNOWN: dict[tuple[str, str], str] = {}
 KNOWN_SECONDS = 5.0
 
 
