@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from dralab.cli.main import cli
+from dralab.sim.limits import MAX_SEEDS
 
 from .test_simulate_cli import SCENARIO
 
@@ -72,3 +73,16 @@ def test_dask_unreachable_is_exit_2() -> None:
         result = CliRunner().invoke(cli, ["sweep", "alibaba-2023", "--policies", "FGD",
                                           "--dask", "tcp://127.0.0.1:9", *SMALL])
     assert result.exit_code == 2 and "Dask" in result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["replay", "alibaba-2023"], ["sweep", "alibaba-2023"], ["sweep", "scenarios", "-f", "x"]])
+@pytest.mark.parametrize("seeds", [str(MAX_SEEDS + 1), "99999999999999999999999"])
+def test_seeds_are_bounded(command: list[str], seeds: str) -> None:
+    # Found by the fuzz suite: a 23-digit --seeds gave exit 70 (replay) or built the seed
+    # list until memory ran out (sweep scenarios). Refused before anything is read.
+    result = CliRunner().invoke(cli, [*command, "--seeds", seeds])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: Invalid value for '--seeds': {seeds} is not in "
+                                    f"the range 1<=x<={MAX_SEEDS}. (see ")
+    assert result.stderr.count("\n") == 1

@@ -12,6 +12,7 @@ import click
 
 from dralab.scheduler.policies import POLICIES
 from dralab.sim.executor import Executor, make_executor
+from dralab.sim.limits import MAX_SEEDS
 from dralab.sim.replay import paper_seeds
 from dralab.sim.replay_runs import (
     ReplayResults,
@@ -44,7 +45,8 @@ def parse_policies(text: str) -> list[str]:
 def trace_options(func: F) -> F:
     """Options shared by ``replay`` and ``sweep alibaba-2023``."""
     for option in reversed((
-        click.option("--seeds", type=click.IntRange(min=1), default=10, show_default=True,
+        click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=10,
+                     show_default=True,
                      help="Seeds per cell: 42, 43, ... as in the paper."),
         click.option("--trace-dir", default=None, metavar="DIR",
                      help="The trace's CSV files (default: $DRALAB_TRACE_DIR or the "

@@ -11,6 +11,7 @@ import click
 
 from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
+from dralab.sim.limits import MAX_SEEDS
 from dralab.sim.replay import paper_seeds
 from dralab.sim.replay_runs import grid
 
@@ -79,7 +80,7 @@ def sweep_trace_cmd(workloads: str, policies: str, seeds: int, trace_dir: str | 
 @sweep_cmd.command("scenarios")
 @click.option("-f", "--filename", "filenames", multiple=True, required=True, metavar="FILE",
               help="A Scenario file. Repeatable.")
-@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=3, show_default=True,
               help="Seeds per scenario: the scenario's own seed, +1, +2, ...")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "csv"]), default="table",
               show_default=True, help="What to print.")

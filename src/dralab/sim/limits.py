@@ -11,7 +11,9 @@ error names the field, the estimate and the limit, e.g.::
     (arrivalRate x duration x podsPerJob), more than 100,000 (MAX_SCENARIO_PODS)
 
 The fleet's node count is bounded by the Fleet spec itself
-(``dralab.fleet.spec.MAX_FLEET_NODES``: Kubernetes' 5,000-node limit).
+(``dralab.fleet.spec.MAX_FLEET_NODES``: Kubernetes' 5,000-node limit). The seeds a
+``replay`` or a ``sweep`` runs per cell are bounded by ``MAX_SEEDS`` (the CLI's
+``--seeds`` range).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "MAX_NODE_SAMPLES",
     "MAX_SAMPLES",
     "MAX_SCENARIO_PODS",
+    "MAX_SEEDS",
     "MAX_SIGMA",
     "check_work",
     "expected_pods",
@@ -52,6 +55,9 @@ MAX_EVENTS = 10_000
 # the dralab.dev/job label (at most 63 characters): 56 leaves room for "-" and six
 # digits of job index, which MAX_SCENARIO_PODS never exceeds.
 MAX_KIND_NAME = 56
+# Seeds per cell of a trace replay or a scenario sweep (the paper uses 10): each is a
+# whole run, and the seed list is built before the first starts.
+MAX_SEEDS = 1_000
 # A lognormal sigma beyond this is no longer a run-time distribution (and sigma^2
 # overflows towards infinity long before floats do).
 MAX_SIGMA = 10.0
