@@ -216,7 +216,7 @@ def _stat(path: str) -> os.stat_result:
         if os.path.islink(path):
             raise LoadError(f"{path}: dangling symbolic link to "
                             f"{os.readlink(path)!r}") from None
-        raise LoadError(f"{path}: no such file or directory") from None
+        raise LoadError(f"{path or repr(path)}: no such file or directory") from None
     except OSError as exc:
         raise LoadError(f"{path}: {exc.strerror or exc}") from None
 

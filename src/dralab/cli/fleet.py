@@ -27,6 +27,7 @@ def fleet_cmd(filename: str | None, use_default: bool, seed: int | None, output:
     """
     if use_default == (filename is not None):
         fail("give exactly one of -f FILE and --default", EXIT_INPUT)
-    fleet = default_fleet() if use_default else load_fleet(filename or "-")
+    # filename is not None here; "" is a file name (an error), never stdin.
+    fleet = default_fleet() if use_default or filename is None else load_fleet(filename)
     objects = generate(fleet, seed).objects()
     click.echo(dumps(to_list(objects), output), nl=False)

@@ -63,7 +63,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
     modes = _modes(compare) if compare is not None else None
     # The modes go in with the file: a kind that only DRA can run is fine with --compare dra.
     scenario = load_scenario(scenario_path, modes, allow_outside=allow_outside) \
-        if scenario_path else default_scenario()
+        if scenario_path is not None else default_scenario()
     if seed is not None:
         scenario = scenario.with_seed(seed)
     if modes is not None:

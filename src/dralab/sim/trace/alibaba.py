@@ -129,6 +129,9 @@ def resolve_trace_dir(trace_dir: str | os.PathLike[str] | None = None,
     """
     env = os.environ if environ is None else environ
     if trace_dir is not None:
+        if not os.fspath(trace_dir):
+            # Path("") is ".": the working directory read as if it were the trace.
+            raise TraceNotFoundError("trace directory '': empty path; pass --trace-dir DIR")
         path = Path(trace_dir)
     elif env.get(TRACE_DIR_ENV):
         path = Path(env[TRACE_DIR_ENV])
