@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, seed, settings
 
-DEFAULT_EXAMPLES = 150
+DEFAULT_EXAMPLES = 120
 # Each family's share of FUZZ_EXAMPLES: the cheap manifest verbs get most of it; scenario
 # and trace cases that stay valid run a simulation or a replay (about a second each).
 SHARES = {"manifests": 0.40, "argv": 0.14, "fleet": 0.08, "config": 0.08, "scenario": 0.12,

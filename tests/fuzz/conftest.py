@@ -2,7 +2,7 @@
 
 Environment:
 
-* ``FUZZ_EXAMPLES`` (default 150): mutated cases in all, shared among the families by
+* ``FUZZ_EXAMPLES`` (default 120): mutated cases in all, shared among the families by
   weight; ``make fuzz`` sets thousands. The hostile-file matrix runs in full either way.
 * ``FUZZ_SEED``: draw other cases than the fixed (derandomized) ones of ``make test``.
 * ``FUZZ_KEEP_GOING=1``: record contract violations and go on instead of stopping at the

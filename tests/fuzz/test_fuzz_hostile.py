@@ -64,7 +64,7 @@ def matrix() -> list[Any]:
             params.append(_param(cases.hostile_case(name, slot, content), _known(name, slot)))
         if name in STDIN_GENERATORS:
             assert isinstance(content, bytes)
-            for slot in _pick(cases.STDIN_SLOTS, i, 2):
+            for slot in _pick(cases.STDIN_SLOTS, i, 1):
                 params.append(_param(cases.hostile_case(name, slot, content, how="stdin"),
                                      _known(name, f"{slot}:stdin")))
         if name in SPECIAL:
