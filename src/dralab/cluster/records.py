@@ -173,6 +173,8 @@ class NodeInfo:
     # recorded there so per-node caches (``NodeTable``, Filter masks) update just
     # the nodes that changed instead of rescanning all of them per pod.
     _log: ChangeLog[str] | None = None
+    # The node's zone key for the snapshot order, worked out once by the store.
+    _zone: str | None = None
     name: str = field(init=False, default="")
     alloc_cpu: int = field(init=False, default=0)
     alloc_memory: int = field(init=False, default=0)

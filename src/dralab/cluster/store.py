@@ -292,7 +292,10 @@ class ClusterState:
         if self._node_list is None:
             zones: dict[str, list[NodeInfo]] = {}
             for info in self._nodes.view().values():
-                zones.setdefault(_zone_key(info.node), []).append(info)
+                zone = info._zone
+                if zone is None:
+                    zone = info._zone = _zone_key(info.node)
+                zones.setdefault(zone, []).append(info)
             order: list[NodeInfo] = []
             columns = list(zones.values())
             depth = max((len(c) for c in columns), default=0)
