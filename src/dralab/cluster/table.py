@@ -65,6 +65,17 @@ class Listing(dict[K, V]):
     def copy(self) -> dict[K, V]:
         return dict(self.items())
 
+    # ``|`` in C would read the dict's raw order.
+    def __or__(self, other: Any) -> dict[Any, Any]:
+        return {**self, **other}
+
+    def __ror__(self, other: Any) -> dict[Any, Any]:
+        return {**other, **self}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled and copied as what it shows: a plain dict, in order.
+        return (dict, (list(self.items()),))
+
     def __repr__(self) -> str:
         return f"Listing({dict(self.items())!r})"
 

@@ -415,15 +415,14 @@ class AllocatorCache:
         return self.allocator
 
     def _catch_up(self, cluster: ClusterState, changes: Sequence[ClusterEvent]) -> None:
-        owners: dict[SliceOwner, None] = {}
+        owners: dict[SliceOwner, None] = {}  # in the order they changed
         classes = rules = False
         for event in changes:
-            kind = type(event)
-            if kind is SlicesChanged:
-                owners[event.owner] = None  # type: ignore[union-attr]
-            elif kind is ClassChanged:
+            if isinstance(event, SlicesChanged):
+                owners[event.owner] = None
+            elif isinstance(event, ClassChanged):
                 classes = True
-            elif kind is TaintRulesChanged:
+            elif isinstance(event, TaintRulesChanged):
                 rules = True
         if rules and self.features.device_taint_rules:
             self._rebuild(cluster)
@@ -456,6 +455,10 @@ class AllocatorCache:
         self.classes = dict(cluster.classes)
         self._new_allocator(index)
         self._pool_version = cluster.allocated.pool_version
+        self._forget_nodes()
+
+    def _forget_nodes(self) -> None:
+        """Forget every node's pools and remembered outcomes."""
         for entry in self._nodes.values():
             entry.alive = False
         self._nodes = {}
@@ -470,7 +473,9 @@ class AllocatorCache:
 
     def _update_slices(self, cluster: ClusterState, owners: Iterable[SliceOwner]) -> None:
         """Re-index the slices of ``owners`` and forget the nodes that may see them."""
-        index = self._index()
+        allocator = self.allocator
+        assert allocator is not None
+        index = allocator.index
         affected: set[str] | None = set()
         for owner in owners:
             old = self._owned.get(owner, ())
@@ -489,13 +494,11 @@ class AllocatorCache:
             elif affected is not None:
                 affected |= nodes
         if affected is None:
-            for name in list(self._nodes):
-                self._drop_node(name)
-            self._forget()
+            self._forget_nodes()
         else:
             for name in affected:
                 self._drop_node(name)
-        self.allocator.forget_pools()  # type: ignore[union-attr]
+        allocator.forget_pools()
         self._ordered = None
 
     def _drop_node(self, name: str) -> None:
