@@ -210,3 +210,18 @@ def test_unknown_yaml_tag_is_load_error(tmp_path: Path) -> None:
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: !custom x\n")
     with pytest.raises(LoadError, match="could not determine a constructor"):
         read_documents([str(path)])
+
+
+@pytest.mark.parametrize("text, line", [
+    ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Index }}\n", 4),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: {{ .Index }}}\n", 3),
+    ("a:\n  ? [x, y]\n  : 1\n", 2),
+])
+def test_mapping_or_sequence_as_key_is_a_load_error(tmp_path: Path, text: str,
+                                                    line: int) -> None:
+    # sigs.k8s.io/yaml cannot turn such a key into JSON; an unrendered `{{ .X }}` is one.
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    with pytest.raises(LoadError, match=rf"line {line}: invalid map key") as err:
+        read_documents([str(path)])
+    assert "{'" not in str(err.value) and "None" not in str(err.value)

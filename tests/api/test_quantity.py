@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import time
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dralab.api.quantity import Quantity, QuantityError, QuantityFormat, parse_quantity
+from dralab.api.quantity import (
+    MAX_QUANTITY_DIGITS,
+    Quantity,
+    QuantityError,
+    QuantityFormat,
+    parse_quantity,
+)
 
 CANONICAL = [
     # input, canonical output
@@ -149,3 +158,76 @@ def test_arithmetic_is_exact(a: int, b: int) -> None:
     qa, qb = Quantity.from_milli(a), Quantity.from_milli(b)
     assert (qa + qb - qb) == qa
     assert (qa + qb).milli_value() == a + b
+
+
+# --- bounds (issue 16): refused or computed fast, never expanded exactly ------------
+
+@pytest.mark.parametrize(
+    "text",
+    ["1e99999999", "1E2147483647", "1" + "0" * 64, "9" * 5000, "1e65", "0.1e66", "-1e65",
+     "1" + "0" * 55 + "E"],
+)
+def test_values_beyond_the_bound_are_refused_fast(text: str) -> None:
+    start = time.perf_counter()
+    with pytest.raises(QuantityError, match=f"more than {MAX_QUANTITY_DIGITS} integer digits"):
+        parse_quantity(text)
+    assert time.perf_counter() - start < 0.1
+
+
+def test_bound_edge() -> None:
+    assert parse_quantity("9" * MAX_QUANTITY_DIGITS).value() == 10**MAX_QUANTITY_DIGITS - 1
+    assert parse_quantity("1e63").value() == 10**63
+    assert parse_quantity("0.1e64").value() == 10**63
+    assert parse_quantity("1e63").as_approximate_float() == 1e63  # bounded values are floats
+
+
+@pytest.mark.parametrize("text", ["1e2147483648", "1e-2147483648", "1e99999999999",
+                                  "1e" + "9" * 5000])
+def test_exponent_must_fit_int32_like_apimachinery(text: str) -> None:
+    with pytest.raises(QuantityError, match="unable to parse quantity's suffix"):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "nano"),
+    [("1e-2147483647", 1), ("-1e-2147483647", -1), ("1e-99999999", 1), ("9e-10", 1),
+     ("15e-10", 2), ("0e-2147483647", 0), ("0." + "0" * 100_000 + "1", 1),
+     ("1." + "0" * 100_000 + "1", 10**9 + 1), ("0.00000000000000000000001Ki", 1),
+     ("1000000000000000000001e-30", 2), ("999999999999999999999e-30", 1)],
+)
+def test_sub_nano_precision_rounds_up_without_expanding(text: str, nano: int) -> None:
+    start = time.perf_counter()
+    assert parse_quantity(text).nano == nano
+    assert time.perf_counter() - start < 0.1
+
+
+@pytest.mark.parametrize("text", ["1" * 20 + "Ki", "9" * 30 + "Ei",
+                                  "1" * 5000 + "Mi", "1" + "0" * 100_000 + ".5Ki"])
+def test_binary_amounts_cap_without_expanding(text: str) -> None:
+    start = time.perf_counter()
+    assert parse_quantity(text).value() == 2**63 - 1
+    assert time.perf_counter() - start < 0.1
+
+
+@pytest.mark.parametrize("text", ["1" * 100_000 + "x", "1." + "1" * 100_000 + "Kx",
+                                  "1" * 50_000 + "." + "1" * 50_000 + "Kix", "+" * 100_000])
+def test_invalid_long_strings_fail_in_linear_time(text: str) -> None:
+    start = time.perf_counter()  # the grammar's regex must not backtrack over digit runs
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+    assert time.perf_counter() - start < 0.1
+
+
+@given(st.integers(min_value=0, max_value=10**12),
+       st.text(alphabet="0123456789", min_size=0, max_size=150),
+       st.sampled_from(["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "n", "k"]))
+def test_long_fractions_round_exactly(whole: int, fraction: str, suffix: str) -> None:
+    # Only some fraction digits are converted; the result must equal exact arithmetic.
+    scale = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+             "m": Fraction(1, 1000), "n": Fraction(1, 10**9), "k": 1000, "": 1}[suffix]
+    text = f"{whole}.{fraction}{suffix}" if fraction else f"{whole}{suffix}"
+    exact = Fraction(int(f"{whole}{fraction}"), 10 ** len(fraction)) * scale * 10**9
+    nano = -((-exact.numerator) // exact.denominator)
+    if suffix.endswith("i"):
+        nano = min(nano, (2**63 - 1) * 10**9)
+    assert parse_quantity(text).nano == nano

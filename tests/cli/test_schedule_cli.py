@@ -126,8 +126,9 @@ def test_schedule_bad_config_exit_2_one_line(tmp_path: Path) -> None:
     code, out, err = run("schedule", *CLUSTER, "--config", str(config))
     assert code == 2
     assert out == ""
-    assert err == ('error: profiles[0].plugins.score.enabled[0].name: Invalid value: "Magic": '
-                   "plugin does not exist\n")
+    # The error names the configuration file, then the field.
+    assert err == (f'error: {config}: profiles[0].plugins.score.enabled[0].name: '
+                   'Invalid value: "Magic": plugin does not exist\n')
 
 
 def test_explain_unplaced_pod_golden() -> None:

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from dralab.sim.protocol import arrival_order, draw_protocol, popular_shapes
+from dralab.sim.protocol import (
+    MAX_REPLAY_ARRIVALS,
+    MAX_REPLAY_NODE_ARRIVALS,
+    ProtocolError,
+    arrival_order,
+    check_replayable,
+    draw_protocol,
+    expected_arrivals,
+    popular_shapes,
+)
 from dralab.sim.replay import prepare
 
 from .builders import pod_record
@@ -81,3 +92,43 @@ def test_pod_order_does_not_depend_on_file_order() -> None:
     back = pods[::-1]
     b = arrival_order(back, np.random.default_rng(5), 10_000)
     assert [pods[int(i)].name for i in a] == [back[int(i)].name for i in b]
+
+
+# --- termination and bounds (issue 16) ---------------------------------------------------
+
+def test_cpu_only_pods_cannot_inflate_and_say_so() -> None:
+    pods = [pod_record("p0", cpu=1000, num_gpu=0, gpu_milli=0)]
+    with pytest.raises(ProtocolError, match="no pod requests a GPU"):
+        arrival_order(pods, np.random.default_rng(0), 2000)
+    with pytest.raises(ProtocolError, match="w: no pod requests a GPU"):
+        check_replayable(pods, 2000, "w")
+    assert expected_arrivals(pods, 2000) == float("inf")
+
+
+def test_inflation_stops_at_max_arrivals() -> None:
+    pods = [pod_record("p0", cpu=1, num_gpu=1, gpu_milli=1)]
+    with pytest.raises(ProtocolError, match="more than 50 arrivals"):
+        arrival_order(pods, np.random.default_rng(0), 1000, max_arrivals=50)
+    assert len(arrival_order(pods, np.random.default_rng(0), 10)) == 13
+
+
+@pytest.mark.parametrize(("capacity", "nodes", "message"), [
+    (0, 1, "the nodes have no GPU"),
+    (1_000_000, 1, "1,300,000 arrivals, more than 1,000,000 (MAX_REPLAY_ARRIVALS)"),
+    (1_000, 10_000_000, "MAX_REPLAY_NODE_ARRIVALS"),
+])
+def test_check_replayable(capacity: int, nodes: int, message: str) -> None:
+    pods = [pod_record("p0", cpu=1, num_gpu=1, gpu_milli=1),
+            pod_record("p1", cpu=1, num_gpu=0, gpu_milli=0)]
+    with pytest.raises(ProtocolError, match=re.escape(message)):
+        check_replayable(pods[:1], capacity, "w", num_nodes=nodes)
+    # Expected arrivals: the trace, then one draw per mean request (here 0.5 milli-GPU).
+    assert expected_arrivals(pods, 100) == pytest.approx(2 + (130 - 1) / 0.5)
+
+
+def test_the_default_workload_is_well_within_the_bounds() -> None:
+    sc = prepare("default")
+    expected = expected_arrivals(sc.pods, sc.capacity_milli)
+    assert 10_000 < expected < 12_000
+    assert expected * len(sc.nodes) < MAX_REPLAY_NODE_ARRIVALS / 50
+    assert expected < MAX_REPLAY_ARRIVALS / 50

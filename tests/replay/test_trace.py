@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dralab.api.errors import LoadError
 from dralab.sim.trace import (
     TRACE_DIR_ENV,
     WORKLOADS,
     TraceNotFoundError,
+    decode_trace,
     default_trace_dir,
     load_nodes,
     load_pods,
@@ -63,13 +67,13 @@ def test_multigpu_files_have_no_spec_column() -> None:
 
 
 @pytest.mark.parametrize(("row", "message"), [
-    ("p,1000,1,2,500", "unsupported GPU request"),
-    ("p,x,1,1,500", "cpu_milli: not an integer"),
-    ("p,1000,1,1,1500", "unsupported GPU request"),
-    ("p,-5,1,0,0", "negative"),
+    ("p,1000,1,2,500", "column gpu_milli (5): unsupported GPU request"),
+    ("p,x,1,1,500", "column cpu_milli (2): not an integer"),
+    ("p,1000,1,1,1500", "column gpu_milli (5): '1500' is more than 1,000"),
+    ("p,-5,1,0,0", "column cpu_milli (2): negative"),
 ])
 def test_bad_rows(row: str, message: str) -> None:
-    with pytest.raises(LoadError, match=message):
+    with pytest.raises(LoadError, match=re.escape(message)):
         parse_pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n" + row + "\n", "f.csv")
 
 
@@ -98,3 +102,85 @@ def test_env_var_points_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_unknown_workload() -> None:
     with pytest.raises(ValueError, match="unknown workload"):
         workload_file("nope")
+
+
+# --- hostile files (issue 16) --------------------------------------------------------------
+
+NODE_TEXT = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
+    f"n{i},{64000 + i},262144,{i % 9},V100M16\n" for i in range(6))
+POD_TEXT = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n" + "".join(
+    f"p{i},{1000 * i},1024,{i % 2},{500 * (i % 2)},{'T4|P100' if i % 3 else ''}\n"
+    for i in range(6))
+
+
+@st.composite
+def mutated(draw: st.DrawFn, text: str) -> bytes:
+    """``text`` with a few random byte-level edits: replaced, inserted, deleted, or a cell
+    swapped for a hostile value."""
+    data = bytearray(text.encode())
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(data) - 1))
+        op = draw(st.sampled_from(["replace", "insert", "delete", "cell"]))
+        if op == "replace":
+            data[at] = draw(st.integers(0, 255))
+        elif op == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=4))
+        elif op == "delete":
+            del data[at]
+        else:
+            value = draw(st.sampled_from(
+                ["-1", "nan", "1e9", "99999999999999999999", "9", "", "\"", "1_0", " 1", "+1",
+                 "٣", "\x00", "\"a,b\"", "\"x\ny\"", "0x10", "9" * 5000]))
+            comma = data.find(b",", at)
+            if comma > 0:
+                end = data.find(b",", comma + 1)
+                end = len(data) if end < 0 else end
+                data[comma + 1:end] = value.encode()
+    return bytes(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(mutated(NODE_TEXT).map(lambda b: ("nodes", b)),
+                 mutated(POD_TEXT).map(lambda b: ("pods", b))))
+def test_mutated_trace_files_parse_or_fail_in_one_line(case: tuple[str, bytes]) -> None:
+    kind, data = case
+    parse = parse_nodes if kind == "nodes" else parse_pods
+    try:
+        records = parse(decode_trace(data, "f.csv"), "f.csv")
+    except LoadError as exc:
+        message = str(exc)
+        assert re.match(r"f\.csv(:\d+)?: ", message), message
+        assert "\n" not in message.replace("\\n", "") and len(message) < 400, message
+        return
+    for r in records:
+        assert all(0 <= v <= 1 << 40 for v in r[1:4])
+        if kind == "nodes":
+            assert r.gpus <= 8
+        else:
+            assert r.gpu_milli <= 1000 and r.num_gpu <= 8
+
+
+def test_every_shipped_file_passes_the_strict_checks() -> None:
+    # The limits and the field-count check hold for the real trace (node lists included).
+    here = default_trace_dir()
+    assert len(parse_nodes(decode_trace((here / "openb_node_list_all_node.csv").read_bytes(),
+                                        "all"))) == 1523
+    for w in WORKLOADS:
+        assert load_pods(w)
+
+
+def test_a_file_that_cannot_be_opened_is_one_line(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a non-root user gets for a file of mode 000 (root reads it anyway).
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n")
+    real_open = Path.open
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name.endswith(".csv"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", refuse)
+    with pytest.raises(LoadError, match=r"openb_node_list_gpu_node\.csv: cannot read: "
+                                        r"Permission denied$"):
+        load_nodes(tmp_path)

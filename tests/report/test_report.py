@@ -22,7 +22,7 @@ from dralab.sim.results import SUMMARY_KEYS, ModeResult, NodeOccupancy, Simulati
 
 from .fixtures import comparison_result, tiny_mode
 
-FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv")
+FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv", "timings.json")
 ROOT = Path(__file__).parent.parent.parent
 
 

@@ -22,11 +22,13 @@ A100_MIG = {"name": "a100", "count": 1, "namePrefix": "a100-", "cpu": "128", "me
 
 
 def scenario(pools: list[dict[str, Any]], workload: list[dict[str, Any]], *,
-             duration: str = "3h", sample: str = "30m", **extra: Any) -> Scenario:
+             duration: str = "3h", sample: str = "30m", base_dir: str = ".",
+             **extra: Any) -> Scenario:
     return parse_scenario({
         "apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"},
         "spec": {"seed": 3, "duration": duration, "sampleInterval": sample,
-                 "fleet": {"spec": {"pools": pools}}, "workload": workload, **extra}})
+                 "fleet": {"spec": {"pools": pools}}, "workload": workload, **extra}},
+        base_dir=base_dir)
 
 
 def test_two_full_node_jobs_queue_one_after_the_other() -> None:
@@ -250,8 +252,8 @@ spec:
     monkeypatch.setattr(api_io, "read_documents", counting)
     s = scenario([H100], [{"name": "train", "arrivals": ["0s", "0s", "0s"],
                            "duration": {"distribution": "fixed", "mean": "1h"},
-                           "template": str(tmp_path / "job.yaml"),
-                           "devices": {"type": "gpu", "count": 4}}])
+                           "template": "job.yaml",
+                           "devices": {"type": "gpu", "count": 4}}], base_dir=str(tmp_path))
     dra = simulate(s.with_compare(("dra",))).modes[0]
     # The manifest's pod template asks for the job kind's claim template (4 GPUs per pod):
     # two pods fit on the 8-GPU node, the third waits for one of them.

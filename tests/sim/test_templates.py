@@ -142,8 +142,11 @@ def scenario(pools: list[dict[str, Any]], template: str, pods: int = 3,
                       "duration": {"distribution": "fixed", "mean": "1h"}, **kind}]}
     if compare is not None:
         spec["compare"] = compare
+    # Templates come from data/upstream and from tmp_path: allowed outside the (unused)
+    # base directory here; tests/hostile/test_sim_inputs.py tests the containment rule.
     return parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
-                           "metadata": {"name": "t"}, "spec": spec}, "s.yaml")
+                           "metadata": {"name": "t"}, "spec": spec}, "s.yaml",
+                          allow_outside=True)
 
 
 @dataclass(frozen=True)
@@ -383,14 +386,14 @@ def test_two_kinds_cannot_bring_different_templates_of_one_name(tmp_path: Path) 
     with pytest.raises(ScenarioError) as info:
         parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
                         "spec": {"fleet": {"spec": {"pools": [H100]}}, "workload": workload}},
-                       "s.yaml")
+                       "s.yaml", allow_outside=True)
     assert str(info.value).startswith("s.yaml: spec.workload[1].template: ")
     assert "ResourceClaimTemplate two-gpus" in str(info.value) and "job kind a" in str(info.value)
     # The same template brought twice is fine.
     workload[1]["template"] = one
     s = parse_scenario({"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
                         "spec": {"fleet": {"spec": {"pools": [H100]}}, "workload": workload}},
-                       "s.yaml")
+                       "s.yaml", allow_outside=True)
     assert set(s.templates) == {"a", "b"}
 
 

@@ -254,12 +254,13 @@ def test_not_checked_lines_stay_one_line() -> None:
 @pytest.mark.parametrize("verb", ["validate", "schedule"])
 def test_unrendered_template_values_are_not_python_reprs(cluster: Path, verb: str) -> None:
     # `name: {{ .Index }}` (a template fed to dralab unrendered, as with helm charts) parses
-    # as a mapping; messages must not show it as a Python repr ({"{'.Index': None}": None}).
+    # as a mapping with a mapping as its key, which sigs.k8s.io/yaml refuses ("invalid map
+    # key"); messages must not show it as a Python repr ({"{'.Index': None}": None}).
     text = (PERF / "pod-with-claim-template.yaml").read_text().replace(
         "generateName: test-dra", "name: {{ .Index }}\n  namespace: {{ .Namespace }}")
     args = ["-f", str(cluster)] if verb == "schedule" else []
     run = dralab(verb, *args, "-f", "-", stdin=text)
     assert_contract(run)
     assert run.code == 2
-    assert "metadata.name: Invalid value" in run.output
+    assert "invalid map key" in run.output and "line 4" in run.output
     assert "None" not in run.output and "{'" not in run.output, run.output

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .base import KubeObject
 from .codec import HUBS, DecodeError, decode, encode, resolve_kind
-from .errors import ErrorType, FieldError
+from .errors import ErrorType, FieldError, one_line
 from .features import FeatureGates
 from .io import Document
 from .validation import validate_across, validate_object
@@ -41,7 +41,7 @@ class Problem:
         # One problem, one line: a kind, a name or a map key in the path may hold a line
         # break (YAML allows it), which would otherwise split the report.
         text = f"{self.where}: {self.message or self.error}"
-        return text.replace("\r", "\\r").replace("\n", "\\n")
+        return one_line(text.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def _document_problem(data: dict[str, object]) -> tuple[FieldError, str] | None:

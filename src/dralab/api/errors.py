@@ -10,6 +10,16 @@ Exception tree::
 
 Validation problems themselves are values (FieldError), not exceptions: a
 validation run collects all of them, as the API server does.
+
+Warnings (``DralabWarning``, a UserWarning) report what the input gets away
+with, e.g. a duplicate mapping key; the CLI prints each as one line.
+
+Every message that may echo input goes through ``one_line`` (the CLI does it
+for whole lines, FieldError for paths, ``format_value`` for values): values are
+cut at MAX_VALUE_CHARS and lines at MAX_LINE_CHARS, the per-warning and total
+limits (256 and 4,096 runes) the API server applies to the warnings it sends
+kubectl; control and format characters (a terminal escape, a right-to-left
+override) are escaped as Go's ``%q`` does, so a line shows what it says.
 """
 
 from __future__ import annotations
@@ -20,14 +30,22 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_VALUE_CHARS",
     "DralabError",
+    "DralabWarning",
+    "DuplicateFieldWarning",
     "ErrorType",
     "FieldError",
     "InputError",
     "LoadError",
     "ValidationFailed",
     "format_value",
+    "one_line",
 ]
+
+MAX_VALUE_CHARS = 256
+MAX_LINE_CHARS = 4096
 
 
 class DralabError(Exception):
@@ -40,6 +58,42 @@ class InputError(DralabError):
 
 class LoadError(InputError):
     """A file or document could not be read or decoded."""
+
+
+class DralabWarning(UserWarning):
+    """Base of dralab's warnings: input that is accepted but probably not meant."""
+
+
+class DuplicateFieldWarning(DralabWarning):
+    """A mapping key given twice in one document; the last value is used."""
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if char == "\t":
+        return "\\t"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def one_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` as one printable line of at most ``limit`` characters (plus a marker).
+
+    Line breaks become spaces; other characters that are not printable (control
+    and format characters, e.g. ESC or U+202E) are escaped; text beyond
+    ``limit`` is cut and the cut is said.
+    """
+    cut = len(text) - limit
+    if cut > 0:
+        text = text[:limit]
+    if not text.isprintable():
+        text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+        if not text.isprintable():
+            text = "".join(c if c.isprintable() else _escape(c) for c in text)
+    return f"{text}... ({cut} more characters)" if cut > 0 else text
 
 
 class ErrorType(Enum):
@@ -68,19 +122,27 @@ _SHOWS_VALUE = frozenset({ErrorType.INVALID, ErrorType.TYPE_INVALID, ErrorType.N
 
 
 def format_value(value: Any) -> str:
-    """Render a bad value the way Go's ``%#v``-ish field errors do: strings quoted."""
+    """Render a bad value the way Go's ``%#v``-ish field errors do: strings quoted.
+
+    At most MAX_VALUE_CHARS characters of the value are shown (JSON escapes
+    keep control characters visible), then how much was left out.
+    """
     if isinstance(value, str):
-        return json.dumps(value)
+        if len(value) <= MAX_VALUE_CHARS:
+            return json.dumps(value)
+        return (f"{json.dumps(value[:MAX_VALUE_CHARS])}... "
+                f"({len(value) - MAX_VALUE_CHARS} more characters)")
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, int | float):
-        return str(value)
+        return one_line(str(value), MAX_VALUE_CHARS)
     try:
-        return json.dumps(value, sort_keys=True, default=str)
+        text = json.dumps(value, sort_keys=True, default=str)
     except TypeError:  # mixed key types cannot be sorted
-        return json.dumps(value, default=str)
+        text = json.dumps(value, default=str)
+    return one_line(text, MAX_VALUE_CHARS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,7 +172,7 @@ class FieldError:
         return ": ".join(parts)
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.body()}"
+        return one_line(f"{self.path}: {self.body()}")
 
 
 class ValidationFailed(InputError):

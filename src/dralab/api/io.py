@@ -6,17 +6,21 @@ documents, a JSON object, a JSON array, or a ``kind: List`` (what
 ``kubectl get -o yaml`` prints); each item becomes its own Document that
 remembers where it came from, so errors can name file and document.
 
-YAML is read with YAML 1.1 semantics (PyYAML's C loader), as Kubernetes tooling
-does, except that timestamps stay strings, as they do in the API. Big YAML
-inputs are parsed in two worker processes: parsing is the whole cost of a load.
+YAML is read by ``yamlparse`` and JSON by ``jsonparse``, both within the input
+limits of ``limits.py`` (nesting depth, alias expansion, integer length). Big
+YAML inputs are parsed in two worker processes: parsing is the whole cost of a
+load. Only regular files are read: a FIFO would block, a device never ends;
+a directory that cannot be listed or a dangling link is an error, never skipped.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -28,11 +32,15 @@ import yaml
 
 from .base import KubeObject
 from .codec import DecodeError, decode, encode
-from .errors import LoadError
+from .duplicates import PathPart, field_path
+from .errors import MAX_VALUE_CHARS, DuplicateFieldWarning, LoadError, one_line
 from .gcpause import gc_paused as _gc_paused
+from .jsonparse import parse_json
+from .yamlparse import parse_yaml_chunks, parse_yaml_chunks_packed, split_yaml
 
 __all__ = [
     "Document",
+    "decode_document",
     "dump",
     "dumps",
     "load",
@@ -45,6 +53,8 @@ __all__ = [
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # Below this size parsing in-process is faster than shipping work to processes.
 PARALLEL_YAML_BYTES = 4 * 1024 * 1024
+# Warnings about duplicate keys per file; the rest are counted in one line.
+MAX_DUPLICATE_WARNINGS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,143 +85,46 @@ class Document:
         name = next((n for n in names if n), "<no name>")
         ns = meta.get("namespace")
         ref = f"{ns}/{name}" if isinstance(ns, str) and ns else name
-        return f"{self.where} {kind} {ref}"
+        # Names come from the input: a hostile one must not flood or spoof the line.
+        return f"{self.where} {_shown(str(kind))} {_shown(ref)}"
 
 
-def _json_key(key: Any) -> str:
-    # sigs.k8s.io/yaml turns YAML into JSON, where keys are strings: `on:` becomes "true".
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
+def _shown(text: str) -> str:
+    # Line breaks stay visible as \n (as in Problem lines); the rest as one_line has it.
+    return one_line(text.replace("\r", "\\r").replace("\n", "\\n"), MAX_VALUE_CHARS)
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+# One parsed document: its data and the field paths (relative to it) of duplicate keys.
+_Raw = tuple[Any, list[tuple[PathPart, ...]]]
 
 
-class _Loader(yaml.CSafeLoader):
-    """Safe C loader like Kubernetes': times stay strings, mapping keys become strings.
-
-    Documents are built straight from the node tree: PyYAML's generic constructor
-    (generators, recursion bookkeeping) costs 40 % more on large manifests. Merge
-    keys and unusual tags go through the generic constructor.
-    """
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        try:
-            return self._build(node)
-        except RecursionError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "recursive or too deeply nested YAML", node.start_mark) from None
-
-    def _build(self, node: yaml.Node) -> Any:
-        kind = type(node)
-        if kind is yaml.ScalarNode:
-            if node.tag == _STR_TAG:
-                return node.value
-            construct = self.yaml_constructors.get(node.tag)
-            if construct is None:
-                return self.construct_undefined(node)
-            return construct(self, node)
-        if kind is yaml.MappingNode and node.tag == _MAP_TAG:
-            out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == _MERGE_TAG:
-                    return self._generic(node)
-                key = self._build(key_node)
-                out[key if type(key) is str else _json_key(key)] = self._build(value_node)
-            return out
-        if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
-            return [self._build(item) for item in node.value]
-        return self._generic(node)
-
-    def _generic(self, node: yaml.Node) -> Any:
-        data = super().construct_document(node)
-        if isinstance(data, dict) and any(type(k) is not str for k in data):
-            data = {_json_key(k): v for k, v in data.items()}
-        return data
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.CSafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-
-_DOC_MARK = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
-
-
-def _split_yaml(text: str) -> list[tuple[int, str]]:
-    """Split a YAML stream at document markers; returns (first line number, text) pairs.
-
-    A marker at column 0 always ends a document in YAML, even inside block scalars,
-    so splitting on it is exact. Text after ``---`` on the marker line stays with
-    the new document.
-    """
-    chunks: list[tuple[int, str]] = []
-    pos = 0
-    line = 1
-    for match in _DOC_MARK.finditer(text):
-        chunks.append((line, text[pos:match.start()]))
-        line += text.count("\n", pos, match.end())
-        pos = match.end() if match.group(0) == "..." else match.start() + 3
-    chunks.append((line, text[pos:]))
-    return chunks
-
-
-def _parse_yaml_chunks(chunks: Sequence[tuple[int, str]]) -> list[tuple[int, Any] | str]:
-    """Parse chunks; a chunk that fails becomes its error message (picklable for workers)."""
-    out: list[tuple[int, Any] | str] = []
-    with _gc_paused():
-        for first_line, chunk in chunks:
-            try:
-                out.append((first_line, yaml.load(chunk, Loader=_Loader)))
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-                where = f"line {mark.line + first_line}: " if mark is not None else ""
-                out.append(f"invalid YAML: {where}{problem}")
-    return out
-
-
-def _parse_yaml_chunks_packed(chunks: Sequence[tuple[int, str]]) -> bytes:
-    # Workers answer in msgpack: pickling 10^6 small containers costs more than parsing them.
-    return msgspec.msgpack.encode(_parse_yaml_chunks(chunks))
-
-
-def _parse_yaml(text: str, source: str) -> list[Any]:
-    chunks = [c for c in _split_yaml(text) if c[1].strip()]
+def _parse_yaml(text: str, source: str) -> list[_Raw]:
+    chunks = [c for c in split_yaml(text) if c[1].strip()]
     if len(text) >= PARALLEL_YAML_BYTES and len(chunks) >= 4 and (os.cpu_count() or 1) > 1:
         half = len(chunks) // 2
         with ProcessPoolExecutor(max_workers=2) as pool:
-            future = pool.submit(_parse_yaml_chunks_packed, chunks[half:])
-            parsed = _parse_yaml_chunks(chunks[:half])
+            future = pool.submit(parse_yaml_chunks_packed, chunks[half:])
+            parsed = parse_yaml_chunks(chunks[:half])
             with _gc_paused():
                 parsed += msgspec.msgpack.decode(future.result())
     else:
-        parsed = _parse_yaml_chunks(chunks)
-    docs: list[Any] = []
+        parsed = parse_yaml_chunks(chunks)
+    docs: list[_Raw] = []
     for n, item in enumerate(parsed, start=1):
         if isinstance(item, str):
             where = source if len(parsed) == 1 else f"{source}:{n}"
             raise LoadError(f"{where}: {item}")
         if item[1] is not None:
-            docs.append(item[1])
+            # Paths come back from worker processes as lists.
+            docs.append((item[1], [tuple(p) for p in item[2]]))
     return docs
 
 
-def _parse_json(text: str, source: str) -> list[Any]:
-    try:
-        with _gc_paused():
-            data = msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
-        raise LoadError(f"{source}: invalid JSON: {exc}") from None
-    return data if isinstance(data, list) else [data]
+def _parse_json(text: str, source: str) -> list[_Raw]:
+    data, duplicates = parse_json(text, source)
+    if not isinstance(data, list):
+        return [(data, duplicates)]
+    return [(item, [p[1:] for p in duplicates if p[0] == i]) for i, item in enumerate(data)]
 
 
 def _looks_like_json(text: str) -> bool:
@@ -219,14 +132,30 @@ def _looks_like_json(text: str) -> bool:
     return stripped.startswith(("{", "["))
 
 
-def _expand_lists(data: Any) -> Iterator[Any]:
-    """Flatten ``kind: List`` (and ``*List`` kinds as kubectl prints them) into items."""
+def _expand_lists(data: Any, prefix: tuple[PathPart, ...] = ()
+                  ) -> Iterator[tuple[tuple[PathPart, ...], Any]]:
+    """Flatten ``kind: List`` (and ``*List`` kinds as kubectl prints them) into items.
+
+    Yields (path of the item in ``data``, item).
+    """
     if isinstance(data, dict) and isinstance(data.get("kind"), str) \
             and data["kind"].endswith("List") and isinstance(data.get("items"), list):
-        for item in data["items"]:
-            yield from _expand_lists(item)
+        for i, item in enumerate(data["items"]):
+            yield from _expand_lists(item, (*prefix, "items", i))
     else:
-        yield data
+        yield prefix, data
+
+
+def _warn_duplicates(found: list[tuple[str, tuple[PathPart, ...]]], source: str) -> None:
+    """One warning per duplicate key (the first few of a file), then a count."""
+    for where, path in found[:MAX_DUPLICATE_WARNINGS]:
+        warnings.warn(DuplicateFieldWarning(
+            f"{where}: {field_path(path)}: duplicate field; the last value is used"),
+            stacklevel=4)
+    if len(found) > MAX_DUPLICATE_WARNINGS:
+        warnings.warn(DuplicateFieldWarning(
+            f"{source}: {len(found) - MAX_DUPLICATE_WARNINGS} more duplicate field(s)"),
+            stacklevel=4)
 
 
 def _documents_from_text(text: str, source: str, hint_json: bool) -> list[Document]:
@@ -239,12 +168,79 @@ def _documents_from_text(text: str, source: str, hint_json: bool) -> list[Docume
             raw_docs = _parse_yaml(text, source)  # JSON-looking YAML (flow style)
     else:
         raw_docs = _parse_yaml(text, source)
-    items: list[Any] = []
-    for doc in raw_docs:
-        items.extend(_expand_lists(doc))
+    items: list[tuple[Any, list[tuple[PathPart, ...]]]] = []
+    unplaced: list[tuple[PathPart, ...]] = []  # e.g. a duplicate in a List's own metadata
+    for data, duplicates in raw_docs:
+        expanded = list(_expand_lists(data))
+        first = len(items)
+        items.extend((item, []) for _, item in expanded)
+        if not duplicates:
+            continue
+        owners = {prefix: first + k for k, (prefix, _) in enumerate(expanded)}
+        lengths = sorted({len(prefix) for prefix in owners}, reverse=True)
+        for path in duplicates:
+            n = next((n for n in lengths if path[:n] in owners), None)
+            if n is None:
+                unplaced.append(path)
+            else:
+                items[owners[path[:n]]][1].append(path[n:])
     if len(items) == 1:
-        return [Document(source, None, items[0])]
-    return [Document(source, n, item) for n, item in enumerate(items, start=1)]
+        docs = [Document(source, None, items[0][0])]
+    else:
+        docs = [Document(source, n, item) for n, (item, _) in enumerate(items, start=1)]
+    if unplaced or any(duplicates for _, duplicates in items):
+        found = [(source, path) for path in unplaced]
+        found += [(doc.describe(), path) for doc, (_, duplicates) in zip(docs, items, strict=True)
+                  for path in duplicates]
+        _warn_duplicates(found, source)
+    return docs
+
+
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(path: str, mode: int) -> LoadError:
+    what = next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
+    return LoadError(f"{path}: not a regular file or directory ({what}): refusing to read it")
+
+
+def _stat(path: str) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise LoadError(f"{path}: dangling symbolic link to "
+                            f"{os.readlink(path)!r}") from None
+        raise LoadError(f"{path}: no such file or directory") from None
+    except OSError as exc:
+        raise LoadError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _walk(root: str) -> list[str]:
+    """Manifest files under ``root``, sorted; any directory that cannot be read is an error.
+
+    Like kubectl's ``-f DIR -R``, symbolic links to directories are not followed;
+    links to files are, and a dangling one with a manifest suffix is an error.
+    """
+    def refuse(exc: OSError) -> None:
+        raise LoadError(f"{exc.filename or root}: cannot read directory: "
+                        f"{exc.strerror or exc}") from None
+
+    found: list[str] = []
+    for directory, _, names in os.walk(root, onerror=refuse):
+        for name in names:
+            if not name.lower().endswith(MANIFEST_SUFFIXES):
+                continue
+            path = os.path.join(directory, name)
+            if not stat.S_ISREG(_stat(path).st_mode):
+                raise _not_regular(path, _stat(path).st_mode)
+            found.append(path)
+    return sorted(found)
 
 
 def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
@@ -252,46 +248,71 @@ def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
         if p == "-":
             yield p
             continue
-        path = Path(p)
-        if path.is_dir():
-            found = sorted(
-                str(f) for f in path.rglob("*")
-                if f.is_file() and f.suffix.lower() in MANIFEST_SUFFIXES
-            )
-            yield from found
-        elif path.exists():
+        mode = _stat(p).st_mode
+        if stat.S_ISDIR(mode):
+            yield from _walk(p)
+        elif stat.S_ISREG(mode):
             yield p
         else:
-            raise LoadError(f"{p}: no such file or directory")
+            raise _not_regular(p, mode)
+
+
+def _utf8(raw: bytes, source: str) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"{source}: not a UTF-8 text file (byte {raw[exc.start]:#04x} "
+                        f"at offset {exc.start})") from None
+    # As reading a file in text mode does: one newline convention.
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _read_stdin(stdin: TextIO | None) -> str:
+    stream = stdin or sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:  # bytes, so that bad encodings are ours to report
+        return _utf8(buffer.read(), "-")
+    try:
+        return stream.read()
+    except UnicodeDecodeError:
+        raise LoadError("-: not a UTF-8 text file") from None
+
+
+def _read_file(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise LoadError(f"{path}: {exc.strerror or exc}") from None
+    return _utf8(raw, path)
 
 
 def read_documents(paths: Iterable[str], stdin: TextIO | None = None) -> list[Document]:
-    """Every document in ``paths`` (kubectl ``-f`` semantics), in order. Raise LoadError."""
+    """Every document in ``paths`` (kubectl ``-f`` semantics), in order. Raise LoadError.
+
+    Duplicate mapping keys keep the last value and are reported as
+    DuplicateFieldWarning (the API server's strict field validation would
+    refuse them). Input limits: ``limits.py``.
+    """
     docs: list[Document] = []
     for p in _expand_paths(paths):
-        if p == "-":
-            text = (stdin or sys.stdin).read()
-        else:
-            try:
-                text = Path(p).read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise LoadError(f"{p}: not a UTF-8 text file") from None
-            except OSError as exc:
-                raise LoadError(f"{p}: {exc.strerror or exc}") from None
+        text = _read_stdin(stdin) if p == "-" else _read_file(p)
         docs.extend(_documents_from_text(text, p, p.lower().endswith(".json")))
     return docs
 
 
+def decode_document(doc: Document) -> KubeObject:
+    """The typed object of ``doc``; raise LoadError naming file, document, object and field."""
+    try:
+        return decode(doc.data)
+    except DecodeError as exc:
+        raise LoadError(f"{doc.describe()}: {exc}") from None
+
+
 def load_documents(docs: Iterable[Document]) -> list[KubeObject]:
     """Decode documents into typed objects; the first bad one raises LoadError naming it."""
-    out: list[KubeObject] = []
     with _gc_paused():
-        for doc in docs:
-            try:
-                out.append(decode(doc.data))
-            except DecodeError as exc:
-                raise LoadError(f"{doc.describe()}: {exc}") from None
-    return out
+        return [decode_document(doc) for doc in docs]
 
 
 def load(paths: str | Iterable[str], stdin: TextIO | None = None) -> list[KubeObject]:
@@ -304,8 +325,9 @@ def load(paths: str | Iterable[str], stdin: TextIO | None = None) -> list[KubeOb
 # --- output --------------------------------------------------------------------
 
 # Strings that YAML 1.2 readers (or YAML 1.1 ones) would take for something else.
+# Possessive quantifiers: a long run of digits must not make the match backtrack.
 _AMBIGUOUS = re.compile(
-    r"^(?:[-+]?(?:\d[\d_]*)?\.?\d*(?:[eE][-+]?\d+)?|[-+]?\.?(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+    r"^(?:[-+]?(?:\d[\d_]*+)?\.?\d*+(?:[eE][-+]?\d++)?|[-+]?\.?(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
     r"|0x[0-9a-fA-F]+|0o[0-7]+|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF"
     r"|true|True|TRUE|false|False|FALSE|null|Null|NULL|~|\d+:\d+(?::\d+)*|)$"
 )

@@ -18,16 +18,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["Quantity", "QuantityError", "QuantityFormat", "parse_quantity"]
+__all__ = ["MAX_QUANTITY_DIGITS", "Quantity", "QuantityError", "QuantityFormat", "parse_quantity"]
 
 _NANO: Final = 10**9
 # Binary-suffixed quantities are capped at the largest int64 value, as the API server does.
 _MAX_NANO: Final = (2**63 - 1) * _NANO
 
-_QUANTITY_RE: Final = re.compile(
-    r"^([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)"
-    r"(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|([eE][+-]?[0-9]+))?$"
-)
 
 _BINARY_SUFFIX: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_SUFFIX: Final = {
@@ -190,15 +186,83 @@ def _canonical(nano: int, fmt: QuantityFormat) -> str:
     return f"{mantissa}e{exp}" if exp != 0 else str(mantissa)
 
 
-@lru_cache(maxsize=65536)
+# Quantities as the API server bounds them: a decimal exponent must fit in
+# int32 (apimachinery refuses wider ones), and precision below one nano-unit is
+# rounded up without materialising it, so "1e-2147483647" costs no more than
+# "1n". Above, dralab keeps exact integers, which it can only do for bounded
+# values: at most MAX_QUANTITY_DIGITS integer digits (Kubernetes' own int64
+# consumers, Value() and MilliValue(), stop at 19; every bounded value also
+# converts to a float for the scoring plugins).
+MAX_QUANTITY_DIGITS: Final = 64
+_MAX_EXPONENT: Final = 2**31 - 1
+# Fraction digits that decide rounding when a binary suffix multiplies by up to
+# 2^60: with at least 60 of them the rest can only tell "exact or not" (see below).
+_GUARD_DIGITS: Final = 64
+_GUARD_SCALE: Final = 10**_GUARD_DIGITS
+# Longer strings are parsed uncached, so that the cache cannot hold huge keys.
+_CACHED_CHARS: Final = 64
+
+_QUANTITY_RE: Final = re.compile(  # possessive: no backtracking over long digit runs
+    r"^([+-]?+)([0-9]++\.?+[0-9]*+|\.[0-9]++)"
+    r"(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|([eE][+-]?+[0-9]++))?$"
+)
+
+
+def _exponent(text: str) -> int:
+    sign = -1 if text[0] == "-" else 1
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    # apimachinery refuses exponents outside [-MaxInt32, MaxInt32] (ErrSuffix).
+    if len(digits) > 10 or int(digits) > _MAX_EXPONENT:
+        raise QuantityError("unable to parse quantity's suffix")
+    return sign * int(digits)
+
+
+def _nano(digits: str, power: int, binary: int) -> int:
+    """ceil(int(digits) * 10**power * 2**binary), for ``digits`` without leading zeros.
+
+    Only the digits that can matter are converted: the integer part (bounded by
+    the callers' magnitude checks) and _GUARD_DIGITS fraction digits; beyond
+    those, any non-zero digit rounds up. Exact: the fraction f contributes
+    ceil(f * 2**binary); with L >= binary guard digits, the truncated f_L * 2**binary
+    leaves a remainder that is a multiple of 2**binary, so what the dropped digits
+    add (less than 2**binary units of 10**-L) can never carry into the integer part.
+    """
+    split = len(digits) + power  # digits before the decimal point
+    if power >= 0:
+        scale: int = 10**power
+        return (int(digits) * scale) << binary
+    whole = int(digits[:split]) if split > 0 else 0
+    fraction = digits[split:] if split > 0 else digits
+    leading_zeros = -split if split < 0 else 0
+    if leading_zeros >= _GUARD_DIGITS:
+        return (whole << binary) + 1  # non-zero, far below 1n
+    kept = ("0" * leading_zeros + fraction)[:_GUARD_DIGITS]
+    dropped = fraction[_GUARD_DIGITS - leading_zeros:].strip("0") != ""
+    q, r = divmod(int(kept.ljust(_GUARD_DIGITS, "0")) << binary, _GUARD_SCALE)
+    return int((whole << binary) + q + (1 if r or dropped else 0))
+
+
 def parse_quantity(text: str) -> Quantity:
     """Parse a quantity string with the API server's grammar.
 
     Precision below one nano-unit is rounded up (away from zero), so that a tiny
-    non-zero request never becomes zero; binary-suffixed amounts are capped at 2^63-1.
+    non-zero request never becomes zero; binary-suffixed amounts are capped at
+    2^63-1; decimal exponents must fit in int32; values with more than
+    MAX_QUANTITY_DIGITS integer digits are refused. Work is linear in the text.
     """
     if not isinstance(text, str):
         raise QuantityError(f"quantities must be strings, not {type(text).__name__}")
+    if len(text) <= _CACHED_CHARS:
+        return _parse_cached(text)
+    return _parse(text)
+
+
+@lru_cache(maxsize=65536)
+def _parse_cached(text: str) -> Quantity:
+    return _parse(text)
+
+
+def _parse(text: str) -> Quantity:
     match = _QUANTITY_RE.match(text)
     if match is None:
         raise QuantityError(
@@ -207,24 +271,28 @@ def parse_quantity(text: str) -> Quantity:
         )
     sign, number, suffix, exponent = match.groups()
     if number == ".":
-        raise QuantityError(f"unable to parse quantity's numeric part: {text!r}")
+        raise QuantityError("unable to parse quantity's numeric part")
     whole, _, frac = number.partition(".")
-    digits = int((whole or "0") + frac) if (whole or frac) else 0
-    scale = -len(frac)
+    digits = (whole + frac).lstrip("0")
     if exponent is not None:
         fmt = QuantityFormat.DECIMAL_EXPONENT
-        amount = Fraction(digits) * Fraction(10) ** (scale + int(exponent[1:]))
+        power, binary = _exponent(exponent[1:]) - len(frac), 0
     elif suffix in _BINARY_SUFFIX:
         fmt = QuantityFormat.BINARY_SI
-        amount = Fraction(digits) * Fraction(10) ** scale * (2 ** _BINARY_SUFFIX[suffix])
+        power, binary = -len(frac), _BINARY_SUFFIX[suffix]
     else:
         fmt = QuantityFormat.DECIMAL_SI
-        amount = Fraction(digits) * Fraction(10) ** (scale + _DECIMAL_SUFFIX[suffix or ""])
-    nano_exact = amount * _NANO
-    nano = _ceil_div(nano_exact.numerator, nano_exact.denominator)
+        power, binary = _DECIMAL_SUFFIX[suffix or ""] - len(frac), 0
+    if not digits:
+        return Quantity(0, fmt)
+    magnitude = len(digits) + power  # integer digits of the amount before the binary factor
     if fmt is QuantityFormat.BINARY_SI:
-        # apimachinery caps binary amounts at int64; decimal ones keep full precision.
-        nano = min(nano, _MAX_NANO)
-    if sign == "-":
-        nano = -nano
-    return Quantity(nano, fmt)
+        # apimachinery caps binary amounts at int64; 10^20 is above the cap for any suffix.
+        nano = _MAX_NANO if magnitude > 20 else min(_nano(digits, power + 9, binary), _MAX_NANO)
+    elif magnitude > MAX_QUANTITY_DIGITS:
+        raise QuantityError(
+            f"quantity too large: more than {MAX_QUANTITY_DIGITS} integer digits "
+            f"(dralab's limit; Kubernetes' int64 consumers stop at 19)")
+    else:
+        nano = _nano(digits, power + 9, 0)
+    return Quantity(-nano if sign == "-" else nano, fmt)

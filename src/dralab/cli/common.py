@@ -3,19 +3,25 @@
 Exit codes (documented in the README): 0 success; 1 "does not fit"/problems a
 verb defines as such; 2 invalid input or usage; 3 an allocation error; 70 a bug
 in dralab (reported in one line; ``DRALAB_DEBUG=1`` shows the traceback).
+
+Every error and warning is one line on stderr (``error: ...``, ``warning: ...``),
+cut and escaped by ``one_line`` so that hostile input cannot flood or spoof the
+terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO, TypeVar
 
 import click
 
-from dralab.api.errors import DralabError
+from dralab.api.errors import DralabError, DralabWarning, InputError, one_line
 from dralab.api.features import FeatureGates
 
 EXIT_OK = 0
@@ -28,30 +34,63 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:
-    click.echo(f"error: {message}", err=True)
+    """Print ``error: MESSAGE`` (one line, cut and escaped) and exit with ``code``."""
+    click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
+    if issubclass(category, DralabWarning):
+        click.echo(f"warning: {one_line(str(message))}", err=True)
+    else:  # a library's warning: still one line, with its category
+        click.echo(f"warning: {category.__name__}: {one_line(str(message))}", err=True)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DralabWarning)
+        warnings.showwarning = _show_warning
+        yield
+
+
 def one_line_errors(func: F) -> F:
-    """Turn every error into one line on stderr and a documented exit status."""
+    """Turn every error into one line on stderr and a documented exit status.
+
+    Warnings raised meanwhile (e.g. duplicate keys in an input) become
+    ``warning: ...`` lines on stderr.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with _warnings_as_lines():
+                return func(*args, **kwargs)
         except DralabError as exc:
-            fail(str(exc).replace("\n", " "), EXIT_INPUT)
+            fail(str(exc), EXIT_INPUT)
         except (KeyboardInterrupt, SystemExit, click.exceptions.Exit,
                 click.ClickException):
             raise
         except Exception as exc:
             if os.environ.get("DRALAB_DEBUG"):
                 raise
-            fail(f"internal error: {type(exc).__name__}: {exc}".replace("\n", " "),
-                 EXIT_INTERNAL)
+            fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def errors_naming(path: str | None, kind: type[InputError] = InputError) -> Iterator[None]:
+    """Prefix ``kind`` errors raised inside with ``path``: e.g. a ``--config`` file's."""
+    try:
+        yield
+    except kind as exc:
+        text = str(exc)
+        if path is None or text.startswith(f"{path}:") or text.startswith(f"{path} "):
+            raise
+        raise InputError(f"{path}: {text}") from None
 
 
 def filename_option(func: F) -> F:

@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
-from dralab.scheduler import explain_claim
+from dralab.scheduler import ConfigError, explain_claim
 from dralab.scheduler.targets import explain_pods, parse_pod_target
 
 from .common import (
     EXIT_UNSCHEDULABLE,
+    errors_naming,
     feature_gates_option,
     filename_option,
     one_line_errors,
@@ -54,8 +55,9 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     unknown target."""
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
-    explanation = explain_pods(objects, parse_pod_target(target, namespace),
-                               load_config(config_path), gates, seed)
+    with errors_naming(config_path, ConfigError):
+        explanation = explain_pods(objects, parse_pod_target(target, namespace),
+                                   load_config(config_path), gates, seed)
     click.echo(explanation.render(), nl=False)
     if not explanation.all_placed:
         raise SystemExit(EXIT_UNSCHEDULABLE)
@@ -83,8 +85,9 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
     claim."""
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
-    explanation = explain_claim(objects, target, load_config(config_path), gates, seed,
-                                namespace=namespace)
+    with errors_naming(config_path, ConfigError):
+        explanation = explain_claim(objects, target, load_config(config_path), gates, seed,
+                                    namespace=namespace)
     click.echo(explanation.render(), nl=False)
     if explanation.allocated is None or not explanation.allocated.allocated:
         raise SystemExit(EXIT_UNSCHEDULABLE)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+from typing import Any
+
 import click
 
 from dralab import __version__
+from dralab.api.errors import one_line
 
 from .allocate import allocate_cmd
+from .common import EXIT_INPUT
 from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
@@ -17,7 +23,40 @@ from .sweep import sweep_cmd
 from .validate import validate_cmd
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """A group whose usage errors are one line, ``error: ...``, and exit 2.
+
+    Click prints usage errors as four lines (usage, a hint, a blank line, the
+    error); dralab's contract is one line per error, so the hint goes in
+    parentheses at its end.
+    """
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # a bare `dralab`: the help, as click prints it
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            message = exc.format_message()
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                message += f" (see '{ctx.command_path} -h')"
+            click.echo(f"error: {one_line(message)}", err=True)
+            sys.exit(EXIT_INPUT)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # Without standalone mode click returns the exit code of --help/--version
+        # (an Exit) or what the command returned (None).
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dralab")
 def cli() -> None:
     """dralab: DRA scheduling engine and simulator for GPU clusters."""

@@ -13,12 +13,19 @@ import click
 from dralab.scheduler.policies import POLICIES
 from dralab.sim.executor import Executor, make_executor
 from dralab.sim.replay import paper_seeds
-from dralab.sim.replay_runs import ReplayResults, RunSpec, check_names, grid, run_cell
+from dralab.sim.replay_runs import (
+    ReplayResults,
+    RunSpec,
+    check_names,
+    check_traces,
+    grid,
+    run_cell,
+)
 from dralab.sim.trace.alibaba import DEFAULT_WORKLOAD
 
 from .common import one_line_errors
 
-__all__ = ["TRACES", "parse_policies", "replay_cmd", "run_specs", "trace_options"]
+__all__ = ["TRACES", "check_inputs", "parse_policies", "replay_cmd", "run_specs", "trace_options"]
 
 # Trace names accepted as the first argument; one for now, room for others (Philly...).
 TRACES = ("alibaba-2023",)
@@ -79,8 +86,23 @@ def emit(results: ReplayResults, output: str, document: dict[str, Any],
     else:
         click.echo(render_table(results), nl=False)
     if out_dir is not None:
-        index = write_replay_report(results, Path(out_dir), title, document)
+        from dralab.report.outdir import writing
+
+        with writing(out_dir):
+            index = write_replay_report(results, Path(out_dir), title, document)
         click.echo(f"report: {index}", err=True)
+
+
+def check_inputs(workloads: Sequence[str], policies: Sequence[str], trace_dir: str | None,
+                 out_dir: str | None, limit_nodes: int | None, limit_pods: int | None) -> None:
+    """Everything that can be wrong with the input, before any run: names, the --out
+    directory, then the trace files themselves (read once, cached for the runs)."""
+    check_names(workloads, policies, trace_dir)
+    if out_dir is not None:
+        from dralab.report.outdir import check_out_dir
+
+        check_out_dir(out_dir)
+    check_traces(workloads, trace_dir, limit_nodes, limit_pods)
 
 
 @click.command("replay")
@@ -101,10 +123,12 @@ def replay_cmd(trace: str, workload: str, policy: str, seeds: int, trace_dir: st
     the cluster's GPUs; each goes to the policy's best node or fails; nothing
     departs. Prints, per policy, the unallocated GPU % (mean ± sd over seeds) at
     90, 95, 100, 110 and 130 % arrived. Exit 2 for an unknown workload or policy
-    or a missing trace directory.
+    or a missing trace directory, a trace file that cannot be replayed (one line
+    naming file, line and column) or an --out that cannot be written, all before
+    any run starts.
     """
     policies = parse_policies(policy)
-    check_names([workload], policies, trace_dir)
+    check_inputs([workload], policies, trace_dir, out_dir, limit_nodes, limit_pods)
     specs = grid([workload], policies, paper_seeds(seeds), trace_dir, limit_nodes, limit_pods)
     results = run_specs(specs, make_executor(workers))
     from dralab.report.replay import replay_document

@@ -12,13 +12,14 @@ from dralab.api.check import validate_documents
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps, load_documents, read_documents, to_list
-from dralab.scheduler import schedule
+from dralab.scheduler import ConfigError, schedule
 from dralab.scheduler.snapshot import apply_order
 from dralab.scheduler.summary import PodRow, pod_rows
 
 from .common import (
     EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
+    errors_naming,
     feature_gates_option,
     filename_option,
     one_line_errors,
@@ -120,7 +121,8 @@ def schedule_cmd(filenames: tuple[str, ...], output: str, config_path: str | Non
     """
     gates = parse_gates(feature_gates)
     objects = load_inputs(filenames, gates)
-    result = schedule(objects, load_config(config_path), gates, seed)
+    with errors_naming(config_path, ConfigError):
+        result = schedule(objects, load_config(config_path), gates, seed)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output == "table":

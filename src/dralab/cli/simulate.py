@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from dralab.report import render_summary_table, write_report
+from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.default import default_scenario
 from dralab.sim.scenario import MODES, load_scenario
 from dralab.sim.simulate import simulate
 
 from .common import one_line_errors
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _modes(text: str) -> tuple[str, ...]:
@@ -26,6 +31,13 @@ def _modes(text: str) -> tuple[str, ...]:
     return modes
 
 
+def allow_outside_option(func: F) -> F:
+    return click.option(
+        "--allow-outside-files", "allow_outside", is_flag=True,
+        help="Let a scenario's template: and fleet.file name files outside the scenario's "
+             "directory (absolute paths, .., links); refused by default.")(func)
+
+
 @click.command("simulate")
 @click.option("--scenario", "scenario_path", metavar="FILE", default=None,
               help="A Scenario file (default: the built-in scenario).")
@@ -35,22 +47,28 @@ def _modes(text: str) -> tuple[str, ...]:
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",
               help="Modes to compare, in order: device-plugin, dra.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary table.")
+@allow_outside_option
 @one_line_errors
 def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
-                 compare: str | None, quiet: bool) -> None:
+                 compare: str | None, quiet: bool, allow_outside: bool) -> None:
     """Simulate a fleet and workload over time, DRA against the device-plugin model.
 
     Without --scenario, runs the built-in scenario: the default mixed fleet (H100,
     A100 with MIG, shared L4) under training, notebooks on MIG slices, shared-GPU
-    inference and batch work. Writes DIR/index.html (plots), metrics.json and CSV.
+    inference and batch work. Writes DIR/index.html (plots), metrics.json and CSV
+    (the same bytes for the same scenario and seed) and timings.json (wall times).
+    Exit 2, before running, for a bad scenario, a scenario asking for more work
+    than the documented limits, or an --out that cannot be written.
     """
     modes = _modes(compare) if compare is not None else None
     # The modes go in with the file: a kind that only DRA can run is fine with --compare dra.
-    scenario = load_scenario(scenario_path, modes) if scenario_path else default_scenario()
+    scenario = load_scenario(scenario_path, modes, allow_outside=allow_outside) \
+        if scenario_path else default_scenario()
     if seed is not None:
         scenario = scenario.with_seed(seed)
     if modes is not None:
         scenario = scenario.with_compare(modes)
+    check_out_dir(out_dir)
     if quiet:
         result = simulate(scenario, timer=time.perf_counter)
     else:
@@ -64,7 +82,8 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
                 progress.update(tasks[mode], completed=done)
 
             result = simulate(scenario, report, timer=time.perf_counter)
-    index = write_report(result, Path(out_dir))
+    with writing(out_dir):
+        index = write_report(result, Path(out_dir))
     if not quiet:
         from rich.console import Console
 

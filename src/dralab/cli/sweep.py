@@ -9,12 +9,14 @@ from pathlib import Path
 
 import click
 
-from dralab.sim.executor import DaskExecutor, Executor, make_executor
+from dralab.report.outdir import check_out_dir, writing
+from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
 from dralab.sim.replay import paper_seeds
-from dralab.sim.replay_runs import check_names, grid
+from dralab.sim.replay_runs import grid
 
 from .common import one_line_errors
-from .replay import emit, parse_policies, run_specs, trace_options
+from .replay import check_inputs, emit, parse_policies, run_specs, trace_options
+from .simulate import allow_outside_option
 
 __all__ = ["sweep_cmd"]
 
@@ -59,7 +61,9 @@ def sweep_trace_cmd(workloads: str, policies: str, seeds: int, trace_dir: str | 
     """Workloads x policies x seeds of the Alibaba 2023 trace replay (see dralab replay)."""
     names = _names(workloads, "--workloads")
     chosen = parse_policies(policies)
-    check_names(names, chosen, trace_dir)
+    if dask:
+        check_dask_address(dask)
+    check_inputs(names, chosen, trace_dir, out_dir, limit_nodes, limit_pods)
     specs = grid(names, chosen, paper_seeds(seeds), trace_dir, limit_nodes, limit_pods)
     executor = make_executor(workers, dask)
     try:
@@ -84,9 +88,11 @@ def sweep_trace_cmd(workloads: str, policies: str, seeds: int, trace_dir: str | 
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes (default: one per CPU; 1 runs in-process).")
 @_dask_option
+@allow_outside_option
 @one_line_errors
 def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
-                        out_dir: str | None, workers: int | None, dask: str | None) -> None:
+                        out_dir: str | None, workers: int | None, dask: str | None,
+                        allow_outside: bool) -> None:
     """Each scenario x seed through the simulator (every mode it compares), summarised
     per scenario and mode as mean ± sd over seeds."""
     from dralab.report.sweep import (
@@ -99,7 +105,11 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
     from dralab.sim.scenario_sweep import run_scenario, summarize_scenarios
 
     # Parse every file before starting anything: a bad file is one line and exit 2.
-    scenarios = [load_scenario(f) for f in filenames]
+    if dask:
+        check_dask_address(dask)
+    scenarios = [load_scenario(f, allow_outside=allow_outside) for f in filenames]
+    if out_dir is not None:
+        check_out_dir(out_dir)
     # Two files may name the same scenario; keep their rows apart by the file name.
     dup = Counter(s.name for s in scenarios)
     labels = [f"{s.name} ({Path(f).name})" if dup[s.name] > 1 else s.name
@@ -128,5 +138,6 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
     else:
         click.echo(render_scenario_table(rows), nl=False)
     if out_dir is not None:
-        index = write_scenario_report(rows, Path(out_dir), "dralab sweep scenarios")
+        with writing(out_dir):
+            index = write_scenario_report(rows, Path(out_dir), "dralab sweep scenarios")
         click.echo(f"report: {index}", err=True)

@@ -94,6 +94,7 @@ from .mig import assign_placements
 __all__ = [
     "API_VERSION",
     "KIND",
+    "MAX_FLEET_NODES",
     "RESERVED_CLASS_NAMES",
     "ClassSharing",
     "ExampleSpec",
@@ -112,6 +113,12 @@ __all__ = [
 
 API_VERSION = "dralab.dev/v1alpha1"
 KIND = "Fleet"
+
+# The most nodes a Fleet may describe (all pools together): Kubernetes' own limit for
+# the largest cluster it supports ("Considerations for large clusters": no more than
+# 5,000 nodes). Checked before any node name is generated, so a count of a million
+# is one line of error, not a million objects.
+MAX_FLEET_NODES = 5_000
 
 # Classes the drivers install; a platform class must not take these names.
 RESERVED_CLASS_NAMES = frozenset({
@@ -434,11 +441,18 @@ def _check_node_names(source: str, path: str, pool: NodePool) -> None:
                                  "required field missing (or give nodeNames)")
         if pool.count < 1:
             raise FleetSpecError(source, f"{path}.count", f"must be at least 1: {pool.count}")
-        last = pool.node_names()[-1]
+        if pool.count > MAX_FLEET_NODES:
+            raise FleetSpecError(source, f"{path}.count", f"{pool.count:,} nodes, more than "
+                                 f"{MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
+        width = max(2, len(str(pool.count)))
+        last = f"{pool.prefix}{pool.count:0{width}d}"
         if len(last) > 63 or not _DNS_LABEL.match(last):
             raise FleetSpecError(source, f"{path}.namePrefix",
                                  f"node names like {last!r} are not DNS labels (<= 63 chars)")
         return
+    if len(pool.names) > MAX_FLEET_NODES:
+        raise FleetSpecError(source, f"{path}.nodeNames", f"{len(pool.names):,} nodes, more "
+                             f"than {MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
     if isinstance(pool.count, int) and pool.count != len(pool.names):
         raise FleetSpecError(source, f"{path}.count", f"is {pool.count} but nodeNames has "
                                                       f"{len(pool.names)} names")
@@ -610,6 +624,7 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
     seen: dict[str, int] = {}
     prefixes: dict[str, int] = {}
     owners: dict[str, int] = {}
+    total = 0
     for i, pool in enumerate(spec.pools):
         path = f"spec.pools[{i}]"
         if pool.name in seen:
@@ -622,6 +637,10 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
                                      f"used by spec.pools[{prefixes[pool.prefix]}]")
             prefixes[pool.prefix] = i
         _check_pool(source, path, pool)
+        total += pool.size
+        if total > MAX_FLEET_NODES:
+            raise FleetSpecError(source, "spec.pools", f"{total:,} nodes in the first {i + 1} "
+                                 f"pools, more than {MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
         for name in pool.node_names():
             if name in owners:
                 raise FleetSpecError(source, f"{path}", f"node name {name!r} is also a node of "

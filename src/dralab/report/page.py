@@ -23,6 +23,7 @@ DATA_FILES: tuple[tuple[str, str], ...] = (
     ("summary.csv", "one row per mode with the numbers of the comparison table"),
     ("samples.csv", "the timelines, one row per scheduler cycle and mode"),
     ("pods.csv", "one row per pod and mode: arrival, start, end, node, devices, reason"),
+    ("timings.json", "how long each mode took to simulate (wall clock: differs run to run)"),
 )
 
 _CSS = """
@@ -79,11 +80,6 @@ def _comparison(result: SimulationResult) -> str:
             for i, v in enumerate(values))
         rows.append(f'<tr data-metric="{spec.key}"><th scope="row">{escape(spec.label)}</th>'
                     f"{cells}</tr>")
-    if any(m.wall_seconds > 0 for m in result.modes):
-        cells = "".join(f"<td>{escape(format_duration(m.wall_seconds))}</td>"
-                        for m in result.modes)
-        rows.append(f'<tr class="group"><th colspan="{cols}" scope="rowgroup">Run</th></tr>'
-                    f'<tr data-metric="wall_seconds"><th scope="row">Wall time</th>{cells}</tr>')
     body = "\n".join(rows)
     return (f'<table class="comparison" id="comparison-table">\n<thead><tr>'
             f'<th scope="col">Metric</th>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>')

@@ -9,8 +9,6 @@ the summary table, next to the paper's numbers for the default workload.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -24,6 +22,7 @@ from dralab.sim.curves import LEVELS
 from dralab.sim.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
 from dralab.sim.replay_runs import ReplayResults
 
+from .csvtext import csv_text
 from .page import _CSS
 from .svg import figure_to_svg, plot_style
 
@@ -94,28 +93,23 @@ def sweep_document(results: ReplayResults) -> dict[str, Any]:
 
 
 def render_csv(results: ReplayResults) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in results.rows_json():
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
-    return buf.getvalue()
+    return csv_text(CSV_COLUMNS, (["" if row[c] is None else row[c] for c in CSV_COLUMNS]
+                                  for row in results.rows_json()))
 
 
 def render_curves_csv(results: ReplayResults) -> str:
     """Per workload, policy and arrival level 0..130: median and quartiles of each metric."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
     metrics = [m for m, _, _ in _PLOTS]
-    writer.writerow(["workload", "policy", "arrived_pct",
-                     *(f"{m}_{q}" for m in metrics for q in ("median", "q25", "q75"))])
+    header = ["workload", "policy", "arrived_pct",
+              *(f"{m}_{q}" for m in metrics for q in ("median", "q25", "q75"))]
+    rows: list[list[str | int | float]] = []
     for w, p in results.groups:
         bands = [results.band(w, p, m) for m in metrics]
         for i, x in enumerate(LEVELS):
             values = [v for b in bands for v in (b.median[i], b.q25[i], b.q75[i])]
-            writer.writerow([w, p, int(x), *("" if math.isnan(v) else f"{v:.4f}"
-                                             for v in values)])
-    return buf.getvalue()
+            rows.append([w, p, int(x), *("" if math.isnan(v) else f"{v:.4f}"
+                                         for v in values)])
+    return csv_text(header, rows)
 
 
 def _plot(results: ReplayResults, workload: str, metric: str, title: str,

@@ -7,8 +7,6 @@ CSV carry every summary number.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Sequence
@@ -20,6 +18,7 @@ from dralab import __version__
 from dralab.api.io import write_atomic
 from dralab.sim.scenario_sweep import ScenarioSummary
 
+from .csvtext import csv_text
 from .metrics import METRICS, MetricSpec, format_value
 from .page import _CSS
 
@@ -63,15 +62,10 @@ def scenario_document(rows: Sequence[ScenarioSummary]) -> dict[str, Any]:
 
 
 def render_scenario_csv(rows: Sequence[ScenarioSummary]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["scenario", "mode", "metric", "mean", "sd", "seeds"])
-    for r in rows:
-        for k, mean in r.mean.items():
-            sd = r.sd[k]
-            writer.writerow([r.scenario, r.mode, k, "" if math.isnan(mean) else mean,
-                             "" if math.isnan(sd) else sd, r.seeds])
-    return buf.getvalue()
+    return csv_text(["scenario", "mode", "metric", "mean", "sd", "seeds"],
+                    ([r.scenario, r.mode, k, "" if math.isnan(mean) else mean,
+                      "" if math.isnan(r.sd[k]) else r.sd[k], r.seeds]
+                     for r in rows for k, mean in r.mean.items()))
 
 
 def _page(rows: Sequence[ScenarioSummary], title: str) -> str:

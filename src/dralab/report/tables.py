@@ -1,19 +1,20 @@
 """The report's CSV files as text: samples, pods and summary, each with a leading ``mode``.
 
 Cells: None and NaN are empty, booleans ``true``/``false``, floats in Python's
-shortest round-trip form, lines end in ``\\n``. Pure.
+shortest round-trip form, text that a spreadsheet would take for a formula
+prefixed with ``'`` (``csvtext``), lines end in ``\\n``. Pure.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
 from dralab.sim.results import SUMMARY_KEYS, PodRecord, Sample, SimulationResult
+
+from .csvtext import csv_text
 
 __all__ = ["PODS_COLUMNS", "SAMPLES_COLUMNS", "SUMMARY_COLUMNS", "pods_csv", "samples_csv",
            "summary_csv"]
@@ -34,12 +35,7 @@ def _cell(value: Any) -> str:
 
 
 def _csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([_cell(row[c]) for c in columns])
-    return buf.getvalue()
+    return csv_text(columns, ([_cell(row[c]) for c in columns] for row in rows))
 
 
 def samples_csv(result: SimulationResult) -> str:

@@ -19,10 +19,11 @@ def write_report(result: SimulationResult, out_dir: Path) -> Path:
     """Write the report for ``result`` into ``out_dir`` (created if missing); return index.html.
 
     Files: ``metrics.json`` (``result.to_json()``, indent 2, sorted keys),
-    ``summary.csv``, ``samples.csv``, ``pods.csv`` and ``index.html``. Each is
-    replaced atomically, and ``index.html`` goes last, so a complete page
-    always sits beside complete data. Same result -> byte-identical files.
-    Raises OSError when the directory cannot be written.
+    ``summary.csv``, ``samples.csv``, ``pods.csv``, ``timings.json`` (wall clock
+    per mode) and ``index.html``. Each is replaced atomically, and ``index.html``
+    goes last, so a complete page always sits beside complete data. The same
+    scenario and seed give byte-identical files, except ``timings.json``, the only
+    one that holds measured time. Raises OSError when the directory cannot be written.
     """
     out = Path(out_dir)
     # Render everything before touching the disk: a plotting error leaves no half report.
@@ -34,6 +35,8 @@ def write_report(result: SimulationResult, out_dir: Path) -> Path:
         "summary.csv": summary_csv(result),
         "samples.csv": samples_csv(result),
         "pods.csv": pods_csv(result),
+        "timings.json": json.dumps(result.timings(), indent=2, sort_keys=True,
+                                   allow_nan=False) + "\n",
     }
     for name, text in files.items():
         _write(out / name, text)

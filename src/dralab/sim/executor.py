@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol, TypeVar
@@ -26,6 +27,7 @@ __all__ = [
     "Executor",
     "InlineExecutor",
     "ProcessExecutor",
+    "check_dask_address",
     "default_workers",
     "make_executor",
 ]
@@ -80,6 +82,26 @@ class ProcessExecutor:
             return list(pool.map(fn, items, chunksize=1))
 
 
+# scheme://host:port, host:port, [v6]:port, inproc://host/pid/n: no spaces, a host part,
+# a port if given of at most 5 digits, path segments. Anything else is refused before
+# distributed is even imported.
+_DASK_ADDRESS = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
+                           r"(?::[0-9]{1,5})?(?:/[A-Za-z0-9_.-]*)*")
+
+
+def check_dask_address(address: str) -> None:
+    """InputError unless ``address`` looks like a Dask scheduler address
+    (``tcp://host:8786``, ``host:8786``, ``tls://[::1]:8786``)."""
+    if not _DASK_ADDRESS.fullmatch(address):
+        raise InputError(f"--dask {_one_line(repr(address))}: not a scheduler address "
+                         "(use e.g. tcp://host:8786)")
+
+
+def _one_line(value: object) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
 class DaskExecutor:
     """Submits every item to a dask.distributed scheduler and gathers the results.
 
@@ -88,6 +110,8 @@ class DaskExecutor:
     """
 
     def __init__(self, address: str | Any) -> None:
+        if isinstance(address, str):
+            check_dask_address(address)
         try:
             # Through importlib: the extra is optional, so type checking must not need it.
             client_type: Any = importlib.import_module("distributed").Client
@@ -98,7 +122,12 @@ class DaskExecutor:
         try:
             self.client: Any = client_type(address) if self._own else address
         except OSError as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+            raise InputError(f"--dask {address!r}: cannot reach the Dask scheduler: "
+                             f"{_one_line(exc)}") from None
+        except (ValueError, TypeError) as exc:
+            # distributed's own parsing of the address (e.g. a missing port).
+            raise InputError(f"--dask {address!r}: not a scheduler address: "
+                             f"{_one_line(exc)}") from None
         self.address = address if isinstance(address, str) else str(
             getattr(getattr(address, "scheduler", None), "address", "client"))
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -22,18 +21,30 @@ import yaml
 from dralab.api.base import KubeObject
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
-from dralab.fleet import default_fleet_text, generate, parse_fleet
+from dralab.fleet import Fleet, FleetSpecError, default_fleet_text, generate, parse_fleet
 
 from .devplugin import mig_resource
 from .spec import ScenarioError
+from .templates import TemplateError, resolve_path
 
 if TYPE_CHECKING:
     from .scenario import Scenario
 
-__all__ = ["DeviceInfo", "DeviceMap", "fleet_document", "mode_objects"]
+__all__ = ["DeviceInfo", "DeviceMap", "fleet_document", "fleet_path", "load_fleet",
+           "mode_objects"]
 
 _NVIDIA = "gpu.nvidia.com"
 _MIG_COMPUTE_SLICES = 7
+
+
+def fleet_path(scenario: Scenario, allow_outside: bool = True) -> str:
+    """The file ``spec.fleet.file`` names, relative to the scenario's directory; unless
+    ``allow_outside``, ScenarioError if it lies outside that directory."""
+    assert scenario.fleet.file is not None
+    try:
+        return resolve_path(scenario.fleet.file, scenario.base_dir, allow_outside)
+    except TemplateError as exc:
+        raise ScenarioError(scenario.source, "spec.fleet.file", str(exc)) from None
 
 
 def fleet_document(scenario: Scenario) -> dict[str, Any]:
@@ -45,10 +56,8 @@ def fleet_document(scenario: Scenario) -> dict[str, Any]:
     if ref.file is not None:
         from dralab.api.io import read_documents
 
-        path = Path(ref.file)
-        if not path.is_absolute():
-            path = Path(scenario.base_dir) / path
-        docs = read_documents([str(path)])
+        path = fleet_path(scenario)
+        docs = read_documents([path])
         if len(docs) != 1 or not isinstance(docs[0].data, dict):
             raise ScenarioError(scenario.source, "spec.fleet.file",
                                 f"{path}: expected one Fleet document")
@@ -58,10 +67,27 @@ def fleet_document(scenario: Scenario) -> dict[str, Any]:
     return data
 
 
+def load_fleet(scenario: Scenario) -> Fleet:
+    """The scenario's Fleet, parsed and checked. Errors name the scenario field of an
+    inline fleet (``spec.fleet.spec.pools[0].count``) or the fleet file."""
+    doc = fleet_document(scenario)
+    if scenario.fleet.spec is None:
+        source = fleet_path(scenario) if scenario.fleet.file is not None else "<default fleet>"
+        return parse_fleet(doc, source)
+    try:
+        return parse_fleet(doc, "")
+    except FleetSpecError as exc:
+        # Fleet paths start at the Fleet document; an inline fleet is spec.fleet.spec.
+        path = f"spec.fleet.{exc.path}" if exc.path else "spec.fleet.spec"
+        raise ScenarioError(scenario.source, path, exc.detail) from None
+
+
 def _device_plugin_spec(doc: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     spec = out.setdefault("spec", {})
     for pool in spec.get("pools", []):
+        if not isinstance(pool, dict):
+            continue  # parse_fleet reports it
         gpu = pool.get("gpu")
         if isinstance(gpu, dict):
             mig = gpu.get("mig")

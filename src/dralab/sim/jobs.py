@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dralab.api.base import ObjectMeta
+from dralab.api.celtext import cel_string
 from dralab.api.core import (
     Container,
     ContainerResourceClaim,
@@ -47,7 +50,11 @@ from dralab.api.resource import (
 
 from .devplugin import GPU_RESOURCE
 from .kinds import NAMESPACE, device_plugin_gpus, named_pod
-from .scenario import DeviceShape, JobKind, Scenario, parse_duration, parse_rate
+from .limits import MAX_SCENARIO_PODS
+from .spec import DeviceShape, JobKind, ScenarioError, parse_duration, parse_rate
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 __all__ = [
     "GPU_RESOURCE",
@@ -57,6 +64,7 @@ __all__ = [
     "device_plugin_gpus",
     "draw_arrivals",
     "make_pod",
+    "mig_fraction",
     "shape_demand",
     "templates_for",
 ]
@@ -96,8 +104,14 @@ def _duration(kind: JobKind, rng: random.Random) -> float:
 
 
 def draw_arrivals(scenario: Scenario) -> list[Arrival]:
-    """Every job arriving before the scenario ends, in time order (ties: kind order)."""
+    """Every job arriving before the scenario ends, in time order (ties: kind order).
+
+    The scenario's expected pods were checked against MAX_SCENARIO_PODS when it
+    loaded; a draw that still ends up with more than twice that many pods (far
+    beyond any Poisson deviation) stops with ScenarioError rather than running on.
+    """
     out: list[tuple[float, int, Arrival]] = []
+    pods = 0
     for order, kind in enumerate(scenario.workload):
         rng = random.Random(f"{scenario.seed}:{kind.name}")
         times: list[float]
@@ -112,9 +126,18 @@ def draw_arrivals(scenario: Scenario) -> list[Arrival]:
                 if t >= scenario.duration:
                     break
                 times.append(t)
+                if len(times) * kind.pods_per_job > 2 * MAX_SCENARIO_PODS:
+                    raise ScenarioError(scenario.source, f"spec.workload[{order}].arrivalRate",
+                                        f"more than {2 * MAX_SCENARIO_PODS:,} pods drawn "
+                                        "(twice MAX_SCENARIO_PODS)")
         for index, t in enumerate(times):
             if t >= scenario.duration:
                 continue
+            pods += kind.pods_per_job
+            if pods > 2 * MAX_SCENARIO_PODS:
+                raise ScenarioError(scenario.source, "spec.workload",
+                                    f"more than {2 * MAX_SCENARIO_PODS:,} pods drawn "
+                                    "(twice MAX_SCENARIO_PODS)")
             durations = tuple(max(1.0, _duration(kind, rng)) for _ in range(kind.pods_per_job))
             out.append((t, order, Arrival(t, kind, index, durations)))
     out.sort(key=lambda item: (item[0], item[1], item[2].index))
@@ -127,12 +150,18 @@ def _cel(expression: str) -> DeviceSelector:
     return DeviceSelector(cel=CELDeviceSelector(expression=expression))
 
 
+def _attribute_is(name: str, value: str) -> DeviceSelector:
+    """``device.attributes["gpu.nvidia.com"].<name> == <value>``, the value quoted for CEL
+    (never pasted: a quote in it must not end the string)."""
+    return _cel(f"device.attributes[{cel_string(_NVIDIA)}].{name} == {cel_string(value)}")
+
+
 def _exact(shape: DeviceShape) -> ExactDeviceRequest:
     selectors: list[DeviceSelector] = []
     capacity = None
     if shape.type == "mig":
         cls = shape.class_ or MIG_CLASS
-        selectors.append(_cel(f'device.attributes["{_NVIDIA}"].profile == "{shape.profile}"'))
+        selectors.append(_attribute_is("profile", shape.profile))
         count = 1
     elif shape.type == "share":
         cls = shape.class_ or GPU_CLASS
@@ -143,8 +172,7 @@ def _exact(shape: DeviceShape) -> ExactDeviceRequest:
         cls = shape.class_ or GPU_CLASS
         count = shape.count
     if shape.product_name:
-        selectors.append(_cel(f'device.attributes["{_NVIDIA}"].productName == '
-                              f'"{shape.product_name}"'))
+        selectors.append(_attribute_is("productName", shape.product_name))
     return ExactDeviceRequest(device_class_name=cls, selectors=selectors, count=count,
                               capacity=capacity)
 
@@ -175,6 +203,14 @@ def claim_template(kind: JobKind) -> ResourceClaimTemplate | None:
 
 
 _MIG_SLICES = 7
+_MIG_COMPUTE = re.compile(r"([1-7])g\.")
+
+
+def mig_fraction(profile: str) -> float:
+    """The share of a GPU a MIG profile ``<g>g.<memory>...`` takes: g of its 7 compute
+    slices; a whole GPU for a name of another shape (nothing to go by)."""
+    match = _MIG_COMPUTE.match(profile)
+    return int(match.group(1)) / _MIG_SLICES if match else 1.0
 
 
 def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]:
@@ -190,8 +226,7 @@ def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]
     if shape.first_available:
         return shape_demand(shape.first_available[-1], mode)
     if shape.type == "mig":
-        slices = int(shape.profile.split("g", 1)[0] or 1)
-        return 1, min(1.0, slices / _MIG_SLICES), 0
+        return 1, mig_fraction(shape.profile), 0
     if shape.type == "share":
         mib = parse_quantity(shape.memory).value() // (1024 * 1024)
         return 1, 0.0, int(mib)

@@ -62,9 +62,11 @@ def _field(index: int) -> str:
     return f"spec.workload[{index}].template"
 
 
-def read_templates(workload: Sequence[JobKind], base_dir: str, source: str
-                   ) -> dict[str, KindTemplate]:
-    """Read every kind's manifest once; ScenarioError naming the kind's field."""
+def read_templates(workload: Sequence[JobKind], base_dir: str, source: str,
+                   allow_outside: bool = False) -> dict[str, KindTemplate]:
+    """Read every kind's manifest once; ScenarioError naming the kind's field.
+
+    A manifest outside ``base_dir`` is an error unless ``allow_outside``."""
     out: dict[str, KindTemplate] = {}
     rcts: dict[str, tuple[str, ResourceClaimTemplate]] = {}
     classes: dict[str, tuple[str, DeviceClass]] = {}
@@ -72,8 +74,8 @@ def read_templates(workload: Sequence[JobKind], base_dir: str, source: str
     for i, kind in enumerate(workload):
         if not kind.template:
             continue
-        path = resolve_path(kind.template, base_dir)
         try:
+            path = resolve_path(kind.template, base_dir, allow_outside)
             template = read_kind_template(path, kind.name, kind.devices is not None)
         except (TemplateError, LoadError) as exc:
             raise ScenarioError(source, _field(i), str(exc)) from None

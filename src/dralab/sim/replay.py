@@ -31,8 +31,15 @@ from dralab.scheduler.policies import (
 )
 
 from .curves import LEVELS, SUMMARY_LEVELS, SummaryRow, bin_curve, summarize_curves
-from .protocol import COVERAGE, TUNE_RATIO, draw_protocol, target_workload
-from .trace.alibaba import DEFAULT_WORKLOAD, NodeRecord, PodRecord, load_nodes, load_pods
+from .protocol import COVERAGE, TUNE_RATIO, check_replayable, draw_protocol, target_workload
+from .trace.alibaba import (
+    DEFAULT_WORKLOAD,
+    NodeRecord,
+    PodRecord,
+    load_nodes,
+    load_pods,
+    resolve_trace_dir,
+)
 
 __all__ = [
     "SEED0",
@@ -43,6 +50,7 @@ __all__ = [
     "replay",
     "run",
     "summarize",
+    "trace_where",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -85,10 +93,18 @@ class Scenario:
 
     @classmethod
     def build(cls, workload: str, nodes: Sequence[NodeRecord], pods: Sequence[PodRecord],
-              coverage: float = COVERAGE, ratio: float = TUNE_RATIO) -> Scenario:
-        """A scenario from records (pure)."""
+              coverage: float = COVERAGE, ratio: float = TUNE_RATIO,
+              where: str | None = None) -> Scenario:
+        """A scenario from records (pure).
+
+        ProtocolError (naming ``where``, default the workload) when no run could end:
+        no GPU in the nodes, no GPU request among the pods, or more than
+        MAX_REPLAY_ARRIVALS arrivals expected (``check_replayable``).
+        """
         template = NodeArrays.build([n.cpu_milli for n in nodes], [n.memory_mib for n in nodes],
                                     [n.gpus for n in nodes], [n.model for n in nodes])
+        check_replayable(pods, int(template.gpu_count.sum()) * 1000,
+                         where or f"workload {workload}", ratio, num_nodes=len(nodes))
         demands = tuple(
             PodDemand(cpu=p.cpu_milli, memory=p.memory_mib, num_gpu=p.num_gpu,
                       gpu_milli=p.gpu_milli,
@@ -99,9 +115,15 @@ class Scenario:
                    target_workload(pods, template.model_mask, 1.0), ratio)
 
 
+def trace_where(workload: str, trace_dir: str | None) -> str:
+    """How messages name a workload of a trace directory."""
+    return f"{resolve_trace_dir(trace_dir)}: workload {workload}"
+
+
 @lru_cache(maxsize=8)
 def _prepare(workload: str, trace_dir: str | None) -> Scenario:
-    return Scenario.build(workload, load_nodes(trace_dir), load_pods(workload, trace_dir))
+    return Scenario.build(workload, load_nodes(trace_dir), load_pods(workload, trace_dir),
+                          where=trace_where(workload, trace_dir))
 
 
 def prepare(workload: str = DEFAULT_WORKLOAD,

@@ -27,7 +27,7 @@ from dralab.api.errors import InputError
 from dralab.scheduler.policies import POLICIES, make_policy
 
 from .curves import SUMMARY_LEVELS, SummaryRow, summarize_curves
-from .replay import Scenario, prepare, run
+from .replay import Scenario, prepare, run, trace_where
 from .trace.alibaba import WORKLOADS, load_nodes, load_pods, resolve_trace_dir
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "RunCurves",
     "RunSpec",
     "check_names",
+    "check_traces",
     "grid",
     "run_cell",
 ]
@@ -80,9 +81,10 @@ def _scenario(workload: str, trace_dir: str | None, node_limit: int | None,
         # Every k-th pod rather than the first rows: some files are sorted so that
         # their first rows are all CPU-only pods, which would never reach 130 %.
         pods = pods[::max(1, len(pods) // pod_limit)][:pod_limit]
-    if not any(p.num_gpu for p in pods):
-        raise InputError(f"workload {workload!r}: the selected pods request no GPU")
-    return Scenario.build(workload, load_nodes(trace_dir, node_limit), pods)
+    kept = ", ".join(f"{n} {what}" for n, what in ((node_limit, "nodes"), (pod_limit, "pods"))
+                     if n is not None)
+    return Scenario.build(workload, load_nodes(trace_dir, node_limit), pods,
+                          where=f"{trace_where(workload, trace_dir)} (limited to {kept})")
 
 
 def run_cell(spec: RunSpec) -> RunCurves:
@@ -106,6 +108,18 @@ def check_names(workloads: Sequence[str], policies: Sequence[str],
         if p not in POLICIES:
             raise InputError(f"unknown policy {p!r}; known: {', '.join(POLICIES)}, all")
     resolve_trace_dir(trace_dir)
+
+
+def check_traces(workloads: Sequence[str], trace_dir: str | None,
+                 node_limit: int | None = None, pod_limit: int | None = None) -> None:
+    """Read and check every workload's files (and the node list) before any run starts.
+
+    LoadError or ProtocolError (one line naming file, line and column, or the
+    workload) for a file that cannot be replayed. The prepared scenarios stay in
+    this process's cache, which in-process runs and forked workers reuse.
+    """
+    for w in workloads:
+        _scenario(w, trace_dir, node_limit, pod_limit)
 
 
 def grid(workloads: Sequence[str], policies: Sequence[str], seeds: Sequence[int],

@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "SCHEMA",
     "SUMMARY_KEYS",
+    "TIMINGS_SCHEMA",
     "ModeResult",
     "NodeOccupancy",
     "PodRecord",
@@ -42,8 +43,12 @@ __all__ = [
     "time_weighted_mean",
 ]
 
-# Bump when a field of metrics.json changes meaning or disappears.
-SCHEMA = "dralab.dev/simulation-result/v1"
+# Bump when a field of metrics.json changes meaning or disappears. v2: wall_seconds moved
+# out, to timings.json, so that metrics.json is the same bytes for the same inputs.
+SCHEMA = "dralab.dev/simulation-result/v2"
+# Schemas from_json still reads (v1 carried wall_seconds per mode).
+_READABLE = (SCHEMA, "dralab.dev/simulation-result/v1")
+TIMINGS_SCHEMA = "dralab.dev/simulation-timings/v1"
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "pods_arrived",
@@ -249,7 +254,9 @@ class ModeResult:
         return [{**asdict(p), "wait": p.wait} for p in self.pods]
 
     def to_json(self) -> dict[str, Any]:
-        """This mode as plain JSON data, plus its (derived, NaN-free) ``summary``."""
+        """This mode as plain JSON data, plus its (derived, NaN-free) ``summary``.
+
+        Deterministic: ``wall_seconds`` is left out (see ``SimulationResult.timings``)."""
         return {
             "mode": self.mode,
             "label": self.label,
@@ -263,7 +270,6 @@ class ModeResult:
             "scheduling_attempts": self.scheduling_attempts,
             "preemptions": self.preemptions,
             "unschedulable_reasons": dict(self.unschedulable_reasons),
-            "wall_seconds": self.wall_seconds,
             "summary": {k: _finite_or_none(v) for k, v in self.summary().items()},
         }
 
@@ -285,7 +291,7 @@ class ModeResult:
             scheduling_attempts=data["scheduling_attempts"],
             preemptions=data["preemptions"],
             unschedulable_reasons=dict(data["unschedulable_reasons"]),
-            wall_seconds=data["wall_seconds"],
+            wall_seconds=float(data.get("wall_seconds", 0.0)),
         )
 
 
@@ -312,10 +318,17 @@ class SimulationResult:
             "modes": [m.to_json() for m in self.modes],
         }
 
+    def timings(self) -> dict[str, Any]:
+        """The wall clock time each mode took (``timings.json``): the one output that
+        differs between two runs of the same scenario and seed, so it is kept apart."""
+        return {"schema": TIMINGS_SCHEMA, "scenario": self.scenario, "seed": self.seed,
+                "modes": [{"mode": m.mode, "wall_seconds": m.wall_seconds}
+                          for m in self.modes]}
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SimulationResult:
         """Inverse of ``to_json``. Raises ValueError for another schema."""
-        if data.get("schema") != SCHEMA:
+        if data.get("schema") not in _READABLE:
             raise ValueError(f"not a {SCHEMA} document: schema={data.get('schema')!r}")
         return cls(
             scenario=data["scenario"],

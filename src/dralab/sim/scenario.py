@@ -49,6 +49,14 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                    # and tolerations; with devices, the claim template
                                    # generated from them is named after the kind
 
+Every value is checked when the scenario loads, before anything runs: numbers are
+finite and in range, and what becomes a Kubernetes object (pods, the claim template
+generated from ``devices``, node taints) is validated as the API server would
+(``checks``). The work a scenario asks for is capped (``limits``: expected pods,
+samples, nodes, job kinds, events), the limit named in the error. ``template`` and
+``fleet.file`` must stay inside the scenario file's directory unless
+``allow_outside`` (``--allow-outside-files``) says otherwise.
+
 In device-plugin mode every built-in device request becomes whole GPUs
 (``nvidia.com/gpu``): MIG slices and shares cannot be expressed there, which is
 exactly what the comparison measures. A manifest template's claims are
@@ -66,10 +74,14 @@ from typing import Any
 
 import msgspec
 
+from dralab.allocator.prepare import MAX_RESULTS
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
 
+from .checks import check_event, check_kind
 from .devplugin import DevicePluginPlan
+from .fleets import fleet_path, load_fleet
 from .kinds import check_device_plugin, read_templates, translate_templates
+from .limits import MAX_EVENTS, MAX_JOB_KINDS, MAX_SCENARIO_PODS, MAX_SIGMA, check_work
 from .spec import (
     API_VERSION,
     MODES,
@@ -82,6 +94,7 @@ from .spec import (
     ScenarioError,
     parse_duration,
     parse_rate,
+    short_repr,
 )
 from .templates import KindTemplate
 
@@ -143,15 +156,22 @@ def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
         return
     if shape.count < 1:
         raise ScenarioError(source, f"{path}.count", "must be at least 1")
+    if shape.count > MAX_RESULTS:
+        raise ScenarioError(source, f"{path}.count", (
+            f"{shape.count:,} devices, more than one claim can be allocated "
+            f"({MAX_RESULTS}, AllocationResultsMaxSize): the pod could never start"))
     if shape.type == "mig" and not shape.profile:
         raise ScenarioError(source, f"{path}.profile", "required for type mig (e.g. 1g.5gb)")
     if shape.type == "share":
+        shown = short_repr(shape.memory)
         try:
-            parse_quantity(shape.memory)
+            memory = parse_quantity(shape.memory)
         except QuantityError:
             raise ScenarioError(source, f"{path}.memory",
-                                f"type share needs a GPU memory quantity: {shape.memory!r}"
-                                ) from None
+                                f"type share needs a GPU memory quantity: {shown}") from None
+        if memory.sign() <= 0:
+            raise ScenarioError(source, f"{path}.memory",
+                                f"type share needs a positive GPU memory: {shown}")
 
 
 def _quantity(value: Any, path: str, source: str) -> Quantity:
@@ -161,34 +181,43 @@ def _quantity(value: Any, path: str, source: str) -> Quantity:
         raise ScenarioError(source, path, str(exc)) from None
 
 
+def _duration(value: Any, path: str, source: str) -> float:
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ScenarioError(source, path, str(exc)) from None
+
+
 def _check_job(job: JobKind, i: int, source: str) -> None:
     path = f"spec.workload[{i}]"
     if job.arrival_rate is None and not job.arrivals:
         raise ScenarioError(source, path, "needs arrivalRate or arrivals")
     if job.arrival_rate is not None and job.arrivals:
         raise ScenarioError(source, path, "arrivalRate and arrivals are exclusive")
-    try:
-        if job.arrival_rate is not None:
+    if job.arrival_rate is not None:
+        try:
             parse_rate(job.arrival_rate)
-        for n, t in enumerate(job.arrivals):
-            try:
-                parse_duration(t)
-            except ValueError as exc:
-                raise ScenarioError(source, f"{path}.arrivals[{n}]", str(exc)) from None
-    except ValueError as exc:
-        raise ScenarioError(source, f"{path}.arrivalRate", str(exc)) from None
+        except ValueError as exc:
+            raise ScenarioError(source, f"{path}.arrivalRate", str(exc)) from None
+    for n, t in enumerate(job.arrivals):
+        _duration(t, f"{path}.arrivals[{n}]", source)
     d = job.duration
-    try:
-        if d.distribution == "uniform":
-            if d.min is None or d.max is None or parse_duration(d.min) > parse_duration(d.max):
-                raise ScenarioError(source, f"{path}.duration",
-                                    "uniform needs min <= max")
-        elif d.mean is None or parse_duration(d.mean) <= 0:
-            raise ScenarioError(source, f"{path}.duration.mean", "must be a positive duration")
-    except ValueError as exc:
-        raise ScenarioError(source, f"{path}.duration", str(exc)) from None
+    if d.distribution == "uniform":
+        if d.min is None or d.max is None:
+            raise ScenarioError(source, f"{path}.duration", "uniform needs min and max")
+        low = _duration(d.min, f"{path}.duration.min", source)
+        if low > _duration(d.max, f"{path}.duration.max", source):
+            raise ScenarioError(source, f"{path}.duration", "uniform needs min <= max")
+    elif d.mean is None or _duration(d.mean, f"{path}.duration.mean", source) <= 0:
+        raise ScenarioError(source, f"{path}.duration.mean", "must be a positive duration")
+    if not 0 <= d.sigma <= MAX_SIGMA:  # also false for NaN
+        raise ScenarioError(source, f"{path}.duration.sigma",
+                            f"must be between 0 and {MAX_SIGMA:g} (MAX_SIGMA): {d.sigma!r}")
     if job.pods_per_job < 1:
         raise ScenarioError(source, f"{path}.podsPerJob", "must be at least 1")
+    if job.pods_per_job > MAX_SCENARIO_PODS:
+        raise ScenarioError(source, f"{path}.podsPerJob", (
+            f"{job.pods_per_job:,} is more than {MAX_SCENARIO_PODS:,} (MAX_SCENARIO_PODS)"))
     _quantity(job.cpu, f"{path}.cpu", source)
     _quantity(job.memory, f"{path}.memory", source)
     if job.devices is not None:
@@ -198,11 +227,16 @@ def _check_job(job: JobKind, i: int, source: str) -> None:
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
-                   base_dir: str = ".", compare: Sequence[str] | None = None) -> Scenario:
+                   base_dir: str = ".", compare: Sequence[str] | None = None, *,
+                   allow_outside: bool = False) -> Scenario:
     """Check and convert one decoded Scenario document; ScenarioError names the field.
 
-    Job kinds' manifest templates (relative to ``base_dir``) are read and translated
-    for device-plugin mode here, once. ``compare`` overrides ``spec.compare`` before
+    Everything is checked here, before any run: every value (finite, in range,
+    valid as the Kubernetes objects it becomes, see ``checks``), the fleet, the
+    scheduler configuration, and the work asked for (see ``limits``). Job kinds'
+    manifest templates (relative to ``base_dir``, and inside it unless
+    ``allow_outside``; the same for ``spec.fleet.file``) are read and translated for
+    device-plugin mode here, once. ``compare`` overrides ``spec.compare`` before
     that translation is checked (a kind without one fails only if device-plugin
     mode is compared).
     """
@@ -219,17 +253,11 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         raise ScenarioError(source, "kind", f"expected {API_VERSION} Scenario, got "
                             f"{doc.api_version} {doc.kind}")
     spec = doc.spec
-    try:
-        duration = parse_duration(spec.duration)
-    except ValueError as exc:
-        raise ScenarioError(source, "spec.duration", str(exc)) from None
+    duration = _duration(spec.duration, "spec.duration", source)
     if duration <= 0:
         raise ScenarioError(source, "spec.duration", "must be positive")
-    try:
-        sample = parse_duration(spec.sample_interval) if spec.sample_interval is not None \
-            else duration / 200
-    except ValueError as exc:
-        raise ScenarioError(source, "spec.sampleInterval", str(exc)) from None
+    sample = _duration(spec.sample_interval, "spec.sampleInterval", source) \
+        if spec.sample_interval is not None else duration / 200
     if sample <= 0:
         raise ScenarioError(source, "spec.sampleInterval", "must be positive")
     for i, mode in enumerate(spec.compare):
@@ -241,6 +269,12 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     chosen = sum([spec.fleet.default, spec.fleet.file is not None, spec.fleet.spec is not None])
     if chosen != 1:
         raise ScenarioError(source, "spec.fleet", "set exactly one of default, file, spec")
+    if len(spec.workload) > MAX_JOB_KINDS:
+        raise ScenarioError(source, "spec.workload", (
+            f"{len(spec.workload):,} job kinds, more than {MAX_JOB_KINDS} (MAX_JOB_KINDS)"))
+    if len(spec.events) > MAX_EVENTS:
+        raise ScenarioError(source, "spec.events", (
+            f"{len(spec.events):,} events, more than {MAX_EVENTS:,} (MAX_EVENTS)"))
     names: set[str] = set()
     for i, job in enumerate(spec.workload):
         if job.name in names:
@@ -250,20 +284,28 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     if not spec.workload:
         raise ScenarioError(source, "spec.workload", "name at least one job kind")
     for i, event in enumerate(spec.events):
-        try:
-            parse_duration(event.at)
-        except ValueError as exc:
-            raise ScenarioError(source, f"spec.events[{i}].at", str(exc)) from None
+        _duration(event.at, f"spec.events[{i}].at", source)
         if event.action == "taint" and (not event.taint or "key" not in event.taint
                                         or "effect" not in event.taint):
             raise ScenarioError(source, f"spec.events[{i}].taint",
                                 "a taint needs key and effect")
-    name = str(doc.metadata.get("name") or Path(source).stem or "scenario")
+        check_event(event, i, source)
+    _check_scheduler(spec.scheduler, spec.seed, source)
+    name = _name(doc.metadata, source)
     scenario = Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
                         compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
                         workload=tuple(spec.workload), events=tuple(spec.events),
-                        base_dir=base_dir, source=source,
-                        templates=read_templates(spec.workload, base_dir, source))
+                        base_dir=base_dir, source=source)
+    if spec.fleet.file is not None:
+        fleet_path(scenario, allow_outside)
+    fleet = load_fleet(scenario)
+    gpu_nodes = sum(p.size for p in fleet.spec.pools if p.gpu.count > 0)
+    check_work(spec.workload, duration, sample, gpu_nodes, source)
+    templates = read_templates(spec.workload, base_dir, source, allow_outside)
+    for i, job in enumerate(spec.workload):
+        template = templates.get(job.name)
+        check_kind(job, i, source, template.pod if template is not None else None)
+    scenario = msgspec.structs.replace(scenario, templates=templates)
     scenario = msgspec.structs.replace(scenario, device_plugin=translate_templates(scenario))
     if compare is not None:
         return scenario.with_compare(tuple(compare))
@@ -271,11 +313,39 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     return scenario
 
 
-def load_scenario(path: str, compare: Sequence[str] | None = None) -> Scenario:
-    """Read a Scenario file (YAML or JSON); ``compare`` as in ``parse_scenario``."""
+def _name(metadata: Mapping[str, Any], source: str) -> str:
+    name = metadata.get("name")
+    if name is None or name == "":
+        return Path(source).stem or "scenario"
+    if not isinstance(name, str) or len(name) > 253 or not name.isprintable():
+        raise ScenarioError(source, "metadata.name",
+                            "must be a printable string of at most 253 characters")
+    return name
+
+
+def _check_scheduler(config: Mapping[str, Any] | None, seed: int, source: str) -> None:
+    """ScenarioError for a scheduler configuration the runs would refuse: parsed and
+    its profiles built once on an empty cluster (the plugins do not depend on nodes)."""
+    from dralab.scheduler import ConfigError, Scheduler, build_cluster
+
+    try:
+        cluster, _ = build_cluster([], None, seed)
+        Scheduler.build(cluster, config, seed)
+    except ConfigError as exc:
+        raise ScenarioError(source, "spec.scheduler", str(exc)) from None
+
+
+def load_scenario(path: str, compare: Sequence[str] | None = None, *,
+                  allow_outside: bool = False) -> Scenario:
+    """Read a Scenario file (YAML or JSON); ``compare`` and ``allow_outside`` as in
+    ``parse_scenario``."""
     from dralab.api.io import read_documents
 
     docs = read_documents([path])
     if len(docs) != 1:
         raise ScenarioError(path, "", f"expected one Scenario document, found {len(docs)}")
-    return parse_scenario(docs[0].data, path, str(Path(path).parent), compare)
+    data = docs[0].data
+    if not isinstance(data, Mapping):
+        raise ScenarioError(path, "", f"a Scenario must be a mapping, not {type(data).__name__}")
+    return parse_scenario(data, path, str(Path(path).parent), compare,
+                          allow_outside=allow_outside)

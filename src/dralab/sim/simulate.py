@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import heapq
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from .fleets import DeviceMap, mode_objects
 from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
 from .kinds import check_device_plugin, kind_shape, pod_prototypes, template_objects
 from .observe import Observer
+from .podqueue import Item, KindQueues
 from .results import ModeResult, PodRecord, SimulationResult
 from .scenario import JobKind, NodeEvent, Scenario, parse_duration, parse_rate
 
@@ -79,6 +79,20 @@ class _PodState:
     restarts: int = 0
 
 
+# What a sample counts: pending (not started, not preempted), running (started, not
+# ended) and completed (ended without preemption). Kept as running totals: counting
+# every pod at every sample made a run cost pods x samples.
+_CATEGORIES = ("pending", "running", "completed")
+
+
+def _category(state: _PodState) -> str | None:
+    if state.started is None:
+        return None if state.preempted else "pending"
+    if state.ended is None:
+        return "running"
+    return None if state.preempted else "completed"
+
+
 @dataclass(slots=True)
 class _Run:
     scenario: Scenario
@@ -90,7 +104,8 @@ class _Run:
     prototypes: dict[str, Pod] = field(default_factory=dict)  # template kinds' pods
     pods: dict[str, _PodState] = field(default_factory=dict)
     order: list[_PodState] = field(default_factory=list)
-    queue: list[tuple[int, int, str]] = field(default_factory=list)  # (-priority, seq, key)
+    queue: KindQueues = field(default_factory=KindQueues)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CATEGORIES, 0))
     round_pending: bool = False
     attempts: int = 0
     preemptions: int = 0
@@ -111,9 +126,11 @@ class _Run:
         state = _PodState(arrival, replica, info, self.env.now, restarts=restarts)
         self.pods[info.key] = state
         self.order.append(state)
+        self.counts["pending"] += 1
         framework = self.scheduler.framework_for(info)
         if framework is not None and framework.run_pre_enqueue(info).is_success():
-            heapq.heappush(self.queue, (-info.priority, info.sequence, info.key))
+            self.queue.push((arrival.kind.name, info.priority),
+                            (-info.priority, info.sequence, info.key))
         else:
             state.reason = "waiting (PreEnqueue or no profile)"
         return state
@@ -123,49 +140,57 @@ class _Run:
             self.round_pending = True
             self.env.at(self.env.now, self.schedule_round, Priority.SCHEDULE)
 
+    def _change(self, state: _PodState, **changes: object) -> None:
+        """Set fields of ``state`` and keep ``counts`` in step (what sample() reports)."""
+        before = _category(state)
+        for name, value in changes.items():
+            setattr(state, name, value)
+        after = _category(state)
+        if before != after:
+            if before is not None:
+                self.counts[before] -= 1
+            if after is not None:
+                self.counts[after] += 1
+
     def complete(self, key: str) -> None:
         state = self.pods[key]
-        state.ended = self.env.now
+        self._change(state, ended=self.env.now)
         state.completion = None
         delete_pod(self.scheduler.cluster, key)
         self.observer.pod_left(state.info)
         self.request_round()
 
     def schedule_round(self) -> None:
+        """Every pending pod in QueueSort order, one cycle each; a kind that failed waits
+        for the next round (``podqueue``)."""
         self.round_pending = False
-        failed_kinds: set[tuple[str, int]] = set()
-        retry: list[tuple[int, int, str]] = []
-        while self.queue:
-            item = heapq.heappop(self.queue)
+        self.queue.start_round()
+        while (taken := self.queue.next()) is not None:
+            kind, item = taken
             state = self.pods.get(item[2])
             if state is None or state.started is not None:
+                self.queue.settle(kind, item, done=True, kind_failed=False)
                 continue
-            kind_key = (state.arrival.kind.name, state.info.priority)
-            if kind_key in failed_kinds:
-                retry.append(item)
-                continue
-            if not self._attempt(state, failed_kinds, kind_key):
-                retry.append(item)
-        for item in retry:
-            heapq.heappush(self.queue, item)
+            started, kind_failed = self._attempt(state, item)
+            self.queue.settle(kind, item, done=started, kind_failed=kind_failed)
+        self.queue.end_round()
 
-    def _attempt(self, state: _PodState, failed_kinds: set[tuple[str, int]],
-                 kind_key: tuple[str, int]) -> bool:
+    def _attempt(self, state: _PodState, item: Item) -> tuple[bool, bool]:
+        """One pod's turn: (started, whether its kind failed for the rest of the round)."""
         info = state.info
         framework = self.scheduler.framework_for(info)
         if framework is None:
-            return False
+            return False, False
         for _ in range(3):  # a nominated pod is retried once its victims are gone
             self.attempts += 1
             attempt = self.scheduler.cycle.schedule_one(framework, info)
             if attempt.node is not None:
                 self._started(state, attempt.node)
-                return True
+                return True, False
             if attempt.error is not None:
                 state.reason = "scheduler error"
                 self._count(state.reason)
-                failed_kinds.add(kind_key)
-                return False
+                return False, True
             assert attempt.diagnosis is not None
             for reason in reason_kinds(attempt.diagnosis.message()):
                 self._count(reason)
@@ -175,19 +200,18 @@ class _Run:
             if attempt.victims:
                 for key in attempt.victims:
                     self._evict(key)
-                failed_kinds.clear()
+                self.queue.reopen(item)
                 continue
             if attempt.cluster_changed:
                 continue
-            failed_kinds.add(kind_key)
-            return False
-        return False
+            return False, True
+        return False, False
 
     def _count(self, reason: str) -> None:
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
     def _started(self, state: _PodState, node: str) -> None:
-        state.started = self.env.now
+        self._change(state, started=self.env.now)
         state.node = node
         current = self.scheduler.cluster.pods.get(state.info.key)
         if current is not None:
@@ -211,8 +235,7 @@ class _Run:
         if state.completion is not None:
             state.completion.cancel()
             state.completion = None
-        state.preempted = True
-        state.ended = self.env.now
+        self._change(state, preempted=True, ended=self.env.now)
         # The Job controller re-creates the pod; it runs its full time again.
         self._add_pod(state.arrival, state.replica, state.restarts + 1)
 
@@ -249,19 +272,12 @@ class _Run:
         self.request_round()
 
     def sample(self) -> None:
-        self.observer.sample(self.env.now, self.pending(), self.running(), self.completed())
+        counts = self.counts
+        self.observer.sample(self.env.now, counts["pending"], counts["running"],
+                             counts["completed"])
         if self.progress is not None:
             self.progress(self.mode, min(1.0, self.env.now / self.scenario.duration))
 
-    # --- counts -----------------------------------------------------------------------
-    def pending(self) -> int:
-        return sum(1 for s in self.order if s.started is None and not s.preempted)
-
-    def running(self) -> int:
-        return sum(1 for s in self.order if s.started is not None and s.ended is None)
-
-    def completed(self) -> int:
-        return sum(1 for s in self.order if s.ended is not None and not s.preempted)
 
 
 def _with_taints(node: Node, taints: list[Taint]) -> Node:

@@ -7,6 +7,7 @@ and rates. ``dralab.sim.scenario`` checks a decoded document and builds the
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -27,12 +28,16 @@ __all__ = [
     "ScenarioSpec",
     "parse_duration",
     "parse_rate",
+    "short_repr",
 ]
 
 API_VERSION = "dralab.dev/v1alpha1"
 MODES = ("device-plugin", "dra")
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$")
+# A plain decimal count, optionally with an exponent ("0.5", "1e3"): no inf, nan, signs
+# or underscores, which float() would all accept.
+_RATE_NUMBER = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]{1,3})?")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
@@ -43,38 +48,59 @@ class ScenarioError(InputError):
         super().__init__(f"{source}: {path}: {message}" if path else f"{source}: {message}")
 
 
+def _finite(number: Any, value: Any, what: str) -> float:
+    """``number`` as a finite, non-negative float; ValueError quoting ``value`` otherwise."""
+    try:
+        out = float(number)
+    except OverflowError:  # an int too large for a float
+        out = math.inf
+    if math.isnan(out):
+        raise ValueError(f"not a {what}: {short_repr(value)}")
+    if math.isinf(out):
+        raise ValueError(f"{what}s must be finite: {short_repr(value)}")
+    if out < 0:
+        raise ValueError(f"{what}s cannot be negative: {short_repr(value)}")
+    return out
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters: error lines quote values, never whole files."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def parse_duration(value: Any) -> float:
-    """Seconds from ``90``, ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"``, ``"250ms"``."""
+    """Seconds from ``90``, ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"``, ``"250ms"``.
+
+    ValueError for anything else, and for negative, infinite or NaN values.
+    """
     if isinstance(value, bool):
         raise ValueError(f"not a duration: {value!r}")
     if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"durations cannot be negative: {value!r}")
-        return float(value)
-    match = _DURATION.match(str(value))
+        return _finite(value, value, "duration")
+    match = _DURATION.match(str(value)) if isinstance(value, str) and len(value) <= 64 else None
     if match is None:
-        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {value!r}")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        raise ValueError(f"not a duration (use e.g. 90s, 15m, 2h): {short_repr(value)}")
+    return _finite(float(match.group(1)) * _UNIT_SECONDS[match.group(2)], value, "duration")
 
 
 def parse_rate(value: Any) -> float:
     """Events per second from ``"2/h"``, ``"0.5/m"``, ``"3/s"``, ``"10/d"``.
 
-    A bare number is per hour."""
+    A bare number is per hour. ValueError for anything else, and for negative,
+    infinite or NaN rates.
+    """
     if isinstance(value, bool):
         raise ValueError(f"not a rate: {value!r}")
     if isinstance(value, int | float):
-        return float(value) / 3600.0
-    text = str(value).strip()
-    number, _, unit = text.partition("/")
-    try:
-        count = float(number)
-    except ValueError:
-        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}") from None
+        return _finite(value, value, "rate") / 3600.0
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError(f"not a rate (use e.g. 2/h): {short_repr(value)}")
+    number, _, unit = value.strip().partition("/")
     per = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "": 3600.0}.get(unit.strip())
-    if per is None or count < 0:
-        raise ValueError(f"not a rate (use e.g. 2/h): {value!r}")
-    return count / per
+    if per is None or not _RATE_NUMBER.fullmatch(number.strip()):
+        raise ValueError(f"not a rate (use e.g. 2/h): {short_repr(value)}")
+    return _finite(float(number), value, "rate") / per
 
 
 class _Spec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True,

@@ -30,7 +30,8 @@ from dralab.api.errors import InputError
 from dralab.api.io import Document
 from dralab.api.resource import DeviceClass, ResourceClaimTemplate
 
-__all__ = ["POD_CARRIERS", "KindTemplate", "TemplateError", "read_kind_template"]
+__all__ = ["POD_CARRIERS", "KindTemplate", "TemplateError", "read_kind_template",
+           "resolve_path"]
 
 # Kinds whose spec.template is a pod template (CronJob: spec.jobTemplate.spec.template).
 POD_CARRIERS = ("Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet",
@@ -196,7 +197,18 @@ def _template_path(data: Mapping[str, Any]) -> str:
     return "spec.template.spec"
 
 
-def resolve_path(template: str, base_dir: str) -> str:
-    """``template`` relative to the scenario file's directory (absolute paths unchanged)."""
+def resolve_path(template: str, base_dir: str, allow_outside: bool = True) -> str:
+    """``template`` relative to the scenario file's directory (absolute paths unchanged).
+
+    Unless ``allow_outside``, the file or directory must lie inside ``base_dir`` once
+    ``..`` and symbolic links are resolved (TemplateError otherwise): a scenario
+    found in a repository must not make dralab read files elsewhere on the machine.
+    """
     path = Path(template)
-    return str(path if path.is_absolute() else Path(base_dir) / path)
+    joined = path if path.is_absolute() else Path(base_dir) / path
+    if not allow_outside:
+        root = Path(base_dir).resolve()
+        if not joined.resolve().is_relative_to(root):
+            raise TemplateError(f"{template!r} is outside the scenario's directory {root}; "
+                                "pass --allow-outside-files to read it")
+    return str(joined)

@@ -21,21 +21,30 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterable, Mapping
+import re
+import stat
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
 from dralab.api.errors import LoadError
+from dralab.scheduler.policies.state import GPU_MILLI, MAX_GPUS
 
 __all__ = [
     "CLUSTER_FILE",
     "DEFAULT_WORKLOAD",
+    "MAX_CPU_MILLI",
+    "MAX_MEMORY_MIB",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_FIELD_CHARS",
+    "MAX_TRACE_ROWS",
     "TRACE_DIR_ENV",
     "WORKLOADS",
     "NodeRecord",
     "PodRecord",
     "TraceNotFoundError",
+    "decode_trace",
     "default_trace_dir",
     "load_nodes",
     "load_pods",
@@ -138,47 +147,111 @@ def workload_file(workload: str) -> str:
     return f"openb_pod_list_{workload}.csv"
 
 
-def _rows(text: str, source: str, required: Iterable[str],
-          limit: int | None) -> list[dict[str, str]]:
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in required if c not in (reader.fieldnames or ())]
-    if missing:
-        raise LoadError(f"{source}: missing column(s) {', '.join(missing)}")
-    rows: list[dict[str, str]] = []
-    for row in reader:
-        if limit is not None and len(rows) >= limit:
-            break
-        rows.append(row)
-    return rows
+# Input limits: a trace file is whatever is lying in a directory, so everything it can
+# make us hold or compute is bounded before it is used. The shipped lists have at most
+# 9,062 rows and 1.2 MB; the limits leave room for traces twenty times larger.
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+MAX_TRACE_ROWS = 200_000
+MAX_TRACE_FIELD_CHARS = 1024
+# Per-column ranges. GPU counts follow the replay state (at most MAX_GPUS per node or
+# pod); CPU (a million cores) and memory (a PiB) stay far below where int64 sums and
+# the policies' float scores lose exactness.
+MAX_CPU_MILLI = 1_000_000_000
+MAX_MEMORY_MIB = 1 << 30
+_INTEGER = re.compile(r"-?[0-9]+")
+_SHOWN = 40  # characters of a bad value echoed in a message
 
 
-def _int(row: Mapping[str, str], column: str, source: str, line: int) -> int:
-    text = row.get(column) or ""
-    try:
+def _show(text: str) -> str:
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
+
+
+class _Table:
+    """The data rows of a trace CSV, checked for shape; positions for messages."""
+
+    def __init__(self, text: str, source: str, required: Sequence[str],
+                 limit: int | None) -> None:
+        self.source = source
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows: list[tuple[int, list[str]]] = []
+        header: list[str] | None = None
+        try:
+            for row in reader:
+                if not row:
+                    continue  # blank line, as csv.DictReader skips them
+                if header is None:
+                    header = row
+                    continue
+                if limit is not None and len(rows) >= limit:
+                    break
+                if len(rows) >= MAX_TRACE_ROWS:
+                    raise LoadError(f"{source}:{reader.line_num}: more than {MAX_TRACE_ROWS:,} "
+                                    "rows (MAX_TRACE_ROWS)")
+                rows.append((reader.line_num, row))
+        except csv.Error as exc:
+            raise LoadError(f"{source}:{reader.line_num}: malformed CSV: {exc}") from None
+        header = header or []
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise LoadError(f"{source}: missing column(s) {', '.join(missing)}")
+        self.header = header
+        self.index = {name: header.index(name) for name in dict.fromkeys(header)}
+        for line, row in rows:
+            if len(row) != len(header):
+                raise LoadError(f"{source}:{line}: {len(row)} fields, but the header has "
+                                f"{len(header)}")
+            if max(map(len, row)) > MAX_TRACE_FIELD_CHARS:
+                n = next(n for n, cell in enumerate(row) if len(cell) > MAX_TRACE_FIELD_CHARS)
+                raise LoadError(f"{source}:{line}: column {header[n]} ({n + 1}): longer than "
+                                f"{MAX_TRACE_FIELD_CHARS} characters (MAX_TRACE_FIELD_CHARS)")
+        self.rows = rows
+
+    def where(self, line: int, column: str) -> str:
+        """``FILE:LINE: column NAME (N)`` for messages; N counts from 1."""
+        return f"{self.source}:{line}: column {column} ({self.index[column] + 1})"
+
+    def text(self, row: Sequence[str], column: str) -> str:
+        """The cell, or "" for an optional column the file does not have."""
+        i = self.index.get(column)
+        return row[i] if i is not None else ""
+
+    def integer(self, line: int, row: Sequence[str], column: str, maximum: int) -> int:
+        """A decimal integer in 0..maximum (ASCII digits only: no sign, spaces or ``_``)."""
+        text = row[self.index[column]]
+        if not _INTEGER.fullmatch(text):
+            raise LoadError(f"{self.where(line, column)}: not an integer: {_show(text)}")
         value = int(text)
-    except ValueError:
-        raise LoadError(f"{source}:{line}: {column}: not an integer: {text!r}") from None
-    if value < 0:
-        raise LoadError(f"{source}:{line}: {column}: negative value {value}")
-    return value
+        if value < 0:
+            raise LoadError(f"{self.where(line, column)}: negative value {_show(text)}")
+        if value > maximum:
+            raise LoadError(f"{self.where(line, column)}: {_show(text)} is more than "
+                            f"{maximum:,}")
+        return value
 
 
 def parse_nodes(text: str, source: str = "<nodes>",
                 limit: int | None = None) -> tuple[NodeRecord, ...]:
     """Node records from the text of a node list (columns ``sn,cpu_milli,memory_mib,gpu,model``).
 
-    Pure. Raises LoadError (naming ``source`` and the line) for missing columns or
-    values that are not non-negative integers. ``limit`` keeps the first rows only.
+    Pure. Raises LoadError (naming ``source``, the line and the column) for missing
+    columns, rows with another number of fields than the header, overlong fields,
+    more than MAX_TRACE_ROWS rows, empty names, and values that are not integers
+    in their column's range (at most MAX_GPUS GPUs a node). ``limit`` keeps the
+    first rows only.
     """
+    table = _Table(text, source, ("sn", "cpu_milli", "memory_mib", "gpu", "model"), limit)
     out: list[NodeRecord] = []
-    rows = _rows(text, source, ("sn", "cpu_milli", "memory_mib", "gpu", "model"), limit)
-    for line, row in enumerate(rows, start=2):
+    for line, row in table.rows:
+        name = table.text(row, "sn")
+        if not name:
+            raise LoadError(f"{table.where(line, 'sn')}: empty node name")
+        gpus = table.integer(line, row, "gpu", MAX_GPUS)
         out.append(NodeRecord(
-            name=row["sn"],
-            cpu_milli=_int(row, "cpu_milli", source, line),
-            memory_mib=_int(row, "memory_mib", source, line),
-            gpus=_int(row, "gpu", source, line),
-            model=row["model"] or "",
+            name=name,
+            cpu_milli=table.integer(line, row, "cpu_milli", MAX_CPU_MILLI),
+            memory_mib=table.integer(line, row, "memory_mib", MAX_MEMORY_MIB),
+            gpus=gpus,
+            model=table.text(row, "model"),
         ))
     return tuple(out)
 
@@ -188,23 +261,27 @@ def parse_pods(text: str, source: str = "<pods>",
     """Pod records from the text of a pod list.
 
     Pure. The ``multigpu*`` files have no ``gpu_spec`` column: every pod there
-    accepts any model. Raises LoadError for missing columns, bad integers, or a
-    pod that shares GPUs across several devices (``num_gpu`` > 1 with
-    ``gpu_milli`` < 1000), which the trace never contains and no policy handles.
+    accepts any model. Raises LoadError as ``parse_nodes`` does, and for a pod
+    that shares GPUs across several devices (``num_gpu`` > 1 with ``gpu_milli`` <
+    1000), which the trace never contains and no policy handles.
     """
+    table = _Table(text, source, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"),
+                   limit)
     out: list[PodRecord] = []
-    rows = _rows(text, source, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"), limit)
-    for line, row in enumerate(rows, start=2):
-        num_gpu = _int(row, "num_gpu", source, line)
-        gpu_milli = _int(row, "gpu_milli", source, line) if num_gpu else 0
-        if gpu_milli > 1000 or (num_gpu > 1 and gpu_milli != 1000) or (num_gpu and not gpu_milli):
-            raise LoadError(f"{source}:{line}: unsupported GPU request "
+    for line, row in table.rows:
+        name = table.text(row, "name")
+        if not name:
+            raise LoadError(f"{table.where(line, 'name')}: empty pod name")
+        num_gpu = table.integer(line, row, "num_gpu", MAX_GPUS)
+        gpu_milli = table.integer(line, row, "gpu_milli", GPU_MILLI) if num_gpu else 0
+        if (num_gpu > 1 and gpu_milli != GPU_MILLI) or (num_gpu and not gpu_milli):
+            raise LoadError(f"{table.where(line, 'gpu_milli')}: unsupported GPU request "
                             f"num_gpu={num_gpu} gpu_milli={gpu_milli}")
-        spec_text = row.get("gpu_spec") or ""
+        spec_text = table.text(row, "gpu_spec")
         out.append(PodRecord(
-            name=row["name"],
-            cpu_milli=_int(row, "cpu_milli", source, line),
-            memory_mib=_int(row, "memory_mib", source, line),
+            name=name,
+            cpu_milli=table.integer(line, row, "cpu_milli", MAX_CPU_MILLI),
+            memory_mib=table.integer(line, row, "memory_mib", MAX_MEMORY_MIB),
             num_gpu=num_gpu,
             gpu_milli=gpu_milli,
             gpu_spec=frozenset(m for m in spec_text.split("|") if m),
@@ -213,10 +290,42 @@ def parse_pods(text: str, source: str = "<pods>",
     return tuple(out)
 
 
+def decode_trace(data: bytes, source: str) -> str:
+    """The text of a trace file's bytes: UTF-8 (a leading BOM is dropped).
+
+    LoadError naming the line and byte column of the first byte that is not UTF-8.
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise LoadError(f"{source}:{line}: byte {column}: not UTF-8 "
+                        f"(0x{data[exc.start]:02x})") from None
+
+
 def _read(path: Path) -> str:
-    if not path.is_file():
-        raise TraceNotFoundError(f"trace file {str(path)!r} not found")
-    return path.read_text(encoding="utf-8")
+    """A trace file's text; bounded by MAX_TRACE_BYTES, only regular files."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise TraceNotFoundError(f"trace file {str(path)!r} not found") from None
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    # A FIFO or device would block or never end; a directory is not a trace file.
+    if not stat.S_ISREG(info.st_mode):
+        raise LoadError(f"{path}: not a regular file")
+    if info.st_size > MAX_TRACE_BYTES:
+        raise LoadError(f"{path}: {info.st_size:,} bytes, more than {MAX_TRACE_BYTES:,} "
+                        "(MAX_TRACE_BYTES)")
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_TRACE_BYTES + 1)
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TRACE_BYTES:  # the file grew after stat
+        raise LoadError(f"{path}: more than {MAX_TRACE_BYTES:,} bytes (MAX_TRACE_BYTES)")
+    return decode_trace(data, str(path))
 
 
 def load_nodes(trace_dir: str | os.PathLike[str] | None = None,

@@ -29,9 +29,8 @@ Everything here is pure: records in, frozen objects out.
 
 from __future__ import annotations
 
-import json
-
 from dralab.api.base import ObjectMeta
+from dralab.api.celtext import cel_string
 from dralab.api.core import (
     Container,
     ContainerResourceClaim,
@@ -107,7 +106,7 @@ def device_class() -> DeviceClass:
         api_version=DeviceClass.API_VERSION, kind=DeviceClass.KIND,
         metadata=ObjectMeta(name=DEVICE_CLASS),
         spec=DeviceClassSpec(selectors=[DeviceSelector(cel=CELDeviceSelector(
-            expression=f"device.driver == {json.dumps(DRIVER)}"))]),
+            expression=f"device.driver == {cel_string(DRIVER)}"))]),
     )
 
 
@@ -156,8 +155,8 @@ def resource_slice(rec: NodeRecord) -> ResourceSlice | None:
 
 def model_selector(models: frozenset[str]) -> str:
     """The CEL expression admitting exactly ``models`` (sorted, so equal sets give equal text)."""
-    names = ", ".join(json.dumps(m) for m in sorted(models))
-    return f"device.attributes[{json.dumps(DRIVER)}].model in [{names}]"
+    names = ", ".join(cel_string(m) for m in sorted(models))
+    return f"device.attributes[{cel_string(DRIVER)}].model in [{names}]"
 
 
 def _claim(rec: PodRecord, name: str) -> ResourceClaim:
