@@ -391,3 +391,12 @@ def test_slice_index_positions_follow_reverts() -> None:
     assert [s.name for s in state.slices] == order
     assert [state.slice_position(n) for n in order] == positions
     assert positions == sorted(positions)
+
+
+def test_package_exports_exactly_all() -> None:
+    import dralab.cluster as package
+
+    public = {n for n, v in vars(package).items()
+              if not n.startswith("_") and n != "annotations"
+              and type(v).__name__ != "module"}
+    assert public == set(package.__all__)
