@@ -62,7 +62,7 @@ def build(nodes: int, gpus: int, pods: int, claims: bool) -> ClusterState:
         name = f"node-{n}"
         state.add_node(Node(metadata=ObjectMeta(name=name, labels={
             "kubernetes.io/hostname": name}), status=NodeStatus(allocatable=alloc)))
-        state.slices.append(ResourceSlice(
+        state.put_slice(ResourceSlice(
             metadata=ObjectMeta(name=f"{name}-gpus"),
             spec=ResourceSliceSpec(driver=DRIVER, node_name=name,
                                    pool=ResourcePool(name=name, generation=1,
@@ -70,14 +70,14 @@ def build(nodes: int, gpus: int, pods: int, claims: bool) -> ClusterState:
                                    devices=[Device(name=f"gpu-{i}", attributes={
                                        "model": DeviceAttribute(string="a100")})
                                        for i in range(gpus)])))
-    state.classes["gpu"] = DeviceClass(metadata=ObjectMeta(name="gpu"), spec=DeviceClassSpec(
+    state.add_class(DeviceClass(metadata=ObjectMeta(name="gpu"), spec=DeviceClassSpec(
         selectors=[DeviceSelector(cel=CELDeviceSelector(
-            expression=f'device.driver == "{DRIVER}"'))]))
-    state.templates["default/one-gpu"] = ResourceClaimTemplate(
+            expression=f'device.driver == "{DRIVER}"'))])))
+    state.add_template(ResourceClaimTemplate(
         metadata=ObjectMeta(name="one-gpu", namespace="default"),
         spec=ResourceClaimTemplateSpec(spec=ResourceClaimSpec(devices=DeviceClaim(requests=[
             DeviceRequest(name="gpu", exactly=ExactDeviceRequest(
-                device_class_name="gpu", allocation_mode="ExactCount", count=1))]))))
+                device_class_name="gpu", allocation_mode="ExactCount", count=1))])))))
     for i in range(pods):
         entries = [PodResourceClaim(name="gpu", resource_claim_template_name="one-gpu")]
         state.add_pod(Pod(metadata=ObjectMeta(name=f"pod-{i}", namespace="default"),

@@ -17,6 +17,7 @@ import dralab.scheduler.cycle as cycle_module
 from dralab.api.codec import encode
 from dralab.api.core import Pod
 from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cycle import Attempt
 
 from .builders import config, fit_args, match, node, pod, priority_class, toleration
@@ -166,13 +167,13 @@ def churn(objects: list[Any], extra: list[Any], masks: bool, seed: int) -> list[
             a = scheduler.cycle.schedule_one(framework, info)
             scheduler.cycle.set_nomination(info, a.nominated)
             for key in a.victims:
-                cluster.remove_pod(key)
+                delete_pod(cluster, key)
             seen.append((info.key, a.node, a.feasible, list(a.rejected.items()),
                          a.scores and (a.scores.names, a.scores.totals),
                          a.diagnosis.message() if a.diagnosis else None))
         placed = sorted(k for k, p in cluster.pods.items() if p.assumed_node)
         for key in rng.sample(placed, len(placed) // 3):
-            cluster.remove_pod(key)
+            delete_pod(cluster, key)
         waiting = [cluster.add_pod(p) for p in extra[round_::4]]
     return seen
 

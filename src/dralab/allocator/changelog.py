@@ -8,14 +8,25 @@ falls before what is kept gets None and must rebuild from scratch.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["ChangeLog"]
+__all__ = ["ChangeFeed", "ChangeLog"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 # Entries kept after trimming; a reader more than this far behind rebuilds.
 _KEEP = 1 << 15
+
+
+class ChangeFeed(Protocol[T_co]):
+    """The reading side of a ``ChangeLog``: what its owner hands to readers."""
+
+    @property
+    def end(self) -> int: ...
+
+    def since(self, cursor: int) -> Sequence[T_co] | None: ...
 
 
 class ChangeLog(Generic[T]):

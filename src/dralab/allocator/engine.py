@@ -88,6 +88,11 @@ class Allocator:
         self._prepared[id(claim)] = made
         return made
 
+    def forget_pools(self) -> None:
+        """Drop what was derived from gathered pools (available counters); call it
+        after the index was updated, so pools that left it are not kept alive."""
+        self._counters.clear()
+
     def pools(self, node: Node | NodeView | str) -> NodePools:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
         return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)

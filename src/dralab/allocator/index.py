@@ -1,4 +1,4 @@
-"""A reusable, immutable index over a set of ResourceSlices.
+"""A reusable index over a set of ResourceSlices, updated in place slice by slice.
 
 Building it touches every slice and device once; afterwards gathering the
 pools of one node only looks at that node's slices plus the cluster-wide ones,
@@ -7,13 +7,21 @@ and the result is memoised per node. Devices are wrapped once in
 counter demands, blocking taints, CEL input, selector results), so work done
 for one claim or node is reused for every other.
 
-The index never mutates the API objects it wraps. Its caches grow, but only
-with values that are a pure function of the (immutable) inputs.
+``update`` takes slices out and puts new ones in: it indexes only those and
+drops only the memos they can affect (the pools of the nodes that see the
+changed pools), so a node joining or leaving a large fleet costs that node's
+devices, not the fleet's. Every entry carries a sort key (its place among all
+slices) and the lists stay in that order, so an updated index gathers exactly
+what an index built afresh from the same slices would.
+
+The index never mutates the API objects it wraps. Its memos are a pure
+function of the slices it holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -155,6 +163,7 @@ class SliceEntry:
     counter_sets: tuple[tuple[str, Mapping[str, int]], ...]
     devices: tuple[DeviceRecord, ...] = ()
     has_binding_conditions: bool = False
+    order: int = 0  # the slice's place among all slices of the index
     _compiled: CompiledNodeSelector | None = None
 
     def selector_matches(self, node: NodeView) -> bool:
@@ -199,41 +208,110 @@ def _counter_nanos(counters: Mapping[str, Counter]) -> dict[str, int]:
 
 
 class SliceIndex:
-    """An immutable index over ResourceSlices (and DeviceTaintRules) for fast per-node gathering.
+    """An index over ResourceSlices (and DeviceTaintRules) for fast per-node gathering.
 
     Thread-unsafe caches; build one per scheduling view and share it between
-    ``Allocator`` instances over the same slices.
+    ``Allocator`` instances over the same slices. ``order`` gives each slice its
+    sort key (default: its place in ``slices``); keys must be distinct.
     """
 
     def __init__(self, slices: Iterable[ResourceSlice],
-                 taint_rules: Iterable[DeviceTaintRule] = ()) -> None:
-        rules = tuple(taint_rules)
-        self.slices: tuple[ResourceSlice, ...] = tuple(slices)
-        with _gc_paused():
-            self.entries: tuple[SliceEntry, ...] = tuple(self._entry(s, rules)
-                                                         for s in self.slices)
+                 taint_rules: Iterable[DeviceTaintRule] = (),
+                 order: Sequence[int] | None = None) -> None:
+        self.rules = tuple(taint_rules)
+        # Slice object id -> its entry (the entry keeps the slice, so the id stays valid).
+        self._entries: dict[int, SliceEntry] = {}
         self.by_node: dict[str, list[SliceEntry]] = {}
         self.shared: list[SliceEntry] = []
         self.by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
         # Cluster-wide slices per pool, and those whose relevance depends on the node.
         self.shared_by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
         self.conditional_shared: list[SliceEntry] = []
-        for entry in self.entries:
-            if entry.node_name:
-                self.by_node.setdefault(entry.node_name, []).append(entry)
-            else:
-                self.shared.append(entry)
-                self.shared_by_pool.setdefault(entry.pool_key, []).append(entry)
-                if not entry.counter_sets and not entry.all_nodes:
-                    self.conditional_shared.append(entry)
-            self.by_pool.setdefault(entry.pool_key, []).append(entry)
-        # Memo of gathered pools: (node key, gather-relevant features) -> NodePools.
-        self.node_pools: dict[object, NodePools] = {}
-        # Memo of built pools: (partitionable, ids of the collected slices) -> Pool.
-        # Pools visible from many nodes (allNodes, shared counters) are built once.
-        self.built_pools: dict[object, Any] = {}
+        # Memo of gathered pools: node name -> (node key, gather-relevant features) -> pools.
+        self.node_pools: dict[str, dict[object, NodePools]] = {}
+        # Memo of built pools: pool key -> (partitionable, ids of the collected slices)
+        # -> Pool. Pools visible from many nodes (allNodes, shared counters) are built once.
+        self.built_pools: dict[tuple[str, str], dict[object, Any]] = {}
         # Memo of the part of gathering that only involves cluster-wide slices.
         self.shared_parts: dict[object, Any] = {}
+        rules = self.rules
+        with _gc_paused():
+            for i, s in enumerate(slices):
+                self._add(self._entry(s, rules), i if order is None else order[i])
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def order_of(self, s: ResourceSlice) -> int | None:
+        """The sort key of slice ``s`` (this very object), None if it is not indexed."""
+        entry = self._entries.get(id(s))
+        return entry.order if entry is not None and entry.slice is s else None
+
+    def _add(self, entry: SliceEntry, order: int) -> None:
+        entry.order = order
+        self._entries[id(entry.slice)] = entry
+        if entry.node_name:
+            _insert(self.by_node.setdefault(entry.node_name, []), entry)
+        else:
+            _insert(self.shared, entry)
+            _insert(self.shared_by_pool.setdefault(entry.pool_key, []), entry)
+            if not entry.counter_sets and not entry.all_nodes:
+                _insert(self.conditional_shared, entry)
+        _insert(self.by_pool.setdefault(entry.pool_key, []), entry)
+
+    def _remove(self, entry: SliceEntry) -> None:
+        del self._entries[id(entry.slice)]
+        if entry.node_name:
+            _discard(self.by_node, entry.node_name, entry)
+        else:
+            self.shared.remove(entry)
+            _discard(self.shared_by_pool, entry.pool_key, entry)
+            if entry in self.conditional_shared:
+                self.conditional_shared.remove(entry)
+        _discard(self.by_pool, entry.pool_key, entry)
+
+    def update(self, removed: Iterable[ResourceSlice],
+               added: Iterable[tuple[int, ResourceSlice]]) -> frozenset[str] | None:
+        """Take out the slices ``removed`` (matched by identity; unknown ones are
+        ignored) and index ``added`` (sort key, slice) pairs. Drops the memos the
+        change can affect and returns the names of the nodes whose pools may now
+        differ, or None when that may be any node (a slice not pinned to a node,
+        or a pool that has such slices, changed)."""
+        gone = [e for s in removed if (e := self._entries.get(id(s))) is not None]
+        rules = self.rules
+        with _gc_paused():
+            new = [(order, self._entry(s, rules)) for order, s in added]
+        if not gone and not new:
+            return frozenset()
+        touched = [*gone, *(e for _, e in new)]
+        keys = {e.pool_key for e in touched}
+        nodes = self._nodes_seeing(keys)
+        for entry in gone:
+            self._remove(entry)
+        for order, entry in new:
+            self._add(entry, order)
+        if nodes is None or any(not e.node_name for e in touched) \
+                or any(k in self.shared_by_pool for k in keys):
+            self.node_pools.clear()
+            self.built_pools.clear()
+            self.shared_parts.clear()
+            return None
+        nodes |= self._nodes_seeing(keys) or set()
+        for name in nodes:
+            self.node_pools.pop(name, None)
+        for key in keys:
+            self.built_pools.pop(key, None)
+        return frozenset(nodes)
+
+    def _nodes_seeing(self, keys: Iterable[tuple[str, str]]) -> set[str] | None:
+        """Nodes with slices of one of the pools ``keys``; None if one of them has
+        slices not pinned to a node (any node may see it)."""
+        nodes: set[str] = set()
+        for key in keys:
+            if key in self.shared_by_pool:
+                return None
+            nodes.update(e.node_name for e in self.by_pool.get(key, ()) if e.node_name)
+        return nodes
 
     @staticmethod
     def _entry(s: ResourceSlice, rules: tuple[DeviceTaintRule, ...]) -> SliceEntry:
@@ -289,3 +367,24 @@ class SliceIndex:
         """Slices that may be relevant for ``node_name``: its own plus every unscoped one."""
         own = self.by_node.get(node_name)
         return own + self.shared if own else self.shared
+
+
+def _insert(entries: list[SliceEntry], entry: SliceEntry) -> None:
+    """Add ``entry`` keeping ``entries`` in sort-key order (appending is the usual case)."""
+    if not entries or entries[-1].order < entry.order:
+        entries.append(entry)
+    else:
+        bisect.insort(entries, entry, key=_order_of)
+
+
+def _order_of(entry: SliceEntry) -> int:
+    return entry.order
+
+
+def _discard(lists: dict[Any, list[SliceEntry]], key: Any, entry: SliceEntry) -> None:
+    found = lists.get(key)
+    if found is None:
+        return
+    found.remove(entry)
+    if not found:
+        del lists[key]

@@ -178,14 +178,18 @@ def _pool(index: SliceIndex, key: tuple[str, str], slices: list[SliceEntry],
 def gather_pools(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
     """The pools usable from ``node``; memoised in ``index``. Raises PoolGatherError."""
     memo_key = (node.cache_key(), partitionable)
-    cached = index.node_pools.get(memo_key)
-    if cached is not None:
-        return cached
+    memo = index.node_pools.get(node.name)
+    if memo is None:
+        memo = index.node_pools[node.name] = {}
+    else:
+        cached = memo.get(memo_key)
+        if cached is not None:
+            return cached
     try:
         result = _gather(index, node, partitionable)
     except NodeSelectorError as exc:
         raise PoolGatherError(f"gather pool information: {exc}") from None
-    index.node_pools[memo_key] = result
+    memo[memo_key] = result
     return result
 
 
@@ -225,9 +229,12 @@ def _pool_of(index: SliceIndex, key: tuple[str, str], entries: Sequence[SliceEnt
     # A pool depends only on the slices collected for it (and the index),
     # so nodes that see the same slices share one Pool object.
     memo = (partitionable, *map(id, slices))
-    pool = index.built_pools.get(memo, _MISSING)
+    built = index.built_pools.get(key)
+    if built is None:
+        built = index.built_pools[key] = {}
+    pool = built.get(memo, _MISSING)
     if pool is _MISSING:
-        pool = index.built_pools[memo] = _pool(index, key, slices, partitionable)
+        pool = built[memo] = _pool(index, key, slices, partitionable)
     return pool  # type: ignore[no-any-return]
 
 

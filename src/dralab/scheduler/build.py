@@ -37,6 +37,7 @@ from dralab.api.resource import (
     ResourceSlice,
 )
 
+from .claims import release_pod_claims
 from .cluster import ClusterState, PodInfo
 from .controllers import Controllers
 from .expand import PodFactory
@@ -45,10 +46,6 @@ from .owners import is_being_deleted, is_terminal
 from .snapshot import apply_order
 
 __all__ = ["build_cluster"]
-
-
-def _key(obj: KubeObject) -> str:
-    return f"{obj.metadata.namespace or 'default'}/{obj.name}"
 
 
 def _with_namespace(claim: ResourceClaim) -> ResourceClaim:
@@ -74,14 +71,6 @@ def _normalise_pod(pod: Pod, names: NameGenerator) -> Pod:
 def _release_finished(cluster: ClusterState, finished: list[PodInfo]) -> None:
     """What the claim controller does for pods that are done: they stop being
     consumers; claims nobody uses any more are deallocated, generated ones deleted."""
-    if not finished:
-        return
-    try:
-        from .claims import release_pod_claims
-    except ModuleNotFoundError as exc:  # the DRA half is not installed
-        if exc.name != f"{__package__}.claims":
-            raise
-        return
     for info in finished:
         release_pod_claims(cluster, info)
 
@@ -96,19 +85,19 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
     cluster = ClusterState(features=features or FeatureGates())
     for obj in objects:
         if isinstance(obj, PriorityClass):
-            cluster.priority_classes[obj.name] = obj
+            cluster.add_priority_class(obj)
         elif isinstance(obj, Node):
             cluster.add_node(obj)
         elif isinstance(obj, DeviceClass):
-            cluster.classes[obj.name] = obj
+            cluster.add_class(obj)
         elif isinstance(obj, ResourceSlice):
-            cluster.slices.append(obj)
+            cluster.put_slice(obj)
         elif isinstance(obj, DeviceTaintRule):
-            cluster.taint_rules.append(obj)
+            cluster.add_taint_rule(obj)
         elif isinstance(obj, ResourceClaim):
             cluster.add_claim(_with_namespace(obj))
         elif isinstance(obj, ResourceClaimTemplate):
-            cluster.templates[_key(obj)] = obj
+            cluster.add_template(obj)
 
     controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
     factory = PodFactory(names)

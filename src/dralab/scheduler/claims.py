@@ -8,7 +8,8 @@ the scheduler's DRA plugin do to claims outside of allocation itself.
   or the reason the pod has to wait (upstream's wording).
 * ``release_pod_claims`` is what happens when a pod goes away: it stops being a
   consumer, claims without consumers are deallocated, its generated claims are
-  deleted.
+  deleted. ``delete_pod`` removes a pod from the store and does that (the store
+  itself leaves claims alone).
 
 Every function works on ``ClusterState`` through ``add_claim``/``remove_claim``
 only, so the allocated-device bookkeeping stays in step. API objects are never
@@ -47,6 +48,7 @@ __all__ = [
     "add_consumer",
     "claim_key",
     "deallocate",
+    "delete_pod",
     "ensure_pod_claims",
     "ensure_pod_uid",
     "generate_name",
@@ -370,3 +372,14 @@ def release_pod_claims(cluster: ClusterState, info: PodInfo) -> None:
             extended is not status.extended_resource_claim_status:
         _set_pod(cluster, info, replace(pod, status=replace(
             status, resource_claim_statuses=kept, extended_resource_claim_status=extended)))
+
+
+def delete_pod(cluster: ClusterState, key: str) -> PodInfo | None:
+    """Delete the pod ``key`` (finished, preempted, its node gone) and release its
+    claims (``release_pod_claims``); None if there is no such pod."""
+    info = cluster.remove_pod(key)
+    if info is None:
+        return None
+    if info.pod.spec.resource_claims or info.pod.status.extended_resource_claim_status is not None:
+        release_pod_claims(cluster, info)
+    return info

@@ -21,10 +21,11 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from dralab.cluster.nodetable import pick
+
 from .cluster import ClusterState, NodeInfo, PodInfo
 from .diagnosis import Diagnosis, NodeToStatus
 from .framework import Code, CycleState, Status
-from .nodetable import pick
 from .runtime import Framework, ScoreTable
 
 __all__ = [

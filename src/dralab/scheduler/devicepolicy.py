@@ -185,5 +185,6 @@ class OrderedAllocator:
         reordered = dataclasses.replace(pools, candidates=tuple(order))
         memo = self.overlay.node_pools
         memo.clear()
-        memo[(view.cache_key(), self.allocator.features.partitionable_devices)] = reordered
+        memo[view.name] = {
+            (view.cache_key(), self.allocator.features.partitionable_devices): reordered}
         return self.allocator.allocate(claims, view, explain_failure=explain_failure)

@@ -3,9 +3,11 @@
 Upstream builds a fresh allocator in every PreFilter from all slices, classes
 and allocated claims. Here the expensive parts live across pods:
 
-* the ``SliceIndex`` (and the classes) are rebuilt only when the cluster's
-  slices, taint rules, classes or feature gates change (checked by object
-  identity, cheap per pod);
+* the ``SliceIndex`` follows the store's events: when a node's slices change
+  (``SlicesChanged``, e.g. the node joined or left) only those slices are
+  re-indexed and only the nodes that see their pools lose their gathered pools
+  and remembered outcomes; a change of classes rebuilds the allocator over the
+  same index; only taint rules or feature gates rebuild the index;
 * the ``Allocator`` shares ``ClusterState.allocated``, which Reserve and the
   claim lifecycle keep current, so nothing is re-gathered per pod;
 * per node, the outcome of allocating a given claim spec is remembered with
@@ -27,7 +29,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -52,10 +54,17 @@ from dralab.api.features import FeatureGates
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
-    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimSpec,
     ResourceSlice,
+)
+from dralab.cluster import (
+    ClassChanged,
+    ClusterEvent,
+    SliceOwner,
+    SlicesChanged,
+    TaintRulesChanged,
+    slice_owner,
 )
 
 from .cluster import ClusterState, NodeInfo
@@ -102,19 +111,25 @@ class NodeOutcome:
     origin: NodeOutcome | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Node:
+    """The cache's entry for one node: its view and gathered pools. Outcomes are
+    remembered against the entry; ``alive`` turns False when it is replaced or
+    dropped (the node's slices changed), which invalidates them all at once."""
+
     view: NodeView
     pools: NodePools | None
     pool_keys: tuple[tuple[str, str], ...]
+    alive: bool = True
 
 
 class OutcomeTable:
     """Remembered outcomes of one claim-spec token, per node.
 
-    An entry is (node view, the node's pool keys, sum of their versions when
-    computed, outcome). It is valid while the node is the same NodeInfo view and
-    none of its pools changed; versions only grow, so an unchanged sum means
+    An entry is (the cache's node entry, the node's pool keys, sum of their
+    versions when computed, outcome). It is valid while that node entry is
+    alive and has the node's current view (the same NodeInfo, the same slices)
+    and none of its pools changed; versions only grow, so an unchanged sum means
     unchanged pools.
 
     ``feasible`` keeps the same knowledge as two arrays over the cluster's node
@@ -131,7 +146,7 @@ class OutcomeTable:
 
     def __init__(self, pool_version: Callable[[tuple[str, str]], int],
                  rng: random.Random | None = None) -> None:
-        self.entries: dict[str, tuple[NodeView, tuple[tuple[str, str], ...], int,
+        self.entries: dict[str, tuple[_Node, tuple[tuple[str, str], ...], int,
                                       NodeOutcome]] = {}
         self.pool_version = pool_version
         # Draws the share IDs of remembered outcomes with shared devices.
@@ -163,7 +178,10 @@ class OutcomeTable:
 
     def _valid(self, view: NodeView) -> NodeOutcome | None:
         found = self.entries.get(view.name)
-        if found is None or found[0] is not view:
+        if found is None:
+            return None
+        node = found[0]
+        if node.view is not view or not node.alive:
             return None
         keys = found[1]
         pool_version = self.pool_version
@@ -177,10 +195,11 @@ class OutcomeTable:
             return None
         return found[3]
 
-    def store(self, view: NodeView, pool_keys: tuple[tuple[str, str], ...], version: int,
+    def store(self, node: _Node, pool_keys: tuple[tuple[str, str], ...], version: int,
               outcome: NodeOutcome) -> None:
         """Remember ``outcome`` (computed at pool-version sum ``version``)."""
-        self.entries[view.name] = (view, pool_keys, version, outcome)
+        view = node.view
+        self.entries[view.name] = (node, pool_keys, version, outcome)
         cluster = self._cluster
         if self._mask is None or self._failed is None or cluster is None \
                 or cluster.node_version != self._version:
@@ -189,6 +208,17 @@ class OutcomeTable:
         if position is None or cluster.node_infos()[position].view is not view:
             return
         self._set(position, outcome)
+
+    def drop(self, name: str) -> None:
+        """Forget what the ``feasible`` arrays say about node ``name`` (its entries
+        are already invalid: their node entry is dead)."""
+        if self._mask is None or self._failed is None:
+            return
+        position = self._index.get(name)
+        if position is not None:
+            self._mask[position] = self._failed[position] = False
+            self._results.pop(position, None)
+            self._outcomes.pop(position, None)
 
     def _set(self, position: int, outcome: NodeOutcome) -> None:
         assert self._mask is not None and self._failed is not None
@@ -329,11 +359,12 @@ class AllocatorCache:
     def __init__(self, rng: random.Random, max_steps: int | None = None) -> None:
         self.rng = rng
         self.max_steps = max_steps
+        self._cluster: ClusterState | None = None
+        self._cursor = 0  # position in the cluster's event feed this cache has seen
         self._allocated: AllocatedState | None = None
         self._gates: FeatureGates | None = None
-        self._slice_list: list[ResourceSlice] = []
-        self._rule_list: list[DeviceTaintRule] = []
-        self._class_list: list[DeviceClass] = []
+        # The slices the index holds, per owner (node name or shared pool).
+        self._owned: dict[SliceOwner, tuple[ResourceSlice, ...]] = {}
         self._pool_version: Callable[[tuple[str, str]], int] = AllocatedState().pool_version
         self.allocator: Allocator | None = None
         self._ordered: OrderedAllocator | None = None
@@ -352,41 +383,138 @@ class AllocatorCache:
         self._next_token = 0
         self.hits = 0
         self.misses = 0
+        self.rebuilds = 0  # times the slice index was built from scratch
 
     # --- keeping up with the cluster ---------------------------------------------
     def refresh(self, cluster: ClusterState) -> Allocator:
-        """The allocator for ``cluster`` as it is now (rebuilt only if slices,
-        taint rules, classes, gates or the allocated-state object changed).
+        """The allocator for ``cluster`` as it is now.
 
-        Lists are compared with ``==``, which short-cuts on identical elements, so
-        the usual "nothing changed" case is one C-level pass; equal-but-new
-        objects give an equal index, so they need no rebuild either.
+        Reads the cluster's events since the last call: changed slices are
+        re-indexed owner by owner (``SliceIndex.update``) and only the nodes
+        that see the changed pools are forgotten; changed classes give a new
+        allocator over the same index. The index is built from scratch only the
+        first time, for another cluster or allocated-state object, changed
+        feature gates or taint rules, or when the feed was trimmed past this
+        cache's cursor.
         """
-        if (self.allocator is None or cluster.allocated is not self._allocated
-                or cluster.features != self._gates or cluster.slices != self._slice_list
-                or cluster.taint_rules != self._rule_list
-                or list(cluster.classes.values()) != self._class_list):
+        allocator = self.allocator
+        if (allocator is None or cluster is not self._cluster
+                or cluster.allocated is not self._allocated
+                or cluster.features != self._gates):
             self._rebuild(cluster)
+        else:
+            feed = cluster.events
+            if feed.end != self._cursor:
+                changes = feed.since(self._cursor)
+                self._cursor = feed.end
+                if changes is None:
+                    self._rebuild(cluster)
+                else:
+                    self._catch_up(cluster, changes)
         assert self.allocator is not None
         return self.allocator
 
+    def _catch_up(self, cluster: ClusterState, changes: Sequence[ClusterEvent]) -> None:
+        owners: dict[SliceOwner, None] = {}  # in the order they changed
+        classes = rules = False
+        for event in changes:
+            if isinstance(event, SlicesChanged):
+                owners[event.owner] = None
+            elif isinstance(event, ClassChanged):
+                classes = True
+            elif isinstance(event, TaintRulesChanged):
+                rules = True
+        if rules and self.features.device_taint_rules:
+            self._rebuild(cluster)
+            return
+        if owners:
+            self._update_slices(cluster, owners)
+        if classes:
+            self.classes = dict(cluster.classes)
+            self._new_allocator(self._index())
+            self._forget()
+
+    def _index(self) -> SliceIndex:
+        assert self.allocator is not None
+        return self.allocator.index
+
     def _rebuild(self, cluster: ClusterState) -> None:
+        self.rebuilds += 1
+        self._cluster = cluster
+        self._cursor = cluster.events.end
         self._allocated = cluster.allocated
         self._gates = cluster.features
-        self._slice_list = list(cluster.slices)
-        self._rule_list = list(cluster.taint_rules)
-        self._class_list = list(cluster.classes.values())
         self.features = AllocatorFeatures.from_gates(cluster.features)
         rules = cluster.taint_rules if self.features.device_taint_rules else ()
-        index = SliceIndex(cluster.slices, rules)
+        slices = cluster.slices
+        index = SliceIndex(slices, rules, [cluster.slice_position(s.name) for s in slices])
+        owned: dict[SliceOwner, list[ResourceSlice]] = {}
+        for s in slices:
+            owned.setdefault(slice_owner(s), []).append(s)
+        self._owned = {owner: tuple(found) for owner, found in owned.items()}
         self.classes = dict(cluster.classes)
-        self.allocator = Allocator(index, self.classes, cluster.allocated, self.features,
-                                   rng=self.rng, max_steps=self.max_steps)
-        self._ordered = None
+        self._new_allocator(index)
         self._pool_version = cluster.allocated.pool_version
-        self._nodes = {k: _Node(v.view, None, ()) for k, v in self._nodes.items()}
+        self._forget_nodes()
+
+    def _forget_nodes(self) -> None:
+        """Forget every node's pools and remembered outcomes."""
+        for entry in self._nodes.values():
+            entry.alive = False
+        self._nodes = {}
         self._pool_nodes = {}
         self._forget()
+
+    def _new_allocator(self, index: SliceIndex) -> None:
+        assert self._allocated is not None
+        self.allocator = Allocator(index, self.classes, self._allocated, self.features,
+                                   rng=self.rng, max_steps=self.max_steps)
+        self._ordered = None
+
+    def _update_slices(self, cluster: ClusterState, owners: Iterable[SliceOwner]) -> None:
+        """Re-index the slices of ``owners`` and forget the nodes that may see them."""
+        allocator = self.allocator
+        assert allocator is not None
+        index = allocator.index
+        affected: set[str] | None = set()
+        for owner in owners:
+            old = self._owned.get(owner, ())
+            new = cluster.slices_of(owner)
+            # A slice counts as unchanged only if it is the same object at the same place.
+            kept = {id(s) for s in new if index.order_of(s) == cluster.slice_position(s.name)}
+            removed = [s for s in old if id(s) not in kept]
+            added = [(cluster.slice_position(s.name), s) for s in new if id(s) not in kept]
+            if new:
+                self._owned[owner] = new
+            else:
+                self._owned.pop(owner, None)
+            nodes = index.update(removed, added)
+            if nodes is None:
+                affected = None
+            elif affected is not None:
+                affected |= nodes
+        if affected is None:
+            self._forget_nodes()
+        else:
+            for name in affected:
+                self._drop_node(name)
+        allocator.forget_pools()
+        self._ordered = None
+
+    def _drop_node(self, name: str) -> None:
+        """Forget the node's gathered pools and every outcome remembered for it."""
+        entry = self._nodes.pop(name, None)
+        if entry is None:
+            return
+        entry.alive = False
+        for key in entry.pool_keys:
+            names = self._pool_nodes.get(key)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._pool_nodes[key]
+        for table in self._known.values():
+            table.drop(name)
 
     def what_if(self, state: AllocatedState) -> Allocator:
         """An allocator over another allocated state (preemption), sharing the index."""
@@ -404,6 +532,8 @@ class AllocatorCache:
         view = node.view
         entry = self._nodes.get(view.name)
         if entry is None or entry.view is not view:
+            if entry is not None:
+                entry.alive = False
             entry = _Node(view, None, ())
             self._nodes[view.name] = entry
         if entry.pools is None and self.allocator is not None:
@@ -510,7 +640,7 @@ class AllocatorCache:
                 self._forget()
                 return outcome  # its token is gone with the rest
             self._outcome_count += 1
-            table.store(view, entry.pool_keys, version, outcome)
+            table.store(entry, entry.pool_keys, version, outcome)
         return outcome
 
     def _search(self, engine: Allocator, claims: Sequence[ResourceClaim], entry: _Node,

@@ -17,6 +17,7 @@ import msgspec
 
 from dralab.api.core import PodCondition
 
+from .claims import delete_pod
 from .cluster import ClusterState, PodInfo, set_pod_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .queue import SchedulingQueue
@@ -157,7 +158,7 @@ class Scheduler:
         self.cluster.update_pod(pod, updated)
 
     def _evict(self, key: str, preemptor: PodInfo, framework: Framework) -> Evicted | None:
-        info = self.cluster.remove_pod(key)
+        info = delete_pod(self.cluster, key)
         if info is None:
             return None
         self.queue.forget(key)

@@ -33,6 +33,7 @@ from dralab.api.core import Node, Pod, Taint
 from dralab.api.quantity import parse_quantity
 from dralab.api.resource import ResourceSlice
 from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import PodInfo
 
 from .engine import Environment, Event, Priority
@@ -110,7 +111,7 @@ class _Run:
     preemptions: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     removed_nodes: dict[str, Node] = field(default_factory=dict)
-    removed_slices: dict[str, list[ResourceSlice]] = field(default_factory=dict)
+    removed_slices: dict[str, tuple[ResourceSlice, ...]] = field(default_factory=dict)
 
     # --- events ---------------------------------------------------------------------
     def arrive(self, arrival: Arrival) -> None:
@@ -155,7 +156,7 @@ class _Run:
         state = self.pods[key]
         self._change(state, ended=self.env.now)
         state.completion = None
-        self.scheduler.cluster.remove_pod(key)
+        delete_pod(self.scheduler.cluster, key)
         self.observer.pod_left(state.info)
         self.request_round()
 
@@ -224,7 +225,7 @@ class _Run:
 
     def _evict(self, key: str, counted: bool = True) -> None:
         state = self.pods.get(key)
-        info = self.scheduler.cluster.remove_pod(key)
+        info = delete_pod(self.scheduler.cluster, key)
         if state is None or info is None:
             return
         if counted:
@@ -248,16 +249,15 @@ class _Run:
                 return
             for pod in list(info.pods):
                 self._evict(pod.key, counted=False)
+            # The node's slices go with it; they come back when it is re-added.
+            self.removed_slices[name] = cluster.slices_of(name)
             cluster.remove_node(name)
-            self.removed_slices[name] = [s for s in cluster.slices if _on_node(s, name)]
-            cluster.slices = [s for s in cluster.slices if not _on_node(s, name)]
             self.removed_nodes[name] = info.node
         elif event.action == "add":
             node = self.removed_nodes.pop(name, None)
             if node is None:
                 return
-            cluster.add_node(_with_taints(node, []))
-            cluster.slices = [*cluster.slices, *self.removed_slices.pop(name, [])]
+            cluster.add_node(_with_taints(node, []), self.removed_slices.pop(name, ()))
         else:
             current = cluster.nodes.get(name)
             if current is None:
@@ -278,10 +278,6 @@ class _Run:
         if self.progress is not None:
             self.progress(self.mode, min(1.0, self.env.now / self.scenario.duration))
 
-
-
-def _on_node(s: ResourceSlice, node: str) -> bool:
-    return s.spec.node_name == node
 
 
 def _with_taints(node: Node, taints: list[Taint]) -> Node:

@@ -224,9 +224,12 @@ def cluster(nodes: Sequence[Node] = (), slices: Sequence[ResourceSlice] = (),
     state = ClusterState(features=gates or FeatureGates())
     for n in nodes:
         state.add_node(n)
-    state.slices.extend(slices)
-    state.classes.update({c.name: c for c in classes})
-    state.templates.update({f"{t.metadata.namespace or NS}/{t.name}": t for t in templates})
+    for s in slices:
+        state.put_slice(s)
+    for c in classes:
+        state.add_class(c)
+    for t in templates:
+        state.add_template(t)
     for c in claims:
         state.add_claim(c)
     return state

@@ -11,6 +11,7 @@ from dralab.scheduler.claims import (
     DELETE_PROTECTION_FINALIZER,
     NAME_ALPHABET,
     POD_CLAIM_ANNOTATION,
+    delete_pod,
     ensure_pod_claims,
     generate_name,
     release_pod_claims,
@@ -127,7 +128,7 @@ def test_release_deletes_generated_claims_and_frees_devices() -> None:
     assert state.allocated.claims()
     second = h.add(pod("second", templates={"gpu": "tpl"}))
     assert h.schedule(second).node is None
-    state.remove_pod(first.key)  # calls release_pod_claims
+    delete_pod(state, first.key)  # the claim controller releases its claims
     assert f"{NS}/{generated.metadata.name}" not in state.claims
     assert not state.allocated.claims()
     assert first.pod.status.resource_claim_statuses == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dralab.api.core import ContainerExtendedResourceRequest
-from dralab.scheduler.claims import EXTENDED_CLAIM_ANNOTATION
+from dralab.scheduler.claims import EXTENDED_CLAIM_ANNOTATION, delete_pod
 from dralab.scheduler.extended import (
     DEVICE_CLASS_PREFIX,
     dra_backed_resources,
@@ -56,7 +56,7 @@ def test_pod_with_extended_resource_gets_a_special_claim_on_a_dra_only_node() ->
     assert third.node is None
     assert third.statuses["dra-node"].reasons == ("cannot allocate all claims",)
     # Removing the pod deletes its special claim and frees its GPUs.
-    state.remove_pod(info.key)
+    delete_pod(state, info.key)
     assert status.resource_claim_name and f"default/{status.resource_claim_name}" \
         not in state.claims
     assert h.schedule(pod("d", containers=[container("c", requests={NV: 2})])).node

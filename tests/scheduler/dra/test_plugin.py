@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from dralab.api.resource import ResourceClaimConsumerReference
+from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.framework import Code, CycleState
 from dralab.scheduler.plugins.dynamicresources import NAME
@@ -286,9 +287,9 @@ def test_cluster_changes_reach_the_shared_allocator() -> None:
     assert h.schedule(pod("a", templates={"gpu": "tpl"})).node == "node-0"
     assert h.schedule(pod("b", templates={"gpu": "tpl"})).node is None
     state.add_node(node("node-new", {"kubernetes.io/hostname": "node-new"}))
-    state.slices.append(gpus("node-new", 1))
+    state.put_slice(gpus("node-new", 1))
     assert h.schedule(pod("c", templates={"gpu": "tpl"})).node == "node-new"
-    del state.classes[GPU]
+    state.remove_class(GPU)
     late = h.schedule(pod("d", templates={"gpu": "tpl"}))
     assert late.pre_filter is not None
     assert late.pre_filter.reasons == ("request gpu: device class gpu does not exist",)
@@ -301,5 +302,5 @@ def test_cached_outcomes_follow_device_use() -> None:
     placed = [h.schedule(pod(f"p{i}", templates={"gpu": "tpl"})).node for i in range(5)]
     assert placed == ["node-0", "node-0", "node-1", "node-1", None]
     assert h.plugin.cache.total_hits > 0
-    state.remove_pod("default/p0")
+    delete_pod(state, "default/p0")
     assert h.schedule(pod("p5", templates={"gpu": "tpl"})).node == "node-0"

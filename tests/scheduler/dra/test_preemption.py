@@ -5,6 +5,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from dralab.api.resource import ResourceClaimConsumerReference
+from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import PodInfo
 from dralab.scheduler.framework import Code, CycleState
 from dralab.scheduler.plugins.dynamicresources import NAME
@@ -50,7 +51,7 @@ def test_preemptor_fits_after_the_victim_is_really_removed() -> None:
     state = h.cluster
     high = h.add(pod("high", templates={"gpu": "tpl"}, priority=100))
     assert h.schedule(high).node is None
-    state.remove_pod(victim.key)
+    delete_pod(state, victim.key)
     assert h.schedule(high).node == "node-0"
 
 

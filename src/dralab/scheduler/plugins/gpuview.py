@@ -21,10 +21,10 @@ Filter plugins: Score only sees nodes where the pod fits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dralab.api.resource import ResourceClaim, ResourceSlice
+from dralab.api.resource import ResourceClaim
 
 from ..claims import resolve_pod_claims
 from ..cluster import CPU, ClusterState, NodeInfo, PodInfo
@@ -49,18 +49,19 @@ class GpuIndex:
     def __init__(self, drivers: frozenset[str], gpu_resource: str) -> None:
         self.drivers = drivers
         self.gpu_resource = gpu_resource
-        self._slices_seen: tuple[int, int] = (-1, -1)
+        self._slices_seen: tuple[ClusterState | None, int] = (None, -1)
         self._devices: dict[str, list[_Device]] = {}
         self._capacity_by_name: dict[str, int] = {}
         self._version = -1
         self._used: dict[DeviceKey, int] = {}  # consumed milli-units; -1 = whole device
 
-    def _index_slices(self, slices: Sequence[ResourceSlice]) -> None:
-        # Slices rarely change during a run; the list identity and length are a cheap check.
-        seen = (id(slices), len(slices))
-        if seen == self._slices_seen:
+    def _index_slices(self, cluster: ClusterState) -> None:
+        # Slices rarely change during a run: re-read them when the store says so.
+        seen = (cluster, cluster.slice_version)
+        if seen[0] is self._slices_seen[0] and seen[1] == self._slices_seen[1]:
             return
         self._slices_seen = seen
+        slices = cluster.slices
         self._devices = {}
         self._capacity_by_name = {}
         for s in slices:
@@ -77,7 +78,7 @@ class GpuIndex:
 
     def refresh(self, cluster: ClusterState) -> None:
         """Re-read slices and allocations if anything changed since the last call."""
-        self._index_slices(cluster.slices)
+        self._index_slices(cluster)
         if cluster.version == self._version:
             return
         self._version = cluster.version

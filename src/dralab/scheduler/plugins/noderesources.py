@@ -367,11 +367,11 @@ class Fit:
     def _dra_backed(self, cluster: ClusterState) -> frozenset[str]:
         if not self._dra_extended:
             return frozenset()
-        # DeviceClasses do not change during a run; recompute only if their count does.
-        count, names = self._dra_names
-        if count != len(cluster.classes):
+        # DeviceClasses rarely change during a run; recompute when the store says so.
+        version, names = self._dra_names
+        if version != cluster.class_version:
             names = dra_extended_resources(cluster)
-            self._dra_names = (len(cluster.classes), names)
+            self._dra_names = (cluster.class_version, names)
         return names
 
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState

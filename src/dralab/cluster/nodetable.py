@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .cluster import CPU, MEMORY, PODS, NodeInfo
+from .records import CPU, MEMORY, PODS, NodeInfo
 
 if TYPE_CHECKING:
-    from .cluster import ClusterState
+    from .store import ClusterState
 
 __all__ = ["NodeTable", "pick"]
 
