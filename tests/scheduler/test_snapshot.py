@@ -13,7 +13,9 @@ import pytest
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
+from dralab.api.errors import InputError
 from dralab.scheduler import build_cluster, schedule
+from dralab.scheduler.controllers import MAX_CREATED_PODS
 from dralab.scheduler.snapshot import apply_order
 
 from .builders import DRA_POST_FILTER, node, pod, pod_spec, workload
@@ -168,6 +170,16 @@ OTHER = [
               {"completedIndexes": "0,2"}),
           job_pod("train-1-aaaaa", "Running", index=1, node_name="a")],
          [f"train-3-{SUFFIX}", f"train-4-{SUFFIX}"]),
+    # Found by the fuzz suite: the free indexes were looked for among all completions
+    # (two billion here) and completedIndexes ranges were expanded index by index.
+    Case("an Indexed Job of two billion completions, nearly all done, creates the last ones",
+         [job({"parallelism": 3, "completions": 2_000_000_000, "completionMode": "Indexed"},
+              {"completedIndexes": "0-1999999996,1999999998"}),
+          job_pod("train-1999999997-aaaaa", "Succeeded", index=1999999997)],
+         [f"train-1999999999-{SUFFIX}"]),
+    Case("an Indexed Job creates free indexes between completed runs",
+         [job({"parallelism": 2, "completions": 10, "completionMode": "Indexed"},
+              {"completedIndexes": "5-7,0-3,2-4"})], [f"train-8-{SUFFIX}", f"train-9-{SUFFIX}"]),
     Case("a StatefulSet creates its missing ordinals and replaces failed ones",
          [workload("StatefulSet", "db", {"replicas": 4}),
           owned("db-0", "StatefulSet", "db", phase="Failed"),
@@ -209,6 +221,29 @@ def test_controllers_create_only_what_is_missing(case: Case) -> None:
     assert len(got) == len(case.expected), got
     for name, pattern in zip(got, case.expected, strict=True):
         assert re.fullmatch(pattern, name), (name, pattern)
+
+
+@pytest.mark.parametrize(("obj", "message"), [
+    (job({"parallelism": 2_000_000_000}),
+     "Job default/train: spec.parallelism: 2,000,000,000 pods to create"),
+    (job({"parallelism": 2_000_000_000, "completions": 2_000_000_000,
+          "completionMode": "Indexed"}),
+     "Job default/train: spec.parallelism: 100,001 pods to create"),
+    (workload("StatefulSet", "db", {"replicas": 2_000_000_000}),
+     "StatefulSet default/db: spec.replicas: 2,000,000,000 pods to create"),
+    (workload("Deployment", "web", {"replicas": 60_000}),
+     "ReplicaSet default/web2: spec.replicas: 60,000 pods to create (120,000 with the "
+     "workloads before it)"),
+])
+def test_workloads_create_at_most_max_created_pods(obj: KubeObject, message: str) -> None:
+    # Found by the fuzz suite: a Job with parallelism 2e9 (valid upstream, where the Job
+    # controller creates pods in batches) built pods until memory ran out.
+    second = workload("ReplicaSet", "web2", {"replicas": 60_000})
+    objects = [obj, second] if obj.kind == "Deployment" else [obj]
+    with pytest.raises(InputError) as info:
+        build_cluster([node("a", "64", "256Gi"), *objects])
+    assert str(info.value) == (f"{message}, more than {MAX_CREATED_PODS:,} (dralab's limit on "
+                               "pods created from workloads in one run)")
 
 
 def test_generate_name_everywhere() -> None:

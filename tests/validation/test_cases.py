@@ -588,6 +588,15 @@ CASES: list[Case] = [
          ("spec.parallelism", E.INVALID)),
     case("job-completions-negative", "job", [("spec.completions", -2)],
          ("spec.completions", E.INVALID)),
+    case("job-indexed-parallelism-at-limit", "job",
+         [("spec.completionMode", "Indexed"), ("spec.parallelism", 100_000),
+          ("spec.completions", 2_000_000_000)]),
+    case("job-indexed-parallelism-over-limit", "job",
+         [("spec.completionMode", "Indexed"), ("spec.parallelism", 100_001)],
+         ("spec.parallelism", E.INVALID),
+         message="spec.parallelism: Invalid value: 100001: must be less than or equal to "
+                 "100000 when completion mode is Indexed"),
+    case("job-non-indexed-parallelism-large", "job", [("spec.parallelism", 2_000_000_000)]),
     case("job-manual-selector", "job", [("spec.selector", {"matchLabels": {"app": "trainer"}})],
          ("spec.selector", E.INVALID)),
     # A Job read back from a cluster: the selector and labels the API server generated.

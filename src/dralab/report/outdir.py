@@ -46,7 +46,10 @@ def check_out_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
         raise OutputError(f"{option} '': empty path; name a directory ('.' for this one)")
     out = Path(path)
     where = f"{option} {os.fspath(path)}"
-    existing = _nearest_existing(out)
+    try:
+        existing = _nearest_existing(out)
+    except OSError as exc:  # a name too long, a loop of links: not a usable directory
+        raise OutputError(f"{where}: {exc.strerror or exc}") from None
     if not existing.is_dir():
         what = "is not a directory" if existing == out else f"is under {existing}, a file"
         if existing == out and existing.is_symlink() and not existing.exists():

@@ -29,6 +29,11 @@ references first, label selectors for adoption) and creates the difference:
   set that Succeeded or Failed is deleted and recreated under the same name.
 * DaemonSet: one pod per eligible node that has no running pod of the set.
 
+All workloads together create at most ``MAX_CREATED_PODS`` pods; a larger count is
+an InputError naming the workload and the field that asks for it, raised while
+deciding, before a pod is built (a Job with parallelism 2,000,000,000 is valid
+upstream, where the controller creates pods in batches over time).
+
 Pods that Succeeded or Failed are never counted as active; pods being deleted
 (deletionTimestamp set) are not active either. Decisions are made once, in input
 order, before anything is created (an orphan is adopted by the first controller
@@ -38,6 +43,7 @@ the ``NameGenerator`` of the ``PodFactory``.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +54,7 @@ import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod, Toleration
+from dralab.api.errors import InputError
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 from .cron import next_activation
@@ -75,10 +82,18 @@ from .owners import (
     stateful_ordinal,
 )
 
-__all__ = ["Controllers"]
+__all__ = ["MAX_CREATED_PODS", "Controllers"]
 
 T = TypeVar("T", bound=KubeObject)
 
+# Pods one run creates for the workloads of its input. Each is scheduled (about a
+# millisecond apiece) and kept in memory, so the bound keeps a run within minutes, as
+# MAX_SCENARIO_PODS does for a scenario.
+MAX_CREATED_PODS = 100_000
+# The field that asks for a workload's pods, for the message when there are too many.
+_COUNT_FIELD = {"Job": "spec.parallelism", "CronJob": "spec.jobTemplate.spec.parallelism",
+                "Deployment": "spec.replicas", "ReplicaSet": "spec.replicas",
+                "StatefulSet": "spec.replicas", "DaemonSet": "nodes"}
 DEFAULT_BACKOFF_LIMIT = 6
 DEFAULT_MAX_SURGE = "25%"
 _FINISHED_CONDITIONS = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
@@ -177,6 +192,27 @@ class _DaemonNodes:
 _Plan = _Replicas | _NewReplicaSet | _JobPods | _CronActivation | _Ordinals | _DaemonNodes
 
 
+def _size(plan: _Plan) -> int:
+    """How many pods ``plan`` creates."""
+    if isinstance(plan, _Replicas | _NewReplicaSet):
+        return plan.count
+    if isinstance(plan, _CronActivation):
+        return _size(plan.pods)
+    if isinstance(plan, _JobPods):
+        return plan.count if plan.indexes is None else len(plan.indexes)
+    if isinstance(plan, _Ordinals):
+        return len(plan.ordinals)
+    return len(plan.nodes)
+
+
+def _too_many(obj: KubeObject, count: int, total: int) -> InputError:
+    where = f"{obj.kind} {_namespace(obj)}/{obj.name}: {_COUNT_FIELD.get(obj.kind, 'spec')}"
+    others = f" ({total:,} with the workloads before it)" if total > count else ""
+    return InputError(f"{where}: {count:,} pods to create{others}, more than "
+                      f"{MAX_CREATED_PODS:,} (dralab's limit on pods created from workloads "
+                      "in one run)")
+
+
 def _replicas(value: int | None) -> int:
     return 1 if value is None else max(value, 0)
 
@@ -223,17 +259,71 @@ def _surge_step(replicas: int, surge: int, total: int, current: int) -> int:
     return current + max(0, min(room, replicas - current))
 
 
-def _parse_indexes(text: Any, limit: int) -> set[int]:
-    """``status.completedIndexes`` ("1,3-5"); unreadable parts are skipped."""
-    out: set[int] = set()
-    if not isinstance(text, str):
-        return out
-    for part in text.split(","):
+class _Indexes:
+    """A set of completion indexes: the intervals of ``status.completedIndexes`` (so
+    "0-1999999999" costs one entry, not two billion) and single indexes (of succeeded
+    pods)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        merged: list[tuple[int, int]] = []
+        for low, high in sorted(spans):
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+            else:
+                merged.append((low, high))
+        self._spans = merged  # inclusive, sorted, disjoint
+        self._points: set[int] = set()
+
+    def add(self, index: int) -> None:
+        self._points.add(index)
+
+    def _span_end(self, index: int) -> int | None:
+        at = bisect.bisect_right(self._spans, (index, math.inf)) - 1
+        if at >= 0 and self._spans[at][0] <= index <= self._spans[at][1]:
+            return self._spans[at][1] + 1
+        return None
+
+    def end_of(self, index: int) -> int | None:
+        """One past the run of indexes from ``index`` in the set, or None if it is not."""
+        end = self._span_end(index)
+        if end is None and index in self._points:
+            end = index + 1
+        return end
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and self.end_of(index) is not None
+
+    def __len__(self) -> int:
+        return sum(b - a + 1 for a, b in self._spans) + sum(
+            1 for i in self._points if self._span_end(i) is None)
+
+
+def _parse_indexes(text: Any, limit: int) -> _Indexes:
+    """``status.completedIndexes`` ("1,3-5") below ``limit``; unreadable parts are skipped."""
+    spans: list[tuple[int, int]] = []
+    for part in text.split(",") if isinstance(text, str) else ():
         first, dash, last = part.strip().partition("-")
         if not first.isdigit() or (dash and not last.isdigit()):
             continue
-        low, high = int(first), int(last) if dash else int(first)
-        out.update(range(low, min(high, limit - 1) + 1))
+        low, high = int(first), min(int(last) if dash else int(first), limit - 1)
+        if low <= high:
+            spans.append((low, high))
+    return _Indexes(spans)
+
+
+def _free_indexes(completions: int, done: _Indexes, held: set[int], want: int) -> list[int]:
+    """The ``want`` lowest indexes below ``completions`` neither done nor held; steps over
+    a run of done indexes at once."""
+    out: list[int] = []
+    index = 0
+    while index < completions and len(out) < want:
+        end = done.end_of(index)
+        if end is not None:
+            index = end
+            continue
+        if index not in held:
+            out.append(index)
+        index += 1
     return out
 
 
@@ -294,6 +384,13 @@ class Controllers:
             plan = planner(obj) if planner is not None else None
             if plan is not None:
                 self._plans[id(obj)] = plan
+        total = 0
+        for obj in objects:
+            plan = self._plans.get(id(obj))
+            if plan is not None:
+                total += _size(plan)
+                if total > MAX_CREATED_PODS:
+                    raise _too_many(obj, _size(plan), total)
 
     def replaced(self, pod: Pod) -> bool:
         """Whether a controller deletes ``pod`` to recreate it (it is left out)."""
@@ -380,8 +477,10 @@ class Controllers:
         indexed = spec.completion_mode == "Indexed" and completions is not None
         if indexed:
             done = _parse_indexes(raw_field(job, "status", "completedIndexes"), completions)
-            done.update(i for p in pods if p.status.phase == "Succeeded"
-                        and (i := _completion_index(p)) is not None and i < completions)
+            for pod in pods:
+                if pod.status.phase == "Succeeded" and (
+                        i := _completion_index(pod)) is not None and i < completions:
+                    done.add(i)
             succeeded = len(done)
         else:
             succeeded = (raw_int(job, "status", "succeeded") or 0) + len(uncounted_ok) + sum(
@@ -397,8 +496,9 @@ class Controllers:
             return _JobPods(missing, None, template)
         assert completions is not None
         held = {i for p in pods if not is_terminal(p) and (i := _completion_index(p)) is not None}
-        free = [i for i in range(completions) if i not in done and i not in held]
-        return _JobPods(0, tuple(free[:missing]), template) if free else None
+        # One past the limit is enough to be refused; the rest are never looked for.
+        free = _free_indexes(completions, done, held, min(missing, MAX_CREATED_PODS + 1))
+        return _JobPods(0, tuple(free), template) if free else None
 
     def _plan_job(self, job: Job) -> _Plan | None:
         pods = self._owned_pods("Job", job, self._job_selector(job))
@@ -443,8 +543,11 @@ class Controllers:
             if ordinal is not None:
                 by_ordinal.setdefault(ordinal, pod)
         start = max(raw_int(sts, "spec", "ordinals", "start") or 0, 0)
+        replicas = _replicas(sts.spec.replicas)
+        if replicas > MAX_CREATED_PODS:
+            raise _too_many(sts, replicas, replicas)
         wanted: list[int] = []
-        for ordinal in range(start, start + _replicas(sts.spec.replicas)):
+        for ordinal in range(start, start + replicas):
             member = by_ordinal.get(ordinal)
             if member is None:
                 # A pod of another owner under that name blocks the ordinal.

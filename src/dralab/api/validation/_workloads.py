@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 CRON_JOB_NAME_MAX: Final = 52  # 63 minus the 11 characters of the job-name suffix
+MAX_PARALLELISM_FOR_INDEXED_JOB: Final = 100_000
 _ALWAYS: Final = ("Always",)
 _JOB_RESTART_POLICIES: Final = ("OnFailure", "Never")
 
@@ -198,7 +199,7 @@ def _check_generated_selector(ctx: Ctx, meta: Mapping[str, Any], spec: Mapping[s
 def _check_job_spec(ctx: Ctx, spec: Mapping[str, Any], path: str, *, in_template: bool,
                     meta: Mapping[str, Any] | None = None) -> None:
     """A JobSpec; in a CronJob's template the selector is always generated."""
-    _non_negative(ctx, spec, "parallelism", path)
+    parallelism = _non_negative(ctx, spec, "parallelism", path)
     completions = _non_negative(ctx, spec, "completions", path)
     _non_negative(ctx, spec, "activeDeadlineSeconds", path, bits=64)
     _non_negative(ctx, spec, "backoffLimit", path)
@@ -208,6 +209,12 @@ def _check_job_spec(ctx: Ctx, spec: Mapping[str, Any], path: str, *, in_template
         ctx.not_supported(child(path, "completionMode"), mode, ("NonIndexed", "Indexed"))
     if mode == "Indexed" and completions is None:
         ctx.required(child(path, "completions"), "when completion mode is Indexed")
+    if mode == "Indexed" and parallelism is not None and \
+            parallelism > MAX_PARALLELISM_FOR_INDEXED_JOB:
+        # Upstream's bound on the length of status.completedIndexes.
+        ctx.invalid(child(path, "parallelism"), parallelism,
+                    f"must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED_JOB} when "
+                    "completion mode is Indexed")
     ctx.as_bool(spec.get("suspend"), child(path, "suspend"))
     manual = ctx.as_bool(spec.get("manualSelector"), child(path, "manualSelector"))
     selector = None

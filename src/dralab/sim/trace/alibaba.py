@@ -137,7 +137,11 @@ def resolve_trace_dir(trace_dir: str | os.PathLike[str] | None = None,
         path = Path(env[TRACE_DIR_ENV])
     else:
         path = default_trace_dir()
-    if not path.is_dir():
+    try:
+        found = path.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise TraceNotFoundError(f"trace directory {str(path)!r}: {exc.strerror or exc}") from None
+    if not found:
         raise TraceNotFoundError(
             f"trace directory {str(path)!r} not found; pass --trace-dir or set {TRACE_DIR_ENV}")
     return path
