@@ -11,7 +11,8 @@ codes it may return and what follows:
   with back-off. Never used for "does not fit".
 * ``Skip``: from PreFilter/PreScore, the plugin has nothing to do for this pod; its
   Filter/Score are not called.
-* ``Wait``: from Permit, the pod waits (not modelled beyond "allowed").
+* ``Wait``: from Permit, the pod waits on its node (``timeout`` seconds at most)
+  until allowed or rejected (``dralab.scheduler.waiting``).
 
 Nothing here raises for "does not fit"; exceptions are bugs.
 """
@@ -84,6 +85,7 @@ class Status:
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     details: tuple[str, ...] = ()
+    timeout: float = 0.0  # Wait only: seconds until the wait is rejected
 
     @staticmethod
     def success() -> Status:
@@ -100,6 +102,10 @@ class Status:
     @staticmethod
     def error(plugin: str, message: str) -> Status:
         return Status(Code.ERROR, (message,), plugin)
+
+    @staticmethod
+    def wait(plugin: str, timeout: float) -> Status:
+        return Status(Code.WAIT, (), plugin, (), timeout)
 
     @staticmethod
     def skip(plugin: str = "") -> Status:
@@ -123,7 +129,8 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, plugin: str) -> Status:
-        return self if self.plugin else Status(self.code, self.reasons, plugin, self.details)
+        return self if self.plugin else Status(self.code, self.reasons, plugin, self.details,
+                                               self.timeout)
 
 
 _SUCCESS = Status()

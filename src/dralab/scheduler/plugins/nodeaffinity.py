@@ -34,7 +34,9 @@ from ..framework import (
     PreFilterResult,
     Status,
 )
+from ..hints import EventHint
 from ..registry import Handle, PluginArgsError
+from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score
 
 NAME = "NodeAffinity"
@@ -142,6 +144,9 @@ class NodeAffinity:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_HINTS
 
     def _parsed(self, pod: PodInfo) -> tuple[_Required, _Preferred]:
         spec = pod.pod.spec

@@ -6,14 +6,16 @@ checked against nodes explicitly (explain, tests).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Status
+from ..hints import EventHint
 from ..registry import Handle
+from .eventhints import NODE_NAME_HINTS
 from .helpers import Mask
 
 NAME = "NodeName"
@@ -31,6 +33,9 @@ class NodeName:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_NAME_HINTS
 
     def filter_relevant(self, pod: PodInfo) -> bool:
         """Only pods naming a node can be rejected."""

@@ -29,7 +29,9 @@ from dralab.api.features import Gate
 
 from ..cluster import CPU, MEMORY, ClusterState, NodeInfo, PodInfo
 from ..framework import MAX_NODE_SCORE, CycleState, MissingStateError, PreFilterResult, Status
+from ..hints import EventHint
 from ..registry import Handle, PluginArgsError
+from .eventhints import FIT_HINTS
 
 FIT = "NodeResourcesFit"
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
@@ -356,6 +358,9 @@ class Fit:
     @property
     def name(self) -> str:
         return FIT
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return FIT_HINTS
 
     def _is_ignored(self, resource: str) -> bool:
         if not is_extended_resource(resource):

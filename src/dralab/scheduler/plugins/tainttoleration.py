@@ -17,7 +17,9 @@ from dralab.api.core import Taint, Toleration
 
 from ..cluster import NodeInfo, PodInfo
 from ..framework import MAX_NODE_SCORE, Code, CycleState, MissingStateError, NodeScore, Status
+from ..hints import EventHint
 from ..registry import Handle
+from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score, find_untolerated_taint, tolerates
 
 NAME = "TaintToleration"
@@ -69,6 +71,9 @@ class TaintToleration:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_HINTS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taints = node.node.spec.taints
