@@ -264,10 +264,11 @@ class SchedulingQueue:
             self._move_head(unit, -math.inf)
 
     def failed(self, queued: QueuedPod, rejectors: frozenset[str], error: bool,
-               now: float, retry: bool = False) -> None:
+               now: float, retry: bool = False, alone: bool = False) -> None:
         """After a failed cycle: into the unschedulable pool with its rejecting plugins,
         or (``retry``: the cycle itself changed the cluster in its favour; an error)
-        into backoff."""
+        into backoff. ``alone``: the pod is no longer like the rest of its class (it
+        holds a nomination), so it waits as a unit of its own."""
         queued.attempts += 1
         queued.failed_at = now
         queued.rejectors = rejectors
@@ -277,14 +278,19 @@ class SchedulingQueue:
                 self._release_class(queued)
             self._to_backoff(queued, now)
             return
-        self._park(queued, now)
+        if alone and queued.equivalence is not None:
+            self._release_class(queued)
+            queued.equivalence = None
+        self._park(queued, now, fresh=True)
 
     def park(self, queued: QueuedPod, now: float) -> None:
         """Back into the unschedulable pool without a cycle (its class is waiting, or
         it ran out of attempts)."""
-        self._park(queued, now)
+        self._park(queued, now, fresh=False)
 
-    def _park(self, queued: QueuedPod, now: float) -> None:
+    def _park(self, queued: QueuedPod, now: float, fresh: bool) -> None:
+        """Into the unit of its class (or its own). ``fresh``: it just failed a cycle, so
+        its rejecting plugins and the time become the unit's; otherwise it joins as is."""
         eq = queued.equivalence
         if eq is not None:
             ident: Hashable = ("class", eq)
@@ -298,10 +304,11 @@ class SchedulingQueue:
             unit = _Unit(ident, queued.rejectors, now, [entry])
             self._units[ident] = unit
         else:
-            for name in unit.rejectors - queued.rejectors:
-                self._by_plugin.get(name, set()).discard(ident)
-            unit.rejectors = queued.rejectors
-            unit.since = now  # a fresh failure: the class was just found not to fit
+            if fresh:
+                for name in unit.rejectors - queued.rejectors:
+                    self._by_plugin.get(name, set()).discard(ident)
+                unit.rejectors = queued.rejectors
+                unit.since = now  # the class was just found not to fit
             heapq.heappush(unit.members, entry)
         for name in unit.rejectors:
             self._by_plugin.setdefault(name, set()).add(ident)

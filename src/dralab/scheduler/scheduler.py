@@ -281,8 +281,10 @@ class Scheduler:
             if attempt.diagnosis is not None else frozenset()
         if not rejectors and attempt.error is None:
             rejectors = frozenset({_ANY})
+        # A nominated pod holds room on its node: it must be the one that is retried.
         self.queue.failed(queued, rejectors, attempt.error is not None, now,
-                          retry=attempt.cluster_changed)
+                          retry=attempt.cluster_changed,
+                          alone=bool(pod.pod.status.nominated_node_name))
         if self.on_failed is not None:
             self.on_failed(pod, attempt)
         for key in attempt.victims:
