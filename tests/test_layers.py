@@ -148,7 +148,7 @@ def layer_violations() -> list[str]:
 
 
 def cycles() -> list[list[str]]:
-    """Strongly connected groups of modules (size > 1 or self-import), typing-only edges left out."""
+    """Strongly connected groups of modules (size > 1 or a self-import), typing-only edges out."""
     graph: dict[str, set[str]] = collections.defaultdict(set)
     for edge in edges():
         if not edge.typing_only:

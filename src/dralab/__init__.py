@@ -20,9 +20,6 @@ from pathlib import Path
 
 from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
 from .api.base import KubeObject, ObjectMeta, UnknownObject
-from .api.check import Problem
-from .api.check import validate_documents as _validate_documents
-from .api.check import validate_objects as _validate_objects
 from .api.core import Node, Pod, PriorityClass
 from .api.errors import DralabError, ErrorType, FieldError, InputError, LoadError
 from .api.features import FeatureGates
@@ -41,6 +38,9 @@ from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, Stat
 from .scheduler import ScheduleResult, explain_pod, schedule
 from .sim.results import SimulationResult
 from .sim.scenario import Scenario
+from .validation.check import Problem
+from .validation.check import validate_documents as _validate_documents
+from .validation.check import validate_objects as _validate_objects
 
 __version__ = "0.1.0"
 

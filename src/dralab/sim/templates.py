@@ -23,12 +23,12 @@ from typing import Any
 import msgspec
 
 from dralab.api import io as api_io
-from dralab.api.check import validate_documents
 from dralab.api.codec import DecodeError, decode
 from dralab.api.core import Pod
 from dralab.api.errors import InputError
 from dralab.api.io import Document
 from dralab.api.resource import DeviceClass, ResourceClaimTemplate
+from dralab.validation.check import validate_documents
 
 __all__ = ["POD_CARRIERS", "KindTemplate", "TemplateError", "read_kind_template",
            "resolve_path"]

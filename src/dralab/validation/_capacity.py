@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from dralab.api.features import Gate
 from dralab.api.quantity import Quantity
-from dralab.api.validation._context import Ctx, child, index
+from dralab.validation._context import Ctx, child, index
 
 __all__ = ["check_request_policy"]
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
 from dralab.api.features import FeatureGates, Gate
-from dralab.api.validation._context import Ctx
+from dralab.validation._context import Ctx
 
 if TYPE_CHECKING:
     from dralab.cel import Features

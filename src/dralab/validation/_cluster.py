@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dralab.api.validation._context import Ctx, child, key
-from dralab.api.validation._core_common import check_node_taints, check_resource_quantity
-from dralab.api.validation._formats import name_is_dns_label, name_is_dns_subdomain
-from dralab.api.validation._meta import check_finalizers, check_object_meta
+from dralab.validation._context import Ctx, child, key
+from dralab.validation._core_common import check_node_taints, check_resource_quantity
+from dralab.validation._formats import name_is_dns_label, name_is_dns_subdomain
+from dralab.validation._meta import check_finalizers, check_object_meta
 
 __all__ = ["validate_namespace", "validate_node", "validate_priority_class"]
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from dralab.api.errors import FieldError
-from dralab.api.validation._context import Ctx, child, index
 from dralab.api.versions import path_in_version, to_v1
+from dralab.validation._context import Ctx, child, index
 
 __all__ = ["validate_converted"]
 

@@ -13,8 +13,8 @@ from typing import Any, Final
 
 from dralab.api.features import Gate
 from dralab.api.quantity import Quantity
-from dralab.api.validation._context import Ctx, child, index, key
-from dralab.api.validation._core_common import (
+from dralab.validation._context import Ctx, child, index, key
+from dralab.validation._core_common import (
     check_node_selector,
     check_node_selector_term,
     check_resource_quantity,
@@ -23,7 +23,7 @@ from dralab.api.validation._core_common import (
     is_hugepages_resource_name,
     is_native_resource_name,
 )
-from dralab.api.validation._formats import (
+from dralab.validation._formats import (
     check_dns_label,
     check_dns_subdomain,
     check_label_name,
@@ -31,12 +31,12 @@ from dralab.api.validation._formats import (
     is_qualified_name,
     name_is_dns_subdomain,
 )
-from dralab.api.validation._meta import (
+from dralab.validation._meta import (
     check_label_selector,
     check_labels,
     check_object_meta,
 )
-from dralab.api.validation._removed import POD_RESOURCE_CLAIM, check_removed
+from dralab.validation._removed import POD_RESOURCE_CLAIM, check_removed
 
 __all__ = ["check_pod_spec", "validate_pod"]
 

@@ -9,22 +9,23 @@ from typing import Any, Final
 from dralab.api.codec import nulls_as_unset, resolve_kind
 from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import FeatureGates
-from dralab.api.validation._cluster import (
+from dralab.api.versions import CONVERTIBLE, Served
+from dralab.validation._cluster import (
     validate_namespace,
     validate_node,
     validate_priority_class,
 )
-from dralab.api.validation._context import Ctx
-from dralab.api.validation._pod import validate_pod
-from dralab.api.validation._resource import (
+from dralab.validation._context import Ctx
+from dralab.validation._pod import validate_pod
+from dralab.validation._resource import (
     validate_device_class,
     validate_device_taint_rule,
     validate_resource_claim,
     validate_resource_claim_template,
 )
-from dralab.api.validation._slice import validate_resource_slice
-from dralab.api.validation._versions import validate_converted
-from dralab.api.validation._workloads import (
+from dralab.validation._slice import validate_resource_slice
+from dralab.validation._versions import validate_converted
+from dralab.validation._workloads import (
     validate_cron_job,
     validate_daemon_set,
     validate_deployment,
@@ -32,7 +33,6 @@ from dralab.api.validation._workloads import (
     validate_replica_set,
     validate_stateful_set,
 )
-from dralab.api.versions import CONVERTIBLE, Served
 
 __all__ = ["SUPPORTED_KINDS", "validate_object"]
 

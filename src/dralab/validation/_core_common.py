@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dralab.api.quantity import Quantity
-from dralab.api.validation._context import Ctx, child, index, key
-from dralab.api.validation._formats import (
+from dralab.validation._context import Ctx, child, index, key
+from dralab.validation._formats import (
     check_label_name,
     check_label_value,
     check_node_name,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from dralab.api.validation._context import Ctx, child
-from dralab.api.validation._cron import cron_problem
-from dralab.api.validation._formats import NameFn, name_is_dns_label, name_is_dns_subdomain
-from dralab.api.validation._meta import (
+from dralab.validation._context import Ctx, child
+from dralab.validation._cron import cron_problem
+from dralab.validation._formats import NameFn, name_is_dns_label, name_is_dns_subdomain
+from dralab.validation._meta import (
     check_annotations,
     check_label_selector,
     check_labels,
@@ -16,7 +16,7 @@ from dralab.api.validation._meta import (
     label_selector_matches,
     selector_is_empty,
 )
-from dralab.api.validation._pod import check_pod_spec
+from dralab.validation._pod import check_pod_spec
 
 __all__ = [
     "validate_cron_job",

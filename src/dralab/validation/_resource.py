@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dralab.api.features import Gate
-from dralab.api.validation._claim import check_claim_spec
-from dralab.api.validation._claim_status import check_claim_status
-from dralab.api.validation._context import Ctx, child
-from dralab.api.validation._core_common import is_extended_resource_name
-from dralab.api.validation._dra_common import (
+from dralab.validation._claim import check_claim_spec
+from dralab.validation._claim_status import check_claim_status
+from dralab.validation._context import Ctx, child
+from dralab.validation._core_common import is_extended_resource_name
+from dralab.validation._dra_common import (
     check_device_name,
     check_device_taint,
     check_driver_name,
@@ -19,9 +19,9 @@ from dralab.api.validation._dra_common import (
     check_selectors,
     items,
 )
-from dralab.api.validation._formats import name_is_dns_subdomain
-from dralab.api.validation._meta import check_conditions, check_object_meta, check_template_meta
-from dralab.api.validation._removed import (
+from dralab.validation._formats import name_is_dns_subdomain
+from dralab.validation._meta import check_conditions, check_object_meta, check_template_meta
+from dralab.validation._removed import (
     DEVICE_CLASS,
     DEVICE_CLASS_SPEC,
     TAINT_RULE_SELECTOR,

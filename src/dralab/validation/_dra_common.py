@@ -8,9 +8,9 @@ from functools import lru_cache
 from typing import Any, Final
 
 from dralab.api.features import Gate
-from dralab.api.validation._cel import check_cel_selector
-from dralab.api.validation._context import Ctx, child, index, key
-from dralab.api.validation._formats import (
+from dralab.validation._cel import check_cel_selector
+from dralab.validation._context import Ctx, child, index, key
+from dralab.validation._formats import (
     check_dns_label,
     check_dns_subdomain,
     check_label_name,
@@ -18,7 +18,7 @@ from dralab.api.validation._formats import (
     is_dns1123_subdomain,
     is_label_value,
 )
-from dralab.api.validation._meta import compact_json
+from dralab.validation._meta import compact_json
 
 __all__ = [
     "DEVICE_MAX_ID_LENGTH",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from dralab.api.validation._context import Ctx, child
+from dralab.validation._context import Ctx, child
 
 __all__ = [
     "CLAIM_SPEC",

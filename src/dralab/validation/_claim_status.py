@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dralab.api.features import Gate
-from dralab.api.validation._claim import RequestNames, check_request_ref, check_request_refs
-from dralab.api.validation._context import Ctx, child
-from dralab.api.validation._core_common import check_node_selector
-from dralab.api.validation._dra_common import (
+from dralab.validation._claim import RequestNames, check_request_ref, check_request_refs
+from dralab.validation._context import Ctx, child
+from dralab.validation._core_common import check_node_selector
+from dralab.validation._dra_common import (
     QUALIFIED_KEY_PATH_MAX,
     Uniq,
     check_binding_conditions,
@@ -30,7 +30,7 @@ from dralab.api.validation._dra_common import (
     items,
     keyed_items,
 )
-from dralab.api.validation._meta import check_conditions
+from dralab.validation._meta import check_conditions
 
 __all__ = ["check_claim_status"]
 

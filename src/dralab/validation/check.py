@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .base import KubeObject
-from .codec import HUBS, DecodeError, decode, encode, resolve_kind
-from .errors import ErrorType, FieldError, one_line
-from .features import FeatureGates
-from .io import Document
-from .validation import validate_across, validate_object
-from .versions import Served, missing_api_version
+from dralab.api.base import KubeObject
+from dralab.api.codec import HUBS, DecodeError, decode, encode, resolve_kind
+from dralab.api.errors import ErrorType, FieldError, one_line
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document
+from dralab.api.versions import Served, missing_api_version
+from dralab.validation._across import validate_across
+from dralab.validation._dispatch import validate_object
 
 __all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
 

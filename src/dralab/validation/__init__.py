@@ -1,10 +1,13 @@
 """Validation of Kubernetes objects as the 1.37 API server performs it on create.
 
+A layer of its own above ``dralab.cel`` (device selectors are compiled to be
+checked), so that ``dralab.api`` stays below the CEL language.
+
 Works on decoded documents (plain dicts from YAML/JSON) rather than typed
 models, so that one pass reports every problem, type errors included, with the
 API server's field paths, error types and wording::
 
-    >>> from dralab.api.validation import validate_object
+    >>> from dralab.validation import validate_object
     >>> slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
     ...           "metadata": {"name": "s"},
     ...           "spec": {"driver": "gpu.example.com", "nodeName": "n",
@@ -19,10 +22,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from dralab.api.validation._across import validate_across
-from dralab.api.validation._dispatch import SUPPORTED_KINDS, validate_object
+from dralab.validation._across import validate_across
+from dralab.validation._dispatch import SUPPORTED_KINDS, validate_object
+from dralab.validation.check import Problem, not_checked, validate_documents, validate_objects
 
-__all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "validate_across", "validate_object"]
+__all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "Problem", "not_checked", "validate_across",
+           "validate_documents", "validate_object", "validate_objects"]
 
 DEVIATIONS: Final = (
     "Fields of a disabled feature gate are reported as Forbidden "

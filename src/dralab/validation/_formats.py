@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Final
 
-from dralab.api.validation._context import Ctx
+from dralab.validation._context import Ctx
 
 __all__ = [
     "DNS1123_LABEL_MAX",

@@ -7,10 +7,10 @@ from typing import Any, Final
 
 from dralab.api.features import Gate
 from dralab.api.semver import SemverError, parse_semver
-from dralab.api.validation._capacity import check_request_policy
-from dralab.api.validation._context import Ctx, child, index, key
-from dralab.api.validation._core_common import check_node_selector
-from dralab.api.validation._dra_common import (
+from dralab.validation._capacity import check_request_policy
+from dralab.validation._context import Ctx, child, index, key
+from dralab.validation._core_common import check_node_selector
+from dralab.validation._dra_common import (
     QUALIFIED_KEY_PATH_MAX,
     Uniq,
     check_binding_conditions,
@@ -24,8 +24,8 @@ from dralab.api.validation._dra_common import (
     items,
     keyed_items,
 )
-from dralab.api.validation._formats import check_dns_label, check_node_name, name_is_dns_subdomain
-from dralab.api.validation._meta import check_object_meta
+from dralab.validation._formats import check_dns_label, check_node_name, name_is_dns_subdomain
+from dralab.validation._meta import check_object_meta
 
 __all__ = ["validate_resource_slice"]
 

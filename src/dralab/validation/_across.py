@@ -7,8 +7,8 @@ from typing import Any
 
 from dralab.api.errors import FieldError
 from dralab.api.features import FeatureGates
-from dralab.api.validation._admin_access import check_admin_access
-from dralab.api.validation._unmodelled import check_unmodelled_gates
+from dralab.validation._admin_access import check_admin_access
+from dralab.validation._unmodelled import check_unmodelled_gates
 
 __all__ = ["validate_across"]
 

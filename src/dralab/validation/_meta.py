@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dralab.api.validation._context import Ctx, child, index, key
-from dralab.api.validation._formats import (
+from dralab.validation._context import Ctx, child, index, key
+from dralab.validation._formats import (
     NameFn,
     check_label_name,
     check_label_value,

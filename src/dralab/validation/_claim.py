@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from dralab.api.features import Gate
-from dralab.api.validation._cel import check_cel_length
-from dralab.api.validation._context import Ctx, child, index
-from dralab.api.validation._dra_common import (
+from dralab.validation._cel import check_cel_length
+from dralab.validation._context import Ctx, child, index
+from dralab.validation._dra_common import (
     QUALIFIED_KEY_PATH_MAX,
     Uniq,
     check_device_tolerations,
@@ -21,8 +21,8 @@ from dralab.api.validation._dra_common import (
     items,
     keyed_items,
 )
-from dralab.api.validation._formats import check_dns_label, check_dns_subdomain
-from dralab.api.validation._removed import CLAIM_SPEC, check_removed
+from dralab.validation._formats import check_dns_label, check_dns_subdomain
+from dralab.validation._removed import CLAIM_SPEC, check_removed
 
 __all__ = ["RequestNames", "check_claim_spec", "check_request_refs"]
 
