@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from ._version import __version__
 from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
 from .api.base import KubeObject, ObjectMeta, UnknownObject
 from .api.core import Node, Pod, PriorityClass
@@ -41,8 +42,6 @@ from .sim.scenario import Scenario
 from .validation.check import Problem
 from .validation.check import validate_documents as _validate_documents
 from .validation.check import validate_objects as _validate_objects
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Allocated",

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from dralab import __version__
+from dralab._version import __version__
 from dralab.api.io import write_atomic
 from dralab.sim.curves import LEVELS
 from dralab.sim.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
