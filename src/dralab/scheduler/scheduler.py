@@ -20,8 +20,8 @@ from dralab.api.core import PodCondition
 from .claims import delete_pod
 from .cluster import ClusterState, PodInfo, set_pod_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
+from .framework import Registry
 from .queue import SchedulingQueue
-from .registry import Registry
 from .result import (
     REASON_NO_PROFILE,
     REASON_NOT_READY,

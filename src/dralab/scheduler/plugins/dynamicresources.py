@@ -29,10 +29,9 @@ per-request explanations to Filter rejections; default false).
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from msgspec.structs import replace
@@ -77,8 +76,10 @@ from dralab.scheduler.extended import (
 from dralab.scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
+    Handle,
     MissingStateError,
     NodeScore,
+    PluginArgsError,
     PostFilterResult,
     PreFilterExtensions,
     PreFilterResult,
@@ -86,7 +87,7 @@ from dralab.scheduler.framework import (
     Status,
 )
 
-__all__ = ["NAME", "DRAHandle", "DynamicResources"]
+__all__ = ["NAME", "DynamicResources"]
 
 NAME = "DynamicResources"
 # Upstream caps firstAvailable at 8 entries; earlier entries score higher.
@@ -95,26 +96,8 @@ _EXTENDED_PLACEHOLDER = "<extended-resources>"
 _SUCCESS = Status.success()
 
 
-class DRAHandle(Protocol):
-    """What the plugin needs of the framework handle (``registry.Handle`` fits)."""
-
-    @property
-    def cluster(self) -> ClusterState: ...
-
-    @property
-    def rng(self) -> random.Random: ...
-
-
 def _arg(args: Mapping[str, Any], camel: str, snake: str, default: Any) -> Any:
     return args.get(camel, args.get(snake, default))
-
-
-def _args_error(field: str, message: str) -> Exception:
-    try:
-        from dralab.scheduler.registry import PluginArgsError
-    except ImportError:  # registry not available: plain ValueError
-        return ValueError(f"{field}: {message}")
-    return PluginArgsError(field, message)
 
 
 class DynamicResources:
@@ -126,19 +109,19 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: DRAHandle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.handle = handle
         policy = _arg(args, "devicePolicy", "device_policy", "first-fit")
         if isinstance(policy, str):
             try:
                 policy = make_policy(policy)
             except ValueError as exc:
-                raise _args_error("devicePolicy", str(exc)) from None
+                raise PluginArgsError("devicePolicy", str(exc)) from None
         self.policy: DevicePolicy = policy
         self._policy_scores = not isinstance(policy, FirstFit)
         max_steps = _arg(args, "maxSteps", "max_steps", None)
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps <= 0):
-            raise _args_error("maxSteps", "must be a positive integer")
+            raise PluginArgsError("maxSteps", "must be a positive integer")
         self.explain: bool = bool(_arg(args, "explain", "explain", False))
         self.cache = AllocatorCache(handle.rng, max_steps)
         # Extended resource mapping, rebuilt when the classes change.
@@ -149,7 +132,7 @@ class DynamicResources:
         self._extended_specs: dict[tuple[tuple[str, str, int], ...], ResourceClaimSpec] = {}
 
     @classmethod
-    def create(cls, args: Mapping[str, Any], handle: DRAHandle) -> DynamicResources:
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> DynamicResources:
         return cls(args, handle)
 
     @property

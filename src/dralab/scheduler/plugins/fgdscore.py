@@ -49,7 +49,7 @@ import numpy as np
 from dralab.api.quantity import Quantity
 
 from ..cluster import ClusterState, NodeInfo, PodInfo
-from ..framework import CycleState, ScoreExtensions, Status
+from ..framework import CycleState, Handle, PluginArgsError, ScoreExtensions, Status
 from ..policies import (
     GPU_MILLI,
     POLICIES,
@@ -61,7 +61,6 @@ from ..policies import (
     TargetWorkload,
     gpu_class,
 )
-from ..registry import Handle, PluginArgsError
 from .gpuview import DEFAULT_GPU_RESOURCE, GpuIndex, pod_demand
 
 __all__ = ["NAMES", "PolicyScore"]

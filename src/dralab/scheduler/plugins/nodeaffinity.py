@@ -29,12 +29,13 @@ from ..framework import (
     MAX_NODE_SCORE,
     Code,
     CycleState,
+    Handle,
     MissingStateError,
     NodeScore,
+    PluginArgsError,
     PreFilterResult,
     Status,
 )
-from ..registry import Handle, PluginArgsError
 from .helpers import Mask, NodeMasks, default_normalize_score
 
 NAME = "NodeAffinity"

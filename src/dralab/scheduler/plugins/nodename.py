@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import CycleState, Status
-from ..registry import Handle
+from ..framework import CycleState, Handle, Status
 from .helpers import Mask
 
 NAME = "NodeName"

@@ -28,8 +28,15 @@ from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import Gate
 
 from ..cluster import CPU, MEMORY, ClusterState, NodeInfo, PodInfo
-from ..framework import MAX_NODE_SCORE, CycleState, MissingStateError, PreFilterResult, Status
-from ..registry import Handle, PluginArgsError
+from ..framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    MissingStateError,
+    PluginArgsError,
+    PreFilterResult,
+    Status,
+)
 
 FIT = "NodeResourcesFit"
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"

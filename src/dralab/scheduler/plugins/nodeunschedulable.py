@@ -11,8 +11,7 @@ import numpy as np
 from dralab.api.core import Taint
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import CycleState, Status
-from ..registry import Handle
+from ..framework import CycleState, Handle, Status
 from .helpers import Mask, NodeMasks, tolerates
 
 NAME = "NodeUnschedulable"

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cluster import PodInfo
-from ..framework import Status
-from ..registry import Handle
+from ..framework import Handle, Status
 
 NAME = "SchedulingGates"
 

@@ -16,8 +16,15 @@ import numpy.typing as npt
 from dralab.api.core import Taint, Toleration
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import MAX_NODE_SCORE, Code, CycleState, MissingStateError, NodeScore, Status
-from ..registry import Handle
+from ..framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleState,
+    Handle,
+    MissingStateError,
+    NodeScore,
+    Status,
+)
 from .helpers import Mask, NodeMasks, default_normalize_score, find_untolerated_taint, tolerates
 
 NAME = "TaintToleration"
