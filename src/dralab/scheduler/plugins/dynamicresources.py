@@ -29,7 +29,6 @@ per-request explanations to Filter rejections; default false).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -38,6 +37,7 @@ from msgspec.structs import replace
 
 from dralab.allocator.nodes import NodeSelectorError, compile_node_selector
 from dralab.api.core import ExtendedResourceClaimStatus
+from dralab.api.keys import object_key, random_uid
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -48,7 +48,6 @@ from dralab.scheduler.claims import (
     DELETE_PROTECTION_FINALIZER,
     RESERVED_FOR_MAX,
     add_consumer,
-    claim_key,
     deallocate,
     ensure_pod_claims,
     ensure_pod_uid,
@@ -384,7 +383,7 @@ class DynamicResources:
                 return None, Status.unschedulable(NAME, "deallocation of ResourceClaim completed")
         stale = s.extended.stale if s.extended is not None else None
         if stale is not None:
-            cluster.remove_claim(claim_key(stale.metadata.namespace, stale.metadata.name or ""))
+            cluster.remove_claim(object_key(stale.metadata.namespace, stale.metadata.name or ""))
             return None, Status.unschedulable(NAME, "deletion of ResourceClaim completed")
         return None, Status.unschedulable(NAME, "still not schedulable")
 
@@ -501,14 +500,14 @@ class DynamicResources:
         namespace = info.metadata.namespace or "default"
         base = extended_claim_base(info.metadata.name or "")
         name = generate_name(base, rng)
-        while claim_key(namespace, name) in cluster.claims:
+        while object_key(namespace, name) in cluster.claims:
             name = generate_name(base, rng)
-        uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        uid = random_uid(rng)
         claim = new_extended_claim(info, extended[1].spec, name, uid)
         cluster.add_claim(_allocated(claim, allocation, info))
         s.extended_claim = name
         s.extended_mappings = extended[1].mappings
-        return claim_key(namespace, name)
+        return object_key(namespace, name)
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Undo Reserve (and PreBind's pod status): created claims are deleted,
@@ -641,7 +640,7 @@ def _rejection(outcome: NodeOutcome) -> Status:
 def _check_classes(claim: ResourceClaim, cluster: ClusterState) -> Status | None:
     """Upstream's PreFilter check of every request's device class."""
     classes = cluster.classes
-    label = claim_key(claim.metadata.namespace, claim.metadata.name or "")
+    label = object_key(claim.metadata.namespace, claim.metadata.name or "")
     prioritized = cluster.features.is_enabled("DRAPrioritizedList")
     for request in claim.spec.devices.requests:
         if request.exactly is not None:
