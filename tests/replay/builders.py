@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dralab.scheduler.policies import NodeArrays, NodeView, PodDemand, Shape, TargetWorkload
-from dralab.sim.trace import NodeRecord, PodRecord
+from dralab.policies import NodeArrays, NodeView, PodDemand, Shape, TargetWorkload
+from dralab.replay.trace import NodeRecord, PodRecord
 
 BIG_MEMORY = 10**7
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dralab
 from dralab.api.base import KubeObject
-from dralab.sim.trace import (
+from dralab.replay.trace import (
     CAPACITY,
     MODEL_LABEL,
     device_class,

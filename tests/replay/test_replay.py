@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dralab.scheduler.policies import POLICIES, make_policy
-from dralab.sim.replay import ReplayRun, Scenario, paper_seeds, replay, run, summarize
-from dralab.sim.trace import load_nodes, load_pods
+from dralab.policies import POLICIES, make_policy
+from dralab.replay.run import ReplayRun, Scenario, paper_seeds, replay, run, summarize
+from dralab.replay.trace import load_nodes, load_pods
 
 EXPECTED = Path(__file__).with_name("expected_short_replay.json")
 REGEN = os.environ.get("DRALAB_REGEN_EXPECTED") == "1"

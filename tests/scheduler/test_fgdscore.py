@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from dralab.api.base import KubeObject
-from dralab.scheduler import ConfigError, schedule
-from dralab.sim.trace import (
+from dralab.replay.trace import (
     NodeRecord,
     PodRecord,
     device_class,
@@ -16,6 +15,7 @@ from dralab.sim.trace import (
     pod_objects,
     resource_slice,
 )
+from dralab.scheduler import ConfigError, schedule
 
 
 def cluster_and_pods(shares: list[int]) -> list[KubeObject]:

@@ -1,6 +1,6 @@
 """Compact per-node GPU views for the paper-policy Score plugins (``fgdscore``).
 
-The policy kernels (``dralab.scheduler.policies``) score a pod against a
+The policy kernels (``dralab.policies``) score a pod against a
 ``NodeView``: free CPU, and the free share (0..1000 milli) of each GPU. This
 module reads those off the scheduler's cluster state:
 
@@ -25,10 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dralab.api.resource import ResourceClaim
+from dralab.policies import GPU_MILLI, MAX_GPUS, NodeView, PodDemand
 
 from ..claims import resolve_pod_claims
 from ..cluster import CPU, ClusterState, NodeInfo, PodInfo
-from ..policies import GPU_MILLI, MAX_GPUS, NodeView, PodDemand
 
 __all__ = ["DEFAULT_GPU_RESOURCE", "GpuIndex", "pod_demand"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dralab.api.errors import InputError
-from dralab.scheduler.policies import Shape, TargetWorkload
+from dralab.policies import Shape, TargetWorkload
 
 from .trace.alibaba import PodRecord
 

@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dralab.scheduler.policies import GPU_MILLI
+from dralab.policies import GPU_MILLI
 
 from .protocol import draw_protocol
-from .replay import Scenario
+from .run import Scenario
 
 __all__ = [
     "ArcFlowResult",

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from dralab.scheduler.policies import (
+from dralab.policies import (
     NodeArrays,
     PodDemand,
     Policy,

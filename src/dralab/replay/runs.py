@@ -24,10 +24,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dralab.api.errors import InputError
-from dralab.scheduler.policies import POLICIES, make_policy
+from dralab.policies import POLICIES, make_policy
 
 from .curves import SUMMARY_LEVELS, SummaryRow, summarize_curves
-from .replay import Scenario, prepare, run, trace_where
+from .run import Scenario, prepare, run, trace_where
 from .trace.alibaba import WORKLOADS, load_nodes, load_pods, resolve_trace_dir
 
 __all__ = [

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from itertools import product
 
-from .replay import ReplayRun, replay
+from .run import ReplayRun, replay
 
 __all__ = ["Cell", "run_grid"]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dralab.api.errors import LoadError
-from dralab.scheduler.policies.state import GPU_MILLI, MAX_GPUS
+from dralab.policies.state import GPU_MILLI, MAX_GPUS
 
 __all__ = [
     "CLUSTER_FILE",
