@@ -7,7 +7,7 @@ replay, so an engine can wrap any of them as a Score plugin (node choice) plus a
 device-choice policy for the DynamicResources plugin.
 """
 
-from .base import MAX_SCORE, Placement, Policy
+from .base import MAX_SCORE, Policy, PolicyVerdict
 from .bestfit import BestFitPolicy
 from .clustering import GpuClusteringPolicy
 from .dotprod import DotProdPolicy
@@ -25,7 +25,7 @@ from .packing import GpuPackingPolicy
 from .randompick import RandomPolicy
 from .registry import PAPER_POLICIES, POLICIES, PolicyContext, make_policy
 from .scarcity import Scarcity
-from .state import GPU_MILLI, MAX_GPUS, NodeArrays, NodeView, PodDemand, gpu_class
+from .state import GPU_MILLI, MAX_GPUS, NodeArrays, PodDemand, PolicyNode, gpu_class
 
 __all__ = [
     "GPU_MILLI",
@@ -40,11 +40,11 @@ __all__ = [
     "GpuClusteringPolicy",
     "GpuPackingPolicy",
     "NodeArrays",
-    "NodeView",
-    "Placement",
     "PodDemand",
     "Policy",
     "PolicyContext",
+    "PolicyNode",
+    "PolicyVerdict",
     "RandomPolicy",
     "Scarcity",
     "Shape",

@@ -21,10 +21,10 @@ Contracts common to every policy:
   node's ``version`` changes.
 
 Wrapping a policy in a scheduler framework: in PreScore/Score, build a
-``NodeView`` per node from the engine's view of it (free CPU and memory; per
+``PolicyNode`` per node from the engine's view of it (free CPU and memory; per
 GPU device, capacity minus the ``consumedCapacity`` of allocated claims; the
 ``model`` attribute as a code; the classes of GPU pods on it; total CPU) and
-call ``place``; keep the returned ``Placement.gpus`` in the cycle state so the
+call ``place``; keep the returned ``PolicyVerdict.gpus`` in the cycle state so the
 DynamicResources plugin allocates exactly those devices. ``score_nodes`` is the
 same computation for many nodes at once (what the trace replay uses).
 """
@@ -37,9 +37,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
-__all__ = ["MAX_SCORE", "Placement", "Policy"]
+__all__ = ["MAX_SCORE", "Policy", "PolicyVerdict"]
 
 MAX_SCORE = 100
 
@@ -47,7 +47,7 @@ I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
+class PolicyVerdict:
     """A policy's verdict for one pod on one node: the node score and the GPU slots to use."""
 
     score: int
@@ -64,7 +64,7 @@ class Policy(Protocol):
     @property
     def cacheable(self) -> bool: ...
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         """Score of ``pod`` on one node and the GPUs it would take there. Pure."""
         ...
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .base import Placement
+from .base import PolicyVerdict
 from .gpus import default_gpus
 from .norms import CPU_NORM, GPU_NORM
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["BestFitPolicy"]
 
@@ -29,9 +29,9 @@ class BestFitPolicy:
     name: str = "BestFit"
     cacheable: bool = True
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         left = 0.5 * (node.cpu - pod.cpu) / CPU_NORM + 0.5 * (node.idle - pod.gpu_total) / GPU_NORM
-        return Placement(int(100 * (1 - left)), default_gpus(node.gpus, pod))
+        return PolicyVerdict(int(100 * (1 - left)), default_gpus(node.gpus, pod))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,
                     rng: np.random.Generator) -> I64:

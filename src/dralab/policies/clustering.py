@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .base import Placement
+from .base import PolicyVerdict
 from .gpus import default_gpus
 from .norms import GPU_NORM
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["GpuClusteringPolicy", "clustering_score"]
 
@@ -44,8 +44,8 @@ class GpuClusteringPolicy:
     name: str = "GpuClustering"
     cacheable: bool = True
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
-        return Placement(clustering_score(node.classes, node.idle, pod),
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
+        return PolicyVerdict(clustering_score(node.classes, node.idle, pod),
                          default_gpus(node.gpus, pod))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,

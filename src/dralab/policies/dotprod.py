@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .base import Placement
+from .base import PolicyVerdict
 from .gpus import default_gpus
 from .norms import CPU_NORM, GPU_NORM
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["DotProdPolicy"]
 
@@ -28,10 +28,10 @@ class DotProdPolicy:
     name: str = "DotProd"
     cacheable: bool = True
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         dot = (node.cpu / CPU_NORM) * (pod.cpu / CPU_NORM) \
             + (node.idle / GPU_NORM) * (pod.gpu_total / GPU_NORM)
-        return Placement(int(100 * (1 - dot / 2)), default_gpus(node.gpus, pod))
+        return PolicyVerdict(int(100 * (1 - dot / 2)), default_gpus(node.gpus, pod))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,
                     rng: np.random.Generator) -> I64:

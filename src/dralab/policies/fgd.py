@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .base import MAX_SCORE, Placement
+from .base import MAX_SCORE, PolicyVerdict
 from .frag import TargetWorkload, fragmentation, node_fragmentation
 from .gpus import lowest_free, take_lowest_free
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = [
     "FgdPolicy",
@@ -81,7 +81,7 @@ def gains(state: NodeArrays, nodes: I64, pod: PodDemand, measure: Measure) -> F6
     return (before - measure(cpu - pod.cpu, after_gpus, model))[:, None]
 
 
-def node_gains(node: NodeView, pod: PodDemand,
+def node_gains(node: PolicyNode, pod: PodDemand,
                measure: NodeMeasure) -> list[tuple[tuple[int, ...], float]]:
     """``gains`` for one node: (GPU slots taken, gain) per candidate, in slot order."""
     before = measure(node.cpu, node.gpus, node.model)
@@ -98,13 +98,13 @@ def node_gains(node: NodeView, pod: PodDemand,
     return out
 
 
-def best_placement(candidates: list[tuple[tuple[int, ...], float]]) -> Placement:
+def best_placement(candidates: list[tuple[tuple[int, ...], float]]) -> PolicyVerdict:
     """The candidate with the highest integer score, the first among equals."""
-    best = Placement(-1, ())
+    best = PolicyVerdict(-1, ())
     for gpus, gain in candidates:
         score = fgd_score(gain)
         if score > best.score:
-            best = Placement(score, gpus)
+            best = PolicyVerdict(score, gpus)
     return best
 
 
@@ -122,7 +122,7 @@ class FgdPolicy:
     def _node_measure(self, cpu: int, gpus: Sequence[int], model: int) -> float:
         return node_fragmentation(cpu, gpus, model, self.target)
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         return best_placement(node_gains(node, pod, self._node_measure))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .base import Placement
+from .base import PolicyVerdict
 from .fgd import best_placement, fgd_scores, gains, node_gains
 from .frag import (
     TargetWorkload,
@@ -47,7 +47,7 @@ from .frag import (
 )
 from .gpus import lowest_free
 from .scarcity import Scarcity
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["FILL_WEIGHT", "SCARCITY_WEIGHT", "FgdFsPolicy"]
 
@@ -88,7 +88,7 @@ class FgdFsPolicy:
             gain = gain - (self.scarcity_weight * pod.gpu_total * rho)[:, None]
         return gain
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         cost = 0.0
         if self.scarcity_weight and pod.num_gpu:
             cost = self.scarcity_weight * pod.gpu_total * min(1.0, self.scarcity.of_view(node))

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .base import Placement
+from .base import PolicyVerdict
 from .gpus import best_fit_free, default_gpus
-from .state import GPU_MILLI, NodeArrays, NodeView, PodDemand
+from .state import GPU_MILLI, NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["GpuPackingPolicy", "packing_score"]
 
@@ -45,8 +45,8 @@ class GpuPackingPolicy:
     name: str = "GpuPacking"
     cacheable: bool = True
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
-        return Placement(packing_score(node.gpus, pod), default_gpus(node.gpus, pod))
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
+        return PolicyVerdict(packing_score(node.gpus, pod), default_gpus(node.gpus, pod))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,
                     rng: np.random.Generator) -> I64:

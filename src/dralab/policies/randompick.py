@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .base import MAX_SCORE, Placement
+from .base import MAX_SCORE, PolicyVerdict
 from .gpus import lowest_free
-from .state import NodeArrays, NodeView, PodDemand
+from .state import NodeArrays, PodDemand, PolicyNode
 
 __all__ = ["RandomPolicy", "random_gpus"]
 
@@ -37,9 +37,9 @@ class RandomPolicy:
     name: str = "Random"
     cacheable: bool = False
 
-    def place(self, node: NodeView, pod: PodDemand, rng: np.random.Generator) -> Placement:
+    def place(self, node: PolicyNode, pod: PodDemand, rng: np.random.Generator) -> PolicyVerdict:
         score = int(rng.integers(MAX_SCORE + 1))
-        return Placement(score, random_gpus(node.gpus, pod, rng))
+        return PolicyVerdict(score, random_gpus(node.gpus, pod, rng))
 
     def score_nodes(self, state: NodeArrays, pod: PodDemand, nodes: I64,
                     rng: np.random.Generator) -> I64:

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .frag import TargetWorkload
-from .state import NodeArrays, NodeView
+from .state import NodeArrays, PolicyNode
 
 __all__ = ["Scarcity"]
 
@@ -84,7 +84,7 @@ class Scarcity:
         out: F64 = hosts.astype(np.float64) @ self.excess
         return out
 
-    def of_view(self, node: NodeView) -> float:
+    def of_view(self, node: PolicyNode) -> float:
         """rho of one node given as a view (its ``cpu_cap`` must be set)."""
         cap = node.cpu_cap or node.cpu
         return float(sum(e for a, c, k, e in zip(self.allowed, self.cpu, self.num_gpu,

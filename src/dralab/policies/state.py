@@ -22,8 +22,8 @@ __all__ = [
     "GPU_MILLI",
     "MAX_GPUS",
     "NodeArrays",
-    "NodeView",
     "PodDemand",
+    "PolicyNode",
     "gpu_class",
 ]
 
@@ -76,7 +76,7 @@ class PodDemand:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeView:
+class PolicyNode:
     """One node's state as plain Python values: the input of the scalar kernels.
 
     ``gpus`` holds the free share of each of the node's GPUs (no padding);
@@ -169,15 +169,15 @@ class NodeArrays:
             bits = 1 << len(self.models)
         return bits
 
-    def view(self, node: int) -> NodeView:
+    def view(self, node: int) -> PolicyNode:
         k = int(self.gpu_count[node])
-        return NodeView(cpu=int(self.cpu[node]), memory=int(self.memory[node]),
+        return PolicyNode(cpu=int(self.cpu[node]), memory=int(self.memory[node]),
                         gpus=tuple(int(g) for g in self.gpus[node, :k]),
                         model=int(self.model[node]), classes=int(self.classes[node]),
                         cpu_cap=int(self.cpu_cap[node]))
 
     def feasible(self, pod: PodDemand) -> Mask:
-        """The trace's filter for all nodes at once (see ``NodeView.fits``)."""
+        """The trace's filter for all nodes at once (see ``PolicyNode.fits``)."""
         ok: Mask = (self.cpu >= pod.cpu) & (self.memory >= pod.memory)
         if pod.num_gpu == 0:
             return ok

@@ -43,7 +43,7 @@ import numpy.typing as npt
 from dralab.policies import GPU_MILLI
 
 from .protocol import draw_protocol
-from .run import Scenario
+from .run import ReplayScenario
 
 __all__ = [
     "ArcFlowResult",
@@ -59,7 +59,7 @@ __all__ = [
 I64 = npt.NDArray[np.int64]
 
 
-def arrived_items(scenario: Scenario, seed: int, arrived_pct: float = 100.0) -> Counter[int]:
+def arrived_items(scenario: ReplayScenario, seed: int, arrived_pct: float = 100.0) -> Counter[int]:
     """Per-GPU requests (milli -> count) of the pods arrived by ``arrived_pct`` % of capacity.
 
     Uses the run's own arrival order for ``seed`` (the same draws as ``run``).
@@ -81,7 +81,7 @@ def arrived_items(scenario: Scenario, seed: int, arrived_pct: float = 100.0) -> 
     return items
 
 
-def arrived_items_by_model(scenario: Scenario, seed: int,
+def arrived_items_by_model(scenario: ReplayScenario, seed: int,
                            arrived_pct: float = 100.0) -> Counter[tuple[int, frozenset[str]]]:
     """``arrived_items`` keyed by (per-GPU share, allowed models; empty = any)."""
     rng = np.random.default_rng(seed)
@@ -257,7 +257,7 @@ class BoundReport:
     exact_by_model_optimal: bool | None = None
 
 
-def bounds(scenario: Scenario, seed: int, arrived_pct: float = 100.0,
+def bounds(scenario: ReplayScenario, seed: int, arrived_pct: float = 100.0,
            exact: bool = False, time_limit_s: float = 60.0) -> BoundReport:
     """All bounds for the arrivals of ``seed`` up to ``arrived_pct`` (see the module docstring)."""
     items = arrived_items(scenario, seed, arrived_pct)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from dralab.api.errors import InputError
 from dralab.policies import Shape, TargetWorkload
 
-from .trace.alibaba import PodRecord
+from .trace.alibaba import TracePod
 
 __all__ = [
     "COVERAGE",
@@ -65,7 +65,7 @@ class ShapeCount:
     count: int
 
 
-def popular_shapes(pods: Sequence[PodRecord],
+def popular_shapes(pods: Sequence[TracePod],
                    coverage: float = COVERAGE) -> tuple[tuple[ShapeCount, ...], float]:
     """The most common shapes that together cover at least ``coverage`` of the pods.
 
@@ -93,7 +93,7 @@ def popular_shapes(pods: Sequence[PodRecord],
     return tuple(chosen), covered / len(pods)
 
 
-def target_workload(pods: Sequence[PodRecord], model_mask: Callable[[frozenset[str]], int],
+def target_workload(pods: Sequence[TracePod], model_mask: Callable[[frozenset[str]], int],
                     coverage: float = COVERAGE) -> TargetWorkload:
     """M (§3.3): the popular shapes with renormalised frequencies.
 
@@ -110,7 +110,7 @@ class ProtocolError(InputError):
     """A trace the protocol cannot replay: no GPU capacity or demand, or too many arrivals."""
 
 
-def expected_arrivals(pods: Sequence[PodRecord], capacity_milli: int,
+def expected_arrivals(pods: Sequence[TracePod], capacity_milli: int,
                       ratio: float = TUNE_RATIO) -> float:
     """How many pods ``arrival_order`` lets arrive, in expectation (inf if it never ends).
 
@@ -126,7 +126,7 @@ def expected_arrivals(pods: Sequence[PodRecord], capacity_milli: int,
     return float("inf") if mean <= 0 else len(pods) + (target - total) / mean
 
 
-def check_replayable(pods: Sequence[PodRecord], capacity_milli: int, where: str,
+def check_replayable(pods: Sequence[TracePod], capacity_milli: int, where: str,
                      ratio: float = TUNE_RATIO,
                      max_arrivals: int = MAX_REPLAY_ARRIVALS, num_nodes: int = 0) -> None:
     """ProtocolError (naming ``where``) unless a run of these pods on a cluster of
@@ -149,7 +149,7 @@ def check_replayable(pods: Sequence[PodRecord], capacity_milli: int, where: str,
                             "(MAX_REPLAY_NODE_ARRIVALS)")
 
 
-def arrival_order(pods: Sequence[PodRecord], rng: np.random.Generator, capacity_milli: int,
+def arrival_order(pods: Sequence[TracePod], rng: np.random.Generator, capacity_milli: int,
                   ratio: float = TUNE_RATIO, max_arrivals: int = MAX_REPLAY_ARRIVALS) -> I64:
     """Indices into ``pods`` in arrival order (§3.5-3.6); an index repeats for resampled copies.
 
@@ -201,7 +201,7 @@ class Draws:
     node_order: I64
 
 
-def draw_protocol(pods: Sequence[PodRecord], num_nodes: int, capacity_milli: int,
+def draw_protocol(pods: Sequence[TracePod], num_nodes: int, capacity_milli: int,
                   rng: np.random.Generator, ratio: float = TUNE_RATIO) -> Draws:
     """All protocol draws of a run, in the documented order, from ``rng``."""
     order = arrival_order(pods, rng, capacity_milli, ratio)

@@ -34,8 +34,8 @@ from .curves import LEVELS, SUMMARY_LEVELS, SummaryRow, bin_curve, summarize_cur
 from .protocol import COVERAGE, TUNE_RATIO, check_replayable, draw_protocol, target_workload
 from .trace.alibaba import (
     DEFAULT_WORKLOAD,
-    NodeRecord,
-    PodRecord,
+    TraceNode,
+    TracePod,
     load_nodes,
     load_pods,
     resolve_trace_dir,
@@ -44,7 +44,7 @@ from .trace.alibaba import (
 __all__ = [
     "SEED0",
     "ReplayRun",
-    "Scenario",
+    "ReplayScenario",
     "paper_seeds",
     "prepare",
     "replay",
@@ -65,7 +65,7 @@ def paper_seeds(n: int = 10) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Scenario:
+class ReplayScenario:
     """Everything a run needs besides policy and seed: cluster, pods, M. Immutable.
 
     ``demands[i]`` is pod i's request in the state's units and model codes;
@@ -74,8 +74,8 @@ class Scenario:
     """
 
     workload: str
-    nodes: tuple[NodeRecord, ...]
-    pods: tuple[PodRecord, ...]
+    nodes: tuple[TraceNode, ...]
+    pods: tuple[TracePod, ...]
     template: NodeArrays
     demands: tuple[PodDemand, ...]
     target: TargetWorkload
@@ -92,9 +92,9 @@ class Scenario:
         return int(self.template.gpu_count.sum()) * 1000
 
     @classmethod
-    def build(cls, workload: str, nodes: Sequence[NodeRecord], pods: Sequence[PodRecord],
+    def build(cls, workload: str, nodes: Sequence[TraceNode], pods: Sequence[TracePod],
               coverage: float = COVERAGE, ratio: float = TUNE_RATIO,
-              where: str | None = None) -> Scenario:
+              where: str | None = None) -> ReplayScenario:
         """A scenario from records (pure).
 
         ProtocolError (naming ``where``, default the workload) when no run could end:
@@ -121,13 +121,13 @@ def trace_where(workload: str, trace_dir: str | None) -> str:
 
 
 @lru_cache(maxsize=8)
-def _prepare(workload: str, trace_dir: str | None) -> Scenario:
-    return Scenario.build(workload, load_nodes(trace_dir), load_pods(workload, trace_dir),
+def _prepare(workload: str, trace_dir: str | None) -> ReplayScenario:
+    return ReplayScenario.build(workload, load_nodes(trace_dir), load_pods(workload, trace_dir),
                           where=trace_where(workload, trace_dir))
 
 
 def prepare(workload: str = DEFAULT_WORKLOAD,
-            trace_dir: str | os.PathLike[str] | None = None) -> Scenario:
+            trace_dir: str | os.PathLike[str] | None = None) -> ReplayScenario:
     """The scenario of a trace workload, read from ``trace_dir`` (cached per process)."""
     return _prepare(workload, None if trace_dir is None else os.fspath(trace_dir))
 
@@ -233,7 +233,7 @@ class _ScoreCache:
         return out
 
 
-def run(scenario: Scenario, policy: Policy, seed: int) -> ReplayRun:
+def run(scenario: ReplayScenario, policy: Policy, seed: int) -> ReplayRun:
     """One run of ``policy`` on ``scenario`` with ``seed`` (§3). Deterministic; no I/O."""
     rng = np.random.default_rng(seed)
     proto = draw_protocol(scenario.pods, len(scenario.nodes), scenario.capacity_milli, rng,

@@ -27,7 +27,7 @@ from dralab.api.errors import InputError
 from dralab.policies import POLICIES, make_policy
 
 from .curves import SUMMARY_LEVELS, SummaryRow, summarize_curves
-from .run import Scenario, prepare, run, trace_where
+from .run import ReplayScenario, prepare, run, trace_where
 from .trace.alibaba import WORKLOADS, load_nodes, load_pods, resolve_trace_dir
 
 __all__ = [
@@ -73,7 +73,7 @@ class RunCurves:
 
 @lru_cache(maxsize=8)
 def _scenario(workload: str, trace_dir: str | None, node_limit: int | None,
-              pod_limit: int | None) -> Scenario:
+              pod_limit: int | None) -> ReplayScenario:
     if node_limit is None and pod_limit is None:
         return prepare(workload, trace_dir)
     pods = load_pods(workload, trace_dir)
@@ -83,7 +83,7 @@ def _scenario(workload: str, trace_dir: str | None, node_limit: int | None,
         pods = pods[::max(1, len(pods) // pod_limit)][:pod_limit]
     kept = ", ".join(f"{n} {what}" for n, what in ((node_limit, "nodes"), (pod_limit, "pods"))
                      if n is not None)
-    return Scenario.build(workload, load_nodes(trace_dir, node_limit), pods,
+    return ReplayScenario.build(workload, load_nodes(trace_dir, node_limit), pods,
                           where=f"{trace_where(workload, trace_dir)} (limited to {kept})")
 
 

@@ -41,9 +41,9 @@ __all__ = [
     "MAX_TRACE_ROWS",
     "TRACE_DIR_ENV",
     "WORKLOADS",
-    "NodeRecord",
-    "PodRecord",
+    "TraceNode",
     "TraceNotFoundError",
+    "TracePod",
     "decode_trace",
     "default_trace_dir",
     "load_nodes",
@@ -72,7 +72,7 @@ class TraceNotFoundError(LoadError):
     """The trace directory or one of its files does not exist."""
 
 
-class NodeRecord(NamedTuple):
+class TraceNode(NamedTuple):
     """One GPU node: CPU in milli-cores, memory in MiB, number of GPUs and their model."""
 
     name: str
@@ -82,7 +82,7 @@ class NodeRecord(NamedTuple):
     model: str
 
 
-class PodRecord(NamedTuple):
+class TracePod(NamedTuple):
     """One pod of a workload.
 
     ``gpu_milli`` is the share of *each* of the ``num_gpu`` GPUs (1000 = whole GPU;
@@ -237,7 +237,7 @@ class _Table:
 
 
 def parse_nodes(text: str, source: str = "<nodes>",
-                limit: int | None = None) -> tuple[NodeRecord, ...]:
+                limit: int | None = None) -> tuple[TraceNode, ...]:
     """Node records from the text of a node list (columns ``sn,cpu_milli,memory_mib,gpu,model``).
 
     Pure. Raises LoadError (naming ``source``, the line and the column) for missing
@@ -247,13 +247,13 @@ def parse_nodes(text: str, source: str = "<nodes>",
     first rows only.
     """
     table = _Table(text, source, ("sn", "cpu_milli", "memory_mib", "gpu", "model"), limit)
-    out: list[NodeRecord] = []
+    out: list[TraceNode] = []
     for line, row in table.rows:
         name = table.text(row, "sn")
         if not name:
             raise LoadError(f"{table.where(line, 'sn')}: empty node name")
         gpus = table.integer(line, row, "gpu", MAX_GPUS)
-        out.append(NodeRecord(
+        out.append(TraceNode(
             name=name,
             cpu_milli=table.integer(line, row, "cpu_milli", MAX_CPU_MILLI),
             memory_mib=table.integer(line, row, "memory_mib", MAX_MEMORY_MIB),
@@ -264,7 +264,7 @@ def parse_nodes(text: str, source: str = "<nodes>",
 
 
 def parse_pods(text: str, source: str = "<pods>",
-               limit: int | None = None) -> tuple[PodRecord, ...]:
+               limit: int | None = None) -> tuple[TracePod, ...]:
     """Pod records from the text of a pod list.
 
     Pure. The ``multigpu*`` files have no ``gpu_spec`` column: every pod there
@@ -274,7 +274,7 @@ def parse_pods(text: str, source: str = "<pods>",
     """
     table = _Table(text, source, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"),
                    limit)
-    out: list[PodRecord] = []
+    out: list[TracePod] = []
     for line, row in table.rows:
         name = table.text(row, "name")
         if not name:
@@ -285,7 +285,7 @@ def parse_pods(text: str, source: str = "<pods>",
             raise LoadError(f"{table.where(line, 'gpu_milli')}: unsupported GPU request "
                             f"num_gpu={num_gpu} gpu_milli={gpu_milli}")
         spec_text = table.text(row, "gpu_spec")
-        out.append(PodRecord(
+        out.append(TracePod(
             name=name,
             cpu_milli=table.integer(line, row, "cpu_milli", MAX_CPU_MILLI),
             memory_mib=table.integer(line, row, "memory_mib", MAX_MEMORY_MIB),
@@ -336,7 +336,7 @@ def _read(path: Path) -> str:
 
 
 def load_nodes(trace_dir: str | os.PathLike[str] | None = None,
-               limit: int | None = None) -> tuple[NodeRecord, ...]:
+               limit: int | None = None) -> tuple[TraceNode, ...]:
     """The cluster of the paper: the GPU node list of the trace (1,213 nodes)."""
     path = resolve_trace_dir(trace_dir) / CLUSTER_FILE
     return parse_nodes(_read(path), str(path), limit)
@@ -344,7 +344,7 @@ def load_nodes(trace_dir: str | os.PathLike[str] | None = None,
 
 def load_pods(workload: str = DEFAULT_WORKLOAD,
               trace_dir: str | os.PathLike[str] | None = None,
-              limit: int | None = None) -> tuple[PodRecord, ...]:
+              limit: int | None = None) -> tuple[TracePod, ...]:
     """The pods of one workload variant (``default``, ``gpuspec33``, ...), in file order."""
     path = resolve_trace_dir(trace_dir) / workload_file(workload)
     return parse_pods(_read(path), str(path), limit)

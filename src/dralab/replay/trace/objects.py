@@ -63,7 +63,7 @@ from dralab.api.resource import (
     ResourceSliceSpec,
 )
 
-from .alibaba import NodeRecord, PodRecord
+from .alibaba import TraceNode, TracePod
 
 __all__ = [
     "CAPACITY",
@@ -110,7 +110,7 @@ def device_class() -> DeviceClass:
     )
 
 
-def node_object(rec: NodeRecord) -> Node:
+def node_object(rec: TraceNode) -> Node:
     """The Node: CPU and memory as capacity and allocatable, the GPU model as a label."""
     labels = {"kubernetes.io/hostname": rec.name}
     if rec.model:
@@ -137,7 +137,7 @@ def _gpu_device(index: int, model: str) -> Device:
     )
 
 
-def resource_slice(rec: NodeRecord) -> ResourceSlice | None:
+def resource_slice(rec: TraceNode) -> ResourceSlice | None:
     """The node's one slice (pool named after the node), or None for a node without GPUs."""
     if rec.gpus == 0:
         return None
@@ -159,7 +159,7 @@ def model_selector(models: frozenset[str]) -> str:
     return f"device.attributes[{cel_string(DRIVER)}].model in [{names}]"
 
 
-def _claim(rec: PodRecord, name: str) -> ResourceClaim:
+def _claim(rec: TracePod, name: str) -> ResourceClaim:
     selectors = ([DeviceSelector(cel=CELDeviceSelector(expression=model_selector(rec.gpu_spec)))]
                  if rec.gpu_spec else [])
     request = ExactDeviceRequest(
@@ -177,7 +177,7 @@ def _claim(rec: PodRecord, name: str) -> ResourceClaim:
     )
 
 
-def pod_objects(rec: PodRecord) -> tuple[Pod, ResourceClaim | None]:
+def pod_objects(rec: TracePod) -> tuple[Pod, ResourceClaim | None]:
     """The pod and its own ResourceClaim (None for CPU-only pods).
 
     The pod names the claim directly (``resourceClaimName``) rather than through

@@ -50,7 +50,7 @@ def default_registry() -> Registry:
         nodeunschedulable.NAME: nodeunschedulable.NodeUnschedulable.create,
         nodename.NAME: nodename.NodeName.create,
         tainttoleration.NAME: tainttoleration.TaintToleration.create,
-        nodeaffinity.NAME: nodeaffinity.NodeAffinity.create,
+        nodeaffinity.NAME: nodeaffinity.NodeAffinityPlugin.create,
         noderesources.FIT: noderesources.Fit.create,
         noderesources.BALANCED_ALLOCATION: noderesources.BalancedAllocation.create,
         DYNAMIC_RESOURCES: dynamicresources.DynamicResources.create,
