@@ -69,7 +69,10 @@ def test_mig_slices_pack_under_dra_but_take_whole_gpus_with_the_device_plugin() 
     first_dra = dra.samples[0]
     assert first_dra.gpu_capacity_allocated == pytest.approx(14 / 7 / 8)
     assert first_dra.gpus_busy == 2  # seven 1g slices fill one A100
-    assert dp.unschedulable_reasons == {"Insufficient nvidia.com/gpu": 1}
+    # One cycle for the six waiting pods at t=0 (they are one equivalence class), then
+    # one at each five-minute leftover flush (checked every 30 s: 330 s, 660 s, ...)
+    # until the first completions at 1 h: 1 + 10.
+    assert dp.unschedulable_reasons == {"Insufficient nvidia.com/gpu": 11}
 
 
 def test_same_seed_same_result_and_other_seed_differs() -> None:
@@ -220,7 +223,9 @@ def test_paper_policies_are_usable_from_a_scenario() -> None:
     plain = simulate(default_scenario().with_compare(("device-plugin",))).modes[0]
     placements = {p.key: p.node for p in with_fgd.pods}
     assert placements != {p.key: p.node for p in plain.pods}
-    assert with_fgd.summary()["pods_never_started"] < plain.summary()["pods_never_started"]
+    # Packing against fragmentation pays off in waiting time on the default mix.
+    assert with_fgd.summary()["pods_never_started"] <= plain.summary()["pods_never_started"]
+    assert with_fgd.summary()["wait_mean"] < plain.summary()["wait_mean"]
 
 
 def test_job_kind_from_a_real_manifest(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:

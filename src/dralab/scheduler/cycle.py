@@ -77,6 +77,7 @@ class Attempt:
     ``scores``: weighted scores of the feasible nodes when scoring ran;
     ``feasible``/``rejected``: what Filter found (first rejecting plugin per node);
     ``evaluated``: nodes Filter looked at.
+    ``waiting``: Permit said Wait (``node`` is then where the pod waits, not bound).
     """
 
     pod: PodInfo
@@ -93,6 +94,8 @@ class Attempt:
     victims: tuple[str, ...] = ()
     cluster_changed: bool = False
     evaluated: int = 0
+    waiting: dict[str, float] | None = None  # Permit Wait: plugin -> timeout (s)
+    state: CycleState | None = None          # kept for the binding cycle of a waiting pod
 
 
 class _Failure(Exception):
@@ -167,26 +170,44 @@ class Cycle:
         cluster.assume_pod(pod, node)
         status = framework.run_reserve(state, pod, node)
         if status.is_success():
-            status = framework.run_permit(state, pod, node)
+            status, waits = framework.run_permit(state, pod, node)
+            if status.is_success() and waits:
+                # Permit said Wait: the pod keeps its node and its Reserve until the
+                # Scheduler's waiting pods allow, reject or time it out.
+                attempt.node = node
+                attempt.waiting = waits
+                attempt.state = state
+                return attempt
         if status.is_success():
-            status = framework.run_pre_bind(state, pod, node)
-        if status.is_success():
-            status = framework.run_bind(state, pod, node)
+            status = self.bind(framework, state, pod, node)
         if not status.is_success():
-            framework.run_unreserve(state, pod, node)
-            cluster.forget_pod(pod)
-            attempt.clear_nomination = True
-            if status.is_rejected():
-                # Upstream reports a Reserve/Permit rejection as a fit error over one node.
-                diagnosis = Diagnosis(NodeToStatus([node], {node: status}))
-                diagnosis.add_plugin_status(status)
-                attempt.diagnosis = diagnosis
-            else:
-                attempt.error = status
+            self.unreserve(framework, state, pod, node, status, attempt)
             return attempt
         self.set_nomination(pod, None)
         attempt.node = node
         return attempt
+
+    def bind(self, framework: Framework, state: CycleState, pod: PodInfo, node: str) -> Status:
+        """The binding cycle: PreBind, then Bind."""
+        status = framework.run_pre_bind(state, pod, node)
+        if status.is_success():
+            status = framework.run_bind(state, pod, node)
+        return status
+
+    def unreserve(self, framework: Framework, state: CycleState, pod: PodInfo, node: str,
+                  status: Status, attempt: Attempt) -> None:
+        """Undo Reserve and the assumption after ``status`` failed the pod on ``node``."""
+        framework.run_unreserve(state, pod, node)
+        self.cluster.forget_pod(pod)
+        attempt.node = None
+        attempt.clear_nomination = True
+        if status.is_rejected():
+            # Upstream reports a Reserve/Permit rejection as a fit error over one node.
+            diagnosis = Diagnosis(NodeToStatus([node], {node: status}))
+            diagnosis.add_plugin_status(status)
+            attempt.diagnosis = diagnosis
+        else:
+            attempt.error = status
 
     def schedule_pod(self, framework: Framework, state: CycleState, pod: PodInfo,
                      attempt: Attempt) -> str | None:

@@ -11,7 +11,8 @@ codes it may return and what follows:
   with back-off. Never used for "does not fit".
 * ``Skip``: from PreFilter/PreScore, the plugin has nothing to do for this pod; its
   Filter/Score are not called.
-* ``Wait``: from Permit, the pod waits (not modelled beyond "allowed").
+* ``Wait``: from Permit, the pod waits on its node (``timeout`` seconds at most)
+  until allowed or rejected (``dralab.scheduler.waiting``).
 
 Nothing here raises for "does not fit"; exceptions are bugs.
 
@@ -109,6 +110,7 @@ class Status:
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     details: tuple[str, ...] = ()
+    timeout: float = 0.0  # Wait only: seconds until the wait is rejected
 
     @staticmethod
     def success() -> Status:
@@ -125,6 +127,10 @@ class Status:
     @staticmethod
     def error(plugin: str, message: str) -> Status:
         return Status(Code.ERROR, (message,), plugin)
+
+    @staticmethod
+    def wait(plugin: str, timeout: float) -> Status:
+        return Status(Code.WAIT, (), plugin, (), timeout)
 
     @staticmethod
     def skip(plugin: str = "") -> Status:
@@ -148,7 +154,8 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, plugin: str) -> Status:
-        return self if self.plugin else Status(self.code, self.reasons, plugin, self.details)
+        return self if self.plugin else Status(self.code, self.reasons, plugin, self.details,
+                                               self.timeout)
 
 
 _SUCCESS = Status()
@@ -432,6 +439,8 @@ class Registry(Mapping[str, PluginFactory]):
 # A plugin may offer any of these besides its extension points. Each must answer
 # exactly what the plain extension point would; the framework (runtime.py, queue.py)
 # looks them up once per profile and falls back to the plain calls without them.
+# (Queueing hints, ``EnqueueExtensions.events_to_register``, are declared with the
+# hint types in ``hints.py``: they are about the queue, not about a cycle.)
 
 
 @runtime_checkable

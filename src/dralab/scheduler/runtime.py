@@ -141,6 +141,9 @@ def _invalid_score(name: str, column: Sequence[Any]) -> Status:
                               "normalizing")
 
 
+MAX_PERMIT_WAIT = 15 * 60.0  # kube-scheduler's maxTimeout for a Permit Wait
+
+
 class Framework:
     """One profile: ordered plugins per extension point plus score weights.
 
@@ -518,17 +521,22 @@ class Framework:
         for _, plugin in reversed(self.reserve):
             plugin.unreserve(state, pod, node_name)
 
-    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """Success (Wait counts as allowed: nothing else runs concurrently), a rejection
-        or Error (with the plugin)."""
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str
+                   ) -> tuple[Status, dict[str, float]]:
+        """Success, a rejection or Error (with the plugin); with Success, the plugins
+        that said Wait and their timeouts (capped at 15 minutes, as upstream)."""
+        waits: dict[str, float] = {}
         for name, plugin in self.permit:
             status = plugin.permit(state, pod, node_name)
-            if status.code in (Code.SUCCESS, Code.WAIT):
+            if status.code is Code.SUCCESS:
+                continue
+            if status.code is Code.WAIT:
+                waits[name] = min(max(status.timeout, 0.0), MAX_PERMIT_WAIT)
                 continue
             if status.is_rejected():
-                return status.with_plugin(name)
-            return Status.error(name, f"running Permit plugin \"{name}\": {status.message}")
-        return _SUCCESS
+                return status.with_plugin(name), {}
+            return Status.error(name, f"running Permit plugin \"{name}\": {status.message}"), {}
+        return _SUCCESS, waits
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for name, plugin in self.pre_bind:

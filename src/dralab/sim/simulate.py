@@ -8,11 +8,13 @@ drawn once for all modes (``jobs.draw_arrivals``). Events:
   claims are generated in PreEnqueue; a kind with a manifest template copies its
   pod, see ``kinds``) and join the queue;
 * completion: the pod leaves; its claims are released and deallocated;
-* scheduling round (after every instant with arrivals or completions): pending pods
-  in QueueSort order (priority, then arrival) each get one scheduling cycle of the
-  framework. A pod kind that failed without preemption is not retried in the same
-  round, since nothing changed for it (kube-scheduler's queueing hints do the same);
-  preemption victims are re-created as new pods (their Job controller would do so);
+* scheduling round (after every instant with arrivals, completions or node events,
+  and when the queue has something due: the five-minute flush of unschedulable
+  pods): the run's ``Scheduler`` takes every pod its queue offers
+  (``Scheduler.schedule_pending``), the same loop ``dralab schedule`` runs, on the
+  simulated clock. Pods of one job kind and priority form one equivalence class
+  (``dralab.scheduler.queue``). Preemption victims are re-created as new pods once
+  the round is over (their Job controller would do so after they terminated);
 * sample: metrics (see ``observe``).
 
 Pure: no I/O, no wall clock. Same scenario and seed, same result.
@@ -33,15 +35,14 @@ from dralab.api.core import Node, Pod, Taint
 from dralab.api.quantity import parse_quantity
 from dralab.api.resource import ResourceSlice
 from dralab.scheduler import Scheduler, build_cluster
-from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import PodInfo
+from dralab.scheduler.cycle import Attempt
 
 from .engine import Environment, Event, Priority
 from .fleets import DeviceMap, mode_objects
 from .jobs import GPU_RESOURCE, Arrival, draw_arrivals, make_pod, shape_demand, templates_for
 from .kinds import check_device_plugin, kind_shape, pod_prototypes, template_objects
 from .observe import Observer
-from .podqueue import Item, KindQueues
 from .results import ModeResult, PodRecord, SimulationResult
 from .scenario import JobKind, NodeEvent, Scenario, parse_duration, parse_rate
 
@@ -104,9 +105,9 @@ class _Run:
     prototypes: dict[str, Pod] = field(default_factory=dict)  # template kinds' pods
     pods: dict[str, _PodState] = field(default_factory=dict)
     order: list[_PodState] = field(default_factory=list)
-    queue: KindQueues = field(default_factory=KindQueues)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CATEGORIES, 0))
     round_pending: bool = False
+    wakeups: set[float] = field(default_factory=set)
     attempts: int = 0
     preemptions: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
@@ -122,16 +123,16 @@ class _Run:
     def _add_pod(self, arrival: Arrival, replica: int, restarts: int) -> _PodState:
         pod = make_pod(arrival, replica, self.mode, restarts,
                        self.prototypes.get(arrival.kind.name))
-        info = self.scheduler.cluster.add_pod(pod)
+        scheduler = self.scheduler
+        info = scheduler.cluster.add_pod(pod)
         state = _PodState(arrival, replica, info, self.env.now, restarts=restarts)
         self.pods[info.key] = state
         self.order.append(state)
         self.counts["pending"] += 1
-        framework = self.scheduler.framework_for(info)
-        if framework is not None and framework.run_pre_enqueue(info).is_success():
-            self.queue.push((arrival.kind.name, info.priority),
-                            (-info.priority, info.sequence, info.key))
-        else:
+        # Pods of one job kind and priority are interchangeable for the scheduler.
+        scheduler.enqueue(info, (arrival.kind.name, info.priority))
+        queued = scheduler.queue.pods.get(info.key)
+        if queued is None or queued.where == "gated":
             state.reason = "waiting (PreEnqueue or no profile)"
         return state
 
@@ -139,6 +140,18 @@ class _Run:
         if not self.round_pending:
             self.round_pending = True
             self.env.at(self.env.now, self.schedule_round, Priority.SCHEDULE)
+
+    def _wake_at(self, when: float) -> None:
+        """A round when the queue has something due on its own (the five-minute flush
+        of unschedulable pods, an error back-off, a Permit timeout)."""
+        if when >= self.scenario.duration or when in self.wakeups:
+            return
+        self.wakeups.add(when)
+
+        def wake() -> None:
+            self.wakeups.discard(when)
+            self.request_round()
+        self.env.at(when, wake, Priority.SCHEDULE)
 
     def _change(self, state: _PodState, **changes: object) -> None:
         """Set fields of ``state`` and keep ``counts`` in step (what sample() reports)."""
@@ -156,56 +169,39 @@ class _Run:
         state = self.pods[key]
         self._change(state, ended=self.env.now)
         state.completion = None
-        delete_pod(self.scheduler.cluster, key)
+        self.scheduler.delete_pod(key)
         self.observer.pod_left(state.info)
         self.request_round()
 
     def schedule_round(self) -> None:
-        """Every pending pod in QueueSort order, one cycle each; a kind that failed waits
-        for the next round (``podqueue``)."""
+        """The scheduler takes every pod its queue offers now (``Scheduler.schedule_pending``);
+        then a wake-up for whatever the queue will have due later."""
         self.round_pending = False
-        self.queue.start_round()
-        while (taken := self.queue.next()) is not None:
-            kind, item = taken
-            state = self.pods.get(item[2])
-            if state is None or state.started is not None:
-                self.queue.settle(kind, item, done=True, kind_failed=False)
-                continue
-            started, kind_failed = self._attempt(state, item)
-            self.queue.settle(kind, item, done=started, kind_failed=kind_failed)
-        self.queue.end_round()
+        self.scheduler.schedule_pending()
+        wakeup = self.scheduler.next_wakeup()
+        if wakeup != float("inf"):
+            self._wake_at(wakeup)
 
-    def _attempt(self, state: _PodState, item: Item) -> tuple[bool, bool]:
-        """One pod's turn: (started, whether its kind failed for the rest of the round)."""
-        info = state.info
-        framework = self.scheduler.framework_for(info)
-        if framework is None:
-            return False, False
-        for _ in range(3):  # a nominated pod is retried once its victims are gone
-            self.attempts += 1
-            attempt = self.scheduler.cycle.schedule_one(framework, info)
-            if attempt.node is not None:
-                self._started(state, attempt.node)
-                return True, False
-            if attempt.error is not None:
-                state.reason = "scheduler error"
-                self._count(state.reason)
-                return False, True
-            assert attempt.diagnosis is not None
-            for reason in reason_kinds(attempt.diagnosis.message()):
-                self._count(reason)
-                state.reason = reason
-            if attempt.nominated or attempt.clear_nomination:
-                self.scheduler.cycle.set_nomination(info, attempt.nominated)
-            if attempt.victims:
-                for key in attempt.victims:
-                    self._evict(key)
-                self.queue.reopen(item)
-                continue
-            if attempt.cluster_changed:
-                continue
-            return False, True
-        return False, False
+    def on_placed(self, info: PodInfo, node: str) -> None:
+        state = self.pods.get(info.key)
+        if state is not None and state.started is None:
+            self._started(state, node)
+
+    def on_failed(self, info: PodInfo, attempt: Attempt) -> None:
+        state = self.pods.get(info.key)
+        if state is None:
+            return
+        if attempt.error is not None:
+            state.reason = "scheduler error"
+            self._count(state.reason)
+            return
+        assert attempt.diagnosis is not None
+        for reason in reason_kinds(attempt.diagnosis.message()):
+            self._count(reason)
+            state.reason = reason
+
+    def on_evicted(self, victim: PodInfo, preemptor: PodInfo) -> None:
+        self._evicted(victim, counted=True)
 
     def _count(self, reason: str) -> None:
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
@@ -224,20 +220,31 @@ class _Run:
                                           Priority.COMPLETION)
 
     def _evict(self, key: str, counted: bool = True) -> None:
-        state = self.pods.get(key)
-        info = delete_pod(self.scheduler.cluster, key)
-        if state is None or info is None:
+        info = self.scheduler.delete_pod(key)
+        if info is not None:
+            self._evicted(info, counted)
+
+    def _evicted(self, info: PodInfo, counted: bool) -> None:
+        """The pod is gone from the cluster (preempted, its node removed)."""
+        state = self.pods.get(info.key)
+        if state is None:
             return
         if counted:
             self.preemptions += 1
-        self.scheduler.cycle.set_nomination(info, None)
         self.observer.pod_left(info)
         if state.completion is not None:
             state.completion.cancel()
             state.completion = None
         self._change(state, preempted=True, ended=self.env.now)
-        # The Job controller re-creates the pod; it runs its full time again.
+        # The Job controller re-creates the pod once the old one is gone: after the
+        # scheduling round that evicted it (its preemptor is retried first, as the real
+        # victim's graceful termination outlasts the preemptor's one-second back-off).
+        # The new pod runs its full time again.
+        self.env.at(self.env.now, functools.partial(self._recreate, state), Priority.ARRIVAL)
+
+    def _recreate(self, state: _PodState) -> None:
         self._add_pod(state.arrival, state.replica, state.restarts + 1)
+        self.request_round()
 
     def node_event(self, event: NodeEvent) -> None:
         """Apply a node event; unknown nodes are ignored (a removed node cannot be tainted)."""
@@ -326,15 +333,19 @@ def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None =
         objects.extend(templates_for(scenario.workload))
         objects.extend(template_objects(scenario))
     cluster, _ = build_cluster(objects, None, scenario.seed)
-    scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed)
+    env = Environment()
+    scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed,
+                                clock=lambda: env.now)
     nodes = [o for o in fleet if isinstance(o, Node)]
     devices = DeviceMap(o for o in fleet if isinstance(o, ResourceSlice)) if mode == "dra" \
         else None
     observer = Observer(cluster, nodes, devices, mode, _kind_weights(scenario, mode),
                         scenario.sample_interval, GPU_RESOURCE)
-    env = Environment()
     run = _Run(scenario, mode, env, scheduler, observer, progress,
                prototypes=pod_prototypes(scenario, mode))
+    scheduler.on_placed = run.on_placed
+    scheduler.on_failed = run.on_failed
+    scheduler.on_evicted = run.on_evicted
     for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
         env.at(arrival.time, functools.partial(run.arrive, arrival), Priority.ARRIVAL)
     for event in scenario.events:
@@ -356,7 +367,7 @@ def run_mode(scenario: Scenario, mode: str, arrivals: Iterable[Arrival] | None =
     return ModeResult(mode=mode, label=MODE_LABELS.get(mode, mode),
                       samples=tuple(observer.samples), pods=records,
                       occupancy=observer.occupancy(scenario.duration),
-                      scheduling_attempts=run.attempts, preemptions=run.preemptions,
+                      scheduling_attempts=scheduler.cycles, preemptions=run.preemptions,
                       unschedulable_reasons=dict(sorted(run.reasons.items())),
                       wall_seconds=0.0)
 

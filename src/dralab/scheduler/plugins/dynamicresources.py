@@ -86,6 +86,9 @@ from dralab.scheduler.framework import (
     Status,
 )
 
+from ..hints import EventHint
+from .eventhints import DRA_HINTS
+
 __all__ = ["NAME", "DynamicResources"]
 
 NAME = "DynamicResources"
@@ -137,6 +140,9 @@ class DynamicResources:
     @property
     def cluster(self) -> ClusterState:
         return self.handle.cluster
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return DRA_HINTS
 
     # --- PreEnqueue -------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status:

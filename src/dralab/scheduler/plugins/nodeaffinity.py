@@ -36,6 +36,8 @@ from ..framework import (
     PreFilterResult,
     Status,
 )
+from ..hints import EventHint
+from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score
 
 NAME = "NodeAffinity"
@@ -143,6 +145,9 @@ class NodeAffinityPlugin:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_HINTS
 
     def _parsed(self, pod: PodInfo) -> tuple[_Required, _Preferred]:
         spec = pod.pod.spec

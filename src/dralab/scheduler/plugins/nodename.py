@@ -6,13 +6,15 @@ checked against nodes explicitly (explain, tests).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Handle, Status
+from ..hints import EventHint
+from .eventhints import NODE_NAME_HINTS
 from .helpers import Mask
 
 NAME = "NodeName"
@@ -30,6 +32,9 @@ class NodeName:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_NAME_HINTS
 
     def filter_relevant(self, pod: PodInfo) -> bool:
         """Only pods naming a node can be rejected."""

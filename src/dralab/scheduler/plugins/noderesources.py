@@ -37,6 +37,8 @@ from ..framework import (
     PreFilterResult,
     Status,
 )
+from ..hints import EventHint
+from .eventhints import FIT_HINTS
 
 FIT = "NodeResourcesFit"
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
@@ -363,6 +365,9 @@ class Fit:
     @property
     def name(self) -> str:
         return FIT
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return FIT_HINTS
 
     def _is_ignored(self, resource: str) -> bool:
         if not is_extended_resource(resource):

@@ -3,7 +3,7 @@ tolerate the node.kubernetes.io/unschedulable:NoSchedule taint."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,8 @@ from dralab.api.core import Taint
 
 from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Handle, Status
+from ..hints import EventHint
+from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, tolerates
 
 NAME = "NodeUnschedulable"
@@ -41,6 +43,9 @@ class NodeUnschedulable:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_HINTS
 
     def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
         """Every node for a pod that tolerates the taint, else the uncordoned ones."""

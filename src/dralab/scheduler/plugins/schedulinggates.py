@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cluster import PodInfo
 from ..framework import Handle, Status
+from ..hints import EventHint
+from .eventhints import SCHEDULING_GATES_HINTS
 
 NAME = "SchedulingGates"
 
@@ -19,6 +21,9 @@ class SchedulingGates:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return SCHEDULING_GATES_HINTS
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         gates = pod.pod.spec.scheduling_gates

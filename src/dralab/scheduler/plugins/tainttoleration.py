@@ -25,6 +25,8 @@ from ..framework import (
     NodeScore,
     Status,
 )
+from ..hints import EventHint
+from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score, find_untolerated_taint, tolerates
 
 NAME = "TaintToleration"
@@ -76,6 +78,9 @@ class TaintToleration:
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        return NODE_HINTS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taints = node.node.spec.taints
