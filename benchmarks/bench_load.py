@@ -26,8 +26,8 @@ CASES = {
 
 def run_case(what: str, name: str) -> float:
     """Time one case inside this (fresh) process."""
-    from dralab.api.check import validate_documents
     from dralab.api.io import load_documents, read_documents
+    from dralab.validation.check import validate_documents
 
     path = str(DATA / name)
     if what == "load":

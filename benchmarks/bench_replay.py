@@ -10,7 +10,7 @@ Parts (all on the repository copy of the trace, or $DRALAB_TRACE_DIR / --trace-d
 * ``ours``: FGD-FS against FGD on the default workload and the variants gpuspec10/20/33,
   multigpu20/50, gpushare40/100, cpu050 (same seeds); FGD-FS must beat FGD on the default
   by more than 2 seed sd and be no worse elsewhere.
-* ``bound``: packing bounds at 100 % arrival (see dralab.sim.bounds): GPUs needed by
+* ``bound``: packing bounds at 100 % arrival (see dralab.replay.bounds): GPUs needed by
   volume, first-fit decreasing, and the exact arc-flow optimum if OR-Tools is installed.
 
     python benchmarks/bench_replay.py [--seeds 10] [--workers 2] [--only time paper ours bound]
@@ -25,10 +25,10 @@ import sys
 import time
 from collections.abc import Sequence
 
-from dralab.scheduler.policies import PAPER_POLICIES
-from dralab.sim.bounds import bounds
-from dralab.sim.replay import ReplayRun, paper_seeds, prepare, replay, summarize
-from dralab.sim.replay_grid import run_grid
+from dralab.policies import PAPER_POLICIES
+from dralab.replay.bounds import bounds
+from dralab.replay.grid import run_grid
+from dralab.replay.run import ReplayRun, paper_seeds, prepare, replay, summarize
 
 LEVELS = (90, 95, 100, 110, 130)
 # Reference §7.1: mean unallocated GPU % over 10 seeds, and the sd at 100 %.

@@ -15,34 +15,36 @@ Typical use::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
 
-from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
-from .api.base import KubeObject, ObjectMeta, UnknownObject
-from .api.check import Problem
-from .api.check import validate_documents as _validate_documents
-from .api.check import validate_objects as _validate_objects
-from .api.core import Node, Pod, PriorityClass
-from .api.errors import DralabError, ErrorType, FieldError, InputError, LoadError
-from .api.features import FeatureGates
-from .api.io import dump, load
-from .api.io import read_documents as _read_documents
-from .api.quantity import Quantity, QuantityError, parse_quantity
-from .api.resource import (
-    DeviceClass,
-    DeviceTaintRule,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
-from .api.semver import Semver, SemverError, parse_semver
-from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
-from .scheduler import ScheduleResult, explain_pod, schedule
-from .sim.results import SimulationResult
-from .sim.scenario import Scenario
+from ._version import __version__
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
+    from .api.base import KubeObject, ObjectMeta, UnknownObject
+    from .api.core import Node, Pod, PriorityClass
+    from .api.errors import DralabError, ErrorType, FieldError, InputError, LoadError
+    from .api.features import FeatureGates
+    from .api.io import dump, load
+    from .api.quantity import Quantity, QuantityError, parse_quantity
+    from .api.resource import (
+        DeviceClass,
+        DeviceTaintRule,
+        ResourceClaim,
+        ResourceClaimTemplate,
+        ResourceSlice,
+    )
+    from .api.semver import Semver, SemverError, parse_semver
+    from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+    from .scheduler import ScheduleResult, explain_pod, schedule
+    from .sim.results import SimulationResult
+    from .sim.scenario import Scenario
+    from .validation.check import Problem
 
 __all__ = [
     "Allocated",
@@ -92,6 +94,66 @@ __all__ = [
     "validate",
 ]
 
+# ``import dralab`` stays cheap: each public name is imported from its layer on first
+# use (PEP 562), so a script that only loads YAML never pays for numpy or the scheduler.
+_LAZY: dict[str, str] = {
+    "allocate": "dralab.allocator",
+    "Allocated": "dralab.allocator",
+    "AllocationError": "dralab.allocator",
+    "AllocationOutcome": "dralab.allocator",
+    "CronJob": "dralab.api.workloads",
+    "DaemonSet": "dralab.api.workloads",
+    "Deployment": "dralab.api.workloads",
+    "DeviceClass": "dralab.api.resource",
+    "DeviceTaintRule": "dralab.api.resource",
+    "DralabError": "dralab.api.errors",
+    "dump": "dralab.api.io",
+    "ErrorType": "dralab.api.errors",
+    "explain_pod": "dralab.scheduler",
+    "FeatureGates": "dralab.api.features",
+    "FieldError": "dralab.api.errors",
+    "InputError": "dralab.api.errors",
+    "Job": "dralab.api.workloads",
+    "KubeObject": "dralab.api.base",
+    "load": "dralab.api.io",
+    "LoadError": "dralab.api.errors",
+    "Node": "dralab.api.core",
+    "ObjectMeta": "dralab.api.base",
+    "parse_quantity": "dralab.api.quantity",
+    "parse_semver": "dralab.api.semver",
+    "Pod": "dralab.api.core",
+    "PriorityClass": "dralab.api.core",
+    "Problem": "dralab.validation.check",
+    "Quantity": "dralab.api.quantity",
+    "QuantityError": "dralab.api.quantity",
+    "ReplicaSet": "dralab.api.workloads",
+    "ResourceClaim": "dralab.api.resource",
+    "ResourceClaimTemplate": "dralab.api.resource",
+    "ResourceSlice": "dralab.api.resource",
+    "Scenario": "dralab.sim.scenario",
+    "schedule": "dralab.scheduler",
+    "ScheduleResult": "dralab.scheduler",
+    "Semver": "dralab.api.semver",
+    "SemverError": "dralab.api.semver",
+    "SimulationResult": "dralab.sim.results",
+    "StatefulSet": "dralab.api.workloads",
+    "UnknownObject": "dralab.api.base",
+    "Unschedulable": "dralab.allocator",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dralab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def validate(source: str | Path | Iterable[str | Path | KubeObject],
              features: FeatureGates | None = None) -> list[Problem]:
@@ -101,11 +163,15 @@ def validate(source: str | Path | Iterable[str | Path | KubeObject],
     already loaded or built in code. Returns ``[]`` when everything is valid.
     Raises LoadError only when a file cannot be read at all.
     """
-    items = [source] if isinstance(source, str | Path) else list(source)
+    from .api.base import KubeObject
+    from .api.io import read_documents
+    from .validation.check import validate_documents, validate_objects
+
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
     objects = [o for o in items if isinstance(o, KubeObject)]
-    paths = [str(p) for p in items if not isinstance(p, KubeObject)]
-    problems = _validate_documents(_read_documents(paths), features) if paths else []
-    return problems + _validate_objects(objects, features)
+    paths = [os.fspath(p) for p in items if not isinstance(p, KubeObject)]
+    problems = validate_documents(read_documents(paths), features) if paths else []
+    return problems + validate_objects(objects, features)
 
 
 def simulate(scenario: Scenario | str | Path | None = None) -> SimulationResult:
@@ -116,11 +182,11 @@ def simulate(scenario: Scenario | str | Path | None = None) -> SimulationResult:
     deterministic for the scenario's seed; writes nothing (see ``dralab.report``).
     """
     from .sim.default import default_scenario
-    from .sim.scenario import load_scenario
+    from .sim.scenario import Scenario, load_scenario
     from .sim.simulate import simulate as run
 
     if scenario is None:
         scenario = default_scenario()
     elif not isinstance(scenario, Scenario):
-        scenario = load_scenario(str(scenario))
+        scenario = load_scenario(os.fspath(scenario))
     return run(scenario)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dralab.api.codec import decode, encode, kind_for, resolve_kind
 from dralab.api.resource import DeviceTaintRule, ResourceClaim, ResourceSlice
-from dralab.api.validation import validate_object
 from dralab.api.versions import Served, from_v1, legacy_slice_to_v1, path_in_version, to_v1
+from dralab.validation import validate_object
 
 from .version_docs import ALL_GATES, V1, V1BETA1, V1BETA2, any_pair
 

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from dralab.cel import MAX_COST, compile_selector
 from dralab.cli.main import cli
-from dralab.scheduler.registry import dynamic_resources_available
 
 from .test_cel_runtime_cost import HOSTILE, LIMIT_MESSAGE
 
@@ -66,8 +65,6 @@ def test_allocate_with_a_catastrophic_regex_finishes() -> None:
     assert seconds < 2
 
 
-@pytest.mark.skipif(not dynamic_resources_available(),
-                    reason="the DynamicResources plugin is not installed")
 def test_schedule_reports_an_error_status() -> None:
     code, out, _, seconds = run("schedule", "-f", FLEET, "-f", "-", "-f", DRA_WORKLOADS,
                                 stdin=claim(HOSTILE["list doubling"]))

@@ -18,15 +18,12 @@ import yaml
 from click.testing import CliRunner
 
 from dralab.cli.main import cli
-from dralab.scheduler.registry import dynamic_resources_available
 
 from .golden import check_golden
 
 KUBECTL = Path(__file__).parent.parent / "data" / "kubectl"
 DUMP = ["-f", str(KUBECTL / "cluster-dump.yaml")]
 NEW = ["-f", str(KUBECTL / "new-workload.yaml")]
-pytestmark = pytest.mark.skipif(not dynamic_resources_available(),
-                                reason="the DynamicResources plugin is not installed")
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:

@@ -6,9 +6,9 @@ import yaml
 from click.testing import CliRunner
 from tests.fleet.test_importer import OLD_SLICE
 
-from dralab.api.check import validate_documents
 from dralab.api.io import _documents_from_text
 from dralab.cli.main import cli
+from dralab.validation.check import validate_documents
 
 NODE = """
 apiVersion: v1

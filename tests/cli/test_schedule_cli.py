@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 from click.testing import CliRunner
 
 from dralab.cli.main import cli
-from dralab.scheduler.registry import dynamic_resources_available
 
 from .golden import check_golden
 
@@ -21,8 +19,6 @@ CLUSTER = ["-f", str(EXAMPLES / "cluster.yaml"), "-f", str(EXAMPLES / "workloads
 DRA = ["-f", str(ROOT / "examples" / "fleet"), "-f", str(ROOT / "examples" / "claims" /
                                                            "two-h100.yaml"),
        "-f", str(EXAMPLES / "dra-workloads.yaml")]
-needs_dra = pytest.mark.skipif(not dynamic_resources_available(),
-                               reason="the DynamicResources plugin is not installed")
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -150,7 +146,6 @@ def test_explain_unknown_pod_exit_2() -> None:
     assert err == "error: pod research/nope not found\n"
 
 
-@needs_dra
 def test_schedule_dra_golden() -> None:
     code, out, err = run("schedule", *DRA)
     assert code == 0, err
@@ -165,7 +160,6 @@ def test_schedule_dra_golden() -> None:
     assert all(c["status"]["allocation"] for c in generated)
 
 
-@needs_dra
 def test_explain_claim_golden() -> None:
     code, out, _ = run("explain", "claim", "ml/two-h100", *DRA)
     assert code == 0

@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 
 import dralab.fleet
-from dralab.api.check import validate_objects
 from dralab.api.resource import DeviceClass
 from dralab.fleet import generate, parse_fleet
 from dralab.fleet import spec as spec_module
+from dralab.validation.check import validate_objects
 
 from .helpers import fleet_of
 

@@ -10,10 +10,10 @@ import yaml
 from click.testing import CliRunner
 
 from cli.golden import check_golden
-from dralab.api.check import validate_documents
 from dralab.api.io import read_documents
 from dralab.cli.main import cli
 from dralab.fleet import CATALOG, model_keys
+from dralab.validation.check import validate_documents
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:

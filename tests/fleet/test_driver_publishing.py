@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from dralab.api.check import validate_objects
 from dralab.api.codec import encode
 from dralab.api.resource import DeviceClass, ResourceSlice
 from dralab.fleet import generate, parse_fleet
+from dralab.validation.check import validate_objects
 
 
 def fleet(pool: dict[str, Any], **spec: Any) -> list[Any]:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from dralab.api.check import validate_objects
 from dralab.api.io import dumps, to_list
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import CATALOG, generate, model_keys, parse_fleet
+from dralab.validation.check import validate_objects
 
 from .helpers import fleet_of
 

@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from dralab.allocator import Allocated, allocate
-from dralab.api.check import validate_objects
 from dralab.api.codec import decode
 from dralab.api.errors import LoadError
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import generate, import_slices, normalize_slice
+from dralab.validation.check import validate_objects
 
 from .helpers import claim, devices_of, fleet_of, request
 

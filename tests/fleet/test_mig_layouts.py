@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from dralab.allocator import Allocated, allocate
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import CATALOG, GeneratedFleet, MigGeometry, enumerate_layouts, generate
-from dralab.fleet.mig import Placement, layout_problem, mig_device_name, parse_mig_device_name
+from dralab.fleet.mig import MigPlacement, layout_problem, mig_device_name, parse_mig_device_name
 
 from .helpers import devices_of, fleet_of, mig_claim
 
@@ -39,7 +39,7 @@ def one_gpu_node(model: str) -> GeneratedFleet:
 
 
 @cache
-def layouts(model: str) -> list[tuple[Placement, ...]]:
+def layouts(model: str) -> list[tuple[MigPlacement, ...]]:
     geometry = CATALOG[model].mig
     assert geometry is not None
     return enumerate_layouts(geometry)
@@ -56,13 +56,13 @@ def geometry_of(model: str) -> MigGeometry:
     return geometry
 
 
-def placement_of(geometry: MigGeometry, device: str) -> tuple[int, Placement]:
+def placement_of(geometry: MigGeometry, device: str) -> tuple[int, MigPlacement]:
     parsed = parse_mig_device_name(device)
     assert parsed is not None, device
     minor, _token, gi_id, start = parsed
     profile = next(p for p in geometry.profiles if p.gi_id == gi_id)
     assert mig_device_name(minor, profile, start) == device
-    return minor, Placement(start, profile)
+    return minor, MigPlacement(start, profile)
 
 
 @pytest.mark.parametrize("model", MIG_MODELS)
@@ -73,12 +73,12 @@ def test_layout_enumeration_matches_the_rules(model: str) -> None:
     assert all(layout_problem(geometry, lay) is None for lay in found)
     # Known shapes from the notes: 7x1g, 2x3g, 4g+3g@4 fit; 4g+3g@0, two +me do not.
     small, me, _, _, three, four, seven = geometry.profiles
-    assert tuple(Placement(s, small) for s in range(7)) in found
-    assert (Placement(0, three), Placement(4, three)) in found
-    assert (Placement(0, four), Placement(4, three)) in found
-    assert layout_problem(geometry, [Placement(0, four), Placement(0, three)]) is not None
-    assert layout_problem(geometry, [Placement(0, me), Placement(1, me)]) is not None
-    assert layout_problem(geometry, [Placement(0, seven), Placement(0, small)]) is not None
+    assert tuple(MigPlacement(s, small) for s in range(7)) in found
+    assert (MigPlacement(0, three), MigPlacement(4, three)) in found
+    assert (MigPlacement(0, four), MigPlacement(4, three)) in found
+    assert layout_problem(geometry, [MigPlacement(0, four), MigPlacement(0, three)]) is not None
+    assert layout_problem(geometry, [MigPlacement(0, me), MigPlacement(1, me)]) is not None
+    assert layout_problem(geometry, [MigPlacement(0, seven), MigPlacement(0, small)]) is not None
 
 
 @pytest.mark.parametrize("model", MIG_MODELS)
@@ -142,7 +142,7 @@ def test_allocations_fill_a_gpu_then_move_on(model: str) -> None:
         if not isinstance(outcome, Allocated):
             break
         allocated += outcome.claims
-    per_gpu: dict[int, list[Placement]] = {}
+    per_gpu: dict[int, list[MigPlacement]] = {}
     for c in allocated:
         for r in c.status.allocation.devices.results:  # type: ignore[union-attr]
             minor, p = placement_of(geometry, r.device)

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from dralab.cli.main import cli
-from dralab.sim.trace import alibaba
+from dralab.replay.trace import alibaba
 
 CASE_SECONDS = 20.0  # the cases take well under a second; generous for a loaded machine
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dralab.scheduler.policies import NodeArrays, NodeView, PodDemand, Shape, TargetWorkload
-from dralab.sim.trace import NodeRecord, PodRecord
+from dralab.policies import NodeArrays, PodDemand, PolicyNode, Shape, TargetWorkload
+from dralab.replay.trace import TraceNode, TracePod
 
 BIG_MEMORY = 10**7
 
@@ -22,8 +22,8 @@ def pod(cpu: int, gpu_milli: int = 0, num_gpu: int | None = None, memory: int = 
 
 
 def view(cpu: int, gpus: Sequence[int], model: int = 0, classes: int = 0,
-         cpu_cap: int = 0) -> NodeView:
-    return NodeView(cpu=cpu, memory=BIG_MEMORY, gpus=tuple(gpus), model=model,
+         cpu_cap: int = 0) -> PolicyNode:
+    return PolicyNode(cpu=cpu, memory=BIG_MEMORY, gpus=tuple(gpus), model=model,
                     classes=classes, cpu_cap=cpu_cap)
 
 
@@ -52,11 +52,11 @@ NODE_Y = (16000, (1000, 1000))
 
 
 def node_record(name: str, cpu: int = 96000, gpus: int = 8, model: str = "G2",
-                memory: int = 393216) -> NodeRecord:
-    return NodeRecord(name, cpu, memory, gpus, model)
+                memory: int = 393216) -> TraceNode:
+    return TraceNode(name, cpu, memory, gpus, model)
 
 
 def pod_record(name: str, cpu: int = 4000, num_gpu: int = 1, gpu_milli: int = 1000,
-               spec: str = "", memory: int = 1024) -> PodRecord:
-    return PodRecord(name, cpu, memory, num_gpu, gpu_milli if num_gpu else 0,
+               spec: str = "", memory: int = 1024) -> TracePod:
+    return TracePod(name, cpu, memory, num_gpu, gpu_milli if num_gpu else 0,
                      frozenset(m for m in spec.split("|") if m), spec)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dralab.sim.bounds import arrived_items, bounds, exact_packing, ffd_packing
-from dralab.sim.replay import prepare
+from dralab.replay.bounds import arrived_items, bounds, exact_packing, ffd_packing
+from dralab.replay.run import prepare
 
 
 def test_ffd_by_hand() -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dralab.sim.curves import bin_curve, summarize_curves
+from dralab.replay.curves import bin_curve, summarize_curves
 
 
 def test_binning_rounds_then_falls_back_to_neighbours() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from dralab.scheduler.policies import (
+from dralab.policies import (
     FgdPolicy,
     fill_fragmentation,
     fragmentation,
@@ -60,7 +60,7 @@ def test_fgd_worked_example_scores(p, node, gpus, score) -> None:  # type: ignor
 
 def test_fgd_other_gpus_of_the_table() -> None:
     """The rows for the GPUs FGD does not pick: X GPU1 for 500 (46), X GPU1 for 300 (41)."""
-    from dralab.scheduler.policies.fgd import node_gains
+    from dralab.policies.fgd import node_gains
 
     def measure(cpu: int, gpus: Sequence[int], model: int) -> float:
         return node_fragmentation(cpu, list(gpus), model, EXAMPLE_M)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dralab
 from dralab.api.base import KubeObject
-from dralab.api.check import validate_objects
-from dralab.sim.trace import (
+from dralab.replay.trace import (
     CAPACITY,
     MODEL_LABEL,
     device_class,
@@ -16,6 +15,7 @@ from dralab.sim.trace import (
     pod_objects,
     resource_slice,
 )
+from dralab.validation.check import validate_objects
 
 from .builders import node_record, pod_record
 

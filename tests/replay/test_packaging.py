@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import dralab
-from dralab.sim.trace import WORKLOADS, default_trace_dir, load_nodes, workload_file
+from dralab.replay.trace import WORKLOADS, default_trace_dir, load_nodes, workload_file
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE_FILES = {workload_file(w) for w in WORKLOADS} | {
@@ -76,7 +76,7 @@ def test_installed_copy_resolves_its_own_trace(wheel: Path, tmp_path: Path) -> N
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("DRALAB_TRACE_DIR", "PYTHONPATH")}
     env["PYTHONPATH"] = str(site)  # ahead of any editable install of the checkout
-    script = ("import dralab, dralab.sim.trace as t; "
+    script = ("import dralab, dralab.replay.trace as t; "
               "print(dralab.__file__); print(t.default_trace_dir()); "
               "print(len(t.load_nodes())); print(len(t.load_pods('default')))")
     done = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, env=env,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dralab.scheduler.policies import (
+from dralab.policies import (
     PAPER_POLICIES,
     BestFitPolicy,
     DotProdPolicy,
@@ -23,7 +23,7 @@ from dralab.scheduler.policies import (
     gpu_class,
     make_policy,
 )
-from dralab.scheduler.policies.gpus import best_fit, default_gpus, lowest_free
+from dralab.policies.gpus import best_fit, default_gpus, lowest_free
 
 from .builders import EXAMPLE_M, cluster, everything, pod
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from dralab.sim.protocol import (
+from dralab.replay.protocol import (
     MAX_REPLAY_ARRIVALS,
     MAX_REPLAY_NODE_ARRIVALS,
     ProtocolError,
@@ -17,7 +17,7 @@ from dralab.sim.protocol import (
     expected_arrivals,
     popular_shapes,
 )
-from dralab.sim.replay import prepare
+from dralab.replay.run import prepare
 
 from .builders import pod_record
 

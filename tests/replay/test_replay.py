@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dralab.scheduler.policies import POLICIES, make_policy
-from dralab.sim.replay import ReplayRun, Scenario, paper_seeds, replay, run, summarize
-from dralab.sim.trace import load_nodes, load_pods
+from dralab.policies import POLICIES, make_policy
+from dralab.replay.run import ReplayRun, ReplayScenario, paper_seeds, replay, run, summarize
+from dralab.replay.trace import load_nodes, load_pods
 
 EXPECTED = Path(__file__).with_name("expected_short_replay.json")
 REGEN = os.environ.get("DRALAB_REGEN_EXPECTED") == "1"
@@ -25,9 +25,9 @@ SEEDS = (42, 43)
 
 
 @cache
-def small() -> Scenario:
+def small() -> ReplayScenario:
     """The first 120 GPU nodes and the first 400 default pods: a few hundred arrivals."""
-    return Scenario.build("default[:400]", load_nodes(limit=120), load_pods(limit=400))
+    return ReplayScenario.build("default[:400]", load_nodes(limit=120), load_pods(limit=400))
 
 
 def digest(r: ReplayRun) -> dict[str, Any]:

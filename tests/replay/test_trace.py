@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralab.api.errors import LoadError
-from dralab.sim.trace import (
+from dralab.replay.trace import (
     TRACE_DIR_ENV,
     WORKLOADS,
     TraceNotFoundError,

@@ -170,15 +170,9 @@ def match(key: str, operator: str, *values: str) -> dict[str, Any]:
 
 # --- running -----------------------------------------------------------------------
 
-def _dra_post_filter() -> str:
-    from dralab.scheduler.registry import dynamic_resources_available
-
-    # With DRA on (the default), DynamicResources' PostFilter runs before preemption
-    # and says so in the message, exactly as in real clusters.
-    return "no new claims to deallocate, " if dynamic_resources_available() else ""
-
-
-DRA_POST_FILTER = _dra_post_filter()
+# With DRA on (the default), DynamicResources' PostFilter runs before preemption
+# and says so in the message, exactly as in real clusters.
+DRA_POST_FILTER = "no new claims to deallocate, "
 
 
 def config(*profiles: Mapping[str, Any], **top: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 from dralab.api.errors import InputError
 from dralab.scheduler import PodTarget, explain_claim, explain_pod, explain_pods, parse_pod_target
 
-from .builders import DRA_POST_FILTER, node, pod, toleration, workload
+from .builders import node, pod, toleration, workload
 
 
 def test_unplaced_pod_lists_every_rejecting_plugin_and_nearest_node() -> None:
@@ -88,7 +88,6 @@ def _dra_cluster() -> list[Any]:
     return [gpu_class(), dra_node("n1"), gpus("n1", 2)]
 
 
-@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
 def test_cel_runtime_error_is_explained_as_an_error() -> None:
     from .dra.builders import claim, request
     from .dra.builders import pod as dra_pod
@@ -158,7 +157,6 @@ def test_unknown_workload() -> None:
         explain_pods([node("a")], parse_pod_target("sts/db"))
 
 
-@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
 def test_claim_by_pod_and_claim_name() -> None:
     from .dra.builders import pod as dra_pod
     from .dra.builders import template

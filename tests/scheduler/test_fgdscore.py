@@ -7,28 +7,28 @@ from typing import Any
 import pytest
 
 from dralab.api.base import KubeObject
-from dralab.scheduler import ConfigError, schedule
-from dralab.sim.trace import (
-    NodeRecord,
-    PodRecord,
+from dralab.replay.trace import (
+    TraceNode,
+    TracePod,
     device_class,
     node_object,
     pod_objects,
     resource_slice,
 )
+from dralab.scheduler import ConfigError, schedule
 
 
 def cluster_and_pods(shares: list[int]) -> list[KubeObject]:
     """Two identical nodes with one GPU each; pods each sharing part of a GPU."""
     objects: list[KubeObject] = [device_class()]
     for name in ("a", "b"):
-        rec = NodeRecord(name, 32000, 65536, 1, "T4")
+        rec = TraceNode(name, 32000, 65536, 1, "T4")
         objects.append(node_object(rec))
         s = resource_slice(rec)
         assert s is not None
         objects.append(s)
     for i, share in enumerate(shares):
-        pod, claim = pod_objects(PodRecord(f"p{i}", 1000, 1024, 1, share, frozenset(), ""))
+        pod, claim = pod_objects(TracePod(f"p{i}", 1000, 1024, 1, share, frozenset(), ""))
         objects.append(pod)
         assert claim is not None
         objects.append(claim)

@@ -13,10 +13,10 @@ import dralab.scheduler
 from dralab.api.core import Pod
 from dralab.scheduler import Scheduler, ScheduleResult, build_cluster
 from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
-from dralab.scheduler.framework import CycleState, PreFilterResult, Status
+from dralab.scheduler.framework import CycleState, Handle, PreFilterResult, Registry, Status
 from dralab.scheduler.plugins.nodename import NodeName
+from dralab.scheduler.plugins.registry import default_registry
 from dralab.scheduler.profile import ConfigError
-from dralab.scheduler.registry import Handle, Registry, default_registry
 
 from .builders import config, node, placements, pod
 

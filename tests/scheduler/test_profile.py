@@ -12,12 +12,11 @@ from dralab.scheduler import ConfigError, parse_config, schedule
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.plugins.noderesources import Fit
 from dralab.scheduler.profile import build_frameworks
-from dralab.scheduler.registry import dynamic_resources_available
 from dralab.scheduler.runtime import Framework
 
 from .builders import config, fit_args, node, placements, pod
 
-DRA = ["DynamicResources"] if dynamic_resources_available() else []
+DRA = ["DynamicResources"]
 
 
 def frameworks(doc: dict[str, Any] | None, warnings: list[str] | None = None

@@ -141,7 +141,6 @@ def test_gated_pod_stays_pending_with_reason() -> None:
         "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
 
 
-@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
 def test_pod_held_by_another_pre_enqueue_plugin_gets_no_gate_wording() -> None:
     # A pod whose claim template does not exist has no scheduling gates: DynamicResources'
     # PreEnqueue holds it, and its message is reported with NotReadyForScheduling.

@@ -18,7 +18,7 @@ from dralab.scheduler import build_cluster, schedule
 from dralab.scheduler.controllers import MAX_CREATED_PODS
 from dralab.scheduler.snapshot import apply_order
 
-from .builders import DRA_POST_FILTER, node, pod, pod_spec, workload
+from .builders import node, pod, pod_spec, workload
 
 SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
@@ -339,7 +339,6 @@ def test_pods_being_deleted_are_not_scheduled() -> None:
     assert pending([node("a"), decode(doc), pod("p", "1")]) == ["p"]
 
 
-@pytest.mark.skipif(not DRA_POST_FILTER, reason="the DynamicResources plugin is not installed")
 def test_finished_pods_release_their_claims() -> None:
     """The claim controller's part for a pod that is done: a shared claim it alone
     used is deallocated; a claim generated for it is deleted. Both GPUs come free."""

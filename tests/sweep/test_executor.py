@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from dralab.api.errors import InputError
+from dralab.replay.runs import ReplayResults, grid, run_cell
 from dralab.sim.executor import (
     DaskExecutor,
     InlineExecutor,
     ProcessExecutor,
     make_executor,
 )
-from dralab.sim.replay_runs import ReplayResults, grid, run_cell
 
 distributed = pytest.importorskip("distributed")
 

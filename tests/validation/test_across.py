@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from dralab.api.check import validate_documents
 from dralab.api.errors import ErrorType
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document, read_documents
-from dralab.api.validation import validate_across
+from dralab.validation import validate_across
+from dralab.validation.check import validate_documents
 
 from .builders import allocated_claim, claim, claim_template, cron_job, namespace, pod
 

@@ -10,7 +10,7 @@ import yaml
 
 from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import FeatureGates
-from dralab.api.validation import SUPPORTED_KINDS, validate_object
+from dralab.validation import SUPPORTED_KINDS, validate_object
 
 from .builders import BUILDERS, DELETE, edit, get, mig, shared_gpu
 
@@ -171,7 +171,7 @@ def test_cel_non_bool_result_is_invalid() -> None:
 
 def test_cel_cost_over_limit_is_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
     import dralab.cel
-    from dralab.api.validation import _cel
+    from dralab.validation import _cel
 
     class Expensive:
         estimated_cost = dralab.cel.MAX_COST + 1

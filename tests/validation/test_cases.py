@@ -15,7 +15,7 @@ import pytest
 
 from dralab.api.errors import ErrorType as E
 from dralab.api.features import FeatureGates
-from dralab.api.validation import validate_object
+from dralab.validation import validate_object
 
 from .builders import BUILDERS, DELETE, DRIVER, UID, UID2, Doc, edit, gpu, mig, shared_gpu
 

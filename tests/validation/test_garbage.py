@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dralab.api.errors import FieldError
 from dralab.api.features import FeatureGates
-from dralab.api.validation import validate_across, validate_object
+from dralab.validation import validate_across, validate_object
 
 from .builders import BUILDERS
 

@@ -20,8 +20,8 @@ import pytest
 from dralab.api.codec import DecodeError, decode
 from dralab.api.core import Node, Pod
 from dralab.api.resource import ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from dralab.api.validation import validate_object
 from dralab.api.versions import to_v1
+from dralab.validation import validate_object
 
 from .builders import BUILDERS, DELETE, edit
 

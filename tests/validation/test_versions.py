@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from dralab.api.errors import ErrorType as E
-from dralab.api.validation import validate_object
 from dralab.api.versions import from_v1
+from dralab.validation import validate_object
 
 from .builders import BUILDERS, DELETE, DRIVER, Doc, edit
 

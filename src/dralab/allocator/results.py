@@ -10,12 +10,12 @@ selector implied by where the picked devices are reachable.
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Mapping, Sequence
 
 import msgspec
 
 from dralab.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from dralab.api.keys import random_uid
 from dralab.api.quantity import Quantity
 from dralab.api.resource import (
     AllocationResult,
@@ -38,16 +38,12 @@ def local_node_selector(node: str) -> NodeSelector:
         NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])])
 
 
-def _share_id(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
 def _entry(pick: Pick, binding: bool, rng: random.Random) -> DeviceRequestAllocationResult:
     rec, req = pick.rec, pick.req
     consumed: dict[str, Quantity] = {}
     share_id = None
     if pick.share:
-        share_id = _share_id(rng)
+        share_id = random_uid(rng)
         amounts = pick.amounts or {}
         for fqn, (published, _) in rec.capacity.items():
             consumed[published] = amounts[fqn]

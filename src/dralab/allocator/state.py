@@ -21,10 +21,10 @@ from dralab.api.resource import AllocationResult, ResourceClaim
 from .changelog import ChangeLog
 from .index import capacity_fqn
 
-__all__ = ["AllocatedState", "claim_key"]
+__all__ = ["AllocatedState", "claim_identity"]
 
 
-def claim_key(claim: ResourceClaim) -> str:
+def claim_identity(claim: ResourceClaim) -> str:
     """Identity of a claim in the state: its UID, else namespace/name."""
     return claim.metadata.uid or claim.ref
 
@@ -105,7 +105,7 @@ class AllocatedState:
 
     def __contains__(self, claim: object) -> bool:
         if isinstance(claim, ResourceClaim):
-            return claim_key(claim) in self._claims
+            return claim_identity(claim) in self._claims
         return claim in self._claims
 
     # --- updates ---------------------------------------------------------------
@@ -114,7 +114,7 @@ class AllocatedState:
         allocation = claim.status.allocation
         if allocation is None:
             raise ValueError(f"claim {claim.ref} is not allocated")
-        self.add_allocation(claim_key(claim), allocation)
+        self.add_allocation(claim_identity(claim), allocation)
 
     def add_allocation(self, key: str, allocation: AllocationResult) -> None:
         """Record an allocation under claim identity ``key``."""
@@ -139,7 +139,7 @@ class AllocatedState:
 
     def remove_claim(self, claim: ResourceClaim) -> None:
         """Forget ``claim``'s allocation; a no-op if it is not recorded (idempotent)."""
-        self.remove(claim_key(claim))
+        self.remove(claim_identity(claim))
 
     def remove(self, key: str) -> None:
         entries = self._claims.pop(key, None)

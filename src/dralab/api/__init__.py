@@ -1,1 +1,4 @@
-"""The object model, YAML/JSON I/O, quantities and validation of dralab."""
+"""The object model, codec, YAML/JSON I/O, quantities and object keys of dralab.
+
+The lowest layer: it imports no other part of dralab (validation, which needs
+CEL, is ``dralab.validation``)."""

@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from .keys import object_key
+
 __all__ = [
     "KubeObject",
     "ListMeta",
@@ -86,7 +88,7 @@ class KubeObject(Spec, frozen=True):
     def ref(self) -> str:
         """``namespace/name`` for namespaced kinds, ``name`` otherwise."""
         if self.NAMESPACED or self.metadata.namespace:
-            return f"{self.metadata.namespace or 'default'}/{self.name}"
+            return object_key(self.metadata.namespace, self.name)
         return self.name
 
 

@@ -243,8 +243,9 @@ def _walk(root: str) -> list[str]:
     return sorted(found)
 
 
-def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
-    for p in paths:
+def _expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
+    for path in paths:
+        p = os.fspath(path)
         if p == "-":
             yield p
             continue
@@ -287,7 +288,8 @@ def _read_file(path: str) -> str:
     return _utf8(raw, path)
 
 
-def read_documents(paths: Iterable[str], stdin: TextIO | None = None) -> list[Document]:
+def read_documents(paths: Iterable[str | os.PathLike[str]], stdin: TextIO | None = None
+                   ) -> list[Document]:
     """Every document in ``paths`` (kubectl ``-f`` semantics), in order. Raise LoadError.
 
     Duplicate mapping keys keep the last value and are reported as
@@ -315,9 +317,11 @@ def load_documents(docs: Iterable[Document]) -> list[KubeObject]:
         return [decode_document(doc) for doc in docs]
 
 
-def load(paths: str | Iterable[str], stdin: TextIO | None = None) -> list[KubeObject]:
-    """Read and decode every object in ``paths`` (files, directories, ``-``)."""
-    if isinstance(paths, str):
+def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+         stdin: TextIO | None = None) -> list[KubeObject]:
+    """Read and decode every object in ``paths``: a path (``str`` or ``pathlib.Path``:
+    a file, a directory, ``-`` for stdin) or several."""
+    if isinstance(paths, str | os.PathLike):
         paths = [paths]
     return load_documents(read_documents(paths, stdin))
 

@@ -34,8 +34,8 @@ from dralab.cel.costmodel import (
     STRUCT_CREATE,
     UNKNOWN,
     ZERO,
+    CostOperand,
     Entry,
-    Node,
     Range,
     SizeTree,
     add,
@@ -129,27 +129,27 @@ class Coster:
         if entry is not None:
             self.entries[dst.id] = entry
 
-    def node(self, e: Any) -> Node:
+    def node(self, e: Any) -> CostOperand:
         path = self.path_of(e)
         if path and path[0] in _ACCUMULATORS:
             path = None
-        return Node(e, self.type_of(e), path, self.size_of(e))
+        return CostOperand(e, self.type_of(e), path, self.size_of(e))
 
     # -- the SizeOracle protocol of costcalls ----------------------------------------
 
-    def size(self, node: Node) -> Range:
+    def size(self, node: CostOperand) -> Range:
         if node.size is not None:
             return node.size
         return device_size(node.path, self.device) or UNKNOWN
 
-    def element(self, node: Node) -> Node | None:
+    def element(self, node: CostOperand) -> CostOperand | None:
         elem = first_param(node.type)
         if elem is None:
             return None
         path = (*node.path, "@items") if node.path else None
         # Elements of a list literal have known sizes; others come from the path.
         entry = self.entry_of(node.expr) if node.expr is not None else None
-        return Node(None, elem, path, entry.value if entry is not None else None)
+        return CostOperand(None, elem, path, entry.value if entry is not None else None)
 
     def entry_of(self, expr: Any) -> Entry | None:
         if expr.id in self.entries:
@@ -305,7 +305,7 @@ class Coster:
         if not overloads:
             return ZERO
         total = ZERO
-        target: Node | None = None
+        target: CostOperand | None = None
         if call.HasField("target"):
             total = self.cost(call.target)
             target = self.node(call.target)

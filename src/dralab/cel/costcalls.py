@@ -18,8 +18,8 @@ from dralab.cel.costmodel import (
     REGEX_LENGTH,
     STRING_TRAVERSAL,
     ZERO,
+    CostOperand,
     Entry,
-    Node,
     Range,
     add,
     entry_union,
@@ -37,9 +37,9 @@ Estimate = tuple[Range, Range | None]  # (cost, result size)
 class SizeOracle(Protocol):
     """What the rules need to know from the estimator walking the expression."""
 
-    def size(self, node: Node) -> Range: ...
+    def size(self, node: CostOperand) -> Range: ...
 
-    def element(self, node: Node) -> Node | None: ...
+    def element(self, node: CostOperand) -> CostOperand | None: ...
 
     def entry_of(self, expr: Any) -> Entry | None: ...
 
@@ -58,7 +58,8 @@ _FLAT_LIBRARY_FUNCTIONS: Final = frozenset({
 
 
 def function_cost(sizes: SizeOracle, e: Any, function: str, overload: str,
-                  target: Node | None, args: list[Node], arg_costs: list[Range]) -> Estimate:
+                  target: CostOperand | None, args: list[CostOperand],
+                  arg_costs: list[Range]) -> Estimate:
     """Cost of one candidate overload of a call (the target's own cost excluded)."""
     arg_sum = ZERO
     for cost in arg_costs:
@@ -69,8 +70,8 @@ def function_cost(sizes: SizeOracle, e: Any, function: str, overload: str,
     return _builtin_cost(sizes, e, overload, target, args, arg_costs, arg_sum)
 
 
-def _library_cost(sizes: SizeOracle, function: str, target: Node | None,
-                  args: list[Node]) -> Estimate | None:
+def _library_cost(sizes: SizeOracle, function: str, target: CostOperand | None,
+                  args: list[CostOperand]) -> Estimate | None:
     if function == "includes":
         # DRA charges the longest possible attribute list, whatever the receiver.
         return (MAX_LIST_VALUES, MAX_LIST_VALUES), None
@@ -109,7 +110,7 @@ def _library_cost(sizes: SizeOracle, function: str, target: Node | None,
     return None
 
 
-def _join_cost(sizes: SizeOracle, target: Node, args: list[Node]) -> Estimate:
+def _join_cost(sizes: SizeOracle, target: CostOperand, args: list[CostOperand]) -> Estimate:
     joined: Range = ZERO
     element = sizes.element(target)
     count = sizes.size(target)
@@ -121,7 +122,7 @@ def _join_cost(sizes: SizeOracle, target: Node, args: list[Node]) -> Estimate:
     return scale(joined, STRING_TRAVERSAL), joined
 
 
-def _replace_cost(sizes: SizeOracle, target: Node, args: list[Node]) -> Estimate:
+def _replace_cost(sizes: SizeOracle, target: CostOperand, args: list[CostOperand]) -> Estimate:
     size = sizes.size(target)
     old, new = sizes.size(args[0]), sizes.size(args[1])
     # Longest result: replace the shortest possible match by the longest replacement.
@@ -141,8 +142,8 @@ def _replace_cost(sizes: SizeOracle, target: Node, args: list[Node]) -> Estimate
     return scale(size, 2 * STRING_TRAVERSAL), result
 
 
-def _builtin_cost(sizes: SizeOracle, e: Any, overload: str, target: Node | None,
-                  args: list[Node], arg_costs: list[Range], arg_sum: Range) -> Estimate:
+def _builtin_cost(sizes: SizeOracle, e: Any, overload: str, target: CostOperand | None,
+                  args: list[CostOperand], arg_costs: list[Range], arg_sum: Range) -> Estimate:
     if overload == "string_format" and target is not None and args:
         size = sizes.size(target)
         return add(scale(size, STRING_TRAVERSAL), arg_sum), add(size, sizes.size(args[0]))

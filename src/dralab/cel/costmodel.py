@@ -26,8 +26,8 @@ __all__ = [
     "STRUCT_CREATE",
     "UNKNOWN",
     "ZERO",
+    "CostOperand",
     "Entry",
-    "Node",
     "Range",
     "SizeTree",
     "actual_device",
@@ -354,7 +354,7 @@ def entry_union(a: Entry | None, b: Entry | None) -> Entry | None:
 
 
 @dataclass
-class Node:
+class CostOperand:
     """What a call's cost rule may know about an operand."""
 
     expr: Any

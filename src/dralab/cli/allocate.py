@@ -6,10 +6,10 @@ import click
 
 from dralab.allocator import Allocated, AllocationError, allocate
 from dralab.allocator.nodes import named_nodes
-from dralab.api.check import validate_documents
 from dralab.api.core import Node
 from dralab.api.io import dumps, load_documents, read_documents, to_list
 from dralab.api.resource import ResourceClaim
+from dralab.validation.check import validate_documents
 
 from .common import (
     EXIT_ALLOCATION_ERROR,

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from dralab import __version__
+from dralab._version import __version__
 from dralab.api.errors import one_line
 
 from .allocate import allocate_cmd

@@ -10,11 +10,9 @@ from typing import Any, TypeVar
 
 import click
 
-from dralab.scheduler.policies import POLICIES
-from dralab.sim.executor import Executor, make_executor
-from dralab.sim.limits import MAX_SEEDS
-from dralab.sim.replay import paper_seeds
-from dralab.sim.replay_runs import (
+from dralab.policies import POLICIES
+from dralab.replay.run import paper_seeds
+from dralab.replay.runs import (
     ReplayResults,
     RunSpec,
     check_names,
@@ -22,7 +20,9 @@ from dralab.sim.replay_runs import (
     grid,
     run_cell,
 )
-from dralab.sim.trace.alibaba import DEFAULT_WORKLOAD
+from dralab.replay.trace.alibaba import DEFAULT_WORKLOAD
+from dralab.sim.executor import Executor, make_executor
+from dralab.sim.limits import MAX_SEEDS
 
 from .common import one_line_errors
 

@@ -8,13 +8,13 @@ from typing import Any
 import click
 
 from dralab.api.base import KubeObject
-from dralab.api.check import validate_documents
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps, load_documents, read_documents, to_list
 from dralab.scheduler import ConfigError, schedule
 from dralab.scheduler.snapshot import apply_order
 from dralab.scheduler.summary import PodRow, pod_rows
+from dralab.validation.check import validate_documents
 
 from .common import (
     EXIT_INPUT,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import click
 
+from dralab.replay.run import paper_seeds
+from dralab.replay.runs import grid
 from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
 from dralab.sim.limits import MAX_SEEDS
-from dralab.sim.replay import paper_seeds
-from dralab.sim.replay_runs import grid
 
 from .common import one_line_errors
 from .replay import check_inputs, emit, parse_policies, run_specs, trace_options

@@ -6,8 +6,8 @@ from collections import Counter
 
 import click
 
-from dralab.api.check import not_checked, validate_documents
 from dralab.api.io import read_documents
+from dralab.validation.check import not_checked, validate_documents
 
 from .common import (
     EXIT_INPUT,

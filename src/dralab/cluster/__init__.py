@@ -43,12 +43,11 @@ from .records import (
     PREEMPT_NEVER,
     NodeInfo,
     PodInfo,
-    pod_key,
     pod_non_zero_requests,
     pod_requests,
     set_pod_condition,
 )
-from .store import ClusterState, object_key, slice_owner
+from .store import ClusterState, slice_owner
 
 __all__ = [
     "CPU",
@@ -83,9 +82,7 @@ __all__ = [
     "SlicesChanged",
     "TaintRulesChanged",
     "TemplateChanged",
-    "object_key",
     "pick",
-    "pod_key",
     "pod_non_zero_requests",
     "pod_requests",
     "set_pod_condition",

@@ -23,6 +23,7 @@ from dralab.allocator.changelog import ChangeLog
 from dralab.allocator.nodes import NodeView
 from dralab.api.base import KubeObject
 from dralab.api.core import Container, Node, Pod, PodCondition
+from dralab.api.keys import key_of
 
 __all__ = [
     "CPU",
@@ -35,7 +36,6 @@ __all__ = [
     "PREEMPT_NEVER",
     "NodeInfo",
     "PodInfo",
-    "pod_key",
     "pod_non_zero_requests",
     "pod_requests",
     "raw_spec_field",
@@ -56,10 +56,6 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
 FINISHED_PHASES = ("Succeeded", "Failed")
-
-
-def pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name or ''}"
 
 
 def _container_requests(container: Container) -> dict[str, int]:
@@ -133,7 +129,7 @@ class PodInfo:
 
     @property
     def key(self) -> str:
-        return pod_key(self.pod)
+        return key_of(self.pod)
 
     @property
     def node_name(self) -> str | None:

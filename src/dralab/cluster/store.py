@@ -51,6 +51,7 @@ from dralab.allocator.changelog import ChangeFeed, ChangeLog
 from dralab.allocator.state import AllocatedState
 from dralab.api.core import Node, Pod, PodCondition, PriorityClass
 from dralab.api.features import FeatureGates
+from dralab.api.keys import object_key
 from dralab.api.resource import (
     DeviceClass,
     DeviceTaintRule,
@@ -91,18 +92,13 @@ from .records import (
 )
 from .table import Table
 
-__all__ = ["ClusterState", "object_key", "slice_owner"]
+__all__ = ["ClusterState", "slice_owner"]
 
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 _REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 
 # An undo step: a store method and its arguments.
 _Undo = tuple[Callable[..., None], tuple[Any, ...]]
-
-
-def object_key(namespace: str | None, name: str | None) -> str:
-    """``namespace/name`` as the store keys namespaced objects ("default" when unset)."""
-    return f"{namespace or 'default'}/{name or ''}"
 
 
 def slice_owner(s: ResourceSlice) -> SliceOwner:

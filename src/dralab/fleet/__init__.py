@@ -36,7 +36,7 @@ from .catalog import (
 from .generate import GeneratedFleet, generate, generate_objects
 from .importer import ImportResult, import_slices, normalize_slice, upgrade_slice_document
 from .mig import (
-    Placement,
+    MigPlacement,
     enumerate_layouts,
     layout_problem,
     mig_device_name,
@@ -53,9 +53,9 @@ __all__ = [
     "GpuModel",
     "ImportResult",
     "MigGeometry",
+    "MigPlacement",
     "MigProfile",
     "NodePool",
-    "Placement",
     "by_product_name",
     "by_trace_name",
     "default_fleet",

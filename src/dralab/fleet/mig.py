@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .catalog import MigGeometry, MigProfile
 
 __all__ = [
-    "Placement",
+    "MigPlacement",
     "assign_placements",
     "enumerate_layouts",
     "layout_problem",
@@ -40,7 +40,7 @@ _MIG_NAME = re.compile(r"^gpu-(\d+)-mig-(.+)-(\d+)-(\d+)$")
 
 
 @dataclass(frozen=True, slots=True, order=True)
-class Placement:
+class MigPlacement:
     """A GPU instance of ``profile`` whose memory range begins at slot ``start``."""
 
     start: int
@@ -73,7 +73,7 @@ def parse_mig_device_name(name: str) -> tuple[int, str, int, int] | None:
     return int(match[1]), match[2], int(match[3]), int(match[4])
 
 
-def _engine_totals(placements: Iterable[Placement]) -> dict[str, int]:
+def _engine_totals(placements: Iterable[MigPlacement]) -> dict[str, int]:
     totals: Counter[str] = Counter()
     for p in placements:
         prof = p.profile
@@ -92,7 +92,7 @@ def _engine_limits(geometry: MigGeometry) -> dict[str, int]:
             "OFA engines": cap["ofaEngines"]}
 
 
-def layout_problem(geometry: MigGeometry, placements: Sequence[Placement]) -> str | None:
+def layout_problem(geometry: MigGeometry, placements: Sequence[MigPlacement]) -> str | None:
     """Why ``placements`` cannot coexist on one GPU, or None when they can."""
     used: set[int] = set()
     for p in placements:
@@ -116,7 +116,7 @@ def layout_problem(geometry: MigGeometry, placements: Sequence[Placement]) -> st
     return None
 
 
-def enumerate_layouts(geometry: MigGeometry) -> list[tuple[Placement, ...]]:
+def enumerate_layouts(geometry: MigGeometry) -> list[tuple[MigPlacement, ...]]:
     """Every non-empty valid layout, each as placements sorted by start.
 
     Built by walking the memory axis left to right, so each layout appears
@@ -126,16 +126,16 @@ def enumerate_layouts(geometry: MigGeometry) -> list[tuple[Placement, ...]]:
     for prof in geometry.profiles:
         for s in prof.starts:
             by_start.setdefault(s, []).append(prof)
-    out: list[tuple[Placement, ...]] = []
+    out: list[tuple[MigPlacement, ...]] = []
 
-    def walk(slot: int, chosen: list[Placement]) -> None:
+    def walk(slot: int, chosen: list[MigPlacement]) -> None:
         if slot >= geometry.memory_slices:
             if chosen and layout_problem(geometry, chosen) is None:
                 out.append(tuple(chosen))
             return
         walk(slot + 1, chosen)  # leave this slot free
         for prof in by_start.get(slot, ()):
-            chosen.append(Placement(slot, prof))
+            chosen.append(MigPlacement(slot, prof))
             if layout_problem(geometry, chosen) is None:
                 walk(slot + prof.memory_slices, chosen)
             chosen.pop()
@@ -149,7 +149,7 @@ def _parse_request(geometry: MigGeometry, item: str) -> tuple[MigProfile, int | 
     return geometry.profile(name.strip()), int(at) if sep else None
 
 
-def assign_placements(geometry: MigGeometry, items: Sequence[str]) -> list[Placement]:
+def assign_placements(geometry: MigGeometry, items: Sequence[str]) -> list[MigPlacement]:
     """Placements for static partitions ``items`` (``"3g.40gb"`` or ``"3g.40gb@4"``).
 
     Explicit starts are kept; the others get the first start (in memory order,
@@ -159,7 +159,7 @@ def assign_placements(geometry: MigGeometry, items: Sequence[str]) -> list[Place
     """
     parsed = [_parse_request(geometry, item) for item in items]
     order = sorted(range(len(parsed)), key=lambda i: (-parsed[i][0].memory_slices, i))
-    chosen: dict[int, Placement] = {}
+    chosen: dict[int, MigPlacement] = {}
 
     def search(k: int) -> bool:
         if k == len(order):
@@ -167,22 +167,22 @@ def assign_placements(geometry: MigGeometry, items: Sequence[str]) -> list[Place
         i = order[k]
         prof, fixed = parsed[i]
         for start in ([fixed] if fixed is not None else list(prof.starts)):
-            chosen[i] = Placement(start, prof)
+            chosen[i] = MigPlacement(start, prof)
             if layout_problem(geometry, list(chosen.values())) is None and search(k + 1):
                 return True
             del chosen[i]
         return False
 
     if not search(0):
-        first = layout_problem(geometry, [Placement(p.starts[0] if s is None else s, p)
+        first = layout_problem(geometry, [MigPlacement(p.starts[0] if s is None else s, p)
                                           for p, s in parsed])
         raise ValueError(f"no valid MIG layout for {list(items)}"
                          + (f" ({first})" if first else ""))
     return [chosen[i] for i in range(len(parsed))]
 
 
-def placements_of(geometry: MigGeometry) -> Iterator[Placement]:
+def placements_of(geometry: MigGeometry) -> Iterator[MigPlacement]:
     """Every (profile, start) the driver advertises under DynamicMIG, profile order."""
     for prof in geometry.profiles:
         for s in prof.starts:
-            yield Placement(s, prof)
+            yield MigPlacement(s, prof)

@@ -72,7 +72,7 @@ from .build import (
     version_attr,
 )
 from .catalog import GpuModel, MigGeometry, MigProfile
-from .mig import Placement, assign_placements, mig_device_name, placements_of
+from .mig import MigPlacement, assign_placements, mig_device_name, placements_of
 from .naming import driver_semver, slice_suffixes, stable_uuid
 from .spec import FleetSpec, NodePool
 from .topology import PciSlot
@@ -232,7 +232,7 @@ class NvidiaPool:
             entries.append(self._dynamic_entry(minor, counter_set, p))
         return sorted(entries, key=lambda e: e.name)
 
-    def _dynamic_entry(self, minor: int, counter_set: str, p: Placement) -> _Entry:
+    def _dynamic_entry(self, minor: int, counter_set: str, p: MigPlacement) -> _Entry:
         values = _profile_capacity(p.profile)
         return _Entry(mig_device_name(minor, p.profile, p.start), "mig", p.profile.name,
                       self._shared(_capacity_map(values)),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from dralab import __version__
+from dralab._version import __version__
 from dralab.sim.results import SimulationResult
 
 from .metrics import METRICS, best_indices, format_duration, format_value

@@ -16,11 +16,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from dralab import __version__
+from dralab._version import __version__
 from dralab.api.io import write_atomic
-from dralab.sim.curves import LEVELS
-from dralab.sim.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
-from dralab.sim.replay_runs import ReplayResults
+from dralab.replay.curves import LEVELS
+from dralab.replay.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
+from dralab.replay.runs import ReplayResults
 
 from .csvtext import csv_text
 from .page import _CSS

@@ -14,7 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from dralab import __version__
+from dralab._version import __version__
 from dralab.api.io import write_atomic
 from dralab.sim.scenario_sweep import ScenarioSummary
 

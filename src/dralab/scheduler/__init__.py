@@ -7,10 +7,11 @@ profiles of a KubeSchedulerConfiguration-shaped ``config``) and returns a
 a pod off it and what would make it fit. Deterministic for a given ``seed``.
 
 Layers (private modules): ``framework`` (statuses, cycle state, one Protocol per
-extension point), ``cluster`` (the names of the cluster store, ``dralab.cluster``,
-that the scheduler uses), ``claims`` (the claim controller's part), ``registry`` and
-``profile`` (plugins and their configuration), ``runtime`` (running the plugins of
-one profile), ``cycle`` and ``scheduler`` (the loop), ``plugins`` (in-tree plugins).
+extension point, the plugin factory's Handle, the Registry type and the optional
+fast paths), ``cluster`` (the names of the cluster store, ``dralab.cluster``, that
+the scheduler uses), ``claims`` (the claim controller's part), ``profile`` (plugin
+configuration), ``runtime`` (running the plugins of one profile), ``cycle`` and
+``scheduler`` (the loop), ``plugins`` (in-tree plugins and ``plugins.registry``).
 """
 
 from __future__ import annotations

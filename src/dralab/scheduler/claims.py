@@ -21,7 +21,6 @@ so a seed reproduces a run.
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from msgspec.structs import replace
 
 from dralab.api.base import ObjectMeta, OwnerReference
 from dralab.api.core import Pod, PodResourceClaim, PodResourceClaimStatus
+from dralab.api.keys import key_of, object_key, random_uid
 from dralab.api.resource import (
     V1,
     ResourceClaim,
@@ -46,7 +46,6 @@ __all__ = [
     "RESERVED_FOR_MAX",
     "PodClaims",
     "add_consumer",
-    "claim_key",
     "deallocate",
     "delete_pod",
     "ensure_pod_claims",
@@ -74,15 +73,6 @@ _RANDOM_LENGTH = 5
 _MAX_GENERATED_BASE = 58
 # The claim controller keeps its own base one shorter (63 - hyphen - 5 random).
 _MAX_TEMPLATE_BASE = 57
-
-
-def claim_key(namespace: str | None, name: str) -> str:
-    """The key of a claim in ``ClusterState.claims``."""
-    return f"{namespace or 'default'}/{name}"
-
-
-def _random_uid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
 def generate_name(base: str, rng: random.Random) -> str:
@@ -122,7 +112,7 @@ def ensure_pod_uid(info: PodInfo, rng: random.Random, cluster: ClusterState | No
     uid = info.pod.metadata.uid
     if uid:
         return uid
-    uid = _random_uid(rng)
+    uid = random_uid(rng)
     pod = info.pod
     _set_pod(cluster, info, replace(pod, metadata=replace(pod.metadata, uid=uid)))
     return uid
@@ -160,7 +150,7 @@ def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim
         return None
     base = template_claim_base(pod.metadata.name or "", entry.name)
     name = generate_name(base, rng)
-    while claim_key(namespace, name) in cluster.claims:
+    while object_key(namespace, name) in cluster.claims:
         name = generate_name(base, rng)
     annotations = dict(template.spec.metadata.annotations)
     annotations[POD_CLAIM_ANNOTATION] = entry.name
@@ -171,7 +161,7 @@ def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim
         api_version=V1,
         kind="ResourceClaim",
         metadata=ObjectMeta(name=name, generate_name=base, namespace=namespace,
-                            uid=_random_uid(rng), labels=dict(template.spec.metadata.labels),
+                            uid=random_uid(rng), labels=dict(template.spec.metadata.labels),
                             annotations=annotations, owner_references=[owner]),
         # Specs are immutable: the template's is shared, not copied.
         spec=template.spec.spec,
@@ -205,7 +195,7 @@ def ensure_pod_claims(cluster: ClusterState, info: PodInfo, rng: random.Random) 
         if entry.resource_claim_name is not None or template_name is None:
             continue
         current = _status_entry(pod, entry.name)
-        if current is not None and (current.resource_claim_name is None or claim_key(
+        if current is not None and (current.resource_claim_name is None or object_key(
                 namespace, current.resource_claim_name) in cluster.claims):
             continue
         ensure_pod_uid(info, rng, cluster)
@@ -246,10 +236,9 @@ def _entry_claim_name(pod: Pod, entry: PodResourceClaim) -> tuple[str | None, bo
     if entry.resource_claim_template_name is not None:
         status = _status_entry(pod, entry.name)
         if status is None:
-            return None, False, (f'pod "{pod.metadata.namespace or "default"}/'
-                                 f'{pod.metadata.name}": ResourceClaim not created yet')
+            return None, False, f'pod "{key_of(pod)}": ResourceClaim not created yet'
         return status.resource_claim_name, True, None
-    return None, False, (f'pod "{pod.metadata.namespace or "default"}/{pod.metadata.name}", '
+    return None, False, (f'pod "{key_of(pod)}", '
                          f'spec.resourceClaim "{entry.name}": none of the supported fields '
                          f"are set")
 
@@ -263,13 +252,13 @@ def pod_claim_keys(pod: Pod) -> Iterator[str]:
         name, _, _ = _entry_claim_name(pod, entry)
         if name is None:
             continue
-        key = claim_key(namespace, name)
+        key = object_key(namespace, name)
         if key not in seen:
             seen.add(key)
             yield key
     extended = pod.status.extended_resource_claim_status
     if extended is not None and extended.resource_claim_name:
-        key = claim_key(namespace, extended.resource_claim_name)
+        key = object_key(namespace, extended.resource_claim_name)
         if key not in seen:
             yield key
 
@@ -291,7 +280,7 @@ def resolve_pod_claims(cluster: ClusterState, pod: Pod) -> PodClaims | str:
             return reason
         if name is None:
             continue
-        key = claim_key(namespace, name)
+        key = object_key(namespace, name)
         if key in keys:
             continue
         claim = cluster.claims.get(key)

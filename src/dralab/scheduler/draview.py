@@ -27,7 +27,6 @@ states (preemption) get their own allocator and always search.
 from __future__ import annotations
 
 import random
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from dralab.allocator import (
 from dralab.allocator.changelog import ChangeLog
 from dralab.allocator.pools import NodePools, PoolGatherError
 from dralab.api.features import FeatureGates
+from dralab.api.keys import random_uid
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -327,11 +327,6 @@ def _shares(allocations: Sequence[AllocationResult]) -> bool:
     return any(r.share_id is not None for a in allocations for r in a.devices.results)
 
 
-def _share_id(rng: random.Random) -> str:
-    # As ``dralab.allocator.results`` draws them.
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
 def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
     """``outcome`` (with shared devices) with new share IDs, drawn in the order the
     allocator draws them when it builds the results (claim by claim, result by
@@ -341,7 +336,7 @@ def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
     for allocation in outcome.allocations:
         devices = allocation.devices
         if any(r.share_id is not None for r in devices.results):
-            results = [r if r.share_id is None else replace(r, share_id=_share_id(rng))
+            results = [r if r.share_id is None else replace(r, share_id=random_uid(rng))
                        for r in devices.results]
             allocation = replace(allocation, devices=replace(devices, results=results))
         allocations.append(allocation)

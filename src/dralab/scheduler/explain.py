@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from dralab.api.base import KubeObject
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
+from dralab.api.keys import key_of, object_key
 from dralab.api.resource import ResourceClaim
 
 from .build import build_cluster
@@ -247,10 +248,10 @@ def not_scheduled(result: ScheduleResult, key: str) -> Explanation:
     """A pod that had no scheduling cycle: gated, without profile, already bound,
     finished or being deleted. InputError if there is no such pod."""
     for item in result.unplaced:
-        if f"{item.pod.metadata.namespace}/{item.pod.metadata.name}" == key:
+        if key_of(item.pod) == key:
             return Explanation(key, None, f"{item.reason}: {item.message}", found=False)
     pod = next((p for p in result.pods
-                if f"{p.metadata.namespace}/{p.metadata.name}" == key), None)
+                if key_of(p) == key), None)
     if pod is None:
         raise InputError(f"pod {key} not found")
     node = pod.spec.node_name
@@ -339,8 +340,8 @@ def _claim_target(key: str, namespace: str | None) -> tuple[str, str] | _PodEntr
 def _entry_claim(result: ScheduleResult, target: _PodEntry) -> tuple[str | None, str]:
     """(claim name or None if none was created, origin note) of a pod's claim entry.
     InputError if the pod or the entry does not exist."""
-    key = f"{target.namespace}/{target.pod}"
-    pod = next((p for p in result.pods if f"{p.metadata.namespace}/{p.metadata.name}" == key),
+    key = object_key(target.namespace, target.pod)
+    pod = next((p for p in result.pods if key_of(p) == key),
                None)
     if pod is None:
         raise InputError(f"pod {key} not found")
@@ -365,7 +366,7 @@ def _generated_for(claim: ResourceClaim | None) -> str:
                   if r.controller and r.kind == "Pod"), None)
     if owner is None:
         return ""
-    return (f"generated for pod {claim.metadata.namespace or 'default'}/{owner.name} "
+    return (f"generated for pod {object_key(claim.metadata.namespace, owner.name)} "
             f'(spec.resourceClaims "{claim.metadata.annotations[POD_CLAIM_ANNOTATION]}")')
 
 
@@ -388,10 +389,10 @@ def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None
     first, _ = run_observed(objects, set(), config, features, seed)
     origin = ""
     if isinstance(target, tuple) and namespace is None and "/" in key \
-            and f"{target[0]}/{target[1]}" not in first.cluster.claims:
+            and object_key(target[0], target[1]) not in first.cluster.claims:
         entry = _PodEntry("default", target[0], target[1])
-        pod_key = f"default/{entry.pod}"
-        if any(f"{p.metadata.namespace}/{p.metadata.name}" == pod_key
+        pod_key = object_key("default", entry.pod)
+        if any(key_of(p) == pod_key
                and any(e.name == entry.entry for e in p.spec.resource_claims)
                for p in first.pods):
             target = entry
@@ -399,7 +400,7 @@ def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None
         name, origin = _entry_claim(first, target)
         claim_ns = target.namespace
         if name is None:
-            pod_key = f"{target.namespace}/{target.pod}"
+            pod_key = object_key(target.namespace, target.pod)
             result, seen = run_observed(objects, {pod_key}, config, features, seed)
             return ClaimExplanation(
                 f"for pod {pod_key}, claim {target.entry}", None,
@@ -407,16 +408,16 @@ def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None
                 origin.replace("generated from", "nothing generated yet from", 1))
     else:
         claim_ns, name = target
-    claim = first.cluster.claims.get(f"{claim_ns}/{name}")
+    claim = first.cluster.claims.get(object_key(claim_ns, name))
     owners = {ref.name for ref in claim.metadata.owner_references
               if ref.kind == "Pod"} if claim is not None else set()
-    users = [f"{claim_ns}/{p.metadata.name}" for p in first.pods
+    users = [object_key(claim_ns, p.metadata.name) for p in first.pods
              if _uses_claim(p, claim_ns, name) or (
                  p.metadata.name in owners and (p.metadata.namespace or "default") == claim_ns)]
     if claim is None and not users:
         raise InputError(f"resourceclaim {claim_ns}/{name} not found")
     result, seen = run_observed(objects, set(users), config, features, seed)
     consumers = tuple(seen.get(u) or not_scheduled(result, u) for u in users)
-    final = result.cluster.claims.get(f"{claim_ns}/{name}")
-    return ClaimExplanation(f"{claim_ns}/{name}", final, consumers,
+    final = result.cluster.claims.get(object_key(claim_ns, name))
+    return ClaimExplanation(object_key(claim_ns, name), final, consumers,
                             origin or _generated_for(final or claim))

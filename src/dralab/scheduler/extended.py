@@ -28,6 +28,7 @@ from msgspec.structs import replace
 from dralab.api.base import ObjectMeta, OwnerReference
 from dralab.api.core import Container, ContainerExtendedResourceRequest, Pod
 from dralab.api.features import FeatureGates
+from dralab.api.keys import object_key
 from dralab.api.quantity import Quantity
 from dralab.api.resource import (
     V1,
@@ -39,7 +40,7 @@ from dralab.api.resource import (
     ResourceClaimSpec,
 )
 
-from .claims import EXTENDED_CLAIM_ANNOTATION, claim_key
+from .claims import EXTENDED_CLAIM_ANNOTATION
 from .cluster import ClusterState, NodeInfo
 
 __all__ = [
@@ -272,7 +273,7 @@ def find_extended_claim(cluster: ClusterState, pod: Pod) -> ResourceClaim | None
     status = pod.status.extended_resource_claim_status
     if status is None or not status.resource_claim_name:
         return None
-    claim = cluster.claims.get(claim_key(pod.metadata.namespace, status.resource_claim_name))
+    claim = cluster.claims.get(object_key(pod.metadata.namespace, status.resource_claim_name))
     if claim is None or claim.metadata.annotations.get(EXTENDED_CLAIM_ANNOTATION) != "true":
         return None
     uid = pod.metadata.uid

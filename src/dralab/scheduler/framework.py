@@ -15,29 +15,52 @@ codes it may return and what follows:
   until allowed or rejected (``dralab.scheduler.waiting``).
 
 Nothing here raises for "does not fit"; exceptions are bugs.
+
+Also here: what a plugin factory receives (``Handle``) and may raise
+(``PluginArgsError``), the ``Registry`` type, and the optional fast paths a plugin
+may offer besides its extension points (``FilterRelevance`` ... ``SortKey``): the
+framework uses one when a plugin has it and the plain extension point otherwise.
+The in-tree plugins and their registry live in ``dralab.scheduler.plugins``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
+
+from dralab.api.errors import InputError
 
 if TYPE_CHECKING:
+    from dralab.api.features import FeatureGates
+
     from .cluster import ClusterState, NodeInfo, PodInfo
+    from .cycle import Mask, Positions
+    from .runtime import Framework
 
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "BatchFilter",
+    "BatchScore",
     "BindPlugin",
     "Code",
     "CycleState",
+    "FilterMask",
     "FilterPlugin",
+    "FilterRejections",
+    "FilterRelevance",
+    "FilterVouched",
+    "Handle",
     "MissingStateError",
     "NodeScore",
     "PermitPlugin",
     "Plugin",
+    "PluginArgsError",
+    "PluginFactory",
+    "PositionScore",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
@@ -47,9 +70,11 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
+    "Registry",
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "SortKey",
     "StateData",
     "Status",
 ]
@@ -329,3 +354,152 @@ class BindPlugin(Plugin, Protocol):
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """Set the pod's node. Success, Skip (let the next Bind plugin do it) or Error."""
         ...
+
+
+# --- plugin factories -----------------------------------------------------------------
+
+
+class PluginArgsError(InputError):
+    """A plugin's args are invalid; ``field`` is the path below ``args``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.detail = message
+
+
+class Handle:
+    """What a plugin factory gets, ``factory(args, handle) -> plugin``.
+
+    ``args`` is the plugin's ``pluginConfig[].args`` as a plain mapping (camelCase keys
+    as written; ``{}`` when absent); the factory applies its defaults and validates,
+    raising ``PluginArgsError(field, message)`` with ``field`` relative to ``args``
+    (e.g. ``scoringStrategy.type``); the profile loader prefixes the path. The handle:
+
+    ``cluster``       the run's ``ClusterState`` (read it; mutate it only through its
+                      methods and only from Reserve/Unreserve, PreBind, Bind, PostFilter);
+    ``features``      the run's ``FeatureGates`` (resolved once, never re-read);
+    ``rng``           the run's seeded ``random.Random``, the only randomness allowed;
+    ``profile_name``  the profile's schedulerName;
+    ``framework``     the profile's ``Framework`` (``dralab.scheduler.runtime``), bound
+                      after every plugin is built: use it at run time, not in the factory.
+                      It runs other plugins, e.g. ``run_filter`` and
+                      ``run_pre_filter_extension_remove_pod`` during preemption.
+    """
+
+    __slots__ = ("_framework", "cluster", "features", "profile_name", "rng")
+
+    def __init__(self, cluster: ClusterState, features: FeatureGates, rng: random.Random,
+                 profile_name: str) -> None:
+        self.cluster = cluster
+        self.features = features
+        self.rng = rng
+        self.profile_name = profile_name
+        self._framework: Framework | None = None
+
+    @property
+    def framework(self) -> Framework:
+        if self._framework is None:
+            raise RuntimeError("the framework is not built yet: use handle.framework at "
+                               "scheduling time, not in the plugin factory")
+        return self._framework
+
+    def bind(self, framework: Framework) -> None:
+        self._framework = framework
+
+
+PluginFactory: TypeAlias = Callable[[Mapping[str, Any], Handle], Plugin]
+
+
+class Registry(Mapping[str, PluginFactory]):
+    """Plugin name -> factory. A value, not a module global: immutable once built;
+    ``with_plugin`` returns an extended copy. ``dralab.scheduler.plugins.registry``
+    builds the in-tree one."""
+
+    def __init__(self, factories: Mapping[str, PluginFactory] | None = None) -> None:
+        self._factories: dict[str, PluginFactory] = dict(factories or {})
+
+    def __getitem__(self, name: str) -> PluginFactory:
+        return self._factories[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+    def with_plugin(self, name: str, factory: PluginFactory) -> Registry:
+        """A copy with ``name`` added; ValueError if the name is taken."""
+        if name in self._factories:
+            raise ValueError(f"a plugin named {name!r} already exists")
+        return Registry({**self._factories, name: factory})
+
+
+# --- optional fast paths ----------------------------------------------------------------
+# A plugin may offer any of these besides its extension points. Each must answer
+# exactly what the plain extension point would; the framework (runtime.py, queue.py)
+# looks them up once per profile and falls back to the plain calls without them.
+# (Queueing hints, ``EnqueueExtensions.events_to_register``, are declared with the
+# hint types in ``hints.py``: they are about the queue, not about a cycle.)
+
+
+@runtime_checkable
+class FilterRelevance(Protocol):
+    """A Filter plugin that knows it would accept every node for this pod (left out)."""
+
+    def filter_relevant(self, pod: PodInfo) -> bool: ...
+
+
+@runtime_checkable
+class BatchFilter(Protocol):
+    """Filter for many nodes at once, one status per node in order."""
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                     ) -> list[Status]: ...
+
+
+@runtime_checkable
+class FilterMask(Protocol):
+    """The nodes (by position) on which Filter would answer Success, or None if unknown."""
+
+    def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None: ...
+
+
+@runtime_checkable
+class FilterRejections(Protocol):
+    """The nodes Filter would certainly reject (a mask), and a function giving the
+    statuses Filter would answer for some of them (by position)."""
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo
+                          ) -> tuple[Mask, Callable[[list[int]], list[Status]]] | None: ...
+
+
+@runtime_checkable
+class FilterVouched(Protocol):
+    """Told which nodes a mask let through without calling Filter (to record state)."""
+
+    def filter_vouched(self, state: CycleState, pod: PodInfo, positions: Positions
+                       ) -> None: ...
+
+
+@runtime_checkable
+class BatchScore(Protocol):
+    """Score and NormalizeScore for all nodes at once."""
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                    ) -> tuple[list[int], Status]: ...
+
+
+@runtime_checkable
+class PositionScore(Protocol):
+    """``score_nodes`` on node positions as an array, or None to fall back."""
+
+    def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
+                        ) -> tuple[Any, Status] | None: ...
+
+
+@runtime_checkable
+class SortKey(Protocol):
+    """A QueueSort plugin's order as a key (``less(a, b)`` iff ``key(a) < key(b)``)."""
+
+    def sort_key(self, pod: PodInfo) -> Any: ...

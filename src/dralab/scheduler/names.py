@@ -13,19 +13,19 @@ Pure apart from the ``random.Random`` passed in; objects are never mutated.
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Iterable
 
 import msgspec
 
 from dralab.api.base import KubeObject
+from dralab.api.keys import random_uid
 
 __all__ = [
     "ALPHANUMS",
     "MAX_GENERATED_PREFIX",
     "RANDOM_LENGTH",
     "NameGenerator",
-    "object_key",
+    "api_identity",
 ]
 
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -37,7 +37,7 @@ def _group(api_version: str) -> str:
     return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-def object_key(obj: KubeObject, name: str | None = None) -> tuple[str, str, str, str]:
+def api_identity(obj: KubeObject, name: str | None = None) -> tuple[str, str, str, str]:
     """(group, kind, namespace, name): what makes an object the same object in the
     API (any version of the group). Namespaced kinds without a namespace count as
     "default", as kubectl fills it in."""
@@ -53,7 +53,7 @@ class NameGenerator:
     def __init__(self, rng: random.Random, existing: Iterable[KubeObject] = ()) -> None:
         self.rng = rng
         self._taken: set[tuple[str, str, str, str]] = {
-            object_key(o) for o in existing if o.metadata.name}
+            api_identity(o) for o in existing if o.metadata.name}
 
     def take(self, key: tuple[str, str, str, str]) -> None:
         """Mark a name as used (an object created under a fixed name)."""
@@ -73,7 +73,7 @@ class NameGenerator:
                 return name
 
     def uid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        return random_uid(self.rng)
 
     def name_object(self, obj: KubeObject) -> KubeObject:
         """``obj`` with a name generated from its ``generateName`` if it has none
@@ -81,6 +81,6 @@ class NameGenerator:
         meta = obj.metadata
         if meta.name or not meta.generate_name:
             return obj
-        group, kind, namespace, _ = object_key(obj, "")
+        group, kind, namespace, _ = api_identity(obj, "")
         name = self.generate(group, kind, namespace, meta.generate_name)
         return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(meta, name=name))

@@ -29,15 +29,8 @@ from dralab.api.features import FeatureGates, Gate
 
 from .cluster import ClusterState
 from .cycle import DEFAULT_SCHEDULER_NAME
-from .framework import Plugin
-from .registry import (
-    DYNAMIC_RESOURCES,
-    Handle,
-    PluginArgsError,
-    Registry,
-    default_registry,
-    dynamic_resources_available,
-)
+from .framework import Handle, Plugin, PluginArgsError, Registry
+from .plugins.registry import DYNAMIC_RESOURCES, default_registry
 from .runtime import EXTENSION_POINTS, Framework, implements
 
 __all__ = [
@@ -118,18 +111,16 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
 
 
-def default_plugins(features: FeatureGates, dra_available: bool | None = None
-                    ) -> tuple[PluginRef, ...]:
+def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
     """The default profile's multiPoint list, in upstream order, with its weights.
-    DynamicResources is included when the gate is on and its module is installed."""
+    DynamicResources is included when its feature gate is on."""
     plugins = [
         PluginRef("SchedulingGates"), PluginRef("PrioritySort"),
         PluginRef("NodeUnschedulable"), PluginRef("NodeName"),
         PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
         PluginRef("NodeResourcesFit", 1),
     ]
-    available = dynamic_resources_available() if dra_available is None else dra_available
-    if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION) and available:
+    if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION):
         # Before DefaultPreemption: deallocating an idle claim beats evicting a pod.
         plugins.append(PluginRef(DYNAMIC_RESOURCES))
     plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1),
@@ -386,9 +377,6 @@ def build_framework(profile: ProfileConfig, cluster: ClusterState, rng: random.R
                     warnings.append(f"{profile.path}: plugin {name} is not modelled; ignored")
                 continue
             path = f"{profile.path}.{mention}" if mention else f"{profile.path}.plugins"
-            if name == DYNAMIC_RESOURCES:
-                raise _error(path, ErrorType.INVALID, name,
-                             "the DynamicResources plugin is not installed")
             raise _error(path, ErrorType.INVALID, name, "plugin does not exist")
         args = profile.plugin_args.get(name, {})
         try:

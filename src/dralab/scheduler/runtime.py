@@ -50,13 +50,20 @@ from .cluster import ClusterState, NodeInfo, PodInfo
 from .framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BatchFilter,
+    BatchScore,
     BindPlugin,
     Code,
     CycleState,
+    FilterMask,
     FilterPlugin,
+    FilterRejections,
+    FilterRelevance,
+    FilterVouched,
     NodeScore,
     PermitPlugin,
     Plugin,
+    PositionScore,
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
@@ -181,22 +188,26 @@ class Framework:
         self._extensions: tuple[tuple[str, PreFilterExtensions], ...] = tuple(
             (n, ext) for n, p in self.pre_filter
             if (ext := p.pre_filter_extensions()) is not None)
-        # Optional fast path: a Filter plugin with ``filter_relevant(pod) -> bool`` is left
-        # out of a cycle where it would accept every node anyway.
+        # Optional fast paths (framework.py declares them), resolved once: a Filter
+        # plugin with ``filter_relevant(pod) -> bool`` is left out of a cycle where it
+        # would accept every node anyway, and so on.
         self._relevance: tuple[tuple[str, Callable[[PodInfo], bool]], ...] = tuple(
-            (n, check) for n, p in self.filter
-            if callable(check := getattr(p, "filter_relevant", None)))
+            (n, p.filter_relevant) for n, p in self.filter if isinstance(p, FilterRelevance))
         self._batch_filters: dict[str, Callable[[CycleState, PodInfo, Sequence[NodeInfo]],
                                                  list[Status]]] = {
-            n: fn for n, p in self.filter if callable(fn := getattr(p, "filter_nodes", None))}
+            n: p.filter_nodes for n, p in self.filter if isinstance(p, BatchFilter)}
         self._masks: dict[str, Callable[[CycleState, PodInfo], Any]] = {
-            n: fn for n, p in self.filter if callable(fn := getattr(p, "filter_mask", None))}
+            n: p.filter_mask for n, p in self.filter if isinstance(p, FilterMask)}
         self._rejections: dict[str, Callable[[CycleState, PodInfo], Any]] = {
-            n: fn for n, p in self.filter
-            if callable(fn := getattr(p, "filter_rejections", None))}
+            n: p.filter_rejections for n, p in self.filter if isinstance(p, FilterRejections)}
         self._vouched: dict[str, Callable[[CycleState, PodInfo, Any], None]] = {
-            n: fn for n, p in self.filter
-            if callable(fn := getattr(p, "filter_vouched", None))}
+            n: p.filter_vouched for n, p in self.filter if isinstance(p, FilterVouched)}
+        self._position_scores: dict[str, Callable[[CycleState, PodInfo, Any],
+                                                  tuple[Any, Status] | None]] = {
+            n: p.score_positions for n, p in self.score if isinstance(p, PositionScore)}
+        self._batch_scores: dict[str, Callable[[CycleState, PodInfo, Sequence[NodeInfo]],
+                                               tuple[list[int], Status]]] = {
+            n: p.score_nodes for n, p in self.score if isinstance(p, BatchScore)}
         # Pods preemption nominated to a node, by node name; shared with the Scheduler.
         self.nominated: dict[str, list[PodInfo]] = {}
 
@@ -430,8 +441,7 @@ class Framework:
             if name in skip:
                 continue
             column: Any = None
-            by_position = getattr(plugin, "score_positions", None) \
-                if positions is not None else None
+            by_position = self._position_scores.get(name) if positions is not None else None
             if by_position is not None:
                 answer = by_position(state, pod, positions)
                 if answer is not None:
@@ -440,7 +450,7 @@ class Framework:
                         return table, Status.error(name, f"running Score plugin \"{name}\": "
                                                          f"{status.message}")
             if column is None:
-                batch = getattr(plugin, "score_nodes", None)
+                batch = self._batch_scores.get(name)
                 if batch is not None:
                     column, status = batch(state, pod, nodes)
                     if status.code is not Code.SUCCESS:

@@ -31,9 +31,9 @@ from dralab.cluster.events import ClaimChanged, ClusterEvent
 from .claims import delete_pod
 from .cluster import ClusterState, PodInfo, set_pod_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
+from .framework import Registry
 from .hints import EventHint, HintFn
 from .queue import QueuedPod, SchedulingQueue
-from .registry import Registry
 from .result import (
     REASON_NO_PROFILE,
     REASON_NOT_READY,

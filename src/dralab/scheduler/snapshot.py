@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dralab.api.base import KubeObject
 
-from .names import object_key
+from .names import api_identity
 
 __all__ = ["Duplicate", "apply_order"]
 
@@ -31,7 +31,7 @@ class Duplicate:
 
 
 def _ref(obj: KubeObject) -> str:
-    _, kind, namespace, name = object_key(obj)
+    _, kind, namespace, name = api_identity(obj)
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
@@ -47,7 +47,7 @@ def apply_order(objects: Sequence[KubeObject]) -> tuple[list[KubeObject], list[D
             out.append(obj)
             origin.append(index)
             continue
-        key = object_key(obj)
+        key = api_identity(obj)
         slot = place.get(key)
         if slot is None:
             place[key] = len(out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dralab.api.core import Pod
+from dralab.api.keys import key_of, object_key
 from dralab.api.resource import ResourceClaim
 
 from .result import ScheduleResult
@@ -34,10 +35,6 @@ class PodRow:
     message: str = ""
 
 
-def _key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name or ''}"
-
-
 def _devices(claim: ResourceClaim | None) -> tuple[str, ...]:
     if claim is None or claim.status.allocation is None:
         return ()
@@ -52,12 +49,12 @@ def _claims_of(pod: Pod, result: ScheduleResult) -> tuple[tuple[str, tuple[str, 
     out: list[tuple[str, tuple[str, ...]]] = []
     for entry in pod.spec.resource_claims:
         name = entry.resource_claim_name or statuses.get(entry.name)
-        devices = _devices(claims.get(f"{namespace}/{name}")) if name else ()
+        devices = _devices(claims.get(object_key(namespace, name))) if name else ()
         if devices:
             out.append((entry.name, devices))
     extended = pod.status.extended_resource_claim_status
     if extended is not None and extended.resource_claim_name:
-        devices = _devices(claims.get(f"{namespace}/{extended.resource_claim_name}"))
+        devices = _devices(claims.get(object_key(namespace, extended.resource_claim_name)))
         resources = sorted({m.resource_name for m in extended.request_mappings})
         if devices:
             out.append((",".join(resources) or extended.resource_claim_name, devices))
@@ -66,12 +63,12 @@ def _claims_of(pod: Pod, result: ScheduleResult) -> tuple[tuple[str, tuple[str, 
 
 def pod_rows(result: ScheduleResult) -> list[PodRow]:
     """A row for every pod of ``result.pods``, in the same order."""
-    placed = {_key(p.pod) for p in result.placed}
-    unplaced = {_key(u.pod): u for u in result.unplaced}
-    evicted = {_key(e.pod): e for e in result.evicted}
+    placed = {key_of(p.pod) for p in result.placed}
+    unplaced = {key_of(u.pod): u for u in result.unplaced}
+    evicted = {key_of(e.pod): e for e in result.evicted}
     rows: list[PodRow] = []
     for pod in result.pods:
-        key = _key(pod)
+        key = key_of(pod)
         if key in evicted:
             victim = evicted[key]
             rows.append(PodRow(key, victim.node, "Preempted",

@@ -22,6 +22,7 @@ from dralab.api.base import KubeObject
 from dralab.api.core import Pod
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
+from dralab.api.keys import object_key
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 from .cluster import ClusterState
@@ -166,7 +167,7 @@ def explain_pods(objects: Iterable[KubeObject], target: PodTarget,
     as_pod: list[bool] = []
 
     def select(cluster: ClusterState) -> set[str]:
-        pod_key = f"{target.namespace}/{target.name}" if target.kind == "Pod" else \
+        pod_key = object_key(target.namespace, target.name) if target.kind == "Pod" else \
             target.or_pod
         if pod_key is not None and (target.kind == "Pod" or pod_key in cluster.pods):
             chosen.append(pod_key)

@@ -1,4 +1,4 @@
-"""Simulation: event-driven scenarios, and replay of the Alibaba GPU trace 2023.
+"""Simulation: event-driven scenarios (``dralab simulate``).
 
 Scenarios (``dralab simulate``), bottom up:
 
@@ -9,17 +9,5 @@ Scenarios (``dralab simulate``), bottom up:
 * ``dralab.sim.jobs`` (arrivals, pods), ``dralab.sim.fleets`` (the fleet per mode),
   ``dralab.sim.simulate`` (the event loop per mode), ``dralab.sim.observe`` (metrics).
 
-Trace replay (the FGD paper's protocol), bottom up:
-
-* ``dralab.sim.trace``: reading the trace CSVs into compact records, and turning
-  records into real API objects (Nodes, ResourceSlices, Pods, ResourceClaims).
-* ``dralab.sim.protocol``: the protocol's random draws (pod order, inflation to
-  130 %, node tie-break order) and the target workload distribution M.
-* ``dralab.sim.replay``: one run of one policy on one seed, and the summary table;
-  ``dralab.sim.curves`` bins per-event metrics; ``dralab.sim.replay_grid`` runs
-  many (workload, policy, seed) cells over worker processes.
-* ``dralab.sim.bounds``: what an offline packer could do (bounds to compare with).
-
-Replay policies live in ``dralab.scheduler.policies``; they never know they are
-being replayed.
+Trace replay (the FGD paper's protocol) lives apart, in ``dralab.replay``.
 """

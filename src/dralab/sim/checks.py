@@ -5,7 +5,7 @@ with ``devices``, a ResourceClaimTemplate whose CEL selectors quote its
 ``productName`` and ``profile``; a node event into a Node's taint. Rather than
 re-stating the API server's rules for each field, the objects are generated
 from the scenario once, at load, and validated like any other input
-(``dralab.api.check``). The first problem is reported at the scenario field it
+(``dralab.validation.check``). The first problem is reported at the scenario field it
 came from: ``FILE: spec.workload[2].priority: ...``.
 
 A few rules are our own or sharper than the objects': the kind name is a DNS
@@ -21,10 +21,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dralab.api.check import validate_documents
 from dralab.api.codec import encode
 from dralab.api.core import Pod
 from dralab.api.io import Document
+from dralab.validation.check import validate_documents
 
 from .jobs import Arrival, claim_template, make_pod
 from .limits import MAX_KIND_NAME, MAX_SCENARIO_PODS

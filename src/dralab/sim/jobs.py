@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dralab.api.base import ObjectMeta
-from dralab.api.celtext import cel_string
+from dralab.api.claimshape import ClaimShape, mig_fraction
+from dralab.api.claimshape import claim_template as shaped_claim_template
 from dralab.api.core import (
     Container,
     ContainerResourceClaim,
@@ -34,19 +34,7 @@ from dralab.api.core import (
     Toleration,
 )
 from dralab.api.quantity import Quantity, parse_quantity
-from dralab.api.resource import (
-    CapacityRequirements,
-    CELDeviceSelector,
-    DeviceClaim,
-    DeviceConstraint,
-    DeviceRequest,
-    DeviceSelector,
-    DeviceSubRequest,
-    ExactDeviceRequest,
-    ResourceClaimSpec,
-    ResourceClaimTemplate,
-    ResourceClaimTemplateSpec,
-)
+from dralab.api.resource import ResourceClaimTemplate
 
 from .devplugin import GPU_RESOURCE
 from .kinds import NAMESPACE, device_plugin_gpus, named_pod
@@ -60,6 +48,7 @@ __all__ = [
     "GPU_RESOURCE",
     "NAMESPACE",
     "Arrival",
+    "claim_shape",
     "claim_template",
     "device_plugin_gpus",
     "draw_arrivals",
@@ -69,10 +58,7 @@ __all__ = [
     "templates_for",
 ]
 
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
 CLAIM_NAME = "devices"
-_NVIDIA = "gpu.nvidia.com"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,71 +132,19 @@ def draw_arrivals(scenario: Scenario) -> list[Arrival]:
 
 # --- device shapes -----------------------------------------------------------------------
 
-def _cel(expression: str) -> DeviceSelector:
-    return DeviceSelector(cel=CELDeviceSelector(expression=expression))
-
-
-def _attribute_is(name: str, value: str) -> DeviceSelector:
-    """``device.attributes["gpu.nvidia.com"].<name> == <value>``, the value quoted for CEL
-    (never pasted: a quote in it must not end the string)."""
-    return _cel(f"device.attributes[{cel_string(_NVIDIA)}].{name} == {cel_string(value)}")
-
-
-def _exact(shape: DeviceShape) -> ExactDeviceRequest:
-    selectors: list[DeviceSelector] = []
-    capacity = None
-    if shape.type == "mig":
-        cls = shape.class_ or MIG_CLASS
-        selectors.append(_attribute_is("profile", shape.profile))
-        count = 1
-    elif shape.type == "share":
-        cls = shape.class_ or GPU_CLASS
-        selectors.append(_cel("device.allowMultipleAllocations"))
-        capacity = CapacityRequirements(requests={"memory": parse_quantity(shape.memory)})
-        count = 1
-    else:
-        cls = shape.class_ or GPU_CLASS
-        count = shape.count
-    if shape.product_name:
-        selectors.append(_attribute_is("productName", shape.product_name))
-    return ExactDeviceRequest(device_class_name=cls, selectors=selectors, count=count,
-                              capacity=capacity)
+def claim_shape(shape: DeviceShape) -> ClaimShape:
+    """A scenario's device shape in the claim-shape vocabulary (``dralab.api.claimshape``)."""
+    return ClaimShape(type=shape.type, count=shape.count, device_class=shape.class_,
+                      product_name=shape.product_name, match_attribute=shape.match_attribute,
+                      profile=shape.profile, memory=shape.memory,
+                      first_available=tuple(claim_shape(a) for a in shape.first_available))
 
 
 def claim_template(kind: JobKind) -> ResourceClaimTemplate | None:
     """The claim template a pod of ``kind`` uses in DRA mode (None for CPU-only kinds)."""
-    shape = kind.devices
-    if shape is None:
+    if kind.devices is None:
         return None
-    constraints: list[DeviceConstraint] = []
-    if shape.first_available:
-        subs = []
-        for i, alt in enumerate(shape.first_available):
-            ex = _exact(alt)
-            subs.append(DeviceSubRequest(name=f"alt{i}", device_class_name=ex.device_class_name,
-                                         selectors=ex.selectors, count=ex.count,
-                                         capacity=ex.capacity))
-        request = DeviceRequest(name="gpu", first_available=subs)
-    else:
-        request = DeviceRequest(name="gpu", exactly=_exact(shape))
-        if shape.match_attribute and shape.count > 1:
-            constraints.append(DeviceConstraint(match_attribute=shape.match_attribute))
-    spec = ResourceClaimSpec(devices=DeviceClaim(requests=[request], constraints=constraints))
-    return ResourceClaimTemplate(
-        api_version=ResourceClaimTemplate.API_VERSION, kind=ResourceClaimTemplate.KIND,
-        metadata=ObjectMeta(name=kind.name, namespace=NAMESPACE),
-        spec=ResourceClaimTemplateSpec(spec=spec))
-
-
-_MIG_SLICES = 7
-_MIG_COMPUTE = re.compile(r"([1-7])g\.")
-
-
-def mig_fraction(profile: str) -> float:
-    """The share of a GPU a MIG profile ``<g>g.<memory>...`` takes: g of its 7 compute
-    slices; a whole GPU for a name of another shape (nothing to go by)."""
-    match = _MIG_COMPUTE.match(profile)
-    return int(match.group(1)) / _MIG_SLICES if match else 1.0
+    return shaped_claim_template(kind.name, NAMESPACE, claim_shape(kind.devices))
 
 
 def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]:

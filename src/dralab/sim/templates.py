@@ -23,19 +23,19 @@ from typing import Any
 import msgspec
 
 from dralab.api import io as api_io
-from dralab.api.check import validate_documents
 from dralab.api.codec import DecodeError, decode
 from dralab.api.core import Pod
 from dralab.api.errors import InputError
 from dralab.api.io import Document
+from dralab.api.podtemplate import POD_TEMPLATE_KINDS, pod_template_data, template_path
 from dralab.api.resource import DeviceClass, ResourceClaimTemplate
+from dralab.validation.check import validate_documents
 
 __all__ = ["POD_CARRIERS", "KindTemplate", "TemplateError", "read_kind_template",
            "resolve_path"]
 
 # Kinds whose spec.template is a pod template (CronJob: spec.jobTemplate.spec.template).
-POD_CARRIERS = ("Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet",
-                "ReplicationController")
+POD_CARRIERS = POD_TEMPLATE_KINDS
 _USED_KINDS = frozenset({"Pod", *POD_CARRIERS, "ResourceClaimTemplate", "DeviceClass"})
 
 
@@ -65,18 +65,6 @@ class KindTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 def _as_map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _pod_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The pod template a document carries (metadata + spec), or None."""
-    kind = data.get("kind")
-    if kind == "Pod":
-        return {"metadata": _as_map(data.get("metadata")), "spec": data.get("spec")}
-    spec = _as_map(data.get("spec"))
-    if kind == "CronJob":
-        spec = _as_map(_as_map(spec.get("jobTemplate")).get("spec"))
-    template = spec.get("template")
-    return template if isinstance(template, dict) else None
 
 
 def _namespace(data: Mapping[str, Any]) -> str | None:
@@ -123,7 +111,7 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
         raise TemplateError(problem)
     carrier = carriers[0]
     workload = carrier.describe()
-    template = _pod_template(carrier.data)
+    template = pod_template_data(carrier.data)
     if template is None:
         raise TemplateError(f"{workload}: has no pod template (spec.template)")
     pod_ns = _namespace(carrier.data)
@@ -155,7 +143,8 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
     pod = msgspec.structs.replace(pod, raw=None)
     used: list[ResourceClaimTemplate] = []
     uses_kind = False
-    path_of = "spec" if carrier.data.get("kind") == "Pod" else _template_path(carrier.data)
+    base = template_path(str(carrier.data.get("kind")))
+    path_of = f"{base}.spec" if base else "spec"  # a Pod is its own template
     for i, ref in enumerate(pod.spec.resource_claims):
         field = f"{path_of}.resourceClaims[{i}]"
         if ref.resource_claim_name:
@@ -189,12 +178,6 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
                         device_classes=tuple(msgspec.structs.replace(c, raw=None)
                                              for c in classes.values()),
                         uses_kind_template=uses_kind)
-
-
-def _template_path(data: Mapping[str, Any]) -> str:
-    if data.get("kind") == "CronJob":
-        return "spec.jobTemplate.spec.template.spec"
-    return "spec.template.spec"
 
 
 def resolve_path(template: str, base_dir: str, allow_outside: bool = True) -> str:

@@ -60,9 +60,8 @@ from dralab.api.resource import (
     ResourceSliceSpec,
 )
 from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
-from dralab.scheduler.framework import CycleState, NodeScore, Status
+from dralab.scheduler.framework import CycleState, Handle, NodeScore, Status
 from dralab.scheduler.plugins.dynamicresources import NAME, DynamicResources
-from dralab.scheduler.registry import Handle
 
 DRIVER = "gpu.example.com"
 GPU = "gpu"

@@ -12,7 +12,7 @@ from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.framework import Code, CycleState
 from dralab.scheduler.plugins.dynamicresources import NAME
-from dralab.scheduler.plugins.nodeaffinity import NodeAffinity
+from dralab.scheduler.plugins.nodeaffinity import NodeAffinityPlugin
 
 from .builders import (
     GPU,
@@ -141,7 +141,7 @@ def test_unallocated_shared_claim_is_allocated_once_then_pins() -> None:
 def test_node_affinity_and_claims() -> None:
     nodes, slices = gpu_nodes(3, 1)
     state = cluster(nodes, slices, templates=[template("tpl")])
-    h = Harness(state, filters=[NodeAffinity.create])
+    h = Harness(state, filters=[NodeAffinityPlugin.create])
     a = h.schedule(pod("a", templates={"gpu": "tpl"}, nodes=["node-1", "node-2"]))
     b = h.schedule(pod("b", templates={"gpu": "tpl"}, nodes=["node-1", "node-2"]))
     c = h.schedule(pod("c", templates={"gpu": "tpl"}, nodes=["node-1", "node-2"]))
@@ -154,7 +154,7 @@ def test_post_filter_deallocates_an_unreachable_unused_claim() -> None:
     nodes, slices = gpu_nodes(2, 1)
     state = cluster(nodes, slices, claims=[claim("c", allocated=[("node-0", "gpu-0")],
                                                  on="node-0")])
-    h = Harness(state, filters=[NodeAffinity.create])
+    h = Harness(state, filters=[NodeAffinityPlugin.create])
     p = h.add(pod("p", claims={"gpu": "c"}, nodes=["node-1"]))
     first = h.schedule(p)
     assert first.node is None
@@ -169,7 +169,7 @@ def test_post_filter_keeps_a_claim_other_pods_use() -> None:
     nodes, slices = gpu_nodes(2, 1)
     state = cluster(nodes, slices, claims=[claim("c", allocated=[("node-0", "gpu-0")],
                                                  on="node-0", reserved_for=["other"])])
-    h = Harness(state, filters=[NodeAffinity.create])
+    h = Harness(state, filters=[NodeAffinityPlugin.create])
     attempt = h.schedule(pod("p", claims={"gpu": "c"}, nodes=["node-1"]))
     assert attempt.post_filter is not None
     assert attempt.post_filter.reasons == ("still not schedulable",)

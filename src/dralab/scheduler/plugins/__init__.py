@@ -1,5 +1,5 @@
 """In-tree scheduler plugins, one module each (kube-scheduler's names and messages).
 
-Modules are imported by ``dralab.scheduler.registry.default_registry``; nothing
+Modules are imported by ``registry.default_registry`` (beside them); nothing
 here registers itself.
 """

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cluster import PodInfo
-from ..framework import CycleState, Status
-from ..registry import Handle
+from ..framework import CycleState, Handle, Status
 
 NAME = "DefaultBinder"
 

@@ -22,8 +22,7 @@ from typing import Any
 
 from ..cluster import PREEMPT_NEVER, ClusterState, NodeInfo, PodInfo
 from ..diagnosis import NodeToStatus, fit_error_message
-from ..framework import Code, CycleState, PostFilterResult, Status
-from ..registry import Handle, PluginArgsError
+from ..framework import Code, CycleState, Handle, PluginArgsError, PostFilterResult, Status
 
 NAME = "DefaultPreemption"
 NO_VICTIMS = "No preemption victims found for incoming pod"

@@ -29,16 +29,15 @@ per-request explanations to Filter rejections; default false).
 
 from __future__ import annotations
 
-import random
-import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from msgspec.structs import replace
 
 from dralab.allocator.nodes import NodeSelectorError, compile_node_selector
 from dralab.api.core import ExtendedResourceClaimStatus
+from dralab.api.keys import object_key, random_uid
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -49,7 +48,6 @@ from dralab.scheduler.claims import (
     DELETE_PROTECTION_FINALIZER,
     RESERVED_FOR_MAX,
     add_consumer,
-    claim_key,
     deallocate,
     ensure_pod_claims,
     ensure_pod_uid,
@@ -77,8 +75,10 @@ from dralab.scheduler.extended import (
 from dralab.scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
+    Handle,
     MissingStateError,
     NodeScore,
+    PluginArgsError,
     PostFilterResult,
     PreFilterExtensions,
     PreFilterResult,
@@ -89,7 +89,7 @@ from dralab.scheduler.framework import (
 from ..hints import EventHint
 from .eventhints import DRA_HINTS
 
-__all__ = ["NAME", "DRAHandle", "DynamicResources"]
+__all__ = ["NAME", "DynamicResources"]
 
 NAME = "DynamicResources"
 # Upstream caps firstAvailable at 8 entries; earlier entries score higher.
@@ -98,26 +98,8 @@ _EXTENDED_PLACEHOLDER = "<extended-resources>"
 _SUCCESS = Status.success()
 
 
-class DRAHandle(Protocol):
-    """What the plugin needs of the framework handle (``registry.Handle`` fits)."""
-
-    @property
-    def cluster(self) -> ClusterState: ...
-
-    @property
-    def rng(self) -> random.Random: ...
-
-
 def _arg(args: Mapping[str, Any], camel: str, snake: str, default: Any) -> Any:
     return args.get(camel, args.get(snake, default))
-
-
-def _args_error(field: str, message: str) -> Exception:
-    try:
-        from dralab.scheduler.registry import PluginArgsError
-    except ImportError:  # registry not available: plain ValueError
-        return ValueError(f"{field}: {message}")
-    return PluginArgsError(field, message)
 
 
 class DynamicResources:
@@ -129,19 +111,19 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: DRAHandle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.handle = handle
         policy = _arg(args, "devicePolicy", "device_policy", "first-fit")
         if isinstance(policy, str):
             try:
                 policy = make_policy(policy)
             except ValueError as exc:
-                raise _args_error("devicePolicy", str(exc)) from None
+                raise PluginArgsError("devicePolicy", str(exc)) from None
         self.policy: DevicePolicy = policy
         self._policy_scores = not isinstance(policy, FirstFit)
         max_steps = _arg(args, "maxSteps", "max_steps", None)
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps <= 0):
-            raise _args_error("maxSteps", "must be a positive integer")
+            raise PluginArgsError("maxSteps", "must be a positive integer")
         self.explain: bool = bool(_arg(args, "explain", "explain", False))
         self.cache = AllocatorCache(handle.rng, max_steps)
         # Extended resource mapping, rebuilt when the classes change.
@@ -152,7 +134,7 @@ class DynamicResources:
         self._extended_specs: dict[tuple[tuple[str, str, int], ...], ResourceClaimSpec] = {}
 
     @classmethod
-    def create(cls, args: Mapping[str, Any], handle: DRAHandle) -> DynamicResources:
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> DynamicResources:
         return cls(args, handle)
 
     @property
@@ -407,7 +389,7 @@ class DynamicResources:
                 return None, Status.unschedulable(NAME, "deallocation of ResourceClaim completed")
         stale = s.extended.stale if s.extended is not None else None
         if stale is not None:
-            cluster.remove_claim(claim_key(stale.metadata.namespace, stale.metadata.name or ""))
+            cluster.remove_claim(object_key(stale.metadata.namespace, stale.metadata.name or ""))
             return None, Status.unschedulable(NAME, "deletion of ResourceClaim completed")
         return None, Status.unschedulable(NAME, "still not schedulable")
 
@@ -524,14 +506,14 @@ class DynamicResources:
         namespace = info.metadata.namespace or "default"
         base = extended_claim_base(info.metadata.name or "")
         name = generate_name(base, rng)
-        while claim_key(namespace, name) in cluster.claims:
+        while object_key(namespace, name) in cluster.claims:
             name = generate_name(base, rng)
-        uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        uid = random_uid(rng)
         claim = new_extended_claim(info, extended[1].spec, name, uid)
         cluster.add_claim(_allocated(claim, allocation, info))
         s.extended_claim = name
         s.extended_mappings = extended[1].mappings
-        return claim_key(namespace, name)
+        return object_key(namespace, name)
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Undo Reserve (and PreBind's pod status): created claims are deleted,
@@ -664,7 +646,7 @@ def _rejection(outcome: NodeOutcome) -> Status:
 def _check_classes(claim: ResourceClaim, cluster: ClusterState) -> Status | None:
     """Upstream's PreFilter check of every request's device class."""
     classes = cluster.classes
-    label = claim_key(claim.metadata.namespace, claim.metadata.name or "")
+    label = object_key(claim.metadata.namespace, claim.metadata.name or "")
     prioritized = cluster.features.is_enabled("DRAPrioritizedList")
     for request in claim.spec.devices.requests:
         if request.exactly is not None:

@@ -47,10 +47,7 @@ from typing import Any
 import numpy as np
 
 from dralab.api.quantity import Quantity
-
-from ..cluster import ClusterState, NodeInfo, PodInfo
-from ..framework import CycleState, ScoreExtensions, Status
-from ..policies import (
+from dralab.policies import (
     GPU_MILLI,
     POLICIES,
     NodeArrays,
@@ -61,7 +58,9 @@ from ..policies import (
     TargetWorkload,
     gpu_class,
 )
-from ..registry import Handle, PluginArgsError
+
+from ..cluster import ClusterState, NodeInfo, PodInfo
+from ..framework import CycleState, Handle, PluginArgsError, ScoreExtensions, Status
 from .gpuview import DEFAULT_GPU_RESOURCE, GpuIndex, pod_demand
 
 __all__ = ["NAMES", "PolicyScore"]

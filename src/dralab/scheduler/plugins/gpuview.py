@@ -1,7 +1,7 @@
 """Compact per-node GPU views for the paper-policy Score plugins (``fgdscore``).
 
-The policy kernels (``dralab.scheduler.policies``) score a pod against a
-``NodeView``: free CPU, and the free share (0..1000 milli) of each GPU. This
+The policy kernels (``dralab.policies``) score a pod against a
+``PolicyNode``: free CPU, and the free share (0..1000 milli) of each GPU. This
 module reads those off the scheduler's cluster state:
 
 * **DRA nodes**: every device of the ResourceSlices bound to the node (by
@@ -25,10 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dralab.api.resource import ResourceClaim
+from dralab.policies import GPU_MILLI, MAX_GPUS, PodDemand, PolicyNode
 
 from ..claims import resolve_pod_claims
 from ..cluster import CPU, ClusterState, NodeInfo, PodInfo
-from ..policies import GPU_MILLI, MAX_GPUS, NodeView, PodDemand
 
 __all__ = ["DEFAULT_GPU_RESOURCE", "GpuIndex", "pod_demand"]
 
@@ -114,10 +114,10 @@ class GpuIndex:
                 out.append(0 if used else GPU_MILLI)
         return tuple(out)
 
-    def view(self, node: NodeInfo, classes: int = 0) -> NodeView:
+    def view(self, node: NodeInfo, classes: int = 0) -> PolicyNode:
         free_cpu = node.alloc_cpu - node.requested.get(CPU, 0)
         # Memory is not scored by any policy and Filter already checked it.
-        return NodeView(cpu=free_cpu, memory=1 << 62, gpus=self.free_shares(node),
+        return PolicyNode(cpu=free_cpu, memory=1 << 62, gpus=self.free_shares(node),
                         classes=classes, cpu_cap=node.alloc_cpu)
 
     def claim_demand(self, claims: Iterable[ResourceClaim]) -> tuple[int, int]:

@@ -29,13 +29,14 @@ from ..framework import (
     MAX_NODE_SCORE,
     Code,
     CycleState,
+    Handle,
     MissingStateError,
     NodeScore,
+    PluginArgsError,
     PreFilterResult,
     Status,
 )
 from ..hints import EventHint
-from ..registry import Handle, PluginArgsError
 from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score
 
@@ -106,7 +107,7 @@ def _names_of(term: NodeSelectorTerm) -> set[str] | None:
     return names
 
 
-class NodeAffinity:
+class NodeAffinityPlugin:
     def __init__(self, added: NodeAffinitySpec | None, handle: Handle | None = None) -> None:
         self._handle = handle  # for the cluster's nodes; without it no masks
         self._added_required = None
@@ -123,7 +124,7 @@ class NodeAffinity:
         self._raw_scores: dict[int, tuple[int, I64, Mask]] = {}
 
     @classmethod
-    def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeAffinity:
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeAffinityPlugin:
         raw = args.get("addedAffinity")
         added = None
         if raw is not None:
@@ -271,7 +272,7 @@ class NodeAffinity:
             return values, _SUCCESS
         return MAX_NODE_SCORE * values // highest, _SUCCESS
 
-    def score_extensions(self) -> NodeAffinity:
+    def score_extensions(self) -> NodeAffinityPlugin:
         return self
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status:

@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import CycleState, Status
+from ..framework import CycleState, Handle, Status
 from ..hints import EventHint
-from ..registry import Handle
 from .eventhints import NODE_NAME_HINTS
 from .helpers import Mask
 

@@ -28,9 +28,16 @@ from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import Gate
 
 from ..cluster import CPU, MEMORY, ClusterState, NodeInfo, PodInfo
-from ..framework import MAX_NODE_SCORE, CycleState, MissingStateError, PreFilterResult, Status
+from ..framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    MissingStateError,
+    PluginArgsError,
+    PreFilterResult,
+    Status,
+)
 from ..hints import EventHint
-from ..registry import Handle, PluginArgsError
 from .eventhints import FIT_HINTS
 
 FIT = "NodeResourcesFit"

@@ -11,9 +11,8 @@ import numpy as np
 from dralab.api.core import Taint
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import CycleState, Status
+from ..framework import CycleState, Handle, Status
 from ..hints import EventHint
-from ..registry import Handle
 from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, tolerates
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cluster import PodInfo
-from ..registry import Handle
+from ..framework import Handle
 
 NAME = "PrioritySort"
 

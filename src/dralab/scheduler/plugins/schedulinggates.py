@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cluster import PodInfo
-from ..framework import Status
+from ..framework import Handle, Status
 from ..hints import EventHint
-from ..registry import Handle
 from .eventhints import SCHEDULING_GATES_HINTS
 
 NAME = "SchedulingGates"

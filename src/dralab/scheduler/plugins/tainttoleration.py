@@ -16,9 +16,16 @@ import numpy.typing as npt
 from dralab.api.core import Taint, Toleration
 
 from ..cluster import NodeInfo, PodInfo
-from ..framework import MAX_NODE_SCORE, Code, CycleState, MissingStateError, NodeScore, Status
+from ..framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleState,
+    Handle,
+    MissingStateError,
+    NodeScore,
+    Status,
+)
 from ..hints import EventHint
-from ..registry import Handle
 from .eventhints import NODE_HINTS
 from .helpers import Mask, NodeMasks, default_normalize_score, find_untolerated_taint, tolerates
 

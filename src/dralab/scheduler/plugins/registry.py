@@ -1,0 +1,60 @@
+"""The in-tree plugin registry: every plugin dralab models, by its kube-scheduler name.
+
+``default_registry()`` returns a new ``Registry`` (``dralab.scheduler.framework``) on
+each call; callers may add their own plugins before building profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..framework import Handle, Plugin, PluginFactory, Registry
+from . import (
+    defaultbinder,
+    defaultpreemption,
+    dynamicresources,
+    nodeaffinity,
+    nodename,
+    noderesources,
+    nodeunschedulable,
+    prioritysort,
+    schedulinggates,
+    tainttoleration,
+)
+
+__all__ = ["DYNAMIC_RESOURCES", "POLICY_SCORES", "default_registry"]
+
+DYNAMIC_RESOURCES = dynamicresources.NAME
+
+# The FGD paper's policies as Score plugins (plugins/fgdscore.py), disabled by default.
+POLICY_SCORES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD",
+                 "FGD-FS")
+
+
+def _policy_score(name: str) -> PluginFactory:
+    def create(args: Mapping[str, Any], handle: Handle) -> Plugin:
+        # Imported on first use: profiles without these need no numpy policy kernels.
+        from .fgdscore import PolicyScore
+
+        return PolicyScore(name, args, handle)
+
+    return create
+
+
+def default_registry() -> Registry:
+    """Every in-tree plugin (a new Registry on each call)."""
+    return Registry({
+        schedulinggates.NAME: schedulinggates.SchedulingGates.create,
+        prioritysort.NAME: prioritysort.PrioritySort.create,
+        nodeunschedulable.NAME: nodeunschedulable.NodeUnschedulable.create,
+        nodename.NAME: nodename.NodeName.create,
+        tainttoleration.NAME: tainttoleration.TaintToleration.create,
+        nodeaffinity.NAME: nodeaffinity.NodeAffinityPlugin.create,
+        noderesources.FIT: noderesources.Fit.create,
+        noderesources.BALANCED_ALLOCATION: noderesources.BalancedAllocation.create,
+        DYNAMIC_RESOURCES: dynamicresources.DynamicResources.create,
+        defaultpreemption.NAME: defaultpreemption.DefaultPreemption.create,
+        defaultbinder.NAME: defaultbinder.DefaultBinder.create,
+        **{name: _policy_score(name) for name in POLICY_SCORES},
+    })

@@ -1,0 +1,120 @@
+"""Validation of whole inputs: documents in, problems out (one per field error).
+
+Joins decoding (types) and API-server validation (rules) so that callers get a
+single list of problems, each naming file, document, object and field path.
+Problems of a whole document (no apiVersion, a version Kubernetes 1.37 does not
+serve) are one line each, in kubectl's words. Documents of kinds dralab does
+not model are not problems; ``not_checked`` lists them so that callers can say
+so instead of calling them valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dralab.api.base import KubeObject
+from dralab.api.codec import HUBS, DecodeError, decode, encode, resolve_kind
+from dralab.api.errors import ErrorType, FieldError, one_line
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document
+from dralab.api.versions import Served, missing_api_version
+from dralab.validation._across import validate_across
+from dralab.validation._dispatch import validate_object
+
+__all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with one object: ``FILE[:DOC] Kind namespace/name: path: message``.
+
+    ``message``, when set, is the whole text for a problem of the document as
+    such (``has no apiVersion``, ``no matches for kind ...``); ``error`` still
+    carries it as a field error for programs.
+    """
+
+    where: str
+    error: FieldError
+    message: str = ""
+
+    def __str__(self) -> str:
+        # One problem, one line: a kind, a name or a map key in the path may hold a line
+        # break (YAML allows it), which would otherwise split the report.
+        text = f"{self.where}: {self.message or self.error}"
+        return one_line(text.replace("\r", "\\r").replace("\n", "\\n"))
+
+
+def _document_problem(data: dict[str, object]) -> tuple[FieldError, str] | None:
+    """What makes the document as a whole unreadable, if anything."""
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        return (FieldError(path="apiVersion", type=ErrorType.REQUIRED),
+                missing_api_version(kind, HUBS))
+    if not isinstance(kind, str) or not kind:
+        return FieldError(path="kind", type=ErrorType.REQUIRED), "has no kind"
+    resolution = resolve_kind(api_version, kind)
+    if resolution.served is Served.NOT_SERVED:
+        return (FieldError(path="apiVersion", type=ErrorType.NOT_SUPPORTED, value=api_version,
+                           detail=resolution.message), resolution.message)
+    return None
+
+
+def not_checked(docs: Iterable[Document]) -> list[Document]:
+    """The documents whose kind dralab does not model (passed through, never validated)."""
+    out: list[Document] = []
+    for doc in docs:
+        data = doc.data
+        if isinstance(data, dict) and _document_problem(data) is None \
+                and resolve_kind(data["apiVersion"], data["kind"]).served is Served.UNMODELLED:
+            out.append(doc)
+    return out
+
+
+def _decode_error(err: DecodeError) -> FieldError:
+    return FieldError(path=err.path or "<document>", type=ErrorType.TYPE_INVALID,
+                      detail=err.detail)
+
+
+def validate_documents(docs: Iterable[Document], features: FeatureGates | None = None, *,
+                       stored: bool = False) -> list[Problem]:
+    """All problems of all documents, in input order. Pure; never raises for bad content.
+
+    ``stored=True`` reads the documents as a cluster's stored state rather than as
+    objects about to be created: a field of a gate that is off now was accepted
+    when it was written, so it is not a problem here (the allocator and
+    scheduler decide what it means under ``features``).
+    """
+    docs = list(docs)
+    per_object = FeatureGates.all_enabled() if stored else features
+    across: dict[int, list[FieldError]] = {}
+    for n, error in validate_across([d.data for d in docs], features):
+        across.setdefault(n, []).append(error)
+    problems: list[Problem] = []
+    for n, doc in enumerate(docs):
+        where = doc.describe()
+        if not isinstance(doc.data, dict):
+            problems.append(Problem(doc.where, FieldError(
+                path="<document>", type=ErrorType.TYPE_INVALID,
+                detail=f"a document must be a mapping, not {type(doc.data).__name__}")))
+            continue
+        whole = _document_problem(doc.data)
+        if whole is not None:
+            problems.append(Problem(where, whole[0], whole[1]))
+            continue
+        errors = validate_object(doc.data, features=per_object)
+        if not errors:
+            # Rules passed; the types must decode too (the validator may be laxer on types).
+            try:
+                decode(doc.data)
+            except DecodeError as exc:
+                errors = [_decode_error(exc)]
+        problems.extend(Problem(where, e) for e in errors + across.get(n, []))
+    return problems
+
+
+def validate_objects(objects: Iterable[KubeObject],
+                     features: FeatureGates | None = None) -> list[Problem]:
+    """Problems of objects built or changed in code (validated in their encoded form)."""
+    docs = [Document("<object>", n, encode(o)) for n, o in enumerate(objects, start=1)]
+    return validate_documents(docs, features)
