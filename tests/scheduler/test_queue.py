@@ -12,10 +12,10 @@ import pytest
 from dralab.api.core import Pod
 from dralab.cluster import ClusterState
 from dralab.scheduler.cluster import PodInfo
-from dralab.scheduler.framework import CycleState, Status
+from dralab.scheduler.framework import CycleState, Handle, Status
 from dralab.scheduler.plugins.prioritysort import PrioritySort
+from dralab.scheduler.plugins.registry import default_registry
 from dralab.scheduler.queue import SchedulingQueue
-from dralab.scheduler.registry import Handle, default_registry
 from dralab.scheduler.scheduler import Scheduler, StillClock
 
 from .builders import node, pod
