@@ -338,10 +338,10 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     for i, (job, kind) in enumerate(zip(spec.workload, kinds, strict=True)):
         template = templates.get(job.name)
         check_kind(job, kind, i, source, template.pod if template is not None else None)
-    pool_nodes, names = grow_pools(scenario, fleet)
+    pool_nodes, event_nodes = grow_pools(scenario, fleet)
     scenario = msgspec.structs.replace(
         scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),
-        timeline=tuple(typed_event(e, names.get(i) or e.node or "")
+        timeline=tuple(typed_event(e, event_nodes.get(i) or e.node or "")
                        for i, e in enumerate(spec.events)),
         pool_nodes=pool_nodes)
     if compare is not None:
