@@ -80,7 +80,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     env = Environment()
     book = PodBook()
     scheduling = SchedulingStage(env, scheduler, book)
-    completion = Completion(env, cluster, book, observer, scheduling)
+    completion = Completion(env, book, observer, scheduling)
     jobs = JobController(env, cluster, book, mode, mode.prototypes(scenario), observer,
                          scheduling)
     nodes = NodeLifecycle(env, cluster, jobs, observer, scheduling,

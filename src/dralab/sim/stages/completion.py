@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import functools
 
-from dralab.scheduler.claims import delete_pod
-from dralab.scheduler.cluster import ClusterState
-
 from ..engine import Environment, Stage
 from ..observe import Observer
 from .pods import PodBook, PodState
@@ -21,10 +18,9 @@ class Completion(Stage):
     name = "completion"
     order = 10
 
-    def __init__(self, env: Environment, cluster: ClusterState, book: PodBook,
-                 observer: Observer, scheduling: SchedulingStage) -> None:
+    def __init__(self, env: Environment, book: PodBook, observer: Observer,
+                 scheduling: SchedulingStage) -> None:
         super().__init__(env)
-        self.cluster = cluster
         self.book = book
         self.observer = observer
         self.scheduling = scheduling
@@ -33,9 +29,6 @@ class Completion(Stage):
         """``state``'s pod was bound to ``node``: count what it holds, schedule its end."""
         self.book.change(state, started=self.env.now)
         state.node = node
-        current = self.cluster.pods.get(state.info.key)
-        if current is not None:
-            state.info = current
         state.devices, state.gpu_fraction = self.observer.pod_started(
             state.info, state.arrival.kind.demand, node)
         duration = state.arrival.durations[state.replica]
@@ -47,6 +40,6 @@ class Completion(Stage):
         state = self.book.pods[key]
         self.book.change(state, ended=self.env.now)
         state.completion = None
-        delete_pod(self.cluster, key)
+        self.scheduling.delete_pod(key)
         self.observer.pod_left(state.info)
         self.scheduling.request_round()

@@ -4,7 +4,6 @@ evicted (preempted, or its node removed) is re-created, to run its full time aga
 from __future__ import annotations
 
 from dralab.api.core import Pod
-from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cluster import ClusterState
 
 from ..engine import Environment, Stage
@@ -54,12 +53,11 @@ class JobController(Stage):
         """The pod goes (``counted``: as a preemption victim) and its Job controller
         re-creates it; it runs its full time again."""
         state = self.book.pods.get(key)
-        info = delete_pod(self.cluster, key)
+        info = self.scheduling.delete_pod(key)
         if state is None or info is None:
             return
         if counted:
             self.preemptions += 1
-        self.scheduling.scheduler.cycle.set_nomination(info, None)
         self.observer.pod_left(info)
         if state.completion is not None:
             state.completion.cancel()

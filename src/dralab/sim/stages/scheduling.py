@@ -1,10 +1,13 @@
 """The scheduling stage: pending pods get scheduling cycles of the scenario's scheduler.
 
 Its interface to the rest of the run is narrow: ``on_pod_added`` (a pod object
-exists; it joins the queue unless PreEnqueue holds it), ``request_round`` (the
-cluster changed: schedule a round at this instant) and the verb ``run_round``.
-Everything queue-specific lives in this module, so the queue can be replaced
-without touching the other stages.
+exists; it joins the queue unless PreEnqueue holds it), ``delete_pod`` (a pod
+leaves: completed, evicted; the queue and nominations forget it),
+``request_round`` (the cluster changed: schedule a round at this instant) and the
+verb ``run_round``; it reports back through the two callbacks given to ``bind``
+(a pod was bound; a preemption victim must go). Everything queue-specific lives
+in this module (and ``podqueue``, which only it uses), so the queue can be
+replaced without touching the other stages.
 
 A round gives every pending pod, in QueueSort order (priority, then arrival),
 one scheduling cycle of the framework (``cycle.schedule_one``). A pod kind that
@@ -23,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dralab.scheduler import Scheduler
+from dralab.scheduler.claims import delete_pod
+from dralab.scheduler.cluster import PodInfo
 
 from ..engine import Environment, Stage
 from ..podqueue import Item, KindQueues
@@ -70,6 +75,14 @@ class SchedulingStage(Stage):
         else:
             state.reason = WAITING
 
+    def delete_pod(self, key: str) -> PodInfo | None:
+        """The pod leaves the cluster (its claims released and deallocated) and any
+        nomination it had; its PodInfo, or None if it was not there."""
+        info = delete_pod(self.scheduler.cluster, key)
+        if info is not None:
+            self.scheduler.cycle.set_nomination(info, None)
+        return info
+
     def request_round(self) -> None:
         """Something changed: a round at this instant, after the instant's other stages."""
         if not self.round_pending:
@@ -103,6 +116,9 @@ class SchedulingStage(Stage):
             self.attempts += 1
             attempt = cycle.schedule_one(framework, info)
             if attempt.node is not None:
+                bound = self.scheduler.cluster.pods.get(info.key)
+                if bound is not None:  # the pod as bound (node, claim statuses)
+                    state.info = bound
                 self._started(state, attempt.node)
                 return True, False
             if attempt.error is not None:
