@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from dralab.scheduler.cluster import ClusterState
+from dralab.scheduler.diagnosis import Diagnosis, NodeToStatus
+from dralab.scheduler.framework import Code, Status
 from dralab.sim import observe
 from dralab.sim.default import default_scenario
 from dralab.sim.results import SimulationResult
 from dralab.sim.scenario import Scenario, ScenarioError, parse_scenario
-from dralab.sim.simulate import reason_kinds, simulate
+from dralab.sim.simulate import simulate
 
 H100 = {"name": "h100", "count": 1, "namePrefix": "h100-", "cpu": "192", "memory": "2Ti",
         "gpu": {"model": "h100-80gb-sxm", "count": 8}}
@@ -147,16 +149,42 @@ def test_compare_one_mode() -> None:
     assert [m.mode for m in result.modes] == ["dra"]
 
 
+def _diagnosis(nodes: int, reasons: dict[str, list[str]], pre_filter: tuple[str, ...] = (),
+               post_filter: str = "", override: str = "") -> Diagnosis:
+    names = [f"n{i}" for i in range(nodes)]
+    statuses = NodeToStatus(names, {n: Status(Code.UNSCHEDULABLE, tuple(r))
+                                    for n, r in reasons.items()})
+    diagnosis = Diagnosis(statuses, post_filter_msg=post_filter, override=override)
+    if pre_filter:
+        status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, pre_filter, "DynamicResources")
+        diagnosis.statuses.absent = status
+        diagnosis.pre_filter_msg = status.message
+    return diagnosis
+
+
 @pytest.mark.parametrize(
-    ("message", "kinds"),
-    [("0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had untolerated taint(s). "
-      "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not "
-      "helpful for scheduling.", ["Insufficient cpu", "node(s) had untolerated taint(s)"]),
-     ("0/2 nodes are available: 2 cannot allocate all claims.", ["cannot allocate all claims"]),
-     ("no nodes available to schedule pods", ["no nodes available to schedule pods"])],
+    ("diagnosis", "message", "kinds"),
+    [(_diagnosis(4, {"n0": ["Insufficient cpu"], "n1": ["node(s) had untolerated taint(s)"],
+                     "n2": ["node(s) had untolerated taint(s)"],
+                     "n3": ["node(s) had untolerated taint(s)"]},
+                 post_filter="preemption: 0/4 nodes are available: 4 Preemption is not "
+                             "helpful for scheduling."),
+      "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had untolerated taint(s). "
+      "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+      ["Insufficient cpu", "node(s) had untolerated taint(s)"]),
+     (_diagnosis(2, {"n0": ["cannot allocate all claims"], "n1": ["cannot allocate all claims"]}),
+      "0/2 nodes are available: 2 cannot allocate all claims.", ["cannot allocate all claims"]),
+     (_diagnosis(2, {}, pre_filter=("claim not found", "no class")),
+      "0/2 nodes are available: claim not found, no class.", ["claim not found", "no class"]),
+     (_diagnosis(0, {}, override="no nodes available to schedule pods"),
+      "no nodes available to schedule pods", ["no nodes available to schedule pods"])],
 )
-def test_reason_kinds(message: str, kinds: list[str]) -> None:
-    assert reason_kinds(message) == kinds
+def test_unschedulable_reasons_are_kube_scheduler_phrases(diagnosis: Diagnosis, message: str,
+                                                          kinds: list[str]) -> None:
+    # Typed: the phrases of the message, in its order, without node counts, read off the
+    # diagnosis rather than parsed back out of the message.
+    assert diagnosis.message() == message
+    assert diagnosis.reasons() == kinds
 
 
 @pytest.mark.parametrize(

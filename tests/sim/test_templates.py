@@ -17,9 +17,8 @@ import pytest
 
 from dralab.api.core import Node
 from dralab.sim.devplugin import mig_resource
-from dralab.sim.fleets import mode_objects
-from dralab.sim.jobs import Arrival, make_pod
-from dralab.sim.kinds import pod_prototypes
+from dralab.sim.jobs import Arrival
+from dralab.sim.modes import DEVICE_PLUGIN, DRA, mode_objects
 from dralab.sim.scenario import Scenario, ScenarioError, parse_scenario
 from dralab.sim.simulate import simulate
 
@@ -218,8 +217,8 @@ def test_template_kinds_run_with_their_devices(case: Run, tmp_path: Path) -> Non
 
 def test_device_plugin_pods_ask_for_the_translated_resources(tmp_path: Path) -> None:
     s = scenario([A100_STATIC], str(UPSTREAM / "nvidia-gpu-test4.yaml"))
-    arrival = Arrival(0.0, s.workload[0], 0, (3600.0,))
-    dp = make_pod(arrival, 0, "device-plugin", template=pod_prototypes(s, "device-plugin")["k"])
+    arrival = Arrival(0.0, s.kinds[0], 0, (3600.0,))
+    dp = DEVICE_PLUGIN.make_pod(arrival, 0, prototype=DEVICE_PLUGIN.prototypes(s)["k"])
     assert dp.spec.resource_claims == []
     # Each container gets the MIG device of the request it used, as limit and request.
     per_container = {c.name: {k: str(v) for k, v in c.resources.limits.items()}
@@ -230,7 +229,7 @@ def test_device_plugin_pods_ask_for_the_translated_resources(tmp_path: Path) -> 
                              "ctr3": {"nvidia.com/mig-3g.20gb": "1"}}
     assert all(c.resources.requests == c.resources.limits and not c.resources.claims
                for c in dp.spec.containers)
-    dra = make_pod(arrival, 0, "dra", template=pod_prototypes(s, "dra")["k"])
+    dra = DRA.make_pod(arrival, 0, prototype=DRA.prototypes(s)["k"])
     assert [c.resource_claim_template_name for c in dra.spec.resource_claims] == ["mig-devices"]
     assert dra.metadata.namespace == dp.metadata.namespace == "sim"
     assert dra.metadata.labels["app"] == "pod" and dra.metadata.labels["dralab.dev/kind"] == "k"

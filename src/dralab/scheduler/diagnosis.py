@@ -90,6 +90,22 @@ class Diagnosis:
         if status.plugin and status.is_rejected():
             self.unschedulable_plugins.add(status.plugin)
 
+    def reasons(self) -> list[str]:
+        """The reason phrases of ``message()``, in its order, without node counts:
+        kube-scheduler's own phrases ("Insufficient cpu", "node(s) had untolerated
+        taint(s)"), as typed values a caller can count without parsing the message."""
+        if self.override:
+            return [self.override]
+        if self.pre_filter_msg:
+            absent = self.statuses.absent.reasons
+            # PreFilter's status is the absent one; its message joins its reasons.
+            if ", ".join(absent) == self.pre_filter_msg:
+                return list(absent)
+            return [self.pre_filter_msg]
+        return [reason for _, reason in sorted(
+            (f"{count} {reason}", reason)
+            for reason, count in self.statuses.reasons_histogram().items())]
+
     def message(self) -> str:
         if self.override:
             return self.override

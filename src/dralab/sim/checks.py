@@ -26,9 +26,11 @@ from dralab.api.core import Pod
 from dralab.api.io import Document
 from dralab.validation.check import validate_documents
 
-from .jobs import Arrival, claim_template, make_pod
+from .jobs import Arrival, claim_template
 from .limits import MAX_KIND_NAME, MAX_SCENARIO_PODS
-from .spec import MODES, DeviceShape, JobKind, NodeEvent, ScenarioError
+from .model import Kind
+from .modes import DRA, MODES
+from .spec import DeviceShape, JobKind, NodeEvent, ScenarioError
 
 __all__ = [
     "ATTRIBUTE_MAX_LENGTH",
@@ -78,10 +80,12 @@ def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
         _check_shape(alt, f"{path}.firstAvailable[{i}]", source)
 
 
-def check_kind(kind: JobKind, index: int, source: str, template: Pod | None) -> None:
-    """ScenarioError for the first value of job kind ``index`` that is not valid as the
-    Kubernetes objects it becomes. ``template``: the kind's manifest pod, if it has one
-    (checked with its manifest; only the names made from the kind remain)."""
+def check_kind(kind: JobKind, typed: Kind, index: int, source: str,
+               template: Pod | None) -> None:
+    """ScenarioError for the first value of job kind ``index`` (``typed``: its typed form)
+    that is not valid as the Kubernetes objects it becomes. ``template``: the kind's
+    manifest pod, if it has one (checked with its manifest; only the names made from the
+    kind remain)."""
     path = f"spec.workload[{index}]"
     if len(kind.name) > MAX_KIND_NAME or not _DNS_LABEL.fullmatch(kind.name):
         raise ScenarioError(source, f"{path}.name", (
@@ -110,9 +114,9 @@ def check_kind(kind: JobKind, index: int, source: str, template: Pod | None) -> 
                                 f"the ResourceClaimTemplate it generates is invalid: "
                                 f"{problem[1]}")
     # The longest names a run can give: the last job index and replica, a restart.
-    arrival = Arrival(0.0, kind, MAX_SCENARIO_PODS, (1.0,) * kind.pods_per_job)
-    for mode in MODES if template is None else ("dra",):
-        pod = make_pod(arrival, kind.pods_per_job - 1, mode, attempt=99, template=template)
+    arrival = Arrival(0.0, typed, MAX_SCENARIO_PODS, (1.0,) * kind.pods_per_job)
+    for mode in MODES.values() if template is None else (DRA,):
+        pod = mode.make_pod(arrival, kind.pods_per_job - 1, attempt=99, prototype=template)
         data = encode(pod)
         if template is None:
             # Validate the tolerations as written (make_pod copies only what it models).
@@ -125,14 +129,14 @@ def check_kind(kind: JobKind, index: int, source: str, template: Pod | None) -> 
             if field == "tolerations":
                 where = f"{path}.{problem[0].removeprefix('spec.')}"
             raise ScenarioError(source, where,
-                                f"the Pod it generates ({mode} mode) is invalid: {problem[1]}")
+                                f"the Pod it generates ({mode.name} mode) is invalid: {problem[1]}")
 
 
 def check_event(event: NodeEvent, index: int, source: str) -> None:
     """ScenarioError unless the event's node name and taint are valid on a Node."""
     path = f"spec.events[{index}]"
     node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
-                            "metadata": {"name": event.node}}
+                            "metadata": {"name": event.node or "pool-node"}}
     if event.taint is not None:
         taint = dict(event.taint)
         if event.action == "untaint":

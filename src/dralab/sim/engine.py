@@ -1,4 +1,4 @@
-"""The discrete-event engine: one clock and one heap of events.
+"""The discrete-event engine: one clock, one heap of events, and the stages that act.
 
 Modelled on SimPy's Environment: the environment alone owns time; an event is
 (time, priority, sequence, action) and the heap pops the earliest, then the
@@ -6,6 +6,33 @@ lowest priority number, then the earliest scheduled, so a seed reproduces a run
 exactly. Nothing else in the simulator keeps a "now". Actions run synchronously
 and may schedule further events; cancelled events are skipped, never lost
 silently (``cancelled`` counts them).
+
+The priority of an event is not a number chosen by its caller: it is the
+``order`` of the **stage** that scheduled it (``Stage.at``). A stage is one
+policy of the simulation (the job controller, node lifecycle, the scheduler, ...),
+a small class with one verb, registered with the environment. Same-instant
+events run in stage order: capacity returns before new demand, and the scheduler
+sees everything that happened at an instant before it runs. The slots in use,
+with room between them:
+
+====== =============== =====================================================
+order  stage           acts
+====== =============== =====================================================
+0      node-lifecycle  nodes added, removed, tainted
+10     completion      pods finish and release their devices
+20     arrival         jobs arrive; the job controller creates their pods
+25     (admission)     free: e.g. Kueue-style quota admission of new jobs
+30     scheduling      a scheduling round
+35     (autoscaling)   free: e.g. adding nodes for pods the round left pending
+40     sampling        metrics see the instant's final state
+====== =============== =====================================================
+
+Adding a stage: subclass ``Stage`` with a unique ``name`` and an unused
+``order`` that places it among the others (admission between arrival and
+scheduling, so admitted pods are scheduled at the same instant; autoscaling
+after scheduling, so it sees what the round could not place), give it its one
+verb, ``env.register`` it when a run is wired (``simulate.run_mode``), and
+schedule its work with ``self.at(time, action)``.
 """
 
 from __future__ import annotations
@@ -14,20 +41,9 @@ import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
+from typing import ClassVar
 
-__all__ = ["Environment", "Event", "Priority"]
-
-
-class Priority(IntEnum):
-    """Order of events due at the same instant: capacity returns before new demand, and
-    the scheduler sees everything that happened at an instant before it runs."""
-
-    NODE = 0          # nodes added, removed, tainted
-    COMPLETION = 1    # pods finish and release devices
-    ARRIVAL = 2       # jobs arrive
-    SCHEDULE = 3      # a scheduling round
-    SAMPLE = 4        # metrics sampling sees the instant's final state
+__all__ = ["Environment", "Event", "Stage", "StageError"]
 
 
 @dataclass(order=True, slots=True)
@@ -42,20 +58,66 @@ class Event:
         self.cancelled = True
 
 
-class Environment:
-    """Owns the simulated clock (seconds from 0) and the event heap."""
+class StageError(ValueError):
+    """Two stages with one name or one order, or a stage used before it registered."""
 
-    __slots__ = ("_heap", "_sequence", "cancelled", "now", "processed")
+
+class Stage:
+    """One policy of a simulation run. ``order`` breaks ties between events of the same
+    instant (lower first); ``at`` / ``after`` schedule this stage's work."""
+
+    name: ClassVar[str]
+    order: ClassVar[int]
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+
+    def at(self, time: float, action: Callable[[], None]) -> Event:
+        return self.env.at(time, action, self.env.priority(self))
+
+    def after(self, delay: float, action: Callable[[], None]) -> Event:
+        return self.at(self.env.now + delay, action)
+
+
+class Environment:
+    """Owns the simulated clock (seconds from 0), the event heap and the registered stages."""
+
+    __slots__ = ("_heap", "_priorities", "_sequence", "cancelled", "now", "processed")
 
     def __init__(self) -> None:
         self.now = 0.0
         self._heap: list[Event] = []
         self._sequence = 0
+        self._priorities: dict[str, int] = {}
         self.processed = 0
         self.cancelled = 0
 
-    def at(self, time: float, action: Callable[[], None],
-           priority: int = Priority.ARRIVAL) -> Event:
+    # --- stages -------------------------------------------------------------------------
+    def register(self, *stages: Stage) -> None:
+        """Register stages; StageError if a name or an order is taken (ties between two
+        stages would depend on who scheduled first)."""
+        for stage in stages:
+            if stage.name in self._priorities:
+                raise StageError(f"stage {stage.name!r} is registered twice")
+            taken = [n for n, o in self._priorities.items() if o == stage.order]
+            if taken:
+                raise StageError(f"stages {taken[0]!r} and {stage.name!r} both have order "
+                                 f"{stage.order}")
+            self._priorities[stage.name] = stage.order
+
+    def priority(self, stage: Stage) -> int:
+        """The tie-break priority of ``stage``'s events: its order, once registered."""
+        priority = self._priorities.get(stage.name)
+        if priority is None:
+            raise StageError(f"stage {stage.name!r} is not registered")
+        return priority
+
+    def stages(self) -> list[str]:
+        """Registered stage names in the order their same-instant events run."""
+        return sorted(self._priorities, key=self._priorities.__getitem__)
+
+    # --- events -------------------------------------------------------------------------
+    def at(self, time: float, action: Callable[[], None], priority: int = 0) -> Event:
         """Schedule ``action`` at absolute ``time`` (not before now)."""
         if math.isnan(time) or time < self.now:
             raise ValueError(f"cannot schedule at {time} (now is {self.now})")
@@ -64,8 +126,7 @@ class Environment:
         heapq.heappush(self._heap, event)
         return event
 
-    def after(self, delay: float, action: Callable[[], None],
-              priority: int = Priority.ARRIVAL) -> Event:
+    def after(self, delay: float, action: Callable[[], None], priority: int = 0) -> Event:
         return self.at(self.now + delay, action, priority)
 
     def peek(self) -> float:

@@ -11,6 +11,7 @@ with DRA: those GPUs are whole GPUs here.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import yaml
 
-from dralab.api.base import KubeObject
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import Fleet, FleetSpecError, default_fleet_text, generate, parse_fleet
+from dralab.fleet.catalog import CATALOG
+from dralab.fleet.generate import GeneratedFleet
 
 from .devplugin import mig_resource
 from .spec import ScenarioError
@@ -30,11 +32,35 @@ from .templates import TemplateError, resolve_path
 if TYPE_CHECKING:
     from .scenario import Scenario
 
-__all__ = ["DeviceInfo", "DeviceMap", "fleet_document", "fleet_path", "load_fleet",
-           "mode_objects"]
+__all__ = ["DeviceInfo", "DeviceMap", "device_plugin_fleet", "dra_fleet", "fleet_document",
+           "fleet_path", "grown", "load_fleet", "mig_fraction", "mig_resource_fractions",
+           "read_fleet_document"]
 
 _NVIDIA = "gpu.nvidia.com"
-_MIG_COMPUTE_SLICES = 7
+
+
+@functools.cache
+def _mig_fractions() -> Mapping[str, float]:
+    """Per MIG profile of the fleet catalog: its compute slices over its GPU's."""
+    out: dict[str, float] = {}
+    for model in CATALOG.values():
+        if model.mig is not None:
+            for profile in model.mig.profiles:
+                out.setdefault(profile.name, min(
+                    1.0, profile.compute_slices / model.mig.compute_slices))
+    return out
+
+
+def mig_fraction(profile: str) -> float:
+    """The share of a GPU one MIG device of ``profile`` takes (the fleet catalog's compute
+    slices); a whole GPU for a profile the catalog does not know (nothing to go by)."""
+    return _mig_fractions().get(profile, 1.0)
+
+
+@functools.cache
+def mig_resource_fractions() -> Mapping[str, float]:
+    """``mig_fraction`` by the device plugin's resource name (``nvidia.com/mig-1g.10gb``)."""
+    return {mig_resource(name): share for name, share in _mig_fractions().items()}
 
 
 def fleet_path(scenario: Scenario, allow_outside: bool = True) -> str:
@@ -48,7 +74,15 @@ def fleet_path(scenario: Scenario, allow_outside: bool = True) -> str:
 
 
 def fleet_document(scenario: Scenario) -> dict[str, Any]:
-    """The scenario's Fleet as a plain document."""
+    """The scenario's Fleet as a plain document (a copy). A loaded scenario carries it
+    (``Scenario.fleet_data``, read when it loaded); otherwise it is read here."""
+    if scenario.fleet_data is not None:
+        return copy.deepcopy(scenario.fleet_data)
+    return read_fleet_document(scenario)
+
+
+def read_fleet_document(scenario: Scenario) -> dict[str, Any]:
+    """The Fleet document ``spec.fleet`` names: inline, a file, or the default fleet."""
     ref = scenario.fleet
     if ref.spec is not None:
         return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
@@ -102,15 +136,25 @@ def _device_plugin_spec(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def mode_objects(scenario: Scenario, mode: str) -> list[KubeObject]:
-    """Nodes, DeviceClasses and ResourceSlices for ``mode`` (no slices in device-plugin mode)."""
-    doc = fleet_document(scenario)
-    source = scenario.source + " (fleet)"
-    if mode == "device-plugin":
-        fleet = parse_fleet(_device_plugin_spec(doc), source)
-        return [_plugin_names(o) for o in generate(fleet, scenario.seed).objects()
-                if isinstance(o, Node)]
-    return list(generate(parse_fleet(doc, source), scenario.seed).objects())
+def dra_fleet(doc: dict[str, Any], seed: int, source: str) -> GeneratedFleet:
+    """The fleet as specified (DRA mode): classes, nodes and their ResourceSlices."""
+    return generate(parse_fleet(doc, source), seed)
+
+
+def device_plugin_fleet(doc: dict[str, Any], seed: int, source: str) -> GeneratedFleet:
+    """The same hardware as the device plugin exposes it: nodes only, GPUs (and static MIG
+    devices) as extended resources; no classes, no slices."""
+    fleet = generate(parse_fleet(_device_plugin_spec(doc), source), seed)
+    return GeneratedFleet((), tuple(_plugin_names(n) for n in fleet.nodes), ())
+
+
+def grown(doc: dict[str, Any], growth: Mapping[str, int]) -> dict[str, Any]:
+    """``doc`` with ``growth[pool]`` more nodes in each named pool (``count`` raised)."""
+    out = copy.deepcopy(doc)
+    for pool in out.get("spec", {}).get("pools", []):
+        if isinstance(pool, dict) and pool.get("name") in growth:
+            pool["count"] = int(pool.get("count", 0)) + growth[pool["name"]]
+    return out
 
 
 def _plugin_names(node: Node) -> Node:
@@ -150,6 +194,10 @@ class DeviceMap:
         self.devices: dict[tuple[str, str, str], DeviceInfo] = {}
         self.gpu_memory: dict[str, int] = {}
         self.gpus_by_node: dict[str, list[str]] = {}
+        self.add(slices)
+
+    def add(self, slices: Iterable[ResourceSlice]) -> None:
+        """Map the devices of ``slices`` too (a node that joined); known ones stay as are."""
         for s in slices:
             spec = s.spec
             if spec.driver != _NVIDIA:
@@ -164,12 +212,13 @@ class DeviceMap:
                 elif kind == "mig":
                     gpu = attrs["parentUUID"].string if "parentUUID" in attrs else \
                         f"{node}/{d.name.split('-mig-')[0]}"
-                    profile = attrs["profile"].string if "profile" in attrs else "7g"
-                    fraction = min(1.0, int((profile or "7g").split("g", 1)[0] or 7)
-                                   / _MIG_COMPUTE_SLICES)
+                    profile = attrs["profile"].string if "profile" in attrs else None
+                    fraction = mig_fraction(profile or "")
                 else:
                     continue
                 gpu = gpu or f"{node}/{d.name}"
+                if (spec.driver, spec.pool.name, d.name) in self.devices:
+                    continue
                 mem = d.capacity["memory"].value.value() // (1024 * 1024) \
                     if "memory" in d.capacity else 0
                 self.devices[(spec.driver, spec.pool.name, d.name)] = DeviceInfo(

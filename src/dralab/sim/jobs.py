@@ -15,14 +15,13 @@ resources in device-plugin mode.
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dralab.api.base import ObjectMeta
-from dralab.api.claimshape import ClaimShape, mig_fraction
+from dralab.api.claimshape import ClaimShape
 from dralab.api.claimshape import claim_template as shaped_claim_template
 from dralab.api.core import (
     Container,
@@ -31,15 +30,15 @@ from dralab.api.core import (
     PodResourceClaim,
     PodSpec,
     ResourceRequirements,
-    Toleration,
 )
-from dralab.api.quantity import Quantity, parse_quantity
+from dralab.api.quantity import Quantity
 from dralab.api.resource import ResourceClaimTemplate
 
 from .devplugin import GPU_RESOURCE
 from .kinds import NAMESPACE, device_plugin_gpus, named_pod
 from .limits import MAX_SCENARIO_PODS
-from .spec import DeviceShape, JobKind, ScenarioError, parse_duration, parse_rate
+from .model import Kind
+from .spec import DeviceShape, JobKind, ScenarioError
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -53,8 +52,6 @@ __all__ = [
     "device_plugin_gpus",
     "draw_arrivals",
     "make_pod",
-    "mig_fraction",
-    "shape_demand",
     "templates_for",
 ]
 
@@ -66,27 +63,13 @@ class Arrival:
     """One job: its kind, arrival time and each pod's run time (seconds)."""
 
     time: float
-    kind: JobKind
+    kind: Kind
     index: int
     durations: tuple[float, ...]
 
     @property
     def name(self) -> str:
         return f"{self.kind.name}-{self.index:05d}"
-
-
-def _duration(kind: JobKind, rng: random.Random) -> float:
-    d = kind.duration
-    if d.distribution == "uniform":
-        return rng.uniform(parse_duration(d.min), parse_duration(d.max))
-    mean = parse_duration(d.mean)
-    if d.distribution == "fixed":
-        return mean
-    if d.distribution == "exponential":
-        return rng.expovariate(1.0 / mean)
-    # lognormal with the given mean: mu chosen so that E[X] = mean.
-    mu = math.log(mean) - d.sigma * d.sigma / 2
-    return rng.lognormvariate(mu, d.sigma)
 
 
 def draw_arrivals(scenario: Scenario) -> list[Arrival]:
@@ -98,13 +81,13 @@ def draw_arrivals(scenario: Scenario) -> list[Arrival]:
     """
     out: list[tuple[float, int, Arrival]] = []
     pods = 0
-    for order, kind in enumerate(scenario.workload):
+    for order, kind in enumerate(scenario.kinds):
         rng = random.Random(f"{scenario.seed}:{kind.name}")
         times: list[float]
-        if kind.arrivals:
-            times = sorted(parse_duration(t) for t in kind.arrivals)
+        if kind.rate is None:
+            times = list(kind.arrivals)
         else:
-            rate = parse_rate(kind.arrival_rate)
+            rate = kind.rate
             times = []
             t = 0.0
             while rate > 0:
@@ -124,7 +107,8 @@ def draw_arrivals(scenario: Scenario) -> list[Arrival]:
                 raise ScenarioError(scenario.source, "spec.workload",
                                     f"more than {2 * MAX_SCENARIO_PODS:,} pods drawn "
                                     "(twice MAX_SCENARIO_PODS)")
-            durations = tuple(max(1.0, _duration(kind, rng)) for _ in range(kind.pods_per_job))
+            durations = tuple(max(1.0, kind.duration.draw(rng))
+                              for _ in range(kind.pods_per_job))
             out.append((t, order, Arrival(t, kind, index, durations)))
     out.sort(key=lambda item: (item[0], item[1], item[2].index))
     return [a for _, _, a in out]
@@ -147,61 +131,39 @@ def claim_template(kind: JobKind) -> ResourceClaimTemplate | None:
     return shaped_claim_template(kind.name, NAMESPACE, claim_shape(kind.devices))
 
 
-def shape_demand(shape: DeviceShape | None, mode: str) -> tuple[int, float, int]:
-    """(GPUs, per-GPU share 0..1, memory MiB for shares) a pod needs, for fragmentation.
-
-    A MIG profile ``<g>g.<mem>`` takes g of a GPU's 7 compute slices (placement
-    rules are ignored here); a share is measured in GPU memory.
-    """
-    if shape is None:
-        return 0, 0.0, 0
-    if mode == "device-plugin":
-        return device_plugin_gpus(shape), 1.0, 0
-    if shape.first_available:
-        return shape_demand(shape.first_available[-1], mode)
-    if shape.type == "mig":
-        return 1, mig_fraction(shape.profile), 0
-    if shape.type == "share":
-        mib = parse_quantity(shape.memory).value() // (1024 * 1024)
-        return 1, 0.0, int(mib)
-    return shape.count, 1.0, 0
-
-
 # --- pods -------------------------------------------------------------------------------
 
-def make_pod(arrival: Arrival, replica: int, mode: str, attempt: int = 0,
-             template: Pod | None = None) -> Pod:
-    """Pod ``replica`` of a job, for ``mode`` (``dra`` or ``device-plugin``).
+def make_pod(arrival: Arrival, replica: int, attempt: int = 0, template: Pod | None = None,
+             *, extended: Mapping[str, Quantity] | None = None, claim: bool = False) -> Pod:
+    """Pod ``replica`` of a job (the mode decides its devices, see ``modes``).
 
-    ``template``: for a kind with a manifest template, the mode's pod prototype
-    (``kinds.pod_prototypes``); the pod is a copy of it.
+    ``template``: for a kind with a manifest template, the mode's pod prototype; the
+    pod is a copy of it. Otherwise the pod is built from the kind: ``extended``
+    resources as requests and limits (the device-plugin model), or with ``claim`` a
+    claim from the kind's generated ResourceClaimTemplate (DRA).
     """
     kind = arrival.kind
     name = f"{arrival.name}-{replica}" + (f"-r{attempt}" if attempt else "")
     labels = {"dralab.dev/job": arrival.name, "dralab.dev/kind": kind.name}
     if template is not None:
         return named_pod(template, name, labels)
-    requests = {"cpu": parse_quantity(str(kind.cpu)), "memory": parse_quantity(str(kind.memory))}
+    requests = {"cpu": kind.cpu, "memory": kind.memory}
     limits: dict[str, Quantity] = {}
     claims: list[PodResourceClaim] = []
     container_claims: list[ContainerResourceClaim] = []
-    gpus = device_plugin_gpus(kind.devices)
-    if mode == "device-plugin" and gpus:
-        limits[GPU_RESOURCE] = parse_quantity(str(gpus))
-        requests[GPU_RESOURCE] = parse_quantity(str(gpus))
-    elif mode == "dra" and kind.devices is not None:
+    for resource, quantity in (extended or {}).items():
+        limits[resource] = quantity
+        requests[resource] = quantity
+    if claim:
         claims.append(PodResourceClaim(name=CLAIM_NAME, resource_claim_template_name=kind.name))
         container_claims.append(ContainerResourceClaim(name=CLAIM_NAME))
     container = Container(name="main", image="sim",
                           resources=ResourceRequirements(requests=requests, limits=limits,
                                                          claims=container_claims))
-    tolerations = [Toleration(key=t.get("key"), operator=t.get("operator"),
-                              value=t.get("value"), effect=t.get("effect"))
-                   for t in kind.tolerations]
     return Pod(api_version="v1", kind="Pod",
                metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels=labels),
                spec=PodSpec(containers=[container], resource_claims=claims,
-                            priority=kind.priority, tolerations=tolerations))
+                            priority=kind.priority, tolerations=list(kind.tolerations)))
 
 
 def templates_for(workload: Sequence[JobKind]) -> list[ResourceClaimTemplate]:

@@ -25,10 +25,10 @@ import msgspec
 from dralab.api.base import KubeObject, ObjectMeta
 from dralab.api.core import Node, Pod
 from dralab.api.errors import LoadError
-from dralab.api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
+from dralab.api.resource import DeviceClass, ResourceClaimTemplate
 
 from .devplugin import DevicePluginPlan, FleetDevices, device_plugin_pod, plan_claims
-from .fleets import mode_objects
+from .fleets import device_plugin_fleet, dra_fleet, fleet_document
 from .spec import DeviceShape, JobKind, ScenarioError
 from .templates import KindTemplate, TemplateError, read_kind_template, resolve_path
 
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from .scenario import Scenario
 
 __all__ = [
-    "check_device_plugin",
+    "check_translations",
     "device_plugin_gpus",
-    "kind_shape",
-    "pod_prototypes",
+    "device_plugin_prototypes",
+    "metrics_shape",
     "read_templates",
     "template_objects",
     "translate_templates",
@@ -128,11 +128,12 @@ def translate_templates(scenario: Scenario) -> dict[str, DevicePluginPlan]:
     """
     if not scenario.templates:
         return {}
-    dra = mode_objects(scenario, "dra")
-    devices = FleetDevices(o for o in dra if isinstance(o, ResourceSlice))
-    fleet_classes = {o.name: o for o in dra if isinstance(o, DeviceClass)}
-    advertised = _advertised([o for o in mode_objects(scenario, "device-plugin")
-                              if isinstance(o, Node)])
+    doc = fleet_document(scenario)
+    source = scenario.source + " (fleet)"
+    dra = dra_fleet(doc, scenario.seed, source)
+    devices = FleetDevices(dra.slices)
+    fleet_classes = {o.name: o for o in dra.classes}
+    advertised = _advertised(device_plugin_fleet(doc, scenario.seed, source).nodes)
     plans: dict[str, DevicePluginPlan] = {}
     for kind in scenario.workload:
         template = scenario.templates.get(kind.name)
@@ -155,11 +156,9 @@ def translate_templates(scenario: Scenario) -> dict[str, DevicePluginPlan]:
     return plans
 
 
-def check_device_plugin(scenario: Scenario, modes: Sequence[str] | None = None) -> None:
-    """ScenarioError for the first template kind without a device-plugin translation,
-    when device-plugin mode is among ``modes`` (default: the scenario's)."""
-    if "device-plugin" not in (scenario.compare if modes is None else modes):
-        return
+def check_translations(scenario: Scenario) -> None:
+    """ScenarioError for the first template kind without a device-plugin translation (run
+    when device-plugin mode is compared, see ``modes``)."""
     for i, kind in enumerate(scenario.workload):
         plan = scenario.device_plugin.get(kind.name)
         if plan is not None and plan.error is not None:
@@ -168,24 +167,20 @@ def check_device_plugin(scenario: Scenario, modes: Sequence[str] | None = None) 
                 "(spec.compare: [dra] or --compare dra)"))
 
 
-def kind_shape(scenario: Scenario, kind: JobKind) -> DeviceShape | None:
-    """The device demand of ``kind`` as a built-in shape, for metrics."""
+def metrics_shape(scenario: Scenario, kind: JobKind) -> DeviceShape | None:
+    """The device demand of ``kind`` as a built-in shape, for metrics: its ``devices``, or
+    for a manifest template its device-plugin translation's shape."""
     plan = scenario.device_plugin.get(kind.name)
     if plan is not None:
         return plan.shape
     return kind.devices
 
 
-def pod_prototypes(scenario: Scenario, mode: str) -> dict[str, Pod]:
-    """Per template kind, the pod every replica copies in ``mode`` (no name yet)."""
-    out: dict[str, Pod] = {}
-    for name, template in scenario.templates.items():
-        if mode == "dra":
-            out[name] = template.pod
-        else:
-            plan = scenario.device_plugin.get(name, DevicePluginPlan())
-            out[name] = device_plugin_pod(template.pod, plan)
-    return out
+def device_plugin_prototypes(scenario: Scenario) -> dict[str, Pod]:
+    """Per template kind, the pod every replica copies in device-plugin mode (no name yet):
+    the manifest's pod with its claims translated into extended resources."""
+    return {name: device_plugin_pod(template.pod, scenario.device_plugin.get(
+        name, DevicePluginPlan())) for name, template in scenario.templates.items()}
 
 
 def named_pod(prototype: Pod, name: str, labels: dict[str, str]) -> Pod:

@@ -21,6 +21,10 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
          taint: {key: maintenance, value: "true", effect: NoSchedule}}
       - {at: 3h, node: h100-node-01, action: remove}   # its pods are re-created elsewhere
       - {at: 5h, node: h100-node-01, action: add}      # back, untainted, with its devices
+      - {at: 6h, pool: h100, action: add}    # one more node of a Fleet pool: the next name
+                                             # (h100-node-05), its labels, taints and
+                                             # ResourceSlices as `dralab fleet` would
+                                             # publish them for a pool one node larger
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
@@ -52,8 +56,12 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
 Every value is checked when the scenario loads, before anything runs: numbers are
 finite and in range, and what becomes a Kubernetes object (pods, the claim template
 generated from ``devices``, node taints) is validated as the API server would
-(``checks``). The work a scenario asks for is capped (``limits``: expected pods,
-samples, nodes, job kinds, events), the limit named in the error. ``template`` and
+(``checks``). An event names a ``node`` or, for ``add`` only, a ``pool`` of the
+fleet (not both); a pool listed by ``nodeNames`` cannot grow. Values are parsed
+once, into seconds, jobs per second, Quantities and typed device requests
+(``model``): nothing downstream parses a scenario field again. The work a
+scenario asks for is capped (``limits``: expected pods, samples, nodes, job
+kinds, events), the limit named in the error. ``template`` and
 ``fleet.file`` must stay inside the scenario file's directory unless
 ``allow_outside`` (``--allow-outside-files``) says otherwise.
 
@@ -75,13 +83,19 @@ from typing import Any
 import msgspec
 
 from dralab.allocator.prepare import MAX_RESULTS
+from dralab.api.core import Node
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
+from dralab.api.resource import ResourceClaimTemplate, ResourceSlice
 
 from .checks import check_event, check_kind
 from .devplugin import DevicePluginPlan
-from .fleets import fleet_path, load_fleet
-from .kinds import check_device_plugin, read_templates, translate_templates
+from .fleets import fleet_path, load_fleet, read_fleet_document
+from .growth import grow_pools
+from .jobs import templates_for
+from .kinds import metrics_shape, read_templates, translate_templates
 from .limits import MAX_EVENTS, MAX_JOB_KINDS, MAX_SCENARIO_PODS, MAX_SIGMA, check_work
+from .model import Kind, NodeChange, typed_event, typed_kind
+from .modes import Mode, check_modes, resolve_modes
 from .spec import (
     API_VERSION,
     MODES,
@@ -134,6 +148,13 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     source: str = "<scenario>"
     templates: dict[str, KindTemplate] = {}
     device_plugin: dict[str, DevicePluginPlan] = {}
+    # Typed, built once when the scenario loads (``model``):
+    kinds: tuple[Kind, ...] = ()              # the workload's job kinds
+    timeline: tuple[NodeChange, ...] = ()     # the events, in file order
+    fleet_data: dict[str, Any] | None = None  # the Fleet document (a fleet file, read once)
+    claim_templates: tuple[ResourceClaimTemplate, ...] = ()  # generated from ``devices``
+    # Per mode name, the nodes pool ``add`` events bring: name -> (Node, its slices).
+    pool_nodes: dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]] = {}
 
     def with_seed(self, seed: int) -> Scenario:
         return msgspec.structs.replace(self, seed=seed)
@@ -142,8 +163,13 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
         """The scenario comparing ``modes``; ScenarioError if device-plugin mode is among
         them and a template kind has no device-plugin translation."""
         scenario = msgspec.structs.replace(self, compare=modes)
-        check_device_plugin(scenario)
+        check_modes(scenario)
         return scenario
+
+    @property
+    def modes(self) -> tuple[Mode, ...]:
+        """The compared modes, resolved."""
+        return resolve_modes(self.compare)
 
 
 def _check_shape(shape: DeviceShape, path: str, source: str) -> None:
@@ -285,6 +311,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         raise ScenarioError(source, "spec.workload", "name at least one job kind")
     for i, event in enumerate(spec.events):
         _duration(event.at, f"spec.events[{i}].at", source)
+        _check_target(event, i, source)
         if event.action == "taint" and (not event.taint or "key" not in event.taint
                                         or "effect" not in event.taint):
             raise ScenarioError(source, f"spec.events[{i}].taint",
@@ -298,19 +325,42 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
                         base_dir=base_dir, source=source)
     if spec.fleet.file is not None:
         fleet_path(scenario, allow_outside)
+    scenario = msgspec.structs.replace(scenario, fleet_data=read_fleet_document(scenario))
     fleet = load_fleet(scenario)
-    gpu_nodes = sum(p.size for p in fleet.spec.pools if p.gpu.count > 0)
+    gpu_pools = {p.name for p in fleet.spec.pools if p.gpu.count > 0}
+    gpu_nodes = sum(p.size for p in fleet.spec.pools if p.name in gpu_pools) + sum(
+        1 for e in spec.events if e.pool in gpu_pools)
     check_work(spec.workload, duration, sample, gpu_nodes, source)
     templates = read_templates(spec.workload, base_dir, source, allow_outside)
-    for i, job in enumerate(spec.workload):
-        template = templates.get(job.name)
-        check_kind(job, i, source, template.pod if template is not None else None)
     scenario = msgspec.structs.replace(scenario, templates=templates)
     scenario = msgspec.structs.replace(scenario, device_plugin=translate_templates(scenario))
+    kinds = tuple(typed_kind(job, metrics_shape(scenario, job)) for job in spec.workload)
+    for i, (job, kind) in enumerate(zip(spec.workload, kinds, strict=True)):
+        template = templates.get(job.name)
+        check_kind(job, kind, i, source, template.pod if template is not None else None)
+    pool_nodes, event_nodes = grow_pools(scenario, fleet)
+    scenario = msgspec.structs.replace(
+        scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),
+        timeline=tuple(typed_event(e, event_nodes.get(i) or e.node or "")
+                       for i, e in enumerate(spec.events)),
+        pool_nodes=pool_nodes)
     if compare is not None:
         return scenario.with_compare(tuple(compare))
-    check_device_plugin(scenario)
+    check_modes(scenario)
     return scenario
+
+
+def _check_target(event: NodeEvent, i: int, source: str) -> None:
+    """An event names a node, or (add only) a pool; not both."""
+    path = f"spec.events[{i}]"
+    if event.node is not None and event.pool is not None:
+        raise ScenarioError(source, f"{path}.pool", "node and pool are exclusive")
+    if event.pool is not None and event.action != "add":
+        raise ScenarioError(source, f"{path}.pool",
+                            f"only an add event can name a pool, not {event.action}")
+    if event.node is None and event.pool is None:
+        raise ScenarioError(source, f"{path}.node",
+                            "required (or, for add, a pool to grow by one node)")
 
 
 def _name(metadata: Mapping[str, Any], source: str) -> str:

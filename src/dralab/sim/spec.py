@@ -143,8 +143,9 @@ class JobKind(_Spec, frozen=True):
 
 class NodeEvent(_Spec, frozen=True):
     at: Any
-    node: str
     action: Literal["add", "remove", "taint", "untaint"]
+    node: str | None = None    # every action; or, for add, ``pool``
+    pool: str | None = None    # add: one more node of this Fleet pool
     taint: dict[str, Any] | None = None
 
 

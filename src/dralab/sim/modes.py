@@ -1,0 +1,194 @@
+"""The compared modes: how one run sees the fleet, builds pods and counts GPUs.
+
+A scenario names its modes as strings (``compare: [device-plugin, dra]``, and the
+results keep those names and their labels); they are resolved once, here, to
+``Mode`` objects, and nothing downstream branches on the name:
+
+* ``DRA`` uses the fleet as specified (classes, nodes, ResourceSlices) plus the
+  claim templates and DeviceClasses the job kinds bring; a pod references its
+  kind's claim template (or is its manifest's pod); GPUs are counted from the
+  claims' allocation results.
+* ``DEVICE_PLUGIN`` sees the same hardware as the NVIDIA device plugin exposes
+  it (``fleets.device_plugin_fleet``); a pod asks for whole GPUs as the
+  ``nvidia.com/gpu`` extended resource (a manifest's claims translated, see
+  ``devplugin``); GPUs are counted from the nodes' requested resources.
+
+A new mode is one more ``Mode`` subclass and an entry in ``MODES`` (and in
+``spec.MODES``, the names a scenario may compare).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Node, Pod
+from dralab.api.quantity import Quantity
+from dralab.api.resource import ResourceSlice
+from dralab.fleet.generate import GeneratedFleet
+from dralab.scheduler.cluster import ClusterState
+
+from .devplugin import GPU_RESOURCE
+from .fleets import device_plugin_fleet, dra_fleet, fleet_document, mig_fraction
+from .jobs import Arrival, make_pod
+from .kinds import check_translations, device_plugin_prototypes, template_objects
+from .model import Kind, KindDevices
+from .observe import Accounting, ClaimAccounting, ExtendedResourceAccounting
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+
+__all__ = ["DEVICE_PLUGIN", "DRA", "MODES", "DevicePluginMode", "DraMode", "Mode",
+           "check_modes", "mode_objects", "resolve_mode", "resolve_modes"]
+
+Demand = tuple[int, float, int]  # (GPUs, per-GPU share 0..1, memory MiB for shares)
+
+
+class Mode:
+    """One way of running the scenario's workload on its fleet (see the module doc)."""
+
+    name: str
+    label: str
+
+    def __repr__(self) -> str:
+        return f"<Mode {self.name}>"
+
+    def check(self, scenario: Scenario) -> None:
+        """ScenarioError if the scenario cannot run in this mode."""
+
+    def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
+        """The fleet document as this mode sees it (the fleet transform)."""
+        raise NotImplementedError
+
+    def objects(self, scenario: Scenario) -> list[KubeObject]:
+        """Classes, nodes and slices of the scenario's fleet in this mode."""
+        fleet = self.fleet(fleet_document(scenario), scenario.seed,
+                           scenario.source + " (fleet)")
+        return fleet.objects()
+
+    def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
+                        ) -> list[KubeObject]:
+        """What a run's cluster starts with: the fleet and what the workload brings."""
+        return list(fleet)
+
+    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+        """Per template kind, the pod every replica copies (no name yet)."""
+        raise NotImplementedError
+
+    def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
+                 prototype: Pod | None = None) -> Pod:
+        """Pod ``replica`` of a job; ``prototype`` for a template kind (``prototypes``)."""
+        raise NotImplementedError
+
+    def demand(self, kind: Kind) -> Demand:
+        """What a pod of ``kind`` needs, for the fragmentation measure."""
+        raise NotImplementedError
+
+    def accounting(self, cluster: ClusterState, slices: Iterable[ResourceSlice]) -> Accounting:
+        """How this mode counts GPUs held and in use."""
+        raise NotImplementedError
+
+
+def _dra_demand(request: KindDevices | None) -> Demand:
+    """A MIG device takes its profile's share of one GPU (placement rules ignored here);
+    a share is measured in GPU memory; alternatives count as the last (the least)."""
+    if request is None:
+        return 0, 0.0, 0
+    if request.alternatives:
+        return _dra_demand(request.alternatives[-1])
+    if request.type == "mig":
+        return 1, mig_fraction(request.profile), 0
+    if request.type == "share":
+        return 1, 0.0, request.memory_mib
+    return request.count, 1.0, 0
+
+
+class DraMode(Mode):
+    name = "dra"
+    label = "DRA (MIG + sharing)"
+
+    def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
+        return dra_fleet(dict(doc), seed, source)
+
+    def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
+                        ) -> list[KubeObject]:
+        # After the fleet's: a manifest's DeviceClass replaces the fleet's of that name.
+        return [*fleet, *scenario.claim_templates, *template_objects(scenario)]
+
+    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+        return {name: template.pod for name, template in scenario.templates.items()}
+
+    def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
+                 prototype: Pod | None = None) -> Pod:
+        return make_pod(arrival, replica, attempt, prototype,
+                        claim=arrival.kind.devices is not None)
+
+    def demand(self, kind: Kind) -> Demand:
+        return _dra_demand(kind.demand)
+
+    def accounting(self, cluster: ClusterState, slices: Iterable[ResourceSlice]) -> Accounting:
+        return ClaimAccounting(cluster, slices)
+
+
+class DevicePluginMode(Mode):
+    name = "device-plugin"
+    label = "Device plugin (whole GPUs)"
+
+    def check(self, scenario: Scenario) -> None:
+        check_translations(scenario)
+
+    def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
+        return device_plugin_fleet(dict(doc), seed, source)
+
+    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+        return device_plugin_prototypes(scenario)
+
+    def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
+                 prototype: Pod | None = None) -> Pod:
+        devices = arrival.kind.devices
+        gpus = devices.whole_gpus if devices is not None else 0
+        extended = {GPU_RESOURCE: Quantity.from_int(gpus)} if gpus else None
+        return make_pod(arrival, replica, attempt, prototype, extended=extended)
+
+    def demand(self, kind: Kind) -> Demand:
+        request = kind.demand
+        if request is not None and kind.template is not None and request.type == "mig":
+            # A template's MIG request stays a MIG device with the device plugin (static MIG).
+            return _dra_demand(request)
+        if request is None:
+            return 0, 0.0, 0
+        return request.whole_gpus, 1.0, 0
+
+    def accounting(self, cluster: ClusterState, slices: Iterable[ResourceSlice]) -> Accounting:
+        return ExtendedResourceAccounting(cluster, GPU_RESOURCE)
+
+
+DRA = DraMode()
+DEVICE_PLUGIN = DevicePluginMode()
+MODES: Mapping[str, Mode] = {m.name: m for m in (DEVICE_PLUGIN, DRA)}
+
+
+def resolve_mode(mode: Mode | str) -> Mode:
+    """The Mode called ``mode`` (KeyError for an unknown name); a Mode as is."""
+    return mode if isinstance(mode, Mode) else MODES[mode]
+
+
+def resolve_modes(names: Iterable[Mode | str]) -> tuple[Mode, ...]:
+    return tuple(resolve_mode(n) for n in names)
+
+
+def check_modes(scenario: Scenario, modes: Iterable[Mode | str] | None = None) -> None:
+    """ScenarioError if the scenario cannot run in one of ``modes`` (default: its own)."""
+    for mode in resolve_modes(scenario.compare if modes is None else modes):
+        mode.check(scenario)
+
+
+def mode_objects(scenario: Scenario, mode: Mode | str) -> list[KubeObject]:
+    """Nodes, DeviceClasses and ResourceSlices for ``mode`` (no slices in device-plugin
+    mode)."""
+    return resolve_mode(mode).objects(scenario)
+
+
+def fleet_nodes(objects: Iterable[KubeObject]) -> list[Node]:
+    return [o for o in objects if isinstance(o, Node)]
