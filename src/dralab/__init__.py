@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     )
     from .api.semver import Semver, SemverError, parse_semver
     from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+    from collections.abc import Mapping
+
+    from .replay.run import ReplayRun
     from .scheduler import ScheduleResult, explain_pod, schedule
     from .sim.results import SimulationResult
     from .sim.scenario import Scenario
@@ -70,6 +73,7 @@ __all__ = [
     "Problem",
     "Quantity",
     "QuantityError",
+    "ReplayRun",
     "ReplicaSet",
     "ResourceClaim",
     "ResourceClaimTemplate",
@@ -89,6 +93,8 @@ __all__ = [
     "load",
     "parse_quantity",
     "parse_semver",
+    "replay_trace",
+    "scenario",
     "schedule",
     "simulate",
     "validate",
@@ -126,6 +132,7 @@ _LAZY: dict[str, str] = {
     "Problem": "dralab.validation.check",
     "Quantity": "dralab.api.quantity",
     "QuantityError": "dralab.api.quantity",
+    "ReplayRun": "dralab.replay.run",
     "ReplicaSet": "dralab.api.workloads",
     "ResourceClaim": "dralab.api.resource",
     "ResourceClaimTemplate": "dralab.api.resource",
@@ -172,6 +179,39 @@ def validate(source: str | Path | Iterable[str | Path | KubeObject],
     paths = [os.fspath(p) for p in items if not isinstance(p, KubeObject)]
     problems = validate_documents(read_documents(paths), features) if paths else []
     return problems + validate_objects(objects, features)
+
+
+def scenario(document: Mapping[str, Any] | None = None, *, base_dir: str | Path = ".",
+             source: str = "<scenario>") -> Scenario:
+    """A ``Scenario`` built in code: ``document`` is what a Scenario file holds, as a
+    mapping (``{"apiVersion": ..., "kind": "Scenario", "spec": {...}}``), or just its
+    ``spec``; None gives the built-in scenario. Checked exactly as a file is
+    (ScenarioError names the field); ``base_dir`` anchors relative ``template`` and
+    ``fleet.file`` paths.
+    """
+    from .sim.default import default_scenario
+    from .sim.scenario import parse_scenario
+    from .sim.spec import API_VERSION
+
+    if document is None:
+        return default_scenario()
+    if "spec" not in document and "kind" not in document:
+        document = {"apiVersion": API_VERSION, "kind": "Scenario",
+                    "metadata": {"name": "scenario"}, "spec": dict(document)}
+    return parse_scenario(document, source, os.fspath(base_dir))
+
+
+def replay_trace(workload: str = "default", policy: str = "FGD", seed: int | None = None,
+                 trace_dir: str | Path | None = None) -> ReplayRun:
+    """Replay one workload of the Alibaba GPU trace 2023 with one node-choice policy on
+    one seed (the FGD paper's protocol; ``dralab replay`` runs many). ``workload`` is
+    ``default`` or a trace name (``multi-gpu-20``, ...); ``policy`` a registered name
+    (``FGD``, ``BestFit``, ...); ``seed`` defaults to the paper's first. The run's
+    per-event arrays and ``curve(...)`` give fragmentation and allocation over arrivals.
+    """
+    from .replay.run import SEED0, replay
+
+    return replay(workload, policy, SEED0 if seed is None else seed, trace_dir)
 
 
 def simulate(scenario: Scenario | str | Path | None = None) -> SimulationResult:
