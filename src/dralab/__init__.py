@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     from .allocator import Allocated, AllocationError, AllocationOutcome, Unschedulable, allocate
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     )
     from .api.semver import Semver, SemverError, parse_semver
     from .api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
-    from collections.abc import Mapping
-
     from .replay.run import ReplayRun
     from .scheduler import ScheduleResult, explain_pod, schedule
     from .sim.results import SimulationResult
