@@ -28,7 +28,7 @@ def test_scenario_built_in_code_runs() -> None:
 
 
 def test_scenario_errors_name_the_field() -> None:
-    with pytest.raises(dralab.DralabError, match="spec.duration"):
+    with pytest.raises(dralab.DralabError, match=r"spec\.duration"):
         dralab.scenario({"duration": "-1h", "workload": []})
 
 
