@@ -10,13 +10,12 @@ whichever component draws.
 from __future__ import annotations
 
 import random
-import uuid
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .base import KubeObject
 
-__all__ = ["key_of", "object_key", "random_uid"]
+__all__ = ["key_of", "object_key", "random_uid", "uid_text"]
 
 
 def object_key(namespace: str | None, name: str | None) -> str:
@@ -29,6 +28,20 @@ def key_of(obj: KubeObject) -> str:
     return object_key(obj.metadata.namespace, obj.metadata.name)
 
 
+# The RFC 4122 variant (10) and version 4 bits, as uuid.UUID(int=..., version=4) sets them.
+_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_SET = (0x8000 << 48) | (0x4000 << 64)
+
+
 def random_uid(rng: random.Random) -> str:
-    """A version-4 UUID from 128 bits of ``rng`` (as the API server's, but seeded)."""
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    """A version-4 UUID from 128 bits of ``rng`` (as the API server's, but seeded).
+
+    The text ``str(uuid.UUID(int=bits, version=4))`` gives, formatted directly: share
+    IDs are drawn on every DRA Filter call that reuses a shared device's outcome."""
+    return uid_text(rng.getrandbits(128))
+
+
+def uid_text(bits: int) -> str:
+    """The version-4 UUID text of 128 random ``bits``."""
+    h = "%032x" % ((bits & _CLEAR) | _SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -8,7 +8,7 @@ the allocated state (copy-on-write), never the cluster's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -61,7 +61,7 @@ class ExtendedNeed:
 # extended resources through DRA; the cached outcome it came from (None for
 # what-if searches), on which Score memoises the policy's opinion. A plain tuple:
 # one is made per feasible node and pod.
-NodeResult: TypeAlias = tuple[tuple[AllocationResult, ...],
+NodeResult: TypeAlias = tuple[Sequence[AllocationResult],
                               tuple[ResourceClaim, ExtendedClaimSpec] | None,
                               NodeOutcome | None]
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +50,7 @@ from dralab.allocator import (
 from dralab.allocator.changelog import ChangeLog
 from dralab.allocator.pools import NodePools, PoolGatherError
 from dralab.api.features import FeatureGates
-from dralab.api.keys import random_uid
+from dralab.api.keys import uid_text
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -97,7 +97,7 @@ class NodeOutcome:
     through the cache, so deriving it once saves work on every hit).
     """
 
-    allocations: tuple[AllocationResult, ...] | None
+    allocations: Sequence[AllocationResult] | None
     reason: str = ""
     error: bool = False
     details: tuple[str, ...] = ()
@@ -109,6 +109,7 @@ class NodeOutcome:
     shares: bool = False
     # For such a copy: the remembered outcome it was made from (which keeps ``score``).
     origin: NodeOutcome | None = None
+    share_count: int = -1  # how many results hold a share ID (-1: not counted yet)
 
 
 @dataclass(slots=True, eq=False)
@@ -330,18 +331,59 @@ def _shares(allocations: Sequence[AllocationResult]) -> bool:
 def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
     """``outcome`` (with shared devices) with new share IDs, drawn in the order the
     allocator draws them when it builds the results (claim by claim, result by
-    result); everything else is shared with ``outcome``."""
+    result); everything else is shared with ``outcome``. The IDs are drawn now, so
+    the run's RNG advances exactly as the search's would; the results holding them
+    are built only if someone reads them (most Filter hits never are)."""
     assert outcome.allocations is not None
-    allocations = []
-    for allocation in outcome.allocations:
-        devices = allocation.devices
-        if any(r.share_id is not None for r in devices.results):
-            results = [r if r.share_id is None else replace(r, share_id=random_uid(rng))
-                       for r in devices.results]
-            allocation = replace(allocation, devices=replace(devices, results=results))
-        allocations.append(allocation)
-    return NodeOutcome(tuple(allocations), outcome.reason, outcome.error, outcome.details,
-                       outcome.steps, outcome.status, outcome.score, True, outcome)
+    count = outcome.share_count
+    if count < 0:  # counted once per remembered outcome
+        count = outcome.share_count = sum(
+            1 for a in outcome.allocations for r in a.devices.results if r.share_id is not None)
+    bits = [rng.getrandbits(128) for _ in range(count)]
+    return NodeOutcome(RedrawnAllocations(outcome.allocations, bits), outcome.reason,
+                       outcome.error, outcome.details, outcome.steps, outcome.status,
+                       outcome.score, True, outcome)
+
+
+class RedrawnAllocations(Sequence[AllocationResult]):
+    """A remembered outcome's allocations with fresh share IDs (drawn as ``bits``),
+    built on first access."""
+
+    __slots__ = ("_bits", "_built", "_source")
+
+    def __init__(self, source: Sequence[AllocationResult], bits: list[int]) -> None:
+        self._source = source
+        self._bits = bits
+        self._built: tuple[AllocationResult, ...] | None = None
+
+    def _build(self) -> tuple[AllocationResult, ...]:
+        built = self._built
+        if built is None:
+            ids = iter(self._bits)
+            out = []
+            for allocation in self._source:
+                devices = allocation.devices
+                if any(r.share_id is not None for r in devices.results):
+                    results = [r if r.share_id is None else replace(r, share_id=uid_text(next(ids)))
+                               for r in devices.results]
+                    allocation = replace(allocation, devices=replace(devices, results=results))
+                out.append(allocation)
+            built = self._built = tuple(out)
+        return built
+
+    @overload
+    def __getitem__(self, index: int) -> AllocationResult: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[AllocationResult, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> AllocationResult | tuple[AllocationResult, ...]:
+        return self._build()[index]
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    def __iter__(self) -> Iterator[AllocationResult]:
+        return iter(self._build())
 
 
 class AllocatorCache:

@@ -6,7 +6,7 @@ reverses it, so the node with the fewest such taints gets 100.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -60,6 +60,9 @@ class TaintToleration:
         # without a blocking taint, which every pod passes; key "": nodes with a
         # PreferNoSchedule taint (the only ones scoring looks at).
         self._masks = NodeMasks()
+        # Filter's rejection per (toleration list, the node's taints): most tainted nodes
+        # share their taints (a pool's), so the statuses of known rejections are reused.
+        self._statuses: dict[tuple[bytes, tuple[Taint, ...]], Status] = {}
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> TaintToleration:
@@ -107,6 +110,39 @@ class TaintToleration:
         passes = self._masks.get(cluster, key, lambda n: self.filter(state, pod, n)
                                  .code is Code.SUCCESS)
         return clean if passes is None else passes
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo
+                          ) -> tuple[Mask, Callable[[list[int]], list[Status]]] | None:
+        """The nodes ``filter_mask`` does not let through are rejected (the mask is exact
+        for a toleration list seen before), with Filter's statuses."""
+        cluster = self._handle.cluster
+        tolerations = pod.pod.spec.tolerations
+        key = msgspec.json.encode(tolerations) if tolerations else b""
+        if tolerations:
+            passes = self._masks.get(cluster, key, lambda n: self.filter(state, pod, n)
+                                     .code is Code.SUCCESS)
+            if passes is None:
+                return None
+        else:
+            passes = self._masks.get(cluster, None, _unblocked, eager=True)
+            assert passes is not None
+        nodes = cluster.node_infos()
+        memo = self._statuses
+        if len(memo) > 4096:
+            memo.clear()
+
+        def statuses(positions: list[int]) -> list[Status]:
+            out = []
+            for position in positions:
+                node = nodes[position]
+                taints = tuple(node.node.spec.taints)
+                status = memo.get((key, taints))
+                if status is None:
+                    status = memo[(key, taints)] = self.filter(state, pod, node)
+                out.append(status)
+            return out
+
+        return ~passes, statuses
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         tolerations = tuple(t for t in pod.pod.spec.tolerations
