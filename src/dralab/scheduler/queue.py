@@ -348,6 +348,10 @@ class SchedulingQueue:
                 idents.discard(unit.ident)
 
     # --- moving back -----------------------------------------------------------------
+    def has_waiting(self) -> bool:
+        """Is any pod waiting for an event (unschedulable or held back)?"""
+        return bool(self._units)
+
     def units_rejected_by(self, plugin: str) -> set[Hashable]:
         """The waiting units (unschedulable or gated) that ``plugin`` rejected: live, do
         not change the queue while iterating it."""

@@ -241,7 +241,8 @@ class Scheduler:
         events = self.cluster.events
         start = events.end
         attempt = self.cycle.schedule_one(framework, pod)
-        during = events.since(start) or []
+        # Nobody waits for an event: what the cycle changed is news to no one.
+        during = (events.since(start) or []) if self.queue.has_waiting() else ()
         self._cursor = events.end
         if self.observe is not None:
             self.observe(attempt)
@@ -317,6 +318,9 @@ class Scheduler:
     def _drain_events(self) -> None:
         events = self.cluster.events
         if self._cursor == events.end:
+            return
+        if not self.queue.has_waiting():
+            self._cursor = events.end
             return
         batch = events.since(self._cursor)
         self._cursor = events.end
