@@ -37,7 +37,7 @@ from functools import total_ordering
 from typing import Any
 
 from .cluster import PodInfo
-from .framework import QueueSortPlugin, Status
+from .framework import QueueSortPlugin, SortKey, Status
 
 __all__ = [
     "BACKOFF_WINDOW",
@@ -121,10 +121,9 @@ class SchedulingQueue:
     """Pods waiting to be scheduled. Not thread-safe; owned by one Scheduler."""
 
     def __init__(self, sort: QueueSortPlugin) -> None:
-        key = getattr(sort, "sort_key", None)
         self._key: Callable[[PodInfo], Any]
-        if callable(key):
-            self._key = key
+        if isinstance(sort, SortKey):
+            self._key = sort.sort_key
         else:
             less = sort.less
             self._key = lambda pod: _Ordered(pod, less)

@@ -32,7 +32,7 @@ from .claims import delete_pod
 from .cluster import ClusterState, PodInfo, set_pod_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
-from .hints import EventHint, HintFn
+from .hints import EnqueueExtensions, EventHint, HintFn
 from .queue import QueuedPod, SchedulingQueue
 from .result import (
     REASON_NO_PROFILE,
@@ -448,10 +448,9 @@ def _registrations(frameworks: Iterable[Framework]
     seen: set[tuple[str, type]] = set()
     for framework in frameworks:
         for name, plugin in framework.plugins.items():
-            register = getattr(plugin, "events_to_register", None)
-            if not callable(register):
+            if not isinstance(plugin, EnqueueExtensions):
                 continue
-            hints: Sequence[EventHint] = register()
+            hints: Sequence[EventHint] = plugin.events_to_register()
             for hint in hints:
                 for event_type in hint.events:
                     if (name, event_type) in seen:
