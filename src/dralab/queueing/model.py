@@ -1,0 +1,207 @@
+"""The values admission works on, free of the API objects they are read from.
+
+Kueue's objects (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+WorkloadPriorityClass, Topology, Workload) are converted into these once; an
+admission policy (Kueue's today, KAI's later) reads them and returns decisions.
+Amounts are integers in milli-units of the resource (``Quantity.milli_value()``:
+``cpu: 2`` is 2000, ``memory: 1Gi`` is 1073741824000, ``nvidia.com/gpu: 1`` is
+1000), so sums and comparisons are exact. Resource names are Kubernetes' (``cpu``,
+``memory``, ``nvidia.com/gpu``) or the names ``deviceClassMappings`` gives DRA
+device classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+__all__ = [
+    "Admission",
+    "AdmissionPolicy",
+    "ClusterQueueSpec",
+    "CohortSpec",
+    "Decision",
+    "FlavorFungibility",
+    "FlavorQuotas",
+    "FlavorSpec",
+    "PodSetAssignment",
+    "PodSetRequest",
+    "PreemptionPolicy",
+    "QueueingState",
+    "ResourceGroup",
+    "ResourceQuota",
+    "TopologyRequest",
+    "WorkloadSpec",
+]
+
+Amounts = Mapping[str, int]  # resource name -> milli-units
+
+QueueingStrategy = Literal["StrictFIFO", "BestEffortFIFO"]
+WithinClusterQueue = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
+ReclaimWithinCohort = Literal["Never", "LowerPriority", "Any"]
+BorrowWithinCohort = Literal["Never", "LowerPriority"]
+StopPolicy = Literal["None", "Hold", "HoldAndDrain"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceQuota:
+    """One resource of one flavor in a ClusterQueue (or Cohort). ``None`` limits: no limit."""
+
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorQuotas:
+    flavor: str
+    resources: Mapping[str, ResourceQuota]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceGroup:
+    """Resources that are assigned flavors together, flavors in the order to try."""
+
+    covered: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPolicy:
+    within_cluster_queue: WithinClusterQueue = "Never"
+    reclaim_within_cohort: ReclaimWithinCohort = "Never"
+    borrow_within_cohort: BorrowWithinCohort = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorFungibility:
+    """What to do when a flavor fits only by borrowing or only by preempting:
+    ``MayStopSearch`` (take it) or ``TryNextFlavor``. Kueue's defaults."""
+
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] = "MayStopSearch"
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] = "TryNextFlavor"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueueSpec:
+    name: str
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    cohort: str | None = None
+    queueing_strategy: QueueingStrategy = "BestEffortFIFO"
+    # Namespaces whose LocalQueues may point here: label selector as match labels and
+    # expressions are resolved by the reader; None matches every namespace.
+    namespaces: frozenset[str] | None = None
+    preemption: PreemptionPolicy = PreemptionPolicy()
+    fair_weight: float = 1.0
+    flavor_fungibility: FlavorFungibility = FlavorFungibility()
+    stop_policy: StopPolicy = "None"
+
+
+@dataclass(frozen=True, slots=True)
+class CohortSpec:
+    """A cohort; it may have a parent (hierarchical cohorts) and quota of its own."""
+
+    name: str
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorSpec:
+    """A ResourceFlavor: where its quota lives (node labels and taints), and its Topology."""
+
+    name: str
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_taints: tuple[tuple[str, str, str], ...] = ()     # (key, value, effect)
+    tolerations: tuple[tuple[str, str, str, str], ...] = ()  # (key, operator, value, effect)
+    topology: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyRequest:
+    """Pod-set annotations ``kueue.x-k8s.io/podset-required-topology`` /
+    ``...-preferred-topology`` / ``...-unconstrained-topology``: a node-label level."""
+
+    level: str | None = None
+    required: bool = False
+    unconstrained: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetRequest:
+    """One pod set of a workload: ``count`` pods, each asking for ``per_pod``."""
+
+    name: str
+    count: int
+    per_pod: Amounts
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[tuple[str, str, str, str], ...] = ()
+    topology: TopologyRequest | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    """A Workload: its key (``namespace/name``), the LocalQueue and its ClusterQueue,
+    the priority (WorkloadPriorityClass or pod priority), ``created`` (seconds; the
+    order of creationTimestamp) and its pod sets."""
+
+    key: str
+    queue: str
+    cluster_queue: str | None
+    priority: int
+    created: float
+    pod_sets: tuple[PodSetRequest, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetAssignment:
+    name: str
+    flavors: Mapping[str, str]          # resource -> flavor
+    usage: Amounts                      # resource -> total for the pod set
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    cluster_queue: str
+    pod_sets: tuple[PodSetAssignment, ...]
+
+
+@dataclass(slots=True)
+class QueueingState:
+    """What admission sees: the queues and flavors, every workload, and the admissions
+    in force (admitted or holding quota)."""
+
+    flavors: dict[str, FlavorSpec] = field(default_factory=dict)
+    cluster_queues: dict[str, ClusterQueueSpec] = field(default_factory=dict)
+    cohorts: dict[str, CohortSpec] = field(default_factory=dict)
+    local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" -> ClusterQueue
+    workloads: dict[str, WorkloadSpec] = field(default_factory=dict)
+    admitted: dict[str, Admission] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one admission cycle decided for one workload.
+
+    ``admitted``: its Admission; ``preempted``: it was evicted (``by`` the workload
+    that needed the room, ``reason`` Kueue's: InClusterQueue, InCohortReclamation,
+    InCohortFairSharing, InCohortReclaimWhileBorrowing); ``pending``: the message
+    Kueue writes in the QuotaReserved=False condition."""
+
+    workload: str
+    admitted: Admission | None = None
+    preempted: bool = False
+    by: str = ""
+    reason: str = ""
+    pending: str = ""
+
+
+class AdmissionPolicy(Protocol):
+    """One admission cycle over ``state``: the decisions, applied to ``state`` too
+    (admitted workloads enter ``state.admitted``, preempted ones leave it)."""
+
+    def cycle(self, state: QueueingState, now: float) -> list[Decision]: ...
