@@ -9,6 +9,7 @@ taint rules for DynamicResources, the pod's gates removed for SchedulingGates.
 
 from __future__ import annotations
 
+from dralab.api.keys import object_key
 from dralab.cluster.events import (
     ClaimChanged,
     ClassChanged,
@@ -48,8 +49,8 @@ def _claim_changed(event: ClusterEvent, cluster: ClusterState) -> HintResult:
     claim = cluster.claims.get(event.key)
     if event.deleted or claim is None or claim.status.allocation is None:
         return QUEUE
-    namespace = claim.metadata.namespace or ""
-    owners = frozenset(f"{namespace}/{ref.name}" for ref in claim.metadata.owner_references
+    namespace = claim.metadata.namespace
+    owners = frozenset(object_key(namespace, ref.name) for ref in claim.metadata.owner_references
                        if ref.kind == "Pod")
     if owners:
         return owners
