@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "ModeResult",
     "NodeOccupancy",
     "PodRecord",
+    "QueueMetrics",
     "Sample",
     "SimulationResult",
     "percentile",
@@ -192,6 +193,7 @@ class ModeResult:
     preemptions: int
     unschedulable_reasons: Mapping[str, int]   # reason kind -> count
     wall_seconds: float              # real time the run took; 0.0 in pure runs
+    queues: Mapping[str, QueueMetrics] = field(default_factory=dict)  # queueing on: per CQ
 
     def __post_init__(self) -> None:
         ordered = dict(sorted(self.unschedulable_reasons.items()))
@@ -271,6 +273,9 @@ class ModeResult:
             "preemptions": self.preemptions,
             "unschedulable_reasons": dict(self.unschedulable_reasons),
             "summary": {k: _finite_or_none(v) for k, v in self.summary().items()},
+            # Only with queueing on, so runs without it keep their metrics.json.
+            **({"queues": {q: m.to_json() for q, m in self.queues.items()}}
+               if self.queues else {}),
         }
 
     @classmethod
@@ -292,7 +297,34 @@ class ModeResult:
             preemptions=data["preemptions"],
             unschedulable_reasons=dict(data["unschedulable_reasons"]),
             wall_seconds=float(data.get("wall_seconds", 0.0)),
+            queues={q: QueueMetrics.from_json(m) for q, m in data.get("queues", {}).items()},
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueMetrics:
+    """One ClusterQueue over a run with queueing on: workloads admitted and preempted,
+    each admission's wait (seconds from submission), and samples of pending and
+    admitted workloads and of the quota in use (resource -> milli-units)."""
+
+    admitted: int
+    preempted: int
+    waits: tuple[float, ...]
+    samples: tuple[tuple[float, int, int], ...]        # (t, pending, admitted)
+    usage: tuple[tuple[float, Mapping[str, int]], ...]  # (t, resource -> milli)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"admitted": self.admitted, "preempted": self.preempted,
+                "waits": list(self.waits), "samples": [list(x) for x in self.samples],
+                "usage": [[t, dict(u)] for t, u in self.usage]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> QueueMetrics:
+        return cls(admitted=int(data["admitted"]), preempted=int(data["preempted"]),
+                   waits=tuple(float(w) for w in data["waits"]),
+                   samples=tuple((float(t), int(p), int(a)) for t, p, a in data["samples"]),
+                   usage=tuple((float(t), {str(k): int(v) for k, v in u.items()})
+                               for t, u in data["usage"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

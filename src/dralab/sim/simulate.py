@@ -24,21 +24,24 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
+from dralab.queueing.model import AdmissionPolicy, QueueingState, WorkloadSpec
 from dralab.scheduler import Scheduler, build_cluster
 
-from .engine import Environment
+from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
 from .modes import MODES, Mode, check_modes, resolve_mode
 from .observe import Observer, Weight
 from .results import ModeResult, SimulationResult
 from .scenario import Scenario
 from .stages import Completion, JobController, NodeLifecycle, PodBook, Sampling, SchedulingStage
+from .stages.admission import AdmissionStage
 from .stages.sampling import Progress
 
-__all__ = ["MODE_LABELS", "Progress", "run_mode", "simulate"]
+__all__ = ["MODE_LABELS", "Progress", "QueueingSetup", "run_mode", "simulate"]
 
 MODE_LABELS = {name: m.label for name, m in MODES.items()}
 
@@ -62,8 +65,19 @@ def _cpu_milli(scenario: Scenario, kind: str, own: int) -> int:
                for c in template.pod.spec.containers if "cpu" in c.resources.requests)
 
 
+@dataclass(frozen=True, slots=True)
+class QueueingSetup:
+    """Admission before scheduling (``AdmissionStage``): per mode a fresh state, the
+    policy, and how a job becomes a workload (None: the job is not queued)."""
+
+    state: Callable[[Mode], QueueingState]
+    policy: Callable[[], AdmissionPolicy]
+    workload_of: Callable[[Mode], Callable[[Arrival], WorkloadSpec | None]]
+
+
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
-             progress: Progress | None = None) -> ModeResult:
+             progress: Progress | None = None,
+             queueing: QueueingSetup | None = None) -> ModeResult:
     """Simulate ``scenario`` in one mode (a Mode, or its name: ``dra``, ``device-plugin``).
 
     ScenarioError if a template kind has no device-plugin translation and ``mode``
@@ -88,7 +102,16 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                           scenario.pool_nodes.get(mode.name, {}))
     sampling = Sampling(env, observer, book, mode.name, scenario.duration, progress)
     scheduling.bind(started=completion.start, evicted=jobs.preempted)
-    env.register(nodes, completion, jobs, scheduling, sampling)
+    stages: list[Stage] = [nodes, completion, jobs, scheduling, sampling]
+    admission: AdmissionStage | None = None
+    if queueing is not None:
+        admission = AdmissionStage(env, queueing.policy(), queueing.state(mode),
+                                   release=jobs.release, evict=jobs.suspend)
+        jobs.queue_with(admission, queueing.workload_of(mode))
+        completion.on_finished = jobs.pod_finished
+        sampling.also.append(admission.sample)
+        stages.append(admission)
+    env.register(*stages)
 
     for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
         jobs.at(arrival.time, functools.partial(jobs.arrive, arrival))
@@ -106,7 +129,9 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       occupancy=observer.occupancy(scenario.duration),
                       scheduling_attempts=scheduling.attempts, preemptions=jobs.preemptions,
                       unschedulable_reasons=dict(sorted(scheduling.reasons.items())),
-                      wall_seconds=0.0)
+                      wall_seconds=0.0,
+                      queues={q: st.freeze() for q, st in sorted(admission.stats.items())}
+                      if admission else {})
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from ..engine import Environment, Stage
 from ..observe import Observer
@@ -24,6 +25,8 @@ class Completion(Stage):
         self.book = book
         self.observer = observer
         self.scheduling = scheduling
+        # Told when a pod has run its time (the job controller counts a job's pods).
+        self.on_finished: Callable[[PodState], None] | None = None
 
     def start(self, state: PodState, node: str) -> None:
         """``state``'s pod was bound to ``node``: count what it holds, schedule its end."""
@@ -42,4 +45,6 @@ class Completion(Stage):
         state.completion = None
         self.scheduling.delete_pod(key)
         self.observer.pod_left(state.info)
+        if self.on_finished is not None:
+            self.on_finished(state)
         self.scheduling.request_round()

@@ -25,8 +25,11 @@ class Sampling(Stage):
         self.mode = mode
         self.duration = duration
         self.progress = progress
+        self.also: list[Callable[[], None]] = []  # other stages' samplers (admission)
 
     def sample(self) -> None:
+        for sampler in self.also:
+            sampler()
         counts = self.book.counts
         self.observer.sample(self.env.now, counts["pending"], counts["running"],
                              counts["completed"])
