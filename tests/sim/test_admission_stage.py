@@ -133,3 +133,23 @@ def test_preempted_workload_loses_its_pods_and_runs_again_in_full() -> None:
                     ("low", 0.0, 1800.0, True),       # evicted at 30 min
                     ("low", 5400.0, 12600.0, False)]  # re-admitted, runs its full 2 h
     assert result.queues["cq"].preempted == 1 and result.queues["cq"].admitted == 3
+
+
+def test_report_shows_queues_only_when_queueing_was_on(tmp_path: object) -> None:
+    from dralab.report import render_html, render_plots
+    from dralab.report.plots import QUEUE_PLOT_IDS
+    from dralab.sim.results import SimulationResult
+
+    s = _scenario()
+    queued = run_mode(s, "dra", draw_arrivals(s), queueing=_setup(8000))
+    plain = run_mode(s, "dra", draw_arrivals(s))
+    for mode, shown in ((queued, True), (plain, False)):
+        result = SimulationResult(scenario="q", seed=0, duration=s.duration, modes=(mode,))
+        plots = render_plots(result)
+        page = render_html(result, plots)
+        assert (QUEUE_PLOT_IDS[0] in {p.id for p in plots}) is shown
+        assert ('id="queue-table"' in page) is shown
+    page = render_html(SimulationResult(scenario="q", seed=0, duration=s.duration,
+                                        modes=(queued,)), [])
+    # cq: 4 admitted, none preempted; waits 0, 1 h, 2 h, 3 h -> p50 1.5 h, p90 2.7 h (interpolated).
+    assert "<td>4</td><td>0</td><td>1.5 h</td><td>2.7 h</td>" in page

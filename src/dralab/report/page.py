@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from html import escape
 
 from dralab._version import __version__
-from dralab.sim.results import SimulationResult
+from dralab.sim.results import SimulationResult, percentile
 
 from .metrics import METRICS, best_indices, format_duration, format_value
 from .plots import Plot
@@ -85,6 +85,30 @@ def _comparison(result: SimulationResult) -> str:
             f'<th scope="col">Metric</th>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>')
 
 
+def _queues(result: SimulationResult) -> str:
+    """Per ClusterQueue and mode: admissions, preemptions and admission waits ("" when
+    no mode ran with queueing)."""
+    rows: list[str] = []
+    for mode in result.modes:
+        for queue, m in sorted(mode.queues.items()):
+            waits = sorted(m.waits)
+            p50 = percentile(waits, 50) if waits else float("nan")
+            p90 = percentile(waits, 90) if waits else float("nan")
+            rows.append(f"<tr><td>{escape(mode.label)}</td><th scope=\"row\">{escape(queue)}</th>"
+                        f"<td>{m.admitted}</td><td>{m.preempted}</td>"
+                        f"<td>{escape(format_value('duration', p50))}</td>"
+                        f"<td>{escape(format_value('duration', p90))}</td></tr>")
+    if not rows:
+        return ""
+    body = "\n".join(rows)
+    return (f'<section id="queues">\n<h2>Queues</h2>\n<table class="comparison" '
+            f'id="queue-table">\n<thead><tr><th scope="col">Mode</th>'
+            f'<th scope="col">ClusterQueue</th><th scope="col">Admitted</th>'
+            f'<th scope="col">Preempted</th><th scope="col">Admission wait p50</th>'
+            f'<th scope="col">Admission wait p90</th></tr></thead>\n<tbody>\n{body}\n'
+            f"</tbody></table>\n</section>")
+
+
 def _figure(plot: Plot) -> str:
     cls = ' class="wide"' if plot.wide else ""
     return (f'<figure id="{plot.id}"{cls} aria-label="{escape(plot.title)}">\n'
@@ -123,6 +147,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
 <p class="note">Highlighted: the better value in rows where one direction is better.
 Wait times are over the pods that started; compare them together with “Pods never started”.</p>
 </section>
+{_queues(result)}
 <section id="plots-section">
 <h2>Plots</h2>
 <div class="plots">

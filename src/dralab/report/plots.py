@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["PLOT_IDS", "Plot", "render_plots"]
+__all__ = ["PLOT_IDS", "QUEUE_PLOT_IDS", "Plot", "render_plots"]
 
 # Colour-blind-safe (Okabe-Ito), distinct from the heat map's viridis.
 _COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
@@ -275,13 +275,58 @@ _PLOTS: tuple[_PlotSpec, ...] = (
               "per mode.", _occupancy, True),
 )
 
+def _queue_lines(result: SimulationResult, ylabel: str,
+                 value: Callable[[tuple[float, int, int]], float]) -> Figure:
+    """One line per (mode, ClusterQueue) over the admission samples."""
+    unit = _time_unit(result.duration)
+    fig = _new_figure(_NARROW, 3.2)
+    ax = fig.subplots()
+    styles = ("-", "--", ":", "-.")
+    for i, mode in enumerate(result.modes):
+        for j, (queue, metrics) in enumerate(sorted(mode.queues.items())):
+            ts = [t / unit.seconds for t, _, _ in metrics.samples]
+            ax.plot(ts, [value(x) for x in metrics.samples], drawstyle="steps-post",
+                    color=_colour(i), ls=styles[j % len(styles)], lw=1.4,
+                    label=f"{mode.label}: {queue}")
+    ax.set_xlim(0, result.duration / unit.seconds or 1.0)
+    ax.set_xlabel(f"simulated time ({unit.name})")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel(ylabel)
+    _legend(ax)
+    return fig
+
+
+def _queue_pending(result: SimulationResult) -> Figure:
+    return _queue_lines(result, "pending workloads", lambda x: float(x[1]))
+
+
+def _queue_admitted(result: SimulationResult) -> Figure:
+    return _queue_lines(result, "admitted workloads", lambda x: float(x[2]))
+
+
+# Shown only when a mode ran with queueing on.
+_QUEUE_PLOTS: tuple[_PlotSpec, ...] = (
+    _PlotSpec("plot-queue-pending", "Pending workloads per ClusterQueue",
+              "Workloads waiting for admission, per ClusterQueue (line style) and mode "
+              "(colour).", _queue_pending, False),
+    _PlotSpec("plot-queue-admitted", "Admitted workloads per ClusterQueue",
+              "Workloads holding quota, per ClusterQueue and mode: each queue's share of "
+              "the fleet over time.", _queue_admitted, False),
+)
+
 PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _PLOTS)
+QUEUE_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _QUEUE_PLOTS)
 
 
 def render_plots(result: SimulationResult) -> list[Plot]:
-    """Every plot of the report, in page order (ids: ``PLOT_IDS``). Deterministic."""
+    """Every plot of the report, in page order (ids: ``PLOT_IDS``, then
+    ``QUEUE_PLOT_IDS`` when queueing was on). Deterministic."""
     out: list[Plot] = []
-    for spec in _PLOTS:
+    specs = _PLOTS + (_QUEUE_PLOTS if any(m.queues for m in result.modes) else ())
+    for spec in specs:
         with plot_style(spec.id):
             fig = spec.draw(result)
             svg = figure_to_svg(fig, spec.id, spec.title)
