@@ -147,9 +147,8 @@ def topology_domains(scheduler: Scheduler, topology: NodeTopology, level: str
     seen: set[tuple[str, ...]] = set()
     for info in scheduler.cluster.nodes.values():
         labels = info.node.metadata.labels or {}
-        values = tuple(labels.get(k) for k in keys)
-        if all(v is not None for v in values):
-            seen.add(values)  # type: ignore[arg-type]
+        if all(k in labels for k in keys):
+            seen.add(tuple(labels[k] for k in keys))
     return [TopologyDomain(level, tuple(zip(keys, values, strict=True)))
             for values in sorted(seen)]
 

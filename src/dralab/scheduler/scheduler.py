@@ -232,10 +232,13 @@ class Scheduler:
         return min(times)
 
     def run(self, pending: Iterable[PodInfo] | None = None) -> ScheduleResult:
-        """Schedule ``pending`` (default: every pod without spec.nodeName) to completion:
+        """Schedule ``pending`` (default: every pod without spec.nodeName that is not
+        waiting at Permit) to completion:
         until no pod is left to try and no Permit wait is open."""
-        for info in sorted(pending if pending is not None else self.cluster.pending_pods(),
-                           key=lambda p: p.sequence):
+        if pending is None:
+            # Assumed but unbound pods wait at Permit: they hold a node already.
+            pending = [p for p in self.cluster.pending_pods() if p.assumed_node is None]
+        for info in sorted(pending, key=lambda p: p.sequence):
             self.enqueue(info)
         self.schedule_pending()
         clock = self.clock

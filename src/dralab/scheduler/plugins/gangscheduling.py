@@ -103,7 +103,7 @@ class GangScheduling:
         gang = gang_of(pod.pod)
         if gang is None:
             return _SUCCESS
-        key, size = gang
+        size = gang[1]
         waiting = [w for w in self.handle.waiting_pods
                    if w.key != pod.key and w.rejected is None and gang_of(w.pod.pod) == gang]
         held = len(waiting) + 1
