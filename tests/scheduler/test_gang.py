@@ -31,6 +31,7 @@ from dralab.api.resource import (
     ResourceClaimTemplateSpec,
 )
 from dralab.fleet import generate, parse_fleet
+from dralab.queueing.placement import GangPlacement, commit_pod_sets, place_pod_sets
 from dralab.scheduler.build import build_cluster
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.plugins.gangscheduling import GANG_LABEL, GANG_SIZE, NAME, gang_of
@@ -176,3 +177,21 @@ def test_not_in_the_default_profile_and_no_gang_labels_no_gang() -> None:
     assert [p.pod.metadata.name for p in result.placed] == ["train-0"]
     assert gang_of(member("x", {GANG_LABEL: "g", GANG_SIZE: "two"})) is None
     assert gang_of(member("x", {GANG_LABEL: "g"}, {GANG_SIZE: "3"})) == (f"{NS}/g", 3)
+
+
+def test_a_placement_check_of_a_gang_neither_waits_nor_releases_real_waiters() -> None:
+    scheduler = Scheduler.build(h100s(4), config())
+    scheduler.add_pod(gang("train", 3)[0])
+    scheduler.schedule_pending()
+    (real,) = scheduler.waiting
+    # The check places the two other members on a fork: the gang would complete, but
+    # the real waiting member is neither allowed nor bound by a what-if.
+    rest = gang("train", 3)[1:]
+    assert isinstance(place_pod_sets(scheduler, rest), GangPlacement)
+    assert real.allowed == set() and [w.key for w in scheduler.waiting] == [real.key]
+    # A committed set is complete by itself: its members bind without waiting.
+    other = gang("infer", 2)
+    done = commit_pod_sets(scheduler, other)
+    assert isinstance(done, GangPlacement)
+    assert all(scheduler.cluster.pods[p.pod].pod.spec.node_name == p.node for p in done.pods)
+    assert [w.key for w in scheduler.waiting] == [real.key]
