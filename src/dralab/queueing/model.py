@@ -25,6 +25,7 @@ __all__ = [
     "FlavorFungibility",
     "FlavorQuotas",
     "FlavorSpec",
+    "NodeTopology",
     "PodSetAssignment",
     "PodSetRequest",
     "PreemptionPolicy",
@@ -118,6 +119,17 @@ class FlavorSpec:
     node_taints: tuple[tuple[str, str, str], ...] = ()     # (key, value, effect)
     tolerations: tuple[tuple[str, str, str, str], ...] = ()  # (key, operator, value, effect)
     topology: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTopology:
+    """A Kueue ``Topology`` (``spec.levels[].nodeLabel``): node-label keys from the
+    broadest level to the narrowest, e.g. block, rack, ``kubernetes.io/hostname``.
+    A domain of a level is the nodes that share that label's value and the values
+    of every broader level (rack names need not be unique across blocks)."""
+
+    name: str
+    levels: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

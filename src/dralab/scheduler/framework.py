@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .cluster import ClusterState, NodeInfo, PodInfo
     from .cycle import Mask, Positions
     from .runtime import Framework
+    from .waiting import WaitingPods
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -384,7 +385,11 @@ class Handle:
     ``framework``     the profile's ``Framework`` (``dralab.scheduler.runtime``), bound
                       after every plugin is built: use it at run time, not in the factory.
                       It runs other plugins, e.g. ``run_filter`` and
-                      ``run_pre_filter_extension_remove_pod`` during preemption.
+                      ``run_pre_filter_extension_remove_pod`` during preemption;
+    ``waiting_pods``  the Scheduler's pods waiting at Permit (kube-scheduler's
+                      ``Handle.IterateOverWaitingPods`` / ``GetWaitingPod``): a gang
+                      plugin allows or rejects them. Bound when a Scheduler is built
+                      on the profile; use it at scheduling time.
     """
 
     __slots__ = ("_framework", "cluster", "features", "profile_name", "rng")
@@ -406,6 +411,14 @@ class Handle:
 
     def bind(self, framework: Framework) -> None:
         self._framework = framework
+
+    @property
+    def waiting_pods(self) -> WaitingPods:
+        waiting = self.framework.waiting_pods
+        if waiting is None:
+            raise RuntimeError("no Scheduler runs this profile: waiting pods exist only "
+                               "in a Scheduler's loop")
+        return waiting
 
 
 PluginFactory: TypeAlias = Callable[[Mapping[str, Any], Handle], Plugin]

@@ -57,7 +57,7 @@ MAX_WEIGHT = 100
 UNMODELLED_PLUGINS = frozenset({
     "NodePorts", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
     "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-    "InterPodAffinity", "ImageLocality", "GangScheduling", "TopologyAwareWorkloadScheduling",
+    "InterPodAffinity", "ImageLocality", "TopologyAwareWorkloadScheduling",
 })
 _TOP_LEVEL = frozenset({
     "apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism",

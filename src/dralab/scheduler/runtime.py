@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from .framework import (
     ScorePlugin,
     Status,
 )
+
+if TYPE_CHECKING:
+    from .waiting import WaitingPods
 
 __all__ = ["EXTENSION_POINTS", "Framework", "NodePluginScores", "ScoreTable", "implements"]
 
@@ -210,6 +213,9 @@ class Framework:
             n: p.score_nodes for n, p in self.score if isinstance(p, BatchScore)}
         # Pods preemption nominated to a node, by node name; shared with the Scheduler.
         self.nominated: dict[str, list[PodInfo]] = {}
+        # The Scheduler's pods waiting at Permit (bound by the Scheduler; None for a
+        # framework run without one). Plugins reach it through ``Handle.waiting_pods``.
+        self.waiting_pods: WaitingPods | None = None
 
     # --- queueing -------------------------------------------------------------------
     def has_score_plugins(self) -> bool:

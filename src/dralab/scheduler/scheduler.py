@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -57,6 +59,14 @@ SCHEDULING_GATES = "SchedulingGates"  # the plugin whose rejection is a scheduli
 MAX_ATTEMPTS = 64
 # Rejections with no plugin named (no nodes at all): any event may help.
 _ANY = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _ForkMark:
+    """What ``Scheduler.fork`` saves besides the store's own fork."""
+
+    rng_state: tuple[Any, ...]
+    start_index: int
 
 
 class StillClock:
@@ -98,6 +108,7 @@ class Scheduler:
         self.waiting = WaitingPods()
         for framework in self.frameworks.values():
             framework.nominated = self.cycle.nominated
+            framework.waiting_pods = self.waiting
         self.observe = observe
         self.clock: Callable[[], float] = clock if clock is not None else StillClock()
         self.queue = SchedulingQueue(first.queue_sort)
@@ -116,6 +127,7 @@ class Scheduler:
         self._class_failure: dict[Hashable, Attempt] = {}
         self._evictions: list[Evicted] = []
         self._no_profile: list[PodInfo] = []
+        self._forks: list[_ForkMark] = []
 
     @classmethod
     def build(cls, cluster: ClusterState, config: object | None = None, seed: int = 0,
@@ -220,10 +232,13 @@ class Scheduler:
         return min(times)
 
     def run(self, pending: Iterable[PodInfo] | None = None) -> ScheduleResult:
-        """Schedule ``pending`` (default: every pod without spec.nodeName) to completion:
+        """Schedule ``pending`` (default: every pod without spec.nodeName that is not
+        waiting at Permit) to completion:
         until no pod is left to try and no Permit wait is open."""
-        for info in sorted(pending if pending is not None else self.cluster.pending_pods(),
-                           key=lambda p: p.sequence):
+        if pending is None:
+            # Assumed but unbound pods wait at Permit: they hold a node already.
+            pending = [p for p in self.cluster.pending_pods() if p.assumed_node is None]
+        for info in sorted(pending, key=lambda p: p.sequence):
             self.enqueue(info)
         self.schedule_pending()
         clock = self.clock
@@ -294,25 +309,66 @@ class Scheduler:
                 self._evictions.append(evicted)
 
     def _settle_waiting(self, now: float) -> None:
-        """Bind the waiting pods every plugin allowed; fail the rejected and timed out."""
+        """Bind the waiting pods every plugin allowed; fail the rejected and timed out.
+        Repeated until nothing changes: failing one pod may reject others (a gang's
+        Unreserve rejects the rest of the gang)."""
         if not len(self.waiting):
             return
         self.waiting.expire(now)
-        for waiting in self.waiting:
-            if waiting.rejected is None and not waiting.ready():
-                continue
-            self.waiting.remove(waiting.key)
-            queued = self._waiting_queued.pop(waiting.key)
-            attempt = Attempt(waiting.pod, waiting.framework, node=waiting.node)
-            status = waiting.rejected or self.cycle.bind(
-                waiting.framework, waiting.state, waiting.pod, waiting.node)
-            if status.is_success():
-                self._placed_pod(queued, waiting.node)
-                continue
-            self.cycle.unreserve(waiting.framework, waiting.state, waiting.pod, waiting.node,
-                                 status, attempt)
-            self._failed_pod(queued, attempt, waiting.framework, now)
+        settled = True
+        while settled:
+            settled = False
+            for waiting in self.waiting:
+                if waiting.rejected is None and not waiting.ready():
+                    continue
+                if self.waiting.get(waiting.key) is not waiting:
+                    continue  # settled meanwhile (deleted by a plugin's doing)
+                settled = True
+                self.waiting.remove(waiting.key)
+                queued = self._waiting_queued.pop(waiting.key)
+                attempt = Attempt(waiting.pod, waiting.framework, node=waiting.node)
+                status = waiting.rejected or self.cycle.bind(
+                    waiting.framework, waiting.state, waiting.pod, waiting.node)
+                if status.is_success():
+                    self._placed_pod(queued, waiting.node)
+                    continue
+                self.cycle.unreserve(waiting.framework, waiting.state, waiting.pod,
+                                     waiting.node, status, attempt)
+                self._failed_pod(queued, attempt, waiting.framework, now)
         self._drain_events()
+
+    # --- what-ifs -----------------------------------------------------------------------
+    def fork(self) -> None:
+        """Open a what-if on the cluster (``ClusterState.fork``) that also covers what
+        a cycle changes outside the store: the run's RNG (host ties, generated names)
+        and the rotating start index of the node search. Forks nest; close each with
+        ``revert`` or ``commit``. Pending cluster events are dispatched first, so the
+        loop's view of the past is settled before the what-if begins."""
+        self._drain_events()
+        self._forks.append(_ForkMark(self.cycle.rng.getstate(),
+                                     self.cycle.next_start_node_index))
+        self.cluster.fork()
+
+    def revert(self) -> None:
+        """Undo everything since the matching ``fork``: the store, the RNG and the start
+        index are as they were, so the run continues as if nothing had been tried.
+        The events of the what-if and of its undoing cancel out; the loop skips them
+        (it had dispatched everything before the fork)."""
+        if not self._forks:
+            raise RuntimeError("revert() without fork()")
+        mark = self._forks.pop()
+        self.cluster.revert()
+        self.cycle.rng.setstate(mark.rng_state)
+        self.cycle.next_start_node_index = mark.start_index
+        self._cursor = self.cluster.events.end
+
+    def commit(self) -> None:
+        """Keep everything since the matching ``fork``; its events reach the waiting
+        pods' queueing hints as any other change does."""
+        if not self._forks:
+            raise RuntimeError("commit() without fork()")
+        self._forks.pop()
+        self.cluster.commit()
 
     # --- cluster events -----------------------------------------------------------------
     def _drain_events(self) -> None:

@@ -43,6 +43,10 @@ class NodeMasks:
         self._masks: dict[Hashable, Mask] = {}
         self._seen: set[Hashable] = set()
 
+    def peek(self, cluster: ClusterState, key: Hashable) -> Mask | None:
+        """The mask of ``key`` if one is built for the current nodes (never builds)."""
+        return self._masks.get(key) if self._version == cluster.node_version else None
+
     def get(self, cluster: ClusterState, key: Hashable,
             predicate: Callable[[NodeInfo], bool], eager: bool = False) -> Mask | None:
         """``predicate`` of every node; None on a first sighting unless ``eager``."""

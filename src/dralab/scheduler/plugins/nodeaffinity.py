@@ -9,7 +9,7 @@ no node, as upstream ignores its parse error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -47,6 +47,7 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _SUCCESS = Status.success()
+_POD_REJECTION = Status.unresolvable(NAME, ERR_REASON_POD)
 _NEVER = CompiledNodeSelector(())
 
 I64 = npt.NDArray[np.int64]
@@ -200,7 +201,7 @@ class NodeAffinityPlugin:
             required = self._parsed(pod)[0]  # PreFilter disabled in this profile
         if required.matches(node):
             return _SUCCESS
-        return Status.unresolvable(NAME, ERR_REASON_POD)
+        return _POD_REJECTION
 
     def filter_mask(self, state: CycleState, pod: PodInfo) -> Mask | None:
         """The nodes the pod's required affinity (and ``addedAffinity``) match, once
@@ -217,6 +218,26 @@ class NodeAffinityPlugin:
         if mask is None:
             return np.zeros(len(cluster.node_infos()), np.bool_)
         return mask
+
+    def filter_rejections(self, state: CycleState, pod: PodInfo
+                          ) -> tuple[Mask, Callable[[list[int]], list[Status]]] | None:
+        """The nodes outside ``filter_mask`` once that mask is built (it is exact), so
+        a pod kept to a few nodes by its selector (a topology domain) costs no Filter
+        call on the others. Without ``addedAffinity`` every rejection is the same."""
+        if self._handle is None:
+            return None
+        cluster = self._handle.cluster
+        try:
+            required = state.read(_PRE_FILTER_KEY, _Required)
+        except MissingStateError:
+            required = self._parsed(pod)[0]
+        mask = self._masks.peek(cluster, id(required))
+        if mask is None:
+            return None
+        if self._added_required is None:
+            return ~mask, lambda positions: [_POD_REJECTION] * len(positions)
+        nodes = cluster.node_infos()
+        return ~mask, lambda positions: [self.filter(state, pod, nodes[p]) for p in positions]
 
     # --- scoring ----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:

@@ -14,6 +14,7 @@ from . import (
     defaultbinder,
     defaultpreemption,
     dynamicresources,
+    gangscheduling,
     nodeaffinity,
     nodename,
     noderesources,
@@ -56,5 +57,7 @@ def default_registry() -> Registry:
         DYNAMIC_RESOURCES: dynamicresources.DynamicResources.create,
         defaultpreemption.NAME: defaultpreemption.DefaultPreemption.create,
         defaultbinder.NAME: defaultbinder.DefaultBinder.create,
+        # Opt-in (not in the default profile): see plugins/gangscheduling.py.
+        gangscheduling.NAME: gangscheduling.GangScheduling.create,
         **{name: _policy_score(name) for name in POLICY_SCORES},
     })
