@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+import hashlib
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Namespace, Pod, PodTemplateSpec, PriorityClass, Toleration
@@ -61,6 +64,7 @@ __all__ = [
     "QUEUE_NAME_LABEL",
     "KueueSnapshot",
     "WorkloadSource",
+    "generated_name",
     "read_snapshot",
 ]
 
@@ -70,6 +74,8 @@ DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 _PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 _UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+# The API server's alphabet for generated names (no vowels, no look-alike digits).
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _GROUPS = {"Job": "batch", "Pod": "", "StatefulSet": "apps", "Deployment": "apps",
            "ReplicaSet": "apps"}
 
@@ -378,8 +384,29 @@ def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
     snapshot.sources[source.key] = source
 
 
+def _named(owner: KubeObject, order: float) -> KubeObject:
+    """``owner`` with a name: one given only ``generateName`` gets the API server's
+    five-character suffix, drawn from its place in the input instead of at random."""
+    meta = owner.metadata
+    if meta.name or not meta.generate_name:
+        return owner
+    name = generated_name(meta.namespace or "", meta.generate_name, int(order))
+    return msgspec.structs.replace(owner, metadata=msgspec.structs.replace(meta, name=name))
+
+
+def generated_name(namespace: str, generate_name: str, order: int) -> str:
+    """``generateName`` plus the API server's five-character suffix, drawn from the
+    object's place in the input instead of at random (the same input, the same name)."""
+    seed = f"{namespace}/{generate_name}/{order}".encode()
+    digest = hashlib.sha1(seed, usedforsecurity=False).hexdigest()
+    return generate_name + "".join(
+        _SUFFIX_ALPHABET[int(digest[i:i + 2], 16) % len(_SUFFIX_ALPHABET)]
+        for i in range(0, 10, 2))
+
+
 def _add_derived(reader: _Reader, snapshot: KueueSnapshot, owner: KubeObject,
                  order: float) -> None:
+    owner = _named(owner, order)
     template = pod_template(owner)
     assert template is not None
     kind = owner.kind or type(owner).KIND
