@@ -74,6 +74,9 @@ DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 _PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 _UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+# v1beta2's priorityClassRef kinds as v1beta1's priorityClassSource names them.
+_REF_SOURCES = {"WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass",
+                "PriorityClass": "scheduling.k8s.io/priorityclass"}
 # The API server's alphabet for generated names (no vowels, no look-alike digits).
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _GROUPS = {"Job": "batch", "Pod": "", "StatefulSet": "apps", "Deployment": "apps",
@@ -458,8 +461,10 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
             continue
         pod_sets.append(made[0])
         requests.append(made[1])
-    class_name = wl.spec.priority_class_name or (
-        wl.spec.priority_class_ref.name if wl.spec.priority_class_ref else None)
+    ref = wl.spec.priority_class_ref
+    class_name = wl.spec.priority_class_name or (ref.name if ref else None)
+    class_source = wl.spec.priority_class_source or (
+        _REF_SOURCES.get(ref.kind, "") if ref else None)
     priority = wl.spec.priority
     if priority is None:
         priority = reader.wpc.get(class_name or "", reader.pc.get(class_name or "", 0))
@@ -467,7 +472,7 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     source = WorkloadSource(
         key=key, name=wl.name, namespace=wl.namespace, queue_name=wl.spec.queue_name or "",
         owner=owner, existing=wl, pod_sets=tuple(pod_sets), priority=priority,
-        priority_class=class_name, priority_class_source=wl.spec.priority_class_source,
+        priority_class=class_name, priority_class_source=class_source,
         created=order if created is None else created)
     if message:
         snapshot.sources[key] = source
