@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import click
@@ -11,6 +12,7 @@ from dralab.api.io import Document, decode_document, dumps, read_documents, to_l
 from dralab.api.codec import DecodeError
 from dralab.api.errors import LoadError
 from dralab.queueing.checks import kueue_problems
+from dralab.queueing.model import Decision
 from dralab.queueing.objects import decode_kueue, is_kueue_document
 from dralab.queueing.reader import KueueSnapshot, generated_name, read_snapshot
 from dralab.queueing.writer import write_jobs, write_workloads
@@ -62,19 +64,33 @@ def load_snapshot(docs: list[Document]) -> tuple[list[KubeObject], list[str]]:
 
 
 def _latest_timestamp(objects: list[KubeObject]) -> str:
-    """The conditions' transition time: the newest creationTimestamp of the snapshot
-    (the moment it shows), so that the output is the same on every run."""
+    """The snapshot's moment: its newest creationTimestamp (the conditions' transition
+    time), so that the same input gives the same output on every run."""
     stamps = [o.metadata.creation_timestamp for o in objects if o.metadata.creation_timestamp]
     return max(stamps) if stamps else _EPOCH
 
 
-def run_admission(snapshot: KueueSnapshot) -> list[Any]:
-    """Admission cycles until nothing changes; every decision made, in order."""
-    # Imported here: the engine is its own module, loaded only when admission runs.
-    from dralab.queueing.kueue import KueuePolicy, admit_until_stable
+def _seconds(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
-    policy = KueuePolicy(fair_sharing=snapshot.fair_sharing)
-    return list(admit_until_stable(policy, snapshot.state, 0.0))
+
+def run_admission(snapshot: KueueSnapshot, now: float) -> list[Decision]:
+    """Admission cycles until nothing changes: every decision made, in order, then the
+    last pending message of each workload still waiting (the conditions show it)."""
+    # Imported here: the engine is its own module, loaded only when admission runs.
+    from dralab.queueing.kueue import DEFAULT_FAIR_STRATEGIES, KueuePolicy, admit_until_stable
+
+    config = snapshot.config
+    strategies: Any = (config.fair_sharing.preemption_strategies
+                       if config is not None and config.fair_sharing is not None
+                       and config.fair_sharing.preemption_strategies
+                       else DEFAULT_FAIR_STRATEGIES)
+    policy = KueuePolicy(fair_sharing=snapshot.fair_sharing, fair_strategies=strategies)
+    decisions = admit_until_stable(policy, snapshot.state, now)
+    waiting = [Decision(key, pending=message)
+               for key, message in sorted(policy.pending_messages.items())
+               if key not in snapshot.state.admitted]
+    return [*decisions, *waiting]
 
 
 @click.command("admit")
@@ -101,8 +117,10 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
             click.echo(f"error: {problem}", err=True)
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
-    decisions = run_admission(snapshot)
-    workloads = write_workloads(snapshot, decisions, _latest_timestamp(objects))
+    moment = _latest_timestamp(objects)
+    # Admissions made now are newer than those the snapshot holds (0 without timestamps).
+    decisions = run_admission(snapshot, _seconds(moment) if moment != _EPOCH else 0.0)
+    workloads = write_workloads(snapshot, decisions, moment)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)
     pending = len(snapshot.sources) - len(

@@ -488,6 +488,10 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
                              {r: q.milli_value() for r, q in a.resource_usage.items()},
                              a.count if a.count is not None else _count_of(wl, a.name))
             for a in admission.pod_set_assignments))
+        reserved = wl.condition("QuotaReserved")
+        since = _timestamp(reserved.last_transition_time if reserved else None)
+        if since is not None:
+            snapshot.state.admitted_at[key] = since
 
 
 def _count_of(wl: KueueWorkload, pod_set: str) -> int:

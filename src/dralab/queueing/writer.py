@@ -41,6 +41,8 @@ KUEUE_WORKLOAD_API = "kueue.x-k8s.io/v1beta1"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 _OWNER_APIS = {"Job": "batch/v1", "Pod": "v1", "StatefulSet": "apps/v1",
                "Deployment": "apps/v1", "ReplicaSet": "apps/v1"}
+# Evictions that are not preemptions: the Evicted reason and Kueue's message.
+_EVICTION_MESSAGES = {"ClusterQueueStopped": "The ClusterQueue is stopped"}
 _PREEMPTION_REASONS = {
     "InClusterQueue": "prioritization in the ClusterQueue",
     "InCohortReclamation": "reclamation within the cohort",
@@ -215,14 +217,17 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
             _set(conditions, _condition("Admitted", True, "Admitted",
                                         "The workload is admitted", when))
         elif decision is not None and decision.preempted:
-            victim_cq = _victim_cq(source)
-            message = _preemption_message(snapshot, decision, victim_cq)
+            preempted = decision.reason not in _EVICTION_MESSAGES
+            message = _preemption_message(snapshot, decision, _victim_cq(snapshot, key)) \
+                if preempted else _EVICTION_MESSAGES[decision.reason]
             _set(conditions, _condition("QuotaReserved", False, "Pending", message, when))
             _set(conditions, _condition("Admitted", False, "NoReservation",
                                         "The workload has no reservation", when))
-            _set(conditions, _condition("Evicted", True, "Preempted", message, when))
-            _set(conditions, _condition("Preempted", True, decision.reason or "UNKNOWN",
-                                        message, when))
+            _set(conditions, _condition("Evicted", True, "Preempted" if preempted
+                                        else decision.reason, message, when))
+            if preempted:
+                _set(conditions, _condition("Preempted", True, decision.reason or "UNKNOWN",
+                                            message, when))
         else:
             message = decision.pending if decision is not None and decision.pending else \
                 _unqueued_message(snapshot, key)
@@ -236,11 +241,14 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
     return out
 
 
-def _victim_cq(source: WorkloadSource) -> str | None:
-    existing = source.existing
+def _victim_cq(snapshot: KueueSnapshot, key: str) -> str | None:
+    """The ClusterQueue a preempted workload held quota in (where its LocalQueue points)."""
+    source = snapshot.sources.get(key)
+    existing = source.existing if source else None
     if existing is not None and existing.status.admission is not None:
         return existing.status.admission.cluster_queue
-    return None
+    spec = snapshot.state.workloads.get(key)
+    return spec.cluster_queue if spec else None
 
 
 def _unqueued_message(snapshot: KueueSnapshot, key: str) -> str:
