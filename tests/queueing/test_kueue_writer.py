@@ -111,7 +111,7 @@ def test_preempted_workload_conditions() -> None:
     assert victim_doc["status"]["conditions"][2]["message"] == (
         "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: winner-job-uid) due to "
         "prioritization in the ClusterQueue; preemptor path: /research/team-a; "
-        "preemptee path: UNKNOWN")
+        "preemptee path: /research/team-a")
 
 
 def test_inadmissible_workload_is_misconfigured() -> None:

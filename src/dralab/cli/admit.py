@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from dralab.api.base import KubeObject
-from dralab.api.io import Document, decode_document, dumps, read_documents, to_list
 from dralab.api.codec import DecodeError
 from dralab.api.errors import LoadError
+from dralab.api.io import Document, decode_document, dumps, read_documents, to_list
 from dralab.queueing.checks import kueue_problems
 from dralab.queueing.model import Decision
 from dralab.queueing.objects import decode_kueue, is_kueue_document
@@ -18,8 +18,14 @@ from dralab.queueing.reader import KueueSnapshot, generated_name, read_snapshot
 from dralab.queueing.writer import write_jobs, write_workloads
 from dralab.validation.check import validate_documents
 
-from .common import EXIT_INPUT, EXIT_OK, EXIT_UNSCHEDULABLE, filename_option, \
-    one_line_errors, output_option
+from .common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_UNSCHEDULABLE,
+    filename_option,
+    one_line_errors,
+    output_option,
+)
 
 _EPOCH = "1970-01-01T00:00:00Z"
 
@@ -41,8 +47,8 @@ def _with_generated_names(docs: list[Document]) -> list[Document]:
         meta = doc.data.get("metadata") if isinstance(doc.data, dict) else None
         if isinstance(meta, dict) and not meta.get("name") \
                 and isinstance(meta.get("generateName"), str) and meta["generateName"]:
-            ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-            name = generated_name(ns, meta["generateName"], order)
+            ns = meta.get("namespace")
+            name = generated_name(ns if isinstance(ns, str) else "", meta["generateName"], order)
             data = dict(doc.data) | {"metadata": dict(meta) | {"name": name}}
             doc = Document(doc.source, doc.index, data)
         out.append(doc)

@@ -12,9 +12,9 @@ and reported in ``KueueSnapshot.inadmissible`` with Kueue's message.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-import hashlib
 from datetime import datetime
 from typing import Any
 

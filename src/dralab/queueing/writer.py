@@ -128,11 +128,12 @@ def _preemption_message(snapshot: KueueSnapshot, decision: Decision,
 
 
 def _metadata(source: WorkloadSource) -> dict[str, Any]:
+    meta: dict[str, Any]
     if source.existing is not None and source.existing.raw is not None:
         meta = copy.deepcopy(dict(source.existing.raw.get("metadata") or {}))
         meta.pop("managedFields", None)
         return meta
-    meta: dict[str, Any] = {"name": source.name, "namespace": source.namespace}
+    meta = {"name": source.name, "namespace": source.namespace}
     owner = source.owner
     if owner is not None and owner.metadata.uid:
         meta["labels"] = {JOB_UID_LABEL: owner.metadata.uid}
