@@ -150,3 +150,40 @@ def test_later_burst_falls_back_to_the_next_flavor(tmp_path: Path) -> None:
     assert "admission" not in workloads["job-finetune"]["status"]
     assert workloads["job-pretrain"]["status"]["admission"]["podSetAssignments"][0][
         "resourceUsage"]["nvidia.com/gpu"] == "12"
+
+
+def test_reclaim_preempts_the_borrower(tmp_path: Path) -> None:
+    # team-b keeps only its H100s and may stop at a flavor where it can preempt: a
+    # 4-GPU job of team-b reclaims the 4 H100s team-a's pretrain borrowed.
+    docs = list(yaml.safe_load_all((KUEUE / "dralab-two-team-cohort.yaml").read_text()))
+    for doc in docs:
+        if doc["kind"] == "ClusterQueue" and doc["metadata"]["name"] == "team-b":
+            doc["spec"]["flavorFungibility"] = {"whenCanPreempt": "Preempt"}
+            del doc["spec"]["resourceGroups"][0]["flavors"][1:]
+    setup = tmp_path / "setup.yaml"
+    setup.write_text(yaml.safe_dump_all(docs))
+    burst = yaml.safe_load((KUEUE / "dralab-two-team-burst.yaml").read_text())
+    burst["spec"]["parallelism"] = 1
+    (tmp_path / "burst.yaml").write_text(yaml.safe_dump(burst))
+    _, first, _ = run("-f", str(setup))
+    (tmp_path / "step1.yaml").write_text(first)
+    code, out, _ = run("-f", str(setup), "-f", str(tmp_path / "step1.yaml"),
+                       "-f", str(tmp_path / "burst.yaml"))
+    assert code == 1
+    workloads = {w["metadata"]["name"].rsplit("-", 1)[0]: w
+                 for w in yaml.safe_load(out)["items"] if w["kind"] == "Workload"}
+    assert "admission" in workloads["job-batch-infer"]["status"]
+    pretrain = workloads["job-pretrain"]["status"]
+    assert "admission" not in pretrain
+    conditions = {c["type"]: c for c in pretrain["conditions"]}
+    assert (conditions["Evicted"]["status"], conditions["Evicted"]["reason"]) == \
+        ("True", "Preempted")
+    assert conditions["Preempted"]["reason"] == "InCohortReclamation"
+    assert conditions["Preempted"]["message"] == (
+        "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: "
+        "0b7c1a52-3f7e-4d55-9a51-2d0a8c1e4f04) due to reclamation within the cohort; "
+        "preemptor path: /research/team-b; preemptee path: /research/team-a")
+    assert (conditions["QuotaReserved"]["status"], conditions["QuotaReserved"]["reason"]) == \
+        ("False", "Pending")
+    jobs = {j["metadata"]["name"]: j for j in yaml.safe_load(out)["items"] if j["kind"] == "Job"}
+    assert jobs["pretrain"]["spec"]["suspend"] is True

@@ -178,3 +178,41 @@ def test_v1beta2_workload_reads_and_writes_as_v1beta1() -> None:
     assert decoded.status.admission is not None
     assert doc["spec"]["priorityClassSource"] == "kueue.x-k8s.io/workloadpriorityclass"
     assert write_jobs(snapshot) == []  # no Job in the snapshot owns it
+
+
+def test_requeued_after_preemption_keeps_the_eviction() -> None:
+    victim = job("victim", [container(cpu="1")])
+    winner = job("winner", [container(cpu="1")])
+    snapshot = _snapshot(victim, winner)
+    victim_key, winner_key = snapshot.state.workloads
+    decisions = [_admit(snapshot, victim_key, 1000),
+                 Decision(victim_key, preempted=True, by=winner_key,
+                          reason="InCohortReclamation"),
+                 Decision(victim_key, pending="insufficient unused quota")]
+    del snapshot.state.admitted[victim_key]
+    victim_doc = write_workloads(snapshot, decisions, WHEN)[0]
+    conditions = {c["type"]: c for c in victim_doc["status"]["conditions"]}
+    assert conditions["QuotaReserved"]["message"] == "insufficient unused quota"
+    assert conditions["Evicted"]["reason"] == "Preempted"
+    assert conditions["Preempted"]["reason"] == "InCohortReclamation"
+
+
+def test_readmitted_after_preemption_clears_the_eviction() -> None:
+    snapshot = _snapshot(job("a", [container(cpu="1")]), job("b", [container(cpu="1")]))
+    key, other = snapshot.state.workloads
+    decisions = [Decision(key, preempted=True, by=other, reason="InClusterQueue"),
+                 _admit(snapshot, key, 1000)]
+    doc = write_workloads(snapshot, decisions, WHEN)[0]
+    assert _conditions(doc) == [("QuotaReserved", "True", "QuotaReserved"),
+                                ("Admitted", "True", "Admitted")]
+
+
+def test_stopped_cluster_queue_eviction() -> None:
+    snapshot = _snapshot(job("a", [container(cpu="1")]))
+    (key,) = snapshot.state.workloads
+    doc = write_workloads(snapshot, [Decision(key, preempted=True,
+                                              reason="ClusterQueueStopped")], WHEN)[0]
+    conditions = {c["type"]: c for c in doc["status"]["conditions"]}
+    assert (conditions["Evicted"]["reason"], conditions["Evicted"]["message"]) == \
+        ("ClusterQueueStopped", "The ClusterQueue is stopped")
+    assert "Preempted" not in conditions

@@ -197,7 +197,15 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
     ``snapshot.state`` is the state after admission; ``decisions`` all decisions made
     (the last one about a workload counts); ``when``: the conditions' transition time.
     """
+    decisions = list(decisions)
     last = admission_outcomes(decisions)
+    # The eviction that still stands for each workload: one not followed by an admission.
+    evicted: dict[str, Decision] = {}
+    for made in decisions:
+        if made.preempted:
+            evicted[made.workload] = made
+        elif made.admitted is not None:
+            evicted.pop(made.workload, None)
     state = snapshot.state
     out = []
     for key, source in snapshot.sources.items():
@@ -217,17 +225,20 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
             _reset(conditions, "Preempted", "QuotaReserved", when)
             _set(conditions, _condition("Admitted", True, "Admitted",
                                         "The workload is admitted", when))
-        elif decision is not None and decision.preempted:
-            preempted = decision.reason not in _EVICTION_MESSAGES
-            message = _preemption_message(snapshot, decision, _victim_cq(snapshot, key)) \
-                if preempted else _EVICTION_MESSAGES[decision.reason]
-            _set(conditions, _condition("QuotaReserved", False, "Pending", message, when))
+        elif key in evicted:
+            eviction = evicted[key]
+            preempted = eviction.reason not in _EVICTION_MESSAGES
+            message = _preemption_message(snapshot, eviction, _victim_cq(snapshot, key)) \
+                if preempted else _EVICTION_MESSAGES[eviction.reason]
+            # Requeued after the eviction: QuotaReserved says why it waits now.
+            waiting = decision.pending if decision is not None and decision.pending else message
+            _set(conditions, _condition("QuotaReserved", False, "Pending", waiting, when))
             _set(conditions, _condition("Admitted", False, "NoReservation",
                                         "The workload has no reservation", when))
             _set(conditions, _condition("Evicted", True, "Preempted" if preempted
-                                        else decision.reason, message, when))
+                                        else eviction.reason, message, when))
             if preempted:
-                _set(conditions, _condition("Preempted", True, decision.reason or "UNKNOWN",
+                _set(conditions, _condition("Preempted", True, eviction.reason or "UNKNOWN",
                                             message, when))
         else:
             message = decision.pending if decision is not None and decision.pending else \
