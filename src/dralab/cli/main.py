@@ -11,6 +11,7 @@ import click
 from dralab._version import __version__
 from dralab.api.errors import one_line
 
+from .admit import admit_cmd
 from .allocate import allocate_cmd
 from .common import EXIT_INPUT
 from .explain import explain_cmd
@@ -71,6 +72,7 @@ cli.add_command(schedule_cmd)
 cli.add_command(explain_cmd)
 cli.add_command(replay_cmd)
 cli.add_command(sweep_cmd)
+cli.add_command(admit_cmd)
 
 
 def main() -> None:

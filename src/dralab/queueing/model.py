@@ -193,6 +193,10 @@ class QueueingState:
     local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" -> ClusterQueue
     workloads: dict[str, WorkloadSpec] = field(default_factory=dict)
     admitted: dict[str, Admission] = field(default_factory=dict)
+    # When each admitted workload got its quota (seconds; Kueue's QuotaReserved
+    # lastTransitionTime): preemption evicts the most recently admitted first.
+    # Policies write it when they admit; a missing entry reads as the creation time.
+    admitted_at: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

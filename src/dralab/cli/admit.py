@@ -1,0 +1,134 @@
+"""``dralab admit``: run Kueue's admission over a snapshot until nothing changes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import click
+
+from dralab.api.base import KubeObject
+from dralab.api.codec import DecodeError
+from dralab.api.errors import LoadError
+from dralab.api.io import Document, decode_document, dumps, read_documents, to_list
+from dralab.queueing.checks import kueue_problems
+from dralab.queueing.model import Decision
+from dralab.queueing.objects import decode_kueue, is_kueue_document
+from dralab.queueing.reader import KueueSnapshot, generated_name, read_snapshot
+from dralab.queueing.writer import write_jobs, write_workloads
+from dralab.validation.check import validate_documents
+
+from .common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_UNSCHEDULABLE,
+    filename_option,
+    one_line_errors,
+    output_option,
+)
+
+_EPOCH = "1970-01-01T00:00:00Z"
+
+
+def _decode(doc: Document) -> KubeObject:
+    if isinstance(doc.data, dict) and is_kueue_document(doc.data):
+        try:
+            return decode_kueue(doc.data)
+        except DecodeError as exc:
+            raise LoadError(f"{doc.describe()}: {exc}") from None
+    return decode_document(doc)
+
+
+def _with_generated_names(docs: list[Document]) -> list[Document]:
+    """Documents written for ``kubectl create`` (``generateName``, no name) as the API
+    server would store them: named, deterministically."""
+    out = []
+    for order, doc in enumerate(docs):
+        meta = doc.data.get("metadata") if isinstance(doc.data, dict) else None
+        if isinstance(meta, dict) and not meta.get("name") \
+                and isinstance(meta.get("generateName"), str) and meta["generateName"]:
+            ns = meta.get("namespace")
+            name = generated_name(ns if isinstance(ns, str) else "", meta["generateName"], order)
+            data = dict(doc.data) | {"metadata": dict(meta) | {"name": name}}
+            doc = Document(doc.source, doc.index, data)
+        out.append(doc)
+    return out
+
+
+def load_snapshot(docs: list[Document]) -> tuple[list[KubeObject], list[str]]:
+    """The objects of a snapshot, and one line per problem found in them."""
+    docs = _with_generated_names(docs)
+    others = [d for d in docs if not (isinstance(d.data, dict) and is_kueue_document(d.data))]
+    problems = [str(p) for p in validate_documents(others, stored=True)]
+    objects = []
+    for doc in docs:
+        obj = _decode(doc)
+        problems += [f"{doc.describe()}: {path}: {message}"
+                     for path, message in kueue_problems(obj)]
+        objects.append(obj)
+    return objects, problems
+
+
+def _latest_timestamp(objects: list[KubeObject]) -> str:
+    """The snapshot's moment: its newest creationTimestamp (the conditions' transition
+    time), so that the same input gives the same output on every run."""
+    stamps = [o.metadata.creation_timestamp for o in objects if o.metadata.creation_timestamp]
+    return max(stamps) if stamps else _EPOCH
+
+
+def _seconds(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def run_admission(snapshot: KueueSnapshot, now: float) -> list[Decision]:
+    """Admission cycles until nothing changes: every decision made, in order, then the
+    last pending message of each workload still waiting (the conditions show it)."""
+    # Imported here: the engine is its own module, loaded only when admission runs.
+    from dralab.queueing.kueue import DEFAULT_FAIR_STRATEGIES, KueuePolicy, admit_until_stable
+
+    config = snapshot.config
+    strategies: Any = (config.fair_sharing.preemption_strategies
+                       if config is not None and config.fair_sharing is not None
+                       and config.fair_sharing.preemption_strategies
+                       else DEFAULT_FAIR_STRATEGIES)
+    policy = KueuePolicy(fair_sharing=snapshot.fair_sharing, fair_strategies=strategies)
+    decisions = admit_until_stable(policy, snapshot.state, now)
+    waiting = [Decision(key, pending=message)
+               for key, message in sorted(policy.pending_messages.items())
+               if key not in snapshot.state.admitted]
+    return [*decisions, *waiting]
+
+
+@click.command("admit")
+@filename_option
+@output_option
+@one_line_errors
+def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
+    """Admit queued workloads as Kueue would, until nothing changes.
+
+    Inputs: Kueue objects (kueue.x-k8s.io v1beta1 or v1beta2: ResourceFlavor,
+    ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology, Workload),
+    the Kueue Configuration (config.kueue.x-k8s.io: deviceClassMappings, fair
+    sharing), Jobs and pods labelled kueue.x-k8s.io/queue-name, Nodes and DRA
+    objects (DeviceClass, ResourceClaimTemplate, ResourceSlice). Workloads with
+    status.admission hold their quota. Prints a v1 List of the Workloads
+    (kueue.x-k8s.io/v1beta1, with status.admission and status.conditions as
+    Kueue sets them) and the Jobs with spec.suspend updated. Exit 0 when every
+    workload is admitted, 1 when some stay pending, 2 on invalid input.
+    """
+    docs = read_documents(filenames)
+    objects, problems = load_snapshot(docs)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    snapshot = read_snapshot(objects)
+    moment = _latest_timestamp(objects)
+    # Admissions made now are newer than those the snapshot holds (0 without timestamps).
+    decisions = run_admission(snapshot, _seconds(moment) if moment != _EPOCH else 0.0)
+    workloads = write_workloads(snapshot, decisions, moment)
+    jobs = write_jobs(snapshot)
+    click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)
+    pending = len(snapshot.sources) - len(
+        [k for k in snapshot.sources if k in snapshot.state.admitted])
+    raise SystemExit(EXIT_UNSCHEDULABLE if pending else EXIT_OK)

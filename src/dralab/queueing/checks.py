@@ -1,0 +1,198 @@
+"""The essentials of Kueue's validation (its webhooks and CRD schemas), with field paths.
+
+Not every rule Kueue enforces: those whose breach would make admission meaningless
+or ambiguous. Each problem is ``(field path, message)``; the caller names the file
+and object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from dralab.api.base import KubeObject
+
+from .objects import (
+    ClusterQueue,
+    Cohort,
+    KueueConfiguration,
+    KueueResourceGroup,
+    KueueTopology,
+    KueueWorkload,
+    LocalQueue,
+)
+
+__all__ = ["kueue_problems"]
+
+_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+_WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+_RECLAIM = ("Never", "LowerPriority", "Any")
+_BORROW = ("Never", "LowerPriority")
+_STOP = ("None", "Hold", "HoldAndDrain")
+_FUNGIBILITY = {"v1beta1": ("Borrow", "Preempt", "TryNextFlavor", "MayStopSearch"),
+                "v1beta2": ("MayStopSearch", "TryNextFlavor")}
+Problem = tuple[str, str]
+
+
+def _unsupported(path: str, value: str, allowed: Sequence[str]) -> Problem:
+    shown = ", ".join(f'"{a}"' for a in allowed)
+    return path, f'Unsupported value: "{value}": supported values: {shown}'
+
+
+def _version(obj: KubeObject) -> str:
+    return obj.api_version.rpartition("/")[2]
+
+
+def _groups(groups: Sequence[KueueResourceGroup], has_cohort: bool, path: str
+            ) -> Iterator[Problem]:
+    seen_resources: set[str] = set()
+    seen_flavors: set[str] = set()
+    for gi, group in enumerate(groups):
+        gpath = f"{path}.resourceGroups[{gi}]"
+        if not group.covered_resources:
+            yield f"{gpath}.coveredResources", "Required value"
+        for ri, name in enumerate(group.covered_resources):
+            if name in seen_resources:
+                yield f"{gpath}.coveredResources[{ri}]", f'Duplicate value: "{name}"'
+            seen_resources.add(name)
+        for fi, flavor in enumerate(group.flavors):
+            fpath = f"{gpath}.flavors[{fi}]"
+            if not flavor.name:
+                yield f"{fpath}.name", "Required value"
+            elif flavor.name in seen_flavors:
+                yield f"{fpath}.name", f'Duplicate value: "{flavor.name}"'
+            seen_flavors.add(flavor.name)
+            names = [r.name for r in flavor.resources]
+            if names != list(group.covered_resources):
+                yield (f"{fpath}.resources", "Invalid value: must have the same resources, "
+                       "in the same order, as coveredResources")
+            for ri, quota in enumerate(flavor.resources):
+                qpath = f"{fpath}.resources[{ri}]"
+                nominal = quota.nominal_quota
+                if nominal is None:
+                    yield f"{qpath}.nominalQuota", "Required value"
+                elif nominal.sign() < 0:
+                    yield f"{qpath}.nominalQuota", "Invalid value: must be greater than or " \
+                                                   "equal to 0"
+                for name, limit in (("borrowingLimit", quota.borrowing_limit),
+                                    ("lendingLimit", quota.lending_limit)):
+                    if limit is None:
+                        continue
+                    if limit.sign() < 0:
+                        yield f"{qpath}.{name}", "Invalid value: must be greater than or " \
+                                                 "equal to 0"
+                    elif not has_cohort:
+                        yield f"{qpath}.{name}", "Invalid value: must be nil when cohort is " \
+                                                 "empty"
+                if quota.lending_limit is not None and nominal is not None \
+                        and quota.lending_limit > nominal:
+                    yield (f"{qpath}.lendingLimit", "Invalid value: must be less than or "
+                           "equal to the nominalQuota")
+
+
+def _cluster_queue(cq: ClusterQueue) -> Iterator[Problem]:
+    spec = cq.spec
+    version = _version(cq)
+    if version == "v1beta1" and spec.cohort_name is not None:
+        yield "spec.cohortName", "unknown field in kueue.x-k8s.io/v1beta1 (use spec.cohort)"
+    if version == "v1beta2" and spec.cohort is not None:
+        yield "spec.cohort", "unknown field in kueue.x-k8s.io/v1beta2 (use spec.cohortName)"
+    yield from _groups(spec.resource_groups, cq.cohort_ref is not None, "spec")
+    if spec.queueing_strategy and spec.queueing_strategy not in _STRATEGIES:
+        yield _unsupported("spec.queueingStrategy", spec.queueing_strategy, _STRATEGIES)
+    if spec.stop_policy and spec.stop_policy not in _STOP:
+        yield _unsupported("spec.stopPolicy", spec.stop_policy, _STOP)
+    pre = spec.preemption
+    if pre is not None:
+        if pre.within_cluster_queue and pre.within_cluster_queue not in _WITHIN_CQ:
+            yield _unsupported("spec.preemption.withinClusterQueue",
+                               pre.within_cluster_queue, _WITHIN_CQ)
+        if pre.reclaim_within_cohort and pre.reclaim_within_cohort not in _RECLAIM:
+            yield _unsupported("spec.preemption.reclaimWithinCohort",
+                               pre.reclaim_within_cohort, _RECLAIM)
+        borrow = pre.borrow_within_cohort
+        if borrow is not None and borrow.policy and borrow.policy not in _BORROW:
+            yield _unsupported("spec.preemption.borrowWithinCohort.policy",
+                               borrow.policy, _BORROW)
+        if borrow is not None and pre.reclaim_within_cohort in (None, "Never") \
+                and borrow.policy not in (None, "Never"):
+            yield ("spec.preemption", "Invalid value: reclaimWithinCohort=Never and "
+                   "borrowWithinCohort.Policy!=Never")
+    fungible = spec.flavor_fungibility
+    allowed = _FUNGIBILITY.get(version, _FUNGIBILITY["v1beta2"])
+    if fungible is not None:
+        for name, value in (("whenCanBorrow", fungible.when_can_borrow),
+                            ("whenCanPreempt", fungible.when_can_preempt)):
+            if value and value not in allowed:
+                yield _unsupported(f"spec.flavorFungibility.{name}", value, allowed)
+    if spec.fair_sharing is not None and spec.fair_sharing.weight is not None \
+            and spec.fair_sharing.weight.sign() < 0:
+        yield "spec.fairSharing.weight", "Invalid value: must be greater than or equal to 0"
+
+
+def _configuration(config: KueueConfiguration) -> Iterator[Problem]:
+    seen: dict[str, int] = {}
+    for mi, mapping in enumerate(config.resources.device_class_mappings):
+        path = f"resources.deviceClassMappings[{mi}]"
+        if not mapping.name:
+            yield f"{path}.name", "Required value"
+        if not mapping.device_class_names:
+            yield f"{path}.deviceClassNames", "Required value"
+        for ci, name in enumerate(mapping.device_class_names):
+            if name in seen and seen[name] != mi:
+                yield (f"{path}.deviceClassNames[{ci}]",
+                       f'Duplicate value: "{name}": a DeviceClass maps to one resource only')
+            seen.setdefault(name, mi)
+        kinds = set()
+        for si, source in enumerate(mapping.sources):
+            spath = f"{path}.sources[{si}]"
+            set_ = [s for s in (source.counter, source.capacity) if s is not None]
+            if len(set_) != 1:
+                yield spath, "Invalid value: exactly one of counter, capacity must be set"
+                continue
+            kind = "counter" if source.counter is not None else "capacity"
+            kinds.add(kind)
+            chosen = set_[0]
+            for field, value in (("name", chosen.name), ("driver", chosen.driver)):
+                if not value:
+                    yield f"{spath}.{kind}.{field}", "Required value"
+        if len(kinds) > 1:
+            yield f"{path}.sources", "Invalid value: counter and capacity sources cannot be mixed"
+
+
+def kueue_problems(obj: KubeObject) -> list[Problem]:
+    """The problems Kueue would refuse ``obj`` for (empty: none found)."""
+    if isinstance(obj, ClusterQueue):
+        return list(_cluster_queue(obj))
+    if isinstance(obj, Cohort):
+        out = list(_groups(obj.spec.resource_groups, True, "spec"))
+        if obj.spec.parent_name and obj.spec.parent_name == obj.name:
+            out.append(("spec.parentName", "Invalid value: a cohort cannot be its own parent"))
+        return out
+    if isinstance(obj, LocalQueue):
+        out = []
+        if not obj.namespace:
+            out.append(("metadata.namespace", "Required value"))
+        if not obj.spec.cluster_queue:
+            out.append(("spec.clusterQueue", "Required value"))
+        return out
+    if isinstance(obj, KueueTopology):
+        levels = [level.node_label for level in obj.spec.levels]
+        out = [(f"spec.levels[{i}].nodeLabel", "Required value")
+               for i, label in enumerate(levels) if not label]
+        if not levels:
+            out.append(("spec.levels", "Required value"))
+        out += [(f"spec.levels[{i}].nodeLabel", f'Duplicate value: "{label}"')
+                for i, label in enumerate(levels) if label and label in levels[:i]]
+        return out
+    if isinstance(obj, KueueWorkload):
+        out = []
+        if not obj.spec.pod_sets:
+            out.append(("spec.podSets", "Required value"))
+        out += [(f"spec.podSets[{i}].count", "Invalid value: must be greater than or equal to 0")
+                for i, ps in enumerate(obj.spec.pod_sets) if ps.count < 0]
+        return out
+    if isinstance(obj, KueueConfiguration):
+        return list(_configuration(obj))
+    if not obj.name and obj.kind != "Configuration":
+        return [("metadata.name", "Required value")]
+    return []

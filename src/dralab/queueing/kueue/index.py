@@ -1,0 +1,48 @@
+"""The admitted workloads as the admission engine needs them: per ClusterQueue, with
+their usage per (flavor, resource), kept in step with the quota tree."""
+
+from __future__ import annotations
+
+from dralab.queueing.kueue.quota import FlavorResource, QuotaTree
+from dralab.queueing.model import Admission
+
+__all__ = ["AdmittedIndex", "admission_usage"]
+
+
+def admission_usage(admission: Admission) -> dict[FlavorResource, int]:
+    usage: dict[FlavorResource, int] = {}
+    for pod_set in admission.pod_sets:
+        for resource, amount in pod_set.usage.items():
+            flavor = pod_set.flavors.get(resource)
+            if flavor is None or not amount:
+                continue
+            fr = (flavor, resource)
+            usage[fr] = usage.get(fr, 0) + amount
+    return usage
+
+
+class AdmittedIndex:
+    """Which workloads hold quota where; every change goes through ``add``/``remove``
+    so that the quota tree's usage is always the sum of what is here."""
+
+    def __init__(self, tree: QuotaTree) -> None:
+        self.tree = tree
+        self.cluster_queue: dict[str, str] = {}
+        self.usage: dict[str, dict[FlavorResource, int]] = {}
+        self.by_cluster_queue: dict[str, set[str]] = {name: set() for name in tree.cluster_queues}
+
+    def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int]) -> None:
+        self.cluster_queue[key] = cluster_queue
+        self.usage[key] = usage
+        self.by_cluster_queue.setdefault(cluster_queue, set()).add(key)
+        self.tree.add_usage(cluster_queue, usage, 1)
+
+    def remove(self, key: str) -> str:
+        cluster_queue = self.cluster_queue.pop(key)
+        usage = self.usage.pop(key)
+        self.by_cluster_queue[cluster_queue].discard(key)
+        self.tree.add_usage(cluster_queue, usage, -1)
+        return cluster_queue
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.cluster_queue

@@ -1,0 +1,85 @@
+"""The texts Kueue writes into a Workload's conditions, in Kueue's own wording.
+
+Amounts are printed as Kubernetes quantities (``3``, ``500m``, ``2Gi``): memory-like
+resources in binary units, everything else in decimal units, as Kueue's resource
+formatter does for the ``N more needed`` part of its messages.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from dralab.api.quantity import Quantity, QuantityFormat
+
+__all__ = [
+    "NO_LONGER_FITS",
+    "cluster_queue_inactive",
+    "cluster_queue_missing",
+    "flavor_node_affinity",
+    "format_amount",
+    "insufficient_unused_quota",
+    "local_queue_missing",
+    "max_capacity_exceeded",
+    "namespace_mismatch",
+    "pod_set_message",
+    "resource_not_covered",
+    "untolerated_taint",
+]
+
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+
+_BINARY_RESOURCES = ("memory", "ephemeral-storage", "storage")
+
+
+@lru_cache(maxsize=4096)
+def format_amount(resource: str, milli: int) -> str:
+    binary = resource in _BINARY_RESOURCES or resource.startswith("hugepages-")
+    fmt = QuantityFormat.BINARY_SI if binary else QuantityFormat.DECIMAL_SI
+    return str(Quantity.from_milli(milli, fmt))
+
+
+def insufficient_unused_quota(resource: str, flavor: str, missing: int) -> str:
+    return (f"insufficient unused quota for {resource} in flavor {flavor}, "
+            f"{format_amount(resource, missing)} more needed")
+
+
+def max_capacity_exceeded(resource: str, flavor: str, previous: int, current: int,
+                          capacity: int) -> str:
+    return (f"insufficient quota for {resource} in flavor {flavor}, previously considered "
+            f"podsets requests ({format_amount(resource, previous)}) + current podset request "
+            f"({format_amount(resource, current)}) > maximum capacity "
+            f"({format_amount(resource, capacity)})")
+
+
+def resource_not_covered(resource: str) -> str:
+    return f"resource {resource} unavailable in ClusterQueue"
+
+
+def untolerated_taint(taint: tuple[str, str, str], flavor: str) -> str:
+    key, value, effect = taint
+    text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+    return f"untolerated taint {text} in flavor {flavor}"
+
+
+def flavor_node_affinity(flavor: str) -> str:
+    return f"flavor {flavor} doesn't match node affinity"
+
+
+def pod_set_message(pod_set: str, reasons: list[str]) -> str:
+    return f"couldn't assign flavors to pod set {pod_set}: {', '.join(reasons)}"
+
+
+def cluster_queue_inactive(name: str) -> str:
+    return f"ClusterQueue {name} is inactive"
+
+
+def cluster_queue_missing(name: str) -> str:
+    return f"ClusterQueue {name} doesn't exist"
+
+
+def local_queue_missing(name: str) -> str:
+    return f"LocalQueue {name} doesn't exist"
+
+
+def namespace_mismatch() -> str:
+    return "Workload namespace doesn't match ClusterQueue selector"

@@ -1,0 +1,327 @@
+"""Kueue's admission cycle on the plain queueing model.
+
+One ``cycle`` does what one pass of Kueue's scheduler does
+(``pkg/scheduler/scheduler.go``; ``cluster_queue.md``, "Queueing strategy"):
+
+1. take the head of every ClusterQueue's queue (priority, higher first, then
+   creation time, then key): one workload per ClusterQueue per cycle;
+2. assign it flavors against the usage at the start of the cycle (``flavors``);
+3. order these entries: without fair sharing, those that need no borrowing first,
+   then higher priority, then older; with fair sharing, lowest share (with the
+   workload) first; the key breaks ties, so the result is deterministic;
+4. admit them in that order, checking each against the usage left by the ones
+   before it ("Workload no longer fits after processing another workload"); an
+   entry that needs preemption evicts its targets and is admitted in the same
+   cycle (Kueue waits for the evicted pods to go; here eviction is immediate).
+
+A head that cannot be admitted: under ``StrictFIFO`` it stays at the head and
+blocks its queue; under ``BestEffortFIFO`` it is set aside (Kueue's inadmissible
+list) so the next cycle tries the next one, and it comes back when a workload
+leaves the cohort tree (finished, evicted) or the queues change.
+
+``stopPolicy: Hold`` admits nothing new in that ClusterQueue; ``HoldAndDrain``
+also evicts its admitted workloads (reason ``ClusterQueueStopped``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dralab.queueing.kueue import messages
+from dralab.queueing.kueue.flavors import AssignMode, WorkloadAssignment, assign_flavors
+from dralab.queueing.kueue.index import AdmittedIndex, admission_usage
+from dralab.queueing.kueue.preemption import (
+    DEFAULT_FAIR_STRATEGIES,
+    FairStrategy,
+    PreemptionTarget,
+    find_targets,
+)
+from dralab.queueing.kueue.quota import FlavorResource, QuotaTree
+from dralab.queueing.model import (
+    Admission,
+    ClusterQueueSpec,
+    Decision,
+    QueueingState,
+    WorkloadSpec,
+)
+
+__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy"]
+
+# Decision.reason of a workload evicted because its ClusterQueue is HoldAndDrain
+# (Kueue's Evicted condition reason; its message is "The ClusterQueue is stopped").
+EVICTED_CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
+
+
+@dataclass(slots=True)
+class _Entry:
+    key: str
+    workload: WorkloadSpec
+    cluster_queue: str
+    assignment: WorkloadAssignment
+    share: int = 0
+
+
+class _ClusterQueueQueue:
+    """The pending workloads of one ClusterQueue: a heap with lazy deletion, and
+    the set-aside (inadmissible) ones."""
+
+    __slots__ = ("heap", "parked")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[int, float, str]] = []
+        self.parked: dict[str, WorkloadSpec] = {}
+
+
+class KueuePolicy:
+    """Kueue's admission (classic or fair-sharing preemption) as an ``AdmissionPolicy``.
+
+    ``fair_sharing`` and ``fair_strategies`` are the Kueue Configuration's
+    ``fairSharing.enable`` and ``fairSharing.preemptionStrategies`` (defaults as
+    Kueue's). After each ``cycle``, ``progressed`` says whether another cycle may
+    change anything, and ``pending_messages`` holds the last message of every
+    workload that was tried and not admitted.
+    """
+
+    def __init__(self, fair_sharing: bool = False,
+                 fair_strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES) -> None:
+        self.fair_sharing = fair_sharing
+        self.fair_strategies: tuple[FairStrategy, ...] = tuple(fair_strategies)
+        self.progressed = False
+        self.pending_messages: dict[str, str] = {}
+        self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
+        self._tree: QuotaTree | None = None
+        self._index: AdmittedIndex | None = None
+        self._queues: dict[str, _ClusterQueueQueue] = {}
+        self._queued: dict[str, str] = {}        # pending key -> ClusterQueue whose heap has it
+        self._blocked: dict[str, str] = {}       # key -> why it has no ClusterQueue to queue in
+        self._known: set[str] = set()
+
+    # -- keeping in step with the state -------------------------------------------------
+    def _rebuild(self, state: QueueingState) -> None:
+        self._tree = QuotaTree(state.cluster_queues, state.cohorts)
+        self._index = AdmittedIndex(self._tree)
+        self._queues = {name: _ClusterQueueQueue() for name in sorted(state.cluster_queues)}
+        self._queued.clear()
+        self._blocked.clear()
+        self._known = set(state.workloads)
+        for key in sorted(state.admitted):
+            admission = state.admitted[key]
+            if admission.cluster_queue in self._tree.cluster_queues:
+                self._index.add(key, admission.cluster_queue, admission_usage(admission))
+        for key in sorted(state.workloads):
+            if key not in state.admitted:
+                self._enqueue(state, key)
+
+    def _sync(self, state: QueueingState) -> None:
+        seen = ({k: id(v) for k, v in state.cluster_queues.items()},
+                {k: id(v) for k, v in state.cohorts.items()},
+                {k: hash(v) for k, v in state.local_queues.items()})
+        if seen != self._specs_seen or self._index is None:
+            self._specs_seen = seen
+            self._rebuild(state)
+            return
+        index = self._index
+        admitted_now = state.admitted.keys()
+        for key in sorted(admitted_now - index.cluster_queue.keys()):
+            admission = state.admitted[key]
+            self._queued.pop(key, None)
+            if admission.cluster_queue in index.by_cluster_queue:
+                index.add(key, admission.cluster_queue, admission_usage(admission))
+        for key in sorted(index.cluster_queue.keys() - admitted_now):
+            self._left(key, index.remove(key))
+            if key in state.workloads:
+                self._enqueue(state, key)
+        workloads_now = state.workloads.keys()
+        for key in sorted(workloads_now - self._known):
+            self._known.add(key)
+            if key not in state.admitted:
+                self._enqueue(state, key)
+        for key in self._known - workloads_now:
+            self._queued.pop(key, None)
+            self._blocked.pop(key, None)
+            self.pending_messages.pop(key, None)
+        self._known &= workloads_now
+
+    def _cluster_queue_of(self, state: QueueingState, workload: WorkloadSpec) -> str | None:
+        if workload.cluster_queue:
+            name = workload.cluster_queue
+        else:
+            namespace = workload.key.split("/", 1)[0]
+            found = (state.local_queues.get(workload.queue)
+                     or state.local_queues.get(f"{namespace}/{workload.queue}"))
+            if found is None:
+                self._block(workload.key, messages.local_queue_missing(workload.queue))
+                return None
+            name = found
+        spec = state.cluster_queues.get(name)
+        if spec is None:
+            self._block(workload.key, messages.cluster_queue_missing(name))
+            return None
+        if spec.namespaces is not None and workload.key.split("/", 1)[0] not in spec.namespaces:
+            self._block(workload.key, messages.namespace_mismatch())
+            return None
+        return name
+
+    def _block(self, key: str, message: str) -> None:
+        self._blocked[key] = message
+
+    def _enqueue(self, state: QueueingState, key: str) -> None:
+        workload = state.workloads[key]
+        name = self._cluster_queue_of(state, workload)
+        if name is None:
+            return
+        self._queued[key] = name
+        heapq.heappush(self._queues[name].heap, (-workload.priority, workload.created, key))
+
+    def _left(self, key: str, cluster_queue: str) -> None:
+        """A workload gave back its quota: the set-aside heads of its cohort tree
+        may fit now (Kueue requeues its inadmissible workloads)."""
+        assert self._tree is not None
+        for member in self._tree.members(cluster_queue):
+            queue = self._queues[member]
+            if queue.parked:
+                for parked_key, workload in queue.parked.items():
+                    self._queued[parked_key] = member
+                    heapq.heappush(queue.heap, (-workload.priority, workload.created, parked_key))
+                queue.parked.clear()
+
+    def _head(self, name: str, state: QueueingState) -> str | None:
+        heap = self._queues[name].heap
+        while heap:
+            key = heap[0][2]
+            if self._queued.get(key) == name and key in state.workloads and key not in state.admitted:
+                return key
+            heapq.heappop(heap)
+        return None
+
+    # -- the cycle ----------------------------------------------------------------------
+    def cycle(self, state: QueueingState, now: float) -> list[Decision]:
+        self._sync(state)
+        tree, index = self._tree, self._index
+        assert tree is not None and index is not None
+        decisions: list[Decision] = []
+        progressed = False
+        for key in sorted(self._blocked):
+            message = self._blocked[key]
+            if self.pending_messages.get(key) != message:
+                self.pending_messages[key] = message
+                decisions.append(Decision(key, pending=message))
+        for name, spec in sorted(state.cluster_queues.items()):
+            if spec.stop_policy == "HoldAndDrain":
+                for key in sorted(index.by_cluster_queue.get(name, ())):
+                    self._evict(state, key, EVICTED_CLUSTER_QUEUE_STOPPED, "", decisions)
+                    progressed = True
+        entries: list[_Entry] = []
+        for name in self._queues:
+            key = self._head(name, state)
+            if key is None:
+                continue
+            spec = state.cluster_queues[name]
+            workload = state.workloads[key]
+            if spec.stop_policy != "None":
+                self._inactive(name, state, decisions)
+                continue
+            assignment = self._nominate(workload, name, spec, state)
+            entries.append(_Entry(key, workload, name, assignment))
+        if self.fair_sharing:
+            for entry in entries:
+                entry.share = tree.share(tree.cluster_queues[entry.cluster_queue],
+                                         entry.assignment.usage)
+            entries.sort(key=lambda e: (e.share, -e.workload.priority, e.workload.created, e.key))
+        else:
+            entries.sort(key=lambda e: (e.assignment.borrows, -e.workload.priority,
+                                        e.workload.created, e.key))
+        for entry in entries:
+            spec = state.cluster_queues[entry.cluster_queue]
+            assignment = entry.assignment
+            if assignment.mode == AssignMode.NO_FIT:
+                progressed |= self._not_admitted(entry, spec, assignment.message, decisions)
+                continue
+            node = tree.cluster_queues[entry.cluster_queue]
+            if assignment.mode == AssignMode.FIT:
+                if not tree.fits(node, assignment.usage):
+                    # Kueue requeues it at once: it is not inadmissible.
+                    self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
+                                       set_aside=False)
+                    continue
+            else:
+                targets = self._targets(entry, spec, state)
+                if not targets:
+                    progressed |= self._not_admitted(entry, spec, assignment.message,
+                                                     decisions)
+                    continue
+                for target in targets:
+                    self._evict(state, target.workload, target.reason, entry.key, decisions)
+                if not tree.fits(node, assignment.usage):  # targets were chosen to make room
+                    raise AssertionError(f"preemption left no room for {entry.key}")
+            self._admit(state, entry, now, decisions)
+            progressed = True
+        self.progressed = progressed
+        return decisions
+
+    def _nominate(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
+                  state: QueueingState) -> WorkloadAssignment:
+        assert self._tree is not None and self._index is not None
+        tree, index = self._tree, self._index
+        node = tree.cluster_queues[name]
+        oracle = None
+        policy = spec.preemption
+        if (policy.within_cluster_queue != "Never" or policy.reclaim_within_cohort != "Never"
+                or policy.borrow_within_cohort != "Never"):
+            def oracle(fr: FlavorResource, amount: int) -> bool:
+                return bool(find_targets(workload, name, spec, {fr: amount}, index,
+                                         state.workloads, state.admitted_at,
+                                         self.fair_sharing, self.fair_strategies))
+        return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
+
+    def _targets(self, entry: _Entry, spec: ClusterQueueSpec,
+                 state: QueueingState) -> list[PreemptionTarget]:
+        assert self._index is not None
+        return find_targets(entry.workload, entry.cluster_queue, spec, entry.assignment.usage,
+                            self._index, state.workloads, state.admitted_at,
+                            self.fair_sharing, self.fair_strategies)
+
+    def _not_admitted(self, entry: _Entry, spec: ClusterQueueSpec, message: str,
+                      decisions: list[Decision], set_aside: bool = True) -> bool:
+        """Record why the entry stays pending; set it aside under BestEffortFIFO.
+        Returns whether that changed what the next cycle will try."""
+        self.pending_messages[entry.key] = message
+        decisions.append(Decision(entry.key, pending=message))
+        if set_aside and spec.queueing_strategy == "BestEffortFIFO":
+            self._queued.pop(entry.key, None)
+            self._queues[entry.cluster_queue].parked[entry.key] = entry.workload
+            return True
+        return False
+
+    def _inactive(self, name: str, state: QueueingState, decisions: list[Decision]) -> None:
+        """Every queued workload of a stopped ClusterQueue says so (once)."""
+        message = messages.cluster_queue_inactive(name)
+        for _, _, key in sorted(self._queues[name].heap):
+            if self._queued.get(key) != name or self.pending_messages.get(key) == message:
+                continue
+            self.pending_messages[key] = message
+            decisions.append(Decision(key, pending=message))
+
+    def _evict(self, state: QueueingState, key: str, reason: str, by: str,
+               decisions: list[Decision]) -> None:
+        assert self._index is not None
+        cluster_queue = self._index.remove(key)
+        state.admitted.pop(key, None)
+        state.admitted_at.pop(key, None)
+        decisions.append(Decision(key, preempted=True, by=by, reason=reason))
+        self._left(key, cluster_queue)
+        if key in state.workloads:
+            self._enqueue(state, key)
+
+    def _admit(self, state: QueueingState, entry: _Entry, now: float,
+               decisions: list[Decision]) -> None:
+        assert self._index is not None
+        admission = Admission(entry.cluster_queue, entry.assignment.pod_sets)
+        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage))
+        self._queued.pop(entry.key, None)
+        state.admitted[entry.key] = admission
+        state.admitted_at[entry.key] = now
+        self.pending_messages.pop(entry.key, None)
+        decisions.append(Decision(entry.key, admitted=admission))

@@ -1,0 +1,293 @@
+"""Which admitted workloads to evict so that a pending one fits.
+
+Classic preemption (``site/content/en/docs/concepts/preemption.md``, "Classic
+Preemption"; ``cluster_queue.md``, "Preemption"):
+
+* candidates: workloads of the preemptor's ClusterQueue allowed by
+  ``withinClusterQueue`` (``LowerPriority``; ``LowerOrNewerEqualPriority``), and
+  workloads of other ClusterQueues of the cohort tree that borrow in a needed
+  (flavor, resource), allowed by ``reclaimWithinCohort`` (``LowerPriority``,
+  ``Any``) or, when the preemptor would borrow, by ``borrowWithinCohort``
+  (``LowerPriority`` up to ``maxPriorityThreshold``);
+* order: other ClusterQueues' workloads first, then lower priority, then the most
+  recently admitted, then the key (determinism);
+* targets, greedily in that order, by the documented heuristics: all candidates in
+  the preemptor's queue -> allow borrowing; ``borrowWithinCohort`` -> allow
+  borrowing; the preemptor's queue stays within nominal -> no borrowing; last,
+  only the preemptor's own queue, borrowing allowed. A candidate of another queue
+  is skipped once that queue no longer borrows. Then the set is minimised: in
+  reverse, a target is given back if the preemptor still fits without evicting it.
+
+Fair-sharing preemption (same page, "Fair Sharing"): per strategy
+(``LessThanOrEqualToFinalShare`` then ``LessThanInitialShare``), take candidates
+from the ClusterQueue with the highest share first, a candidate of another queue
+only if the strategy holds; queues that do not borrow are never targets; then the
+same minimisation.
+
+Everything here is simulated on the quota tree and undone before returning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from dralab.queueing.kueue.index import AdmittedIndex
+from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.model import ClusterQueueSpec, WorkloadSpec
+
+__all__ = [
+    "DEFAULT_FAIR_STRATEGIES",
+    "FairStrategy",
+    "PreemptionTarget",
+    "find_targets",
+]
+
+FairStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+DEFAULT_FAIR_STRATEGIES: tuple[FairStrategy, ...] = (
+    "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionTarget:
+    workload: str
+    reason: str  # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    key: str
+    cluster_queue: str
+    same_queue: bool
+    priority: int
+    admitted_at: float
+
+    def order(self) -> tuple[bool, int, float, str]:
+        return (self.same_queue, self.priority, -self.admitted_at, self.key)
+
+
+class _Simulation:
+    """Evictions tried on the quota tree, undone by ``undo``."""
+
+    def __init__(self, index: AdmittedIndex) -> None:
+        self.index = index
+        self.removed: list[str] = []
+
+    def remove(self, key: str) -> None:
+        self.index.tree.add_usage(self.index.cluster_queue[key], self.index.usage[key], -1)
+        self.removed.append(key)
+
+    def restore(self, key: str) -> None:
+        self.index.tree.add_usage(self.index.cluster_queue[key], self.index.usage[key], 1)
+        self.removed.remove(key)
+
+    def undo(self) -> None:
+        for key in self.removed:
+            self.index.tree.add_usage(self.index.cluster_queue[key], self.index.usage[key], 1)
+        self.removed.clear()
+
+
+def _fits(tree: QuotaTree, node: QuotaNode, usage: Mapping[FlavorResource, int],
+          allow_borrowing: bool) -> bool:
+    for fr, amount in usage.items():
+        if amount > tree.available(node, fr):
+            return False
+        if not allow_borrowing and tree.borrowing(node, fr, amount):
+            return False
+    return True
+
+
+def _within_queue_allows(policy: str, candidate: WorkloadSpec, preemptor: WorkloadSpec) -> bool:
+    if policy == "LowerPriority":
+        return candidate.priority < preemptor.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return candidate.priority < preemptor.priority or (
+            candidate.priority == preemptor.priority and candidate.created > preemptor.created)
+    return False
+
+
+def _reclaim_allows(policy: str, candidate_priority: int, preemptor: WorkloadSpec) -> bool:
+    if policy == "Any":
+        return True
+    if policy == "LowerPriority":
+        return candidate_priority < preemptor.priority
+    return False
+
+
+def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
+                needed: Sequence[FlavorResource], index: AdmittedIndex,
+                workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
+                fair_sharing: bool, borrow_within: bool) -> list[_Candidate]:
+    tree = index.tree
+    out: list[_Candidate] = []
+    policy = spec.preemption
+    needed_set = set(needed)
+
+    def uses_needed(key: str) -> bool:
+        return not needed_set.isdisjoint(index.usage[key])
+
+    if policy.within_cluster_queue != "Never":
+        for key in index.by_cluster_queue.get(cluster_queue, ()):
+            other = workloads.get(key)
+            if other is None or not uses_needed(key):
+                continue
+            if _within_queue_allows(policy.within_cluster_queue, other, preemptor):
+                out.append(_Candidate(key, cluster_queue, True, other.priority,
+                                      admitted_at.get(key, other.created)))
+    if policy.reclaim_within_cohort != "Never" or (borrow_within and not fair_sharing):
+        for member in tree.members(cluster_queue):
+            if member == cluster_queue:
+                continue
+            node = tree.cluster_queues[member]
+            borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
+            if not borrowing_in:
+                continue
+            for key in index.by_cluster_queue.get(member, ()):
+                other = workloads.get(key)
+                if other is None or not uses_needed(key):
+                    continue
+                if not (_reclaim_allows(policy.reclaim_within_cohort, other.priority, preemptor)
+                        or (borrow_within and other.priority < preemptor.priority)):
+                    continue
+                out.append(_Candidate(key, member, False, other.priority,
+                                      admitted_at.get(key, other.created)))
+    out.sort(key=_Candidate.order)
+    return out
+
+
+def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
+            usage: Mapping[FlavorResource, int], needed: Sequence[FlavorResource],
+            candidates: Sequence[_Candidate], allow_borrowing: bool) -> list[_Candidate]:
+    targets: list[_Candidate] = []
+    for candidate in candidates:
+        if not candidate.same_queue:
+            owner = tree.cluster_queues[candidate.cluster_queue]
+            if not any(tree.borrowing(owner, fr) for fr in needed):
+                continue  # that queue no longer borrows: its workloads are safe
+        sim.remove(candidate.key)
+        targets.append(candidate)
+        if _fits(tree, node, usage, allow_borrowing):
+            return _minimise(sim, tree, node, usage, targets, allow_borrowing)
+    sim.undo()
+    return []
+
+
+def _minimise(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
+              usage: Mapping[FlavorResource, int], targets: list[_Candidate],
+              allow_borrowing: bool) -> list[_Candidate]:
+    kept: list[_Candidate] = [targets[-1]]
+    for candidate in reversed(targets[:-1]):
+        sim.restore(candidate.key)
+        if _fits(tree, node, usage, allow_borrowing):
+            continue
+        sim.remove(candidate.key)
+        kept.append(candidate)
+    kept.reverse()
+    return kept
+
+
+def _classic(preemptor: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
+             usage: Mapping[FlavorResource, int], needed: Sequence[FlavorResource],
+             candidates: list[_Candidate], sim: _Simulation) -> list[_Candidate]:
+    tree = sim.index.tree
+    if not candidates:
+        return []
+    same = [c for c in candidates if c.same_queue]
+    if len(same) == len(candidates):
+        return _greedy(sim, tree, node, usage, needed, candidates, True)
+    policy = spec.preemption
+    if policy.borrow_within_cohort == "LowerPriority":
+        threshold = policy.max_priority_threshold
+        allowed = [c for c in candidates if c.same_queue or (
+            c.priority < preemptor.priority and (threshold is None or c.priority <= threshold))]
+        targets = _greedy(sim, tree, node, usage, needed, allowed, True)
+        if targets:
+            return targets
+    if not any(tree.borrowing(node, fr, amount) for fr, amount in usage.items()):
+        reclaim = [c for c in candidates if c.same_queue or _reclaim_allows(
+            policy.reclaim_within_cohort, c.priority, preemptor)]
+        targets = _greedy(sim, tree, node, usage, needed, reclaim, False)
+        if targets:
+            return targets
+    return _greedy(sim, tree, node, usage, needed, same, True)
+
+
+def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
+          needed: Sequence[FlavorResource], candidates: list[_Candidate], sim: _Simulation,
+          strategies: Sequence[FairStrategy]) -> list[_Candidate]:
+    tree = sim.index.tree
+    usage = dict(preemptor_usage)
+    targets: list[_Candidate] = []
+    for strategy in strategies:
+        remaining: dict[str, list[_Candidate]] = {}
+        for candidate in candidates:
+            if candidate.key not in sim.removed:
+                remaining.setdefault(candidate.cluster_queue, []).append(candidate)
+        while remaining:
+            shares = {name: tree.share(tree.cluster_queues[name]) for name in remaining}
+            name = max(remaining, key=lambda n: (shares[n], n == node.name, n))
+            queue = remaining[name]
+            candidate = queue.pop(0)
+            if not queue:
+                del remaining[name]
+            if name != node.name:
+                target_node = tree.cluster_queues[name]
+                if shares[name] == 0:
+                    remaining.pop(name, None)
+                    continue  # a queue within its quota is never a fair-sharing target
+                mine = tree.share(node, usage)
+                if strategy == "LessThanOrEqualToFinalShare":
+                    theirs = tree.share(target_node, sim.index.usage[candidate.key], -1)
+                    allowed = mine <= theirs
+                else:
+                    allowed = mine < shares[name]
+                if not allowed:
+                    remaining.pop(name, None)
+                    continue
+            sim.remove(candidate.key)
+            targets.append(candidate)
+            if _fits(tree, node, usage, True):
+                return _minimise(sim, tree, node, usage, targets, True)
+    sim.undo()
+    return []
+
+
+def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
+                 usage: Mapping[FlavorResource, int], index: AdmittedIndex,
+                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
+                 fair_sharing: bool,
+                 strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
+                 ) -> list[PreemptionTarget]:
+    """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
+    ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
+    left as it was."""
+    tree = index.tree
+    node = tree.cluster_queues[cluster_queue]
+    needed = [fr for fr, amount in usage.items() if amount > tree.available(node, fr)]
+    if not needed:
+        return []
+    borrow_within = spec.preemption.borrow_within_cohort != "Never"
+    candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
+                             admitted_at, fair_sharing, borrow_within)
+    if not candidates:
+        return []
+    sim = _Simulation(index)
+    if fair_sharing:
+        chosen = _fair(usage, node, needed, candidates, sim, strategies)
+    else:
+        chosen = _classic(preemptor, spec, node, usage, needed, candidates, sim)
+    borrows_after = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
+    sim.undo()
+    out: list[PreemptionTarget] = []
+    for candidate in chosen:
+        if candidate.same_queue:
+            reason = "InClusterQueue"
+        elif fair_sharing:
+            reason = "InCohortFairSharing"
+        elif borrows_after:
+            reason = "InCohortReclaimWhileBorrowing"
+        else:
+            reason = "InCohortReclamation"
+        out.append(PreemptionTarget(candidate.key, reason))
+    return out

@@ -1,0 +1,238 @@
+"""Quota of ClusterQueues and cohorts as one tree, with usage kept incrementally.
+
+Every ClusterQueue and every cohort is a node; a ClusterQueue's parent is its
+cohort, a cohort's parent its ``CohortSpec.parent``. For each (flavor, resource)
+a node has:
+
+* ``subtree``: its own nominal quota plus what its children lend to it (a child
+  lends its subtree minus what it keeps, see ``guaranteed``);
+* ``guaranteed``: the part it never lends, ``subtree - lendingLimit`` (0 without
+  a lending limit);
+* ``usage``: for a ClusterQueue, the sum of its admitted workloads; for a cohort,
+  what its children use beyond their guaranteed part.
+
+What a ClusterQueue can still take (``available``) is its unused guaranteed part
+plus what its parent can still give, the latter capped by the borrowing limit;
+this is Kueue's hierarchical quota rule (``cluster_queue.md``: borrowing, lending
+limits; ``cohort.md``: cohorts with their own quota). Usage changes walk up the
+tree once (O(depth)); nothing is rescanned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
+
+__all__ = ["FlavorResource", "QuotaNode", "QuotaTree", "SHARE_INFINITE"]
+
+FlavorResource = tuple[str, str]  # (flavor, resource)
+
+# The share of a ClusterQueue with fair-sharing weight 0 that borrows: it always
+# loses (Kueue returns MaxInt for it).
+SHARE_INFINITE = 2**63 - 1
+
+
+@dataclass(slots=True, eq=False)
+class QuotaNode:
+    name: str
+    is_cohort: bool
+    parent: QuotaNode | None = None
+    children: list[QuotaNode] = field(default_factory=list)
+    nominal: dict[FlavorResource, int] = field(default_factory=dict)
+    borrowing_limit: dict[FlavorResource, int] = field(default_factory=dict)
+    lending_limit: dict[FlavorResource, int] = field(default_factory=dict)
+    subtree: dict[FlavorResource, int] = field(default_factory=dict)
+    guaranteed: dict[FlavorResource, int] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    weight_milli: int = 1000
+
+    def root(self) -> QuotaNode:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+
+def _read_groups(node: QuotaNode, groups: tuple[ResourceGroup, ...]) -> None:
+    for group in groups:
+        for flavor in group.flavors:
+            for resource, quota in flavor.resources.items():
+                fr = (flavor.flavor, resource)
+                node.nominal[fr] = quota.nominal
+                if quota.borrowing_limit is not None:
+                    node.borrowing_limit[fr] = quota.borrowing_limit
+                if quota.lending_limit is not None:
+                    node.lending_limit[fr] = quota.lending_limit
+
+
+class QuotaTree:
+    """The quota tree of every ClusterQueue and cohort of one ``QueueingState``."""
+
+    def __init__(self, cluster_queues: dict[str, ClusterQueueSpec],
+                 cohorts: dict[str, CohortSpec]) -> None:
+        self.cluster_queues: dict[str, QuotaNode] = {}
+        self.cohorts: dict[str, QuotaNode] = {}
+        for name in sorted(cluster_queues):
+            spec = cluster_queues[name]
+            node = QuotaNode(name, is_cohort=False,
+                             weight_milli=round(spec.fair_weight * 1000))
+            _read_groups(node, spec.resource_groups)
+            self.cluster_queues[name] = node
+            if spec.cohort:
+                node.parent = self._cohort(spec.cohort, cohorts)
+                node.parent.children.append(node)
+        for node in [*self.cluster_queues.values(), *self.cohorts.values()]:
+            if node.parent is None:
+                self._fill(node)
+        self._potential: dict[tuple[str, FlavorResource], int] = {}
+        self._lendable: dict[str, dict[str, int]] = {}
+
+    def _cohort(self, name: str, specs: dict[str, CohortSpec],
+                seen: frozenset[str] = frozenset()) -> QuotaNode:
+        node = self.cohorts.get(name)
+        if node is not None:
+            return node
+        spec = specs.get(name)
+        node = QuotaNode(name, is_cohort=True)
+        self.cohorts[name] = node
+        if spec is not None:
+            node.weight_milli = round(spec.fair_weight * 1000)
+            _read_groups(node, spec.resource_groups)
+            # A parent cycle is invalid input; cut it rather than loop.
+            if spec.parent and spec.parent not in seen and spec.parent != name:
+                node.parent = self._cohort(spec.parent, specs, seen | {name})
+                node.parent.children.append(node)
+        return node
+
+    def _fill(self, node: QuotaNode) -> None:
+        """Subtree and guaranteed quota, bottom up."""
+        subtree = dict(node.nominal)
+        for child in node.children:
+            self._fill(child)
+            for fr, amount in child.subtree.items():
+                lent = amount - child.guaranteed.get(fr, 0)
+                subtree[fr] = subtree.get(fr, 0) + lent
+        node.subtree = subtree
+        node.guaranteed = {fr: max(0, subtree.get(fr, 0) - limit)
+                           for fr, limit in node.lending_limit.items()}
+
+    # usage --------------------------------------------------------------------
+    def add_usage(self, cluster_queue: str, usage: dict[FlavorResource, int], sign: int) -> None:
+        """Add (sign 1) or remove (sign -1) one workload's usage, up the tree."""
+        for fr, amount in usage.items():
+            node: QuotaNode | None = self.cluster_queues[cluster_queue]
+            delta = amount * sign
+            while node is not None and delta:
+                before = node.usage.get(fr, 0)
+                after = before + delta
+                node.usage[fr] = after
+                if node.parent is None:
+                    break
+                kept = node.guaranteed.get(fr, 0)
+                delta = max(0, after - kept) - max(0, before - kept)
+                node = node.parent
+
+    # queries ------------------------------------------------------------------
+    def available(self, node: QuotaNode, fr: FlavorResource) -> int:
+        """What ``node`` can still take of ``fr``, borrowing within its limits."""
+        if node.parent is None:
+            return node.subtree.get(fr, 0) - node.usage.get(fr, 0)
+        kept = node.guaranteed.get(fr, 0)
+        used = node.usage.get(fr, 0)
+        from_parent = self.available(node.parent, fr)
+        limit = node.borrowing_limit.get(fr)
+        if limit is not None:
+            stored = node.subtree.get(fr, 0) - kept
+            from_parent = min(stored - max(0, used - kept) + limit, from_parent)
+        return max(0, kept - used) + from_parent
+
+    def potential(self, node: QuotaNode, fr: FlavorResource) -> int:
+        """What ``node`` could take of ``fr`` if nothing were used (its maximum capacity)."""
+        key = (node.name if not node.is_cohort else "/" + node.name, fr)
+        cached = self._potential.get(key)
+        if cached is not None:
+            return cached
+        if node.parent is None:
+            value = node.subtree.get(fr, 0)
+        else:
+            kept = node.guaranteed.get(fr, 0)
+            from_parent = self.potential(node.parent, fr)
+            limit = node.borrowing_limit.get(fr)
+            if limit is not None:
+                from_parent = min(node.subtree.get(fr, 0) - kept + limit, from_parent)
+            value = kept + from_parent
+        self._potential[key] = value
+        return value
+
+    def fits(self, node: QuotaNode, usage: dict[FlavorResource, int],
+             allow_borrowing: bool = True) -> bool:
+        """Whether ``usage`` fits in ``node`` now (without borrowing, if not allowed)."""
+        for fr, amount in usage.items():
+            if amount > self.available(node, fr):
+                return False
+            if not allow_borrowing and self.borrowing(node, fr, amount):
+                return False
+        return True
+
+    def borrowing(self, node: QuotaNode, fr: FlavorResource, extra: int = 0) -> bool:
+        """Whether ``node`` uses (with ``extra`` more) beyond its own subtree quota."""
+        return node.usage.get(fr, 0) + extra > node.subtree.get(fr, 0)
+
+    # fair sharing --------------------------------------------------------------
+    def lendable(self, cohort: QuotaNode) -> dict[str, int]:
+        """Per resource, what the cohort could give at most, over all flavors."""
+        key = cohort.name
+        cached = self._lendable.get(key)
+        if cached is None:
+            cached = {}
+            for fr in cohort.root().subtree:
+                cached[fr[1]] = cached.get(fr[1], 0) + self.potential(cohort, fr)
+            self._lendable[key] = cached
+        return cached
+
+    def share(self, node: QuotaNode, extra: dict[FlavorResource, int] | None = None,
+              sign: int = 1) -> int:
+        """Kueue's weighted dominant resource share of ``node``: the largest, over
+        resources, of what it borrows beyond its subtree quota per 1000 of what the
+        parent cohort can lend, times 1000 divided by the weight (milli). 0 when it
+        does not borrow; ``SHARE_INFINITE`` for weight 0 when it borrows."""
+        if node.parent is None:
+            return 0
+        borrowed: dict[str, int] = {}
+        extra = extra or {}
+        for fr, quota in node.subtree.items():
+            over = node.usage.get(fr, 0) + sign * extra.get(fr, 0) - quota
+            if over > 0:
+                borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
+        if not borrowed:
+            return 0
+        if node.weight_milli <= 0:
+            return SHARE_INFINITE
+        lendable = self.lendable(node.parent)
+        dominant = 0
+        for resource, amount in borrowed.items():
+            total = lendable.get(resource, 0)
+            if total > 0:
+                dominant = max(dominant, amount * 1000 // total)
+        return dominant * 1000 // node.weight_milli
+
+    def members(self, cluster_queue: str) -> list[str]:
+        """The ClusterQueues of the cohort tree ``cluster_queue`` is in (itself included)."""
+        node = self.cluster_queues[cluster_queue]
+        root = node.root()
+        if root is node:
+            return [cluster_queue]
+        out: list[str] = []
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            if current.is_cohort:
+                stack.extend(current.children)
+            else:
+                out.append(current.name)
+        return sorted(out)
+
+    def root_name(self, cluster_queue: str) -> str:
+        root = self.cluster_queues[cluster_queue].root()
+        return ("cohort:" if root.is_cohort else "cq:") + root.name

@@ -1,0 +1,39 @@
+"""Admission cycles until nothing changes, as ``dralab admit`` and a simulator step run them."""
+
+from __future__ import annotations
+
+from dralab.queueing.model import AdmissionPolicy, Decision, QueueingState
+
+__all__ = ["MAX_ADMISSION_CYCLES", "AdmissionDidNotSettle", "admit_until_stable"]
+
+# Kueue takes one workload per ClusterQueue per cycle, so a queue N deep needs about
+# N cycles (more with preemption); this bound only stops a policy that never settles.
+MAX_ADMISSION_CYCLES = 1_000_000
+
+
+class AdmissionDidNotSettle(RuntimeError):
+    """Cycles kept changing the state up to the limit; ``decisions`` are those made."""
+
+    def __init__(self, cycles: int, decisions: list[Decision]) -> None:
+        super().__init__(f"admission still changing after {cycles} cycles")
+        self.decisions = decisions
+
+
+def admit_until_stable(policy: AdmissionPolicy, state: QueueingState, now: float,
+                       max_cycles: int = MAX_ADMISSION_CYCLES) -> list[Decision]:
+    """Run ``policy.cycle`` until a cycle changes nothing; every decision, in order.
+
+    A policy that sets ``progressed`` after each cycle (``KueuePolicy`` does) says
+    itself whether another cycle may change anything; for any other, a cycle that
+    admits or evicts nothing ends the run.
+    """
+    decisions: list[Decision] = []
+    for _ in range(max_cycles):
+        made = policy.cycle(state, now)
+        decisions.extend(made)
+        progressed = getattr(policy, "progressed", None)
+        if progressed is None:
+            progressed = any(d.admitted is not None or d.preempted for d in made)
+        if not progressed:
+            return decisions
+    raise AdmissionDidNotSettle(max_cycles, decisions)

@@ -1,0 +1,498 @@
+"""A snapshot of objects -> the ``QueueingState`` admission works on.
+
+Flavors, ClusterQueues, Cohorts and LocalQueues come from Kueue's objects. Every
+Job (and StatefulSet, Deployment, ReplicaSet: one pod group each) and every plain
+Pod labelled ``kueue.x-k8s.io/queue-name`` becomes one Workload, named as Kueue
+names it, with one pod set ``main`` (Kueue's name for a single-template job);
+Workload objects already in the snapshot stand for their owner instead, and those
+with ``status.admission`` hold their quota (``state.admitted``). A workload whose
+DRA claims cannot be charged (an unmapped DeviceClass...) is left out of the state
+and reported in ``KueueSnapshot.inadmissible`` with Kueue's message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Namespace, Pod, PodTemplateSpec, PriorityClass, Toleration
+from dralab.api.podtemplate import pod_template
+from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
+
+from .dra import DraAccounting, Inadmissible, claim_charges
+from .model import (
+    Admission,
+    ClusterQueueSpec,
+    CohortSpec,
+    FlavorFungibility,
+    FlavorQuotas,
+    FlavorSpec,
+    PodSetAssignment,
+    PodSetRequest,
+    PreemptionPolicy,
+    QueueingState,
+    ResourceGroup,
+    ResourceQuota,
+    TopologyRequest,
+    WorkloadSpec,
+)
+from .naming import workload_name
+from .objects import (
+    ClusterQueue,
+    Cohort,
+    KueueConfiguration,
+    KueueFairSharing,
+    KueueResourceGroup,
+    KueueTopology,
+    KueueWorkload,
+    LabelSelector,
+    LocalQueue,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
+from .requests import pod_requests
+
+__all__ = [
+    "DEFAULT_POD_SET",
+    "PRIORITY_CLASS_LABEL",
+    "QUEUE_NAME_LABEL",
+    "KueueSnapshot",
+    "WorkloadSource",
+    "generated_name",
+    "read_snapshot",
+]
+
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+DEFAULT_POD_SET = "main"
+_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+# v1beta2's priorityClassRef kinds as v1beta1's priorityClassSource names them.
+_REF_SOURCES = {"WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass",
+                "PriorityClass": "scheduling.k8s.io/priorityclass"}
+# The API server's alphabet for generated names (no vowels, no look-alike digits).
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_GROUPS = {"Job": "batch", "Pod": "", "StatefulSet": "apps", "Deployment": "apps",
+           "ReplicaSet": "apps"}
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetSource:
+    """A pod set as the Workload's spec writes it: name, count, the pod template."""
+
+    name: str
+    count: int
+    template: dict[str, Any]
+    per_pod: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSource:
+    """Where a workload came from: what the writer needs to write it as Kueue does."""
+
+    key: str
+    name: str
+    namespace: str
+    queue_name: str
+    owner: KubeObject | None          # the Job (or other carrier, or Pod) it stands for
+    existing: KueueWorkload | None     # the Workload object of the snapshot, if any
+    pod_sets: tuple[PodSetSource, ...]
+    priority: int
+    priority_class: str | None
+    priority_class_source: str | None
+    created: float
+
+
+@dataclass(slots=True)
+class KueueSnapshot:
+    state: QueueingState
+    sources: dict[str, WorkloadSource] = field(default_factory=dict)
+    inadmissible: dict[str, str] = field(default_factory=dict)
+    config: KueueConfiguration | None = None
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def fair_sharing(self) -> bool:
+        return self.config is not None and self.config.fair_sharing_enabled
+
+
+# --- queues and flavors ------------------------------------------------------------
+
+def _optional_milli(q: Any) -> int | None:
+    return None if q is None else int(q.milli_value())
+
+
+def _groups(groups: Sequence[KueueResourceGroup]) -> tuple[ResourceGroup, ...]:
+    out = []
+    for group in groups:
+        flavors = tuple(
+            FlavorQuotas(flavor.name, {
+                r.name: ResourceQuota(_optional_milli(r.nominal_quota) or 0,
+                                      _optional_milli(r.borrowing_limit),
+                                      _optional_milli(r.lending_limit))
+                for r in flavor.resources})
+            for flavor in group.flavors)
+        out.append(ResourceGroup(tuple(group.covered_resources), flavors))
+    return tuple(out)
+
+
+def _weight(fair: KueueFairSharing | None) -> float:
+    if fair is None or fair.weight is None:
+        return 1.0
+    return fair.weight.as_approximate_float()
+
+
+def _fungibility(value: str | None, default: str) -> Any:
+    # v1beta1 spelled "may stop here" Borrow and Preempt; v1beta2 MayStopSearch.
+    if value in ("Borrow", "Preempt", "MayStopSearch"):
+        return "MayStopSearch"
+    return "TryNextFlavor" if value == "TryNextFlavor" else default
+
+
+def _tolerations(items: Sequence[Toleration]) -> tuple[tuple[str, str, str, str], ...]:
+    return tuple((t.key or "", t.operator or "Equal", t.value or "", t.effect or "")
+                 for t in items)
+
+
+def _flavor(obj: ResourceFlavor) -> FlavorSpec:
+    return FlavorSpec(
+        name=obj.name,
+        node_labels=dict(obj.spec.node_labels),
+        node_taints=tuple((t.key, t.value or "", t.effect) for t in obj.spec.node_taints),
+        tolerations=_tolerations(obj.spec.tolerations),
+        topology=obj.spec.topology_name)
+
+
+def _selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
+        return False
+    for req in selector.match_expressions:
+        present = req.key in labels
+        if req.operator == "In" and not (present and labels[req.key] in req.values):
+            return False
+        if req.operator == "NotIn" and present and labels[req.key] in req.values:
+            return False
+        if req.operator == "Exists" and not present:
+            return False
+        if req.operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def _namespaces(selector: LabelSelector | None,
+                labels: Mapping[str, Mapping[str, str]]) -> frozenset[str] | None:
+    """Kueue: no selector admits no namespace; ``{}`` admits all (None here)."""
+    if selector is None:
+        return frozenset()
+    if not selector.match_labels and not selector.match_expressions:
+        return None
+    return frozenset(ns for ns, own in labels.items() if _selector_matches(selector, own))
+
+
+def _cluster_queue(obj: ClusterQueue, labels: Mapping[str, Mapping[str, str]]
+                   ) -> ClusterQueueSpec:
+    spec = obj.spec
+    pre = spec.preemption
+    borrow = pre.borrow_within_cohort if pre else None
+    preemption = PreemptionPolicy(
+        within_cluster_queue=(pre.within_cluster_queue if pre and pre.within_cluster_queue
+                              else "Never"),  # type: ignore[arg-type]
+        reclaim_within_cohort=(pre.reclaim_within_cohort if pre and pre.reclaim_within_cohort
+                               else "Never"),  # type: ignore[arg-type]
+        borrow_within_cohort=(borrow.policy if borrow and borrow.policy
+                              else "Never"),  # type: ignore[arg-type]
+        max_priority_threshold=borrow.max_priority_threshold if borrow else None)
+    fungible = spec.flavor_fungibility
+    return ClusterQueueSpec(
+        name=obj.name,
+        resource_groups=_groups(spec.resource_groups),
+        cohort=obj.cohort_ref,
+        queueing_strategy=(spec.queueing_strategy or "BestEffortFIFO"),  # type: ignore[arg-type]
+        namespaces=_namespaces(spec.namespace_selector, labels),
+        preemption=preemption,
+        fair_weight=_weight(spec.fair_sharing),
+        flavor_fungibility=FlavorFungibility(
+            _fungibility(fungible.when_can_borrow if fungible else None, "MayStopSearch"),
+            _fungibility(fungible.when_can_preempt if fungible else None, "TryNextFlavor")),
+        stop_policy=(spec.stop_policy or "None"))  # type: ignore[arg-type]
+
+
+# --- workloads ---------------------------------------------------------------------
+
+def _timestamp(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _topology(annotations: Mapping[str, Any]) -> TopologyRequest | None:
+    required = annotations.get(_REQUIRED_TOPOLOGY)
+    preferred = annotations.get(_PREFERRED_TOPOLOGY)
+    unconstrained = str(annotations.get(_UNCONSTRAINED_TOPOLOGY, "")).lower() == "true"
+    if required:
+        return TopologyRequest(level=str(required), required=True)
+    if preferred:
+        return TopologyRequest(level=str(preferred))
+    return TopologyRequest(unconstrained=True) if unconstrained else None
+
+
+def _job_count(job: Job) -> int:
+    # Kueue: parallelism (defaulted to 1), never more than completions.
+    count = 1 if job.spec.parallelism is None else job.spec.parallelism
+    if job.spec.completions is not None and job.spec.completions < count:
+        count = job.spec.completions
+    return count
+
+
+def _count(owner: KubeObject) -> int:
+    if isinstance(owner, Job):
+        return _job_count(owner)
+    if isinstance(owner, Deployment | ReplicaSet | StatefulSet):
+        return 1 if owner.spec.replicas is None else owner.spec.replicas
+    return 1
+
+
+def _raw_template(owner: KubeObject) -> dict[str, Any]:
+    raw = owner.raw or {}
+    if isinstance(owner, Pod):
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        assert isinstance(meta, dict)
+        kept = {k: meta[k] for k in ("labels", "annotations") if k in meta}
+        return {"metadata": kept, "spec": raw.get("spec") or {}}
+    spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    template = spec.get("template")
+    return dict(template) if isinstance(template, dict) else {}
+
+
+class _Reader:
+    def __init__(self, objects: Sequence[KubeObject]) -> None:
+        self.objects = objects
+        self.config = next((o for o in objects if isinstance(o, KueueConfiguration)), None)
+        self.dra = DraAccounting.of(self.config, objects)
+        self.wpc = {o.name: o.value for o in objects if isinstance(o, WorkloadPriorityClass)}
+        self.pc = {o.name: o.value for o in objects if isinstance(o, PriorityClass)}
+        self.default_pc = next((o.value for o in objects
+                                if isinstance(o, PriorityClass) and o.global_default), 0)
+        self.local_queues = {o.ref: o.spec.cluster_queue for o in objects
+                             if isinstance(o, LocalQueue)}
+
+    def priority(self, labels: Mapping[str, str], template: PodTemplateSpec
+                 ) -> tuple[int, str | None, str | None]:
+        wpc = labels.get(PRIORITY_CLASS_LABEL)
+        if wpc and wpc in self.wpc:
+            return self.wpc[wpc], wpc, "kueue.x-k8s.io/workloadpriorityclass"
+        name = template.spec.priority_class_name
+        if name and name in self.pc:
+            return self.pc[name], name, "scheduling.k8s.io/priorityclass"
+        if template.spec.priority is not None:
+            return template.spec.priority, None, None
+        return self.default_pc, None, None
+
+    def pod_set(self, name: str, index: int, count: int, template: PodTemplateSpec,
+                raw_template: dict[str, Any], namespace: str) -> tuple[PodSetSource,
+                                                                       PodSetRequest]:
+        raw_spec = raw_template.get("spec") if isinstance(raw_template.get("spec"), dict) \
+            else None
+        per_pod = pod_requests(template.spec, raw_spec)
+        per_pod = {self.dra.extended_resource_key(k): v for k, v in per_pod.items()}
+        for resource, amount in claim_charges(template.spec, namespace, name, index,
+                                              self.dra).items():
+            per_pod[resource] = per_pod.get(resource, 0) + amount
+        annotations = template.metadata.get("annotations")
+        request = PodSetRequest(
+            name=name, count=count, per_pod=per_pod,
+            node_selector=dict(template.spec.node_selector),
+            tolerations=_tolerations(template.spec.tolerations),
+            topology=_topology(annotations if isinstance(annotations, dict) else {}))
+        return PodSetSource(name, count, raw_template, per_pod), request
+
+
+def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:
+    """The queueing state of a snapshot, and where each workload came from."""
+    reader = _Reader(objects)
+    ns_labels: dict[str, dict[str, str]] = {}
+    for obj in objects:
+        if obj.namespace:
+            ns_labels.setdefault(obj.namespace, {"kubernetes.io/metadata.name": obj.namespace})
+    for obj in objects:
+        if isinstance(obj, Namespace):
+            ns_labels[obj.name] = {"kubernetes.io/metadata.name": obj.name} | obj.labels
+    state = QueueingState()
+    snapshot = KueueSnapshot(state=state, config=reader.config)
+    for obj in objects:
+        if isinstance(obj, ResourceFlavor):
+            state.flavors[obj.name] = _flavor(obj)
+        elif isinstance(obj, ClusterQueue):
+            state.cluster_queues[obj.name] = _cluster_queue(obj, ns_labels)
+        elif isinstance(obj, Cohort):
+            state.cohorts[obj.name] = CohortSpec(
+                obj.name, obj.spec.parent_name or None, _groups(obj.spec.resource_groups),
+                _weight(obj.spec.fair_sharing))
+        elif isinstance(obj, LocalQueue):
+            state.local_queues[obj.ref] = obj.spec.cluster_queue
+        elif isinstance(obj, KueueTopology):
+            snapshot.topologies[obj.name] = tuple(level.node_label for level in obj.spec.levels)
+    # Cohorts a ClusterQueue names without a Cohort object exist implicitly, without quota.
+    for cq in list(state.cluster_queues.values()):
+        if cq.cohort and cq.cohort not in state.cohorts:
+            state.cohorts[cq.cohort] = CohortSpec(cq.cohort)
+    owned = _owned_by_workloads(objects)
+    for order, obj in enumerate(objects):
+        if isinstance(obj, KueueWorkload):
+            _add_existing(reader, snapshot, obj, float(order))
+        elif _is_queued(obj) and _uid_or_ref(obj) not in owned:
+            _add_derived(reader, snapshot, obj, float(order))
+    return snapshot
+
+
+def _uid_or_ref(obj: KubeObject) -> tuple[str, str]:
+    return (obj.kind or type(obj).KIND, obj.ref)
+
+
+def _owned_by_workloads(objects: Sequence[KubeObject]) -> set[tuple[str, str]]:
+    out = set()
+    for obj in objects:
+        if isinstance(obj, KueueWorkload):
+            for ref in obj.metadata.owner_references:
+                out.add((ref.kind, f"{obj.namespace}/{ref.name}"))
+    return out
+
+
+def _is_queued(obj: KubeObject) -> bool:
+    if not isinstance(obj, Job | Pod | StatefulSet | Deployment | ReplicaSet):
+        return False
+    if QUEUE_NAME_LABEL not in obj.metadata.labels:
+        return False
+    # A pod some controller owns is that controller's business (its Job's Workload).
+    return not (isinstance(obj, Pod) and any(r.controller for r in obj.metadata.owner_references))
+
+
+def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
+              requests: tuple[PodSetRequest, ...]) -> None:
+    queue_key = f"{source.namespace}/{source.queue_name}"
+    snapshot.state.workloads[source.key] = WorkloadSpec(
+        key=source.key, queue=queue_key, cluster_queue=reader.local_queues.get(queue_key),
+        priority=source.priority, created=source.created, pod_sets=requests)
+    snapshot.sources[source.key] = source
+
+
+def _named(owner: KubeObject, order: float) -> KubeObject:
+    """``owner`` with a name: one given only ``generateName`` gets the API server's
+    five-character suffix, drawn from its place in the input instead of at random."""
+    meta = owner.metadata
+    if meta.name or not meta.generate_name:
+        return owner
+    name = generated_name(meta.namespace or "", meta.generate_name, int(order))
+    return msgspec.structs.replace(owner, metadata=msgspec.structs.replace(meta, name=name))
+
+
+def generated_name(namespace: str, generate_name: str, order: int) -> str:
+    """``generateName`` plus the API server's five-character suffix, drawn from the
+    object's place in the input instead of at random (the same input, the same name)."""
+    seed = f"{namespace}/{generate_name}/{order}".encode()
+    digest = hashlib.sha1(seed, usedforsecurity=False).hexdigest()
+    return generate_name + "".join(
+        _SUFFIX_ALPHABET[int(digest[i:i + 2], 16) % len(_SUFFIX_ALPHABET)]
+        for i in range(0, 10, 2))
+
+
+def _add_derived(reader: _Reader, snapshot: KueueSnapshot, owner: KubeObject,
+                 order: float) -> None:
+    owner = _named(owner, order)
+    template = pod_template(owner)
+    assert template is not None
+    kind = owner.kind or type(owner).KIND
+    name = workload_name(kind, _GROUPS.get(kind, ""), owner.name, owner.metadata.uid or "")
+    key = f"{owner.namespace}/{name}"
+    labels = owner.metadata.labels
+    priority, pc, pc_source = reader.priority(labels, template)
+    created = _timestamp(owner.metadata.creation_timestamp)
+    pod_sets: tuple[PodSetSource, ...] = ()
+    requests: tuple[PodSetRequest, ...] = ()
+    message = ""
+    try:
+        made = reader.pod_set(DEFAULT_POD_SET, 0, _count(owner), template,
+                              _raw_template(owner), owner.namespace)
+        pod_sets, requests = (made[0],), (made[1],)
+    except Inadmissible as exc:
+        message = exc.message
+        pod_sets = (PodSetSource(DEFAULT_POD_SET, _count(owner), _raw_template(owner), {}),)
+    source = WorkloadSource(
+        key=key, name=name, namespace=owner.namespace, queue_name=labels[QUEUE_NAME_LABEL],
+        owner=owner, existing=None, pod_sets=pod_sets, priority=priority,
+        priority_class=pc, priority_class_source=pc_source,
+        created=order if created is None else created)
+    if message:
+        snapshot.sources[key] = source
+        snapshot.inadmissible[key] = message
+        return
+    _spec_for(reader, snapshot, source, requests)
+
+
+def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
+                  order: float) -> None:
+    key = wl.ref
+    raw_sets = ((wl.raw or {}).get("spec") or {}).get("podSets") or []
+    owner = next((o for o in reader.objects
+                  for ref in wl.metadata.owner_references
+                  if o.name == ref.name and (o.kind or type(o).KIND) == ref.kind
+                  and o.namespace == wl.namespace), None)
+    pod_sets = []
+    requests = []
+    message = ""
+    for index, ps in enumerate(wl.spec.pod_sets):
+        raw = raw_sets[index].get("template", {}) if index < len(raw_sets) else {}
+        try:
+            made = reader.pod_set(ps.name, index, ps.count, ps.template, dict(raw), wl.namespace)
+        except Inadmissible as exc:
+            message = message or exc.message
+            pod_sets.append(PodSetSource(ps.name, ps.count, dict(raw), {}))
+            continue
+        pod_sets.append(made[0])
+        requests.append(made[1])
+    ref = wl.spec.priority_class_ref
+    class_name = wl.spec.priority_class_name or (ref.name if ref else None)
+    class_source = wl.spec.priority_class_source or (
+        _REF_SOURCES.get(ref.kind, "") if ref else None)
+    priority = wl.spec.priority
+    if priority is None:
+        priority = reader.wpc.get(class_name or "", reader.pc.get(class_name or "", 0))
+    created = _timestamp(wl.metadata.creation_timestamp)
+    source = WorkloadSource(
+        key=key, name=wl.name, namespace=wl.namespace, queue_name=wl.spec.queue_name or "",
+        owner=owner, existing=wl, pod_sets=tuple(pod_sets), priority=priority,
+        priority_class=class_name, priority_class_source=class_source,
+        created=order if created is None else created)
+    if message:
+        snapshot.sources[key] = source
+        snapshot.inadmissible[key] = message
+        return
+    _spec_for(reader, snapshot, source, tuple(requests))
+    admission = wl.status.admission
+    evicted = wl.condition("Evicted")
+    if admission is not None and admission.cluster_queue and not (
+            evicted is not None and evicted.status == "True"):
+        snapshot.state.admitted[key] = Admission(admission.cluster_queue, tuple(
+            PodSetAssignment(a.name, dict(a.flavors),
+                             {r: q.milli_value() for r, q in a.resource_usage.items()},
+                             a.count if a.count is not None else _count_of(wl, a.name))
+            for a in admission.pod_set_assignments))
+        reserved = wl.condition("QuotaReserved")
+        since = _timestamp(reserved.last_transition_time if reserved else None)
+        if since is not None:
+            snapshot.state.admitted_at[key] = since
+
+
+def _count_of(wl: KueueWorkload, pod_set: str) -> int:
+    return next((ps.count for ps in wl.spec.pod_sets if ps.name == pod_set), 0)
