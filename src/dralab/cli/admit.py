@@ -8,15 +8,11 @@ from typing import Any
 import click
 
 from dralab.api.base import KubeObject
-from dralab.api.codec import DecodeError
-from dralab.api.errors import LoadError
-from dralab.api.io import Document, decode_document, dumps, read_documents, to_list
-from dralab.queueing.checks import kueue_problems
+from dralab.api.io import dumps, read_documents, to_list
+from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import Decision
-from dralab.queueing.objects import decode_kueue, is_kueue_document
-from dralab.queueing.reader import KueueSnapshot, generated_name, read_snapshot
+from dralab.queueing.reader import KueueSnapshot, read_snapshot
 from dralab.queueing.writer import write_jobs, write_workloads
-from dralab.validation.check import validate_documents
 
 from .common import (
     EXIT_INPUT,
@@ -28,45 +24,6 @@ from .common import (
 )
 
 _EPOCH = "1970-01-01T00:00:00Z"
-
-
-def _decode(doc: Document) -> KubeObject:
-    if isinstance(doc.data, dict) and is_kueue_document(doc.data):
-        try:
-            return decode_kueue(doc.data)
-        except DecodeError as exc:
-            raise LoadError(f"{doc.describe()}: {exc}") from None
-    return decode_document(doc)
-
-
-def _with_generated_names(docs: list[Document]) -> list[Document]:
-    """Documents written for ``kubectl create`` (``generateName``, no name) as the API
-    server would store them: named, deterministically."""
-    out = []
-    for order, doc in enumerate(docs):
-        meta = doc.data.get("metadata") if isinstance(doc.data, dict) else None
-        if isinstance(meta, dict) and not meta.get("name") \
-                and isinstance(meta.get("generateName"), str) and meta["generateName"]:
-            ns = meta.get("namespace")
-            name = generated_name(ns if isinstance(ns, str) else "", meta["generateName"], order)
-            data = dict(doc.data) | {"metadata": dict(meta) | {"name": name}}
-            doc = Document(doc.source, doc.index, data)
-        out.append(doc)
-    return out
-
-
-def load_snapshot(docs: list[Document]) -> tuple[list[KubeObject], list[str]]:
-    """The objects of a snapshot, and one line per problem found in them."""
-    docs = _with_generated_names(docs)
-    others = [d for d in docs if not (isinstance(d.data, dict) and is_kueue_document(d.data))]
-    problems = [str(p) for p in validate_documents(others, stored=True)]
-    objects = []
-    for doc in docs:
-        obj = _decode(doc)
-        problems += [f"{doc.describe()}: {path}: {message}"
-                     for path, message in kueue_problems(obj)]
-        objects.append(obj)
-    return objects, problems
 
 
 def _latest_timestamp(objects: list[KubeObject]) -> str:

@@ -65,6 +65,7 @@ __all__ = [
     "KueueSnapshot",
     "WorkloadSource",
     "generated_name",
+    "pod_set_request",
     "read_snapshot",
 ]
 
@@ -316,6 +317,17 @@ class _Reader:
             tolerations=_tolerations(template.spec.tolerations),
             topology=_topology(annotations if isinstance(annotations, dict) else {}))
         return PodSetSource(name, count, raw_template, per_pod), request
+
+
+def pod_set_request(objects: Sequence[KubeObject], pod: Pod, count: int,
+                    name: str = DEFAULT_POD_SET) -> PodSetRequest:
+    """What Kueue charges for ``count`` pods like ``pod`` (a pod set), given the snapshot's
+    ``objects`` (the Configuration's deviceClassMappings, DeviceClasses, claim templates,
+    slices). Inadmissible (with Kueue's message) for an unmapped device class."""
+    template = pod_template(pod)
+    assert template is not None
+    return _Reader(objects).pod_set(name, 0, count, template, _raw_template(pod),
+                                    pod.namespace)[1]
 
 
 def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:

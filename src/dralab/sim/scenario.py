@@ -83,6 +83,7 @@ from typing import Any
 import msgspec
 
 from dralab.allocator.prepare import MAX_RESULTS
+from dralab.api.base import KubeObject
 from dralab.api.core import Node
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
 from dralab.api.resource import ResourceClaimTemplate, ResourceSlice
@@ -96,6 +97,7 @@ from .kinds import metrics_shape, read_templates, translate_templates
 from .limits import MAX_EVENTS, MAX_JOB_KINDS, MAX_SCENARIO_PODS, MAX_SIGMA, check_work
 from .model import Kind, NodeChange, typed_event, typed_kind
 from .modes import Mode, check_modes, resolve_modes
+from .queueing import read_kueue
 from .spec import (
     API_VERSION,
     MODES,
@@ -155,6 +157,8 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     claim_templates: tuple[ResourceClaimTemplate, ...] = ()  # generated from ``devices``
     # Per mode name, the nodes pool ``add`` events bring: name -> (Node, its slices).
     pool_nodes: dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]] = {}
+    # ``spec.queueing``: the Kueue objects (queues, flavors, Configuration), read once.
+    kueue_objects: tuple[KubeObject, ...] | None = None
 
     def with_seed(self, seed: int) -> Scenario:
         return msgspec.structs.replace(self, seed=seed)
@@ -338,6 +342,14 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     for i, (job, kind) in enumerate(zip(spec.workload, kinds, strict=True)):
         template = templates.get(job.name)
         check_kind(job, kind, i, source, template.pod if template is not None else None)
+    kueue = read_kueue(spec.queueing, spec.workload, base_dir, source, allow_outside) \
+        if spec.queueing is not None else None
+    if kueue is None:
+        for i, job in enumerate(spec.workload):
+            if job.queue is not None:
+                raise ScenarioError(source, f"spec.workload[{i}].queue",
+                                    "a queue needs spec.queueing (the Kueue objects)")
+    scenario = msgspec.structs.replace(scenario, kueue_objects=kueue)
     pool_nodes, event_nodes = grow_pools(scenario, fleet)
     scenario = msgspec.structs.replace(
         scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),

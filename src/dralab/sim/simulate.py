@@ -24,17 +24,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
-from dralab.queueing.model import AdmissionPolicy, QueueingState, WorkloadSpec
 from dralab.scheduler import Scheduler, build_cluster
 
 from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
 from .modes import MODES, Mode, check_modes, resolve_mode
 from .observe import Observer, Weight
+from .queueing import QueueingSetup, queueing_setup
 from .results import ModeResult, SimulationResult
 from .scenario import Scenario
 from .stages import Completion, JobController, NodeLifecycle, PodBook, Sampling, SchedulingStage
@@ -63,16 +62,6 @@ def _cpu_milli(scenario: Scenario, kind: str, own: int) -> int:
         return own
     return sum(c.resources.requests["cpu"].milli_value()
                for c in template.pod.spec.containers if "cpu" in c.resources.requests)
-
-
-@dataclass(frozen=True, slots=True)
-class QueueingSetup:
-    """Admission before scheduling (``AdmissionStage``): per mode a fresh state, the
-    policy, and how a job becomes a workload (None: the job is not queued)."""
-
-    state: Callable[[Mode], QueueingState]
-    policy: Callable[[], AdmissionPolicy]
-    workload_of: Callable[[Mode], Callable[[Arrival], WorkloadSpec | None]]
 
 
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
@@ -143,10 +132,11 @@ def simulate(scenario: Scenario, progress: Progress | None = None,
     """
     check_modes(scenario)
     arrivals = draw_arrivals(scenario)
+    queueing = queueing_setup(scenario)
     results = []
     for mode in scenario.modes:
         started = timer() if timer is not None else 0.0
-        result = run_mode(scenario, mode, arrivals, progress)
+        result = run_mode(scenario, mode, arrivals, progress, queueing)
         if timer is not None:
             result = dataclasses.replace(result, wall_seconds=timer() - started)
         results.append(result)

@@ -23,6 +23,7 @@ __all__ = [
     "FleetRef",
     "JobKind",
     "NodeEvent",
+    "QueueingRef",
     "ScenarioDocument",
     "ScenarioError",
     "ScenarioSpec",
@@ -139,6 +140,7 @@ class JobKind(_Spec, frozen=True):
     tolerations: list[dict[str, Any]] = []
     devices: DeviceShape | None = None
     template: str | None = None
+    queue: str | None = None   # LocalQueue "namespace/name" (needs spec.queueing)
 
 
 class NodeEvent(_Spec, frozen=True):
@@ -155,6 +157,10 @@ class FleetRef(_Spec, frozen=True):
     spec: dict[str, Any] | None = None
 
 
+class QueueingRef(_Spec, frozen=True):
+    kueue: str = ""             # Kueue objects: a file or directory, relative to the scenario
+
+
 class ScenarioSpec(_Spec, frozen=True):
     seed: int = 0
     duration: Any = "8h"
@@ -163,6 +169,7 @@ class ScenarioSpec(_Spec, frozen=True):
     fleet: FleetRef = FleetRef(default=True)
     scheduler: dict[str, Any] | None = None
     events: list[NodeEvent] = []
+    queueing: QueueingRef | None = None
     workload: list[JobKind] = []
 
 

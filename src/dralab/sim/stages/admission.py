@@ -30,6 +30,7 @@ __all__ = ["MAX_ADMISSION_CYCLES", "AdmissionStage", "QueueStats"]
 # Cycles one instant may run before the stage stops (each admits or preempts at least
 # one workload, so a stable state is reached far sooner).
 MAX_ADMISSION_CYCLES = 10_000
+_CYCLE_APART = 1e-6  # seconds between two admission cycles of one instant
 
 
 @dataclass(slots=True)
@@ -91,8 +92,10 @@ class AdmissionStage(Stage):
     def run_cycle(self) -> None:
         """Admission cycles until nothing changes; admitted jobs create their pods."""
         self._pending_cycle = False
-        for _ in range(MAX_ADMISSION_CYCLES):
-            decisions = self.policy.cycle(self.state, self.env.now)
+        for k in range(MAX_ADMISSION_CYCLES):
+            # Kueue's cycles are apart in time: a later cycle's admissions are more
+            # recent (preemption prefers the most recently admitted victims).
+            decisions = self.policy.cycle(self.state, self.env.now + k * _CYCLE_APART)
             self.cycles += 1
             changed = False
             for decision in decisions:
