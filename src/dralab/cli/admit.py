@@ -33,6 +33,13 @@ def _latest_timestamp(objects: list[KubeObject]) -> str:
     return max(stamps) if stamps else _EPOCH
 
 
+def admission_moment(objects: list[KubeObject]) -> float:
+    """When admission runs: the snapshot's newest creationTimestamp in seconds, so that
+    admissions made now are newer than those the snapshot holds (0 without timestamps)."""
+    moment = _latest_timestamp(objects)
+    return _seconds(moment) if moment != _EPOCH else 0.0
+
+
 def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
@@ -81,8 +88,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
-    # Admissions made now are newer than those the snapshot holds (0 without timestamps).
-    decisions = run_admission(snapshot, _seconds(moment) if moment != _EPOCH else 0.0)
+    decisions = run_admission(snapshot, admission_moment(objects))
     workloads = write_workloads(snapshot, decisions, moment)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)

@@ -7,10 +7,12 @@ from typing import Any
 
 import click
 
+from dralab.api.io import read_documents
 from dralab.scheduler import ConfigError, explain_claim
 from dralab.scheduler.targets import explain_pods, parse_pod_target
 
 from .common import (
+    EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
     errors_naming,
     feature_gates_option,
@@ -91,3 +93,42 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
     click.echo(explanation.render(), nl=False)
     if explanation.allocated is None or not explanation.allocated.allocated:
         raise SystemExit(EXIT_UNSCHEDULABLE)
+
+
+@explain_cmd.command("workload")
+@click.argument("target", metavar="NAMESPACE/NAME")
+@filename_option
+def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
+    """Why a queued workload is admitted or not, as Kueue would decide on the snapshot.
+
+    NAMESPACE/NAME names the Workload or the Job (or pod) it stands for. Runs the
+    admission of ``dralab admit`` on the inputs, then prints the workload's state:
+    admitted (ClusterQueue, flavors, usage), preempted (by whom, why), inadmissible
+    (why), or pending with Kueue's message and, per flavor and resource it needs, the
+    ClusterQueue's nominal quota, borrowing limit and usage. With Nodes in the input,
+    also whether the whole pod set fits on them now with the devices it claims.
+
+    Exit 0 if admitted, 1 if not, 2 on invalid input or an unknown workload."""
+    from dralab.queueing.explain import explain_workload, find_workload
+    from dralab.queueing.load import load_snapshot
+    from dralab.queueing.reader import read_snapshot
+
+    from .admit import admission_moment, run_admission
+
+    objects, problems = load_snapshot(read_documents(filenames))
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    snapshot = read_snapshot(objects)
+    key = find_workload(snapshot, target)
+    if key is None:
+        known = ", ".join(sorted(snapshot.sources)) or "none"
+        click.echo(f"error: no queued workload {target} (workloads: {known})", err=True)
+        raise SystemExit(EXIT_INPUT)
+    decisions = run_admission(snapshot, admission_moment(objects))
+    explanation = explain_workload(snapshot, decisions, key, objects)
+    click.echo(explanation.render(), nl=False)
+    if not explanation.admitted:
+        raise SystemExit(EXIT_UNSCHEDULABLE)
+

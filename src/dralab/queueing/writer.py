@@ -54,7 +54,7 @@ _PREEMPTION_REASONS = {
 _BINARY = ("memory", "ephemeral-storage")
 
 
-def _quantity(resource: str, milli: int) -> str:
+def quantity_text(resource: str, milli: int) -> str:
     """A resource amount as Kueue prints it in resourceUsage: canonical, in binary
     units for memory (as requests write it: ``200Mi``), decimal otherwise."""
     binary = resource in _BINARY and not milli % 1000
@@ -67,7 +67,7 @@ def _admission(admission: Admission) -> dict[str, Any]:
         "clusterQueue": admission.cluster_queue,
         "podSetAssignments": [
             {"name": ps.name, "flavors": dict(ps.flavors),
-             "resourceUsage": {r: _quantity(r, v) for r, v in sorted(ps.usage.items())},
+             "resourceUsage": {r: quantity_text(r, v) for r, v in sorted(ps.usage.items())},
              "count": ps.count}
             for ps in admission.pod_sets],
     }

@@ -1,0 +1,168 @@
+"""Why a workload is (not) admitted: ``dralab explain workload NAMESPACE/NAME``.
+
+After admission has run on a snapshot, one workload's story: admitted (the
+ClusterQueue, flavors and usage), preempted (by whom, why), inadmissible (an
+unmapped device class, a missing queue), or pending with Kueue's message and the
+quota it meets: for every flavor and resource the workload asks for, the
+ClusterQueue's nominal quota, borrowing limit, what its admitted workloads use and
+what this workload needs. With nodes in the snapshot it also says whether the
+whole pod set could be placed on them now, pod by pod, with the devices its
+claims ask for (what Kueue's admission does not check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dralab.api.base import KubeObject
+from dralab.api.codec import decode
+from dralab.api.core import Node, Pod
+from dralab.api.keys import object_key
+
+from .model import Decision, QueueingState
+from .reader import KueueSnapshot, WorkloadSource
+from .writer import quantity_text
+
+__all__ = ["WorkloadExplanation", "explain_workload", "find_workload"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadExplanation:
+    key: str
+    owner: str
+    status: str                     # Admitted | Pending | Preempted | Inadmissible
+    lines: tuple[str, ...] = ()
+    placement: tuple[str, ...] = ()
+    admitted: bool = False
+
+    def render(self) -> str:
+        out = [f"Workload {self.key} ({self.owner}): {self.status}", *self.lines]
+        if self.placement:
+            out += ["Placement on the snapshot's nodes (every pod, with its devices):",
+                    *self.placement]
+        return "\n".join(out) + "\n"
+
+
+def find_workload(snapshot: KueueSnapshot, target: str) -> str | None:
+    """The workload key for ``target``: ``namespace/name`` of the Workload or of the Job
+    (or pod) it stands for; a bare name is looked up in namespace default."""
+    namespace, _, name = target.rpartition("/")
+    key = object_key(namespace or "default", name)
+    if key in snapshot.sources:
+        return key
+    for wkey, source in sorted(snapshot.sources.items()):
+        owner = source.owner
+        if owner is not None and object_key(owner.namespace, owner.name) == key:
+            return wkey
+    return None
+
+
+def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key: str,
+                     objects: Sequence[KubeObject] = ()) -> WorkloadExplanation:
+    source = snapshot.sources[key]
+    owner = f"{(source.owner.kind if source.owner is not None else 'Workload')} " \
+            f"{source.namespace}/{source.owner.name if source.owner is not None else source.name}"
+    state = snapshot.state
+    mine = [d for d in decisions if d.workload == key]
+    placement = _placement(source, objects) if any(isinstance(o, Node) for o in objects) \
+        else ()
+    if key in snapshot.inadmissible:
+        return WorkloadExplanation(key, owner, "Inadmissible",
+                                   (f"  {snapshot.inadmissible[key]}",), placement)
+    admission = state.admitted.get(key)
+    if admission is not None:
+        lines = [f"  admitted to ClusterQueue {admission.cluster_queue}"]
+        for ps in admission.pod_sets:
+            flavors = ", ".join(f"{r}: {f}" for r, f in sorted(ps.flavors.items()))
+            usage = ", ".join(f"{r}: {quantity_text(r, v)}" for r, v in sorted(ps.usage.items()))
+            lines.append(f"  pod set {ps.name} ({ps.count} pods): flavors {flavors}; "
+                         f"usage {usage}")
+        return WorkloadExplanation(key, owner, "Admitted", tuple(lines), placement, True)
+    preempted = [d for d in mine if d.preempted]
+    lines = []
+    status = "Pending"
+    if preempted:
+        last = preempted[-1]
+        status = "Preempted"
+        lines.append(f"  preempted by {last.by} ({last.reason}); waiting again")
+    pending = [d.pending for d in mine if d.pending]
+    if pending:
+        lines.append(f"  {pending[-1]}")
+    lines += _quota_lines(state, key)
+    return WorkloadExplanation(key, owner, status, tuple(lines), placement)
+
+
+def _quota_lines(state: QueueingState, key: str) -> list[str]:
+    workload = state.workloads.get(key)
+    if workload is None or workload.cluster_queue is None:
+        queue = workload.queue if workload is not None else "?"
+        return [f"  LocalQueue {queue} leads to no ClusterQueue"]
+    cq = state.cluster_queues.get(workload.cluster_queue)
+    if cq is None:
+        return [f"  ClusterQueue {workload.cluster_queue} does not exist"]
+    need: dict[str, int] = {}
+    for ps in workload.pod_sets:
+        for resource, amount in ps.per_pod.items():
+            need[resource] = need.get(resource, 0) + amount * ps.count
+    used: dict[tuple[str, str], int] = {}
+    for other, admission in state.admitted.items():
+        spec = state.workloads.get(other)
+        if spec is None or admission.cluster_queue != cq.name:
+            continue
+        for assigned in admission.pod_sets:
+            for resource, amount in assigned.usage.items():
+                name = assigned.flavors.get(resource, "")
+                used[(name, resource)] = used.get((name, resource), 0) + amount
+    cohort = f", cohort {cq.cohort}" if cq.cohort else ""
+    lines = [f"  ClusterQueue {cq.name} ({cq.queueing_strategy}{cohort}):"]
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            for resource in group.covered:
+                if resource not in need:
+                    continue
+                quota = flavor.resources.get(resource)
+                nominal = quantity_text(resource, quota.nominal) if quota else "0"
+                borrow = "" if quota is None or quota.borrowing_limit is None \
+                    else f", borrowing limit {quantity_text(resource, quota.borrowing_limit)}"
+                in_use = quantity_text(resource, used.get((flavor.flavor, resource), 0))
+                lines.append(
+                    f"    {flavor.flavor} {resource}: nominal {nominal}{borrow}, in use "
+                    f"{in_use}, this workload needs {quantity_text(resource, need[resource])}")
+    uncovered = sorted(r for r in need if not any(r in g.covered for g in cq.resource_groups))
+    if uncovered:
+        lines.append(f"    not covered by any resource group: {', '.join(uncovered)}")
+    return lines
+
+
+def _placement(source: WorkloadSource, objects: Sequence[KubeObject]) -> tuple[str, ...]:
+    """Whether every pod of the workload fits on the snapshot's nodes now (a fork of the
+    cluster, reverted), one line."""
+    from dralab.scheduler import Scheduler, build_cluster
+
+    from .placement import GangFailure, place_pod_sets
+
+    owner = source.owner
+    queued = {(o.kind, object_key(o.namespace, o.name)) for o in objects
+              if o is owner or o.metadata.labels.get("kueue.x-k8s.io/queue-name")}
+    cluster_objects = [o for o in objects
+                       if (o.kind, object_key(o.namespace, o.name)) not in queued
+                       and not type(o).__module__.startswith("dralab.queueing")]
+    cluster, _ = build_cluster(cluster_objects)
+    scheduler = Scheduler.build(cluster)
+    pods: list[Pod] = []
+    for pod_set in source.pod_sets:
+        spec = pod_set.template.get("spec") or {}
+        for i in range(pod_set.count):
+            pod = decode({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": f"{source.name}-{pod_set.name}-{i}",
+                                       "namespace": source.namespace},
+                          "spec": spec})
+            assert isinstance(pod, Pod)
+            pods.append(pod)
+    outcome = place_pod_sets(scheduler, pods)
+    if isinstance(outcome, GangFailure):
+        return (f"  does not fit: {outcome.placed} of {len(pods)} pods placed; "
+                f"{outcome.message}",)
+    nodes = sorted({p.node for p in outcome.pods})
+    return (f"  all {len(pods)} pods fit, on {', '.join(nodes)}",)

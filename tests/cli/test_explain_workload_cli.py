@@ -1,0 +1,50 @@
+"""``dralab explain workload``: why a queued workload is admitted or not, with the quota
+it meets, and (with nodes in the input) whether its whole pod set fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dralab.cli.main import cli
+
+ROOT = Path(__file__).parent.parent.parent
+DATA = ROOT / "tests" / "data"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["explain", "workload", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_pending_workload_names_the_quota_that_blocks_it() -> None:
+    code, out, err = run("team-a/finetune", "-f",
+                         str(DATA / "kueue" / "dralab-two-team-cohort.yaml"))
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[0] == "Workload team-a/job-finetune-d2b4e (Job team-a/finetune): Pending"
+    assert lines[1] == ("  couldn't assign flavors to pod set main: insufficient unused quota "
+                        "for nvidia.com/gpu in flavor h100, 4 more needed")
+    # team-a's 8 GPUs plus the 4 it borrows are in use by pretrain.
+    assert "    h100 nvidia.com/gpu: nominal 8, borrowing limit 8, in use 12, this workload " \
+           "needs 4" in lines
+
+
+def test_admitted_workload_that_cannot_be_placed() -> None:
+    """Kueue admits by quota (48 GPUs); the fleet has one 8-GPU H100 node: the whole
+    pod set check says only one of the five 8-GPU pods fits."""
+    code, out, err = run("default/big-train", "-f", str(DATA / "queueing" / "big-gang.yaml"),
+                         "-f", str(ROOT / "examples" / "fleet"))
+    assert (code, err) == (0, "")
+    assert "Admitted" in out.splitlines()[0]
+    assert "usage cpu: 20, memory: 160Gi, nvidia.com/gpu: 40" in out
+    assert "  does not fit: 1 of 5 pods placed; pod default/job-big-train-65434-main-1: " \
+           "0/3 nodes are available: 3 cannot allocate all claims." in out
+
+
+def test_unknown_workload_is_exit_2() -> None:
+    code, out, err = run("team-a/nope", "-f", str(DATA / "kueue" / "dralab-two-team-cohort.yaml"))
+    assert code == 2 and out == ""
+    assert err.startswith("error: no queued workload team-a/nope (workloads: ")
+    assert len(err.splitlines()) == 1
