@@ -109,7 +109,8 @@ class KueuePolicy:
         for key in sorted(state.admitted):
             admission = state.admitted[key]
             if admission.cluster_queue in self._tree.cluster_queues:
-                self._index.add(key, admission.cluster_queue, admission_usage(admission))
+                self._index.add(key, admission.cluster_queue, admission_usage(admission),
+                                self._priority(state, key))
         for key in sorted(state.workloads):
             if key not in state.admitted:
                 self._enqueue(state, key)
@@ -128,7 +129,8 @@ class KueuePolicy:
             admission = state.admitted[key]
             self._queued.pop(key, None)
             if admission.cluster_queue in index.by_cluster_queue:
-                index.add(key, admission.cluster_queue, admission_usage(admission))
+                index.add(key, admission.cluster_queue, admission_usage(admission),
+                          self._priority(state, key))
         for key in sorted(index.cluster_queue.keys() - admitted_now):
             self._left(key, index.remove(key))
             if key in state.workloads:
@@ -143,6 +145,11 @@ class KueuePolicy:
             self._blocked.pop(key, None)
             self.pending_messages.pop(key, None)
         self._known &= workloads_now
+
+    @staticmethod
+    def _priority(state: QueueingState, key: str) -> int:
+        workload = state.workloads.get(key)
+        return workload.priority if workload is not None else 0
 
     def _cluster_queue_of(self, state: QueueingState, workload: WorkloadSpec) -> str | None:
         if workload.cluster_queue:
@@ -319,7 +326,8 @@ class KueuePolicy:
                decisions: list[Decision]) -> None:
         assert self._index is not None
         admission = Admission(entry.cluster_queue, entry.assignment.pod_sets)
-        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage))
+        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage),
+                        entry.workload.priority)
         self._queued.pop(entry.key, None)
         state.admitted[entry.key] = admission
         state.admitted_at[entry.key] = now

@@ -115,27 +115,48 @@ def _reclaim_allows(policy: str, candidate_priority: int, preemptor: WorkloadSpe
     return False
 
 
+def _holders(index: AdmittedIndex, cluster_queue: str, needed: Sequence[FlavorResource],
+             below: int, equal: bool) -> set[str]:
+    """Workloads of ``cluster_queue`` using a needed (flavor, resource) with priority
+    below ``below`` (or equal to it, if ``equal``)."""
+    out: set[str] = set()
+    holders = index.holders.get(cluster_queue, {})
+    for fr in needed:
+        for priority, keys in holders.get(fr, {}).items():
+            if priority < below or (equal and priority == below):
+                out |= keys
+    return out
+
+
 def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
-                fair_sharing: bool, borrow_within: bool) -> list[_Candidate]:
+                fair_sharing: bool, borrow_within: bool, would_borrow: bool) -> list[_Candidate]:
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
-    needed_set = set(needed)
-
-    def uses_needed(key: str) -> bool:
-        return not needed_set.isdisjoint(index.usage[key])
-
-    if policy.within_cluster_queue != "Never":
-        for key in index.by_cluster_queue.get(cluster_queue, ()):
+    within = policy.within_cluster_queue
+    if within != "Never":
+        newer_equal = within == "LowerOrNewerEqualPriority"
+        for key in _holders(index, cluster_queue, needed, preemptor.priority, newer_equal):
             other = workloads.get(key)
-            if other is None or not uses_needed(key):
+            if other is None or not _within_queue_allows(within, other, preemptor):
                 continue
-            if _within_queue_allows(policy.within_cluster_queue, other, preemptor):
-                out.append(_Candidate(key, cluster_queue, True, other.priority,
-                                      admitted_at.get(key, other.created)))
-    if policy.reclaim_within_cohort != "Never" or (borrow_within and not fair_sharing):
+            out.append(_Candidate(key, cluster_queue, True, other.priority,
+                                  admitted_at.get(key, other.created)))
+    reclaim = policy.reclaim_within_cohort
+    if fair_sharing or not would_borrow:
+        # reclaimWithinCohort: any priority under "Any", else only lower ones.
+        below = 2**63 if reclaim == "Any" else preemptor.priority
+        cohort_allowed = reclaim != "Never"
+    else:
+        # Classic preemption by a workload that will borrow: only borrowWithinCohort
+        # lets it take from other queues (lower priority, up to the threshold).
+        below = preemptor.priority
+        if policy.max_priority_threshold is not None:
+            below = min(below, policy.max_priority_threshold + 1)
+        cohort_allowed = borrow_within and reclaim != "Never"
+    if cohort_allowed:
         for member in tree.members(cluster_queue):
             if member == cluster_queue:
                 continue
@@ -143,12 +164,9 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
             if not borrowing_in:
                 continue
-            for key in index.by_cluster_queue.get(member, ()):
+            for key in _holders(index, member, borrowing_in, below, False):
                 other = workloads.get(key)
-                if other is None or not uses_needed(key):
-                    continue
-                if not (_reclaim_allows(policy.reclaim_within_cohort, other.priority, preemptor)
-                        or (borrow_within and other.priority < preemptor.priority)):
+                if other is None:
                     continue
                 out.append(_Candidate(key, member, False, other.priority,
                                       admitted_at.get(key, other.created)))
@@ -268,8 +286,9 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
     if not needed:
         return []
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
+    would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
-                             admitted_at, fair_sharing, borrow_within)
+                             admitted_at, fair_sharing, borrow_within, would_borrow)
     if not candidates:
         return []
     sim = _Simulation(index)

@@ -87,6 +87,7 @@ class QuotaTree:
                 self._fill(node)
         self._potential: dict[tuple[str, FlavorResource], int] = {}
         self._lendable: dict[str, dict[str, int]] = {}
+        self._members: dict[str, list[str]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
                 seen: frozenset[str] = frozenset()) -> QuotaNode:
@@ -219,10 +220,14 @@ class QuotaTree:
 
     def members(self, cluster_queue: str) -> list[str]:
         """The ClusterQueues of the cohort tree ``cluster_queue`` is in (itself included)."""
+        cached = self._members.get(cluster_queue)
+        if cached is not None:
+            return cached
         node = self.cluster_queues[cluster_queue]
         root = node.root()
         if root is node:
-            return [cluster_queue]
+            self._members[cluster_queue] = [cluster_queue]
+            return self._members[cluster_queue]
         out: list[str] = []
         stack = [root]
         while stack:
@@ -231,7 +236,10 @@ class QuotaTree:
                 stack.extend(current.children)
             else:
                 out.append(current.name)
-        return sorted(out)
+        out.sort()
+        for name in out:
+            self._members[name] = out
+        return out
 
     def root_name(self, cluster_queue: str) -> str:
         root = self.cluster_queues[cluster_queue].root()
