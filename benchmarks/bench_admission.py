@@ -99,7 +99,8 @@ def main() -> None:
     parser.add_argument("--workloads", type=int, default=10_000)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    print(f"{args.queues} ClusterQueues in {args.cohorts} cohorts, {args.workloads} pending workloads")
+    print(f"{args.queues} ClusterQueues in {args.cohorts} cohorts, "
+          f"{args.workloads} pending workloads")
     for fair in (False, True):
         run(args.queues, args.cohorts, args.workloads, fair, args.profile)
 

@@ -29,7 +29,8 @@ def solo(policy: PreemptionPolicy, *running: WorkloadSpec) -> tuple[KueuePolicy,
 
 def test_within_cluster_queue_lower_priority() -> None:
     engine, st = solo(PreemptionPolicy(within_cluster_queue="LowerPriority"),
-                      wl("ns/low", "q", 1, priority=1, cpu=2), wl("ns/mid", "q", 2, priority=5, cpu=2))
+                      wl("ns/low", "q", 1, priority=1, cpu=2),
+                      wl("ns/mid", "q", 2, priority=5, cpu=2))
     decisions = then(st, engine, wl("ns/high", "q", 3, priority=10, cpu=2))
     # The lowest priority goes first; one eviction is enough.
     assert evicted(decisions) == [("ns/low", "ns/high", "InClusterQueue")]
@@ -75,7 +76,8 @@ def test_minimal_set_after_greedy() -> None:
     # Greedy order (lowest priority first) takes small, then big; big alone suffices,
     # so minimisation gives small back.
     engine, st = solo(PreemptionPolicy(within_cluster_queue="LowerPriority"),
-                      wl("ns/small", "q", 1, priority=1, cpu=1), wl("ns/big", "q", 2, priority=2, cpu=3))
+                      wl("ns/small", "q", 1, priority=1, cpu=1),
+                      wl("ns/big", "q", 2, priority=2, cpu=3))
     decisions = then(st, engine, wl("ns/high", "q", 3, priority=10, cpu=3))
     assert evicted(decisions) == [("ns/big", "ns/high", "InClusterQueue")]
     assert set(st.admitted) == {"ns/small", "ns/high"}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dralab.queueing.kueue.index import AdmittedIndex
-from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.kueue.quota import SHARE_INFINITE, FlavorResource, QuotaNode, QuotaTree
 from dralab.queueing.model import ClusterQueueSpec, WorkloadSpec
 
 __all__ = [
@@ -52,7 +52,8 @@ DEFAULT_FAIR_STRATEGIES: tuple[FairStrategy, ...] = (
 @dataclass(frozen=True, slots=True)
 class PreemptionTarget:
     workload: str
-    reason: str  # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
+    # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,8 @@ def _holders(index: AdmittedIndex, cluster_queue: str, needed: Sequence[FlavorRe
 def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
-                fair_sharing: bool, borrow_within: bool, would_borrow: bool) -> list[_Candidate]:
+                fair_sharing: bool, borrow_within: bool, would_borrow: bool,
+                other_queues: bool) -> list[_Candidate]:
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
@@ -156,7 +158,7 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
         if policy.max_priority_threshold is not None:
             below = min(below, policy.max_priority_threshold + 1)
         cohort_allowed = borrow_within and reclaim != "Never"
-    if cohort_allowed:
+    if cohort_allowed and other_queues:
         for member in tree.members(cluster_queue):
             if member == cluster_queue:
                 continue
@@ -255,8 +257,15 @@ def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
                     remaining.pop(name, None)
                     continue  # a queue within its quota is never a fair-sharing target
                 mine = tree.share(node, usage)
+                if mine > 0 and mine <= tree.share(node):
+                    # The preemptor does not raise its queue's share (it does not use
+                    # the dominant resource): Kueue's no-ping-pong argument
+                    # (fair_sharing.md) needs it to, so no fair-sharing preemption.
+                    break
+                theirs = tree.share(target_node, sim.index.usage[candidate.key], -1)
+                if theirs >= shares[name] != SHARE_INFINITE:
+                    continue  # evicting it would not lower that queue's share
                 if strategy == "LessThanOrEqualToFinalShare":
-                    theirs = tree.share(target_node, sim.index.usage[candidate.key], -1)
                     allowed = mine <= theirs
                 else:
                     allowed = mine < shares[name]
@@ -276,10 +285,10 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                  workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                  fair_sharing: bool,
                  strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
-                 ) -> list[PreemptionTarget]:
+                 other_queues: bool = True) -> list[PreemptionTarget]:
     """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
     ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
-    left as it was."""
+    left as it was. ``other_queues=False`` keeps to the preemptor's own queue."""
     tree = index.tree
     node = tree.cluster_queues[cluster_queue]
     needed = [fr for fr, amount in usage.items() if amount > tree.available(node, fr)]
@@ -288,7 +297,8 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
     would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
-                             admitted_at, fair_sharing, borrow_within, would_borrow)
+                             admitted_at, fair_sharing, borrow_within, would_borrow,
+                             other_queues)
     if not candidates:
         return []
     sim = _Simulation(index)
