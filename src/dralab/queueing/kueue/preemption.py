@@ -133,7 +133,10 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                 fair_sharing: bool, borrow_within: bool, would_borrow: bool,
-                other_queues: bool) -> list[_Candidate]:
+                other_queues: bool, share_above: float) -> list[_Candidate]:
+    """The candidates in Kueue's order. Under fair sharing, another queue's workloads
+    are candidates only if that queue's share is above ``share_above`` (the
+    preemptor queue's share with the preemptor): both strategies need that."""
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
@@ -164,7 +167,7 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                 continue
             node = tree.cluster_queues[member]
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
-            if not borrowing_in:
+            if not borrowing_in or (fair_sharing and tree.share(node) <= share_above):
                 continue
             for key in _holders(index, member, borrowing_in, below, False):
                 other = workloads.get(key)
@@ -234,35 +237,41 @@ def _classic(preemptor: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
 
 
 def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
-          needed: Sequence[FlavorResource], candidates: list[_Candidate], sim: _Simulation,
+          candidates: list[_Candidate], sim: _Simulation,
           strategies: Sequence[FairStrategy]) -> list[_Candidate]:
     tree = sim.index.tree
     usage = dict(preemptor_usage)
     targets: list[_Candidate] = []
+    taken: set[str] = set()
+    by_queue: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        by_queue.setdefault(candidate.cluster_queue, []).append(candidate)
+    # Shares change only for the queue a target leaves: kept, not recomputed.
+    shares = {name: tree.share(tree.cluster_queues[name]) for name in by_queue}
+    mine_before, mine = tree.share(node), tree.share(node, usage)
     for strategy in strategies:
-        remaining: dict[str, list[_Candidate]] = {}
-        for candidate in candidates:
-            if candidate.key not in sim.removed:
-                remaining.setdefault(candidate.cluster_queue, []).append(candidate)
-        while remaining:
-            shares = {name: tree.share(tree.cluster_queues[name]) for name in remaining}
-            name = max(remaining, key=lambda n: (shares[n], n == node.name, n))
-            queue = remaining[name]
-            candidate = queue.pop(0)
-            if not queue:
-                del remaining[name]
+        cursor = dict.fromkeys(by_queue, 0)
+        active = set(by_queue)
+        while active:
+            name = max(active, key=lambda n: (shares[n], n == node.name, n))
+            queue, at = by_queue[name], cursor[name]
+            while at < len(queue) and queue[at].key in taken:
+                at += 1
+            if at >= len(queue):
+                active.discard(name)
+                continue
+            candidate = queue[at]
+            cursor[name] = at + 1
             if name != node.name:
-                target_node = tree.cluster_queues[name]
                 if shares[name] == 0:
-                    remaining.pop(name, None)
-                    continue  # a queue within its quota is never a fair-sharing target
-                mine = tree.share(node, usage)
-                if mine > 0 and mine <= tree.share(node):
+                    active.discard(name)  # a queue within its quota is never a target
+                    continue
+                if mine > 0 and mine <= mine_before:
                     # The preemptor does not raise its queue's share (it does not use
                     # the dominant resource): Kueue's no-ping-pong argument
                     # (fair_sharing.md) needs it to, so no fair-sharing preemption.
                     break
-                theirs = tree.share(target_node, sim.index.usage[candidate.key], -1)
+                theirs = tree.share(tree.cluster_queues[name], sim.index.usage[candidate.key], -1)
                 if theirs >= shares[name] != SHARE_INFINITE:
                     continue  # evicting it would not lower that queue's share
                 if strategy == "LessThanOrEqualToFinalShare":
@@ -270,10 +279,14 @@ def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
                 else:
                     allowed = mine < shares[name]
                 if not allowed:
-                    remaining.pop(name, None)
+                    active.discard(name)
                     continue
             sim.remove(candidate.key)
+            taken.add(candidate.key)
             targets.append(candidate)
+            shares[name] = tree.share(tree.cluster_queues[name])
+            if name == node.name:
+                mine_before, mine = tree.share(node), tree.share(node, usage)
             if _fits(tree, node, usage, True):
                 return _minimise(sim, tree, node, usage, targets, True)
     sim.undo()
@@ -296,14 +309,19 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
         return []
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
     would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
+    share_above = 0.0
+    if fair_sharing:
+        share_above = tree.share(node, usage)
+        if 0 < share_above <= tree.share(node):
+            other_queues = False  # see _fair: no fair-sharing preemption then
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
                              admitted_at, fair_sharing, borrow_within, would_borrow,
-                             other_queues)
+                             other_queues, share_above)
     if not candidates:
         return []
     sim = _Simulation(index)
     if fair_sharing:
-        chosen = _fair(usage, node, needed, candidates, sim, strategies)
+        chosen = _fair(usage, node, candidates, sim, strategies)
     else:
         chosen = _classic(preemptor, spec, node, usage, needed, candidates, sim)
     borrows_after = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
