@@ -101,10 +101,13 @@ class KueuePolicy:
         # Evictions of this cycle: per ClusterQueue, the usage of it and its cohorts
         # before the first one (see ``_release``).
         self._evicted_from: dict[str, list[tuple[QuotaNode, dict[FlavorResource, int]]]] = {}
-        # Workloads evicted by a preemption, and when. Under fair sharing a workload
-        # evicted at ``now`` may not evict other queues' workloads at the same ``now``:
-        # Kueue's strategies rule out two workloads preempting each other, but not
-        # longer rings among several queues (Kueue #3779, #7101); this breaks them.
+        # Workloads evicted by a preemption, and when. A workload evicted at ``now``
+        # may not evict other queues' workloads at the same ``now``. Kueue's rules
+        # rule out two workloads preempting each other, but not rings among several
+        # queues: under fair sharing (Kueue #3779, #7101), or in classic mode when a
+        # reclaim lands in another flavor than the one its victim's queue then takes
+        # back by preempting within itself. Within one queue preemption follows
+        # priority (and age), which cannot ring; so this ends every ring.
         self._preempted_at: dict[str, float] = {}
 
     # -- keeping in step with the state -------------------------------------------------
@@ -320,7 +323,7 @@ class KueuePolicy:
                             self._may_preempt_others(entry.key))
 
     def _may_preempt_others(self, key: str) -> bool:
-        return not self.fair_sharing or self._preempted_at.get(key) != self._now
+        return self._preempted_at.get(key) != self._now
 
     def _not_admitted(self, entry: _Entry, spec: ClusterQueueSpec, message: str,
                       decisions: list[Decision], set_aside: bool = True) -> bool:
