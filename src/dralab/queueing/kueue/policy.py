@@ -232,9 +232,14 @@ class KueuePolicy:
         return None
 
     # -- the cycle ----------------------------------------------------------------------
-    def cycle(self, state: QueueingState, now: float) -> list[Decision]:
+    def cycle(self, state: QueueingState, now: float, *,
+              state_unchanged: bool = False) -> list[Decision]:
+        """One admission cycle. ``state_unchanged``: the caller promises that nothing
+        but this policy's own decisions changed ``state`` since its last cycle, so
+        the comparison of every workload with the last view is skipped."""
         self._now = now
-        self._sync(state)
+        if not (state_unchanged and self._index is not None):
+            self._sync(state)
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
         decisions: list[Decision] = []
