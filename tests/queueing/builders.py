@@ -14,12 +14,12 @@ from dralab.queueing.model import (
     PodSetRequest,
     PreemptionPolicy,
     QueueingState,
+    QueueingStrategy,
     ResourceGroup,
     ResourceQuota,
     StopPolicy,
     WorkloadSpec,
 )
-from dralab.queueing.model import QueueingStrategy
 
 
 def milli(text: str | int) -> int:
@@ -37,10 +37,14 @@ def group(covered: tuple[str, ...], *flavors: tuple[str, Mapping[str, ResourceQu
     return ResourceGroup(covered, tuple(FlavorQuotas(name, dict(res)) for name, res in flavors))
 
 
+NO_PREEMPTION = PreemptionPolicy()
+DEFAULT_FUNGIBILITY = FlavorFungibility()
+
+
 def cq(name: str, *groups: ResourceGroup, cohort: str | None = None,
        strategy: QueueingStrategy = "BestEffortFIFO",
-       preemption: PreemptionPolicy = PreemptionPolicy(), weight: float = 1.0,
-       fungibility: FlavorFungibility = FlavorFungibility(),
+       preemption: PreemptionPolicy = NO_PREEMPTION, weight: float = 1.0,
+       fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY,
        stop: StopPolicy = "None") -> ClusterQueueSpec:
     return ClusterQueueSpec(name, tuple(groups), cohort=cohort, queueing_strategy=strategy,
                             preemption=preemption, fair_weight=weight,

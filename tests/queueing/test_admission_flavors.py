@@ -6,7 +6,7 @@ from __future__ import annotations
 from dralab.queueing.kueue import KueuePolicy, admit_until_stable
 from dralab.queueing.model import FlavorFungibility, FlavorSpec, PreemptionPolicy
 
-from .builders import cq, group, quota, state, wl
+from .builders import NO_PREEMPTION, cq, group, quota, state, wl
 
 
 def flavors_of(st, key: str) -> dict[str, str]:
@@ -53,7 +53,7 @@ def test_no_flavor_fits_lists_every_flavor() -> None:
         "(0) + current podset request (20) > maximum capacity (18)")
 
 
-def cohort_pair(fungibility: FlavorFungibility, preemption: PreemptionPolicy = PreemptionPolicy()):
+def cohort_pair(fungibility: FlavorFungibility, preemption: PreemptionPolicy = NO_PREEMPTION):
     mine = cq("mine", group(("cpu",), ("first", {"cpu": quota(2)}), ("second", {"cpu": quota(4)})),
               cohort="c", fungibility=fungibility, preemption=preemption)
     lender = cq("lender", group(("cpu",), ("first", {"cpu": quota(10)})), cohort="c")
@@ -85,7 +85,8 @@ def test_when_can_borrow_try_next_flavor_falls_back_to_borrowing() -> None:
 
 def preemptible(fungibility: FlavorFungibility):
     queue = cq("q", group(("cpu",), ("first", {"cpu": quota(2)}), ("second", {"cpu": quota(2)})),
-               fungibility=fungibility, preemption=PreemptionPolicy(within_cluster_queue="LowerPriority"))
+               fungibility=fungibility,
+               preemption=PreemptionPolicy(within_cluster_queue="LowerPriority"))
     st = state(queue, workloads=(wl("ns/low", "q", 0, priority=0, cpu=2),))
     policy = KueuePolicy()
     admit_until_stable(policy, st, 0.0)
@@ -148,7 +149,8 @@ def test_pod_sets_share_the_flavor_quota() -> None:
     # Two pod sets of 3 pods x 1 cpu: the second one counts the first one's usage.
     from dralab.queueing.model import PodSetRequest, WorkloadSpec
     queue = cq("q", group(("cpu",), ("small", {"cpu": quota(4)}), ("big", {"cpu": quota(10)})))
-    pod_sets = (PodSetRequest("driver", 3, {"cpu": 1000}), PodSetRequest("workers", 3, {"cpu": 1000}))
+    pod_sets = (PodSetRequest("driver", 3, {"cpu": 1000}),
+                PodSetRequest("workers", 3, {"cpu": 1000}))
     st = state(queue)
     st.workloads["ns/a"] = WorkloadSpec("ns/a", "lq", "q", 0, 1.0, pod_sets)
     admit_until_stable(KueuePolicy(), st, 0.0)

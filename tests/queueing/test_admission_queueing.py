@@ -64,7 +64,8 @@ def test_priority_before_creation_time() -> None:
 
 
 def test_one_head_per_cluster_queue_per_cycle() -> None:
-    queues = [cq(f"q{i}", group(("cpu",), ("default-flavor", {"cpu": quota(10)}))) for i in range(3)]
+    queues = [cq(f"q{i}", group(("cpu",), ("default-flavor", {"cpu": quota(10)})))
+              for i in range(3)]
     jobs = tuple(wl(f"ns/w{i}-{j}", f"q{i}", j, cpu=1) for i in range(3) for j in range(4))
     st = state(*queues, workloads=jobs)
     policy = KueuePolicy()

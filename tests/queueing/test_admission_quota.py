@@ -26,7 +26,8 @@ def run(st):
 def test_nominal_quota_and_kueue_message() -> None:
     # cluster_queue.md, first sample: admits iff the sum of CPU requests <= 9.
     st = state(cq("cluster-queue", group(("cpu",), ("default-flavor", {"cpu": quota(9)}))),
-               workloads=(wl("ns/a", "cluster-queue", 1, cpu=5), wl("ns/b", "cluster-queue", 2, cpu=5)))
+               workloads=(wl("ns/a", "cluster-queue", 1, cpu=5),
+                          wl("ns/b", "cluster-queue", 2, cpu=5)))
     admitted, pending = run(st)
     assert admitted == {"ns/a"}
     assert pending["ns/b"] == ("couldn't assign flavors to pod set main: insufficient unused "
@@ -154,7 +155,8 @@ def test_hierarchical_cohort_with_its_own_quota() -> None:
     # cohort.md: a Cohort may hold quota and have a parent. "org" holds 10 CPUs,
     # "team" (child of org) holds 2; a ClusterQueue of "team" with nominal 1 can
     # reach 1 + 2 + 10 = 13.
-    org = CohortSpec("org", resource_groups=(group(("cpu",), ("default-flavor", {"cpu": quota(10)})),))
+    org = CohortSpec("org", resource_groups=(
+        group(("cpu",), ("default-flavor", {"cpu": quota(10)})),))
     child = CohortSpec("team", parent="org",
                        resource_groups=(group(("cpu",), ("default-flavor", {"cpu": quota(2)})),))
     queue = team("a", 1, cohort="team")

@@ -152,7 +152,8 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                     fr = (name, resource)
                     before = taken.get(fr, 0)
                     value = before + amount
-                    capacity = tree.potential(node, fr) if resource in flavor_quotas.resources else 0
+                    covered = resource in flavor_quotas.resources
+                    capacity = tree.potential(node, fr) if covered else 0
                     if value > capacity:
                         reasons.append(messages.max_capacity_exceeded(
                             resource, name, before, amount, capacity))
@@ -205,7 +206,8 @@ def _preempt_message(workload: WorkloadSpec, assignments: list[PodSetAssignment]
             fr = (flavor, resource)
             free = tree.available(node, fr)
             if taken[fr] > free:
-                reasons.append(messages.insufficient_unused_quota(resource, flavor, taken[fr] - free))
+                reasons.append(
+                    messages.insufficient_unused_quota(resource, flavor, taken[fr] - free))
         if reasons:
             return messages.pod_set_message(assignment.name, reasons)
     return messages.pod_set_message(workload.pod_sets[0].name if workload.pod_sets else "main", [])

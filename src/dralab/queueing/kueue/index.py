@@ -23,24 +23,43 @@ def admission_usage(admission: Admission) -> dict[FlavorResource, int]:
 
 class AdmittedIndex:
     """Which workloads hold quota where; every change goes through ``add``/``remove``
-    so that the quota tree's usage is always the sum of what is here."""
+    so that the quota tree's usage is always the sum of what is here.
+
+    ``holders`` finds preemption candidates without a scan: per ClusterQueue and
+    (flavor, resource), the workloads using it by priority."""
 
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         self.cluster_queue: dict[str, str] = {}
         self.usage: dict[str, dict[FlavorResource, int]] = {}
+        self.priority: dict[str, int] = {}
         self.by_cluster_queue: dict[str, set[str]] = {name: set() for name in tree.cluster_queues}
+        self.holders: dict[str, dict[FlavorResource, dict[int, set[str]]]] = {
+            name: {} for name in tree.cluster_queues}
 
-    def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int]) -> None:
+    def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int],
+            priority: int) -> None:
         self.cluster_queue[key] = cluster_queue
         self.usage[key] = usage
+        self.priority[key] = priority
         self.by_cluster_queue.setdefault(cluster_queue, set()).add(key)
+        holders = self.holders.setdefault(cluster_queue, {})
+        for fr in usage:
+            holders.setdefault(fr, {}).setdefault(priority, set()).add(key)
         self.tree.add_usage(cluster_queue, usage, 1)
 
     def remove(self, key: str) -> str:
         cluster_queue = self.cluster_queue.pop(key)
         usage = self.usage.pop(key)
+        priority = self.priority.pop(key)
         self.by_cluster_queue[cluster_queue].discard(key)
+        holders = self.holders[cluster_queue]
+        for fr in usage:
+            by_priority = holders[fr]
+            keys = by_priority[priority]
+            keys.discard(key)
+            if not keys:
+                del by_priority[priority]
         self.tree.add_usage(cluster_queue, usage, -1)
         return cluster_queue
 

@@ -38,7 +38,7 @@ from dralab.queueing.kueue.preemption import (
     PreemptionTarget,
     find_targets,
 )
-from dralab.queueing.kueue.quota import FlavorResource, QuotaTree
+from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -60,7 +60,7 @@ class _Entry:
     workload: WorkloadSpec
     cluster_queue: str
     assignment: WorkloadAssignment
-    share: int = 0
+    share: float = 0.0
 
 
 class _ClusterQueueQueue:
@@ -97,6 +97,18 @@ class KueuePolicy:
         self._queued: dict[str, str] = {}        # pending key -> ClusterQueue whose heap has it
         self._blocked: dict[str, str] = {}       # key -> why it has no ClusterQueue to queue in
         self._known: set[str] = set()
+        self._now = 0.0
+        # Evictions of this cycle: per ClusterQueue, the usage of it and its cohorts
+        # before the first one (see ``_release``).
+        self._evicted_from: dict[str, list[tuple[QuotaNode, dict[FlavorResource, int]]]] = {}
+        # Workloads evicted by a preemption, and when. A workload evicted at ``now``
+        # may not evict other queues' workloads at the same ``now``. Kueue's rules
+        # rule out two workloads preempting each other, but not rings among several
+        # queues: under fair sharing (Kueue #3779, #7101), or in classic mode when a
+        # reclaim lands in another flavor than the one its victim's queue then takes
+        # back by preempting within itself. Within one queue preemption follows
+        # priority (and age), which cannot ring; so this ends every ring.
+        self._preempted_at: dict[str, float] = {}
 
     # -- keeping in step with the state -------------------------------------------------
     def _rebuild(self, state: QueueingState) -> None:
@@ -109,7 +121,8 @@ class KueuePolicy:
         for key in sorted(state.admitted):
             admission = state.admitted[key]
             if admission.cluster_queue in self._tree.cluster_queues:
-                self._index.add(key, admission.cluster_queue, admission_usage(admission))
+                self._index.add(key, admission.cluster_queue, admission_usage(admission),
+                                self._priority(state, key))
         for key in sorted(state.workloads):
             if key not in state.admitted:
                 self._enqueue(state, key)
@@ -128,9 +141,10 @@ class KueuePolicy:
             admission = state.admitted[key]
             self._queued.pop(key, None)
             if admission.cluster_queue in index.by_cluster_queue:
-                index.add(key, admission.cluster_queue, admission_usage(admission))
+                index.add(key, admission.cluster_queue, admission_usage(admission),
+                          self._priority(state, key))
         for key in sorted(index.cluster_queue.keys() - admitted_now):
-            self._left(key, index.remove(key))
+            self._left(index.remove(key))
             if key in state.workloads:
                 self._enqueue(state, key)
         workloads_now = state.workloads.keys()
@@ -143,6 +157,11 @@ class KueuePolicy:
             self._blocked.pop(key, None)
             self.pending_messages.pop(key, None)
         self._known &= workloads_now
+
+    @staticmethod
+    def _priority(state: QueueingState, key: str) -> int:
+        workload = state.workloads.get(key)
+        return workload.priority if workload is not None else 0
 
     def _cluster_queue_of(self, state: QueueingState, workload: WorkloadSpec) -> str | None:
         if workload.cluster_queue:
@@ -175,30 +194,52 @@ class KueuePolicy:
         self._queued[key] = name
         heapq.heappush(self._queues[name].heap, (-workload.priority, workload.created, key))
 
-    def _left(self, key: str, cluster_queue: str) -> None:
+    def _left(self, cluster_queue: str) -> None:
         """A workload gave back its quota: the set-aside heads of its cohort tree
         may fit now (Kueue requeues its inadmissible workloads)."""
         assert self._tree is not None
         for member in self._tree.members(cluster_queue):
-            queue = self._queues[member]
-            if queue.parked:
-                for parked_key, workload in queue.parked.items():
-                    self._queued[parked_key] = member
-                    heapq.heappush(queue.heap, (-workload.priority, workload.created, parked_key))
-                queue.parked.clear()
+            self._unpark(member)
+
+    def _release(self) -> None:
+        """After a cycle's evictions: bring back the set-aside heads of a cohort tree
+        only if the evictions left quota free there (some usage went down) — a
+        preemptor that took all it freed changes nothing for them. Saves re-trying
+        every set-aside head after each preemption, with the same outcome."""
+        assert self._tree is not None
+        for cluster_queue, snapshots in sorted(self._evicted_from.items()):
+            if any(node.usage.get(fr, 0) < amount
+                   for node, before in snapshots for fr, amount in before.items()):
+                self._left(cluster_queue)
+        self._evicted_from.clear()
+
+    def _unpark(self, member: str) -> None:
+        queue = self._queues[member]
+        if queue.parked:
+            for parked_key, workload in queue.parked.items():
+                self._queued[parked_key] = member
+                heapq.heappush(queue.heap, (-workload.priority, workload.created, parked_key))
+            queue.parked.clear()
 
     def _head(self, name: str, state: QueueingState) -> str | None:
         heap = self._queues[name].heap
         while heap:
             key = heap[0][2]
-            if self._queued.get(key) == name and key in state.workloads and key not in state.admitted:
+            if (self._queued.get(key) == name and key in state.workloads
+                    and key not in state.admitted):
                 return key
             heapq.heappop(heap)
         return None
 
     # -- the cycle ----------------------------------------------------------------------
-    def cycle(self, state: QueueingState, now: float) -> list[Decision]:
-        self._sync(state)
+    def cycle(self, state: QueueingState, now: float, *,
+              state_unchanged: bool = False) -> list[Decision]:
+        """One admission cycle. ``state_unchanged``: the caller promises that nothing
+        but this policy's own decisions changed ``state`` since its last cycle, so
+        the comparison of every workload with the last view is skipped."""
+        self._now = now
+        if not (state_unchanged and self._index is not None):
+            self._sync(state)
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
         decisions: list[Decision] = []
@@ -215,16 +256,16 @@ class KueuePolicy:
                     progressed = True
         entries: list[_Entry] = []
         for name in self._queues:
-            key = self._head(name, state)
-            if key is None:
+            head = self._head(name, state)
+            if head is None:
                 continue
             spec = state.cluster_queues[name]
-            workload = state.workloads[key]
+            workload = state.workloads[head]
             if spec.stop_policy != "None":
                 self._inactive(name, state, decisions)
                 continue
             assignment = self._nominate(workload, name, spec, state)
-            entries.append(_Entry(key, workload, name, assignment))
+            entries.append(_Entry(head, workload, name, assignment))
         if self.fair_sharing:
             for entry in entries:
                 entry.share = tree.share(tree.cluster_queues[entry.cluster_queue],
@@ -258,6 +299,7 @@ class KueuePolicy:
                     raise AssertionError(f"preemption left no room for {entry.key}")
             self._admit(state, entry, now, decisions)
             progressed = True
+        self._release()
         self.progressed = progressed
         return decisions
 
@@ -273,7 +315,8 @@ class KueuePolicy:
             def oracle(fr: FlavorResource, amount: int) -> bool:
                 return bool(find_targets(workload, name, spec, {fr: amount}, index,
                                          state.workloads, state.admitted_at,
-                                         self.fair_sharing, self.fair_strategies))
+                                         self.fair_sharing, self.fair_strategies,
+                                         self._may_preempt_others(workload.key)))
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
 
     def _targets(self, entry: _Entry, spec: ClusterQueueSpec,
@@ -281,7 +324,11 @@ class KueuePolicy:
         assert self._index is not None
         return find_targets(entry.workload, entry.cluster_queue, spec, entry.assignment.usage,
                             self._index, state.workloads, state.admitted_at,
-                            self.fair_sharing, self.fair_strategies)
+                            self.fair_sharing, self.fair_strategies,
+                            self._may_preempt_others(entry.key))
+
+    def _may_preempt_others(self, key: str) -> bool:
+        return self._preempted_at.get(key) != self._now
 
     def _not_admitted(self, entry: _Entry, spec: ClusterQueueSpec, message: str,
                       decisions: list[Decision], set_aside: bool = True) -> bool:
@@ -307,11 +354,20 @@ class KueuePolicy:
     def _evict(self, state: QueueingState, key: str, reason: str, by: str,
                decisions: list[Decision]) -> None:
         assert self._index is not None
-        cluster_queue = self._index.remove(key)
+        cluster_queue = self._index.cluster_queue[key]
+        if cluster_queue not in self._evicted_from:
+            chain: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
+            node: QuotaNode | None = self._index.tree.cluster_queues[cluster_queue]
+            while node is not None:
+                chain.append((node, dict(node.usage)))
+                node = node.parent
+            self._evicted_from[cluster_queue] = chain
+        self._index.remove(key)
         state.admitted.pop(key, None)
         state.admitted_at.pop(key, None)
         decisions.append(Decision(key, preempted=True, by=by, reason=reason))
-        self._left(key, cluster_queue)
+        if by:
+            self._preempted_at[key] = self._now
         if key in state.workloads:
             self._enqueue(state, key)
 
@@ -319,7 +375,8 @@ class KueuePolicy:
                decisions: list[Decision]) -> None:
         assert self._index is not None
         admission = Admission(entry.cluster_queue, entry.assignment.pod_sets)
-        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage))
+        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage),
+                        entry.workload.priority)
         self._queued.pop(entry.key, None)
         state.admitted[entry.key] = admission
         state.admitted_at[entry.key] = now

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dralab.queueing.kueue.index import AdmittedIndex
-from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.kueue.quota import SHARE_INFINITE, FlavorResource, QuotaNode, QuotaTree
 from dralab.queueing.model import ClusterQueueSpec, WorkloadSpec
 
 __all__ = [
@@ -52,7 +52,8 @@ DEFAULT_FAIR_STRATEGIES: tuple[FairStrategy, ...] = (
 @dataclass(frozen=True, slots=True)
 class PreemptionTarget:
     workload: str
-    reason: str  # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
+    # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,40 +116,62 @@ def _reclaim_allows(policy: str, candidate_priority: int, preemptor: WorkloadSpe
     return False
 
 
+def _holders(index: AdmittedIndex, cluster_queue: str, needed: Sequence[FlavorResource],
+             below: int, equal: bool) -> set[str]:
+    """Workloads of ``cluster_queue`` using a needed (flavor, resource) with priority
+    below ``below`` (or equal to it, if ``equal``)."""
+    out: set[str] = set()
+    holders = index.holders.get(cluster_queue, {})
+    for fr in needed:
+        for priority, keys in holders.get(fr, {}).items():
+            if priority < below or (equal and priority == below):
+                out |= keys
+    return out
+
+
 def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
-                fair_sharing: bool, borrow_within: bool) -> list[_Candidate]:
+                fair_sharing: bool, borrow_within: bool, would_borrow: bool,
+                other_queues: bool, share_above: float) -> list[_Candidate]:
+    """The candidates in Kueue's order. Under fair sharing, another queue's workloads
+    are candidates only if that queue's share is above ``share_above`` (the
+    preemptor queue's share with the preemptor): both strategies need that."""
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
-    needed_set = set(needed)
-
-    def uses_needed(key: str) -> bool:
-        return not needed_set.isdisjoint(index.usage[key])
-
-    if policy.within_cluster_queue != "Never":
-        for key in index.by_cluster_queue.get(cluster_queue, ()):
+    within = policy.within_cluster_queue
+    if within != "Never":
+        newer_equal = within == "LowerOrNewerEqualPriority"
+        for key in _holders(index, cluster_queue, needed, preemptor.priority, newer_equal):
             other = workloads.get(key)
-            if other is None or not uses_needed(key):
+            if other is None or not _within_queue_allows(within, other, preemptor):
                 continue
-            if _within_queue_allows(policy.within_cluster_queue, other, preemptor):
-                out.append(_Candidate(key, cluster_queue, True, other.priority,
-                                      admitted_at.get(key, other.created)))
-    if policy.reclaim_within_cohort != "Never" or (borrow_within and not fair_sharing):
+            out.append(_Candidate(key, cluster_queue, True, other.priority,
+                                  admitted_at.get(key, other.created)))
+    reclaim = policy.reclaim_within_cohort
+    if fair_sharing or not would_borrow:
+        # reclaimWithinCohort: any priority under "Any", else only lower ones.
+        below = 2**63 if reclaim == "Any" else preemptor.priority
+        cohort_allowed = reclaim != "Never"
+    else:
+        # Classic preemption by a workload that will borrow: only borrowWithinCohort
+        # lets it take from other queues (lower priority, up to the threshold).
+        below = preemptor.priority
+        if policy.max_priority_threshold is not None:
+            below = min(below, policy.max_priority_threshold + 1)
+        cohort_allowed = borrow_within and reclaim != "Never"
+    if cohort_allowed and other_queues:
         for member in tree.members(cluster_queue):
             if member == cluster_queue:
                 continue
             node = tree.cluster_queues[member]
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
-            if not borrowing_in:
+            if not borrowing_in or (fair_sharing and tree.share(node) <= share_above):
                 continue
-            for key in index.by_cluster_queue.get(member, ()):
+            for key in _holders(index, member, borrowing_in, below, False):
                 other = workloads.get(key)
-                if other is None or not uses_needed(key):
-                    continue
-                if not (_reclaim_allows(policy.reclaim_within_cohort, other.priority, preemptor)
-                        or (borrow_within and other.priority < preemptor.priority)):
+                if other is None:
                     continue
                 out.append(_Candidate(key, member, False, other.priority,
                                       admitted_at.get(key, other.created)))
@@ -214,39 +237,56 @@ def _classic(preemptor: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
 
 
 def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
-          needed: Sequence[FlavorResource], candidates: list[_Candidate], sim: _Simulation,
+          candidates: list[_Candidate], sim: _Simulation,
           strategies: Sequence[FairStrategy]) -> list[_Candidate]:
     tree = sim.index.tree
     usage = dict(preemptor_usage)
     targets: list[_Candidate] = []
+    taken: set[str] = set()
+    by_queue: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        by_queue.setdefault(candidate.cluster_queue, []).append(candidate)
+    # Shares change only for the queue a target leaves: kept, not recomputed.
+    shares = {name: tree.share(tree.cluster_queues[name]) for name in by_queue}
+    mine_before, mine = tree.share(node), tree.share(node, usage)
     for strategy in strategies:
-        remaining: dict[str, list[_Candidate]] = {}
-        for candidate in candidates:
-            if candidate.key not in sim.removed:
-                remaining.setdefault(candidate.cluster_queue, []).append(candidate)
-        while remaining:
-            shares = {name: tree.share(tree.cluster_queues[name]) for name in remaining}
-            name = max(remaining, key=lambda n: (shares[n], n == node.name, n))
-            queue = remaining[name]
-            candidate = queue.pop(0)
-            if not queue:
-                del remaining[name]
+        cursor = dict.fromkeys(by_queue, 0)
+        active = set(by_queue)
+        while active:
+            name = max(active, key=lambda n: (shares[n], n == node.name, n))
+            queue, at = by_queue[name], cursor[name]
+            while at < len(queue) and queue[at].key in taken:
+                at += 1
+            if at >= len(queue):
+                active.discard(name)
+                continue
+            candidate = queue[at]
+            cursor[name] = at + 1
             if name != node.name:
-                target_node = tree.cluster_queues[name]
                 if shares[name] == 0:
-                    remaining.pop(name, None)
-                    continue  # a queue within its quota is never a fair-sharing target
-                mine = tree.share(node, usage)
+                    active.discard(name)  # a queue within its quota is never a target
+                    continue
+                if mine > 0 and mine <= mine_before:
+                    # The preemptor does not raise its queue's share (it does not use
+                    # the dominant resource): Kueue's no-ping-pong argument
+                    # (fair_sharing.md) needs it to, so no fair-sharing preemption.
+                    break
+                theirs = tree.share(tree.cluster_queues[name], sim.index.usage[candidate.key], -1)
+                if theirs >= shares[name] != SHARE_INFINITE:
+                    continue  # evicting it would not lower that queue's share
                 if strategy == "LessThanOrEqualToFinalShare":
-                    theirs = tree.share(target_node, sim.index.usage[candidate.key], -1)
                     allowed = mine <= theirs
                 else:
                     allowed = mine < shares[name]
                 if not allowed:
-                    remaining.pop(name, None)
+                    active.discard(name)
                     continue
             sim.remove(candidate.key)
+            taken.add(candidate.key)
             targets.append(candidate)
+            shares[name] = tree.share(tree.cluster_queues[name])
+            if name == node.name:
+                mine_before, mine = tree.share(node), tree.share(node, usage)
             if _fits(tree, node, usage, True):
                 return _minimise(sim, tree, node, usage, targets, True)
     sim.undo()
@@ -258,23 +298,30 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                  workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                  fair_sharing: bool,
                  strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
-                 ) -> list[PreemptionTarget]:
+                 other_queues: bool = True) -> list[PreemptionTarget]:
     """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
     ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
-    left as it was."""
+    left as it was. ``other_queues=False`` keeps to the preemptor's own queue."""
     tree = index.tree
     node = tree.cluster_queues[cluster_queue]
     needed = [fr for fr, amount in usage.items() if amount > tree.available(node, fr)]
     if not needed:
         return []
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
+    would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
+    share_above = 0.0
+    if fair_sharing:
+        share_above = tree.share(node, usage)
+        if 0 < share_above <= tree.share(node):
+            other_queues = False  # see _fair: no fair-sharing preemption then
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
-                             admitted_at, fair_sharing, borrow_within)
+                             admitted_at, fair_sharing, borrow_within, would_borrow,
+                             other_queues, share_above)
     if not candidates:
         return []
     sim = _Simulation(index)
     if fair_sharing:
-        chosen = _fair(usage, node, needed, candidates, sim, strategies)
+        chosen = _fair(usage, node, candidates, sim, strategies)
     else:
         chosen = _classic(preemptor, spec, node, usage, needed, candidates, sim)
     borrows_after = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())

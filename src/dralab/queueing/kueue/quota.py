@@ -20,17 +20,18 @@ tree once (O(depth)); nothing is rescanned.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
 
-__all__ = ["FlavorResource", "QuotaNode", "QuotaTree", "SHARE_INFINITE"]
+__all__ = ["SHARE_INFINITE", "FlavorResource", "QuotaNode", "QuotaTree"]
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
 # The share of a ClusterQueue with fair-sharing weight 0 that borrows: it always
 # loses (Kueue returns MaxInt for it).
-SHARE_INFINITE = 2**63 - 1
+SHARE_INFINITE = float("inf")
 
 
 @dataclass(slots=True, eq=False)
@@ -87,6 +88,7 @@ class QuotaTree:
                 self._fill(node)
         self._potential: dict[tuple[str, FlavorResource], int] = {}
         self._lendable: dict[str, dict[str, int]] = {}
+        self._members: dict[str, list[str]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
                 seen: frozenset[str] = frozenset()) -> QuotaNode:
@@ -191,12 +193,14 @@ class QuotaTree:
             self._lendable[key] = cached
         return cached
 
-    def share(self, node: QuotaNode, extra: dict[FlavorResource, int] | None = None,
-              sign: int = 1) -> int:
+    def share(self, node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None,
+              sign: int = 1) -> float:
         """Kueue's weighted dominant resource share of ``node``: the largest, over
         resources, of what it borrows beyond its subtree quota per 1000 of what the
         parent cohort can lend, times 1000 divided by the weight (milli). 0 when it
-        does not borrow; ``SHARE_INFINITE`` for weight 0 when it borrows."""
+        does not borrow; ``SHARE_INFINITE`` for weight 0 when it borrows. Unrounded
+        (as Kueue's newer float ratios): with whole-number rounding, two workloads
+        too small to move the share could preempt each other forever."""
         if node.parent is None:
             return 0
         borrowed: dict[str, int] = {}
@@ -210,19 +214,23 @@ class QuotaTree:
         if node.weight_milli <= 0:
             return SHARE_INFINITE
         lendable = self.lendable(node.parent)
-        dominant = 0
+        dominant = 0.0
         for resource, amount in borrowed.items():
             total = lendable.get(resource, 0)
             if total > 0:
-                dominant = max(dominant, amount * 1000 // total)
-        return dominant * 1000 // node.weight_milli
+                dominant = max(dominant, amount * 1000 / total)
+        return dominant * 1000 / node.weight_milli
 
     def members(self, cluster_queue: str) -> list[str]:
         """The ClusterQueues of the cohort tree ``cluster_queue`` is in (itself included)."""
+        cached = self._members.get(cluster_queue)
+        if cached is not None:
+            return cached
         node = self.cluster_queues[cluster_queue]
         root = node.root()
         if root is node:
-            return [cluster_queue]
+            self._members[cluster_queue] = [cluster_queue]
+            return self._members[cluster_queue]
         out: list[str] = []
         stack = [root]
         while stack:
@@ -231,7 +239,10 @@ class QuotaTree:
                 stack.extend(current.children)
             else:
                 out.append(current.name)
-        return sorted(out)
+        out.sort()
+        for name in out:
+            self._members[name] = out
+        return out
 
     def root_name(self, cluster_queue: str) -> str:
         root = self.cluster_queues[cluster_queue].root()

@@ -28,8 +28,17 @@ def admit_until_stable(policy: AdmissionPolicy, state: QueueingState, now: float
     admits or evicts nothing ends the run.
     """
     decisions: list[Decision] = []
-    for _ in range(max_cycles):
-        made = policy.cycle(state, now)
+    # Between these cycles only the policy changes the state: a KueuePolicy may then
+    # skip comparing every workload with its last view.
+    from dralab.queueing.kueue.policy import KueuePolicy
+
+    own = isinstance(policy, KueuePolicy)
+    for cycle in range(max_cycles):
+        if own and cycle:
+            assert isinstance(policy, KueuePolicy)
+            made = policy.cycle(state, now, state_unchanged=True)
+        else:
+            made = policy.cycle(state, now)
         decisions.extend(made)
         progressed = getattr(policy, "progressed", None)
         if progressed is None:
