@@ -4,6 +4,8 @@ more than its members can lend, and the engine's usage is the sum of the admissi
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,8 +13,13 @@ from dralab.queueing.kueue import KueuePolicy, admit_until_stable
 from dralab.queueing.kueue.index import admission_usage
 from dralab.queueing.model import (
     ClusterQueueSpec,
+    FlavorQuotas,
+    FlavorSpec,
+    PodSetRequest,
     PreemptionPolicy,
     QueueingState,
+    ResourceGroup,
+    ResourceQuota,
     WorkloadSpec,
 )
 
@@ -115,12 +122,6 @@ def _kept(spec: ClusterQueueSpec, flavor: str) -> int:
 def _contended(seed: int) -> QueueingState:
     """Queues with two flavors per group, reclaim Any and preemption within queues:
     the setting where reclaims in one flavor and preemptions in another could ring."""
-    import random
-
-    from dralab.queueing.model import FlavorQuotas, PodSetRequest, ResourceGroup, ResourceQuota
-
-    from dralab.queueing.model import FlavorSpec
-
     rng = random.Random(seed)
     out = QueueingState()
     out.flavors = {name: FlavorSpec(name) for name in ("f1", "f2", "g1", "g2")}

@@ -313,11 +313,31 @@ class KueuePolicy:
         if (policy.within_cluster_queue != "Never" or policy.reclaim_within_cohort != "Never"
                 or policy.borrow_within_cohort != "Never"):
             def oracle(fr: FlavorResource, amount: int) -> bool:
+                if not self._preemption_plausible(workload, name, spec, fr, amount):
+                    return False
                 return bool(find_targets(workload, name, spec, {fr: amount}, index,
                                          state.workloads, state.admitted_at,
                                          self.fair_sharing, self.fair_strategies,
                                          self._may_preempt_others(workload.key)))
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
+
+    def _preemption_plausible(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
+                              fr: FlavorResource, amount: int) -> bool:
+        """A quick necessary condition for classic preemption to help (the common
+        no of a deep queue), checked before the full search: a lower-priority holder
+        of ``fr`` in the queue, or (if the queue stays within its quota) a cohort."""
+        if self.fair_sharing or spec.preemption.borrow_within_cohort != "Never":
+            return True
+        assert self._index is not None and self._tree is not None
+        policy = spec.preemption
+        if policy.within_cluster_queue != "Never":
+            newer_equal = policy.within_cluster_queue == "LowerOrNewerEqualPriority"
+            for priority in self._index.holders.get(name, {}).get(fr, {}):
+                if priority < workload.priority or (newer_equal and priority == workload.priority):
+                    return True
+        node = self._tree.cluster_queues[name]
+        return (policy.reclaim_within_cohort != "Never" and node.parent is not None
+                and not self._tree.borrowing(node, fr, amount))
 
     def _targets(self, entry: _Entry, spec: ClusterQueueSpec,
                  state: QueueingState) -> list[PreemptionTarget]:
