@@ -35,7 +35,8 @@ from .mutate import (
     serialise,
 )
 
-MANIFEST_VERBS = ("validate", "import", "schedule", "allocate", "explain pod", "explain claim")
+MANIFEST_VERBS = ("validate", "import", "schedule", "allocate", "explain pod", "explain claim",
+                  "admit")
 CLUSTER_VERBS = ("schedule", "allocate", "explain pod", "explain claim")
 CLUSTER_NODES = ("h100-node-01", "a100-mig-node-01", "l4-node-01")  # examples/fleet/nodes.yaml
 POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGD-FS")
@@ -168,9 +169,9 @@ def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> 
         if rarely(draw, 5):
             nodes = [*seeds.node_names(), *JUNK]
         args += ["--node", draw(st.sampled_from(nodes))]
-    if verb != "import":
+    if verb not in ("import", "admit"):
         args += _option(draw, 15, *(["--feature-gates", g] for g in FEATURE_GATES))
-    if verb in ("import", "allocate", "schedule"):
+    if verb in ("import", "allocate", "schedule", "admit"):
         formats = ["yaml", "json", "table"] if verb == "schedule" else ["yaml", "json"]
         args += _option(draw, 30, *(["-o", f] for f in formats))
     if verb in ("schedule", "explain pod", "explain claim"):
