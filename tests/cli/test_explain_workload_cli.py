@@ -39,7 +39,8 @@ def test_admitted_workload_that_cannot_be_placed() -> None:
     assert (code, err) == (0, "")
     assert "Admitted" in out.splitlines()[0]
     assert "usage cpu: 20, memory: 160Gi, nvidia.com/gpu: 40" in out
-    assert "  does not fit: 1 of 5 pods placed; pod default/job-big-train-65434-main-1: " \
+    assert "  pod set main does not fit: 1 of 5 pods placed; pod " \
+           "default/job-big-train-65434-main-1: " \
            "0/3 nodes are available: 3 cannot allocate all claims." in out
 
 
@@ -48,3 +49,13 @@ def test_unknown_workload_is_exit_2() -> None:
     assert code == 2 and out == ""
     assert err.startswith("error: no queued workload team-a/nope (workloads: ")
     assert len(err.splitlines()) == 1
+
+
+def test_required_topology_of_the_flavor_is_honoured() -> None:
+    """The flavor names the Kueue Topology "zones" (zone, hostname); the pod set requires
+    one zone: both 4-GPU pods fit in zone-a, on its H100 node (with the devices)."""
+    code, out, err = run("default/zonal", "-f", str(DATA / "queueing" / "big-gang.yaml"),
+                         "-f", str(ROOT / "examples" / "fleet"))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == ("  pod set main (required topology.kubernetes.io/zone of "
+                                    "topology zones): all 2 pods fit, on h100-node-01")

@@ -20,7 +20,7 @@ from dralab.api.codec import decode
 from dralab.api.core import Node, Pod
 from dralab.api.keys import object_key
 
-from .model import Decision, QueueingState
+from .model import Decision, NodeTopology, QueueingState
 from .reader import KueueSnapshot, WorkloadSource
 from .writer import quantity_text
 
@@ -65,8 +65,8 @@ def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key
             f"{source.namespace}/{source.owner.name if source.owner is not None else source.name}"
     state = snapshot.state
     mine = [d for d in decisions if d.workload == key]
-    placement = _placement(source, objects) if any(isinstance(o, Node) for o in objects) \
-        else ()
+    placement = _placement(snapshot, source, objects) \
+        if any(isinstance(o, Node) for o in objects) else ()
     if key in snapshot.inadmissible:
         return WorkloadExplanation(key, owner, "Inadmissible",
                                    (f"  {snapshot.inadmissible[key]}",), placement)
@@ -135,9 +135,11 @@ def _quota_lines(state: QueueingState, key: str) -> list[str]:
     return lines
 
 
-def _placement(source: WorkloadSource, objects: Sequence[KubeObject]) -> tuple[str, ...]:
+def _placement(snapshot: KueueSnapshot, source: WorkloadSource,
+               objects: Sequence[KubeObject]) -> tuple[str, ...]:
     """Whether every pod of the workload fits on the snapshot's nodes now (a fork of the
-    cluster, reverted), one line."""
+    cluster, reverted), within the topology domain its pod set asks for when its flavor
+    has a Topology: one line per pod set."""
     from dralab.scheduler import Scheduler, build_cluster
 
     from .placement import GangFailure, place_pod_sets
@@ -150,9 +152,12 @@ def _placement(source: WorkloadSource, objects: Sequence[KubeObject]) -> tuple[s
                        and not type(o).__module__.startswith("dralab.queueing")]
     cluster, _ = build_cluster(cluster_objects)
     scheduler = Scheduler.build(cluster)
-    pods: list[Pod] = []
-    for pod_set in source.pod_sets:
+    workload = snapshot.state.workloads.get(source.key)
+    topology = _topology_of(snapshot, source.key)
+    lines: list[str] = []
+    for index, pod_set in enumerate(source.pod_sets):
         spec = pod_set.template.get("spec") or {}
+        pods: list[Pod] = []
         for i in range(pod_set.count):
             pod = decode({"apiVersion": "v1", "kind": "Pod",
                           "metadata": {"name": f"{source.name}-{pod_set.name}-{i}",
@@ -160,9 +165,37 @@ def _placement(source: WorkloadSource, objects: Sequence[KubeObject]) -> tuple[s
                           "spec": spec})
             assert isinstance(pod, Pod)
             pods.append(pod)
-    outcome = place_pod_sets(scheduler, pods)
-    if isinstance(outcome, GangFailure):
-        return (f"  does not fit: {outcome.placed} of {len(pods)} pods placed; "
-                f"{outcome.message}",)
-    nodes = sorted({p.node for p in outcome.pods})
-    return (f"  all {len(pods)} pods fit, on {', '.join(nodes)}",)
+        request = workload.pod_sets[index].topology \
+            if workload is not None and index < len(workload.pod_sets) else None
+        outcome = place_pod_sets(scheduler, pods, topology, request)
+        where = f"pod set {pod_set.name}"
+        if request is not None and topology is not None and request.level:
+            how = "required" if request.required else "preferred"
+            where += f" ({how} {request.level} of topology {topology.name})"
+        if isinstance(outcome, GangFailure):
+            lines.append(f"  {where} does not fit: {outcome.placed} of {len(pods)} pods "
+                         f"placed; {outcome.message}")
+            continue
+        nodes = sorted({p.node for p in outcome.pods})
+        lines.append(f"  {where}: all {len(pods)} pods fit, on {', '.join(nodes)}")
+    return tuple(lines)
+
+
+def _topology_of(snapshot: KueueSnapshot, key: str) -> NodeTopology | None:
+    """The Topology of the flavor the workload got (admitted), else of the first flavor
+    of its ClusterQueue that has one."""
+    state = snapshot.state
+    names: list[str] = []
+    admission = state.admitted.get(key)
+    if admission is not None:
+        names = [f for ps in admission.pod_sets for f in ps.flavors.values()]
+    else:
+        workload = state.workloads.get(key)
+        cq = state.cluster_queues.get(workload.cluster_queue or "") if workload else None
+        if cq is not None:
+            names = [f.flavor for g in cq.resource_groups for f in g.flavors]
+    for name in names:
+        flavor = state.flavors.get(name)
+        if flavor is not None and flavor.topology in snapshot.topologies:
+            return NodeTopology(flavor.topology, snapshot.topologies[flavor.topology])
+    return None
