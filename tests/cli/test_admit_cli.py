@@ -187,3 +187,32 @@ def test_reclaim_preempts_the_borrower(tmp_path: Path) -> None:
         ("False", "Pending")
     jobs = {j["metadata"]["name"]: j for j in yaml.safe_load(out)["items"] if j["kind"] == "Job"}
     assert jobs["pretrain"]["spec"]["suspend"] is True
+
+
+DATA = Path(__file__).parent.parent / "data"
+FLEET = Path(__file__).parent.parent.parent / "examples" / "fleet"
+
+
+def test_feasibility_gate_keeps_an_unplaceable_pod_set_pending() -> None:
+    """featureGates.KueueDRADeviceFeasibility in the Kueue Configuration: before quota is
+    reserved, every pod of the set must fit the snapshot's nodes with its devices. The
+    fleet has one 8-GPU H100 node: the 5 x 8-GPU job waits, the 2 x 4-GPU one runs."""
+    code, out, err = run("-f", str(DATA / "queueing" / "big-gang-feasibility.yaml"),
+                         "-f", str(FLEET))
+    assert (code, err) == (1, "")
+    items = {i["metadata"]["name"]: i for i in yaml.safe_load(out)["items"]}
+    big = items["job-big-train-65434"]["status"]
+    assert "admission" not in big
+    [pending] = [c for c in big["conditions"] if c["type"] == "QuotaReserved"]
+    assert pending["status"] == "False" and pending["message"].startswith(
+        "pod set main cannot be placed on the nodes now (1 of 5 pods fit): pod "
+        "default/job-big-train-65434-main-1: 0/3 nodes are available: 3 cannot allocate "
+        "all claims.")
+    assert items["job-zonal-f1b05"]["status"]["admission"]["clusterQueue"] == "gpus"
+    assert items["big-train"]["spec"]["suspend"] is True
+    assert items["zonal"]["spec"]["suspend"] is False
+
+
+def test_without_the_gate_quota_alone_decides() -> None:
+    code, _, err = run("-f", str(DATA / "queueing" / "big-gang.yaml"), "-f", str(FLEET))
+    assert (code, err) == (0, "")

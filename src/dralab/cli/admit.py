@@ -9,6 +9,7 @@ import click
 
 from dralab.api.base import KubeObject
 from dralab.api.io import dumps, read_documents, to_list
+from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import Decision
 from dralab.queueing.reader import KueueSnapshot, read_snapshot
@@ -44,7 +45,8 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def run_admission(snapshot: KueueSnapshot, now: float) -> list[Decision]:
+def run_admission(snapshot: KueueSnapshot, now: float,
+                  objects: list[KubeObject] | None = None) -> list[Decision]:
     """Admission cycles until nothing changes: every decision made, in order, then the
     last pending message of each workload still waiting (the conditions show it)."""
     # Imported here: the engine is its own module, loaded only when admission runs.
@@ -56,6 +58,9 @@ def run_admission(snapshot: KueueSnapshot, now: float) -> list[Decision]:
                        and config.fair_sharing.preemption_strategies
                        else DEFAULT_FAIR_STRATEGIES)
     policy = KueuePolicy(fair_sharing=snapshot.fair_sharing, fair_strategies=strategies)
+    if objects is not None:
+        # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
+        policy.placement = placement_check(snapshot, objects)
     decisions = admit_until_stable(policy, snapshot.state, now)
     waiting = [Decision(key, pending=message)
                for key, message in sorted(policy.pending_messages.items())
@@ -88,7 +93,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
-    decisions = run_admission(snapshot, admission_moment(objects))
+    decisions = run_admission(snapshot, admission_moment(objects), objects)
     workloads = write_workloads(snapshot, decisions, moment)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)

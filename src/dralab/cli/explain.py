@@ -126,7 +126,7 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
         known = ", ".join(sorted(snapshot.sources)) or "none"
         click.echo(f"error: no queued workload {target} (workloads: {known})", err=True)
         raise SystemExit(EXIT_INPUT)
-    decisions = run_admission(snapshot, admission_moment(objects))
+    decisions = run_admission(snapshot, admission_moment(objects), objects)
     explanation = explain_workload(snapshot, decisions, key, objects)
     click.echo(explanation.render(), nl=False)
     if not explanation.admitted:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.flavors import AssignMode, WorkloadAssignment, assign_flavors
@@ -74,6 +75,13 @@ class _ClusterQueueQueue:
         self.parked: dict[str, WorkloadSpec] = {}
 
 
+class PlacementCheck(Protocol):
+    """Whether a workload's pods can be placed now with the flavors ``admission`` gives
+    them: None if they can (the check may keep the room for them), else why not."""
+
+    def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None: ...
+
+
 class KueuePolicy:
     """Kueue's admission (classic or fair-sharing preemption) as an ``AdmissionPolicy``.
 
@@ -90,6 +98,10 @@ class KueuePolicy:
         self.fair_strategies: tuple[FairStrategy, ...] = tuple(fair_strategies)
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
+        # Beyond Kueue's quota check: is the whole pod set placeable on the nodes now?
+        # (None: quota only, as Kueue.) Asked before a workload that fits the quota
+        # without preemption is admitted; a message keeps it pending.
+        self.placement: PlacementCheck | None = None
         self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
         self._tree: QuotaTree | None = None
         self._index: AdmittedIndex | None = None
@@ -287,6 +299,13 @@ class KueuePolicy:
                     self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
                                        set_aside=False)
                     continue
+                if self.placement is not None:
+                    unplaceable = self.placement.check(
+                        entry.key, entry.workload,
+                        Admission(entry.cluster_queue, assignment.pod_sets))
+                    if unplaceable:
+                        progressed |= self._not_admitted(entry, spec, unplaceable, decisions)
+                        continue
             else:
                 targets = self._targets(entry, spec, state)
                 if not targets:
