@@ -71,3 +71,30 @@ def test_queue_errors_name_the_field() -> None:
         dralab.scenario({"duration": "1h", "fleet": {"default": True},
                          "workload": [{"name": "x", "arrivals": ["0s"],
                                        "queue": "team-a/training"}]}, base_dir=DATA)
+
+
+@pytest.mark.parametrize(("kueue", "big_starts"), [("kueue-no-reclaim.yaml", 1),
+                                                   ("kueue-feasibility.yaml", 0)])
+def test_feasibility_gate_admits_only_what_can_be_placed(kueue: str, big_starts: int) -> None:
+    """One 8-GPU node; team-a's quota (8 + 8 borrowed) admits a 2 x 8-GPU job, which
+    can never run whole. Without the gate Kueue admits it: its pods hold the node one
+    after the other and the small job (admitted too, by its own quota) waits 2 h; with
+    KueueDRADeviceFeasibility the big job stays pending and the small one starts at once."""
+    kind: dict[str, Any] = {"cpu": "8", "memory": "64Gi",
+                            "duration": {"distribution": "fixed", "mean": "1h"},
+                            "devices": {"type": "gpu", "count": 8}}
+    s = dralab.scenario({
+        "duration": "3h", "compare": ["dra"], "sampleInterval": "10m",
+        "queueing": {"kueue": kueue},
+        "fleet": {"spec": {"pools": [{"name": "h100", "count": 1, "cpu": "64",
+                                      "memory": "512Gi",
+                                      "gpu": {"model": "h100-80gb-sxm", "count": 8}}]}},
+        "workload": [{"name": "big", "arrivals": ["0s"], "podsPerJob": 2,
+                      "queue": "team-a/training", **kind},
+                     {"name": "small", "arrivals": ["1s"], "queue": "team-b/training",
+                      **kind}]}, base_dir=DATA)
+    [mode] = dralab.simulate(s).modes
+    started = {p.key: p.start for p in mode.pods}
+    assert sum(1 for k, t in started.items() if "big" in k and t == 0.0) == big_starts
+    small = [t for k, t in started.items() if "small" in k]
+    assert small == ([1.0] if big_starts == 0 else [7200.0])

@@ -67,6 +67,8 @@ class QueueingSetup:
     state: Callable[[Mode], QueueingState]
     policy: Callable[[], AdmissionPolicy]
     workload_of: Callable[[Mode], Callable[[Arrival], WorkloadSpec | None]]
+    # Kueue's gate KueueDRADeviceFeasibility: admission places the whole pod set first.
+    feasibility: bool = False
 
 
 def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
@@ -109,7 +111,15 @@ def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
                                 (pod_set,))
         return make
 
-    return QueueingSetup(state, policy, workload_of)
+    return QueueingSetup(state, policy, workload_of, _feasibility(objects))
+
+
+def _feasibility(objects: Sequence[KubeObject]) -> bool:
+    from dralab.queueing.feasibility import FEASIBILITY_GATE
+    from dralab.queueing.objects import KueueConfiguration
+
+    config = next((o for o in objects if isinstance(o, KueueConfiguration)), None)
+    return bool(config is not None and config.feature_gates.get(FEASIBILITY_GATE))
 
 
 def _fair_sharing(objects: Sequence[KubeObject]) -> tuple[bool, Any]:

@@ -25,8 +25,9 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable
 
-from dralab.api.core import Node
+from dralab.api.core import Node, Pod
 from dralab.api.resource import ResourceSlice
+from dralab.queueing.model import Admission
 from dralab.scheduler import Scheduler, build_cluster
 
 from .engine import Environment, Stage
@@ -37,7 +38,7 @@ from .queueing import QueueingSetup, queueing_setup
 from .results import ModeResult, SimulationResult
 from .scenario import Scenario
 from .stages import Completion, JobController, NodeLifecycle, PodBook, Sampling, SchedulingStage
-from .stages.admission import AdmissionStage
+from .stages.admission import AdmissionStage, LivePlacement
 from .stages.sampling import Progress
 
 __all__ = ["MODE_LABELS", "Progress", "QueueingSetup", "run_mode", "simulate"]
@@ -62,6 +63,28 @@ def _cpu_milli(scenario: Scenario, kind: str, own: int) -> int:
         return own
     return sum(c.resources.requests["cpu"].milli_value()
                for c in template.pod.spec.containers if "cpu" in c.resources.requests)
+
+
+def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
+                    admission: AdmissionStage) -> LivePlacement:
+    """The pod-set placement check of admission on this run's cluster."""
+    prototypes = mode.prototypes(scenario)
+
+    def pods_of(key: str) -> list[Pod]:
+        arrival = admission.arrivals[key]
+        return [mode.make_pod(arrival, replica, 0, prototypes.get(arrival.kind.name))
+                for replica in range(len(arrival.durations))]
+
+    def labels_of(assigned: Admission) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        for pod_set in assigned.pod_sets:
+            for name in sorted(set(pod_set.flavors.values())):
+                flavor = admission.state.flavors.get(name)
+                if flavor is not None:
+                    labels.update(flavor.node_labels)
+        return labels
+
+    return LivePlacement(scheduler, pods_of, labels_of)
 
 
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
@@ -97,6 +120,9 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         admission = AdmissionStage(env, queueing.policy(), queueing.state(mode),
                                    release=jobs.release, evict=jobs.suspend)
         jobs.queue_with(admission, queueing.workload_of(mode))
+        if queueing.feasibility and hasattr(admission.policy, "placement"):
+            admission.placement = _live_placement(scenario, mode, scheduler, admission)
+            admission.policy.placement = admission.placement
         completion.on_finished = jobs.pod_finished
         sampling.also.append(admission.sample)
         stages.append(admission)

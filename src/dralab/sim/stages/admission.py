@@ -19,7 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from dralab.queueing.model import AdmissionPolicy, Decision, QueueingState, WorkloadSpec
+import msgspec
+
+from dralab.api.core import Pod
+from dralab.queueing.model import (
+    Admission,
+    AdmissionPolicy,
+    Decision,
+    QueueingState,
+    WorkloadSpec,
+)
+from dralab.scheduler import Scheduler
 
 from ..engine import Environment, Stage
 from ..jobs import Arrival
@@ -67,6 +77,9 @@ class AdmissionStage(Stage):
         self.stats: dict[str, QueueStats] = {name: QueueStats() for name in state.cluster_queues}
         self.cycles = 0
         self._pending_cycle = False
+        self._released: list[Arrival] = []
+        # With the Kueue gate KueueDRADeviceFeasibility: the pod-set placement check.
+        self.placement: LivePlacement | None = None
 
     # --- the interface ------------------------------------------------------------------
     def submit(self, arrival: Arrival, workload: WorkloadSpec) -> None:
@@ -92,16 +105,28 @@ class AdmissionStage(Stage):
     def run_cycle(self) -> None:
         """Admission cycles until nothing changes; admitted jobs create their pods."""
         self._pending_cycle = False
-        for k in range(MAX_ADMISSION_CYCLES):
-            # Kueue's cycles are apart in time: a later cycle's admissions are more
-            # recent (preemption prefers the most recently admitted victims).
-            decisions = self.policy.cycle(self.state, self.env.now + k * _CYCLE_APART)
-            self.cycles += 1
-            changed = False
-            for decision in decisions:
-                changed |= self._apply(decision)
-            if not changed:
-                break
+        if self.placement is not None:
+            # The placement check keeps each admitted pod set's room on a what-if of
+            # the live cluster; the jobs create their pods once it is undone.
+            self.placement.open()
+        self._released = []
+        try:
+            for k in range(MAX_ADMISSION_CYCLES):
+                # Kueue's cycles are apart in time: a later cycle's admissions are more
+                # recent (preemption prefers the most recently admitted victims).
+                decisions = self.policy.cycle(self.state, self.env.now + k * _CYCLE_APART)
+                self.cycles += 1
+                changed = False
+                for decision in decisions:
+                    changed |= self._apply(decision)
+                if not changed:
+                    break
+        finally:
+            if self.placement is not None:
+                self.placement.close()
+        for arrival in self._released:
+            self._release(arrival)
+        self._released = []
 
     def _apply(self, decision: Decision) -> bool:
         key = decision.workload
@@ -112,7 +137,7 @@ class AdmissionStage(Stage):
             stats = self._stats(decision.admitted.cluster_queue)
             stats.admitted += 1
             stats.waits.append(self.env.now - self.submitted.get(key, self.env.now))
-            self._release(arrival)
+            self._released.append(arrival)
             return True
         if decision.preempted:
             workload = self.state.workloads.get(key)
@@ -151,6 +176,50 @@ class AdmissionStage(Stage):
         for queue, stats in self.stats.items():
             stats.samples.append((now, pending.get(queue, 0), admitted.get(queue, 0)))
             stats.usage.append((now, usage.get(queue, {})))
+
+
+class LivePlacement:
+    """``KueuePolicy.placement`` on the simulation's live cluster: each admission in an
+    instant places its pods on one what-if of the cluster (so the next check sees the
+    room taken), undone when the instant's admission is over."""
+
+    def __init__(self, scheduler: Scheduler, pods_of: Callable[[str], list[Pod]],
+                 labels_of: Callable[[Admission], dict[str, str]]) -> None:
+        self.scheduler = scheduler
+        self.pods_of = pods_of
+        self.labels_of = labels_of
+        self._open = False
+
+    def open(self) -> None:
+        self.scheduler.fork()
+        self._open = True
+
+    def close(self) -> None:
+        if self._open:
+            self.scheduler.revert()
+            self._open = False
+
+    def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None:
+        from dralab.queueing.placement import GangFailure, commit_pod_sets
+
+        if not self._open:
+            return None
+        labels = self.labels_of(admission)
+        pods = [_with_selector(p, labels) for p in self.pods_of(key)]
+        request = workload.pod_sets[0].topology if workload.pod_sets else None
+        outcome = commit_pod_sets(self.scheduler, pods, None, request)
+        if isinstance(outcome, GangFailure):
+            return (f"pod set main cannot be placed on the nodes now ({outcome.placed} of "
+                    f"{len(pods)} pods fit): {outcome.message}")
+        return None
+
+
+def _with_selector(pod: Pod, labels: Mapping[str, str]) -> Pod:
+    if not labels:
+        return pod
+    selector = {**pod.spec.node_selector, **labels}
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(
+        pod.spec, node_selector=selector))
 
 
 def _add(totals: dict[str, int], amounts: Mapping[str, int]) -> None:
