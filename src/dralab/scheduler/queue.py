@@ -138,13 +138,7 @@ class SchedulingQueue:
         # Classes whose unit was moved: the pod out on trial, for each class.
         self._open: dict[Hashable, str] = {}
 
-    # --- sizes and views -------------------------------------------------------------
-    def __len__(self) -> int:
-        return sum(1 for q in self.pods.values() if q.where in ("active", "backoff"))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.pods
-
+    # --- views ---------------------------------------------------------------------------
     def pending(self) -> Iterator[PodInfo]:
         """Every pod the queue holds that is not gated, in queue order of arrival."""
         for queued in sorted(self.pods.values(), key=lambda q: q.order):
@@ -367,14 +361,6 @@ class SchedulingQueue:
         key = unit.head() if unit is not None else None
         return self.pods[key].info if key is not None else None
 
-    def unit_keys(self, ident: Hashable) -> list[str]:
-        unit = self._units.get(ident)
-        return [m[2] for m in unit.members] if unit is not None else []
-
-    def is_gated_unit(self, ident: Hashable) -> bool:
-        unit = self._units.get(ident)
-        return unit is not None and unit.gated is not None
-
     def move_unit(self, ident: Hashable, now: float) -> QueuedPod | None:
         """A hint said Queue: the unit's first pod goes to activeQ or backoffQ (gated
         pods are returned for the caller to re-run PreEnqueue)."""
@@ -443,6 +429,3 @@ class SchedulingQueue:
             times.append(math.floor(due / FLUSH_INTERVAL + 1) * FLUSH_INTERVAL)
         later = [t for t in times if t > now]
         return min(later) if later else math.inf
-
-    def has_ready(self) -> bool:
-        return any(q.where in ("active", "backoff") for q in self.pods.values())
