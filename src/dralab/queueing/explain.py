@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dralab.api.base import KubeObject
-from dralab.api.codec import decode
-from dralab.api.core import Node, Pod
+from dralab.api.core import Node
 from dralab.api.keys import object_key
 
+from .feasibility import flavor_topology
 from .model import Decision, NodeTopology, QueueingState
 from .reader import KueueSnapshot, WorkloadSource
 from .writer import quantity_text
@@ -140,31 +140,16 @@ def _placement(snapshot: KueueSnapshot, source: WorkloadSource,
     """Whether every pod of the workload fits on the snapshot's nodes now (a fork of the
     cluster, reverted), within the topology domain its pod set asks for when its flavor
     has a Topology: one line per pod set."""
-    from dralab.scheduler import Scheduler, build_cluster
-
+    from .feasibility import pod_set_pods, snapshot_scheduler
     from .placement import GangFailure, place_pod_sets
 
-    owner = source.owner
-    queued = {(o.kind, object_key(o.namespace, o.name)) for o in objects
-              if o is owner or o.metadata.labels.get("kueue.x-k8s.io/queue-name")}
-    cluster_objects = [o for o in objects
-                       if (o.kind, object_key(o.namespace, o.name)) not in queued
-                       and not type(o).__module__.startswith("dralab.queueing")]
-    cluster, _ = build_cluster(cluster_objects)
-    scheduler = Scheduler.build(cluster)
+    scheduler = snapshot_scheduler(objects)
     workload = snapshot.state.workloads.get(source.key)
     topology = _topology_of(snapshot, source.key)
     lines: list[str] = []
     for index, pod_set in enumerate(source.pod_sets):
-        spec = pod_set.template.get("spec") or {}
-        pods: list[Pod] = []
-        for i in range(pod_set.count):
-            pod = decode({"apiVersion": "v1", "kind": "Pod",
-                          "metadata": {"name": f"{source.name}-{pod_set.name}-{i}",
-                                       "namespace": source.namespace},
-                          "spec": spec})
-            assert isinstance(pod, Pod)
-            pods.append(pod)
+        pods = pod_set_pods(source.namespace, f"{source.name}-{pod_set.name}", pod_set.count,
+                            pod_set.template, {})
         request = workload.pod_sets[index].topology \
             if workload is not None and index < len(workload.pod_sets) else None
         outcome = place_pod_sets(scheduler, pods, topology, request)
@@ -194,8 +179,4 @@ def _topology_of(snapshot: KueueSnapshot, key: str) -> NodeTopology | None:
         cq = state.cluster_queues.get(workload.cluster_queue or "") if workload else None
         if cq is not None:
             names = [f.flavor for g in cq.resource_groups for f in g.flavors]
-    for name in names:
-        flavor = state.flavors.get(name)
-        if flavor is not None and flavor.topology in snapshot.topologies:
-            return NodeTopology(flavor.topology, snapshot.topologies[flavor.topology])
-    return None
+    return flavor_topology(snapshot, names)

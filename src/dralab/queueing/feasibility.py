@@ -17,7 +17,8 @@ back to the check (conservative).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
@@ -27,7 +28,11 @@ from dralab.api.keys import object_key
 from .model import Admission, NodeTopology, WorkloadSpec
 from .reader import QUEUE_NAME_LABEL, KueueSnapshot
 
-__all__ = ["FEASIBILITY_GATE", "SnapshotPlacement", "placement_check"]
+if TYPE_CHECKING:
+    from dralab.scheduler import Scheduler
+
+__all__ = ["FEASIBILITY_GATE", "SnapshotPlacement", "flavor_topology", "placement_check",
+           "pod_set_pods", "snapshot_scheduler"]
 
 FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
 
@@ -36,16 +41,8 @@ class SnapshotPlacement:
     """The check against the cluster the snapshot describes (``KueuePolicy.placement``)."""
 
     def __init__(self, snapshot: KueueSnapshot, objects: Sequence[KubeObject]) -> None:
-        from dralab.scheduler import Scheduler, build_cluster
-
         self.snapshot = snapshot
-        queued = {(o.kind, object_key(o.namespace, o.name)) for o in objects
-                  if o.metadata.labels.get(QUEUE_NAME_LABEL)}
-        cluster_objects = [o for o in objects
-                           if (o.kind, object_key(o.namespace, o.name)) not in queued
-                           and not type(o).__module__.startswith("dralab.queueing")]
-        cluster, _ = build_cluster(cluster_objects)
-        self.scheduler = Scheduler.build(cluster)
+        self.scheduler = snapshot_scheduler(objects)
         state = snapshot.state
         for key in sorted(state.admitted, key=lambda k: (state.admitted_at.get(k, 0.0), k)):
             workload = state.workloads.get(key)
@@ -62,18 +59,16 @@ class SnapshotPlacement:
         for index, pod_set in enumerate(source.pod_sets):
             flavors = admission.pod_sets[index].flavors if index < len(admission.pod_sets) \
                 else {}
+            names = sorted(set(flavors.values()))
             labels: dict[str, str] = {}
-            topology: NodeTopology | None = None
-            for name in sorted(set(flavors.values())):
+            for name in names:
                 flavor = state.flavors.get(name)
-                if flavor is None:
-                    continue
-                labels.update(flavor.node_labels)
-                if flavor.topology in self.snapshot.topologies:
-                    topology = NodeTopology(flavor.topology,
-                                            self.snapshot.topologies[flavor.topology])
-            pods = _pods(source.namespace, f"{source.name}-{pod_set.name}", pod_set.count,
-                         pod_set.template, labels)
+                if flavor is not None:
+                    labels.update(flavor.node_labels)
+            # The last of the flavors with a Topology, as the loop here always took.
+            topology = flavor_topology(self.snapshot, list(reversed(names)))
+            pods = pod_set_pods(source.namespace, f"{source.name}-{pod_set.name}",
+                                pod_set.count, pod_set.template, labels)
             request = workload.pod_sets[index].topology \
                 if index < len(workload.pod_sets) else None
             outcome = commit_pod_sets(self.scheduler, pods, topology, request)
@@ -92,8 +87,34 @@ def placement_check(snapshot: KueueSnapshot, objects: Sequence[KubeObject]
     return SnapshotPlacement(snapshot, objects)
 
 
-def _pods(namespace: str, prefix: str, count: int, template: dict[str, object],
-          node_labels: dict[str, str]) -> list[Pod]:
+def snapshot_scheduler(objects: Sequence[KubeObject]) -> Scheduler:
+    """A scheduler over the cluster a snapshot describes: its nodes, DRA objects and
+    running pods; not its queued workloads (their pods do not exist yet) nor its Kueue
+    objects."""
+    from dralab.scheduler import Scheduler, build_cluster
+
+    queued = {(o.kind, object_key(o.namespace, o.name)) for o in objects
+              if o.metadata.labels.get(QUEUE_NAME_LABEL)}
+    cluster_objects = [o for o in objects
+                       if (o.kind, object_key(o.namespace, o.name)) not in queued
+                       and not type(o).__module__.startswith("dralab.queueing")]
+    cluster, _ = build_cluster(cluster_objects)
+    return Scheduler.build(cluster)
+
+
+def flavor_topology(snapshot: KueueSnapshot, flavors: Sequence[str]) -> NodeTopology | None:
+    """The Kueue Topology of the first of ``flavors`` that names one the snapshot has."""
+    for name in flavors:
+        flavor = snapshot.state.flavors.get(name)
+        if flavor is not None and flavor.topology in snapshot.topologies:
+            return NodeTopology(flavor.topology, snapshot.topologies[flavor.topology])
+    return None
+
+
+def pod_set_pods(namespace: str, prefix: str, count: int, template: dict[str, object],
+                 node_labels: Mapping[str, str]) -> list[Pod]:
+    """``count`` pods ``prefix-0``, ``prefix-1``, ... from a pod set's template, with
+    ``node_labels`` added to their node selector (a flavor's)."""
     spec = dict(template.get("spec") or {})  # type: ignore[call-overload]
     if node_labels:
         selector = dict(spec.get("nodeSelector") or {})
