@@ -25,14 +25,16 @@ from dralab.api.codec import decode
 from dralab.api.core import Pod
 from dralab.api.keys import object_key
 
-from .model import Admission, NodeTopology, WorkloadSpec
+from .model import Admission, NodeTopology, QueueingState, WorkloadSpec
 from .reader import QUEUE_NAME_LABEL, KueueSnapshot
 
 if TYPE_CHECKING:
     from dralab.scheduler import Scheduler
 
-__all__ = ["FEASIBILITY_GATE", "SnapshotPlacement", "flavor_topology", "placement_check",
-           "pod_set_pods", "snapshot_scheduler"]
+    from .placement import GangFailure
+
+__all__ = ["FEASIBILITY_GATE", "SnapshotPlacement", "flavor_labels", "flavor_topology",
+           "placement_check", "pod_set_pods", "snapshot_scheduler", "unplaceable"]
 
 FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
 
@@ -60,11 +62,7 @@ class SnapshotPlacement:
             flavors = admission.pod_sets[index].flavors if index < len(admission.pod_sets) \
                 else {}
             names = sorted(set(flavors.values()))
-            labels: dict[str, str] = {}
-            for name in names:
-                flavor = state.flavors.get(name)
-                if flavor is not None:
-                    labels.update(flavor.node_labels)
+            labels = flavor_labels(state, names)
             # The last of the flavors with a Topology, as the loop here always took.
             topology = flavor_topology(self.snapshot, list(reversed(names)))
             pods = pod_set_pods(source.namespace, f"{source.name}-{pod_set.name}",
@@ -73,8 +71,7 @@ class SnapshotPlacement:
                 if index < len(workload.pod_sets) else None
             outcome = commit_pod_sets(self.scheduler, pods, topology, request)
             if isinstance(outcome, GangFailure):
-                return (f"pod set {pod_set.name} cannot be placed on the nodes now "
-                        f"({outcome.placed} of {len(pods)} pods fit): {outcome.message}")
+                return unplaceable(pod_set.name, outcome, len(pods))
         return None
 
 
@@ -100,6 +97,22 @@ def snapshot_scheduler(objects: Sequence[KubeObject]) -> Scheduler:
                        and not type(o).__module__.startswith("dralab.queueing")]
     cluster, _ = build_cluster(cluster_objects)
     return Scheduler.build(cluster)
+
+
+def flavor_labels(state: QueueingState, flavors: Sequence[str]) -> dict[str, str]:
+    """The node labels of ``flavors`` (ResourceFlavor ``nodeLabels``), merged in order."""
+    labels: dict[str, str] = {}
+    for name in flavors:
+        flavor = state.flavors.get(name)
+        if flavor is not None:
+            labels.update(flavor.node_labels)
+    return labels
+
+
+def unplaceable(pod_set: str, failure: GangFailure, pods: int) -> str:
+    """The pending message of a pod set the placement check could not place."""
+    return (f"pod set {pod_set} cannot be placed on the nodes now ({failure.placed} of "
+            f"{pods} pods fit): {failure.message}")
 
 
 def flavor_topology(snapshot: KueueSnapshot, flavors: Sequence[str]) -> NodeTopology | None:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 
 from dralab.api.core import Node, Pod
 from dralab.api.resource import ResourceSlice
+from dralab.queueing.feasibility import flavor_labels
 from dralab.queueing.model import Admission
 from dralab.scheduler import Scheduler, build_cluster
 
@@ -78,10 +79,7 @@ def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
     def labels_of(assigned: Admission) -> dict[str, str]:
         labels: dict[str, str] = {}
         for pod_set in assigned.pod_sets:
-            for name in sorted(set(pod_set.flavors.values())):
-                flavor = admission.state.flavors.get(name)
-                if flavor is not None:
-                    labels.update(flavor.node_labels)
+            labels.update(flavor_labels(admission.state, sorted(set(pod_set.flavors.values()))))
         return labels
 
     return LivePlacement(scheduler, pods_of, labels_of)

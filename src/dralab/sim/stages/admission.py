@@ -200,6 +200,7 @@ class LivePlacement:
             self._open = False
 
     def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None:
+        from dralab.queueing.feasibility import unplaceable
         from dralab.queueing.placement import GangFailure, commit_pod_sets
 
         if not self._open:
@@ -209,8 +210,7 @@ class LivePlacement:
         request = workload.pod_sets[0].topology if workload.pod_sets else None
         outcome = commit_pod_sets(self.scheduler, pods, None, request)
         if isinstance(outcome, GangFailure):
-            return (f"pod set main cannot be placed on the nodes now ({outcome.placed} of "
-                    f"{len(pods)} pods fit): {outcome.message}")
+            return unplaceable("main", outcome, len(pods))
         return None
 
 
