@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import click
 
 from dralab.api.base import KubeObject
 from dralab.api.io import dumps, read_documents, to_list
+from dralab.queueing.configured import kueue_policy
 from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import Decision
@@ -49,15 +49,9 @@ def run_admission(snapshot: KueueSnapshot, now: float,
                   objects: list[KubeObject] | None = None) -> list[Decision]:
     """Admission cycles until nothing changes: every decision made, in order, then the
     last pending message of each workload still waiting (the conditions show it)."""
-    # Imported here: the engine is its own module, loaded only when admission runs.
-    from dralab.queueing.kueue import DEFAULT_FAIR_STRATEGIES, KueuePolicy, admit_until_stable
+    from dralab.queueing.kueue import admit_until_stable
 
-    config = snapshot.config
-    strategies: Any = (config.fair_sharing.preemption_strategies
-                       if config is not None and config.fair_sharing is not None
-                       and config.fair_sharing.preemption_strategies
-                       else DEFAULT_FAIR_STRATEGIES)
-    policy = KueuePolicy(fair_sharing=snapshot.fair_sharing, fair_strategies=strategies)
+    policy = kueue_policy(snapshot.config)
     if objects is not None:
         # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
         policy.placement = placement_check(snapshot, objects)

@@ -25,6 +25,7 @@ from dralab.api.codec import decode
 from dralab.api.core import Pod
 from dralab.api.keys import object_key
 
+from .configured import feasibility_on
 from .model import Admission, NodeTopology, QueueingState, WorkloadSpec
 from .reader import QUEUE_NAME_LABEL, KueueSnapshot
 
@@ -33,10 +34,9 @@ if TYPE_CHECKING:
 
     from .placement import GangFailure
 
-__all__ = ["FEASIBILITY_GATE", "SnapshotPlacement", "flavor_labels", "flavor_topology",
+__all__ = ["SnapshotPlacement", "flavor_labels", "flavor_topology",
            "placement_check", "pod_set_pods", "snapshot_scheduler", "unplaceable"]
 
-FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
 
 
 class SnapshotPlacement:
@@ -78,8 +78,7 @@ class SnapshotPlacement:
 def placement_check(snapshot: KueueSnapshot, objects: Sequence[KubeObject]
                     ) -> SnapshotPlacement | None:
     """The check when the Kueue Configuration turns on ``KueueDRADeviceFeasibility``."""
-    config = snapshot.config
-    if config is None or not config.feature_gates.get(FEASIBILITY_GATE):
+    if not feasibility_on(snapshot.config):
         return None
     return SnapshotPlacement(snapshot, objects)
 

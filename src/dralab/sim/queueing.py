@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dralab.api.base import KubeObject
 from dralab.api.errors import LoadError
 from dralab.api.io import read_documents
+from dralab.queueing.configured import configuration, feasibility_on, kueue_policy
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import AdmissionPolicy, PodSetRequest, QueueingState, WorkloadSpec
 from dralab.queueing.objects import LocalQueue
@@ -77,16 +78,14 @@ def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
     if objects is None:
         return None
     kinds = {k.name: k.queue for k in scenario.workload if k.queue is not None}
-    fair_sharing, strategies = _fair_sharing(objects)
+    config = configuration(objects)
     local_queues = {o.ref: o.spec.cluster_queue for o in objects if isinstance(o, LocalQueue)}
 
     def state(mode: Mode) -> QueueingState:
         return read_snapshot(list(objects)).state
 
     def policy() -> AdmissionPolicy:
-        from dralab.queueing.kueue import KueuePolicy
-
-        return KueuePolicy(fair_sharing=fair_sharing, fair_strategies=strategies)
+        return kueue_policy(config)
 
     def workload_of(mode: Mode) -> Callable[[Arrival], WorkloadSpec | None]:
         everything = [*objects, *mode.cluster_objects(scenario, mode.objects(scenario))]
@@ -111,25 +110,4 @@ def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
                                 (pod_set,))
         return make
 
-    return QueueingSetup(state, policy, workload_of, _feasibility(objects))
-
-
-def _feasibility(objects: Sequence[KubeObject]) -> bool:
-    from dralab.queueing.feasibility import FEASIBILITY_GATE
-    from dralab.queueing.objects import KueueConfiguration
-
-    config = next((o for o in objects if isinstance(o, KueueConfiguration)), None)
-    return bool(config is not None and config.feature_gates.get(FEASIBILITY_GATE))
-
-
-def _fair_sharing(objects: Sequence[KubeObject]) -> tuple[bool, Any]:
-    from dralab.queueing.kueue import DEFAULT_FAIR_STRATEGIES
-    from dralab.queueing.objects import KueueConfiguration
-
-    config = next((o for o in objects if isinstance(o, KueueConfiguration)), None)
-    if config is None:
-        return False, DEFAULT_FAIR_STRATEGIES
-    strategies = (config.fair_sharing.preemption_strategies
-                  if config.fair_sharing is not None and config.fair_sharing.preemption_strategies
-                  else DEFAULT_FAIR_STRATEGIES)
-    return config.fair_sharing_enabled, strategies
+    return QueueingSetup(state, policy, workload_of, feasibility_on(config))

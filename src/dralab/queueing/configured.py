@@ -1,0 +1,42 @@
+"""Kueue's policy as a Kueue Configuration sets it up: fair sharing and its preemption
+strategies, and the feature gates dralab honours. One place for ``dralab admit``,
+``dralab explain workload`` and the simulator's queueing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from dralab.api.base import KubeObject
+
+from .objects import KueueConfiguration
+
+if TYPE_CHECKING:
+    from .kueue import KueuePolicy
+
+__all__ = ["FEASIBILITY_GATE", "configuration", "feasibility_on", "kueue_policy"]
+
+# Kueue's alpha gate for checking devices before admission; dralab checks the whole pod set.
+FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
+
+
+def configuration(objects: Sequence[KubeObject]) -> KueueConfiguration | None:
+    """The snapshot's Kueue Configuration (the first), if any."""
+    return next((o for o in objects if isinstance(o, KueueConfiguration)), None)
+
+
+def feasibility_on(config: KueueConfiguration | None) -> bool:
+    return bool(config is not None and config.feature_gates.get(FEASIBILITY_GATE))
+
+
+def kueue_policy(config: KueueConfiguration | None) -> KueuePolicy:
+    """A ``KueuePolicy`` with the Configuration's fair sharing (Kueue's defaults without)."""
+    # Imported here: the engine is its own module, loaded only when admission runs.
+    from .kueue import DEFAULT_FAIR_STRATEGIES, KueuePolicy
+
+    strategies: Any = (config.fair_sharing.preemption_strategies
+                       if config is not None and config.fair_sharing is not None
+                       and config.fair_sharing.preemption_strategies
+                       else DEFAULT_FAIR_STRATEGIES)
+    return KueuePolicy(fair_sharing=config is not None and config.fair_sharing_enabled,
+                       fair_strategies=strategies)
