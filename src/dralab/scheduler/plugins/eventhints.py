@@ -24,7 +24,7 @@ from dralab.cluster.events import (
     TemplateChanged,
 )
 
-from ..cluster import ClusterState
+from ..cluster import ClusterState, PodInfo
 from ..hints import QUEUE, SKIP, EventHint, HintResult
 
 __all__ = ["DRA_HINTS", "FIT_HINTS", "NODE_HINTS", "NODE_NAME_HINTS", "SCHEDULING_GATES_HINTS"]
@@ -56,10 +56,8 @@ def _claim_changed(event: ClusterEvent, cluster: ClusterState) -> HintResult:
         return owners
     name = claim.metadata.name
 
-    def uses(pod: object) -> bool:
-        spec = getattr(getattr(pod, "pod", None), "spec", None)
-        return spec is not None and any(c.resource_claim_name == name
-                                        for c in spec.resource_claims)
+    def uses(pod: PodInfo) -> bool:
+        return any(c.resource_claim_name == name for c in pod.pod.spec.resource_claims)
     return uses
 
 
