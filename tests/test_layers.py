@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dralab.scheduler",),            # framework, plugins, queue, the scheduling loop
     ("dralab.queueing", "dralab.autoscale"),  # future: admission, node autoscaling
     ("dralab.sim", "dralab.replay"),  # the event simulator; trace replay
-    ("dralab.migrate",),              # future: the migration assistant
+    ("dralab.migrate",),              # the migration assistant (device plugin -> DRA)
     ("dralab.report",),               # files and pages from results
     ("dralab.cli",),                  # the command line
     ("dralab",),                      # the public facade: may import anything

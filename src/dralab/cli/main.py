@@ -17,6 +17,7 @@ from .common import EXIT_INPUT
 from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
+from .migrate import migrate_cmd
 from .replay import replay_cmd
 from .schedule import schedule_cmd
 from .simulate import simulate_cmd
@@ -73,6 +74,7 @@ cli.add_command(explain_cmd)
 cli.add_command(replay_cmd)
 cli.add_command(sweep_cmd)
 cli.add_command(admit_cmd)
+cli.add_command(migrate_cmd)
 
 
 def main() -> None:

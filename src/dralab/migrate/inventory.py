@@ -1,0 +1,124 @@
+"""``dralab migrate inventory``: every workload in some manifests, and what it asks of GPUs.
+
+One entry per workload (Pod, the built-in controllers, JobSet, LeaderWorkerSet,
+Kubeflow training jobs, KServe InferenceService), one row per pod set (role):
+pods, containers, GPUs per pod (whole, time-sliced, MIG by profile), the
+requirements on GPU node labels, and the workload's class (``demand.CLASSES``).
+Rendered as a kubectl-style table, JSON or CSV. Pure apart from rendering.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from dralab.api.io import Document
+
+from .demand import PodDemand, pod_demand, workload_class
+from .podsets import PodSet, Workload, workload_of
+
+__all__ = ["InventoryEntry", "inventory", "render"]
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryEntry:
+    """One workload of the input: where it is, its pod sets and their demand, its class."""
+
+    document: Document
+    workload: Workload
+    demands: tuple[PodDemand, ...]
+    cls: str
+
+    def pod_sets(self) -> Iterable[tuple[PodSet, PodDemand]]:
+        return zip(self.workload.pod_sets, self.demands, strict=True)
+
+
+def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
+    """The workloads among ``docs``, in input order."""
+    out = []
+    for doc in docs:
+        workload = workload_of(doc.data)
+        if workload is None:
+            continue
+        demands = [pod_demand(doc.data, p) for p in workload.pod_sets]
+        out.append(InventoryEntry(doc, workload, tuple(demands),
+                                  workload_class(workload, demands)))
+    return out
+
+
+def _mig_text(demand: PodDemand) -> str:
+    counts: dict[str, int] = {}
+    for container in demand.containers:
+        for profile, n in container.mig:
+            counts[profile] = counts.get(profile, 0) + n
+    return ",".join(f"{p}x{n}" if n > 1 else p for p, n in sorted(counts.items()))
+
+
+def _row(entry: InventoryEntry, pod_set: PodSet, demand: PodDemand) -> dict[str, Any]:
+    w = entry.workload
+    return {
+        "source": entry.document.where,
+        "kind": w.kind,
+        "namespace": w.namespace or "",
+        "name": w.name,
+        "role": pod_set.role,
+        "pods": pod_set.pods,
+        "containers": [c.name for c in demand.containers],
+        "gpuContainers": [c.name for c in demand.gpu_containers],
+        "gpusPerPod": demand.per_pod("gpus"),
+        "sharedPerPod": demand.per_pod("shared"),
+        "mig": _mig_text(demand),
+        "gpuSelectors": [r.text() for r in demand.requirements],
+        "class": entry.cls,
+    }
+
+
+def rows(entries: Iterable[InventoryEntry]) -> list[dict[str, Any]]:
+    """One plain row per pod set."""
+    return [_row(e, p, d) for e in entries for p, d in e.pod_sets()]
+
+
+def _table(items: list[dict[str, Any]]) -> str:
+    header = ("KIND", "NAMESPACE/NAME", "ROLE", "PODS", "CONTAINERS", "GPUS/POD", "MIG",
+              "GPU-SELECTORS", "CLASS")
+    lines = [header]
+    for r in items:
+        ref = f"{r['namespace']}/{r['name']}" if r["namespace"] else r["name"]
+        gpus = str(r["gpusPerPod"]) + (f"+{r['sharedPerPod']}shared" if r["sharedPerPod"]
+                                       else "")
+        lines.append((r["kind"], ref, r["role"] or "-",
+                      "per-node" if r["pods"] is None else str(r["pods"]),
+                      ",".join(r["containers"]) or "-", gpus, r["mig"] or "-",
+                      ";".join(r["gpuSelectors"]) or "-", r["class"]))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "".join("   ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip()
+                   + "\n" for line in lines)
+
+
+def _csv(items: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    fields = list(items[0]) if items else ["source", "kind", "namespace", "name", "role",
+                                           "pods", "containers", "gpuContainers",
+                                           "gpusPerPod", "sharedPerPod", "mig",
+                                           "gpuSelectors", "class"]
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in items:
+        writer.writerow({k: ";".join(v) if isinstance(v, list) else
+                         ("" if v is None else v) for k, v in r.items()})
+    return out.getvalue()
+
+
+def render(entries: list[InventoryEntry], output: str) -> str:
+    """``table`` (one line per pod set), ``json`` (a list of rows) or ``csv``."""
+    items = rows(entries)
+    if output == "json":
+        return msgspec.json.format(msgspec.json.encode(items), indent=2).decode() + "\n"
+    if output == "csv":
+        return _csv(items)
+    return _table(items) if items else "no workloads found\n"
