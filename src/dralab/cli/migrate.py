@@ -11,9 +11,11 @@ from __future__ import annotations
 import click
 
 from dralab.api.io import read_documents
+from dralab.api.quantity import parse_quantity
 from dralab.migrate import inventory, render
+from dralab.migrate.convert import Conversion, convert_files, write_conversion
 
-from .common import filename_option, one_line_errors
+from .common import EXIT_UNSCHEDULABLE, filename_option, one_line_errors
 
 
 @click.group("migrate")
@@ -44,3 +46,63 @@ def inventory_cmd(filenames: tuple[str, ...], output: str) -> None:
     """
     entries = inventory(read_documents(filenames))
     click.echo(render(entries, output), nl=False)
+
+
+def _convert_table(conversion: Conversion) -> str:
+    lines = [("INPUT", "WORKLOAD", "RESULT", "DETAIL")]
+    for item in conversion.summary()["files"]:
+        for w in item["workloads"]:
+            if w["result"] == "converted":
+                detail = " ".join(f"{c['claim']}={c['template']}" for p in w["podSets"]
+                                  for c in p["claims"])
+            else:
+                detail = "; ".join(w.get("why", []))
+            lines.append((item["input"], f"{w['kind']} {w['name']}", w["result"], detail))
+    widths = [max(len(line[i]) for line in lines) for i in range(3)]
+    return "".join("   ".join(c.ljust(widths[i]) if i < 3 else c for i, c in enumerate(line))
+                   .rstrip() + "\n" for line in lines)
+
+
+@migrate_cmd.command("convert")
+@filename_option
+@click.option("-o", "--output-dir", "out_dir", required=True, metavar="DIR",
+              help="Where to write the converted files (one per input), "
+                   "resourceclaimtemplates.yaml, deviceclasses.yaml and "
+                   "migration-summary.txt. Never an input.")
+@click.option("--share-memory", default="8Gi", show_default=True, metavar="QUANTITY",
+              help="GPU memory a time-sliced (shared) pod gets as a DRA share of a GPU that "
+                   "allows multiple allocations.")
+@click.option("--verify", "verify_with", default=None, metavar="FLEET_OR_DUMP",
+              help="Also schedule the workloads before (device plugin) and after (DRA) on "
+                   "this Fleet spec or cluster dump, and report every pod whose feasibility "
+                   "changed (exit 1 if any).")
+@one_line_errors
+def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
+                verify_with: str | None) -> None:
+    """Rewrite GPU workloads to DRA ResourceClaimTemplates and claims.
+
+    Pods, Jobs, CronJobs, Deployments, StatefulSets, ReplicaSets, DaemonSets and the
+    pod templates of JobSet, LeaderWorkerSet, Kubeflow training jobs and KServe
+    InferenceService: nvidia.com/gpu and nvidia.com/mig-* requests and limits become
+    claims; GPU-label node selectors and affinities become CEL selectors on device
+    attributes; CPU, memory, comments and key order are kept. Prints one line per
+    workload; the summary file says what changed and what could not be converted.
+    """
+    _check_quantity(share_memory, "--share-memory")
+    conversion = convert_files(filenames, share_memory)
+    report = None  # verify: next step
+    write_conversion(conversion, out_dir, filenames)
+    click.echo(_convert_table(conversion), nl=False)
+    click.echo(f"wrote {len(conversion.files)} file(s), {len(conversion.templates)} claim "
+               f"template(s) and {len(conversion.classes)} device class(es) to {out_dir}")
+    if report is not None:
+        click.echo(render_verification(report), nl=False)
+        if report.changed:
+            raise SystemExit(EXIT_UNSCHEDULABLE)
+
+
+def _check_quantity(text: str, option: str) -> None:
+    try:
+        parse_quantity(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None

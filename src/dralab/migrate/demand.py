@@ -194,7 +194,7 @@ def pod_demand(document: Any, pod_set: PodSet) -> PodDemand:
     return PodDemand(tuple(containers), selector, affinity, terms, preferred)
 
 
-def _shared(demand: PodDemand) -> bool:
+def is_shared(demand: PodDemand) -> bool:
     if demand.per_pod("shared"):
         return True
     return any(r.key in SHARING_LABELS or any(v.endswith("-SHARED") for v in r.values)
@@ -211,7 +211,7 @@ def workload_class(workload: Workload, demands: list[PodDemand]) -> str:
         return "multi-node"
     if any(d.per_pod("mig") for d in demands):
         return "mig"
-    if any(_shared(d) for d in demands if d.gpu_containers):
+    if any(is_shared(d) for d in demands if d.gpu_containers):
         return "shared"
     if any(d.per_pod("gpus") > 1 for d in demands):
         return "multi-gpu-one-node"
