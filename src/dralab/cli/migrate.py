@@ -13,6 +13,8 @@ import click
 from dralab.api.io import read_documents
 from dralab.api.quantity import parse_quantity
 from dralab.migrate import inventory, render
+from dralab.migrate.check import check_dump, render_check
+from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
 
 from .common import EXIT_UNSCHEDULABLE, filename_option, one_line_errors
@@ -106,3 +108,24 @@ def _check_quantity(text: str, option: str) -> None:
         parse_quantity(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+@migrate_cmd.command("check")
+@filename_option
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")
+@one_line_errors
+def check_cmd(filenames: tuple[str, ...], output: str) -> None:
+    """Find GPUs advertised twice: by the device plugin and by DRA ResourceSlices.
+
+    Reads a cluster dump (`kubectl get nodes,pods,resourceslices,resourceclaims,
+    deviceclasses,deployments,jobs,... -A -o yaml`). Lists every node whose
+    allocatable nvidia.com/gpu (or nvidia.com/mig-*) and gpu.nvidia.com ResourceSlices
+    both show GPUs, what is allocated through each path (OVERCOMMITTED when together
+    more than the GPUs present), the pods holding GPUs there and the workloads that
+    can land there. Exit 1 when such a node exists, 0 when none.
+    """
+    result = check_dump(read_dump(read_documents(filenames)))
+    click.echo(render_check(result, output), nl=False)
+    if result.found:
+        raise SystemExit(EXIT_UNSCHEDULABLE)
