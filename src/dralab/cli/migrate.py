@@ -16,6 +16,7 @@ from dralab.migrate import inventory, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
+from dralab.migrate.verify import render_verification, verify
 
 from .common import EXIT_UNSCHEDULABLE, filename_option, one_line_errors
 
@@ -92,7 +93,7 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     """
     _check_quantity(share_memory, "--share-memory")
     conversion = convert_files(filenames, share_memory)
-    report = None  # verify: next step
+    report = verify(conversion, verify_with) if verify_with is not None else None
     write_conversion(conversion, out_dir, filenames)
     click.echo(_convert_table(conversion), nl=False)
     click.echo(f"wrote {len(conversion.files)} file(s), {len(conversion.templates)} claim "

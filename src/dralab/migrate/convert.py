@@ -33,7 +33,7 @@ from dralab.api.io import MANIFEST_SUFFIXES, Document, dumps, read_documents, to
 from dralab.api.resource import DeviceClass
 from dralab.fleet.classes import driver_classes
 
-from .podsets import PathKey, at_path
+from .podsets import PathKey, at_path, identity
 from .rewrite import DocumentPlan, apply_edits, plan_document
 from .roundtrip import load_roundtrip, new_map, new_seq, text_value
 from .shapes import ClassChooser, TemplateNames, claim_template
@@ -100,8 +100,8 @@ class Conversion:
 def _plan_summary(doc: Document, plan: DocumentPlan) -> dict[str, Any] | None:
     if plan.workload is None and not plan.problems:
         return None
-    kind = plan.workload.kind if plan.workload else str(doc.data.get("kind", "?"))
-    ref = plan.workload.ref if plan.workload else doc.describe()
+    kind, namespace, name = identity(doc.data)
+    ref = f"{namespace}/{name}" if namespace else name
     if plan.problems:
         return {"kind": kind, "name": ref, "result": "not converted", "why": plan.problems}
     if not plan.edits:

@@ -9,7 +9,9 @@ GPU-label requirements come from ``nodeSelector`` and the required node affinity
 
 The class of a workload, most specific first: ``multi-node`` (its pods must run
 together), ``mig``, ``shared``, ``multi-gpu-one-node`` (more than one GPU per pod),
-``whole-gpu``, ``cpu-only``.
+``whole-gpu``, ``cpu-only``; ``unsupported`` when it asks for GPUs dralab cannot
+convert (another vendor's, a fraction of a device, a kind whose pod templates it
+does not know).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
 OTHER_VENDORS = ("amd.com/gpu", "gpu.intel.com/")
-CLASSES = ("multi-node", "mig", "shared", "multi-gpu-one-node", "whole-gpu", "cpu-only")
+CLASSES = ("multi-node", "mig", "shared", "multi-gpu-one-node", "whole-gpu", "cpu-only",
+           "unsupported")
 _NANO = 10**9
 
 
@@ -203,6 +206,8 @@ def is_shared(demand: PodDemand) -> bool:
 
 def workload_class(workload: Workload, demands: list[PodDemand]) -> str:
     """The workload's class (see the module doc)."""
+    if any(c.problems for d in demands for c in d.containers):
+        return "unsupported"
     if not any(d.gpu_containers for d in demands):
         return "cpu-only"
     gpu_pods = sum((p.pods or 1) for p, d in zip(workload.pod_sets, demands, strict=True)

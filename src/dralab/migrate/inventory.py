@@ -20,7 +20,8 @@ import msgspec
 from dralab.api.io import Document
 
 from .demand import PodDemand, pod_demand, workload_class
-from .podsets import PodSet, Workload, workload_of
+from .podsets import PodSet, Workload, identity, workload_of
+from .rewrite import mentions_nvidia
 
 __all__ = ["InventoryEntry", "inventory", "render"]
 
@@ -44,6 +45,10 @@ def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
     for doc in docs:
         workload = workload_of(doc.data)
         if workload is None:
+            if mentions_nvidia(doc.data):  # a kind whose pod templates dralab cannot find
+                kind, namespace, name = identity(doc.data)
+                out.append(InventoryEntry(doc, Workload(kind, namespace, name, (), False), (),
+                                          "unsupported"))
             continue
         demands = [pod_demand(doc.data, p) for p in workload.pod_sets]
         out.append(InventoryEntry(doc, workload, tuple(demands),
@@ -79,8 +84,13 @@ def _row(entry: InventoryEntry, pod_set: PodSet, demand: PodDemand) -> dict[str,
 
 
 def rows(entries: Iterable[InventoryEntry]) -> list[dict[str, Any]]:
-    """One plain row per pod set."""
-    return [_row(e, p, d) for e in entries for p, d in e.pod_sets()]
+    """One plain row per pod set (one for a workload whose pod sets are unknown)."""
+    out = []
+    for e in entries:
+        if not e.workload.pod_sets:
+            out.append(_row(e, PodSet("", (), None, {}), PodDemand((), (), (), 0)))
+        out += [_row(e, p, d) for p, d in e.pod_sets()]
+    return out
 
 
 def _table(items: list[dict[str, Any]]) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "PodSet",
     "Workload",
     "at_path",
+    "identity",
     "path_text",
     "workload_of",
 ]
@@ -195,15 +196,23 @@ def _inference_service(data: Mapping[str, Any]) -> list[PodSet]:
     return out
 
 
-def workload_of(data: Any) -> Workload | None:
-    """The workload a plain document describes, or None for kinds that make no pods."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
-        return None
-    kind = data["kind"]
+def identity(data: Any) -> tuple[str, str | None, str]:
+    """(kind, namespace, name) of a plain document, with placeholders for what is missing."""
+    if not isinstance(data, Mapping):
+        return "<no kind>", None, "<no name>"
+    kind = data.get("kind") if isinstance(data.get("kind"), str) else "<no kind>"
     meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
     name = meta.get("name") if isinstance(meta.get("name"), str) else "<no name>"
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    return str(kind), namespace, str(name)
+
+
+def workload_of(data: Any) -> Workload | None:
+    """The workload a plain document describes, or None for kinds that make no pods."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
+        return None
+    kind, namespace, name = identity(data)
     builtin = _builtin(kind, data)
     if builtin is not None:
         pod_sets, gang = builtin

@@ -26,7 +26,8 @@ from .gpulabels import LabelRequirement, Translation, translate
 from .podsets import PathKey, PodSet, Workload, at_path, path_text, workload_of
 from .shapes import DeviceNeed, TemplateNames
 
-__all__ = ["ClaimEdit", "DocumentPlan", "PodSetEdit", "apply_edits", "plan_document"]
+__all__ = ["ClaimEdit", "DocumentPlan", "PodSetEdit", "apply_edits", "mentions_nvidia",
+           "plan_document"]
 
 _LABEL = re.compile(r"[^a-z0-9-]+")
 
@@ -163,7 +164,7 @@ def plan_document(doc: Any, names: TemplateNames, share_memory: str = "8Gi") -> 
     """The conversion of one plain document (see the module doc)."""
     workload = workload_of(doc)
     if workload is None:
-        if _mentions_nvidia(doc):
+        if mentions_nvidia(doc):
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             return DocumentPlan(None, problems=[
                 f"kind {kind!s} asks for NVIDIA resources but dralab does not know where its "
@@ -183,12 +184,13 @@ def plan_document(doc: Any, names: TemplateNames, share_memory: str = "8Gi") -> 
     return plan
 
 
-def _mentions_nvidia(data: Any) -> bool:
+def mentions_nvidia(data: Any) -> bool:
+    """Whether a document asks for NVIDIA device-plugin resources anywhere."""
     if isinstance(data, Mapping):
         return any((isinstance(k, str) and k.startswith(("nvidia.com/gpu", "nvidia.com/mig-")))
-                   or _mentions_nvidia(v) for k, v in data.items())
+                   or mentions_nvidia(v) for k, v in data.items())
     if isinstance(data, list):
-        return any(_mentions_nvidia(v) for v in data)
+        return any(mentions_nvidia(v) for v in data)
     return False
 
 
