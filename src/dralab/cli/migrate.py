@@ -8,15 +8,21 @@ found what it looks for (double advertising, pods whose feasibility changed);
 
 from __future__ import annotations
 
+import os
+
 import click
 
+from dralab.api.errors import InputError
 from dralab.api.io import read_documents
 from dralab.api.quantity import parse_quantity
 from dralab.migrate import inventory, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
+from dralab.migrate.plan import make_plan
+from dralab.migrate.planreport import render_plan, write_plan
 from dralab.migrate.verify import render_verification, verify
+from dralab.sim.spec import parse_duration
 
 from .common import EXIT_UNSCHEDULABLE, filename_option, one_line_errors
 
@@ -130,3 +136,42 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
     click.echo(render_check(result, output), nl=False)
     if result.found:
         raise SystemExit(EXIT_UNSCHEDULABLE)
+
+
+@migrate_cmd.command("plan")
+@filename_option
+@click.option("--out", "out_dir", default=None, metavar="DIR",
+              help="Write the pilot's files here: device classes, claim templates, the "
+                   "smoke-test Job, the converted manifests in order, pilot-report.md and "
+                   "the simulation inputs.")
+@click.option("--share-memory", default="8Gi", show_default=True, metavar="QUANTITY",
+              help="GPU memory a time-sliced pod gets as a DRA share.")
+@click.option("--duration", default="2h", show_default=True, metavar="DURATION",
+              help="Simulated time of the predicted effect (e.g. 30m, 2h).")
+@one_line_errors
+def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
+             duration: str) -> None:
+    """Plan the pilot: which pool first, its DeviceClasses, order and predicted effect.
+
+    Reads a cluster dump (nodes, pods, ResourceSlices, DeviceClasses and the
+    workloads). Picks the lowest-risk GPU pool with work to move (then the
+    smallest), proposes DeviceClasses named by use (h100-training, l4-inference,
+    mig-small) with their CEL, orders the moves (a smoke-test Job first, then the
+    safest workloads), converts them, and simulates the pool on both models
+    (pods started, wait, GPU capacity allocated vs requested).
+    """
+    _check_quantity(share_memory, "--share-memory")
+    try:
+        parse_duration(duration)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--duration") from None
+    docs = read_documents(filenames)
+    try:
+        plan = make_plan(docs, ",".join(filenames), share_memory, duration)
+    except ValueError as exc:
+        raise InputError(f"{','.join(filenames)}: {exc}") from None
+    click.echo(render_plan(plan), nl=False)
+    if out_dir is not None:
+        written = write_plan(plan, out_dir, list(filenames))
+        click.echo(f"wrote {len(written)} file(s) to {out_dir} (start with "
+                   f"{os.path.join(out_dir, 'pilot-report.md')})")

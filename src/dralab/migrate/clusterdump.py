@@ -68,6 +68,7 @@ class NodeGpus:
     pool: str
     device_plugin: dict[str, int]            # allocatable NVIDIA extended resources
     taints: list[Mapping[str, Any]] = field(default_factory=list)
+    allocatable: dict[str, str] = field(default_factory=dict)   # every resource, as written
     dra: dict[str, int] = field(default_factory=dict)   # published devices by type
     dra_types: dict[str, str] = field(default_factory=dict)  # device name -> type
     pods: list[PodGpus] = field(default_factory=list)
@@ -124,9 +125,12 @@ def read_dump(docs: Iterable[Document]) -> ClusterDump:
         raw = at_path(node, ("metadata", "labels"))
         labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
         taints = at_path(node, ("spec", "taints"))
+        allocatable = at_path(node, ("status", "allocatable"))
         nodes[name] = NodeGpus(name, labels, _pool_label(labels),
-                               device_plugin_resources(at_path(node, ("status", "allocatable"))),
-                               [t for t in taints or [] if isinstance(t, Mapping)])
+                               device_plugin_resources(allocatable),
+                               [t for t in taints or [] if isinstance(t, Mapping)],
+                               {str(k): str(v) for k, v in allocatable.items()}
+                               if isinstance(allocatable, Mapping) else {})
     for rs in by_kind.get("ResourceSlice", []):
         spec = rs.get("spec")
         if not isinstance(spec, Mapping) or spec.get("driver") != NVIDIA_DRIVER:

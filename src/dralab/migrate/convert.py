@@ -22,7 +22,7 @@ import copy
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ __all__ = [
     "ConvertedFile",
     "Conversion",
     "convert_files",
+    "convert_sources",
     "input_files",
     "write_conversion",
 ]
@@ -205,16 +206,14 @@ def _classes_used(names: TemplateNames, class_for: ClassChooser | None) -> list[
     return [c for c in driver_classes(True, False, False, ()) if c.name in wanted]
 
 
-def convert_files(paths: Sequence[str], share_memory: str = "8Gi",
-                  class_for: ClassChooser | None = None,
-                  extra_classes: Callable[[TemplateNames], list[DeviceClass]] | None = None
-                  ) -> Conversion:
-    """Plan and render the conversion of every file ``paths`` name (nothing is written)."""
+def convert_sources(sources: Iterable[tuple[str, str, str, list[Document]]],
+                    share_memory: str = "8Gi", class_for: ClassChooser | None = None
+                    ) -> Conversion:
+    """Plan and render the conversion of (source, output name, text, documents) items;
+    nothing is written."""
     names = TemplateNames()
     files: list[ConvertedFile] = []
-    for source, output in input_files(paths):
-        text = _read_text(source)
-        docs = read_documents([source])
+    for source, output, text, docs in sources:
         plans = [plan_document(d.data, names, share_memory) for d in docs]
         converted = _planned(docs, plans)
         result = ConvertedFile(source, output, docs, plans, text, converted)
@@ -225,10 +224,14 @@ def convert_files(paths: Sequence[str], share_memory: str = "8Gi",
         files.append(result)
     templates: list[KubeObject] = [claim_template(ns, name, need, class_for)
                                    for ns, name, need in names.items()]
-    classes = _classes_used(names, class_for)
-    if extra_classes is not None:
-        classes += extra_classes(names)
-    return Conversion(files, names, templates, classes)
+    return Conversion(files, names, templates, _classes_used(names, class_for))
+
+
+def convert_files(paths: Sequence[str], share_memory: str = "8Gi",
+                  class_for: ClassChooser | None = None) -> Conversion:
+    """Plan and render the conversion of every file ``paths`` name (nothing is written)."""
+    return convert_sources(((source, output, _read_text(source), read_documents([source]))
+                            for source, output in input_files(paths)), share_memory, class_for)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -238,10 +241,18 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def write_conversion(conversion: Conversion, out_dir: str, inputs: Sequence[str]) -> list[str]:
-    """Write every output under ``out_dir``; InputError (before anything is written) when an
-    output would replace an input or two outputs share a path. The paths written."""
-    outputs: dict[str, str] = {}
+DRIVER_CLASSES_NOTE = (
+    "# DeviceClasses the claim templates use. The NVIDIA DRA driver's Helm chart installs\n"
+    "# gpu.nvidia.com and mig.nvidia.com; apply only those your cluster lacks.\n")
+
+
+def write_conversion(conversion: Conversion, out_dir: str, inputs: Sequence[str],
+                     extra: dict[str, str] | None = None,
+                     classes_note: str = DRIVER_CLASSES_NOTE) -> list[str]:
+    """Write every output under ``out_dir`` (and ``extra``: name -> text); InputError
+    (before anything is written) when an output would replace an input or two outputs
+    share a path. The paths written."""
+    outputs: dict[str, str] = dict(extra or {})
     for f in conversion.files:
         target = os.path.join(out_dir, f.output)
         if os.path.normpath(f.output) in GENERATED or f.output in outputs:
@@ -249,10 +260,7 @@ def write_conversion(conversion: Conversion, out_dir: str, inputs: Sequence[str]
                              "output; give the files from different directories")
         outputs[f.output] = f.text
     outputs[CLAIM_TEMPLATES_FILE] = dumps(to_list(conversion.templates))
-    outputs[DEVICE_CLASSES_FILE] = (
-        "# DeviceClasses the claim templates use. The NVIDIA DRA driver's Helm chart installs\n"
-        "# gpu.nvidia.com and mig.nvidia.com; apply only those your cluster lacks.\n"
-        + dumps(to_list(conversion.classes)))
+    outputs[DEVICE_CLASSES_FILE] = classes_note + dumps(to_list(conversion.classes))
     outputs[SUMMARY_FILE] = dumps(conversion.summary())
     sources = [f.source for f in conversion.files]
     for name in outputs:

@@ -1,0 +1,119 @@
+"""Node pools of a cluster dump and the GPU workloads that can run on each.
+
+A pool is the nodes sharing a pool label (``dralab.dev/pool``, GKE/EKS/AKS/Karpenter
+node-pool labels, else instance type or GPU product). A workload can land on a
+pool when, for one of its GPU pod sets, some node of the pool passes its node
+selector, required node affinity and taints and advertises (device plugin) the
+GPUs one pod needs. The risk of a workload is that of its class: a single-GPU
+inference service is cheap to move back, a multi-node training job is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dralab.fleet.catalog import CATALOG, GpuModel
+
+from .check import may_land, tolerated
+from .clusterdump import ClusterDump, NodeGpus
+from .demand import GPU, PodDemand
+from .inventory import InventoryEntry, inventory
+from .podsets import at_path
+
+__all__ = ["CLASS_RISK", "Pool", "pools_of"]
+
+# Lower is safer to migrate first.
+CLASS_RISK: Mapping[str, int] = {"cpu-only": 0, "whole-gpu": 1, "shared": 1, "mig": 2,
+                                 "multi-gpu-one-node": 3, "multi-node": 5, "unsupported": 9}
+
+
+@dataclass(slots=True)
+class Pool:
+    name: str
+    nodes: list[NodeGpus]
+    workloads: list[InventoryEntry] = field(default_factory=list)
+
+    @property
+    def product_label(self) -> str:
+        return self.nodes[0].labels.get("nvidia.com/gpu.product", "") if self.nodes else ""
+
+    @property
+    def model(self) -> GpuModel | None:
+        label = self.product_label.removesuffix("-SHARED")
+        return next((m for m in CATALOG.values() if m.gpu_product_label == label), None)
+
+    @property
+    def gpus(self) -> int:
+        return sum(_node_gpus(n) for n in self.nodes)
+
+    @property
+    def mig_profiles(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for n in self.nodes:
+            for r, count in n.device_plugin.items():
+                if r.startswith("nvidia.com/mig-"):
+                    out[r.removeprefix("nvidia.com/mig-")] = out.get(
+                        r.removeprefix("nvidia.com/mig-"), 0) + count
+        return out
+
+    @property
+    def dedicated(self) -> bool:
+        """Every node carries a NoSchedule taint: only workloads that tolerate it come."""
+        return bool(self.nodes) and all(any(t.get("effect") == "NoSchedule" for t in n.taints)
+                                        for n in self.nodes)
+
+    @property
+    def double_advertised(self) -> bool:
+        return any(n.double_advertised for n in self.nodes)
+
+    @property
+    def risk(self) -> int:
+        return max((CLASS_RISK.get(w.cls, 9) for w in self.workloads), default=0)
+
+    @property
+    def pods(self) -> int:
+        return sum(w.workload.total_pods or 0 for w in self.workloads)
+
+
+def _node_gpus(node: NodeGpus) -> int:
+    """Physical GPUs: the GPU feature discovery count, else DRA full GPUs, else the plugin's."""
+    label = node.labels.get("nvidia.com/gpu.count", "")
+    return int(label) if label.isdigit() else node.physical_gpus
+
+
+def _fits(node: NodeGpus, demand: PodDemand) -> bool:
+    gpus = demand.per_pod("gpus") + demand.per_pod("shared")
+    if gpus and node.device_plugin.get(GPU, 0) + node.device_plugin.get(
+            "nvidia.com/gpu.shared", 0) < gpus and node.physical_gpus < gpus:
+        return False
+    for container in demand.containers:
+        for profile, n in container.mig:
+            resource = f"nvidia.com/mig-{profile.replace('+', '.')}"
+            if node.device_plugin.get(resource, 0) < n:
+                return False
+    return True
+
+
+def _lands(entry: InventoryEntry, node: NodeGpus) -> bool:
+    for pod_set, demand in entry.pod_sets():
+        spec = at_path(entry.document.data, pod_set.spec_path)
+        if demand.gpu_containers and isinstance(spec, Mapping) and may_land(spec, node.labels) \
+                and tolerated(spec, node.taints) and _fits(node, demand):
+            return True
+    return False
+
+
+def pools_of(dump: ClusterDump) -> list[Pool]:
+    """GPU pools (nodes with NVIDIA GPUs by either path), sorted by name, with their workloads."""
+    pools: dict[str, Pool] = {}
+    for node in sorted(dump.nodes.values(), key=lambda n: n.name):
+        if node.device_plugin or node.dra:
+            pools.setdefault(node.pool, Pool(node.pool, [])).nodes.append(node)
+    for entry in inventory(dump.documents):
+        if entry.workload.kind == "Pod" and at_path(entry.document.data, ("spec", "nodeName")):
+            continue  # a running pod of some workload: the workload itself is counted
+        for pool in pools.values():
+            if any(_lands(entry, n) for n in pool.nodes):
+                pool.workloads.append(entry)
+    return [pools[k] for k in sorted(pools)]
