@@ -230,8 +230,11 @@ def convert_sources(sources: Iterable[tuple[str, str, str, list[Document]]],
 def convert_files(paths: Sequence[str], share_memory: str = "8Gi",
                   class_for: ClassChooser | None = None) -> Conversion:
     """Plan and render the conversion of every file ``paths`` name (nothing is written)."""
-    return convert_sources(((source, output, _read_text(source), read_documents([source]))
-                            for source, output in input_files(paths)), share_memory, class_for)
+    def read(source: str, output: str) -> tuple[str, str, str, list[Document]]:
+        docs = read_documents([source])  # first: its errors are those of every verb
+        return source, output, _read_text(source), docs
+
+    return convert_sources((read(s, o) for s, o in input_files(paths)), share_memory, class_for)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -11,7 +11,7 @@
 6. The predicted effect: the simulator (``dralab.sim``) runs the pilot pool with
    these workloads on both models: pods started, wait, GPU capacity allocated vs
    requested. The scenario, fleet and templates are written too, so
-   ``dralab simulate`` reruns it.
+   ``dralab simulate --scenario`` reruns it.
 7. A report (``report``) with the metrics to watch and their expected values.
 """
 

@@ -4,7 +4,7 @@
 ``resourceclaimtemplates.yaml``, ``01-smoke-test.yaml``, one converted manifest
 per pilot workload in order (``02-...``), ``migration-summary.txt``,
 ``pilot-report.md`` and ``simulation/`` (fleet, scenario and templates:
-``dralab simulate simulation/scenario.yaml`` reruns the prediction).
+``dralab simulate --scenario simulation/scenario.yaml`` reruns the prediction).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def pilot_report(plan: PilotPlan) -> str:
                 "| model | pods | started | mean wait | max wait | GPU allocated | "
                 "GPU requested |", "|---|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(line) + " |" for line in _effect_lines(plan.effect)[1:]]
-        out += ["", "Rerun: `dralab simulate simulation/scenario.yaml`.", ""]
+        out += ["", "Rerun: `dralab simulate --scenario simulation/scenario.yaml --out pilot-sim`.", ""]
     out += ["## Pilot metrics to watch", "", "| metric | expected | if not |", "|---|---|---|"]
     out += [f"| {m} | {e} | {n} |" for m, e, n in _expected(plan)]
     out += ["", "## Rollback", "",
