@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-from .demand import CLASSES, PodDemand, pod_demand, workload_class
+from .demand import CLASSES, PodGpuDemand, pod_demand, workload_class
 from .inventory import InventoryEntry, inventory, render
 from .podsets import PodSet, Workload, workload_of
 
 __all__ = [
     "CLASSES",
     "InventoryEntry",
-    "PodDemand",
+    "PodGpuDemand",
     "PodSet",
     "Workload",
     "inventory",

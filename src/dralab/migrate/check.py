@@ -13,7 +13,7 @@ required node affinity allow it) through either path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,7 +163,7 @@ def render_check(result: CheckResult, output: str) -> str:
         return msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n"
     if not result.found:
         return "no node advertises its GPUs through both the device plugin and DRA\n"
-    lines = [("NODE", "POOL", "DEVICE-PLUGIN", "DRA-DEVICES", "GPUS", "ALLOCATED(DP+DRA)",
+    lines: list[tuple[str, ...]] = [("NODE", "POOL", "DEVICE-PLUGIN", "DRA-DEVICES", "GPUS", "ALLOCATED(DP+DRA)",
               "STATUS")]
     for n in result.nodes:
         status = "OVERCOMMITTED" if n.overcommitted else "double-advertised"
@@ -175,8 +175,8 @@ def render_check(result: CheckResult, output: str) -> str:
         text += "\npods holding GPUs on those nodes:\n" + "".join(
             f"  {p} on {node}\n" for p, node in pods)
     if result.workloads:
-        text += "\n" + _columns([("WORKLOAD", "PATH", "CAN-LAND-ON")] + [
-            (f"{w.kind} {w.name}", w.path, ",".join(w.nodes)) for w in result.workloads])
+        text += "\n" + _columns([("WORKLOAD", "PATH", "CAN-LAND-ON"), *[
+            (f"{w.kind} {w.name}", w.path, ",".join(w.nodes)) for w in result.workloads]])
     text += (f"\n{len(result.nodes)} node(s) advertise the same GPUs through the device plugin "
              "and DRA: every such GPU can be given out twice. Fix: stop the device plugin on "
              "nodes that run the DRA driver (e.g. a node label the GPU operator's "
@@ -184,7 +184,7 @@ def render_check(result: CheckResult, output: str) -> str:
     return text
 
 
-def _columns(lines: list[tuple[str, ...]]) -> str:
+def _columns(lines: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     return "".join("   ".join(c.ljust(widths[i]) for i, c in enumerate(line)).rstrip() + "\n"
                    for line in lines)

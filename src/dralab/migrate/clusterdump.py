@@ -120,12 +120,12 @@ def read_dump(docs: Iterable[Document]) -> ClusterDump:
         if isinstance(doc.data, Mapping) and isinstance(doc.data.get("kind"), str):
             by_kind.setdefault(doc.data["kind"], []).append(doc.data)
     nodes: dict[str, NodeGpus] = {}
-    for node in by_kind.get("Node", []):
-        name = str(at_path(node, ("metadata", "name")))
-        raw = at_path(node, ("metadata", "labels"))
+    for obj in by_kind.get("Node", []):
+        name = str(at_path(obj, ("metadata", "name")))
+        raw = at_path(obj, ("metadata", "labels"))
         labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
-        taints = at_path(node, ("spec", "taints"))
-        allocatable = at_path(node, ("status", "allocatable"))
+        taints = at_path(obj, ("spec", "taints"))
+        allocatable = at_path(obj, ("status", "allocatable"))
         nodes[name] = NodeGpus(name, labels, _pool_label(labels),
                                device_plugin_resources(allocatable),
                                [t for t in taints or [] if isinstance(t, Mapping)],
@@ -165,12 +165,14 @@ def read_dump(docs: Iterable[Document]) -> ClusterDump:
                 held[r] = held.get(r, 0) + n
         devices = []
         for status in at_path(pod, ("status", "resourceClaimStatuses")) or []:
-            name = status.get("resourceClaimName") if isinstance(status, Mapping) else None
-            devices += [d for pool, d in claims.get((ns, str(name)), []) if pool == node.name]
+            claim_name = status.get("resourceClaimName") if isinstance(status, Mapping) else None
+            devices += [d for pool, d in claims.get((ns, str(claim_name)), [])
+                        if pool == node.name]
         for ref in at_path(pod, ("spec", "resourceClaims")) or []:
-            name = ref.get("resourceClaimName") if isinstance(ref, Mapping) else None
-            if name:
-                devices += [d for pool, d in claims.get((ns, str(name)), []) if pool == node.name]
+            claim_name = ref.get("resourceClaimName") if isinstance(ref, Mapping) else None
+            if claim_name:
+                devices += [d for pool, d in claims.get((ns, str(claim_name)), [])
+                            if pool == node.name]
         if held or devices:
             node.pods.append(PodGpus(ns, str(meta.get("name")), _owner(meta), held,
                                      sorted(set(devices))))

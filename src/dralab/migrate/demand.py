@@ -28,7 +28,7 @@ from .podsets import PathKey, PodSet, Workload, at_path
 __all__ = [
     "CLASSES",
     "ContainerDemand",
-    "PodDemand",
+    "PodGpuDemand",
     "gpu_requirements",
     "mig_profile",
     "pod_demand",
@@ -65,7 +65,7 @@ class ContainerDemand:
 
 
 @dataclass(frozen=True, slots=True)
-class PodDemand:
+class PodGpuDemand:
     containers: tuple[ContainerDemand, ...]
     selector: tuple[LabelRequirement, ...]       # nodeSelector entries on GPU labels
     affinity: tuple[tuple[int, int, LabelRequirement], ...]  # (term, expression, req)
@@ -123,7 +123,7 @@ def _container(data: Any, path: tuple[PathKey, ...], init: bool) -> ContainerDem
     names: list[str] = []
     problems: list[str] = []
     for resource, value in found.items():
-        if resource == GPU or resource == SHARED or resource.startswith(MIG_PREFIX):
+        if resource in (GPU, SHARED) or resource.startswith(MIG_PREFIX):
             n, why = _count(value)
             if n is None:
                 problems.append(f"{resource}: {why}")
@@ -181,11 +181,11 @@ def gpu_requirements(spec: Mapping[str, Any]
             tuple(preferred))
 
 
-def pod_demand(document: Any, pod_set: PodSet) -> PodDemand:
+def pod_demand(document: Any, pod_set: PodSet) -> PodGpuDemand:
     """The GPU demand of one pod set of a plain document."""
     spec = at_path(document, pod_set.spec_path)
     if not isinstance(spec, Mapping):
-        return PodDemand((), (), (), 0)
+        return PodGpuDemand((), (), (), 0)
     containers: list[ContainerDemand] = []
     for key, init in (("initContainers", True), ("containers", False)):
         items = spec.get(key)
@@ -194,17 +194,17 @@ def pod_demand(document: Any, pod_set: PodSet) -> PodDemand:
     for key in pod_set.extra_containers:
         containers.append(_container(spec.get(key), (key,), False))
     selector, affinity, terms, preferred = gpu_requirements(spec)
-    return PodDemand(tuple(containers), selector, affinity, terms, preferred)
+    return PodGpuDemand(tuple(containers), selector, affinity, terms, preferred)
 
 
-def is_shared(demand: PodDemand) -> bool:
+def is_shared(demand: PodGpuDemand) -> bool:
     if demand.per_pod("shared"):
         return True
     return any(r.key in SHARING_LABELS or any(v.endswith("-SHARED") for v in r.values)
                for r in demand.requirements)
 
 
-def workload_class(workload: Workload, demands: list[PodDemand]) -> str:
+def workload_class(workload: Workload, demands: list[PodGpuDemand]) -> str:
     """The workload's class (see the module doc)."""
     if any(c.problems for d in demands for c in d.containers):
         return "unsupported"

@@ -19,7 +19,7 @@ import msgspec
 
 from dralab.api.io import Document
 
-from .demand import PodDemand, pod_demand, workload_class
+from .demand import PodGpuDemand, pod_demand, workload_class
 from .podsets import PodSet, Workload, identity, workload_of
 from .rewrite import mentions_nvidia
 
@@ -32,10 +32,10 @@ class InventoryEntry:
 
     document: Document
     workload: Workload
-    demands: tuple[PodDemand, ...]
+    demands: tuple[PodGpuDemand, ...]
     cls: str
 
-    def pod_sets(self) -> Iterable[tuple[PodSet, PodDemand]]:
+    def pod_sets(self) -> Iterable[tuple[PodSet, PodGpuDemand]]:
         return zip(self.workload.pod_sets, self.demands, strict=True)
 
 
@@ -56,7 +56,7 @@ def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
     return out
 
 
-def _mig_text(demand: PodDemand) -> str:
+def _mig_text(demand: PodGpuDemand) -> str:
     counts: dict[str, int] = {}
     for container in demand.containers:
         for profile, n in container.mig:
@@ -64,7 +64,7 @@ def _mig_text(demand: PodDemand) -> str:
     return ",".join(f"{p}x{n}" if n > 1 else p for p, n in sorted(counts.items()))
 
 
-def _row(entry: InventoryEntry, pod_set: PodSet, demand: PodDemand) -> dict[str, Any]:
+def _row(entry: InventoryEntry, pod_set: PodSet, demand: PodGpuDemand) -> dict[str, Any]:
     w = entry.workload
     return {
         "source": entry.document.where,
@@ -88,7 +88,7 @@ def rows(entries: Iterable[InventoryEntry]) -> list[dict[str, Any]]:
     out = []
     for e in entries:
         if not e.workload.pod_sets:
-            out.append(_row(e, PodSet("", (), None, {}), PodDemand((), (), (), 0)))
+            out.append(_row(e, PodSet("", (), None, {}), PodGpuDemand((), (), (), 0)))
         out += [_row(e, p, d) for p, d in e.pod_sets()]
     return out
 

@@ -102,7 +102,7 @@ def _derived_allocatable(slices: list[dict[str, Any]], node: str) -> dict[str, i
 
 def models_from_documents(docs: list[Document], source: str) -> ClusterModels:
     """Both models from a dump's Nodes, ResourceSlices and DeviceClasses."""
-    kept = [copy.deepcopy(d.data) for d in docs
+    kept: list[dict[str, Any]] = [dict(copy.deepcopy(d.data)) for d in docs
             if isinstance(d.data, Mapping) and d.data.get("kind") in _KINDS]
     nodes = [d for d in kept if d["kind"] == "Node"]
     slices = [d for d in kept if d["kind"] == "ResourceSlice"]

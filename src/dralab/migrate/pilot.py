@@ -18,13 +18,14 @@ from dralab.api.resource import DeviceClass
 from dralab.fleet.classes import platform_class
 from dralab.fleet.spec import PlatformClass
 
-from .pools import Pool
+from .pools import GpuPool
 from .shapes import DeviceNeed
 
 __all__ = ["PilotClasses", "fleet_document", "pilot_classes", "smoke_test"]
 
 _BATCH_KINDS = frozenset({"Job", "CronJob", "JobSet", "PyTorchJob", "TFJob", "MPIJob",
                           "XGBoostJob", "PaddleJob", "JAXJob"})
+_SMOKE_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 _MIG_G = re.compile(r"^([0-9]+)g\.")
 # Labels the Fleet generator sets itself; the others of a node are the pool's own.
 _GENERATED_LABELS = ("kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os",
@@ -58,7 +59,7 @@ class PilotClasses:
         return self.gpu.name if self.gpu else None
 
 
-def pilot_classes(pool: Pool) -> PilotClasses:
+def pilot_classes(pool: GpuPool) -> PilotClasses:
     model = pool.model
     specs: list[dict[str, Any]] = []
     gpu = None
@@ -82,7 +83,7 @@ def pilot_classes(pool: Pool) -> PilotClasses:
     return PilotClasses(gpu, mig, specs)
 
 
-def smoke_test(pool: Pool, classes: PilotClasses, namespace: str) -> list[dict[str, Any]]:
+def smoke_test(pool: GpuPool, classes: PilotClasses, namespace: str) -> list[dict[str, Any]]:
     """A Job that asks for one device of the pilot's first class on the pool and lists it
     (``nvidia-smi -L``), and its ResourceClaimTemplate."""
     cls = classes.gpu or next(iter(classes.mig.values()), None)
@@ -96,7 +97,7 @@ def smoke_test(pool: Pool, classes: PilotClasses, namespace: str) -> list[dict[s
                    if t.get("effect") in ("NoSchedule", "NoExecute")]
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "containers": [{"name": "nvidia-smi", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+        "containers": [{"name": "nvidia-smi", "image": _SMOKE_IMAGE,
                         "command": ["nvidia-smi", "-L"],
                         "resources": {"claims": [{"name": "gpu"}]}}],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-smoke-test"}]}
@@ -116,7 +117,7 @@ def smoke_test(pool: Pool, classes: PilotClasses, namespace: str) -> list[dict[s
     return [template, job]
 
 
-def fleet_document(pool: Pool, classes: PilotClasses, shares: bool) -> dict[str, Any]:
+def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[str, Any]:
     """A Fleet of the pool alone, read from its nodes (GPU model and count from the GPU
     feature discovery labels, CPU and memory from allocatable, static MIG from the device
     plugin's MIG resources, the pool's own labels and taints)."""

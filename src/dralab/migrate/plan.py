@@ -32,12 +32,12 @@ from .clusterdump import read_dump
 from .convert import Conversion, convert_sources
 from .pilot import PilotClasses, fleet_document, pilot_classes, smoke_test
 from .pods import workload_pods
-from .pools import CLASS_RISK, Pool, pools_of
 from .podsets import workload_of
+from .pools import CLASS_RISK, GpuPool, pools_of
 from .rewrite import plan_document
 from .shapes import TemplateNames
 
-__all__ = ["ModeEffect", "PilotPlan", "make_plan", "write_plan"]
+__all__ = ["ModeEffect", "PilotPlan", "make_plan"]
 
 _SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "InferenceService",
                             "LeaderWorkerSet", "DaemonSet", "Pod"})
@@ -61,8 +61,8 @@ class ModeEffect:
 @dataclass(slots=True)
 class PilotPlan:
     source: str
-    pools: list[Pool]
-    pilot: Pool
+    pools: list[GpuPool]
+    pilot: GpuPool
     blockers: list[str]
     classes: PilotClasses
     order: list[tuple[str, str]]              # (what, why)
@@ -79,7 +79,7 @@ def _slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-")[:40]
 
 
-def _choose(pools: list[Pool]) -> Pool:
+def _choose(pools: list[GpuPool]) -> GpuPool:
     if not pools:
         raise ValueError("no GPU nodes in the dump (no nvidia.com/gpu allocatable and no "
                          "gpu.nvidia.com ResourceSlices)")
@@ -128,12 +128,17 @@ def _scenario(plan_docs: list[tuple[str, Any, Any]], conversion: Conversion, smo
                       "duration": {"distribution": "fixed", "mean": run_for},
                       "template": f"templates/{name}.yaml"})
 
-    smoke_pod = workload_pods(smoke[1], workload_of(smoke[1]))[0]  # type: ignore[arg-type]
+    smoke_workload = workload_of(smoke[1])
+    assert smoke_workload is not None
+    smoke_pod = workload_pods(smoke[1], smoke_workload)[0]
     smoke_rct = {**smoke[0], "metadata": {"name": smoke[0]["metadata"]["name"]}}
     add("dra-smoke-test", smoke_pod, [smoke_rct], 1, "5m")
     for kind, workload, converted in plan_docs:
         for pod_set in workload.pod_sets:
-            pods = workload_pods(converted, workload_of(converted))
+            converted_workload = workload_of(converted)
+            if converted_workload is None:
+                continue
+            pods = workload_pods(converted, converted_workload)
             prefix = f"{_slug(workload.name)}-{_slug(pod_set.role)}".rstrip("-") \
                 if pod_set.role else _slug(workload.name)
             mine = [p for p in pods if p["metadata"]["name"].startswith(prefix)]

@@ -16,7 +16,7 @@ from dralab.api.io import dumps, to_list
 
 from .convert import write_conversion
 from .plan import ModeEffect, PilotPlan
-from .pools import Pool
+from .pools import GpuPool
 
 __all__ = ["pilot_report", "render_plan", "write_plan"]
 
@@ -26,7 +26,7 @@ PLATFORM_CLASSES_NOTE = (
     "# Platform DeviceClasses of the pilot, named by use. Apply before the claim templates.\n")
 
 
-def _pool_line(pool: Pool) -> tuple[str, ...]:
+def _pool_line(pool: GpuPool) -> tuple[str, ...]:
     flags = [f for f, on in (("dedicated", pool.dedicated),
                              ("DOUBLE-ADVERTISED", pool.double_advertised)) if on]
     return (pool.name, str(len(pool.nodes)), pool.product_label or "-", str(pool.gpus),
@@ -40,7 +40,7 @@ def _columns(lines: list[tuple[str, ...]]) -> str:
 
 
 def _effect_lines(effect: list[ModeEffect]) -> list[tuple[str, ...]]:
-    lines = [("MODEL", "PODS", "STARTED", "MEAN-WAIT", "MAX-WAIT", "GPU-ALLOCATED",
+    lines: list[tuple[str, ...]] = [("MODEL", "PODS", "STARTED", "MEAN-WAIT", "MAX-WAIT", "GPU-ALLOCATED",
               "GPU-REQUESTED")]
     for e in effect:
         lines.append((e.mode, str(e.pods), str(e.started), f"{e.mean_wait:.0f}s",
@@ -81,8 +81,9 @@ def _expected(plan: PilotPlan) -> list[tuple[str, str, str]]:
         ("Pods started", started, "compare with the same workloads before the move"),
         ("Claim allocation status (kubectl get resourceclaims -A)",
          f"all {claims} claim(s) (one per GPU container of each pilot pod, smoke test "
-         "included) allocated and reserved within seconds", "a claim pending with 'cannot allocate all "
-         "claims' means the class or CEL matches no free device"),
+         "included) allocated and reserved within seconds",
+         "a claim pending with 'cannot allocate all claims' means the class or CEL matches "
+         "no free device"),
         ("GPU utilisation (DCGM_FI_DEV_GPU_UTIL, allocated vs requested capacity)", util,
          "shares and MIG devices should close the gap between allocated and requested"),
         ("Failure modes", "none: no NodePrepareResources errors in kubelet events, no DRA "
@@ -129,7 +130,8 @@ def pilot_report(plan: PilotPlan) -> str:
                 "| model | pods | started | mean wait | max wait | GPU allocated | "
                 "GPU requested |", "|---|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(line) + " |" for line in _effect_lines(plan.effect)[1:]]
-        out += ["", "Rerun: `dralab simulate --scenario simulation/scenario.yaml --out pilot-sim`.", ""]
+        out += ["", "Rerun: `dralab simulate --scenario simulation/scenario.yaml "
+                "--out pilot-sim`.", ""]
     out += ["## Pilot metrics to watch", "", "| metric | expected | if not |", "|---|---|---|"]
     out += [f"| {m} | {e} | {n} |" for m, e, n in _expected(plan)]
     out += ["", "## Rollback", "",

@@ -17,11 +17,11 @@ from dralab.fleet.catalog import CATALOG, GpuModel
 
 from .check import may_land, tolerated
 from .clusterdump import ClusterDump, NodeGpus
-from .demand import GPU, PodDemand
+from .demand import GPU, PodGpuDemand
 from .inventory import InventoryEntry, inventory
 from .podsets import at_path
 
-__all__ = ["CLASS_RISK", "Pool", "pools_of"]
+__all__ = ["CLASS_RISK", "GpuPool", "pools_of"]
 
 # Lower is safer to migrate first.
 CLASS_RISK: Mapping[str, int] = {"cpu-only": 0, "whole-gpu": 1, "shared": 1, "mig": 2,
@@ -29,7 +29,7 @@ CLASS_RISK: Mapping[str, int] = {"cpu-only": 0, "whole-gpu": 1, "shared": 1, "mi
 
 
 @dataclass(slots=True)
-class Pool:
+class GpuPool:
     name: str
     nodes: list[NodeGpus]
     workloads: list[InventoryEntry] = field(default_factory=list)
@@ -82,7 +82,7 @@ def _node_gpus(node: NodeGpus) -> int:
     return int(label) if label.isdigit() else node.physical_gpus
 
 
-def _fits(node: NodeGpus, demand: PodDemand) -> bool:
+def _fits(node: NodeGpus, demand: PodGpuDemand) -> bool:
     gpus = demand.per_pod("gpus") + demand.per_pod("shared")
     if gpus and node.device_plugin.get(GPU, 0) + node.device_plugin.get(
             "nvidia.com/gpu.shared", 0) < gpus and node.physical_gpus < gpus:
@@ -104,12 +104,12 @@ def _lands(entry: InventoryEntry, node: NodeGpus) -> bool:
     return False
 
 
-def pools_of(dump: ClusterDump) -> list[Pool]:
+def pools_of(dump: ClusterDump) -> list[GpuPool]:
     """GPU pools (nodes with NVIDIA GPUs by either path), sorted by name, with their workloads."""
-    pools: dict[str, Pool] = {}
+    pools: dict[str, GpuPool] = {}
     for node in sorted(dump.nodes.values(), key=lambda n: n.name):
         if node.device_plugin or node.dra:
-            pools.setdefault(node.pool, Pool(node.pool, [])).nodes.append(node)
+            pools.setdefault(node.pool, GpuPool(node.pool, [])).nodes.append(node)
     for entry in inventory(dump.documents):
         if entry.workload.kind == "Pod" and at_path(entry.document.data, ("spec", "nodeName")):
             continue  # a running pod of some workload: the workload itself is counted

@@ -21,7 +21,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .demand import PodDemand, is_shared, pod_demand
+from .demand import PodGpuDemand, is_shared, pod_demand
 from .gpulabels import LabelRequirement, Translation, translate
 from .podsets import PathKey, PodSet, Workload, at_path, path_text, workload_of
 from .shapes import DeviceNeed, TemplateNames
@@ -74,7 +74,7 @@ def _claim_base(resource_kind: str, profile: str) -> str:
     return "gpu-share" if resource_kind == "share" else "gpu"
 
 
-def _needs(demand: PodDemand, shared: bool, share_memory: str
+def _needs(demand: PodGpuDemand, shared: bool, share_memory: str
            ) -> tuple[list[tuple[Any, str, DeviceNeed, tuple[str, ...]]], list[str]]:
     """(container, claim base, need, removed resources) per GPU resource; problems."""
     out = []
@@ -103,7 +103,7 @@ def _translations(reqs: list[LabelRequirement], types: set[str]
     return [(r, [translate(r, t) for t in sorted(types)]) for r in reqs]
 
 
-def _plan_pod_set(doc: Any, pod_set: PodSet, demand: PodDemand, namespace: str | None,
+def _plan_pod_set(doc: Any, pod_set: PodSet, demand: PodGpuDemand, namespace: str | None,
                   names: TemplateNames, share_memory: str) -> tuple[PodSetEdit | None, list[str]]:
     needs, problems = _needs(demand, is_shared(demand), share_memory)
     if problems or not needs:
@@ -114,7 +114,8 @@ def _plan_pod_set(doc: Any, pod_set: PodSet, demand: PodDemand, namespace: str |
     product = ""
     # nodeSelector entries and the one required term's expressions can move into the claim;
     # several terms are ORed, which one claim cannot say: those stay.
-    movable = [(r, ("selector", r.key)) for r in demand.selector]
+    movable: list[tuple[LabelRequirement, tuple[str, str | tuple[int, int]]]] = [
+        (r, ("selector", r.key)) for r in demand.selector]
     if demand.affinity_terms == 1:
         movable += [(r, ("affinity", (t, e))) for t, e, r in demand.affinity]
     else:

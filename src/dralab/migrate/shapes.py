@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from dralab.api.base import ObjectMeta
 from dralab.api.claimshape import ClaimShape, exact_request
 from dralab.api.resource import (
     CELDeviceSelector,
@@ -27,7 +28,6 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceClaimTemplateSpec,
 )
-from dralab.api.base import ObjectMeta
 
 __all__ = ["ClassChooser", "DeviceNeed", "TemplateNames", "claim_template"]
 

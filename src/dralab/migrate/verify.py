@@ -94,8 +94,8 @@ def verify_models(conversion: Conversion, models: ClusterModels, seed: int = 0) 
             new = workload_pods(converted, new_workload) if new_workload else []
             before += old
             after += new
-            for pod in old:
-                meta = pod["metadata"]
+            for old_pod in old:
+                meta = old_pod["metadata"]
                 owners[f"{meta['namespace']}/{meta['name']}"] = label
     plugin = schedule([*models.objects("device-plugin"), *_objects(before, "<before>")],
                       seed=seed)
