@@ -163,8 +163,9 @@ def render_check(result: CheckResult, output: str) -> str:
         return msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n"
     if not result.found:
         return "no node advertises its GPUs through both the device plugin and DRA\n"
-    lines: list[tuple[str, ...]] = [("NODE", "POOL", "DEVICE-PLUGIN", "DRA-DEVICES", "GPUS", "ALLOCATED(DP+DRA)",
-              "STATUS")]
+    lines: list[tuple[str, ...]] = [
+        ("NODE", "POOL", "DEVICE-PLUGIN", "DRA-DEVICES", "GPUS", "ALLOCATED(DP+DRA)",
+         "STATUS")]
     for n in result.nodes:
         status = "OVERCOMMITTED" if n.overcommitted else "double-advertised"
         lines.append((n.node, n.pool, _counts(n.device_plugin), _counts(n.dra),

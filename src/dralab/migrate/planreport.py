@@ -40,8 +40,9 @@ def _columns(lines: list[tuple[str, ...]]) -> str:
 
 
 def _effect_lines(effect: list[ModeEffect]) -> list[tuple[str, ...]]:
-    lines: list[tuple[str, ...]] = [("MODEL", "PODS", "STARTED", "MEAN-WAIT", "MAX-WAIT", "GPU-ALLOCATED",
-              "GPU-REQUESTED")]
+    lines: list[tuple[str, ...]] = [
+        ("MODEL", "PODS", "STARTED", "MEAN-WAIT", "MAX-WAIT", "GPU-ALLOCATED",
+         "GPU-REQUESTED")]
     for e in effect:
         lines.append((e.mode, str(e.pods), str(e.started), f"{e.mean_wait:.0f}s",
                       f"{e.max_wait:.0f}s", f"{e.allocated:.1%}", f"{e.requested:.1%}"))
