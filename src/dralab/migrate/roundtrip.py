@@ -9,8 +9,9 @@ Meaning is always read from the PyYAML documents of ``dralab.api.io``; this
 module only carries edits. Strings it inserts are quoted when a YAML 1.1 or
 1.2 reader could take them for something else.
 
-Sequence indentation follows the file: ``key:\\n- item`` (kubectl) or
-``key:\\n  - item`` (Helm charts).
+Sequence indentation follows the style most of the file uses: ``key:\\n- item``
+(kubectl) or ``key:\\n  - item`` (Helm charts); flow sequences written over several
+lines come out on one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _AMBIGUOUS = re.compile(
     r"|0o[0-7]+|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False"
     r"|FALSE|null|Null|NULL|~|\d+:\d+(?::\d+)*)$")
 _INDENTED_SEQ = re.compile(r"^( *)[^\s#-][^\n]*:\s*(?:#.*)?\n\1  +- ", re.MULTILINE)
+_FLUSH_SEQ = re.compile(r"^( *)[^\s#-][^\n]*:\s*(?:#.*)?\n\1- ", re.MULTILINE)
 
 
 class _TextResolver(VersionedResolver):
@@ -82,7 +84,8 @@ class RoundTripFile:
 
 def load_roundtrip(text: str, source: str) -> RoundTripFile:
     """Parse ``text`` for editing; LoadError naming ``source`` when ruamel cannot."""
-    indented = bool(_INDENTED_SEQ.search(text))
+    # One style per file (ruamel has one setting): the one most of its sequences use.
+    indented = len(_INDENTED_SEQ.findall(text)) > len(_FLUSH_SEQ.findall(text))
     yaml = _yaml(indented)
     try:
         with warnings.catch_warnings():
