@@ -71,6 +71,11 @@ def test_served_versions(api_version: str, kind: str, served: Served) -> None:
     ("scheduling.k8s.io/v1beta1", "PriorityClass", "scheduling.k8s.io/v1beta1 PriorityClass "
                                                    "was removed in Kubernetes 1.22, use "
                                                    "scheduling.k8s.io/v1"),
+    ("scheduling.k8s.io/v1alpha1", "Workload", "scheduling.k8s.io/v1alpha1 Workload was removed "
+                                               "in Kubernetes 1.36, use scheduling.k8s.io/v1beta1"),
+    ("scheduling.k8s.io/v1", "PodGroup", "PodGroup is served as scheduling.k8s.io/v1beta1, "
+                                         "scheduling.k8s.io/v1alpha3 and "
+                                         "scheduling.k8s.io/v1alpha2"),
     ("v1", "Job", "Job is served as batch/v1"),
     ("v2", "Pod", "Pod is served as v1"),
     ("apps/v9", "ConfigMap", "Kubernetes 1.37 serves apps/v1"),
