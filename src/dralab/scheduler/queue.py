@@ -223,6 +223,17 @@ class SchedulingQueue:
                 return queued
         return None
 
+    def take(self, match: Callable[[PodInfo], bool]) -> list[QueuedPod]:
+        """The pods in activeQ or backoffQ that ``match``, taken out in queue order: a
+        PodGroup's scheduling cycle tries its group's queued pods together. (Their
+        heap entries go stale and are skipped, as ``pop`` skips moved pods.)"""
+        found = [q for q in self.pods.values()
+                 if q.where in ("active", "backoff") and match(q.info)]
+        found.sort(key=lambda q: (q.sort_key, q.order))
+        for queued in found:
+            queued.where = ""
+        return found
+
     def flush_backoff(self, now: float) -> None:
         """Pods whose back-off ran out go to activeQ (stale heap entries are dropped)."""
         while self._backoff and self._backoff[0][0] <= now:
