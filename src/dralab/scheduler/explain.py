@@ -12,6 +12,7 @@ resource shortfall: what blocks it there is what would have to change.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -241,6 +242,13 @@ def run_observed(objects: Iterable[KubeObject],
             seen[attempt.pod.key] = _evaluate(attempt.framework, attempt)
 
     result = Scheduler.build(cluster, config, seed, observe=observe).run(pending)
+    # A pod its last cycle placed may still have been rejected after it, while waiting
+    # at Permit (its gang timed out or could not be completed): it is not scheduled.
+    for item in result.unplaced:
+        key = key_of(item.pod)
+        found = seen.get(key)
+        if found is not None and found.node is not None:
+            seen[key] = dataclasses.replace(found, node=None, message=item.message)
     return result, seen
 
 
