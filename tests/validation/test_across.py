@@ -153,15 +153,16 @@ class GateCase:
 
 
 # The demo: PodGroups at documents 3 and 5, their Deployments at 4 and 6. With
-# GenericWorkload off the PodGroup kind is not served (passed over) and the pods'
-# schedulingGroup is dropped (reported, except for stored state); with it on the
-# demo is valid, but the PodGroups' claims need DRAWorkloadResourceClaims too.
+# GenericWorkload off the PodGroup kind is not served and the pods' schedulingGroup is
+# dropped (both reported, except for stored state); with it on the demo is valid, but
+# the PodGroups' claims need DRAWorkloadResourceClaims too.
+OFF = ((3, "kind", GATED), (4, f"{TPL}.schedulingGroup", GATED),
+       (5, "kind", GATED), (6, f"{TPL}.schedulingGroup", GATED))
 GATE_CASES = [
-    GateCase("gates-off-schedulingGroup-is-gated", "", False,
-             ((4, f"{TPL}.schedulingGroup", GATED), (6, f"{TPL}.schedulingGroup", GATED))),
+    GateCase("gates-off-podgroups-are-gated", "", False, OFF),
     GateCase("gates-off-stored-state-is-accepted", "", True, ()),
     GateCase("workload-claims-on-without-generic-workload", "DRAWorkloadResourceClaims=true",
-             False, ((4, f"{TPL}.schedulingGroup", GATED), (6, f"{TPL}.schedulingGroup", GATED))),
+             False, OFF),
     GateCase("workload-claims-on-stored", "DRAWorkloadResourceClaims=true", True, ()),
     GateCase("generic-workload-on-claims-gated", "GenericWorkload=true", False, (
         (3, "spec.resourceClaims", CLAIMS_GATED), (5, "spec.resourceClaims", CLAIMS_GATED))),

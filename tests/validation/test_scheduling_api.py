@@ -144,9 +144,9 @@ def test_validation(build: Callable[[], Doc], expect: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("gates", "expect"), [
-    # The kind is not served without GenericWorkload: passed over, as before.
-    ("", []),
-    ("DRAWorkloadResourceClaims=true", []),
+    # The kind is not served without GenericWorkload.
+    ("", ["kind: Forbidden: requires feature gate GenericWorkload"]),
+    ("DRAWorkloadResourceClaims=true", ["kind: Forbidden: requires feature gate GenericWorkload"]),
     # resourceClaims is dropped without DRAWorkloadResourceClaims: reported.
     ("GenericWorkload=true", ["spec.resourceClaims: Forbidden: requires feature gate "
                               "DRAWorkloadResourceClaims"]),
