@@ -283,8 +283,9 @@ def test_example_driver_demo(case: Case) -> None:
 
 
 def test_example_driver_podgroup_demo() -> None:
-    # The demo needs both gates: without GenericWorkload the API server drops the pods'
-    # spec.schedulingGroup, so no pod is in a PodGroup and each gets its own GPU.
+    # The demo's README requires GenericWorkload, GangScheduling (merged into GenericWorkload
+    # in 1.37) and DRAWorkloadResourceClaims. Without GenericWorkload the API server drops
+    # the pods' spec.schedulingGroup, so no pod is in a PodGroup and each gets its own GPU.
     result = run(example_fleet(), EXAMPLE / "podgroup-resourceclaimtemplate.yaml",
                  gates="GenericWorkload=true,DRAWorkloadResourceClaims=true")
     podgroups_share_gpu(result)
