@@ -11,6 +11,9 @@ DRAWorkloadResourceClaims), as the scheduler and the claim controller read them.
   for each pod.
 * ``group_claim_key``: where that claim is (a named claim, or the one generated
   from the group's template, found by its controlling owner).
+* ``GroupIndex``: the pods of each PodGroup, kept up to date from the store's pod
+  events (a pod's group never changes: ``schedulingGroup`` is immutable), so that
+  per-pod questions about a group cost its size, not the cluster's.
 
 Pure functions of the store; nothing here changes it.
 """
@@ -22,13 +25,15 @@ from dralab.api.features import Gate
 from dralab.api.keys import object_key
 from dralab.api.resource import ResourceClaim, ResourceClaimConsumerReference
 from dralab.api.scheduling import PodGroup, PodGroupResourceClaim
+from dralab.cluster.events import PodAdded, PodRemoved
 
-from .cluster import ClusterState
+from .cluster import ClusterState, PodInfo
 
 __all__ = [
     "GROUP_API",
     "GROUP_CLAIM_ANNOTATION",
     "GROUP_RESOURCE",
+    "GroupIndex",
     "claim_of_group",
     "group_claim_entry",
     "group_claim_key",
@@ -115,3 +120,51 @@ def group_claim_key(cluster: ClusterState, group: PodGroup, claim: PodGroupResou
     if claim.resource_claim_name is not None:
         return object_key(namespace, claim.resource_claim_name)
     return claim_of_group(cluster, group, claim.name)
+
+
+class GroupIndex:
+    """Pod keys per PodGroup key, following ``cluster.events`` (rebuilt from the store
+    when the log was trimmed past the cursor)."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self._cursor = -1
+        self._members: dict[str, dict[str, None]] = {}   # group -> pod keys, in order
+        self._group_of: dict[str, str] = {}              # pod key -> group
+
+    def _add(self, info: PodInfo) -> None:
+        group = group_key(self.cluster, info.pod)
+        if group is not None:
+            self._group_of[info.key] = group
+            self._members.setdefault(group, {})[info.key] = None
+
+    def _remove(self, key: str) -> None:
+        group = self._group_of.pop(key, None)
+        if group is not None:
+            self._members.get(group, {}).pop(key, None)
+
+    def _sync(self) -> None:
+        cluster = self.cluster
+        events = cluster.events
+        changes = events.since(self._cursor) if self._cursor >= 0 else None
+        if changes is None:
+            self._members.clear()
+            self._group_of.clear()
+            for info in cluster.pods.values():
+                self._add(info)
+        else:
+            for event in changes:
+                if isinstance(event, PodAdded):
+                    self._remove(event.key)
+                    added = cluster.pods.get(event.key)
+                    if added is not None:
+                        self._add(added)
+                elif isinstance(event, PodRemoved):
+                    self._remove(event.key)
+        self._cursor = events.end
+
+    def members(self, group: str) -> list[PodInfo]:
+        """The pods of PodGroup ``group`` (``namespace/name``) in the store, oldest first."""
+        self._sync()
+        pods = self.cluster.pods
+        return [pods[k] for k in self._members.get(group, ()) if k in pods]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
@@ -223,12 +223,13 @@ class SchedulingQueue:
                 return queued
         return None
 
-    def take(self, match: Callable[[PodInfo], bool]) -> list[QueuedPod]:
-        """The pods in activeQ or backoffQ that ``match``, taken out in queue order: a
-        PodGroup's scheduling cycle tries its group's queued pods together. (Their
+    def take(self, keys: Iterable[str]) -> list[QueuedPod]:
+        """The pods of ``keys`` that are in activeQ or backoffQ, taken out in queue order:
+        a PodGroup's scheduling cycle tries its group's queued pods together. (Their
         heap entries go stale and are skipped, as ``pop`` skips moved pods.)"""
-        found = [q for q in self.pods.values()
-                 if q.where in ("active", "backoff") and match(q.info)]
+        pods = self.pods
+        found = [q for k in keys if (q := pods.get(k)) is not None
+                 and q.where in ("active", "backoff")]
         found.sort(key=lambda q: (q.sort_key, q.order))
         for queued in found:
             queued.where = ""

@@ -37,7 +37,7 @@ from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
 from .plugins.gangscheduling import NAME as GANG_SCHEDULING
 from .plugins.gangscheduling import group_unplaceable
-from .podgroups import group_key
+from .podgroups import GroupIndex, group_key
 from .queue import QueuedPod, SchedulingQueue
 from .result import (
     REASON_NO_PROFILE,
@@ -131,6 +131,7 @@ class Scheduler:
         self._evictions: list[Evicted] = []
         self._no_profile: list[PodInfo] = []
         self._forks: list[_ForkMark] = []
+        self._groups = GroupIndex(cluster)
 
     @classmethod
     def build(cls, cluster: ClusterState, config: object | None = None, seed: int = 0,
@@ -234,19 +235,19 @@ class Scheduler:
         the waiting members are rejected with upstream's message and let go of their
         nodes: a PodGroup is placed as one unit or not at all."""
         cluster = self.cluster
-        for member in self.queue.take(lambda info: group_key(cluster, info.pod) == group):
+        pods = self._groups.members(group)
+        for member in self.queue.take(info.key for info in pods):
             tries[member.key] = tries.get(member.key, 0) + 1
             self._attempt(member, now)
         pod_group = cluster.pod_groups.get(group)
         count = pod_group.min_count if pod_group is not None else None
         if count is None:
             return
-        members = [w for w in self.waiting
-                   if w.rejected is None and group_key(cluster, w.pod.pod) == group]
+        members = [w for info in pods
+                   if (w := self.waiting.get(info.key)) is not None and w.rejected is None]
         if not members or GANG_SCHEDULING not in members[0].framework.plugins:
             return
-        bound = sum(1 for info in cluster.pods.values()
-                    if info.pod.spec.node_name and group_key(cluster, info.pod) == group)
+        bound = sum(1 for info in pods if info.pod.spec.node_name)
         scheduled = bound + len(members)
         if scheduled >= count:
             return

@@ -43,7 +43,7 @@ from dralab.cluster.events import (
 from ..cluster import ClusterState, PodInfo
 from ..framework import CycleState, Handle, PluginArgsError, Status
 from ..hints import QUEUE, SKIP, EventHint, HintResult
-from ..podgroups import group_key, pod_group_of
+from ..podgroups import GroupIndex, group_key, pod_group_of
 
 __all__ = ["DEFAULT_TIMEOUT", "GANG_LABEL", "GANG_SIZE", "NAME", "GangScheduling", "gang_of",
            "gang_of_pod", "group_unplaceable"]
@@ -56,6 +56,7 @@ KUEUE_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 DEFAULT_TIMEOUT = 300.0
 MAX_TIMEOUT = 900.0  # kube-scheduler caps a Permit wait at 15 minutes
 _SUCCESS = Status.success()
+_GROUP_PREFIX = "podgroup:"  # gang keys of PodGroups (label gangs are namespace/name)
 
 
 def gang_of_pod(cluster: ClusterState, pod: Pod) -> tuple[str, int] | None:
@@ -67,7 +68,7 @@ def gang_of_pod(cluster: ClusterState, pod: Pod) -> tuple[str, int] | None:
     if key is not None:
         group = cluster.pod_groups.get(key)
         count = group.min_count if group is not None else None
-        return (f"podgroup:{key}", count) if count is not None and count > 0 else None
+        return (f"{_GROUP_PREFIX}{key}", count) if count is not None and count > 0 else None
     return gang_of(pod)
 
 
@@ -101,6 +102,7 @@ class GangScheduling:
     def __init__(self, handle: Handle, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.handle = handle
         self.timeout = timeout
+        self._groups = GroupIndex(handle.cluster)
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> GangScheduling:
@@ -150,9 +152,7 @@ class GangScheduling:
         count = group.min_count
         if count is None:
             return _SUCCESS
-        members = sum(1 for info in cluster.pods.values()
-                      if group_key(cluster, info.pod) == key)
-        if members < count:
+        if len(self._groups.members(key)) < count:
             return Status.unresolvable(
                 NAME, "waiting for minCount pods from a gang to appear in scheduling queue")
         return _SUCCESS
@@ -172,6 +172,16 @@ class GangScheduling:
                 waiting.reject(NAME, f"pod {pod.key} of gang {gang[0]} was rejected; "
                                      "the gang binds all together or not at all")
 
+    def _bound_members(self, gang: tuple[str, int], own: str) -> int:
+        """Members of ``gang`` already bound to a node (they passed Permit before)."""
+        cluster = self.handle.cluster
+        if gang[0].startswith(_GROUP_PREFIX):
+            pods = self._groups.members(gang[0].removeprefix(_GROUP_PREFIX))
+        else:
+            pods = list(cluster.pods.values())
+        return sum(1 for info in pods if info.key != own and info.pod.spec.node_name
+                   and gang_of_pod(cluster, info.pod) == gang)
+
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         cluster = self.handle.cluster
         gang = gang_of_pod(cluster, pod.pod)
@@ -183,7 +193,7 @@ class GangScheduling:
                    and gang_of_pod(cluster, w.pod.pod) == gang]
         held = len(waiting) + 1
         if held < size:
-            held += _bound_members(self.handle.cluster, gang, pod.key)
+            held += self._bound_members(gang, pod.key)
         if held < size:
             return Status.wait(NAME, self.timeout)
         # Allowing a waiting pod is not something a store fork can undo: a what-if
@@ -205,10 +215,3 @@ def _room_freed(event: ClusterEvent, cluster: ClusterState) -> HintResult:
     if gang is None:
         return QUEUE
     return lambda pod: gang_of_pod(cluster, pod.pod) != gang
-
-
-def _bound_members(cluster: ClusterState, gang: tuple[str, int], own: str) -> int:
-    """Members of ``gang`` already bound to a node (they passed Permit before)."""
-    return sum(1 for info in cluster.pods.values()
-               if info.key != own and info.pod.spec.node_name
-               and gang_of_pod(cluster, info.pod) == gang)
