@@ -108,6 +108,19 @@ def _basic(docs: list[Doc]) -> None:
             d["spec"]["schedulingPolicy"] = {"basic": {}}
 
 
+def _gated_member(docs: list[Doc]) -> None:
+    # group-2 as one replica plus a second member held back by a scheduling gate.
+    deploy = next(d for d in docs if d["kind"] == "Deployment"
+                  and d["metadata"]["name"] == "group-2")
+    deploy["spec"]["replicas"] = 1
+    template = deploy["spec"]["template"]
+    docs.append({"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {"name": "group-2-held", "namespace": deploy["metadata"]["namespace"],
+                              "labels": dict(template["metadata"]["labels"])},
+                 "spec": {**copy.deepcopy(template["spec"]),
+                          "schedulingGates": [{"name": "example.com/hold"}]}})
+
+
 CASES = [
     # Both gates: one GPU per group is enough; with one GPU only group-1 gets it.
     Case("shared-claims-8-gpus", 8, BOTH, {"group-1": 2, "group-2": 2}),
@@ -129,6 +142,11 @@ CASES = [
          _without_group_2),
     Case("fewer-pods-than-min-count", 8, BOTH, {"group-1": 0, "group-2": 0},
          "waiting for minCount pods from a gang to appear in scheduling queue", _min_count_3),
+    # A member held by a scheduling gate is counted (PreEnqueue) but not tried: the gang
+    # cannot be completed in its PodGroup cycle, so the other member lets go at once
+    # instead of holding its GPU at Permit until the timeout.
+    Case("member-held-by-scheduling-gate", 8, BOTH, {"group-1": 2, "group-2": 0},
+         None, _gated_member),
     # A basic PodGroup is no gang: 3 GPUs place 3 pods (own claims without the claims gate).
     Case("basic-policy", 3, GANG, {"group-1": 2, "group-2": 1}, "cannot allocate all claims",
          _basic),
@@ -182,6 +200,17 @@ def test_gang_rejection_names_min_count() -> None:
                             "1 scheduled, 0 remaining." for u in result.unplaced)
     assert {r.device for c in result.claims if c.status.allocation is not None
             for r in c.status.allocation.devices.results} == {"gpu-0", "gpu-1"}
+
+
+def test_gated_member_messages() -> None:
+    docs = demo_docs()
+    _gated_member(docs)
+    result = run(docs, 8, BOTH)
+    found = {(u.pod.metadata.name or "")[:12]: u.message for u in result.unplaced}
+    assert found == {
+        "group-2-held": "waiting for scheduling gates: [example.com/hold]",
+        "group-2-647d": "0/1 nodes are available: 1 minCount (2) cannot be satisfied: "
+                        "1 scheduled, 0 remaining."}
 
 
 def test_v1alpha3_and_v1beta1_read_alike() -> None:
