@@ -123,3 +123,18 @@ def test_composite_pod_groups_are_refused() -> None:
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.strip().endswith(
         "kind: Forbidden: feature gate CompositePodGroup is not modelled by dralab yet")
+
+
+def test_explain_claim_of_a_pod_group(three_gpus: str) -> None:
+    case = next(c for c in CASES if c.id == "both-gates")
+    code, out, err = run("explain", "claim", *_inputs(case, three_gpus), "-n", NS,
+                         "group-1-548dc9f9d9-tpxjv/gpu")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"ResourceClaim {NS}/group-1-gpu-") and \
+        lines[0].endswith(": allocated")
+    assert lines[1] == (f'  generated for PodGroup {NS}/group-1 (spec.resourceClaims "gpu"), '
+                        "shared by its pods")
+    assert "  reserved for podgroups/group-1" in lines
+    # Both pods of the group are explained as its users.
+    assert out.count(f"Pod {NS}/group-1-") == 2

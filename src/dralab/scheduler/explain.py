@@ -27,6 +27,7 @@ from .build import build_cluster
 from .cluster import ClusterState, NodeInfo, PodInfo
 from .cycle import Attempt
 from .framework import Code, CycleState, Status
+from .podgroups import GROUP_CLAIM_ANNOTATION
 from .result import REASON_SCHEDULER_ERROR, ScheduleResult
 from .runtime import Framework
 
@@ -378,6 +379,20 @@ def _generated_for(claim: ResourceClaim | None) -> str:
             f'(spec.resourceClaims "{claim.metadata.annotations[POD_CLAIM_ANNOTATION]}")')
 
 
+def _group_origin(claim: ResourceClaim | None) -> str:
+    """The origin note of a claim generated for a PodGroup ("" for others): the pods
+    share it, so naming one of them as its origin would mislead."""
+    entry = claim.metadata.annotations.get(GROUP_CLAIM_ANNOTATION) if claim else None
+    if claim is None or entry is None:
+        return ""
+    owner = next((r for r in claim.metadata.owner_references
+                  if r.controller and r.kind == "PodGroup"), None)
+    if owner is None:
+        return ""
+    return (f"generated for PodGroup {object_key(claim.metadata.namespace, owner.name)} "
+            f'(spec.resourceClaims "{entry}"), shared by its pods')
+
+
 def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None = None,
                   features: FeatureGates | None = None, seed: int = 0,
                   namespace: str | None = None) -> ClaimExplanation:
@@ -428,4 +443,5 @@ def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None
     consumers = tuple(seen.get(u) or not_scheduled(result, u) for u in users)
     final = result.cluster.claims.get(object_key(claim_ns, name))
     return ClaimExplanation(object_key(claim_ns, name), final, consumers,
-                            origin or _generated_for(final or claim))
+                            _group_origin(final or claim) or origin
+                            or _generated_for(final or claim))
