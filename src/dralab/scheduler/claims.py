@@ -4,6 +4,8 @@ the scheduler's DRA plugin do to claims outside of allocation itself.
 * ``ensure_pod_claims`` plays the resource-claim controller: one claim per
   ``spec.resourceClaims[]`` entry that names a template, owned by the pod, named
   like the controller names it, recorded in ``pod.status.resourceClaimStatuses``.
+  With DRAWorkloadResourceClaims, an entry that matches its PodGroup's claim uses
+  the group's one claim instead (made once, owned by the PodGroup; ``podgroups``).
 * ``resolve_pod_claims`` is the scheduler's view: the claim objects a pod uses,
   or the reason the pod has to wait (upstream's wording).
 * ``release_pod_claims`` is what happens when a pod goes away: it stops being a
