@@ -30,7 +30,7 @@ __all__ = [
     "PodGroupStatus",
     "PodGroupTemplate",
     "Workload",
-    "WorkloadSpec",
+    "SchedulingWorkloadSpec",
 ]
 
 SCHEDULING_V1BETA1: Final = "scheduling.k8s.io/v1beta1"
@@ -92,7 +92,7 @@ class PodGroupTemplate(Spec, frozen=True):
     resource_claims: list[PodGroupResourceClaim] = []
 
 
-class WorkloadSpec(Spec, frozen=True):
+class SchedulingWorkloadSpec(Spec, frozen=True):
     pod_group_templates: list[PodGroupTemplate] = []
 
 
@@ -103,4 +103,4 @@ class Workload(KubeObject, frozen=True):
     KIND: ClassVar[str] = "Workload"
     NAMESPACED: ClassVar[bool] = True
 
-    spec: WorkloadSpec = WorkloadSpec()
+    spec: SchedulingWorkloadSpec = SchedulingWorkloadSpec()
