@@ -29,8 +29,8 @@ __all__ = [
     "PodGroupSpec",
     "PodGroupStatus",
     "PodGroupTemplate",
-    "Workload",
     "SchedulingWorkloadSpec",
+    "Workload",
 ]
 
 SCHEDULING_V1BETA1: Final = "scheduling.k8s.io/v1beta1"
