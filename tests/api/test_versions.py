@@ -38,7 +38,16 @@ PROPERTY = settings(max_examples=150, deadline=None,
     ("apps/v1", "ControllerRevision", Served.UNMODELLED),
     ("kueue.x-k8s.io/v1beta1", "ClusterQueue", Served.UNMODELLED),
     ("batch.volcano.sh/v1alpha1", "Job", Served.UNMODELLED),  # a CRD that shares a name
-    ("scheduling.k8s.io/v1beta1", "Workload", Served.UNMODELLED),
+    # The workload-aware scheduling API: v1beta1 is 1.37's hub; v1alpha3 (1.37's alpha)
+    # and v1alpha2 (1.36, still read for the drivers' demos) convert to it.
+    ("scheduling.k8s.io/v1beta1", "Workload", Served.HUB),
+    ("scheduling.k8s.io/v1beta1", "PodGroup", Served.HUB),
+    ("scheduling.k8s.io/v1alpha3", "PodGroup", Served.CONVERT),
+    ("scheduling.k8s.io/v1alpha2", "PodGroup", Served.CONVERT),
+    ("scheduling.k8s.io/v1alpha2", "Workload", Served.CONVERT),
+    ("scheduling.k8s.io/v1alpha3", "CompositePodGroup", Served.UNMODELLED),
+    ("kueue.x-k8s.io/v1beta1", "Workload", Served.UNMODELLED),  # Kueue's kind of that name
+    ("scheduling.volcano.sh/v1beta1", "PodGroup", Served.UNMODELLED),
 ])
 def test_served_versions(api_version: str, kind: str, served: Served) -> None:
     assert resolve_kind(api_version, kind).served is served
@@ -71,6 +80,11 @@ def test_served_versions(api_version: str, kind: str, served: Served) -> None:
     ("scheduling.k8s.io/v1beta1", "PriorityClass", "scheduling.k8s.io/v1beta1 PriorityClass "
                                                    "was removed in Kubernetes 1.22, use "
                                                    "scheduling.k8s.io/v1"),
+    ("scheduling.k8s.io/v1alpha1", "Workload", "scheduling.k8s.io/v1alpha1 Workload was removed "
+                                               "in Kubernetes 1.36, use scheduling.k8s.io/v1beta1"),
+    ("scheduling.k8s.io/v1", "PodGroup", "PodGroup is served as scheduling.k8s.io/v1beta1, "
+                                         "scheduling.k8s.io/v1alpha3 and "
+                                         "scheduling.k8s.io/v1alpha2"),
     ("v1", "Job", "Job is served as batch/v1"),
     ("v2", "Pod", "Pod is served as v1"),
     ("apps/v9", "ConfigMap", "Kubernetes 1.37 serves apps/v1"),

@@ -282,12 +282,19 @@ def test_example_driver_demo(case: Case) -> None:
     case.check(run(case.fleet(), EXAMPLE / f"{case.manifest}.yaml", gates=case.gates))
 
 
-@pytest.mark.xfail(strict=True, reason="needs the DRAWorkloadResourceClaims gate modelled "
-                                       "(helper gates): one claim per PodGroup")
 def test_example_driver_podgroup_demo() -> None:
+    # The demo's README requires GenericWorkload, GangScheduling (merged into GenericWorkload
+    # in 1.37) and DRAWorkloadResourceClaims. Without GenericWorkload the API server drops
+    # the pods' spec.schedulingGroup, so no pod is in a PodGroup and each gets its own GPU.
     result = run(example_fleet(), EXAMPLE / "podgroup-resourceclaimtemplate.yaml",
-                 gates="DRAWorkloadResourceClaims=true")
+                 gates="GenericWorkload=true,DRAWorkloadResourceClaims=true")
     podgroups_share_gpu(result)
+    # One claim per PodGroup, reserved for the group rather than for its pods.
+    allocated = [c for c in result.claims if c.status.allocation is not None]
+    assert sorted(c.metadata.name.rsplit("-", 1)[0] for c in allocated) == \
+        ["group-1-gpu", "group-2-gpu"]
+    assert all([(r.api_group, r.resource) for r in c.status.reserved_for]
+               == [("scheduling.k8s.io", "podgroups")] for c in allocated)
 
 
 # --- NVIDIA driver demos and bats specs ---------------------------------------------

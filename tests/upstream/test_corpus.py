@@ -91,6 +91,7 @@ SOURCE_REMOVED = ("spec.resourceClaims[{}].source: Forbidden: field removed in K
                   "use resourceClaimName or resourceClaimTemplateName directly")
 CONTROLLER_REMOVED = ("spec.spec.controller: Forbidden: field removed in Kubernetes 1.32 with the "
                       "DRAControlPlaneController gate")
+WORKLOAD_KIND = "kind: Forbidden: requires feature gate GenericWorkload"
 P, H = "kubernetes/test/integration/scheduler_perf/dra/templates/", "kubernetes/history/"
 X = "kubernetes/test/e2e/dra/test-driver/deploy/example/"
 W = "website/content/en/examples/dra/"
@@ -161,8 +162,15 @@ VALIDATE: dict[str, Expect] = {
     P + "pod-with-extended-resource.yaml": invalid(NAME),
     P + "pod-with-implicit-extended-resource-mod25.yaml": invalid(NAME),
     P + "pod-with-many-claim-templates.yaml": ok(),
-    P + "podgroup-with-claim-ref.yaml": unchecked(),
-    P + "podgroup-with-claim-template.yaml": unchecked(),
+    # scheduler_perf's gang templates (test/integration/scheduler_perf/gangscheduling):
+    # a PodGroup needs GenericWorkload; the pod's schedulingGroup too.
+    "kubernetes/test/integration/scheduler_perf/gangscheduling/templates/podgroup.yaml":
+        invalid(WORKLOAD_KIND),
+    "kubernetes/test/integration/scheduler_perf/gangscheduling/templates/gang-pod.yaml":
+        invalid("spec.schedulingGroup: Forbidden: requires feature gate GenericWorkload"),
+    # PodGroups: the kind is served only with GenericWorkload (off by default in 1.37).
+    P + "podgroup-with-claim-ref.yaml": invalid(WORKLOAD_KIND),
+    P + "podgroup-with-claim-template.yaml": invalid(WORKLOAD_KIND),
     P + "resourceclaim-partitionable-backtracking.yaml": invalid(NAME),
     P + "resourceclaim-partitionable.yaml": invalid(NAME),
     P + "resourceclaim-with-selector.yaml": invalid(NAME),

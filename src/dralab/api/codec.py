@@ -30,6 +30,7 @@ from .resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from .scheduling import PodGroup, Workload
 from .versions import Resolution, Served, missing_api_version, resolve, to_v1
 from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
@@ -41,7 +42,7 @@ __all__ = [
 KINDS: tuple[type[KubeObject], ...] = (
     DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
     Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
-    Namespace,
+    Namespace, PodGroup, Workload,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
 # The version each modelled kind is decoded into; older served versions convert to it.

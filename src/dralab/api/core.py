@@ -28,6 +28,7 @@ __all__ = [
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSchedulingGate",
+    "PodSchedulingGroup",
     "PodSpec",
     "PodStatus",
     "PodTemplateSpec",
@@ -113,6 +114,13 @@ class PodSchedulingGate(Spec, frozen=True):
     name: str = ""
 
 
+class PodSchedulingGroup(Spec, frozen=True):
+    """``spec.schedulingGroup``: the PodGroup (same namespace) the pod belongs to.
+    Gate GenericWorkload; with the gate off the API server drops the field."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(Spec, frozen=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
@@ -125,6 +133,7 @@ class PodSpec(Spec, frozen=True):
     priority_class_name: str | None = None
     scheduler_name: str | None = None
     scheduling_gates: list[PodSchedulingGate] = []
+    scheduling_group: PodSchedulingGroup | None = None
     restart_policy: str | None = None
 
 

@@ -59,6 +59,7 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from dralab.api.scheduling import PodGroup
 
 from .events import (
     ClaimChanged,
@@ -146,6 +147,7 @@ class ClusterState:
         "_node_version",
         "_nodes",
         "_owned",
+        "_pod_groups",
         "_pods",
         "_priority_classes",
         "_replaying",
@@ -165,6 +167,7 @@ class ClusterState:
         self._pods: Table[str, PodInfo] = Table()
         self._claims: Table[str, ResourceClaim] = Table()
         self._templates: Table[str, ResourceClaimTemplate] = Table()
+        self._pod_groups: Table[str, PodGroup] = Table()
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()
         self._slices: Table[str, ResourceSlice] = Table()
@@ -332,6 +335,14 @@ class ClusterState:
 
     def template(self, namespace: str, name: str) -> ResourceClaimTemplate | None:
         return self._templates.get(object_key(namespace, name))
+
+    @property
+    def pod_groups(self) -> Mapping[str, PodGroup]:
+        """PodGroups (scheduling.k8s.io) by ``namespace/name``."""
+        return self._pod_groups.view()
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return self._pod_groups.get(object_key(namespace, name))
 
     def objects(self) -> Iterable[object]:
         yield from (n.node for n in self._nodes.view().values())
@@ -664,6 +675,24 @@ class ClusterState:
                           position: int) -> None:
         self._templates.restore(key, template, position)
         self._events.append(TemplateChanged(key))
+
+    def add_pod_group(self, group: PodGroup) -> None:
+        """Add a PodGroup (namespace "default" when it has none), or replace it.
+        No event: the scheduler reads groups when it looks at their pods."""
+        self._put_pod_group(object_key(group.metadata.namespace, group.name), group)
+
+    def _put_pod_group(self, key: str, group: PodGroup) -> None:
+        prior = self._pod_groups.put(key, group)
+        self._record(*((self._delete_pod_group, key) if prior is None
+                       else (self._put_pod_group, key, prior[0])))
+
+    def _delete_pod_group(self, key: str) -> None:
+        prior = self._pod_groups.delete(key)
+        if prior is not None:
+            self._record(self._restore_pod_group, key, *prior)
+
+    def _restore_pod_group(self, key: str, group: PodGroup, position: int) -> None:
+        self._pod_groups.restore(key, group, position)
 
     def add_priority_class(self, pc: PriorityClass) -> None:
         """Add a PriorityClass, or replace the class of that name. Pods already in

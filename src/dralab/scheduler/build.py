@@ -5,8 +5,8 @@
 2. Every object with ``generateName`` and no name gets a name as the API server
    would make it (``names``): Nodes, slices, claims, templates, workloads, pods.
 3. Nodes, PriorityClasses, DeviceClasses, ResourceSlices, DeviceTaintRules,
-   ResourceClaims (allocated ones keep their devices and reservedFor) and
-   ResourceClaimTemplates go into the state.
+   ResourceClaims (allocated ones keep their devices and reservedFor),
+   ResourceClaimTemplates and PodGroups (with a namespace and a UID) go into the state.
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``controllers``). Pods get namespace "default" when they
@@ -36,6 +36,7 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from dralab.api.scheduling import PodGroup
 
 from .claims import release_pod_claims
 from .cluster import ClusterState, PodInfo
@@ -68,6 +69,16 @@ def _normalise_pod(pod: Pod, names: NameGenerator) -> Pod:
     return msgspec.structs.replace(pod, metadata=msgspec.structs.replace(meta, **changes))
 
 
+def _normalise_pod_group(group: PodGroup, names: NameGenerator) -> PodGroup:
+    # Claims reserved for the group name it by UID, as they name pods.
+    meta = group.metadata
+    if meta.namespace and meta.uid:
+        return group
+    meta = msgspec.structs.replace(meta, namespace=meta.namespace or "default",
+                                   uid=meta.uid or names.uid())
+    return msgspec.structs.replace(group, metadata=meta)
+
+
 def _release_finished(cluster: ClusterState, finished: list[PodInfo]) -> None:
     """What the claim controller does for pods that are done: they stop being
     consumers; claims nobody uses any more are deallocated, generated ones deleted."""
@@ -98,6 +109,8 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
             cluster.add_claim(_with_namespace(obj))
         elif isinstance(obj, ResourceClaimTemplate):
             cluster.add_template(obj)
+        elif isinstance(obj, PodGroup):
+            cluster.add_pod_group(_normalise_pod_group(obj, names))
 
     controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
     factory = PodFactory(names)

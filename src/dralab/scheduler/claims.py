@@ -4,6 +4,8 @@ the scheduler's DRA plugin do to claims outside of allocation itself.
 * ``ensure_pod_claims`` plays the resource-claim controller: one claim per
   ``spec.resourceClaims[]`` entry that names a template, owned by the pod, named
   like the controller names it, recorded in ``pod.status.resourceClaimStatuses``.
+  With DRAWorkloadResourceClaims, an entry that matches its PodGroup's claim uses
+  the group's one claim instead (made once, owned by the PodGroup; ``podgroups``).
 * ``resolve_pod_claims`` is the scheduler's view: the claim objects a pod uses,
   or the reason the pod has to wait (upstream's wording).
 * ``release_pod_claims`` is what happens when a pod goes away: it stops being a
@@ -35,8 +37,17 @@ from dralab.api.resource import (
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
 )
+from dralab.api.scheduling import PodGroup
 
 from .cluster import ClusterState, PodInfo
+from .podgroups import (
+    GROUP_CLAIM_ANNOTATION,
+    group_claim_entry,
+    group_claim_key,
+    group_reference,
+    is_group_claim_of,
+    pod_group_of,
+)
 
 __all__ = [
     "DELETE_PROTECTION_FINALIZER",
@@ -46,6 +57,7 @@ __all__ = [
     "RESERVED_FOR_MAX",
     "PodClaims",
     "add_consumer",
+    "claim_consumer",
     "deallocate",
     "delete_pod",
     "ensure_pod_claims",
@@ -168,6 +180,53 @@ def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim
     )
 
 
+def _new_group_claim(cluster: ClusterState, group: PodGroup, entry: str, template_name: str,
+                     rng: random.Random) -> ResourceClaim | None:
+    """The claim of a PodGroup's template entry: like a pod's, but named after and
+    owned by the group (KEP-5729), so it lives as long as the group."""
+    namespace = group.metadata.namespace or "default"
+    template = cluster.template(namespace, template_name)
+    if template is None:
+        return None
+    base = template_claim_base(group.name, entry)
+    name = generate_name(base, rng)
+    while object_key(namespace, name) in cluster.claims:
+        name = generate_name(base, rng)
+    annotations = dict(template.spec.metadata.annotations)
+    annotations[GROUP_CLAIM_ANNOTATION] = entry
+    owner = OwnerReference(api_version=group.api_version or group.API_VERSION, kind="PodGroup",
+                           name=group.name, uid=group.metadata.uid or "", controller=True,
+                           block_owner_deletion=True)
+    return ResourceClaim(
+        api_version=V1,
+        kind="ResourceClaim",
+        metadata=ObjectMeta(name=name, generate_name=base, namespace=namespace,
+                            uid=random_uid(rng), labels=dict(template.spec.metadata.labels),
+                            annotations=annotations, owner_references=[owner]),
+        spec=template.spec.spec,
+    )
+
+
+def _group_claim_name(cluster: ClusterState, pod: Pod, entry: PodResourceClaim,
+                      rng: random.Random) -> str | bool | None:
+    """For an entry that stands for its PodGroup's claim (DRAWorkloadResourceClaims):
+    the name of the group's claim, generated on first use (None: its template is
+    missing). False: the entry is the pod's own."""
+    found = group_claim_entry(cluster, pod, entry)
+    if found is None:
+        return False
+    group, group_entry = found
+    key = group_claim_key(cluster, group, group_entry)
+    if key is not None:
+        return key.partition("/")[2]
+    template_name = group_entry.resource_claim_template_name
+    claim = _new_group_claim(cluster, group, group_entry.name, template_name or "", rng)
+    if claim is None:
+        return None
+    cluster.add_claim(claim)
+    return claim.metadata.name
+
+
 def ensure_pod_claims(cluster: ClusterState, info: PodInfo, rng: random.Random) -> PodInfo:
     """Create the claims of ``info``'s template entries, as the resource-claim controller does.
 
@@ -200,11 +259,16 @@ def ensure_pod_claims(cluster: ClusterState, info: PodInfo, rng: random.Random) 
             continue
         ensure_pod_uid(info, rng, cluster)
         pod = info.pod
-        claim = _new_template_claim(cluster, pod, entry, template_name, rng)
-        if claim is None:
+        claim_name = _group_claim_name(cluster, pod, entry, rng)
+        if claim_name is None:
             continue
-        cluster.add_claim(claim)
-        fresh = PodResourceClaimStatus(name=entry.name, resource_claim_name=claim.metadata.name)
+        if claim_name is False:
+            claim = _new_template_claim(cluster, pod, entry, template_name, rng)
+            if claim is None:
+                continue
+            cluster.add_claim(claim)
+            claim_name = claim.metadata.name
+        fresh = PodResourceClaimStatus(name=entry.name, resource_claim_name=str(claim_name))
         statuses = [s for s in statuses if s.name != entry.name] + [fresh]
         changed = True
     if changed:
@@ -288,7 +352,8 @@ def resolve_pod_claims(cluster: ClusterState, pod: Pod) -> PodClaims | str:
             return f'resourceclaim.resource.k8s.io "{name}" not found'
         if claim.metadata.deletion_timestamp is not None:
             return f'resourceclaim "{name}" is being deleted'
-        if check_owner and not is_controlled_by(claim, pod):
+        if check_owner and not is_controlled_by(claim, pod) and \
+                not _is_group_claim(cluster, claim, pod):
             return (f"ResourceClaim {namespace}/{name} was not created for pod "
                     f"{namespace}/{pod.metadata.name} (pod is not owner)")
         keys.append(key)
@@ -296,11 +361,29 @@ def resolve_pod_claims(cluster: ClusterState, pod: Pod) -> PodClaims | str:
     return PodClaims(tuple(keys), tuple(claims))
 
 
-def add_consumer(claim: ResourceClaim, pod: Pod) -> ResourceClaim:
-    """``claim`` with ``pod`` in ``reservedFor`` (unchanged if already there)."""
-    if is_reserved_for(claim, pod.metadata.uid):
+def _is_group_claim(cluster: ClusterState, claim: ResourceClaim, pod: Pod) -> bool:
+    group = pod_group_of(cluster, pod)
+    return group is not None and is_group_claim_of(claim, group)
+
+
+def claim_consumer(cluster: ClusterState, key: str, pod: Pod) -> ResourceClaimConsumerReference:
+    """Who ``pod`` uses the claim ``key`` as: its PodGroup when one of its entries
+    stands for the group's claim (DRAWorkloadResourceClaims), else the pod itself."""
+    for entry in pod.spec.resource_claims:
+        found = group_claim_entry(cluster, pod, entry)
+        if found is not None and group_claim_key(cluster, *found) == key:
+            return group_reference(found[0])
+    return pod_reference(pod)
+
+
+def add_consumer(claim: ResourceClaim, pod: Pod | ResourceClaimConsumerReference
+                 ) -> ResourceClaim:
+    """``claim`` with ``pod`` (or the consumer reference given) in ``reservedFor``
+    (unchanged if already there)."""
+    ref = pod if isinstance(pod, ResourceClaimConsumerReference) else pod_reference(pod)
+    if is_reserved_for(claim, ref.uid):
         return claim
-    reserved = [*claim.status.reserved_for, pod_reference(pod)]
+    reserved = [*claim.status.reserved_for, ref]
     return replace(claim, status=replace(claim.status, reserved_for=reserved))
 
 

@@ -12,6 +12,7 @@ resource shortfall: what blocks it there is what would have to change.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +27,7 @@ from .build import build_cluster
 from .cluster import ClusterState, NodeInfo, PodInfo
 from .cycle import Attempt
 from .framework import Code, CycleState, Status
+from .podgroups import GROUP_CLAIM_ANNOTATION
 from .result import REASON_SCHEDULER_ERROR, ScheduleResult
 from .runtime import Framework
 
@@ -241,6 +243,13 @@ def run_observed(objects: Iterable[KubeObject],
             seen[attempt.pod.key] = _evaluate(attempt.framework, attempt)
 
     result = Scheduler.build(cluster, config, seed, observe=observe).run(pending)
+    # A pod its last cycle placed may still have been rejected after it, while waiting
+    # at Permit (its gang timed out or could not be completed): it is not scheduled.
+    for item in result.unplaced:
+        key = key_of(item.pod)
+        found = seen.get(key)
+        if found is not None and found.node is not None:
+            seen[key] = dataclasses.replace(found, node=None, message=item.message)
     return result, seen
 
 
@@ -370,6 +379,20 @@ def _generated_for(claim: ResourceClaim | None) -> str:
             f'(spec.resourceClaims "{claim.metadata.annotations[POD_CLAIM_ANNOTATION]}")')
 
 
+def _group_origin(claim: ResourceClaim | None) -> str:
+    """The origin note of a claim generated for a PodGroup ("" for others): the pods
+    share it, so naming one of them as its origin would mislead."""
+    entry = claim.metadata.annotations.get(GROUP_CLAIM_ANNOTATION) if claim else None
+    if claim is None or entry is None:
+        return ""
+    owner = next((r for r in claim.metadata.owner_references
+                  if r.controller and r.kind == "PodGroup"), None)
+    if owner is None:
+        return ""
+    return (f"generated for PodGroup {object_key(claim.metadata.namespace, owner.name)} "
+            f'(spec.resourceClaims "{entry}"), shared by its pods')
+
+
 def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None = None,
                   features: FeatureGates | None = None, seed: int = 0,
                   namespace: str | None = None) -> ClaimExplanation:
@@ -420,4 +443,5 @@ def explain_claim(objects: Iterable[KubeObject], key: str, config: object | None
     consumers = tuple(seen.get(u) or not_scheduled(result, u) for u in users)
     final = result.cluster.claims.get(object_key(claim_ns, name))
     return ClaimExplanation(object_key(claim_ns, name), final, consumers,
-                            origin or _generated_for(final or claim))
+                            _group_origin(final or claim) or origin
+                            or _generated_for(final or claim))

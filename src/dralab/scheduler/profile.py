@@ -113,7 +113,8 @@ class SchedulerConfig:
 
 def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
     """The default profile's multiPoint list, in upstream order, with its weights.
-    DynamicResources is included when its feature gate is on."""
+    DynamicResources is included when its feature gate is on, GangScheduling when
+    GenericWorkload is."""
     plugins = [
         PluginRef("SchedulingGates"), PluginRef("PrioritySort"),
         PluginRef("NodeUnschedulable"), PluginRef("NodeName"),
@@ -123,8 +124,11 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
     if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION):
         # Before DefaultPreemption: deallocating an idle claim beats evicting a pod.
         plugins.append(PluginRef(DYNAMIC_RESOURCES))
-    plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1),
-                PluginRef("DefaultBinder")]
+    plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1)]
+    if features.is_enabled(Gate.GENERIC_WORKLOAD):
+        # Gang scheduling of PodGroups is part of the Workload API's gate.
+        plugins.append(PluginRef("GangScheduling"))
+    plugins.append(PluginRef("DefaultBinder"))
     return tuple(plugins)
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
@@ -222,6 +222,18 @@ class SchedulingQueue:
                 queued.where = ""
                 return queued
         return None
+
+    def take(self, keys: Iterable[str]) -> list[QueuedPod]:
+        """The pods of ``keys`` that are in activeQ or backoffQ, taken out in queue order:
+        a PodGroup's scheduling cycle tries its group's queued pods together. (Their
+        heap entries go stale and are skipped, as ``pop`` skips moved pods.)"""
+        pods = self.pods
+        found = [q for k in keys if (q := pods.get(k)) is not None
+                 and q.where in ("active", "backoff")]
+        found.sort(key=lambda q: (q.sort_key, q.order))
+        for queued in found:
+            queued.where = ""
+        return found
 
     def flush_backoff(self, now: float) -> None:
         """Pods whose back-off ran out go to activeQ (stale heap entries are dropped)."""

@@ -35,6 +35,9 @@ from .cluster import ClusterState, PodInfo, set_pod_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
+from .plugins.gangscheduling import NAME as GANG_SCHEDULING
+from .plugins.gangscheduling import group_unplaceable
+from .podgroups import GroupIndex, group_key
 from .queue import QueuedPod, SchedulingQueue
 from .result import (
     REASON_NO_PROFILE,
@@ -128,6 +131,7 @@ class Scheduler:
         self._evictions: list[Evicted] = []
         self._no_profile: list[PodInfo] = []
         self._forks: list[_ForkMark] = []
+        self._groups = GroupIndex(cluster)
 
     @classmethod
     def build(cls, cluster: ClusterState, config: object | None = None, seed: int = 0,
@@ -217,9 +221,38 @@ class Scheduler:
                 continue
             tries[queued.key] = count
             self._attempt(queued, now)
+            group = group_key(self.cluster, queued.info.pod)
+            if group is not None:
+                self._pod_group_cycle(group, now, tries)
             if len(self.waiting):
                 self._settle_waiting(now)
         return self.cycles - before
+
+    def _pod_group_cycle(self, group: str, now: float, tries: dict[str, int]) -> None:
+        """The rest of a PodGroup's cycle, after its first pod: the group's other queued
+        pods are tried at once, in queue order, before any member binds. If the gang
+        (GangScheduling in the profile) still lacks ``minCount`` placed members then,
+        the waiting members are rejected with upstream's message and let go of their
+        nodes: a PodGroup is placed as one unit or not at all."""
+        cluster = self.cluster
+        pods = self._groups.members(group)
+        for member in self.queue.take(info.key for info in pods):
+            tries[member.key] = tries.get(member.key, 0) + 1
+            self._attempt(member, now)
+        pod_group = cluster.pod_groups.get(group)
+        count = pod_group.min_count if pod_group is not None else None
+        if count is None:
+            return
+        members = [w for info in pods
+                   if (w := self.waiting.get(info.key)) is not None and w.rejected is None]
+        if not members or GANG_SCHEDULING not in members[0].framework.plugins:
+            return
+        bound = sum(1 for info in pods if info.pod.spec.node_name)
+        scheduled = bound + len(members)
+        if scheduled >= count:
+            return
+        for waiting in members:
+            waiting.reject(GANG_SCHEDULING, group_unplaceable(count, scheduled))
 
     def next_wakeup(self) -> float:
         """When the loop has something to do without any new event: a Permit timeout,

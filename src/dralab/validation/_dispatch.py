@@ -23,6 +23,7 @@ from dralab.validation._resource import (
     validate_resource_claim,
     validate_resource_claim_template,
 )
+from dralab.validation._scheduling import validate_pod_group, validate_workload
 from dralab.validation._slice import validate_resource_slice
 from dralab.validation._versions import validate_converted
 from dralab.validation._workloads import (
@@ -49,6 +50,8 @@ _VALIDATORS: Final[Mapping[tuple[str, str], Validator]] = MappingProxyType({
     ("v1", "Node"): validate_node,
     ("v1", "Namespace"): validate_namespace,
     ("scheduling.k8s.io/v1", "PriorityClass"): validate_priority_class,
+    ("scheduling.k8s.io/v1beta1", "Workload"): validate_workload,
+    ("scheduling.k8s.io/v1beta1", "PodGroup"): validate_pod_group,
     ("batch/v1", "Job"): validate_job,
     ("batch/v1", "CronJob"): validate_cron_job,
     ("apps/v1", "Deployment"): validate_deployment,

@@ -89,11 +89,23 @@ def check_pod_spec(ctx: Ctx, value: Any, path: str, *, pod_name: str | None = No
     ctx.as_int(spec.get("priority"), child(path, "priority"), bits=32)
     _check_enum(ctx, spec.get("preemptionPolicy"), child(path, "preemptionPolicy"),
                 _PREEMPTION_POLICIES)
-    if spec.get("schedulingGroup") is not None:
-        # Membership in a PodGroup; with the gate on the input is refused as not
-        # modelled (see _unmodelled), so only the gate is checked here.
-        ctx.gate(Gate.GENERIC_WORKLOAD, child(path, "schedulingGroup"))
+    if spec.get("schedulingGroup") is not None and \
+            ctx.gate(Gate.GENERIC_WORKLOAD, child(path, "schedulingGroup")):
+        _check_scheduling_group(ctx, spec.get("schedulingGroup"), child(path, "schedulingGroup"))
     return spec
+
+
+def _check_scheduling_group(ctx: Ctx, value: Any, path: str) -> None:
+    """Membership in a PodGroup of the pod's namespace: ``podGroupName`` is required."""
+    group = ctx.as_map(value, path)
+    if group is None:
+        return
+    name_path = child(path, "podGroupName")
+    name = ctx.as_str(group.get("podGroupName"), name_path)
+    if name:
+        check_dns_subdomain(ctx, name, name_path)
+    elif name == "" or group.get("podGroupName") is None:
+        ctx.required(name_path)
 
 
 def _check_enum(ctx: Ctx, value: Any, path: str, allowed: tuple[str, ...]) -> None:

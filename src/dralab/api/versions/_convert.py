@@ -11,7 +11,9 @@ code (pkg/apis/resource/v1beta1/conversion.go) says they do:
 * v1beta1 ResourceSliceSpec has a plain ``nodeName`` string and ``allNodes``
   bool, where "" and false mean unset; v1 uses optional values.
 
-v1beta2 and the v1alpha3 DeviceTaintRule have exactly the v1 layout.
+v1beta2 and the v1alpha3 DeviceTaintRule have exactly the v1 layout; so do the
+scheduling.k8s.io/v1alpha3 and v1alpha2 Workload and PodGroup for their hub,
+scheduling.k8s.io/v1beta1 (``HUB_OF``).
 
 Round trips: a document of an older version converted to v1 and back is the
 same document, with two exceptions the API server shares: a v1beta1 slice's
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ._served import CONVERTIBLE
+from ._served import CONVERTIBLE, HUB_OF
 
 __all__ = [
     "from_v1",
@@ -157,6 +159,10 @@ def _steps(api_version: object, kind: object) -> tuple[Step, Step] | None:
     return _STEPS.get((api_version, kind))
 
 
+def _hub(kind: object) -> str:
+    return HUB_OF.get(kind, _V1) if isinstance(kind, str) else _V1
+
+
 def _with_version(doc: Any, api_version: str) -> Doc:
     out = dict(doc)
     out["apiVersion"] = api_version
@@ -172,7 +178,7 @@ def to_v1(doc: Mapping[str, Any]) -> Doc:
     steps = _steps(doc.get("apiVersion"), doc.get("kind"))
     if steps is None:
         return dict(doc)
-    return _with_version(steps[0](doc), _V1)
+    return _with_version(steps[0](doc), _hub(doc.get("kind")))
 
 
 def from_v1(doc: Mapping[str, Any], api_version: str) -> Doc:
@@ -185,7 +191,7 @@ def from_v1(doc: Mapping[str, Any], api_version: str) -> Doc:
     if api_version == doc.get("apiVersion"):
         return dict(doc)
     steps = _steps(api_version, kind)
-    if steps is None or doc.get("apiVersion") != _V1:
+    if steps is None or doc.get("apiVersion") != _hub(kind):
         raise ValueError(f"cannot write {doc.get('apiVersion')} {kind} as {api_version}")
     return _with_version(steps[1](doc), api_version)
 

@@ -24,7 +24,9 @@ from typing import Final
 
 __all__ = [
     "CONVERTIBLE",
+    "HUB_OF",
     "RESOURCE_GROUP",
+    "SCHEDULING_GROUP",
     "Resolution",
     "Served",
     "group_of",
@@ -33,6 +35,10 @@ __all__ = [
 ]
 
 RESOURCE_GROUP: Final = "resource.k8s.io"
+SCHEDULING_GROUP: Final = "scheduling.k8s.io"
+_SCHED_V1BETA1: Final = "scheduling.k8s.io/v1beta1"
+_SCHED_V1ALPHA3: Final = "scheduling.k8s.io/v1alpha3"
+_SCHED_V1ALPHA2: Final = "scheduling.k8s.io/v1alpha2"
 _V1: Final = "resource.k8s.io/v1"
 _V1BETA2: Final = "resource.k8s.io/v1beta2"
 _V1BETA1: Final = "resource.k8s.io/v1beta1"
@@ -46,7 +52,17 @@ CONVERTIBLE: Final[Mapping[str, tuple[str, ...]]] = {
     "ResourceClaimTemplate": (_V1BETA2, _V1BETA1),
     "ResourceSlice": (_V1BETA2, _V1BETA1),
     "DeviceTaintRule": (_V1BETA2, _V1ALPHA3),
+    # The workload-aware scheduling API (gate GenericWorkload): v1beta1 is the hub,
+    # v1alpha3 is 1.37's alpha (CompositePodGroup on top). v1alpha2 is 1.36's version:
+    # 1.37 no longer serves it (kubernetes#140184: remove v1alpha2 objects before
+    # upgrading), but the drivers' PodGroup demos are written in it and its fields
+    # are the v1beta1 ones, so it is read as v1beta1 like the beta versions above.
+    "Workload": (_SCHED_V1ALPHA3, _SCHED_V1ALPHA2),
+    "PodGroup": (_SCHED_V1ALPHA3, _SCHED_V1ALPHA2),
 }
+
+# The version an older served version converts to, per kind (resource.k8s.io/v1 otherwise).
+HUB_OF: Final[Mapping[str, str]] = {"Workload": _SCHED_V1BETA1, "PodGroup": _SCHED_V1BETA1}
 
 # Every version of these groups that 1.37 serves; any other version is unknown there.
 _SERVED_VERSIONS: Final[Mapping[str, frozenset[str]]] = {
@@ -54,6 +70,7 @@ _SERVED_VERSIONS: Final[Mapping[str, frozenset[str]]] = {
     "apps": frozenset({"v1"}),
     "batch": frozenset({"v1"}),
     RESOURCE_GROUP: frozenset({"v1", "v1beta2", "v1beta1", "v1alpha3"}),
+    SCHEDULING_GROUP: frozenset({"v1", "v1beta1", "v1alpha3", "v1alpha2"}),
 }
 
 
@@ -81,6 +98,8 @@ _REMOVED_VERSIONS: Final[Mapping[tuple[str, str], _Removal]] = {
     ("batch/v2alpha1", "*"): _Removal("1.21"),
     ("scheduling.k8s.io/v1alpha1", "PriorityClass"): _Removal("1.17"),
     ("scheduling.k8s.io/v1beta1", "PriorityClass"): _Removal("1.22"),
+    # 1.35's Workload (pod groups inline); 1.36 replaced it with v1alpha2.
+    ("scheduling.k8s.io/v1alpha1", "Workload"): _Removal("1.36"),
 }
 
 # Kinds of classic DRA (and its scheduling handshake) that no version serves any more.

@@ -42,18 +42,21 @@ from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
     ResourceClaim,
+    ResourceClaimConsumerReference,
     ResourceClaimSpec,
 )
 from dralab.scheduler.claims import (
     DELETE_PROTECTION_FINALIZER,
     RESERVED_FOR_MAX,
     add_consumer,
+    claim_consumer,
     deallocate,
     ensure_pod_claims,
     ensure_pod_uid,
     generate_name,
     is_reserved_for,
     pod_claim_keys,
+    pod_reference,
     remove_consumer,
     resolve_pod_claims,
 )
@@ -85,6 +88,7 @@ from dralab.scheduler.framework import (
     ScoreExtensions,
     Status,
 )
+from dralab.scheduler.podgroups import GROUP_RESOURCE, group_key
 
 from ..hints import EventHint
 from .eventhints import DRA_HINTS
@@ -178,7 +182,9 @@ class DynamicResources:
             allocation = claim.status.allocation
             if allocation is not None:
                 reserved = claim.status.reserved_for
-                if len(reserved) >= RESERVED_FOR_MAX and not is_reserved_for(claim, uid):
+                # A PodGroup's claim is reserved for the group, not for each pod.
+                consumer = claim_consumer(cluster, key, pod.pod).uid or uid
+                if len(reserved) >= RESERVED_FOR_MAX and not is_reserved_for(claim, consumer):
                     return None, Status.unresolvable(NAME, "resourceclaim in use")
                 if allocation.node_selector is not None:
                     try:
@@ -478,7 +484,8 @@ class DynamicResources:
             if current.status.allocation is not None:
                 return Status.error(NAME, f"claim {entry.key} got allocated elsewhere in the "
                                           "meantime")
-            cluster.add_claim(_allocated(current, allocation, info))
+            cluster.add_claim(_allocated(current, allocation,
+                                         claim_consumer(cluster, entry.key, info)))
             s.reserved.append((entry.key, "allocated"))
         for entry in s.claims:
             if entry.pending:
@@ -486,11 +493,12 @@ class DynamicResources:
             current = cluster.claims.get(entry.key)
             if current is None:
                 return Status.error(NAME, f"claim {entry.key} got deleted in the meantime")
-            if is_reserved_for(current, info.metadata.uid):
+            consumer = claim_consumer(cluster, entry.key, info)
+            if is_reserved_for(current, consumer.uid):
                 continue
             if len(current.status.reserved_for) >= RESERVED_FOR_MAX:
                 return Status.error(NAME, f"claim {entry.key}: reservedFor is full")
-            cluster.add_claim(add_consumer(current, info))
+            cluster.add_claim(add_consumer(current, consumer))
             s.reserved.append((entry.key, "consumer"))
         if result is not None and result[1] is not None:
             created = self._create_extended(s, pod, result[1],
@@ -510,7 +518,7 @@ class DynamicResources:
             name = generate_name(base, rng)
         uid = random_uid(rng)
         claim = new_extended_claim(info, extended[1].spec, name, uid)
-        cluster.add_claim(_allocated(claim, allocation, info))
+        cluster.add_claim(_allocated(claim, allocation, pod_reference(info)))
         s.extended_claim = name
         s.extended_mappings = extended[1].mappings
         return object_key(namespace, name)
@@ -532,7 +540,7 @@ class DynamicResources:
             if action == "created":
                 cluster.remove_claim(key)
                 continue
-            updated = remove_consumer(current, uid)
+            updated = remove_consumer(current, _consumer_to_release(cluster, key, pod, uid))
             if action == "allocated" and not updated.status.reserved_for:
                 updated = deallocate(updated)
             if updated is not current:
@@ -678,14 +686,30 @@ def _check_class(name: str, request: str, classes: Mapping[str, DeviceClass]) ->
     return None
 
 
-def _allocated(claim: ResourceClaim, allocation: AllocationResult, pod: Any) -> ResourceClaim:
-    """``claim`` allocated with ``allocation``, reserved for ``pod``, delete-protected."""
+def _consumer_to_release(cluster: ClusterState, key: str, pod: PodInfo, uid: str) -> str:
+    """The consumer UID Unreserve takes off claim ``key``: the pod's own ``uid``, or for
+    a PodGroup's claim the group's UID once no other member of the group holds a node
+    (the group no longer uses it); "" (nothing) while other members still do."""
+    consumer = claim_consumer(cluster, key, pod.pod)
+    if consumer.resource != GROUP_RESOURCE:
+        return uid
+    group = group_key(cluster, pod.pod)
+    for other in cluster.pods.values():
+        if other.key != pod.key and (other.assumed_node or other.pod.spec.node_name) \
+                and group_key(cluster, other.pod) == group:
+            return ""
+    return consumer.uid
+
+
+def _allocated(claim: ResourceClaim, allocation: AllocationResult,
+               consumer: ResourceClaimConsumerReference) -> ResourceClaim:
+    """``claim`` allocated with ``allocation``, reserved for ``consumer``, delete-protected."""
     metadata = claim.metadata
     if DELETE_PROTECTION_FINALIZER not in metadata.finalizers:
         metadata = replace(metadata, finalizers=[*metadata.finalizers,
                                                  DELETE_PROTECTION_FINALIZER])
     status = replace(claim.status, allocation=allocation)
-    return add_consumer(replace(claim, metadata=metadata, status=status), pod)
+    return add_consumer(replace(claim, metadata=metadata, status=status), consumer)
 
 
 def _prioritized_score(claims: Sequence[ResourceClaim],
