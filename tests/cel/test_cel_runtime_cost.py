@@ -201,10 +201,14 @@ def test_bound_never_changes_the_result_of_safe_expressions(expression: str) -> 
     bounded = compile_selector(expression, ALL_FEATURES)
     # The bound is upstream's estimate plus this runtime's extra work.
     assert bounded.runtime_bound >= bounded.estimated_cost
-    # What upstream's validation accepts in this grammar, the bound accepts too.
+    # What upstream's validation accepts in this grammar compiles; where this runtime's
+    # eager copies put the bound for the largest declared device over the limit (e.g.
+    # sets.contains over cel.bind doublings), each device's own sizes decide instead, so
+    # the devices below must still give the unbounded result.
     assume(bounded.estimated_cost <= MAX_COST)
-    assert bounded.runtime_bound <= MAX_COST
     devices = [gpu(), _oversized_gpu()]
+    if bounded.runtime_bound > MAX_COST:
+        assert all(bounded.device_bound(d) <= MAX_COST for d in devices)
     assert devices[1].oversized
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(selector_module, "MAX_COST", 2**64)
