@@ -16,7 +16,7 @@ from dralab.migrate.convert import convert_files
 from dralab.migrate.verify import verify
 from dralab.validation.check import validate_documents
 
-from .conftest import DATA, EXAMPLE, MANIFESTS, check_golden, run, tree_hashes
+from .conftest import DATA, EXAMPLE, MANIFESTS, ROOT, check_golden, run, tree_hashes
 
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-")
 
@@ -25,11 +25,15 @@ GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-")
 def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("converted")
     before = tree_hashes(MANIFESTS)
-    code, stdout, stderr = run("migrate", "convert", "-f", str(MANIFESTS), "-o", str(out))
+    # From the repository root with a relative input path: the table's column widths
+    # follow the paths, so an absolute checkout path would change them.
+    with pytest.MonkeyPatch.context() as patched:
+        patched.chdir(ROOT)
+        code, stdout, stderr = run("migrate", "convert", "-f",
+                                   str(MANIFESTS.relative_to(ROOT)), "-o", str(out))
     assert code == 0, stderr
     assert tree_hashes(MANIFESTS) == before          # inputs untouched, byte for byte
-    (out / "stdout.txt").write_text(stdout.replace(str(MANIFESTS), "MANIFESTS")
-                                    .replace(str(out), "OUT"))
+    (out / "stdout.txt").write_text(stdout.replace(str(out), "OUT"))
     return out
 
 
