@@ -25,13 +25,23 @@ only if the strategy holds; queues that do not borrow are never targets; then th
 same minimisation.
 
 Everything here is simulated on the quota tree and undone before returning.
+
+Beyond Kueue (its users ask for it: #4329, #5243, #10548): with a
+``VictimPlacement`` (the placement check of ``KueueDRADeviceFeasibility``), a set
+of targets must also let the preemptor's whole pod set be placed once their pods
+are gone (their DRA devices freed). The candidates, their order and the policy's
+rules stay Kueue's; only the stopping test grows: the greedy pass goes on until
+quota *and* placement fit, and the minimisation gives a target back only if both
+still fit without it, trying first the targets that have no pod on the nodes the
+preemptor lands on. So the victims end up on the preemptor's nodes, not spread by
+quota order over nodes that leave it unplaceable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from dralab.queueing.kueue.index import AdmittedIndex
 from dralab.queueing.kueue.quota import SHARE_INFINITE, FlavorResource, QuotaNode, QuotaTree
@@ -41,6 +51,7 @@ __all__ = [
     "DEFAULT_FAIR_STRATEGIES",
     "FairStrategy",
     "PreemptionTarget",
+    "VictimPlacement",
     "find_targets",
 ]
 
@@ -54,6 +65,19 @@ class PreemptionTarget:
     workload: str
     # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
     reason: str
+
+
+class VictimPlacement(Protocol):
+    """Node-level feasibility of a preemption, asked by the target search."""
+
+    def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        """The nodes the preemptor's pods land on once ``victims``' pods are gone
+        (what-if, nothing kept), or None when they cannot all be placed."""
+        ...
+
+    def nodes_of(self, workload: str) -> frozenset[str]:
+        """The nodes an admitted workload's pods sit on (empty: none placed)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +95,35 @@ class _Candidate:
 class _Simulation:
     """Evictions tried on the quota tree, undone by ``undo``."""
 
-    def __init__(self, index: AdmittedIndex) -> None:
+    def __init__(self, index: AdmittedIndex, placement: VictimPlacement | None = None) -> None:
         self.index = index
         self.removed: list[str] = []
+        self.placement = placement
+        # The nodes of the last placement that succeeded, and the victims with pods
+        # of the last one that failed: removing no more pods cannot free more room.
+        self.landing: frozenset[str] = frozenset()
+        self._failed: frozenset[str] | None = None
+
+    def places(self) -> bool:
+        """Without a placement check: True. Else: does the preemptor's pod set place
+        once the removed workloads' pods are gone?"""
+        if self.placement is None:
+            return True
+        placement = self.placement
+        with_pods = frozenset(k for k in self.removed if placement.nodes_of(k))
+        if self._failed is not None and with_pods <= self._failed:
+            return False
+        landing = placement.places_without(tuple(self.removed))
+        if landing is None:
+            self._failed = with_pods
+            return False
+        self._failed = None
+        self.landing = landing
+        return True
+
+    def lands_on(self, key: str) -> bool:
+        """Has ``key`` a pod on a node the preemptor last landed on?"""
+        return self.placement is not None and bool(self.placement.nodes_of(key) & self.landing)
 
     def remove(self, key: str) -> None:
         self.index.tree.add_usage(self.index.cluster_queue[key], self.index.usage[key], -1)
@@ -190,7 +240,7 @@ def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
                 continue  # that queue no longer borrows: its workloads are safe
         sim.remove(candidate.key)
         targets.append(candidate)
-        if _fits(tree, node, usage, allow_borrowing):
+        if _fits(tree, node, usage, allow_borrowing) and sim.places():
             return _minimise(sim, tree, node, usage, targets, allow_borrowing)
     sim.undo()
     return []
@@ -199,15 +249,21 @@ def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
 def _minimise(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
               usage: Mapping[FlavorResource, int], targets: list[_Candidate],
               allow_borrowing: bool) -> list[_Candidate]:
-    kept: list[_Candidate] = [targets[-1]]
-    for candidate in reversed(targets[:-1]):
+    """Give targets back, last first, while the preemptor still fits without them.
+    The last target stays (without it the greedy prefix did not fit). With a
+    placement check, targets with no pod where the preemptor lands are tried first,
+    and a target is given back only if the pod set still places without it."""
+    order = list(reversed(targets[:-1]))
+    if sim.placement is not None:
+        order.sort(key=lambda c: sim.lands_on(c.key))  # stable: reverse order kept within
+    kept: set[str] = {targets[-1].key}
+    for candidate in order:
         sim.restore(candidate.key)
-        if _fits(tree, node, usage, allow_borrowing):
+        if _fits(tree, node, usage, allow_borrowing) and sim.places():
             continue
         sim.remove(candidate.key)
-        kept.append(candidate)
-    kept.reverse()
-    return kept
+        kept.add(candidate.key)
+    return [c for c in targets if c.key in kept]
 
 
 def _classic(preemptor: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
@@ -287,7 +343,7 @@ def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
             shares[name] = tree.share(tree.cluster_queues[name])
             if name == node.name:
                 mine_before, mine = tree.share(node), tree.share(node, usage)
-            if _fits(tree, node, usage, True):
+            if _fits(tree, node, usage, True) and sim.places():
                 return _minimise(sim, tree, node, usage, targets, True)
     sim.undo()
     return []
@@ -298,10 +354,12 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                  workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                  fair_sharing: bool,
                  strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
-                 other_queues: bool = True) -> list[PreemptionTarget]:
+                 other_queues: bool = True,
+                 placement: VictimPlacement | None = None) -> list[PreemptionTarget]:
     """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
     ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
-    left as it was. ``other_queues=False`` keeps to the preemptor's own queue."""
+    left as it was. ``other_queues=False`` keeps to the preemptor's own queue.
+    ``placement``: the set must also let the preemptor's pods be placed."""
     tree = index.tree
     node = tree.cluster_queues[cluster_queue]
     needed = [fr for fr, amount in usage.items() if amount > tree.available(node, fr)]
@@ -319,7 +377,7 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                              other_queues, share_above)
     if not candidates:
         return []
-    sim = _Simulation(index)
+    sim = _Simulation(index, placement)
     if fair_sharing:
         chosen = _fair(usage, node, candidates, sim, strategies)
     else:
