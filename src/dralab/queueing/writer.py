@@ -9,7 +9,8 @@ writes:
   resourceUsage, count and, for a TAS pod set placed by the placement check, the
   topologyAssignment: pods per domain of the topology's lowest level),
   ``QuotaReserved=True`` (reason QuotaReserved, "Quota reserved in ClusterQueue
-  CQ") and ``Admitted=True`` (reason Admitted, "The workload is admitted"); a former eviction's conditions turn False, "Previously: ...";
+  CQ") and ``Admitted=True`` (reason Admitted, "The workload is admitted"); a
+  former eviction's conditions turn False, "Previously: ...";
 * preempted: no admission, ``Evicted=True`` reason Preempted and ``Preempted=True``
   with the preemption reason, both with Kueue's message ("Preempted to accommodate
   a workload (UID: U, JobUID: J) due to R; preemptor path: /cohort/cq; preemptee
