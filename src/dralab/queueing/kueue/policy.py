@@ -56,6 +56,10 @@ __all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy"]
 EVICTED_CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
 
 
+# Bound on the preemption oracle's kept answers (each a few hundred bytes).
+_ORACLE_ANSWERS_KEPT = 200_000
+
+
 @dataclass(slots=True)
 class _Entry:
     key: str
@@ -135,6 +139,9 @@ class KueuePolicy:
         # back by preempting within itself. Within one queue preemption follows
         # priority (and age), which cannot ring; so this ends every ring.
         self._preempted_at: dict[str, float] = {}
+        # The preemption oracle's answers for the current admitted workloads (see
+        # ``_nominate``); forgotten whenever the state may have changed from outside.
+        self._oracle_answers: dict[tuple[object, ...], bool] = {}
 
     # -- keeping in step with the state -------------------------------------------------
     def _rebuild(self, state: QueueingState) -> None:
@@ -265,6 +272,7 @@ class KueuePolicy:
         the comparison of every workload with the last view is skipped."""
         self._now = now
         if not (state_unchanged and self._index is not None):
+            self._oracle_answers.clear()
             self._sync(state)
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
@@ -358,13 +366,28 @@ class KueuePolicy:
         policy = spec.preemption
         if (policy.within_cluster_queue != "Never" or policy.reclaim_within_cohort != "Never"
                 or policy.borrow_within_cohort != "Never"):
+            root = tree.root_name(name)
+            # What the search reads of the preemptor: its priority, its creation time
+            # (LowerOrNewerEqualPriority only) and whether it may preempt other queues.
+            created = workload.created \
+                if policy.within_cluster_queue == "LowerOrNewerEqualPriority" else 0.0
+            others = self._may_preempt_others(workload.key)
+
             def oracle(fr: FlavorResource, amount: int) -> bool:
                 if not self._preemption_plausible(workload, name, spec, fr, amount):
                     return False
-                return bool(find_targets(workload, name, spec, {fr: amount}, index,
-                                         state.workloads, state.admitted_at,
-                                         self.fair_sharing, self.fair_strategies,
-                                         self._may_preempt_others(workload.key)))
+                # Heads of a deep queue ask the same question again and again while
+                # their cohort tree is unchanged: the answer is kept until it changes.
+                key = (name, fr, amount, workload.priority, created, others,
+                       index.changes.get(root, 0))
+                known = self._oracle_answers.get(key)
+                if known is None:
+                    if len(self._oracle_answers) >= _ORACLE_ANSWERS_KEPT:
+                        self._oracle_answers.clear()  # mostly answers of past states
+                    known = self._oracle_answers[key] = bool(find_targets(
+                        workload, name, spec, {fr: amount}, index, state.workloads,
+                        state.admitted_at, self.fair_sharing, self.fair_strategies, others))
+                return known
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
 
     def _preemption_plausible(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,

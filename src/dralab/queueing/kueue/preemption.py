@@ -183,10 +183,12 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                 fair_sharing: bool, borrow_within: bool, would_borrow: bool,
-                other_queues: bool, share_above: float) -> list[_Candidate]:
+                other_queues: bool, usage: Mapping[FlavorResource, int]) -> list[_Candidate]:
     """The candidates in Kueue's order. Under fair sharing, another queue's workloads
-    are candidates only if that queue's share is above ``share_above`` (the
-    preemptor queue's share with the preemptor): both strategies need that."""
+    are candidates only if that queue's share is above the preemptor queue's share
+    with the preemptor (``usage``): both strategies need that; and none are when the
+    preemptor does not raise its queue's share (see ``_fair``). That share is
+    computed only once a borrowing queue asks for it: most searches have none."""
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
@@ -212,13 +214,22 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
             below = min(below, policy.max_priority_threshold + 1)
         cohort_allowed = borrow_within and reclaim != "Never"
     if cohort_allowed and other_queues:
+        own = tree.cluster_queues[cluster_queue]
+        share_above: float | None = None
         for member in tree.members(cluster_queue):
             if member == cluster_queue:
                 continue
             node = tree.cluster_queues[member]
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
-            if not borrowing_in or (fair_sharing and tree.share(node) <= share_above):
+            if not borrowing_in:
                 continue
+            if fair_sharing:
+                if share_above is None:
+                    share_above = tree.share(own, usage)
+                    if 0 < share_above <= tree.share(own):
+                        break  # no fair-sharing preemption of other queues then
+                if tree.share(node) <= share_above:
+                    continue
             for key in _holders(index, member, borrowing_in, below, False):
                 other = workloads.get(key)
                 if other is None:
@@ -227,6 +238,24 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                                       admitted_at.get(key, other.created)))
     out.sort(key=_Candidate.order)
     return out
+
+
+def _can_free_enough(tree: QuotaTree, node: QuotaNode, usage: Mapping[FlavorResource, int],
+                     needed: Sequence[FlavorResource], candidates: Sequence[_Candidate],
+                     index: AdmittedIndex) -> bool:
+    """A necessary condition for any search to succeed: evicting a workload raises
+    what the preemptor's queue can take by at most that workload's usage (up every
+    level of the tree), so all candidates together must hold what is missing. Most
+    failing searches of a deep queue end here, without simulating an eviction."""
+    for fr in needed:
+        missing = usage[fr] - tree.available(node, fr)
+        for candidate in candidates:
+            missing -= index.usage[candidate.key].get(fr, 0)
+            if missing <= 0:
+                break
+        if missing > 0:
+            return False
+    return True
 
 
 def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
@@ -367,15 +396,12 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
         return []
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
     would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
-    share_above = 0.0
-    if fair_sharing:
-        share_above = tree.share(node, usage)
-        if 0 < share_above <= tree.share(node):
-            other_queues = False  # see _fair: no fair-sharing preemption then
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
                              admitted_at, fair_sharing, borrow_within, would_borrow,
-                             other_queues, share_above)
+                             other_queues, usage)
     if not candidates:
+        return []
+    if not _can_free_enough(tree, node, usage, needed, candidates, index):
         return []
     sim = _Simulation(index, placement)
     if fair_sharing:
