@@ -7,6 +7,7 @@ from datetime import datetime
 import click
 
 from dralab.api.base import KubeObject
+from dralab.api.errors import one_line
 from dralab.api.io import dumps, read_documents, to_list
 from dralab.queueing.configured import kueue_policy
 from dralab.queueing.feasibility import placement_check
@@ -93,7 +94,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:
-            click.echo(f"error: {problem}", err=True)
+            click.echo(f"error: {one_line(problem)}", err=True)
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
