@@ -130,6 +130,7 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
         # escapes the line.
         known = ", ".join(sorted(snapshot.sources)) or "none"
         fail(f"no queued workload {target} (workloads: {known})")
+        return
     decisions = run_admission(snapshot, admission_moment(objects), objects)
     explanation = explain_workload(snapshot, decisions, key, objects)
     click.echo(explanation.render(), nl=False)

@@ -234,11 +234,11 @@ class QuotaTree:
         if extra:
             borrowed = dict(borrowed)
             for fr, amount in extra.items():
-                quota = node.subtree.get(fr)
-                if quota is None:
+                own = node.subtree.get(fr)
+                if own is None:
                     continue  # not a (flavor, resource) of its quota: never borrowed
                 used = node.usage.get(fr, 0)
-                change = max(0, used + sign * amount - quota) - max(0, used - quota)
+                change = max(0, used + sign * amount - own) - max(0, used - own)
                 if change:
                     borrowed[fr[1]] = borrowed.get(fr[1], 0) + change
         if not any(amount > 0 for amount in borrowed.values()):
