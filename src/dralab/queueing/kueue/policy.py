@@ -426,7 +426,10 @@ class KueuePolicy:
         if not by_quota:
             return quota_message
         outcome = preemptor.unplaceable_without([t.workload for t in by_quota])
-        why = outcome if isinstance(outcome, str) else "its pods place only with more victims"
+        # Kueue's choice placing while the search found nothing needs the scheduler to
+        # place with fewer victims but not with more: said as it is, not hidden.
+        why = outcome if isinstance(outcome, str) else \
+            "its pods would place, but no set the search tried did"
         return messages.preemption_unplaceable(len(by_quota), why)
 
     def _may_preempt_others(self, key: str) -> bool:
