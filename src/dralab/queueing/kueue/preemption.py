@@ -216,9 +216,7 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
     if cohort_allowed and other_queues:
         own = tree.cluster_queues[cluster_queue]
         share_above: float | None = None
-        for member in tree.members(cluster_queue):
-            if member == cluster_queue:
-                continue
+        for member in tree.borrowers(cluster_queue, needed):
             node = tree.cluster_queues[member]
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
             if not borrowing_in:

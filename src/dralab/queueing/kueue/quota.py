@@ -20,7 +20,7 @@ tree once (O(depth)); nothing is rescanned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
@@ -98,6 +98,10 @@ class QuotaTree:
         self._lendable: dict[str, dict[str, int]] = {}
         self._members: dict[str, list[str]] = {}
         self._root_names: dict[str, str] = {}
+        # Per cohort tree and (flavor, resource): the ClusterQueues that borrow it now
+        # (``borrowing``), kept by ``add_usage``; preemption looks for its cohort
+        # candidates there instead of asking every member of the tree.
+        self._borrowers: dict[tuple[str, FlavorResource], set[str]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
                 seen: frozenset[str] = frozenset()) -> QuotaNode:
@@ -131,9 +135,18 @@ class QuotaTree:
     # usage --------------------------------------------------------------------
     def add_usage(self, cluster_queue: str, usage: dict[FlavorResource, int], sign: int) -> None:
         """Add (sign 1) or remove (sign -1) one workload's usage, up the tree."""
+        queue = self.cluster_queues[cluster_queue]
         for fr, amount in usage.items():
-            node: QuotaNode | None = self.cluster_queues[cluster_queue]
+            node: QuotaNode | None = queue
             delta = amount * sign
+            quota = queue.subtree.get(fr, 0)
+            used = queue.usage.get(fr, 0)
+            if (used > quota) != (used + delta > quota):
+                borrowers = self._borrowers.setdefault((self.root_name(cluster_queue), fr), set())
+                if used + delta > quota:
+                    borrowers.add(cluster_queue)
+                else:
+                    borrowers.discard(cluster_queue)
             while node is not None and delta:
                 before = node.usage.get(fr, 0)
                 after = before + delta
@@ -275,6 +288,16 @@ class QuotaTree:
         for name in out:
             self._members[name] = out
         return out
+
+    def borrowers(self, cluster_queue: str, needed: Iterable[FlavorResource]) -> list[str]:
+        """The other ClusterQueues of ``cluster_queue``'s cohort tree that borrow one of
+        ``needed`` now, by name."""
+        root = self.root_name(cluster_queue)
+        found: set[str] = set()
+        for fr in needed:
+            found |= self._borrowers.get((root, fr), set())
+        found.discard(cluster_queue)
+        return sorted(found)
 
     def root_name(self, cluster_queue: str) -> str:
         cached = self._root_names.get(cluster_queue)
