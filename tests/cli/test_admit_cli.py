@@ -208,7 +208,12 @@ def test_feasibility_gate_keeps_an_unplaceable_pod_set_pending() -> None:
         "pod set main cannot be placed on the nodes now (1 of 5 pods fit): pod "
         "default/job-big-train-65434-main-1: 0/3 nodes are available: 3 cannot allocate "
         "all claims.")
-    assert items["job-zonal-f1b05"]["status"]["admission"]["clusterQueue"] == "gpus"
+    zonal = items["job-zonal-f1b05"]["status"]["admission"]
+    assert zonal["clusterQueue"] == "gpus"
+    # The flavor's Topology ends in the hostname level: Kueue writes that level only.
+    assert zonal["podSetAssignments"][0]["topologyAssignment"] == {
+        "levels": ["kubernetes.io/hostname"],
+        "domains": [{"values": ["h100-node-01"], "count": 2}]}
     assert items["big-train"]["spec"]["suspend"] is True
     assert items["zonal"]["spec"]["suspend"] is False
 
@@ -216,3 +221,18 @@ def test_feasibility_gate_keeps_an_unplaceable_pod_set_pending() -> None:
 def test_without_the_gate_quota_alone_decides() -> None:
     code, _, err = run("-f", str(DATA / "queueing" / "big-gang.yaml"), "-f", str(FLEET))
     assert (code, err) == (0, "")
+
+
+def test_a_workload_admitted_before_keeps_its_topology_assignment(tmp_path: Path) -> None:
+    feasibility = str(DATA / "queueing" / "big-gang-feasibility.yaml")
+    _, first, _ = run("-f", feasibility, "-f", str(FLEET))
+    admitted = [w for w in yaml.safe_load(first)["items"]
+                if w["kind"] == "Workload" and "admission" in w["status"]]
+    assigned = admitted[0]["status"]["admission"]["podSetAssignments"][0]
+    assigned["topologyAssignment"]["domains"][0]["values"] = ["as-kueue-wrote-it"]
+    (tmp_path / "admitted.yaml").write_text(yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "List", "items": admitted}))
+    _, out, _ = run("-f", feasibility, "-f", str(FLEET), "-f", str(tmp_path / "admitted.yaml"))
+    items = {i["metadata"]["name"]: i for i in yaml.safe_load(out)["items"]}
+    again = items["job-zonal-f1b05"]["status"]["admission"]["podSetAssignments"][0]
+    assert again["topologyAssignment"] == assigned["topologyAssignment"]

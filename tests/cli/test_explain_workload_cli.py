@@ -59,3 +59,15 @@ def test_required_topology_of_the_flavor_is_honoured() -> None:
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == ("  pod set main (required topology.kubernetes.io/zone of "
                                     "topology zones): all 2 pods fit, on h100-node-01")
+
+
+def test_bad_input_and_a_hostile_target_are_one_line_exit_2(tmp_path: Path) -> None:
+    """Found by the fuzz suite: a YAML error escaped as a traceback, and the unknown
+    target was echoed raw (escape sequences, 5,000 characters)."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\n")
+    code, _, err = run("default/x", "-f", str(broken))
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("error: ")
+    code, _, err = run("\x1b[31m" + "a" * 5000, "-f", str(DATA / "queueing" / "big-gang.yaml"))
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "\x1b" not in err and len(err) < 4500 and "\\x1b[31m" in err

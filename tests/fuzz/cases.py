@@ -5,7 +5,8 @@ Families, one strategy each:
 
 * ``manifest_cases``: examples/ and tests/data/ manifests (the upstream corpus included),
   mutated, as a file, on stdin or in a directory, for validate, import, schedule, allocate,
-  explain pod and explain claim (the last four beside examples/fleet's cluster);
+  explain pod, explain claim, admit and explain workload (schedule, allocate and the
+  explains beside examples/fleet's cluster);
 * ``fleet_cases``: Fleet specs for ``fleet``;
 * ``config_cases``: KubeSchedulerConfigurations for ``schedule --config`` and ``explain``;
 * ``scenario_cases``: scenarios for ``simulate`` and ``sweep scenarios``;
@@ -36,8 +37,10 @@ from .mutate import (
 )
 
 MANIFEST_VERBS = ("validate", "import", "schedule", "allocate", "explain pod", "explain claim",
-                  "admit")
-CLUSTER_VERBS = ("schedule", "allocate", "explain pod", "explain claim")
+                  "admit", "explain workload")
+CLUSTER_VERBS = ("schedule", "allocate", "explain pod", "explain claim", "explain workload")
+# Verbs that take neither --feature-gates nor -n (Kueue's own gates are in its Configuration).
+KUEUE_VERBS = ("admit", "explain workload")
 CLUSTER_NODES = ("h100-node-01", "a100-mig-node-01", "l4-node-01")  # examples/fleet/nodes.yaml
 POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGD-FS")
 
@@ -102,8 +105,9 @@ def _deliver(draw: st.DrawFn, data: bytes, files: dict[str, Content], name: str,
 
 
 def _target(draw: st.DrawFn, docs: list[Any], verb: str) -> str:
-    kinds = (("Pod", "Job", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "CronJob")
-             if verb == "explain pod" else ("ResourceClaim",))
+    kinds = {"explain pod": ("Pod", "Job", "Deployment", "StatefulSet", "ReplicaSet",
+                             "DaemonSet", "CronJob"),
+             "explain workload": ("Job", "Pod", "Workload")}.get(verb, ("ResourceClaim",))
     names = seeds.names_in(docs, kinds)
     prefixes = {"Job": "job/", "Deployment": "deploy/", "DaemonSet": "ds/"}
     for doc in docs:
@@ -145,8 +149,17 @@ def _donors(family: str) -> dict[str, list[Any]]:
 @st.composite
 def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> Case:
     verb = draw(st.sampled_from(verbs))
-    seed = draw(st.sampled_from(seeds.manifests()))
+    pool = seeds.manifests()
+    if verb in KUEUE_VERBS and not rarely(draw, 5):
+        pool = seeds.kueue_manifests() or pool  # else most runs stop at "no such workload"
+    seed = draw(st.sampled_from(pool))
     docs = list(copy.deepcopy(seed.docs))
+    if verb in KUEUE_VERBS and not seeds.names_in(docs, ("Job", "Pod", "Workload")) \
+            and not rarely(draw, 5):
+        # Queues without workloads (most Kueue samples): add a sample's jobs or workloads.
+        with_jobs = [s for s in seeds.kueue_manifests()
+                     if seeds.names_in(s.docs, ("Job", "Pod", "Workload"))]
+        docs += copy.deepcopy(draw(st.sampled_from(with_jobs)).docs)
     if rarely(draw, 4):
         docs += copy.deepcopy(draw(st.sampled_from(seeds.manifests())).docs)
     data, mild = _spoil(draw, docs, _manifest_donors())
@@ -155,6 +168,7 @@ def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> 
     args = verb.split()
     if verb.startswith("explain"):
         args.append(_target(draw, docs, verb))
+    if verb in ("explain pod", "explain claim"):
         args += _option(draw, 20, ["-n", "ml"], ["-n", "default"], ["-n", draw(st.sampled_from(
             JUNK))])
     if verb in CLUSTER_VERBS and not rarely(draw, 10):
@@ -169,7 +183,7 @@ def manifest_cases(draw: st.DrawFn, verbs: tuple[str, ...] = MANIFEST_VERBS) -> 
         if rarely(draw, 5):
             nodes = [*seeds.node_names(), *JUNK]
         args += ["--node", draw(st.sampled_from(nodes))]
-    if verb not in ("import", "admit"):
+    if verb != "import" and verb not in KUEUE_VERBS:
         args += _option(draw, 15, *(["--feature-gates", g] for g in FEATURE_GATES))
     if verb in ("import", "allocate", "schedule", "admit"):
         formats = ["yaml", "json", "table"] if verb == "schedule" else ["yaml", "json"]
@@ -352,6 +366,8 @@ def valid_invocations() -> dict[str, tuple[tuple[str, ...], dict[str, Content]]]
     trace: dict[str, Content] = {
         f"trace/{n}": slices[n].encode() for n in (seeds.NODE_FILE, "openb_pod_list_default.csv")}
     fleet: dict[str, Content] = {"fleet.yaml": dump_yaml([seeds.fleets()[0][1]]).encode()}
+    kueue: dict[str, Content] = {
+        "q/big-gang.yaml": (root / "tests/data/queueing/big-gang-feasibility.yaml").read_bytes()}
     tr = ("--trace-dir", "{in}/trace", "--seeds", "1", "--workers", "1")
     return {
         "validate": (("validate", "-f", "{in}/m"), work),
@@ -364,6 +380,8 @@ def valid_invocations() -> dict[str, tuple[tuple[str, ...], dict[str, Content]]]
                         {**cluster, **work}),
         "explain claim": (("explain", "claim", "two-h100", "-n", "ml", "-f", "{in}/cluster",
                            "-f", "{in}/m"), {**cluster, **work}),
+        "explain workload": (("explain", "workload", "default/big-train", "-f", "{in}/cluster",
+                              "-f", "{in}/q"), {**cluster, **kueue}),
         "fleet": (("fleet", "-f", "{in}/fleet.yaml", "--seed", "1"), fleet),
         "simulate": (("simulate", "--scenario", "{in}/scenario.yaml", "--quiet", "--out",
                       "{out}", "--compare", "dra"), scenario),
@@ -388,7 +406,7 @@ def argv_cases(draw: st.DrawFn) -> Case:
     verb = draw(st.sampled_from(sorted(invocations)))
     argv, files = invocations[verb]
     args = list(argv)
-    skip = 2 if verb in ("explain pod", "explain claim", "sweep scenarios",
+    skip = 2 if verb in ("explain pod", "explain claim", "explain workload", "sweep scenarios",
                          "sweep alibaba-2023", "replay") else 1
     op = draw(st.sampled_from(["drop", "value", "value", "add", "repeat", "out", "dask", "none"]))
     if op == "drop" and len(args) > skip:
@@ -428,6 +446,8 @@ def slots() -> dict[str, tuple[tuple[str, ...], dict[str, Content]]]:
                         cluster),
         "explain claim": (("explain", "claim", "ml/c", "-f", "{in}/cluster", "-f", "{file}"),
                           cluster),
+        "explain workload": (("explain", "workload", "default/big-train", "-f", "{in}/cluster",
+                              "-f", "{file}"), cluster),
         "schedule --config": (("schedule", "-f", "{in}/cluster", "-f", "{in}/m",
                                "--config", "{file}"), inv["schedule"][1]),
         "explain --config": (("explain", "pod", "ml/pair", "-f", "{in}/cluster", "-f", "{in}/m",
@@ -446,7 +466,7 @@ TRACE_VERBS: dict[str, tuple[str, ...]] = {
                            "{in}/trace", "--seeds", "1", "--workers", "1"),
 }
 STDIN_SLOTS = ("validate", "import", "allocate", "schedule", "explain pod", "explain claim",
-               "fleet")
+               "explain workload", "fleet")
 
 
 def hostile_case(generator: str, slot: str, content: Content, *, how: str = "file") -> Case:

@@ -59,7 +59,7 @@ KEEP_CHARS = 1 << 20
 # the --out directory (inside the working directory, created by dralab, never by us).
 IN, WORK, TMP, HOME, OUT = "in", "work", "tmp", "home", "work/out"
 
-_SUBCOMMANDS = {"explain": ("pod", "claim"), "sweep": ("scenarios", "alibaba-2023")}
+_SUBCOMMANDS = {"explain": ("pod", "claim", "workload"), "sweep": ("scenarios", "alibaba-2023")}
 _STDERR_PREFIXES = ("error: ", "warning: ")
 _VALIDATE_SUMMARY = ("problem(s) in", "object(s) valid", "not checked")
 

@@ -61,6 +61,15 @@ def manifests() -> tuple[ManifestSeed, ...]:
 
 
 @cache
+def kueue_manifests() -> tuple[ManifestSeed, ...]:
+    """The manifests with Kueue objects (queues, flavors, workloads, its Configuration):
+    the inputs on which admit and explain workload get past the lookup into admission."""
+    return tuple(seed for seed in manifests()
+                 if any(str(d.get("apiVersion", "")).split("/")[0].endswith("kueue.x-k8s.io")
+                        for d in seed.docs))
+
+
+@cache
 def cluster_files() -> dict[str, bytes]:
     """examples/fleet: nodes, DeviceClasses and the slices of an H100, an L4 and an A100 node,
     the cluster that schedule/allocate/explain cases run their workloads against."""

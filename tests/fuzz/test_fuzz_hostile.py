@@ -74,7 +74,8 @@ def matrix() -> list[Any]:
         for verb, which in _pick(TRACE_SLOTS, i, 1):
             params.append(_param(cases.hostile_trace_case(name, verb, which, content),
                                  _known(name, verb)))
-    shaped = [(hostile.manifest_hostile(), ("validate", "import", "schedule", "allocate")),
+    shaped = [(hostile.manifest_hostile(), ("validate", "import", "schedule", "allocate",
+                                            "explain workload")),
               (hostile.scenario_hostile(), ("simulate", "sweep scenarios")),
               (hostile.fleet_hostile(), ("fleet",)),
               (hostile.config_hostile(), ("schedule --config", "explain --config"))]

@@ -4,6 +4,10 @@ share, its workloads preempted first, per the ClusterQueue fairSharing docs)."""
 
 from __future__ import annotations
 
+import copy
+from collections import Counter
+from collections.abc import Sequence
+
 from dralab.queueing.kueue import KueuePolicy, admit_until_stable
 from dralab.queueing.model import PreemptionPolicy, QueueingState
 
@@ -118,3 +122,51 @@ def test_within_nominal_reclaims_with_fair_sharing() -> None:
     decisions = admit_until_stable(engine, st, 1.0)
     assert len([d for d in decisions if d.preempted]) == 2
     assert "ns/own" in st.admitted
+
+
+class _TwoSlotNodes:
+    """A placement check over three nodes of two 1-CPU slots each: a's workload ``aN``
+    sits on node ``N % 3``; b's 2-CPU preemptor places only on a node with both slots
+    free (its victims' pods gone)."""
+
+    def __init__(self) -> None:
+        self.released: list[str] = []
+
+    def check(self, key: str, workload: object, admission: object) -> str | None:
+        return None
+
+    def release(self, key: str) -> None:
+        self.released.append(key)
+
+    def for_preemptor(self, key: str, workload: object, admission: object) -> _TwoSlotNodes:
+        return self
+
+    def nodes_of(self, workload: str) -> frozenset[str]:
+        return frozenset({f"n{int(workload[-2:]) % 3}"}) if "/a" in workload else frozenset()
+
+    def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        freed = Counter(node for v in victims for node in self.nodes_of(v))
+        full = sorted(node for node, slots in freed.items() if slots >= 2)
+        return frozenset(full[:1]) if full else None
+
+    def unplaceable_without(self, victims: Sequence[str]) -> frozenset[str] | str:
+        return self.places_without(victims) or "no node with 2 free slots"
+
+
+def test_fair_sharing_victims_are_chosen_where_the_preemptor_lands() -> None:
+    # a borrows all 6 CPUs (a00..a05, two per node); b's 2-CPU workload reclaims 2.
+    # Kueue's order takes a00 and a01 (nodes n0 and n1); with the placement check the
+    # same fair-sharing search goes on to a03 and gives a01 and a02 back: both on n0.
+    st = fair_cohort(lender=6)
+    engine = KueuePolicy(fair_sharing=True)
+    flood(st, "a", 6, 0.0)
+    admit_until_stable(engine, st, 0.0)
+    st.workloads["ns/b00"] = wl("ns/b00", "b", 100.0, cpu=2)
+    quota_only = copy.deepcopy(st)
+    by_quota = admit_until_stable(copy.deepcopy(engine), quota_only, 1.0)
+    assert sorted(d.workload for d in by_quota if d.preempted) == ["ns/a00", "ns/a01"]
+    placement = _TwoSlotNodes()
+    engine.placement = placement
+    decisions = admit_until_stable(engine, st, 1.0)
+    assert sorted(d.workload for d in decisions if d.preempted) == ["ns/a00", "ns/a03"]
+    assert "ns/b00" in st.admitted and sorted(placement.released) == ["ns/a00", "ns/a03"]

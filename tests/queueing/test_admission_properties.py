@@ -109,6 +109,17 @@ def test_usage_never_exceeds_quota(scenario: tuple[QueueingState, bool]) -> None
     for name, per in usage.items():
         node = index.tree.cluster_queues[name]
         assert {fr: v for fr, v in node.usage.items() if v} == {fr: v for fr, v in per.items() if v}
+    # What the tree keeps to answer fast equals what it would compute afresh: the
+    # borrowing queues of each cohort tree and every node's share.
+    tree = index.tree
+    for name, node in tree.cluster_queues.items():
+        for fr in node.subtree:
+            expected = [m for m in tree.members(name)
+                        if m != name and tree.borrowing(tree.cluster_queues[m], fr)]
+            assert tree.borrowers(name, [fr]) == expected, (name, fr)
+        kept = tree.share(node)
+        node.share_memo = node.borrowed_memo = None
+        assert tree.share(node) == kept, name
 
 
 def _kept(spec: ClusterQueueSpec, flavor: str) -> int:

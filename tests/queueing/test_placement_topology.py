@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from dralab.api.core import Pod
-from dralab.queueing.model import NodeTopology, TopologyRequest
+from dralab.queueing.feasibility import topology_assignment
+from dralab.queueing.model import NodeTopology, TopologyAssignment, TopologyRequest
 from dralab.queueing.placement import (
     GangFailure,
     GangPlacement,
@@ -19,6 +20,7 @@ from dralab.queueing.placement import (
     place_pod_sets,
     topology_domains,
 )
+from dralab.queueing.writer import topology_assignment_doc
 from dralab.scheduler.scheduler import Scheduler
 
 from .fleets import BLOCK, HOST, RACK, contents, gpu_pod, h100_cluster
@@ -143,3 +145,41 @@ def test_unknown_level_unconstrained_and_conflicting_selector() -> None:
     placed = place_pod_sets(scheduler, pinned, TOPOLOGY, TopologyRequest(RACK, required=True))
     assert isinstance(placed, GangPlacement) and placed.domain is not None
     assert placed.domain.name.endswith("h100-rack-04")
+
+
+# --- Kueue's topologyAssignment of a placement ------------------------------------------
+
+@pytest.mark.parametrize(("topology", "count", "request_", "levels", "domains"), [
+    # Hostname is the lowest level: Kueue writes only that level.
+    (TOPOLOGY, 4, TopologyRequest(RACK, required=True), (HOST,),
+     ((("h100-03",), 2), (("h100-04",), 2))),
+    (TOPOLOGY, 3, TopologyRequest(RACK, required=True), (HOST,),
+     ((("h100-01",), 1), (("h100-02",), 2))),
+    # Without a hostname level: every level, counted per rack.
+    (NodeTopology("racks", (BLOCK, RACK)), 4, TopologyRequest(RACK, required=True),
+     (BLOCK, RACK), ((("h100-block-01", "h100-rack-02"), 4),)),
+    (NodeTopology("racks", (BLOCK, RACK)), 6, TopologyRequest(BLOCK, required=True),
+     (BLOCK, RACK), ((("h100-block-01", "h100-rack-01"), 2),
+                     (("h100-block-01", "h100-rack-02"), 4))),
+])
+def test_topology_assignment_counts_pods_per_lowest_level_domain(
+        topology: NodeTopology, count: int, request_: TopologyRequest,
+        levels: tuple[str, ...], domains: tuple[tuple[tuple[str, ...], int], ...]) -> None:
+    scheduler = racks()
+    placed = place_pod_sets(scheduler, pods(count), topology, request_)
+    assert isinstance(placed, GangPlacement)
+    assigned = topology_assignment(scheduler, topology, placed)
+    assert assigned == TopologyAssignment(levels, domains)
+    assert sum(n for _, n in assigned.domains) == count
+    assert topology_assignment_doc(assigned) == {
+        "levels": list(levels),
+        "domains": [{"values": list(values), "count": n} for values, n in domains]}
+
+
+def test_no_topology_assignment_when_a_pod_lands_outside_the_topology() -> None:
+    # A preferred request that spilled over onto nodes without the levels' labels.
+    scheduler = racks()
+    placed = place_pod_sets(scheduler, pods(2), None, None)
+    assert isinstance(placed, GangPlacement)
+    missing = NodeTopology("zones", ("topology.kubernetes.io/zone",))
+    assert topology_assignment(scheduler, missing, placed) is None

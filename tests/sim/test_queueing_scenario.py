@@ -98,3 +98,30 @@ def test_feasibility_gate_admits_only_what_can_be_placed(kueue: str, big_starts:
     assert sum(1 for k, t in started.items() if "big" in k and t == 0.0) == big_starts
     small = [t for k, t in started.items() if "small" in k]
     assert small == ([1.0] if big_starts == 0 else [7200.0])
+
+
+def test_feasibility_preemption_frees_the_victims_devices_where_the_preemptor_lands() -> None:
+    """Two 8-GPU nodes, 16 GPUs of quota. Four low-priority 4-GPU jobs fill both nodes;
+    an urgent 8-GPU job needs one whole node. With the gate, its victims are the two
+    low jobs on one node (not two by quota order, one per node); their pods go and
+    their claims' devices are freed, and the urgent job starts at once."""
+    low: dict[str, Any] = {"cpu": "4", "memory": "32Gi", "priority": 10,
+                           "duration": {"distribution": "fixed", "mean": "2h"},
+                           "devices": {"type": "gpu", "count": 4}}
+    s = dralab.scenario({
+        "duration": "3h", "compare": ["dra"], "sampleInterval": "10m",
+        "queueing": {"kueue": "kueue-feasibility-preemption.yaml"},
+        "fleet": {"spec": {"pools": [{"name": "h100", "count": 2, "cpu": "64",
+                                      "memory": "512Gi",
+                                      "gpu": {"model": "h100-80gb-sxm", "count": 8}}]}},
+        "workload": [{"name": "low", "arrivals": ["0s", "0s", "0s", "0s"],
+                      "queue": "team-a/training", **low},
+                     {"name": "urgent", "arrivals": ["10m"], "queue": "team-a/training",
+                      **(low | {"priority": 1000, "cpu": "8",
+                                "devices": {"type": "gpu", "count": 8}})}]}, base_dir=DATA)
+    [mode] = dralab.simulate(s).modes
+    urgent = [p for p in mode.pods if "urgent" in p.key]
+    assert [p.start for p in urgent] == [600.0]
+    evicted = [p for p in mode.pods if "low" in p.key and p.end == 600.0]
+    assert len(evicted) == 2
+    assert len({p.node for p in evicted}) == 1 and evicted[0].node == urgent[0].node

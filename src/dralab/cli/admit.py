@@ -7,11 +7,12 @@ from datetime import datetime
 import click
 
 from dralab.api.base import KubeObject
+from dralab.api.errors import one_line
 from dralab.api.io import dumps, read_documents, to_list
 from dralab.queueing.configured import kueue_policy
 from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
-from dralab.queueing.model import Decision
+from dralab.queueing.model import Decision, TopologyAssignment
 from dralab.queueing.reader import KueueSnapshot, read_snapshot
 from dralab.queueing.writer import write_jobs, write_workloads
 
@@ -49,17 +50,26 @@ def run_admission(snapshot: KueueSnapshot, now: float,
                   objects: list[KubeObject] | None = None) -> list[Decision]:
     """Admission cycles until nothing changes: every decision made, in order, then the
     last pending message of each workload still waiting (the conditions show it)."""
+    return admit_snapshot(snapshot, now, objects)[0]
+
+
+def admit_snapshot(snapshot: KueueSnapshot, now: float,
+                   objects: list[KubeObject] | None = None
+                   ) -> tuple[list[Decision], dict[str, tuple[TopologyAssignment | None, ...]]]:
+    """``run_admission``, and the topologyAssignments the placement check computed for
+    the workloads it placed (empty without the gate)."""
     from dralab.queueing.kueue import admit_until_stable
 
     policy = kueue_policy(snapshot.config)
-    if objects is not None:
-        # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
-        policy.placement = placement_check(snapshot, objects)
+    placement = placement_check(snapshot, objects) if objects is not None else None
+    # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
+    policy.placement = placement
     decisions = admit_until_stable(policy, snapshot.state, now)
     waiting = [Decision(key, pending=message)
                for key, message in sorted(policy.pending_messages.items())
                if key not in snapshot.state.admitted]
-    return [*decisions, *waiting]
+    topology = dict(placement.topology_assignments) if placement is not None else {}
+    return [*decisions, *waiting], topology
 
 
 @click.command("admit")
@@ -76,19 +86,20 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
     objects (DeviceClass, ResourceClaimTemplate, ResourceSlice). Workloads with
     status.admission hold their quota. Prints a v1 List of the Workloads
     (kueue.x-k8s.io/v1beta1, with status.admission and status.conditions as
-    Kueue sets them) and the Jobs with spec.suspend updated. Exit 0 when every
+    Kueue sets them; with the placement check, a TAS pod set's topologyAssignment)
+    and the Jobs with spec.suspend updated. Exit 0 when every
     workload is admitted, 1 when some stay pending, 2 on invalid input.
     """
     docs = read_documents(filenames)
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:
-            click.echo(f"error: {problem}", err=True)
+            click.echo(f"error: {one_line(problem)}", err=True)
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
-    decisions = run_admission(snapshot, admission_moment(objects), objects)
-    workloads = write_workloads(snapshot, decisions, moment)
+    decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects)
+    workloads = write_workloads(snapshot, decisions, moment, topology)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)
     pending = len(snapshot.sources) - len(

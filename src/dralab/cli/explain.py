@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from dralab.api.errors import one_line
 from dralab.api.io import read_documents
 from dralab.scheduler import ConfigError, explain_claim
 from dralab.scheduler.targets import explain_pods, parse_pod_target
@@ -15,6 +16,7 @@ from .common import (
     EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
     errors_naming,
+    fail,
     feature_gates_option,
     filename_option,
     one_line_errors,
@@ -98,6 +100,7 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
 @explain_cmd.command("workload")
 @click.argument("target", metavar="NAMESPACE/NAME")
 @filename_option
+@one_line_errors
 def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
     """Why a queued workload is admitted or not, as Kueue would decide on the snapshot.
 
@@ -118,14 +121,16 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
     objects, problems = load_snapshot(read_documents(filenames))
     if problems:
         for problem in problems:
-            click.echo(f"error: {problem}", err=True)
+            click.echo(f"error: {one_line(problem)}", err=True)
         raise SystemExit(EXIT_INPUT)
     snapshot = read_snapshot(objects)
     key = find_workload(snapshot, target)
     if key is None:
+        # The target is the user's text and the list can be long: ``fail`` cuts and
+        # escapes the line.
         known = ", ".join(sorted(snapshot.sources)) or "none"
-        click.echo(f"error: no queued workload {target} (workloads: {known})", err=True)
-        raise SystemExit(EXIT_INPUT)
+        fail(f"no queued workload {target} (workloads: {known})")
+        return
     decisions = run_admission(snapshot, admission_moment(objects), objects)
     explanation = explain_workload(snapshot, decisions, key, objects)
     click.echo(explanation.render(), nl=False)

@@ -11,13 +11,17 @@ set's topology request. A set that fits keeps its room for the workloads checked
 after it; one that does not stays pending with the scheduler's reason.
 
 Workloads admitted before (in the snapshot) are placed first, in admission order,
-so the room they take counts. Evictions decided in the same run do not give room
-back to the check (conservative).
+so the room they take counts. A workload evicted in the run gives its room back
+(its pods go, its claims' devices are freed) to the checks after it. A preemptor
+is checked with its victims' pods gone, and the victims are chosen so that it
+places (``kueue.preemption``, ``VictimPlacement``). A TAS pod set's placement is
+also written as Kueue's ``topologyAssignment`` (``topology_assignment``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dralab.api.base import KubeObject
@@ -26,38 +30,190 @@ from dralab.api.core import Pod
 from dralab.api.keys import object_key
 
 from .configured import feasibility_on
-from .model import Admission, NodeTopology, QueueingState, WorkloadSpec
+from .model import (
+    Admission,
+    NodeTopology,
+    QueueingState,
+    TopologyAssignment,
+    TopologyRequest,
+    WorkloadSpec,
+)
 from .reader import QUEUE_NAME_LABEL, KueueSnapshot
 
 if TYPE_CHECKING:
     from dralab.scheduler import Scheduler
+    from dralab.scheduler.cluster import PodInfo
 
-    from .placement import GangFailure
+    from .placement import GangFailure, GangPlacement
 
-__all__ = ["SnapshotPlacement", "flavor_labels", "flavor_topology",
-           "placement_check", "pod_set_pods", "snapshot_scheduler", "unplaceable"]
+__all__ = ["PodSetPlacement", "PodSetPods", "PreemptorPlacement", "SnapshotPlacement",
+           "flavor_labels", "flavor_topology", "placement_check", "pod_set_pods",
+           "snapshot_scheduler", "topology_assignment", "unplaceable"]
 
 
 
-class SnapshotPlacement:
+@dataclass(frozen=True, slots=True)
+class PodSetPods:
+    """One pod set as the check places it: its pods (flavor node labels added), the
+    flavor's Kueue Topology and the pod set's topology request."""
+
+    name: str
+    pods: list[Pod]
+    topology: NodeTopology | None = None
+    request: TopologyRequest | None = None
+
+
+# Kueue writes only this level of a topology whose lowest level it is.
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+class PodSetPlacement:
+    """The check on one scheduler's cluster: ``check`` places (and keeps) a workload's
+    pod sets, ``release`` gives an evicted workload's room back, ``for_preemptor`` lets
+    the preemption search try victim sets. Subclasses say how a workload's pod sets
+    are built (``pod_sets``) and which pods an admitted workload has (``pods_of``)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.placed: dict[str, list[str]] = {}   # workload -> pod keys this check placed
+        # Kueue's status.admission.podSetAssignments[].topologyAssignment, per pod set
+        # (None: no topology), of every workload this check placed.
+        self.topology_assignments: dict[str, tuple[TopologyAssignment | None, ...]] = {}
+        # Pods ``release`` deleted, with their objects then: a check on a what-if that
+        # is reverted later puts them back (see ``PreemptorPlacement``).
+        self.deleted: list[tuple[PodInfo, Pod]] = []
+
+    def pod_sets(self, key: str, workload: WorkloadSpec, admission: Admission
+                 ) -> list[PodSetPods] | None:
+        """The pod sets to place; None when the workload has nothing to place here."""
+        raise NotImplementedError
+
+    def pods_of(self, key: str) -> list[str]:
+        """The keys of an admitted workload's pods in the cluster."""
+        return self.placed.get(key, [])
+
+    def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None:
+        """Place every pod set and keep the room (all or nothing); None if they fit,
+        else why not."""
+        pod_sets = self.pod_sets(key, workload, admission)
+        if pod_sets is None:
+            return None
+        placed = self._place_all(pod_sets)
+        if isinstance(placed, str):
+            return placed
+        self.placed[key] = [p.pod for placement in placed for p in placement.pods]
+        self.topology_assignments[key] = tuple(
+            topology_assignment(self.scheduler, pod_set.topology, placement)
+            if pod_set.topology is not None else None
+            for pod_set, placement in zip(pod_sets, placed, strict=True))
+        return None
+
+    def release(self, key: str) -> None:
+        """The workload was evicted: its pods go and their claims' devices are free
+        for the checks after it."""
+        pods = self.scheduler.cluster.pods
+        for pod in self.pods_of(key):
+            info = pods.get(pod)
+            if info is not None:
+                self.deleted.append((info, info.pod))
+                self.scheduler.delete_pod(pod)
+        self.placed.pop(key, None)
+        self.topology_assignments.pop(key, None)
+
+    def nodes_of(self, key: str) -> frozenset[str]:
+        pods = self.scheduler.cluster.pods
+        nodes = set()
+        for pod in self.pods_of(key):
+            info = pods.get(pod)
+            node = info and (info.assumed_node or info.pod.spec.node_name)
+            if node:
+                nodes.add(node)
+        return frozenset(nodes)
+
+    def for_preemptor(self, key: str, workload: WorkloadSpec, admission: Admission
+                      ) -> PreemptorPlacement | None:
+        pod_sets = self.pod_sets(key, workload, admission)
+        return None if pod_sets is None else PreemptorPlacement(self, pod_sets)
+
+    def _place_all(self, pod_sets: Sequence[PodSetPods]) -> list[GangPlacement] | str:
+        """Commit every pod set, or none of them (a later one failing undoes the rest)."""
+        from .placement import GangFailure, commit_pod_sets
+
+        self.scheduler.fork()
+        out: list[GangPlacement] = []
+        for pod_set in pod_sets:
+            outcome = commit_pod_sets(self.scheduler, pod_set.pods, pod_set.topology,
+                                      pod_set.request)
+            if isinstance(outcome, GangFailure):
+                self.scheduler.revert()
+                return unplaceable(pod_set.name, outcome, len(pod_set.pods))
+            out.append(outcome)
+        self.scheduler.commit()
+        return out
+
+
+class PreemptorPlacement:
+    """``VictimPlacement`` of one preemptor: what-ifs with victims' pods removed."""
+
+    def __init__(self, check: PodSetPlacement, pod_sets: Sequence[PodSetPods]) -> None:
+        self.check = check
+        self.pod_sets = pod_sets
+        self._nodes: dict[str, frozenset[str]] = {}
+
+    def nodes_of(self, workload: str) -> frozenset[str]:
+        nodes = self._nodes.get(workload)
+        if nodes is None:
+            nodes = self._nodes[workload] = self.check.nodes_of(workload)
+        return nodes
+
+    def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        outcome = self.unplaceable_without(victims)
+        return None if isinstance(outcome, str) else outcome
+
+    def unplaceable_without(self, victims: Sequence[str]) -> frozenset[str] | str:
+        """The nodes the pod sets land on once ``victims``' pods are gone, or why they
+        cannot be placed. Nothing is kept."""
+        scheduler = self.check.scheduler
+        pods = scheduler.cluster.pods
+        # Deleting a pod rewrites its PodInfo's pod in place once it has left the
+        # store (its generated claims' status entries dropped), which the revert does
+        # not undo: the objects are put back by hand, or the next what-if's delete
+        # would no longer find (and free) the claims.
+        kept = [(info, info.pod) for victim in victims for key in self.check.pods_of(victim)
+                if (info := pods.get(key)) is not None]
+        scheduler.fork()
+        try:
+            for info, _ in kept:
+                scheduler.delete_pod(info.key)
+            placed = self.check._place_all(self.pod_sets)
+            if isinstance(placed, str):
+                return placed
+            return frozenset(p.node for placement in placed for p in placement.pods)
+        finally:
+            scheduler.revert()
+            for info, pod in kept:
+                info.pod = pod
+
+
+class SnapshotPlacement(PodSetPlacement):
     """The check against the cluster the snapshot describes (``KueuePolicy.placement``)."""
 
     def __init__(self, snapshot: KueueSnapshot, objects: Sequence[KubeObject]) -> None:
+        super().__init__(snapshot_scheduler(objects))
         self.snapshot = snapshot
-        self.scheduler = snapshot_scheduler(objects)
         state = snapshot.state
         for key in sorted(state.admitted, key=lambda k: (state.admitted_at.get(k, 0.0), k)):
             workload = state.workloads.get(key)
             if workload is not None:
                 self.check(key, workload, state.admitted[key])
 
-    def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None:
-        from .placement import GangFailure, commit_pod_sets
-
+    def pod_sets(self, key: str, workload: WorkloadSpec, admission: Admission
+                 ) -> list[PodSetPods] | None:
         source = self.snapshot.sources.get(key)
         if source is None:
             return None  # not a workload of this snapshot's pods: nothing to place
         state = self.snapshot.state
+        out = []
         for index, pod_set in enumerate(source.pod_sets):
             flavors = admission.pod_sets[index].flavors if index < len(admission.pod_sets) \
                 else {}
@@ -69,10 +225,8 @@ class SnapshotPlacement:
                                 pod_set.count, pod_set.template, labels)
             request = workload.pod_sets[index].topology \
                 if index < len(workload.pod_sets) else None
-            outcome = commit_pod_sets(self.scheduler, pods, topology, request)
-            if isinstance(outcome, GangFailure):
-                return unplaceable(pod_set.name, outcome, len(pods))
-        return None
+            out.append(PodSetPods(pod_set.name, pods, topology, request))
+        return out
 
 
 def placement_check(snapshot: KueueSnapshot, objects: Sequence[KubeObject]
@@ -140,3 +294,27 @@ def pod_set_pods(namespace: str, prefix: str, count: int, template: dict[str, ob
         assert isinstance(pod, Pod)
         out.append(pod)
     return out
+
+
+def topology_assignment(scheduler: Scheduler, topology: NodeTopology,
+                        placement: GangPlacement) -> TopologyAssignment | None:
+    """Kueue's v1beta1 ``topologyAssignment`` of a placed pod set: pods counted per
+    domain of the topology's lowest level, domains in the order of their values. As
+    Kueue, when the lowest level is the hostname label only that level is written.
+    None when a pod's node lacks a level's label (a preferred request spilled onto
+    nodes outside the topology: no assignment Kueue could write)."""
+    levels = topology.levels
+    if not levels or not placement.pods:
+        return None
+    nodes = scheduler.cluster.nodes
+    counts: dict[tuple[str, ...], int] = {}
+    for pod in placement.pods:
+        info = nodes.get(pod.node)
+        labels = (info.node.metadata.labels or {}) if info is not None else {}
+        if not all(level in labels for level in levels):
+            return None
+        values = tuple(labels[level] for level in levels)
+        counts[values] = counts.get(values, 0) + 1
+    keep = len(levels) - 1 if levels[-1] == HOSTNAME_LABEL else 0
+    return TopologyAssignment(levels[keep:], tuple(
+        (values[keep:], count) for values, count in sorted(counts.items())))

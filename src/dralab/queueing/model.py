@@ -32,6 +32,7 @@ __all__ = [
     "QueueingState",
     "ResourceGroup",
     "ResourceQuota",
+    "TopologyAssignment",
     "TopologyRequest",
     "WorkloadSpec",
 ]
@@ -140,6 +141,16 @@ class TopologyRequest:
     level: str | None = None
     required: bool = False
     unconstrained: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyAssignment:
+    """Where a TAS pod set's pods go (Kueue v1beta1 ``topologyAssignment``): the
+    level keys, broadest first, and per domain of the last level its values (one
+    per level) and how many pods it holds."""
+
+    levels: tuple[str, ...]
+    domains: tuple[tuple[tuple[str, ...], int], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,11 @@ job framework gives it, an owner reference to its Job, ``spec.queueName``,
 writes:
 
 * admitted: ``status.admission`` (clusterQueue, podSetAssignments with flavors,
-  resourceUsage and count), ``QuotaReserved=True`` (reason QuotaReserved, "Quota
-  reserved in ClusterQueue CQ") and ``Admitted=True`` (reason Admitted, "The workload
-  is admitted"); a former eviction's conditions turn False, "Previously: ...";
+  resourceUsage, count and, for a TAS pod set placed by the placement check, the
+  topologyAssignment: pods per domain of the topology's lowest level),
+  ``QuotaReserved=True`` (reason QuotaReserved, "Quota reserved in ClusterQueue
+  CQ") and ``Admitted=True`` (reason Admitted, "The workload is admitted"); a
+  former eviction's conditions turn False, "Previously: ...";
 * preempted: no admission, ``Evicted=True`` reason Preempted and ``Preempted=True``
   with the preemption reason, both with Kueue's message ("Preempted to accommodate
   a workload (UID: U, JobUID: J) due to R; preemptor path: /cohort/cq; preemptee
@@ -26,16 +28,17 @@ template), true otherwise.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dralab.api.codec import encode
 from dralab.api.quantity import Quantity, QuantityFormat
 
-from .model import Admission, Decision, QueueingState
+from .model import Admission, Decision, QueueingState, TopologyAssignment
 from .reader import KueueSnapshot, WorkloadSource
 
-__all__ = ["KUEUE_WORKLOAD_API", "admission_outcomes", "write_jobs", "write_workloads"]
+__all__ = ["KUEUE_WORKLOAD_API", "admission_outcomes", "topology_assignment_doc", "write_jobs",
+           "write_workloads"]
 
 KUEUE_WORKLOAD_API = "kueue.x-k8s.io/v1beta1"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -62,15 +65,40 @@ def quantity_text(resource: str, milli: int) -> str:
                                    else QuantityFormat.DECIMAL_SI))
 
 
-def _admission(admission: Admission) -> dict[str, Any]:
-    return {
-        "clusterQueue": admission.cluster_queue,
-        "podSetAssignments": [
-            {"name": ps.name, "flavors": dict(ps.flavors),
-             "resourceUsage": {r: quantity_text(r, v) for r, v in sorted(ps.usage.items())},
-             "count": ps.count}
-            for ps in admission.pod_sets],
-    }
+def _admission(admission: Admission,
+               topology: Sequence[TopologyAssignment | dict[str, Any] | None] = ()
+               ) -> dict[str, Any]:
+    assignments = []
+    for index, ps in enumerate(admission.pod_sets):
+        out: dict[str, Any] = {
+            "name": ps.name, "flavors": dict(ps.flavors),
+            "resourceUsage": {r: quantity_text(r, v) for r, v in sorted(ps.usage.items())},
+            "count": ps.count}
+        assigned = topology[index] if index < len(topology) else None
+        if isinstance(assigned, TopologyAssignment):
+            out["topologyAssignment"] = topology_assignment_doc(assigned)
+        elif assigned is not None:
+            out["topologyAssignment"] = copy.deepcopy(assigned)
+        assignments.append(out)
+    return {"clusterQueue": admission.cluster_queue, "podSetAssignments": assignments}
+
+
+def topology_assignment_doc(assigned: TopologyAssignment) -> dict[str, Any]:
+    """Kueue v1beta1 ``topologyAssignment``: ``levels`` and ``domains`` (values, count)."""
+    return {"levels": list(assigned.levels),
+            "domains": [{"values": list(values), "count": count}
+                        for values, count in assigned.domains]}
+
+
+def _input_topology(source: WorkloadSource) -> list[dict[str, Any] | None]:
+    """The topologyAssignments of a Workload's admission as the input has them."""
+    raw = source.existing.raw if source.existing is not None else None
+    admission = ((raw or {}).get("status") or {}).get("admission") or {}
+    assignments = admission.get("podSetAssignments") if isinstance(admission, dict) else None
+    if not isinstance(assignments, list):
+        return []
+    return [a.get("topologyAssignment") if isinstance(a, dict)
+            and isinstance(a.get("topologyAssignment"), dict) else None for a in assignments]
 
 
 def _condition(kind: str, status: bool, reason: str, message: str, when: str
@@ -190,12 +218,16 @@ def _reset(conditions: list[dict[str, Any]], kind: str, reason: str, when: str) 
             return
 
 
-def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
-                    when: str) -> list[dict[str, Any]]:
+def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when: str,
+                    topology: Mapping[str, Sequence[TopologyAssignment | None]] | None = None
+                    ) -> list[dict[str, Any]]:
     """Every workload of the snapshot as a v1beta1 Workload document, in input order.
 
     ``snapshot.state`` is the state after admission; ``decisions`` all decisions made
-    (the last one about a workload counts); ``when``: the conditions' transition time.
+    (the last one about a workload counts); ``when``: the conditions' transition time;
+    ``topology``: per workload admitted in this run, the ``topologyAssignment`` of each
+    pod set (None: not a TAS pod set) from the placement check. A workload admitted
+    before keeps the topologyAssignment its input has.
     """
     decisions = list(decisions)
     last = admission_outcomes(decisions)
@@ -217,7 +249,10 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision],
             _set(conditions, _condition("QuotaReserved", False, "Misconfigured",
                                         snapshot.inadmissible[key], when))
         elif admitted is not None:
-            status["admission"] = _admission(admitted)
+            newly = decision is not None and decision.admitted is not None
+            assigned: Sequence[TopologyAssignment | dict[str, Any] | None] = \
+                (topology or {}).get(key, ()) if newly else _input_topology(source)
+            status["admission"] = _admission(admitted, assigned)
             _set(conditions, _condition("QuotaReserved", True, "QuotaReserved",
                                         f"Quota reserved in ClusterQueue "
                                         f"{admitted.cluster_queue}", when))

@@ -67,7 +67,7 @@ def _cpu_milli(scenario: Scenario, kind: str, own: int) -> int:
 
 
 def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
-                    admission: AdmissionStage) -> LivePlacement:
+                    admission: AdmissionStage, jobs: JobController) -> LivePlacement:
     """The pod-set placement check of admission on this run's cluster."""
     prototypes = mode.prototypes(scenario)
 
@@ -82,7 +82,11 @@ def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
             labels.update(flavor_labels(admission.state, sorted(set(pod_set.flavors.values()))))
         return labels
 
-    return LivePlacement(scheduler, pods_of, labels_of)
+    def live_pods_of(key: str) -> list[str]:
+        arrival = admission.arrivals.get(key)
+        return jobs.live_pods(arrival.name) if arrival is not None else []
+
+    return LivePlacement(scheduler, pods_of, labels_of, live_pods_of)
 
 
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
@@ -119,7 +123,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                                    release=jobs.release, evict=jobs.suspend)
         jobs.queue_with(admission, queueing.workload_of(mode))
         if queueing.feasibility and hasattr(admission.policy, "placement"):
-            admission.placement = _live_placement(scenario, mode, scheduler, admission)
+            admission.placement = _live_placement(scenario, mode, scheduler, admission, jobs)
             admission.policy.placement = admission.placement
         completion.on_finished = jobs.pod_finished
         sampling.also.append(admission.sample)

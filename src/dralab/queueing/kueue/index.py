@@ -36,6 +36,10 @@ class AdmittedIndex:
         self.by_cluster_queue: dict[str, set[str]] = {name: set() for name in tree.cluster_queues}
         self.holders: dict[str, dict[FlavorResource, dict[int, set[str]]]] = {
             name: {} for name in tree.cluster_queues}
+        # Per cohort tree (``QuotaTree.root_name``): how many admissions and removals it
+        # has seen. Equal counts mean the same admitted workloads and usage there, so
+        # answers computed from them (the preemption oracle's) still hold.
+        self.changes: dict[str, int] = {}
 
     def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int],
             priority: int) -> None:
@@ -47,6 +51,11 @@ class AdmittedIndex:
         for fr in usage:
             holders.setdefault(fr, {}).setdefault(priority, set()).add(key)
         self.tree.add_usage(cluster_queue, usage, 1)
+        self._changed(cluster_queue)
+
+    def _changed(self, cluster_queue: str) -> None:
+        root = self.tree.root_name(cluster_queue)
+        self.changes[root] = self.changes.get(root, 0) + 1
 
     def remove(self, key: str) -> str:
         cluster_queue = self.cluster_queue.pop(key)
@@ -61,6 +70,7 @@ class AdmittedIndex:
             if not keys:
                 del by_priority[priority]
         self.tree.add_usage(cluster_queue, usage, -1)
+        self._changed(cluster_queue)
         return cluster_queue
 
     def __contains__(self, key: object) -> bool:

@@ -22,6 +22,7 @@ __all__ = [
     "max_capacity_exceeded",
     "namespace_mismatch",
     "pod_set_message",
+    "preemption_unplaceable",
     "resource_not_covered",
     "untolerated_taint",
 ]
@@ -83,3 +84,10 @@ def local_queue_missing(name: str) -> str:
 
 def namespace_mismatch() -> str:
     return "Workload namespace doesn't match ClusterQueue selector"
+
+
+def preemption_unplaceable(victims: int, why: str) -> str:
+    """dralab's (not Kueue's): preemption could free the quota, but no allowed set of
+    victims leaves room on the nodes for the whole pod set."""
+    return (f"preemption would free the quota but no allowed set of victims leaves room on "
+            f"the nodes (Kueue's choice, {victims} workload(s), leaves: {why})")

@@ -37,6 +37,7 @@ from dralab.queueing.kueue.preemption import (
     DEFAULT_FAIR_STRATEGIES,
     FairStrategy,
     PreemptionTarget,
+    VictimPlacement,
     find_targets,
 )
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
@@ -53,6 +54,10 @@ __all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy"]
 # Decision.reason of a workload evicted because its ClusterQueue is HoldAndDrain
 # (Kueue's Evicted condition reason; its message is "The ClusterQueue is stopped").
 EVICTED_CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
+
+
+# Bound on the preemption oracle's kept answers (each a few hundred bytes).
+_ORACLE_ANSWERS_KEPT = 200_000
 
 
 @dataclass(slots=True)
@@ -75,11 +80,24 @@ class _ClusterQueueQueue:
         self.parked: dict[str, WorkloadSpec] = {}
 
 
+class PreemptorCheck(VictimPlacement, Protocol):
+    def unplaceable_without(self, victims: Sequence[str]) -> frozenset[str] | str: ...
+
+
 class PlacementCheck(Protocol):
     """Whether a workload's pods can be placed now with the flavors ``admission`` gives
     them: None if they can (the check may keep the room for them), else why not."""
 
     def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None: ...
+
+    def release(self, key: str) -> None:
+        """The workload was evicted: the room its pods took is free again."""
+        ...
+
+    def for_preemptor(self, key: str, workload: WorkloadSpec, admission: Admission
+                      ) -> PreemptorCheck | None:
+        """What-ifs for choosing a preemptor's victims (None: nothing to place)."""
+        ...
 
 
 class KueuePolicy:
@@ -99,8 +117,8 @@ class KueuePolicy:
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
         # Beyond Kueue's quota check: is the whole pod set placeable on the nodes now?
-        # (None: quota only, as Kueue.) Asked before a workload that fits the quota
-        # without preemption is admitted; a message keeps it pending.
+        # (None: quota only, as Kueue.) Asked before a workload is admitted (after its
+        # victims are evicted, chosen so that it places); a message keeps it pending.
         self.placement: PlacementCheck | None = None
         self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
         self._tree: QuotaTree | None = None
@@ -121,6 +139,9 @@ class KueuePolicy:
         # back by preempting within itself. Within one queue preemption follows
         # priority (and age), which cannot ring; so this ends every ring.
         self._preempted_at: dict[str, float] = {}
+        # The preemption oracle's answers for the current admitted workloads (see
+        # ``_nominate``); forgotten whenever the state may have changed from outside.
+        self._oracle_answers: dict[tuple[object, ...], bool] = {}
 
     # -- keeping in step with the state -------------------------------------------------
     def _rebuild(self, state: QueueingState) -> None:
@@ -251,6 +272,7 @@ class KueuePolicy:
         the comparison of every workload with the last view is skipped."""
         self._now = now
         if not (state_unchanged and self._index is not None):
+            self._oracle_answers.clear()
             self._sync(state)
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
@@ -307,15 +329,28 @@ class KueuePolicy:
                         progressed |= self._not_admitted(entry, spec, unplaceable, decisions)
                         continue
             else:
-                targets = self._targets(entry, spec, state)
+                admission = Admission(entry.cluster_queue, assignment.pod_sets)
+                preemptor = self.placement.for_preemptor(entry.key, entry.workload, admission) \
+                    if self.placement is not None else None
+                targets = self._targets(entry, spec, state, preemptor)
                 if not targets:
-                    progressed |= self._not_admitted(entry, spec, assignment.message,
-                                                     decisions)
+                    message = assignment.message
+                    if preemptor is not None:
+                        message = self._unplaceable_preemption(entry, spec, state, preemptor,
+                                                               message)
+                    progressed |= self._not_admitted(entry, spec, message, decisions)
                     continue
                 for target in targets:
                     self._evict(state, target.workload, target.reason, entry.key, decisions)
                 if not tree.fits(node, assignment.usage):  # targets were chosen to make room
                     raise AssertionError(f"preemption left no room for {entry.key}")
+                if self.placement is not None:
+                    # The victims were chosen so that it places; checked (and the room
+                    # kept) as any admission.
+                    unplaceable = self.placement.check(entry.key, entry.workload, admission)
+                    if unplaceable:
+                        progressed |= self._not_admitted(entry, spec, unplaceable, decisions)
+                        continue
             self._admit(state, entry, now, decisions)
             progressed = True
         self._release()
@@ -331,13 +366,28 @@ class KueuePolicy:
         policy = spec.preemption
         if (policy.within_cluster_queue != "Never" or policy.reclaim_within_cohort != "Never"
                 or policy.borrow_within_cohort != "Never"):
+            root = tree.root_name(name)
+            # What the search reads of the preemptor: its priority, its creation time
+            # (LowerOrNewerEqualPriority only) and whether it may preempt other queues.
+            created = workload.created \
+                if policy.within_cluster_queue == "LowerOrNewerEqualPriority" else 0.0
+            others = self._may_preempt_others(workload.key)
+
             def oracle(fr: FlavorResource, amount: int) -> bool:
                 if not self._preemption_plausible(workload, name, spec, fr, amount):
                     return False
-                return bool(find_targets(workload, name, spec, {fr: amount}, index,
-                                         state.workloads, state.admitted_at,
-                                         self.fair_sharing, self.fair_strategies,
-                                         self._may_preempt_others(workload.key)))
+                # Heads of a deep queue ask the same question again and again while
+                # their cohort tree is unchanged: the answer is kept until it changes.
+                key = (name, fr, amount, workload.priority, created, others,
+                       index.changes.get(root, 0))
+                known = self._oracle_answers.get(key)
+                if known is None:
+                    if len(self._oracle_answers) >= _ORACLE_ANSWERS_KEPT:
+                        self._oracle_answers.clear()  # mostly answers of past states
+                    known = self._oracle_answers[key] = bool(find_targets(
+                        workload, name, spec, {fr: amount}, index, state.workloads,
+                        state.admitted_at, self.fair_sharing, self.fair_strategies, others))
+                return known
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
 
     def _preemption_plausible(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
@@ -358,13 +408,29 @@ class KueuePolicy:
         return (policy.reclaim_within_cohort != "Never" and node.parent is not None
                 and not self._tree.borrowing(node, fr, amount))
 
-    def _targets(self, entry: _Entry, spec: ClusterQueueSpec,
-                 state: QueueingState) -> list[PreemptionTarget]:
+    def _targets(self, entry: _Entry, spec: ClusterQueueSpec, state: QueueingState,
+                 placement: VictimPlacement | None = None) -> list[PreemptionTarget]:
         assert self._index is not None
         return find_targets(entry.workload, entry.cluster_queue, spec, entry.assignment.usage,
                             self._index, state.workloads, state.admitted_at,
                             self.fair_sharing, self.fair_strategies,
-                            self._may_preempt_others(entry.key))
+                            self._may_preempt_others(entry.key), placement)
+
+    def _unplaceable_preemption(self, entry: _Entry, spec: ClusterQueueSpec,
+                                state: QueueingState, preemptor: PreemptorCheck,
+                                quota_message: str) -> str:
+        """Why a preemptor stays pending when no victim set lets it place: Kueue's
+        quota message if preemption cannot even free the quota, else what Kueue's
+        own (quota-only) choice of victims would leave unplaceable."""
+        by_quota = self._targets(entry, spec, state)
+        if not by_quota:
+            return quota_message
+        outcome = preemptor.unplaceable_without([t.workload for t in by_quota])
+        # Kueue's choice placing while the search found nothing needs the scheduler to
+        # place with fewer victims but not with more: said as it is, not hidden.
+        why = outcome if isinstance(outcome, str) else \
+            "its pods would place, but no set the search tried did"
+        return messages.preemption_unplaceable(len(by_quota), why)
 
     def _may_preempt_others(self, key: str) -> bool:
         return self._preempted_at.get(key) != self._now
@@ -402,6 +468,8 @@ class KueuePolicy:
                 node = node.parent
             self._evicted_from[cluster_queue] = chain
         self._index.remove(key)
+        if self.placement is not None:
+            self.placement.release(key)  # its room is free for the checks after it
         state.admitted.pop(key, None)
         state.admitted_at.pop(key, None)
         decisions.append(Decision(key, preempted=True, by=by, reason=reason))

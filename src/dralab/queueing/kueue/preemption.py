@@ -25,13 +25,23 @@ only if the strategy holds; queues that do not borrow are never targets; then th
 same minimisation.
 
 Everything here is simulated on the quota tree and undone before returning.
+
+Beyond Kueue (its users ask for it: #4329, #5243, #10548): with a
+``VictimPlacement`` (the placement check of ``KueueDRADeviceFeasibility``), a set
+of targets must also let the preemptor's whole pod set be placed once their pods
+are gone (their DRA devices freed). The candidates, their order and the policy's
+rules stay Kueue's; only the stopping test grows: the greedy pass goes on until
+quota *and* placement fit, and the minimisation gives a target back only if both
+still fit without it, trying first the targets that have no pod on the nodes the
+preemptor lands on. So the victims end up on the preemptor's nodes, not spread by
+quota order over nodes that leave it unplaceable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from dralab.queueing.kueue.index import AdmittedIndex
 from dralab.queueing.kueue.quota import SHARE_INFINITE, FlavorResource, QuotaNode, QuotaTree
@@ -41,6 +51,7 @@ __all__ = [
     "DEFAULT_FAIR_STRATEGIES",
     "FairStrategy",
     "PreemptionTarget",
+    "VictimPlacement",
     "find_targets",
 ]
 
@@ -54,6 +65,19 @@ class PreemptionTarget:
     workload: str
     # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing
     reason: str
+
+
+class VictimPlacement(Protocol):
+    """Node-level feasibility of a preemption, asked by the target search."""
+
+    def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        """The nodes the preemptor's pods land on once ``victims``' pods are gone
+        (what-if, nothing kept), or None when they cannot all be placed."""
+        ...
+
+    def nodes_of(self, workload: str) -> frozenset[str]:
+        """The nodes an admitted workload's pods sit on (empty: none placed)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +95,35 @@ class _Candidate:
 class _Simulation:
     """Evictions tried on the quota tree, undone by ``undo``."""
 
-    def __init__(self, index: AdmittedIndex) -> None:
+    def __init__(self, index: AdmittedIndex, placement: VictimPlacement | None = None) -> None:
         self.index = index
         self.removed: list[str] = []
+        self.placement = placement
+        # The nodes of the last placement that succeeded, and the victims with pods
+        # of the last one that failed: removing no more pods cannot free more room.
+        self.landing: frozenset[str] = frozenset()
+        self._failed: frozenset[str] | None = None
+
+    def places(self) -> bool:
+        """Without a placement check: True. Else: does the preemptor's pod set place
+        once the removed workloads' pods are gone?"""
+        if self.placement is None:
+            return True
+        placement = self.placement
+        with_pods = frozenset(k for k in self.removed if placement.nodes_of(k))
+        if self._failed is not None and with_pods <= self._failed:
+            return False
+        landing = placement.places_without(tuple(self.removed))
+        if landing is None:
+            self._failed = with_pods
+            return False
+        self._failed = None
+        self.landing = landing
+        return True
+
+    def lands_on(self, key: str) -> bool:
+        """Has ``key`` a pod on a node the preemptor last landed on?"""
+        return self.placement is not None and bool(self.placement.nodes_of(key) & self.landing)
 
     def remove(self, key: str) -> None:
         self.index.tree.add_usage(self.index.cluster_queue[key], self.index.usage[key], -1)
@@ -133,10 +183,12 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                 needed: Sequence[FlavorResource], index: AdmittedIndex,
                 workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                 fair_sharing: bool, borrow_within: bool, would_borrow: bool,
-                other_queues: bool, share_above: float) -> list[_Candidate]:
+                other_queues: bool, usage: Mapping[FlavorResource, int]) -> list[_Candidate]:
     """The candidates in Kueue's order. Under fair sharing, another queue's workloads
-    are candidates only if that queue's share is above ``share_above`` (the
-    preemptor queue's share with the preemptor): both strategies need that."""
+    are candidates only if that queue's share is above the preemptor queue's share
+    with the preemptor (``usage``): both strategies need that; and none are when the
+    preemptor does not raise its queue's share (see ``_fair``). That share is
+    computed only once a borrowing queue asks for it: most searches have none."""
     tree = index.tree
     out: list[_Candidate] = []
     policy = spec.preemption
@@ -162,13 +214,20 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
             below = min(below, policy.max_priority_threshold + 1)
         cohort_allowed = borrow_within and reclaim != "Never"
     if cohort_allowed and other_queues:
-        for member in tree.members(cluster_queue):
-            if member == cluster_queue:
-                continue
+        own = tree.cluster_queues[cluster_queue]
+        share_above: float | None = None
+        for member in tree.borrowers(cluster_queue, needed):
             node = tree.cluster_queues[member]
             borrowing_in = [fr for fr in needed if tree.borrowing(node, fr)]
-            if not borrowing_in or (fair_sharing and tree.share(node) <= share_above):
+            if not borrowing_in:
                 continue
+            if fair_sharing:
+                if share_above is None:
+                    share_above = tree.share(own, usage)
+                    if 0 < share_above <= tree.share(own):
+                        break  # no fair-sharing preemption of other queues then
+                if tree.share(node) <= share_above:
+                    continue
             for key in _holders(index, member, borrowing_in, below, False):
                 other = workloads.get(key)
                 if other is None:
@@ -177,6 +236,24 @@ def _candidates(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueS
                                       admitted_at.get(key, other.created)))
     out.sort(key=_Candidate.order)
     return out
+
+
+def _can_free_enough(tree: QuotaTree, node: QuotaNode, usage: Mapping[FlavorResource, int],
+                     needed: Sequence[FlavorResource], candidates: Sequence[_Candidate],
+                     index: AdmittedIndex) -> bool:
+    """A necessary condition for any search to succeed: evicting a workload raises
+    what the preemptor's queue can take by at most that workload's usage (up every
+    level of the tree), so all candidates together must hold what is missing. Most
+    failing searches of a deep queue end here, without simulating an eviction."""
+    for fr in needed:
+        missing = usage[fr] - tree.available(node, fr)
+        for candidate in candidates:
+            missing -= index.usage[candidate.key].get(fr, 0)
+            if missing <= 0:
+                break
+        if missing > 0:
+            return False
+    return True
 
 
 def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
@@ -190,7 +267,7 @@ def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
                 continue  # that queue no longer borrows: its workloads are safe
         sim.remove(candidate.key)
         targets.append(candidate)
-        if _fits(tree, node, usage, allow_borrowing):
+        if _fits(tree, node, usage, allow_borrowing) and sim.places():
             return _minimise(sim, tree, node, usage, targets, allow_borrowing)
     sim.undo()
     return []
@@ -199,15 +276,21 @@ def _greedy(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
 def _minimise(sim: _Simulation, tree: QuotaTree, node: QuotaNode,
               usage: Mapping[FlavorResource, int], targets: list[_Candidate],
               allow_borrowing: bool) -> list[_Candidate]:
-    kept: list[_Candidate] = [targets[-1]]
-    for candidate in reversed(targets[:-1]):
+    """Give targets back, last first, while the preemptor still fits without them.
+    The last target stays (without it the greedy prefix did not fit). With a
+    placement check, targets with no pod where the preemptor lands are tried first,
+    and a target is given back only if the pod set still places without it."""
+    order = list(reversed(targets[:-1]))
+    if sim.placement is not None:
+        order.sort(key=lambda c: sim.lands_on(c.key))  # stable: reverse order kept within
+    kept: set[str] = {targets[-1].key}
+    for candidate in order:
         sim.restore(candidate.key)
-        if _fits(tree, node, usage, allow_borrowing):
+        if _fits(tree, node, usage, allow_borrowing) and sim.places():
             continue
         sim.remove(candidate.key)
-        kept.append(candidate)
-    kept.reverse()
-    return kept
+        kept.add(candidate.key)
+    return [c for c in targets if c.key in kept]
 
 
 def _classic(preemptor: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
@@ -287,7 +370,7 @@ def _fair(preemptor_usage: Mapping[FlavorResource, int], node: QuotaNode,
             shares[name] = tree.share(tree.cluster_queues[name])
             if name == node.name:
                 mine_before, mine = tree.share(node), tree.share(node, usage)
-            if _fits(tree, node, usage, True):
+            if _fits(tree, node, usage, True) and sim.places():
                 return _minimise(sim, tree, node, usage, targets, True)
     sim.undo()
     return []
@@ -298,10 +381,12 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                  workloads: Mapping[str, WorkloadSpec], admitted_at: Mapping[str, float],
                  fair_sharing: bool,
                  strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
-                 other_queues: bool = True) -> list[PreemptionTarget]:
+                 other_queues: bool = True,
+                 placement: VictimPlacement | None = None) -> list[PreemptionTarget]:
     """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
     ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
-    left as it was. ``other_queues=False`` keeps to the preemptor's own queue."""
+    left as it was. ``other_queues=False`` keeps to the preemptor's own queue.
+    ``placement``: the set must also let the preemptor's pods be placed."""
     tree = index.tree
     node = tree.cluster_queues[cluster_queue]
     needed = [fr for fr, amount in usage.items() if amount > tree.available(node, fr)]
@@ -309,17 +394,14 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
         return []
     borrow_within = spec.preemption.borrow_within_cohort != "Never"
     would_borrow = any(tree.borrowing(node, fr, amount) for fr, amount in usage.items())
-    share_above = 0.0
-    if fair_sharing:
-        share_above = tree.share(node, usage)
-        if 0 < share_above <= tree.share(node):
-            other_queues = False  # see _fair: no fair-sharing preemption then
     candidates = _candidates(preemptor, cluster_queue, spec, needed, index, workloads,
                              admitted_at, fair_sharing, borrow_within, would_borrow,
-                             other_queues, share_above)
+                             other_queues, usage)
     if not candidates:
         return []
-    sim = _Simulation(index)
+    if not _can_free_enough(tree, node, usage, needed, candidates, index):
+        return []
+    sim = _Simulation(index, placement)
     if fair_sharing:
         chosen = _fair(usage, node, candidates, sim, strategies)
     else:

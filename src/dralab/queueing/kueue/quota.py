@@ -20,7 +20,7 @@ tree once (O(depth)); nothing is rescanned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
@@ -47,6 +47,14 @@ class QuotaNode:
     guaranteed: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     weight_milli: int = 1000
+    # ``QuotaTree.share`` of this node at its current usage (None: not known). The
+    # share depends only on the node's usage (the rest is fixed), so ``add_usage``
+    # forgets it exactly where usage changes; most share questions (every cohort
+    # member's, for every preemption search) are then answered without recomputing.
+    share_memo: float | None = None
+    # Per resource, what it borrows over all flavors at its current usage (None: not
+    # known); a share with extra usage adjusts only the (flavor, resource)s it names.
+    borrowed_memo: dict[str, int] | None = None
 
     def root(self) -> QuotaNode:
         node = self
@@ -89,6 +97,11 @@ class QuotaTree:
         self._potential: dict[tuple[str, FlavorResource], int] = {}
         self._lendable: dict[str, dict[str, int]] = {}
         self._members: dict[str, list[str]] = {}
+        self._root_names: dict[str, str] = {}
+        # Per cohort tree and (flavor, resource): the ClusterQueues that borrow it now
+        # (``borrowing``), kept by ``add_usage``; preemption looks for its cohort
+        # candidates there instead of asking every member of the tree.
+        self._borrowers: dict[tuple[str, FlavorResource], set[str]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
                 seen: frozenset[str] = frozenset()) -> QuotaNode:
@@ -122,13 +135,24 @@ class QuotaTree:
     # usage --------------------------------------------------------------------
     def add_usage(self, cluster_queue: str, usage: dict[FlavorResource, int], sign: int) -> None:
         """Add (sign 1) or remove (sign -1) one workload's usage, up the tree."""
+        queue = self.cluster_queues[cluster_queue]
         for fr, amount in usage.items():
-            node: QuotaNode | None = self.cluster_queues[cluster_queue]
+            node: QuotaNode | None = queue
             delta = amount * sign
+            quota = queue.subtree.get(fr, 0)
+            used = queue.usage.get(fr, 0)
+            if (used > quota) != (used + delta > quota):
+                borrowers = self._borrowers.setdefault((self.root_name(cluster_queue), fr), set())
+                if used + delta > quota:
+                    borrowers.add(cluster_queue)
+                else:
+                    borrowers.discard(cluster_queue)
             while node is not None and delta:
                 before = node.usage.get(fr, 0)
                 after = before + delta
                 node.usage[fr] = after
+                node.share_memo = None
+                node.borrowed_memo = None
                 if node.parent is None:
                     break
                 kept = node.guaranteed.get(fr, 0)
@@ -203,13 +227,34 @@ class QuotaTree:
         too small to move the share could preempt each other forever."""
         if node.parent is None:
             return 0
-        borrowed: dict[str, int] = {}
-        extra = extra or {}
-        for fr, quota in node.subtree.items():
-            over = node.usage.get(fr, 0) + sign * extra.get(fr, 0) - quota
-            if over > 0:
-                borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
-        if not borrowed:
+        if not extra:
+            memo = node.share_memo
+            if memo is None:
+                memo = node.share_memo = self._share(node, {}, 1)
+            return memo
+        return self._share(node, extra, sign)
+
+    def _share(self, node: QuotaNode, extra: Mapping[FlavorResource, int], sign: int) -> float:
+        assert node.parent is not None
+        borrowed = node.borrowed_memo
+        if borrowed is None:
+            borrowed = {}
+            for fr, quota in node.subtree.items():
+                over = node.usage.get(fr, 0) - quota
+                if over > 0:
+                    borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
+            node.borrowed_memo = borrowed
+        if extra:
+            borrowed = dict(borrowed)
+            for fr, amount in extra.items():
+                own = node.subtree.get(fr)
+                if own is None:
+                    continue  # not a (flavor, resource) of its quota: never borrowed
+                used = node.usage.get(fr, 0)
+                change = max(0, used + sign * amount - own) - max(0, used - own)
+                if change:
+                    borrowed[fr[1]] = borrowed.get(fr[1], 0) + change
+        if not any(amount > 0 for amount in borrowed.values()):
             return 0
         if node.weight_milli <= 0:
             return SHARE_INFINITE
@@ -217,7 +262,7 @@ class QuotaTree:
         dominant = 0.0
         for resource, amount in borrowed.items():
             total = lendable.get(resource, 0)
-            if total > 0:
+            if amount > 0 and total > 0:
                 dominant = max(dominant, amount * 1000 / total)
         return dominant * 1000 / node.weight_milli
 
@@ -244,6 +289,20 @@ class QuotaTree:
             self._members[name] = out
         return out
 
+    def borrowers(self, cluster_queue: str, needed: Iterable[FlavorResource]) -> list[str]:
+        """The other ClusterQueues of ``cluster_queue``'s cohort tree that borrow one of
+        ``needed`` now, by name."""
+        root = self.root_name(cluster_queue)
+        found: set[str] = set()
+        for fr in needed:
+            found |= self._borrowers.get((root, fr), set())
+        found.discard(cluster_queue)
+        return sorted(found)
+
     def root_name(self, cluster_queue: str) -> str:
-        root = self.cluster_queues[cluster_queue].root()
-        return ("cohort:" if root.is_cohort else "cq:") + root.name
+        cached = self._root_names.get(cluster_queue)
+        if cached is None:
+            root = self.cluster_queues[cluster_queue].root()
+            cached = self._root_names[cluster_queue] = \
+                ("cohort:" if root.is_cohort else "cq:") + root.name
+        return cached

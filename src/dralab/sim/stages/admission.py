@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from dralab.api.core import Pod
+from dralab.queueing.feasibility import PodSetPlacement, PodSetPods
 from dralab.queueing.model import (
     Admission,
     AdmissionPolicy,
@@ -77,7 +78,8 @@ class AdmissionStage(Stage):
         self.stats: dict[str, QueueStats] = {name: QueueStats() for name in state.cluster_queues}
         self.cycles = 0
         self._pending_cycle = False
-        self._released: list[Arrival] = []
+        self._released: dict[str, Arrival] = {}
+        self._suspended: list[Arrival] = []
         # With the Kueue gate KueueDRADeviceFeasibility: the pod-set placement check.
         self.placement: LivePlacement | None = None
 
@@ -109,7 +111,8 @@ class AdmissionStage(Stage):
             # The placement check keeps each admitted pod set's room on a what-if of
             # the live cluster; the jobs create their pods once it is undone.
             self.placement.open()
-        self._released = []
+        self._released = {}
+        self._suspended = []
         try:
             for k in range(MAX_ADMISSION_CYCLES):
                 # Kueue's cycles are apart in time: a later cycle's admissions are more
@@ -124,9 +127,13 @@ class AdmissionStage(Stage):
         finally:
             if self.placement is not None:
                 self.placement.close()
-        for arrival in self._released:
+        # Evictions first: the what-if that held them is undone, the pods go for real.
+        for arrival in self._suspended:
+            self._evict(arrival)
+        for arrival in self._released.values():
             self._release(arrival)
-        self._released = []
+        self._released = {}
+        self._suspended = []
 
     def _apply(self, decision: Decision) -> bool:
         key = decision.workload
@@ -137,13 +144,19 @@ class AdmissionStage(Stage):
             stats = self._stats(decision.admitted.cluster_queue)
             stats.admitted += 1
             stats.waits.append(self.env.now - self.submitted.get(key, self.env.now))
-            self._released.append(arrival)
+            self._released[key] = arrival
             return True
         if decision.preempted:
             workload = self.state.workloads.get(key)
             if workload is not None and workload.cluster_queue is not None:
                 self._stats(workload.cluster_queue).preempted += 1
-            self._evict(arrival)
+            if self.placement is None:
+                self._evict(arrival)
+            elif self._released.pop(key, None) is None:
+                # Under the placement check's what-if: deleted once it is undone (an
+                # eviction now would be undone with it). One admitted in this instant
+                # has no pods yet: it is simply not released.
+                self._suspended.append(arrival)
             self.submitted[key] = self.env.now
             return True
         return False
@@ -178,16 +191,21 @@ class AdmissionStage(Stage):
             stats.usage.append((now, usage.get(queue, {})))
 
 
-class LivePlacement:
+class LivePlacement(PodSetPlacement):
     """``KueuePolicy.placement`` on the simulation's live cluster: each admission in an
     instant places its pods on one what-if of the cluster (so the next check sees the
-    room taken), undone when the instant's admission is over."""
+    room taken), undone when the instant's admission is over. A workload evicted in
+    the instant loses its pods on the what-if too (its live pods, or those the check
+    placed), so its room counts for the checks after it; the stage deletes the live
+    pods for real once the what-if is undone."""
 
     def __init__(self, scheduler: Scheduler, pods_of: Callable[[str], list[Pod]],
-                 labels_of: Callable[[Admission], dict[str, str]]) -> None:
-        self.scheduler = scheduler
-        self.pods_of = pods_of
+                 labels_of: Callable[[Admission], dict[str, str]],
+                 live_pods_of: Callable[[str], list[str]] | None = None) -> None:
+        super().__init__(scheduler)
+        self.new_pods_of = pods_of
         self.labels_of = labels_of
+        self.live_pods_of = live_pods_of
         self._open = False
 
     def open(self) -> None:
@@ -198,20 +216,29 @@ class LivePlacement:
         if self._open:
             self.scheduler.revert()
             self._open = False
+        # The revert does not undo what deleting a pod does to its object once it has
+        # left the store (claims' status entries dropped): put them back, so that the
+        # real eviction still finds and frees the claims.
+        for info, pod in self.deleted:
+            info.pod = pod
+        self.deleted.clear()
+        self.placed.clear()
+        self.topology_assignments.clear()
 
-    def check(self, key: str, workload: WorkloadSpec, admission: Admission) -> str | None:
-        from dralab.queueing.feasibility import unplaceable
-        from dralab.queueing.placement import GangFailure, commit_pod_sets
-
+    def pod_sets(self, key: str, workload: WorkloadSpec, admission: Admission
+                 ) -> list[PodSetPods] | None:
         if not self._open:
             return None
         labels = self.labels_of(admission)
-        pods = [_with_selector(p, labels) for p in self.pods_of(key)]
+        pods = [_with_selector(p, labels) for p in self.new_pods_of(key)]
         request = workload.pod_sets[0].topology if workload.pod_sets else None
-        outcome = commit_pod_sets(self.scheduler, pods, None, request)
-        if isinstance(outcome, GangFailure):
-            return unplaceable("main", outcome, len(pods))
-        return None
+        return [PodSetPods("main", pods, None, request)]
+
+    def pods_of(self, key: str) -> list[str]:
+        placed = self.placed.get(key)
+        if placed is not None:
+            return placed
+        return self.live_pods_of(key) if self.live_pods_of is not None and self._open else []
 
 
 def _with_selector(pod: Pod, labels: Mapping[str, str]) -> Pod:

@@ -62,6 +62,10 @@ class JobController(Stage):
                 return
         self.release(arrival)
 
+    def live_pods(self, job: str) -> list[str]:
+        """The keys of a job's pods alive now, sorted."""
+        return sorted(self._live.get(job, ()))
+
     def release(self, arrival: Arrival) -> None:
         """The job runs (admitted, or not queued): its pods are created."""
         self._left[arrival.name] = len(arrival.durations)
