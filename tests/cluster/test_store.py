@@ -9,8 +9,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from dralab.api.base import ObjectMeta
-from dralab.api.core import PriorityClass
+from dralab.api.base import ObjectMeta, OwnerReference
+from dralab.api.core import PodResourceClaimStatus, PriorityClass
 from dralab.api.resource import (
     DeviceTaint,
     DeviceTaintRule,
@@ -221,6 +221,31 @@ def test_removing_a_pod_leaves_its_claims_to_the_claim_controller() -> None:
     again = state.add_pod(pod("mine", uid="u-mine", claims={"gpu": "mine"}))
     assert delete_pod(state, again.key) is again
     assert state.claims["default/mine"].status.allocation is None  # no consumer left
+
+
+def test_revert_gives_back_a_deleted_pods_claim_statuses() -> None:
+    # Deleting a pod drops its generated claims' status entries from the removed
+    # PodInfo; a revert must restore them, or a second what-if's delete of the same
+    # pod no longer finds (and frees) the claim.
+    state = base()
+    generated = claim("mine-gpu-abcde", allocated=[("node-1", "gpu-0")], on="node-1",
+                      reserved_for=["u-mine"])
+    generated = msgspec.structs.replace(generated, metadata=msgspec.structs.replace(
+        generated.metadata, owner_references=[OwnerReference(
+            api_version="v1", kind="Pod", name="mine", uid="u-mine", controller=True)]))
+    state.add_claim(generated)
+    spec = pod("mine", uid="u-mine", templates={"gpu": "tpl"})
+    spec = msgspec.structs.replace(spec, status=msgspec.structs.replace(
+        spec.status, resource_claim_statuses=[
+            PodResourceClaimStatus(name="gpu", resource_claim_name="mine-gpu-abcde")]))
+    state.add_pod(spec)
+    for _ in range(2):
+        state.fork()
+        delete_pod(state, "default/mine")
+        assert "default/mine-gpu-abcde" not in state.claims
+        state.revert()
+        assert "default/mine-gpu-abcde" in state.claims
+        assert state.pods["default/mine"].pod.status.resource_claim_statuses
 
 
 # --- listers -----------------------------------------------------------------------------

@@ -874,6 +874,9 @@ class ClusterState:
         if info is None:
             return None
         self._version += 1
+        # The removed PodInfo may still be changed by its owner (the claim controller
+        # drops its claim statuses); a revert must give back the pod as it was here.
+        self._touch_pod(info)
         name = info.assumed_node
         if name is not None:
             node = self._nodes.get(name)

@@ -42,7 +42,6 @@ from .reader import QUEUE_NAME_LABEL, KueueSnapshot
 
 if TYPE_CHECKING:
     from dralab.scheduler import Scheduler
-    from dralab.scheduler.cluster import PodInfo
 
     from .placement import GangFailure, GangPlacement
 
@@ -79,9 +78,6 @@ class PodSetPlacement:
         # Kueue's status.admission.podSetAssignments[].topologyAssignment, per pod set
         # (None: no topology), of every workload this check placed.
         self.topology_assignments: dict[str, tuple[TopologyAssignment | None, ...]] = {}
-        # Pods ``release`` deleted, with their objects then: a check on a what-if that
-        # is reverted later puts them back (see ``PreemptorPlacement``).
-        self.deleted: list[tuple[PodInfo, Pod]] = []
 
     def pod_sets(self, key: str, workload: WorkloadSpec, admission: Admission
                  ) -> list[PodSetPods] | None:
@@ -113,9 +109,7 @@ class PodSetPlacement:
         for the checks after it."""
         pods = self.scheduler.cluster.pods
         for pod in self.pods_of(key):
-            info = pods.get(pod)
-            if info is not None:
-                self.deleted.append((info, info.pod))
+            if pod in pods:
                 self.scheduler.delete_pod(pod)
         self.placed.pop(key, None)
         self.topology_assignments.pop(key, None)
@@ -175,24 +169,18 @@ class PreemptorPlacement:
         cannot be placed. Nothing is kept."""
         scheduler = self.check.scheduler
         pods = scheduler.cluster.pods
-        # Deleting a pod rewrites its PodInfo's pod in place once it has left the
-        # store (its generated claims' status entries dropped), which the revert does
-        # not undo: the objects are put back by hand, or the next what-if's delete
-        # would no longer find (and free) the claims.
-        kept = [(info, info.pod) for victim in victims for key in self.check.pods_of(victim)
-                if (info := pods.get(key)) is not None]
+        keys = [key for victim in victims for key in self.check.pods_of(victim)
+                if key in pods]
         scheduler.fork()
         try:
-            for info, _ in kept:
-                scheduler.delete_pod(info.key)
+            for key in keys:
+                scheduler.delete_pod(key)
             placed = self.check._place_all(self.pod_sets)
             if isinstance(placed, str):
                 return placed
             return frozenset(p.node for placement in placed for p in placement.pods)
         finally:
             scheduler.revert()
-            for info, pod in kept:
-                info.pod = pod
 
 
 class SnapshotPlacement(PodSetPlacement):

@@ -216,12 +216,6 @@ class LivePlacement(PodSetPlacement):
         if self._open:
             self.scheduler.revert()
             self._open = False
-        # The revert does not undo what deleting a pod does to its object once it has
-        # left the store (claims' status entries dropped): put them back, so that the
-        # real eviction still finds and frees the claims.
-        for info, pod in self.deleted:
-            info.pod = pod
-        self.deleted.clear()
         self.placed.clear()
         self.topology_assignments.clear()
 
