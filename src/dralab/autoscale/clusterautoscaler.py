@@ -31,16 +31,17 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from dralab.api.gcpause import gc_paused
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 from dralab.scheduler.cluster import PodInfo
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
-from .estimator import Estimate, estimate, max_size_reason
+from .estimator import Estimate, as_group, estimate, max_size_reason
 from .expanders import EXPANDERS, choose
-from .groups import NodeGroup, TemplateNodes, node_groups, pool_of
+from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
 from .scaledown import unneeded_nodes
-from .units import PodUnit, pod_units
+from .units import PodUnit, pod_units, topology_sensitive
 
 __all__ = ["AutoscalerOptions", "ClusterAutoscaler", "pending_reason"]
 
@@ -131,6 +132,11 @@ class ClusterAutoscaler:
 
     # --- the loop -----------------------------------------------------------------------
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:
+        # Forks build and drop many small acyclic objects: the cyclic GC only rescans.
+        with gc_paused():
+            return self._loop(pending, now)
+
+    def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = self.groups()
         units = pod_units(p for p in pending if p.assumed_node is None)
         scheduler = self.scheduler
@@ -143,10 +149,28 @@ class ClusterAutoscaler:
             offsets = self._place_on_in_flight(units, groups, upcoming)
             units = [u for u in units if not set(u.keys) & set(upcoming)]
             ordered = sorted(groups.values(), key=lambda g: g.name)
+            signatures = self._signatures(units)
+            # An estimate stays right while its group took no nodes and none of the
+            # units it helps went to another group: the units it cannot help left
+            # no trace on its nodes (their tries were undone).
+            cache: dict[str, tuple[int, Estimate]] = {}
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
-                options = [estimate(scheduler, templates, g, units, offsets[g.name])
-                           for g in ordered]
+                options = []
+                alike: dict[tuple[bytes, int, int], Estimate] = {}
+                for g in ordered:
+                    hit = cache.get(g.name)
+                    if hit is None or hit[0] != offsets[g.name]:
+                        twin_key = (signatures[g.name], g.room - offsets[g.name],
+                                    offsets[g.name]) if signatures.get(g.name) else None
+                        twin = alike.get(twin_key) if twin_key is not None else None
+                        option = as_group(twin, g) if twin is not None else \
+                            estimate(scheduler, templates, g, units, offsets[g.name])
+                        hit = (offsets[g.name], option)
+                        cache[g.name] = hit
+                        if twin_key is not None:
+                            alike.setdefault(twin_key, option)
+                    options.append(hit[1])
                 helpful = [o for o in options if o.units]
                 if not helpful:
                     for unit in units:
@@ -160,6 +184,9 @@ class ClusterAutoscaler:
                                    now + best.group.provisioning_delay, tuple(kept.nodes)))
                 helped = {u.name for u in kept.units}
                 units = [u for u in units if u.name not in helped]
+                for name, (_, option) in list(cache.items()):
+                    if any(u.name in helped for u in option.units):
+                        del cache[name]
         finally:
             scheduler.revert()
         pending_pods = tuple(PendingPod(key, reason) for unit in pod_units(
@@ -174,6 +201,15 @@ class ClusterAutoscaler:
         if not ups and not pending_pods:
             unneeded, scale_downs = self._scale_down(groups, now)
         return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming))
+
+    def _signatures(self, units: Sequence[PodUnit]) -> dict[str, bytes]:
+        """Template signatures for sharing estimates between alike groups; none when a
+        pending pod looks at topology (then alike groups may differ)."""
+        labels = self.fleet.spec.topology_labels
+        keys = (labels.zone, labels.block, labels.rack)
+        if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
+            return {}
+        return template_signatures(self.fleet)
 
     def _place_on_in_flight(self, units: list[PodUnit], groups: dict[str, NodeGroup],
                             helped: list[str]) -> dict[str, int]:

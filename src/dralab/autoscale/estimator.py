@@ -31,7 +31,7 @@ from .placement import place_pod
 from .units import PodUnit
 from .utilization import allocated_devices, node_utilization
 
-__all__ = ["Estimate", "estimate", "max_size_reason"]
+__all__ = ["Estimate", "as_group", "estimate", "max_size_reason"]
 
 
 def max_size_reason(group: NodeGroup) -> str:
@@ -59,6 +59,16 @@ class Estimate:
     @property
     def pod_count(self) -> int:
         return sum(len(unit.pods) for unit in self.units)
+
+
+def as_group(option: Estimate, group: NodeGroup) -> Estimate:
+    """``option`` (of an alike group: same template apart from names and topology, same
+    room) as the estimate of ``group``. Node names stay the twin's: only their number
+    is read; a kept estimate is always made for its own group."""
+    own, other = max_size_reason(option.group), max_size_reason(group)
+    blocked = {k: other if v == own else v for k, v in option.blocked.items()}
+    return Estimate(group, list(option.nodes), list(option.units), blocked,
+                    set(option.at_max), option.waste, option.fragmentation)
 
 
 def _size_score(info: PodInfo, cpu: int, memory: int) -> float:

@@ -19,8 +19,10 @@ from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
 from dralab.fleet import Fleet
 from dralab.fleet.generate import grown_pool_nodes
+from dralab.fleet.spec import TopologySpec
 
-__all__ = ["POOL_LABEL", "NodeGroup", "TemplateNodes", "node_groups", "pool_of"]
+__all__ = ["POOL_LABEL", "NodeGroup", "TemplateNodes", "node_groups", "pool_of",
+           "template_signatures"]
 
 # The label dralab fleet puts on every node of a pool: the node's group.
 POOL_LABEL = "dralab.dev/pool"
@@ -57,6 +59,20 @@ def node_groups(fleet: Fleet, sizes: Mapping[str, int]) -> dict[str, NodeGroup]:
         out[pool.name] = NodeGroup(pool.name, sizes.get(pool.name, pool.size), spec.min,
                                    spec.max, spec.price_per_hour,
                                    spec.provisioning_delay_seconds, spec.priority)
+    return out
+
+
+def template_signatures(fleet: Fleet) -> dict[str, bytes]:
+    """Per autoscaled pool, what its template nodes are made of apart from names and
+    topology: pools with one signature give pods the same nodes wherever they are
+    (for pods that do not look at topology)."""
+    out: dict[str, bytes] = {}
+    for pool in fleet.spec.pools:
+        if pool.autoscaling is None:
+            continue
+        bare = msgspec.structs.replace(pool, name="", name_prefix=None, count=0,
+                                       topology=TopologySpec(), autoscaling=None)
+        out[pool.name] = msgspec.json.encode(bare)
     return out
 
 

@@ -11,12 +11,16 @@ placed whole by the caller. Used on a fork; the caller reverts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
+from dralab.scheduler.cluster import NodeInfo, PodInfo
 from dralab.scheduler.framework import CycleState, Status
+from dralab.scheduler.runtime import Framework
+
+FilterFns: TypeAlias = Sequence[tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status]]]
 
 __all__ = ["Placement", "place_pod"]
 
@@ -34,6 +38,15 @@ def _reason(status: Status) -> str:
     return f"{status.plugin}: {message}" if status.plugin and message else message
 
 
+def _filter(framework: Framework, filters: FilterFns, state: CycleState, info: PodInfo,
+            node: NodeInfo) -> Status:
+    for name, fn in filters:
+        status = fn(state, info, node)
+        if not status.is_success():
+            return framework.filter_failure(name, status)
+    return status if filters else Status.success()
+
+
 def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> Placement:
     """Bind ``info`` to the first of ``nodes`` that passes Filter and Reserve."""
     framework = scheduler.framework_for(info)
@@ -45,6 +58,9 @@ def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> Plac
     if not status.is_success():
         return Placement(None, _reason(status))
     allowed = result.node_names if result is not None else None
+    # Every Filter plugin PreFilter kept: the per-pod relevance shortcut scans all
+    # nodes whenever a node was added, which a what-if does all the time.
+    filters = framework.filters_for(state)
     reason = "no node"
     for name in nodes:
         if allowed is not None and name not in allowed:
@@ -53,7 +69,7 @@ def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> Plac
         node = cluster.nodes.get(name)
         if node is None:
             continue
-        status = framework.run_filter(state, info, node)
+        status = _filter(framework, filters, state, info, node)
         if not status.is_success():
             reason = _reason(status)
             continue

@@ -16,10 +16,12 @@ import msgspec
 
 from dralab.api.core import Pod
 from dralab.api.quantity import Quantity
+from dralab.cluster.records import raw_spec_field
 from dralab.scheduler.cluster import PodInfo
 from dralab.scheduler.plugins.gangscheduling import gang_of
 
-__all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_movable", "pod_units"]
+__all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_movable", "pod_units",
+           "topology_sensitive"]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
@@ -76,6 +78,16 @@ def pod_units(pods: Iterable[PodInfo]) -> list[PodUnit]:
         else:
             units.append(PodUnit(item.key, (item,), equivalence_key(item.pod)))
     return units
+
+
+def topology_sensitive(pod: Pod, topology_keys: Iterable[str]) -> bool:
+    """Whether where a node sits can matter to the pod: affinity, topology spread, or a
+    nodeSelector on a topology label (zone, block, rack, hostname)."""
+    spec = pod.spec
+    if spec.affinity is not None or raw_spec_field(pod, "topologySpreadConstraints"):
+        return True
+    keys = {*topology_keys, "kubernetes.io/hostname"}
+    return any(k in keys for k in spec.node_selector)
 
 
 def is_daemon_pod(pod: Pod) -> bool:
