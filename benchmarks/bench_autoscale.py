@@ -21,9 +21,9 @@ import time
 from typing import Any
 
 from dralab.api.core import Node
+from dralab.api.features import FeatureGates
 from dralab.api.io import Document
 from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, cluster_objects, read_input
-from dralab.api.features import FeatureGates
 from dralab.scheduler import Scheduler, build_cluster
 
 TARGET_SECONDS = 5.0

@@ -41,8 +41,8 @@ PRODUCT = "device.attributes['gpu.nvidia.com'].productName"
 
 
 def fleet(*names: str, **changes: Doc) -> Doc:
-    """A Fleet of the named pools (default: cpu, h100, a100, l4); ``changes[pool]`` merged into a pool
-    (its ``autoscaling`` merged too)."""
+    """A Fleet of the named pools (default: cpu, h100, a100, l4); ``changes[pool]``
+    merged into a pool (its ``autoscaling`` merged too)."""
     pools = []
     for name in names or ("cpu", "h100", "a100", "l4"):
         pool = copy.deepcopy(POOLS[name])

@@ -47,7 +47,7 @@ class NodeGpus:
         for key, totals in self.totals.items():
             consumed = self.used.get(key, {})
             highest = max((consumed.get(n, 0) / t for n, t in totals.items() if t), default=0.0)
-            shares.append(int(round(WHOLE * (1.0 - min(1.0, highest)))))
+            shares.append(round(WHOLE * (1.0 - min(1.0, highest))))
         return sorted(shares, reverse=True)
 
     def share_of(self, device: tuple[str, str, str]) -> int:
@@ -59,7 +59,7 @@ class NodeGpus:
         set_key, counters = entry
         totals = self.totals.get(set_key, {})
         ratio = max((v / totals[n] for n, v in counters.items() if totals.get(n)), default=0.0)
-        return int(round(WHOLE * min(1.0, ratio)))
+        return round(WHOLE * min(1.0, ratio))
 
 
 def node_gpus(cluster: ClusterState, node: str, allocated: Allocated) -> NodeGpus:

@@ -22,11 +22,11 @@ from dralab.scheduler.runtime import Framework
 
 FilterFns: TypeAlias = Sequence[tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status]]]
 
-__all__ = ["Placement", "place_pod"]
+__all__ = ["PlaceOutcome", "place_pod"]
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
+class PlaceOutcome:
     """Where the pod went (None: nowhere) and, if nowhere, the last rejection."""
 
     node: str | None
@@ -47,16 +47,16 @@ def _filter(framework: Framework, filters: FilterFns, state: CycleState, info: P
     return status if filters else Status.success()
 
 
-def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> Placement:
+def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> PlaceOutcome:
     """Bind ``info`` to the first of ``nodes`` that passes Filter and Reserve."""
     framework = scheduler.framework_for(info)
     if framework is None:
-        return Placement(None, "no scheduler profile for the pod")
+        return PlaceOutcome(None, "no scheduler profile for the pod")
     cluster = scheduler.cluster
     state = CycleState()
     result, status, _ = framework.run_pre_filter(state, info, cluster)
     if not status.is_success():
-        return Placement(None, _reason(status))
+        return PlaceOutcome(None, _reason(status))
     allowed = result.node_names if result is not None else None
     # Every Filter plugin PreFilter kept: the per-pod relevance shortcut scans all
     # nodes whenever a node was added, which a what-if does all the time.
@@ -80,8 +80,8 @@ def place_pod(scheduler: Scheduler, info: PodInfo, nodes: Iterable[str]) -> Plac
         if status.is_success():
             status = framework.run_bind(state, info, name)
         if status.is_success():
-            return Placement(name)
+            return PlaceOutcome(name)
         framework.run_unreserve(state, info, name)
         cluster.forget_pod(info)
         reason = _reason(status)
-    return Placement(None, reason)
+    return PlaceOutcome(None, reason)

@@ -99,10 +99,10 @@ from .mig import assign_placements
 
 __all__ = [
     "API_VERSION",
-    "AutoscalingSpec",
     "KIND",
     "MAX_FLEET_NODES",
     "RESERVED_CLASS_NAMES",
+    "AutoscalingSpec",
     "ClassSharing",
     "ExampleSpec",
     "Fleet",
