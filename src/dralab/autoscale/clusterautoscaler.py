@@ -89,7 +89,7 @@ class ClusterAutoscaler:
     scheduler: Scheduler
     fleet: Fleet
     options: AutoscalerOptions = field(default_factory=AutoscalerOptions)
-    seed: int | None = None
+    fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
     _templates: TemplateNodes | None = None
     _in_flight: list[_InFlight] = field(default_factory=list)
     _unneeded_since: dict[str, float] = field(default_factory=dict)
@@ -127,7 +127,7 @@ class ClusterAutoscaler:
         if self._templates is None:
             cluster = self.scheduler.cluster
             self._templates = TemplateNodes(self.fleet, self._cluster_sizes(),
-                                            cluster.node_names(), self.seed)
+                                            cluster.node_names(), self.fleet_seed)
         return self._templates
 
     # --- the loop -----------------------------------------------------------------------

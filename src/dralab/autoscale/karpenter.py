@@ -52,7 +52,7 @@ def _cost(option: Estimate) -> tuple[float, int, str]:
 class Karpenter:
     scheduler: Scheduler
     fleet: Fleet
-    seed: int | None = None
+    fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
     consolidation: bool = True
     _templates: TemplateNodes | None = field(default=None)
 
@@ -67,7 +67,7 @@ class Karpenter:
     def templates(self) -> TemplateNodes:
         if self._templates is None:
             self._templates = TemplateNodes(self.fleet, self._sizes(),
-                                            self.scheduler.cluster.node_names(), self.seed)
+                                            self.scheduler.cluster.node_names(), self.fleet_seed)
         return self._templates
 
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:

@@ -7,6 +7,8 @@ and, when none needed a scale-up, reports the nodes that could go.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dralab.api.features import FeatureGates
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
@@ -41,11 +43,10 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
             # Gated or unprofiled pods are not the autoscaler's to help (nor CA's).
             other.append(PendingPod(key, f"{item.reason}: {item.message}"))
     if model == "karpenter":
-        decisions = Karpenter(scheduler, data.fleet, seed=seed).loop(waiting, 0.0)
+        decisions = Karpenter(scheduler, data.fleet).loop(waiting, 0.0)
     else:
         options = AutoscalerOptions(expander=expander, seed=seed)
         decisions = ClusterAutoscaler(scheduler, data.fleet, options).loop(waiting, 0.0)
     if other:
-        from dataclasses import replace
         decisions = replace(decisions, pending=(*decisions.pending, *other), unneeded=())
     return decisions
