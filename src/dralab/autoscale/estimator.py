@@ -93,13 +93,18 @@ class _Packer:
         self.nodes: list[str] = []
         self.first_open: dict[Hashable, int] = {}
         self.hopeless: dict[Hashable, str] = {}
+        # An empty template node kept for the next try: a pod that fits no fresh node
+        # leaves it empty, and adding and removing nodes again and again would make
+        # the DRA plugin re-index their slices each time.
+        self.spare: str | None = None
 
-    def _add_node(self) -> str:
-        node, slices = self.templates.node(self.group.name, self.offset + len(self.nodes))
-        self.scheduler.cluster.add_node(node, slices)
-        name = node.metadata.name or ""
-        self.nodes.append(name)
-        return name
+    def _spare(self) -> str:
+        if self.spare is None:
+            node, slices = self.templates.node(self.group.name,
+                                               self.offset + len(self.nodes))
+            self.scheduler.cluster.add_node(node, slices)
+            self.spare = node.metadata.name or ""
+        return self.spare
 
     def place(self, info: PodInfo, key: Hashable) -> str | None:
         """None when placed, else why not."""
@@ -111,24 +116,39 @@ class _Packer:
                 self.first_open[key] = i
                 return None
         self.first_open[key] = len(self.nodes)
-        at_max = len(self.nodes) >= self.room
         scheduler = self.scheduler
-        if at_max:
-            scheduler.fork()  # would it fit a fresh node? Try, then take the node back.
-        name = self._add_node()
-        outcome = place_pod(scheduler, info, (name,))
-        if at_max:
+        name = self._spare()
+        if len(self.nodes) >= self.room:
+            scheduler.fork()  # would it fit a fresh node? Try, then take the pod back.
+            outcome = place_pod(scheduler, info, (name,))
             scheduler.revert()
-            self.nodes.pop()
             if outcome.node is not None:
                 return max_size_reason(self.group)
-        elif outcome.node is not None:
-            return None
         else:
-            self.nodes.pop()
-            scheduler.cluster.remove_node(name)
+            outcome = place_pod(scheduler, info, (name,))
+            if outcome.node is not None:
+                self.nodes.append(name)
+                self.spare = None
+                return None
         self.hopeless[key] = outcome.reason or "does not fit a new node"
         return self.hopeless[key]
+
+    def undo_to(self, before: int) -> None:
+        """After reverting a gang's fork: forget the nodes it added (one that was the
+        spare before the fork is still there, empty: the spare again)."""
+        cluster = self.scheduler.cluster
+        survivors = [n for n in self.nodes[before:] if n in cluster.nodes]
+        del self.nodes[before:]
+        if self.spare is not None and self.spare not in cluster.nodes:
+            self.spare = None
+        if survivors:
+            self.spare = survivors[0]
+        self.first_open = {k: min(v, before) for k, v in self.first_open.items()}
+
+    def drop_spare(self) -> None:
+        if self.spare is not None:
+            self.scheduler.cluster.remove_node(self.spare)
+            self.spare = None
 
 
 def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
@@ -162,9 +182,7 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                     scheduler.commit()
                 else:
                     scheduler.revert()
-                    del packer.nodes[before:]
-                    packer.first_open = {k: min(v, before) for k, v in
-                                         packer.first_open.items()}
+                    packer.undo_to(before)
             if reason is None:
                 result.units.append(unit)
             else:
@@ -173,6 +191,8 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                     result.at_max.add(unit.name)
         result.nodes = list(packer.nodes)
         _measure(scheduler, result)
+        if keep:
+            packer.drop_spare()
     finally:
         if keep:
             scheduler.commit()
