@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["LoopDecisions", "PendingPod", "ScaleDown", "ScaleUp"]
@@ -48,7 +48,7 @@ class LoopDecisions:
     pending: tuple[PendingPod, ...] = ()
     unneeded: tuple[ScaleDown, ...] = ()
     scale_downs: tuple[ScaleDown, ...] = ()
-    helped_by_upcoming: tuple[str, ...] = field(default=())
+    helped_by_upcoming: tuple[str, ...] = ()  # pods the nodes in flight will take
 
     @property
     def all_helped(self) -> bool:

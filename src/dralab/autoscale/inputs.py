@@ -17,7 +17,6 @@ from dralab.api.core import Node
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document, load_documents
-from dralab.api.resource import ResourceSlice
 from dralab.fleet import Fleet, generate, parse_fleet
 from dralab.fleet.spec import API_VERSION, KIND
 from dralab.validation.check import validate_documents
@@ -63,6 +62,5 @@ def cluster_objects(data: AutoscaleInput, seed: int | None = None) -> list[KubeO
     dropped = {n.metadata.name for n in generated.nodes if pool_of(n) in given}
     kept: list[KubeObject] = [*generated.classes]
     kept += [n for n in generated.nodes if n.metadata.name not in dropped]
-    kept += [s for s in generated.slices
-             if not (isinstance(s, ResourceSlice) and s.spec.node_name in dropped)]
+    kept += [s for s in generated.slices if s.spec.node_name not in dropped]
     return [*kept, *data.objects]

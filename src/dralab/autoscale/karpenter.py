@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
@@ -158,7 +159,7 @@ class Karpenter:
                     node, slices = self.templates().node(target.name, replaced[target.name])
                     cluster.add_node(node, slices)
                     new = node.metadata.name or ""
-                    if move_pods(scheduler, name, lambda new=new: [new]) is None:  # type: ignore[misc]
+                    if move_pods(scheduler, name, partial(tuple, (new,))) is None:
                         scheduler.commit()
                         sizes[pool] -= 1
                         replaced[target.name] += 1
