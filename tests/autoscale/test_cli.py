@@ -112,3 +112,10 @@ def test_unknown_expander_and_model_are_usage_errors() -> None:
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
     code, _, err = run(*INPUTS, "--model", "keda")
     assert code == 2 and err.count("\n") == 1
+
+
+def test_golden_scale_down_table() -> None:
+    # h100-01's pod moves to h100-02 (which then stays: min 1); l4-03 holds a bare pod.
+    code, out, err = run("-f", str(DATA / "scale-down.yaml"))
+    assert (code, err) == (0, "")
+    check_golden("autoscale-scale-down.table", out)
