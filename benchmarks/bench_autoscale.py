@@ -11,7 +11,8 @@ Target: <= 5 s.
 
 Prints figures; asserts nothing.
 
-    python benchmarks/bench_autoscale.py [--pending 1000] [--per-group 50] [--profile]
+    python benchmarks/bench_autoscale.py [--pending 1000] [--per-group 50]
+                                         [--model cluster-autoscaler|karpenter] [--profile]
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from typing import Any
 from dralab.api.core import Node
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document
-from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, cluster_objects, read_input
+from dralab.autoscale import (
+    AutoscalerOptions,
+    ClusterAutoscaler,
+    Karpenter,
+    cluster_objects,
+    read_input,
+)
 from dralab.scheduler import Scheduler, build_cluster
 
 TARGET_SECONDS = 5.0
@@ -103,6 +110,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pending", type=int, default=1000)
     parser.add_argument("--per-group", type=int, default=50)
+    parser.add_argument("--model", choices=["cluster-autoscaler", "karpenter"],
+                        default="cluster-autoscaler")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     gates = FeatureGates()
@@ -121,7 +130,9 @@ def main() -> None:
     waiting = [cluster.pods[f"{u.pod.metadata.namespace}/{u.pod.metadata.name}"]
                for u in result.unplaced]
     t1 = time.perf_counter()
-    model = ClusterAutoscaler(scheduler, data.fleet, AutoscalerOptions(expander="price"))
+    model: ClusterAutoscaler | Karpenter = Karpenter(scheduler, data.fleet) \
+        if args.model == "karpenter" else \
+        ClusterAutoscaler(scheduler, data.fleet, AutoscalerOptions(expander="price"))
     if args.profile:
         from pyinstrument import Profiler
         profiler = Profiler()

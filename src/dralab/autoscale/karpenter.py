@@ -18,20 +18,21 @@ the new type for the moved pods. Pools' min sizes are respected.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from dralab.api.gcpause import gc_paused
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 from dralab.scheduler.cluster import PodInfo
 
 from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
-from .estimator import Estimate, estimate
-from .groups import NodeGroup, TemplateNodes, node_groups, pool_of
+from .estimator import Estimate, as_group, estimate
+from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
 from .scaledown import move_pods
-from .units import is_daemon_pod, pod_units
+from .units import PodUnit, is_daemon_pod, pod_units, topology_sensitive
 from .utilization import allocated_devices, node_utilization
 
 __all__ = ["Karpenter"]
@@ -42,6 +43,14 @@ def _one_more(group: NodeGroup, offset: int) -> NodeGroup:
     return NodeGroup(group.name, group.max_size - 1 - offset, group.min_size,
                      group.max_size, group.price_per_hour, group.provisioning_delay,
                      group.priority)
+
+
+def _signatures(fleet: Fleet, units: Sequence[PodUnit]) -> dict[str, bytes]:
+    labels = fleet.spec.topology_labels
+    keys = (labels.zone, labels.block, labels.rack)
+    if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
+        return {}
+    return template_signatures(fleet)
 
 
 def _cost(option: Estimate) -> tuple[float, int, str]:
@@ -72,6 +81,11 @@ class Karpenter:
         return self._templates
 
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:
+        # Forks build and drop many small acyclic objects: the cyclic GC only rescans.
+        with gc_paused():
+            return self._loop(pending, now)
+
+    def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = node_groups(self.fleet, self._sizes())
         ordered = sorted(groups.values(), key=lambda g: g.name)
         units = pod_units(p for p in pending if p.assumed_node is None)
@@ -81,10 +95,32 @@ class Karpenter:
         blocked: dict[str, str] = {}
         scheduler.fork()
         try:
+            # One node's estimate per type, reused while every class of pods it packed
+            # still has as many pods left: identical pods pack the same way (the node
+            # launched is always packed anew). Alike types share one estimate.
+            cache: dict[str, tuple[int, Counter[Hashable], Estimate]] = {}
+            signatures = _signatures(self.fleet, units)
             while units:
-                options = [estimate(scheduler, templates, _one_more(g, added[g.name]), units,
-                                    added[g.name])
-                           for g in ordered if g.room - added[g.name] > 0]
+                left = Counter(u.key for u in units)
+                options = []
+                alike: dict[bytes, Estimate] = {}
+                for g in ordered:
+                    if g.room - added[g.name] <= 0:
+                        continue
+                    hit = cache.get(g.name)
+                    if hit is None or hit[0] != added[g.name] or \
+                            any(left[k] < n for k, n in hit[1].items()):
+                        sig = signatures.get(g.name)
+                        twin = alike.get(sig) if sig is not None and not added[g.name] \
+                            else None
+                        option = as_group(twin, _one_more(g, 0)) if twin is not None else \
+                            estimate(scheduler, templates, _one_more(g, added[g.name]),
+                                     units, added[g.name])
+                        if sig is not None and not added[g.name]:
+                            alike.setdefault(sig, option)
+                        hit = (added[g.name], Counter(u.key for u in option.units), option)
+                        cache[g.name] = hit
+                    options.append(hit[2])
                 helpful = [o for o in options if o.units]
                 if not helpful:
                     everything = [estimate(scheduler, templates, g, units, added[g.name])
