@@ -96,8 +96,9 @@ class Karpenter:
         scheduler.fork()
         try:
             # One node's estimate per type, reused while every class of pods it packed
-            # still has as many pods left: identical pods pack the same way (the node
-            # launched is always packed anew). Alike types share one estimate.
+            # still has as many pods left: identical pods pack the same way on the
+            # type's next node too (the node launched is always packed anew). Alike
+            # types share one estimate.
             cache: dict[str, tuple[int, Counter[Hashable], Estimate]] = {}
             signatures = _signatures(self.fleet, units)
             while units:
@@ -108,8 +109,7 @@ class Karpenter:
                     if g.room - added[g.name] <= 0:
                         continue
                     hit = cache.get(g.name)
-                    if hit is None or hit[0] != added[g.name] or \
-                            any(left[k] < n for k, n in hit[1].items()):
+                    if hit is None or any(left[k] < n for k, n in hit[1].items()):
                         sig = signatures.get(g.name)
                         twin = alike.get(sig) if sig is not None and not added[g.name] \
                             else None
