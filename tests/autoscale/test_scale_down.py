@@ -118,3 +118,11 @@ def test_karpenter_consolidation_replaces_with_a_cheaper_node() -> None:
     # Cluster Autoscaler only deletes: the pod fits on no other node, so nothing goes.
     assert summary(run(fleet("cpu", "h100", "l4", h100={"count": 1}), ANY_GPU,
                        pod("p", "any")))["scaleDown"] == []
+
+
+def test_karpenter_launches_several_nodes_of_one_type() -> None:
+    # Twenty one-GPU pods: l4 nodes ($4, eight GPUs) are cheapest per pod, node after node.
+    docs = [fleet("cpu", "h100", "l4"), ANY_GPU, *[pod(f"w{i:02d}", "any") for i in range(20)]]
+    doc = summary(run(*docs, model="karpenter"))
+    assert [(u["pool"], u["add"], len(u["pods"])) for u in doc["scaleUp"]] == [("l4", 3, 20)]
+    assert doc["pending"] == []

@@ -99,17 +99,18 @@ class Karpenter:
             # still has as many pods left: identical pods pack the same way on the
             # type's next node too (the node launched is always packed anew). Alike
             # types share one estimate.
-            cache: dict[str, tuple[int, Counter[Hashable], Estimate]] = {}
+            cache: dict[str, tuple[Counter[Hashable], Estimate]] = {}
             signatures = _signatures(self.fleet, units)
+            stalled: set[str] = set()
             while units:
                 left = Counter(u.key for u in units)
                 options = []
                 alike: dict[bytes, Estimate] = {}
                 for g in ordered:
-                    if g.room - added[g.name] <= 0:
+                    if g.room - added[g.name] <= 0 or g.name in stalled:
                         continue
                     hit = cache.get(g.name)
-                    if hit is None or any(left[k] < n for k, n in hit[1].items()):
+                    if hit is None or any(left[k] < n for k, n in hit[0].items()):
                         sig = signatures.get(g.name)
                         twin = alike.get(sig) if sig is not None and not added[g.name] \
                             else None
@@ -118,9 +119,9 @@ class Karpenter:
                                      units, added[g.name])
                         if sig is not None and not added[g.name]:
                             alike.setdefault(sig, option)
-                        hit = (added[g.name], Counter(u.key for u in option.units), option)
+                        hit = (Counter(u.key for u in option.units), option)
                         cache[g.name] = hit
-                    options.append(hit[2])
+                    options.append(hit[1])
                 helpful = [o for o in options if o.units]
                 if not helpful:
                     everything = [estimate(scheduler, templates, g, units, added[g.name])
@@ -129,11 +130,18 @@ class Karpenter:
                         blocked[unit.name] = pending_reason(unit, everything)
                     break
                 best = min(helpful, key=_cost)
-                group = best.group
-                kept = estimate(scheduler, templates, group, units, added[group.name],
-                                keep=True)
-                added[group.name] += len(kept.nodes)
-                launched.setdefault(group.name, []).extend(kept.pods)
+                name = best.group.name
+                kept = estimate(scheduler, templates, _one_more(groups[name], added[name]),
+                                units, added[name], keep=True)
+                if not kept.units:
+                    # The cached option no longer holds: estimate the type afresh, and
+                    # leave it out until something else moves.
+                    cache.pop(name, None)
+                    stalled.add(name)
+                    continue
+                stalled.clear()
+                added[name] += len(kept.nodes)
+                launched.setdefault(name, []).extend(kept.pods)
                 taken = {u.name for u in kept.units}
                 units = [u for u in units if u.name not in taken]
         finally:
