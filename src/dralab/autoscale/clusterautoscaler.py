@@ -154,6 +154,7 @@ class ClusterAutoscaler:
             # units it helps went to another group: the units it cannot help left
             # no trace on its nodes (their tries were undone).
             cache: dict[str, tuple[int, Estimate]] = {}
+            stalled: set[str] = set()
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
@@ -171,7 +172,7 @@ class ClusterAutoscaler:
                         if twin_key is not None:
                             alike.setdefault(twin_key, option)
                     options.append(hit[1])
-                helpful = [o for o in options if o.units]
+                helpful = [o for o in options if o.units and o.group.name not in stalled]
                 if not helpful:
                     for unit in units:
                         blocked[unit.name] = pending_reason(unit, options)
@@ -179,6 +180,13 @@ class ClusterAutoscaler:
                 best = choose(self.options.expander, helpful, self._rng)
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True)
+                if not kept.units:
+                    # A reused estimate that no longer holds: estimate the group
+                    # afresh, and leave it out until something else moves.
+                    cache.pop(best.group.name, None)
+                    stalled.add(best.group.name)
+                    continue
+                stalled.clear()
                 offsets[best.group.name] += len(kept.nodes)
                 ups.append(ScaleUp(best.group.name, len(kept.nodes), tuple(kept.pods),
                                    now + best.group.provisioning_delay, tuple(kept.nodes)))
