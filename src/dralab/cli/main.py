@@ -13,6 +13,7 @@ from dralab.api.errors import one_line
 
 from .admit import admit_cmd
 from .allocate import allocate_cmd
+from .autoscale import autoscale_cmd
 from .common import EXIT_INPUT
 from .explain import explain_cmd
 from .fleet import fleet_cmd
@@ -75,6 +76,7 @@ cli.add_command(replay_cmd)
 cli.add_command(sweep_cmd)
 cli.add_command(admit_cmd)
 cli.add_command(migrate_cmd)
+cli.add_command(autoscale_cmd)
 
 
 def main() -> None:

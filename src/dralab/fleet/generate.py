@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 from dralab.api.base import KubeObject
 from dralab.api.core import Node
 from dralab.api.gcpause import gc_paused as _gc_paused
@@ -26,7 +28,7 @@ from .nvidia import NvidiaPool, compute_domain_slices
 from .spec import Fleet, NodePool
 from .topology import gpu_slots, nic_slots
 
-__all__ = ["GeneratedFleet", "generate", "generate_objects"]
+__all__ = ["GeneratedFleet", "generate", "generate_objects", "grown_pool_nodes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,9 @@ def _platform(pool: NodePool, model: GpuModel | None) -> str:
     return model.platform if model is not None else "x86"
 
 
-def _pool_objects(fleet: Fleet, pool: NodePool, seed: int
+def _pool_objects(fleet: Fleet, pool: NodePool, seed: int, first: int = 0
                   ) -> tuple[list[Node], list[ResourceSlice]]:
+    """The nodes of ``pool`` from the ``first``-th on (0: all) and their slices."""
     spec = fleet.spec
     model = get_model(pool.gpu.model) if pool.gpu.model is not None else None
     platform = _platform(pool, model)
@@ -68,9 +71,10 @@ def _pool_objects(fleet: Fleet, pool: NodePool, seed: int
                                                 pool.nics.alignment))
     template = NodeTemplate(pool, model, platform, extended,
                             mig_capable=model is not None and model.mig is not None)
-    names = pool.node_names()
+    names = pool.node_names()[first:]
     uids = [stable_uuid(seed, f"node/{name}") for name in names]
-    nodes = template.nodes(names, uids, topology_labels(pool, spec.topology_labels))
+    nodes = template.nodes(names, uids,
+                           topology_labels(pool, spec.topology_labels)[first:])
     slices: list[ResourceSlice] = []
     for name, uid in zip(names, uids, strict=True):
         if gpu_pool is not None:
@@ -104,6 +108,31 @@ def generate(fleet: Fleet, seed: int | None = None) -> GeneratedFleet:
             nodes += pool_nodes
             slices += pool_slices
     return GeneratedFleet(tuple(classes), tuple(nodes), tuple(slices))
+
+
+def grown_pool_nodes(fleet: Fleet, pool_name: str, count: int, seed: int | None = None
+                     ) -> list[tuple[Node, tuple[ResourceSlice, ...]]]:
+    """The ``count`` nodes (with their slices) that ``dralab fleet`` publishes beyond the
+    pool's current ones when the pool is ``count`` nodes larger: the next names by the
+    pool's naming, its labels, taints and topology, the node's ResourceSlices. What a
+    node group's template nodes are. KeyError for an unknown pool; ValueError for a pool
+    that lists its nodeNames (it has no next name)."""
+    pool = next((p for p in fleet.spec.pools if p.name == pool_name), None)
+    if pool is None:
+        raise KeyError(pool_name)
+    if pool.names:
+        raise ValueError(f"pool {pool_name} lists its nodeNames: it has no next node name")
+    if count <= 0:
+        return []
+    seed = fleet.spec.seed if seed is None else seed
+    larger = msgspec.structs.replace(pool, count=pool.size + count)
+    with _gc_paused():
+        nodes, slices = _pool_objects(fleet, larger, seed, first=pool.size)
+    by_node: dict[str, list[ResourceSlice]] = {n.name: [] for n in nodes}
+    for s in slices:
+        if s.spec.node_name in by_node:
+            by_node[s.spec.node_name].append(s)
+    return [(n, tuple(by_node[n.name])) for n in nodes]
 
 
 def generate_objects(fleet: Fleet, seed: int | None = None) -> list[KubeObject]:

@@ -72,6 +72,12 @@ Example (every field; defaults in comments)::
           racksPerBlock: 8              # 0: no block label
         labels: {}
         taints: []                      # [{key, value, effect}]
+        autoscaling:                    # a node group (default: none, the pool is fixed)
+          min: 0                        # never scaled below (count may be 0: from zero)
+          max: 8                        # never scaled above (required)
+          pricePerHour: 0.0             # cost of one node for an hour
+          provisioningDelay: 0s         # from the scale-up to the node being Ready
+          priority: 0                   # the priority expander prefers higher
 
 Parsing is strict: unknown fields, wrong types and inconsistent settings are
 ``FleetSpecError`` with one line naming the file and field path.
@@ -96,6 +102,7 @@ __all__ = [
     "KIND",
     "MAX_FLEET_NODES",
     "RESERVED_CLASS_NAMES",
+    "AutoscalingSpec",
     "ClassSharing",
     "ExampleSpec",
     "Fleet",
@@ -109,6 +116,7 @@ __all__ = [
     "SharingSpec",
     "TopologySpec",
     "parse_fleet",
+    "parse_fleet_duration",
 ]
 
 API_VERSION = "dralab.dev/v1alpha1"
@@ -199,6 +207,21 @@ class ReservedSpec(_Strict, frozen=True):
     memory: str | int | None = None
 
 
+class AutoscalingSpec(_Strict, frozen=True):
+    """The pool as an autoscaled node group (Cluster Autoscaler / Karpenter models)."""
+
+    max: int
+    min: int = 0
+    price_per_hour: float = 0.0
+    provisioning_delay: str | int | float = 0
+    priority: int = 0
+
+    @property
+    def provisioning_delay_seconds(self) -> float:
+        """``provisioningDelay`` in seconds (``parse_fleet`` has checked it)."""
+        return parse_fleet_duration(self.provisioning_delay)
+
+
 class NodePool(_Strict, frozen=True):
     name: str
     # Required unless ``nodeNames`` is given; ``parse_fleet`` fills it in then.
@@ -217,6 +240,7 @@ class NodePool(_Strict, frozen=True):
     topology: TopologySpec = TopologySpec()
     labels: dict[str, str] = {}
     taints: list[TaintSpec] = []
+    autoscaling: AutoscalingSpec | None = None
 
     @property
     def prefix(self) -> str:
@@ -325,6 +349,25 @@ def _literal_values(path: str) -> list[str]:
     if isinstance(node, mi.UnionType):
         node = next((t for t in node.types if not isinstance(t, mi.NoneType)), node)
     return [str(v) for v in node.values] if isinstance(node, mi.LiteralType) else []
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_fleet_duration(value: str | int | float) -> float:
+    """Seconds from ``90``, ``"90s"``, ``"5m"``, ``"2h"``, ``"1d"``, ``"250ms"``;
+    ValueError for anything else (negative numbers included)."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        if not 0 <= value < float("inf"):
+            raise ValueError(f"not a duration: {value!r}")
+        return float(value)
+    match = _DURATION.match(value.strip()) if len(value) <= 32 else None
+    if match is None:
+        raise ValueError(f"not a duration (use e.g. 90s, 5m, 1h): {value[:32]!r}")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
 _MSGSPEC_PATH = re.compile(r" - at `\$(.*)`$")
@@ -439,8 +482,11 @@ def _check_node_names(source: str, path: str, pool: NodePool) -> None:
         if not isinstance(pool.count, int):
             raise FleetSpecError(source, f"{path}.count",
                                  "required field missing (or give nodeNames)")
-        if pool.count < 1:
-            raise FleetSpecError(source, f"{path}.count", f"must be at least 1: {pool.count}")
+        # An autoscaled pool may start empty: its node group scales from zero.
+        least = 0 if pool.autoscaling is not None else 1
+        if pool.count < least:
+            raise FleetSpecError(source, f"{path}.count",
+                                 f"must be at least {least}: {pool.count}")
         if pool.count > MAX_FLEET_NODES:
             raise FleetSpecError(source, f"{path}.count", f"{pool.count:,} nodes, more than "
                                  f"{MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
@@ -538,6 +584,38 @@ def _check_pool(source: str, path: str, pool: NodePool) -> None:
     for i, taint in enumerate(pool.taints):
         if not taint.key:
             raise FleetSpecError(source, f"{path}.taints[{i}].key", "must not be empty")
+    if pool.autoscaling is not None:
+        _check_autoscaling(source, f"{path}.autoscaling", pool, pool.autoscaling)
+
+
+def _check_autoscaling(source: str, path: str, pool: NodePool, spec: AutoscalingSpec) -> None:
+    if pool.names:
+        raise FleetSpecError(source, path, "an autoscaled pool needs generated node names "
+                                           "(count and namePrefix, not nodeNames)")
+    if spec.min < 0:
+        raise FleetSpecError(source, f"{path}.min", f"must not be negative: {spec.min}")
+    if spec.max < spec.min:
+        raise FleetSpecError(source, f"{path}.max", f"is {spec.max}, below min {spec.min}")
+    if spec.max > MAX_FLEET_NODES:
+        raise FleetSpecError(source, f"{path}.max", f"{spec.max:,} nodes, more than "
+                             f"{MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
+    if spec.max < 1:
+        raise FleetSpecError(source, f"{path}.max", "must be at least 1")
+    if pool.size > spec.max:
+        raise FleetSpecError(source, f"{path.rsplit('.', 1)[0]}.count",
+                             f"is {pool.size}, above autoscaling.max {spec.max}")
+    width = max(2, len(str(spec.max)))
+    last = f"{pool.prefix}{spec.max:0{width}d}"
+    if len(last) > 63 or not _DNS_LABEL.match(last):
+        raise FleetSpecError(source, f"{path}.max",
+                             f"node names like {last!r} are not DNS labels (<= 63 chars)")
+    if not 0 <= spec.price_per_hour < float("inf"):
+        raise FleetSpecError(source, f"{path}.pricePerHour",
+                             f"must be a non-negative number: {spec.price_per_hour!r}")
+    try:
+        parse_fleet_duration(spec.provisioning_delay)
+    except ValueError as exc:
+        raise FleetSpecError(source, f"{path}.provisioningDelay", str(exc)) from None
 
 
 def _check_class(source: str, path: str, cls: PlatformClass, nvidia_used: bool) -> None:

@@ -1,0 +1,156 @@
+"""Autoscaler benchmark (issue 13): one Cluster Autoscaler loop.
+
+20 node groups (autoscaled pools of five GPU models and two node sizes each,
+whole GPUs, DynamicMIG and CPU-only), 1,000 existing nodes (50 per group, each
+full: a bound pod holds all its CPU) and 1,000 pending pods of five shapes (one
+or two whole GPUs of a model, a MIG 1g.10gb slice, CPU only), made by
+Deployments with claim templates. The scheduling pass that finds the pods
+pending is timed apart; the target is the autoscaler loop itself (the
+estimates of every group, the expander, the repeated scale-ups).
+Target: <= 5 s.
+
+Prints figures; asserts nothing.
+
+    python benchmarks/bench_autoscale.py [--pending 1000] [--per-group 50]
+                                         [--model cluster-autoscaler|karpenter] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from dralab.api.core import Node
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document
+from dralab.autoscale import (
+    AutoscalerOptions,
+    ClusterAutoscaler,
+    Karpenter,
+    cluster_objects,
+    read_input,
+)
+from dralab.scheduler import Scheduler, build_cluster
+
+TARGET_SECONDS = 5.0
+MODELS = (("h100", "h100-80gb-sxm", "off"), ("a100", "a100-80gb", "dynamic"),
+          ("l4", "l4", "off"), ("a10", "a10", "off"), ("h200", "h200-141gb", "off"))
+
+
+def fleet(per_group: int) -> dict[str, Any]:
+    pools = []
+    for key, model, mig in MODELS:
+        for size, gpus in (("s", 4), ("l", 8)):
+            for zone in ("a", "b"):
+                pools.append({
+                    "name": f"{key}-{size}-{zone}", "count": per_group,
+                    "cpu": "64" if size == "s" else "128", "memory": "512Gi",
+                    "gpu": {"model": model, "count": gpus, "mig": {"mode": mig}},
+                    "topology": {"zone": f"zone-{zone}"},
+                    "autoscaling": {"max": per_group + 100, "pricePerHour": gpus * 2.5,
+                                    "provisioningDelay": "5m"}})
+    return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
+            "metadata": {"name": "bench"}, "spec": {"pools": pools}}
+
+
+def _template(name: str, cls: str, count: int, cel: str | None) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": cls, "count": count}
+    if cel:
+        exactly["selectors"] = [{"cel": {"expression": cel}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
+
+
+def _deployment(name: str, replicas: int, cpu: str, template: str | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "main", "image": "busybox",
+                                 "resources": {"requests": {"cpu": cpu, "memory": "8Gi"}}}
+    spec: dict[str, Any] = {"containers": [container]}
+    if template is not None:
+        container["resources"]["claims"] = [{"name": "gpu"}]
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+
+
+def workload(pending: int, per_group: int) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    product = "device.attributes['gpu.nvidia.com'].productName"
+    docs += [_template("one-h100", "gpu.nvidia.com", 1, f"{product}.contains('H100')"),
+             _template("two-l4", "gpu.nvidia.com", 2, f"{product}.contains('L4')"),
+             _template("one-a10", "gpu.nvidia.com", 1, f"{product}.contains('A10')"),
+             _template("mig-1g", "mig.nvidia.com", 1,
+                       "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'")]
+    share = pending // 5
+    docs += [_deployment("train-h100", share, "8", "one-h100"),
+             _deployment("infer-l4", share, "4", "two-l4"),
+             _deployment("infer-a10", share, "4", "one-a10"),
+             _deployment("notebook-mig", share, "2", "mig-1g"),
+             _deployment("cpu-batch", pending - 4 * share, "16", None)]
+    return docs
+
+
+def fillers(nodes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """A bound pod that takes all of each existing node's CPU: the nodes are full."""
+    return [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"filler-{n}", "namespace": "default",
+                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                               "name": "filler", "uid": "f",
+                                               "controller": True}]},
+             "spec": {"nodeName": n, "containers": [{
+                 "name": "main", "image": "busybox",
+                 "resources": {"requests": {"cpu": cpu, "memory": "8Gi"}}}]}}
+            for n, cpu in nodes]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pending", type=int, default=1000)
+    parser.add_argument("--per-group", type=int, default=50)
+    parser.add_argument("--model", choices=["cluster-autoscaler", "karpenter"],
+                        default="cluster-autoscaler")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    gates = FeatureGates()
+    docs = [Document("<bench>", i, d) for i, d in
+            enumerate([fleet(args.per_group), *workload(args.pending, args.per_group)])]
+    data = read_input(docs, gates)
+    objects = cluster_objects(data)
+    nodes = [(o.metadata.name or "", str(o.status.allocatable["cpu"]))
+             for o in objects if isinstance(o, Node)]
+    filler_docs = [Document("<bench>", i, d) for i, d in enumerate(fillers(nodes))]
+    data = read_input([*docs, *filler_docs], gates)
+    t0 = time.perf_counter()
+    cluster, pending = build_cluster(cluster_objects(data))
+    scheduler = Scheduler.build(cluster)
+    result = scheduler.run(pending)
+    waiting = [cluster.pods[f"{u.pod.metadata.namespace}/{u.pod.metadata.name}"]
+               for u in result.unplaced]
+    t1 = time.perf_counter()
+    model: ClusterAutoscaler | Karpenter = Karpenter(scheduler, data.fleet) \
+        if args.model == "karpenter" else \
+        ClusterAutoscaler(scheduler, data.fleet, AutoscalerOptions(expander="price"))
+    if args.profile:
+        from pyinstrument import Profiler
+        profiler = Profiler()
+        profiler.start()
+    t2, c2 = time.perf_counter(), time.process_time()
+    decisions = model.loop(waiting, 0.0)
+    t3, c3 = time.perf_counter(), time.process_time()
+    if args.profile:
+        profiler.stop()
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+    print(f"nodes {len(cluster.nodes)}, groups 20, pending {len(waiting)}")
+    print(f"build + scheduling pass: {t1 - t0:.2f} s")
+    print(f"autoscaler loop: {t3 - t2:.2f} s wall, {c3 - c2:.2f} s CPU "
+          f"(target <= {TARGET_SECONDS:.0f} s)")
+    print("scale-ups: " + ", ".join(f"{u.pool} +{u.add} ({len(u.pods)} pods)"
+                                    for u in decisions.scale_ups))
+    print(f"pending after the loop: {len(decisions.pending)}")
+
+
+if __name__ == "__main__":
+    main()

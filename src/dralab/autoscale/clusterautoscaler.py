@@ -1,0 +1,259 @@
+"""The Cluster Autoscaler model: scale-up from template nodes, DRA-aware scale-down.
+
+``ClusterAutoscaler(scheduler, fleet, options).loop(pending, now)`` is one
+RunOnce of CA over the scheduler's cluster, at time ``now`` (seconds, the
+caller's clock):
+
+1. Pending pods (those the scheduler could not place) become units (a gang is one
+   unit). Nodes already being provisioned (earlier scale-ups not yet Ready) are
+   added as template nodes first; units they can take are helped already.
+2. Each node group with room gets an ``estimate``; the expander picks one option;
+   its nodes are kept (on a fork) and the rest of the units try again, until no
+   option helps any more. (CA makes one scale-up per loop, 10 s apart; here a
+   loop makes them all, which is what those loops converge to.)
+3. Units no group helps are ``pending`` with the reason: a group at its max size
+   ("h100: max size 3 reached"), else "no node group fits: " and each group's
+   scheduler message.
+4. Only when nothing needed a scale-up: scale-down. ``unneeded`` are the nodes
+   under the utilisation threshold whose pods can move; ``scale_downs`` those of
+   them unneeded for ``scale_down_unneeded_time`` and at least
+   ``scale_down_delay_after_add`` after the last scale-up (the clock matters: a
+   simulator stage calls ``loop`` each period and removes ``scale_downs``).
+
+The cluster is never changed: decisions are returned; the caller adds the nodes
+(after ``ready_at``) and removes the scaled-down ones, and tells the model about
+nodes that arrived (``nodes_ready``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dralab.api.gcpause import gc_paused
+from dralab.fleet import Fleet
+from dralab.scheduler import Scheduler
+from dralab.scheduler.cluster import PodInfo
+
+from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
+from .estimator import Estimate, as_group, estimate, max_size_reason
+from .expanders import EXPANDERS, choose
+from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
+from .scaledown import unneeded_nodes
+from .units import PodUnit, pod_units, topology_sensitive
+
+__all__ = ["AutoscalerOptions", "ClusterAutoscaler", "pending_reason"]
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerOptions:
+    """CA's flags that the model reads (defaults as CA's)."""
+
+    expander: str = "least-waste"
+    scale_down_utilization_threshold: float = 0.5
+    scale_down_unneeded_time: float = 600.0
+    scale_down_delay_after_add: float = 600.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.expander not in EXPANDERS:
+            raise ValueError(f"unknown expander {self.expander!r} "
+                             f"(known: {', '.join(EXPANDERS)})")
+
+
+@dataclass(slots=True)
+class _InFlight:
+    pool: str
+    nodes: int
+    ready_at: float
+
+
+def pending_reason(unit: PodUnit, options: Sequence[Estimate]) -> str:
+    """Why no group helps ``unit`` (``options``: every group's estimate)."""
+    full = sorted(o.group.name for o in options if unit.name in o.at_max)
+    if full:
+        by_name = {o.group.name: o.group for o in options}
+        return "; ".join(max_size_reason(by_name[n]) for n in full)
+    if not options:
+        return "no node group fits: the fleet has no autoscaled pool"
+    reasons = [f"{o.group.name}: {o.blocked.get(unit.name, 'does not fit')}"
+               for o in sorted(options, key=lambda o: o.group.name)]
+    return "no node group fits: " + "; ".join(reasons)
+
+
+@dataclass(slots=True)
+class ClusterAutoscaler:
+    """One model instance follows one cluster over time (see the module docstring)."""
+
+    scheduler: Scheduler
+    fleet: Fleet
+    options: AutoscalerOptions = field(default_factory=AutoscalerOptions)
+    fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
+    _templates: TemplateNodes | None = None
+    _in_flight: list[_InFlight] = field(default_factory=list)
+    _unneeded_since: dict[str, float] = field(default_factory=dict)
+    _last_scale_up: float | None = None
+    _rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.options.seed)
+
+    # --- state the caller reports -----------------------------------------------------
+    def nodes_ready(self, pool: str, count: int = 1) -> None:
+        """``count`` nodes of ``pool`` from earlier scale-ups joined the cluster."""
+        for flight in self._in_flight:
+            if flight.pool == pool and count > 0:
+                taken = min(count, flight.nodes)
+                flight.nodes -= taken
+                count -= taken
+        self._in_flight = [f for f in self._in_flight if f.nodes > 0]
+        self._templates = None  # the pool's next names moved on
+
+    def groups(self) -> dict[str, NodeGroup]:
+        """The node groups at their sizes in the cluster (nodes by pool label; nodes in
+        flight not counted: ``loop`` adds them)."""
+        return node_groups(self.fleet, self._cluster_sizes())
+
+    def _cluster_sizes(self) -> dict[str, int]:
+        sizes = {p.name: 0 for p in self.fleet.spec.pools}
+        for info in self.scheduler.cluster.nodes.values():
+            pool = pool_of(info.node)
+            if pool is not None:
+                sizes[pool] = sizes.get(pool, 0) + 1
+        return sizes
+
+    def templates(self) -> TemplateNodes:
+        if self._templates is None:
+            cluster = self.scheduler.cluster
+            self._templates = TemplateNodes(self.fleet, self._cluster_sizes(),
+                                            cluster.node_names(), self.fleet_seed)
+        return self._templates
+
+    # --- the loop -----------------------------------------------------------------------
+    def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:
+        # Forks build and drop many small acyclic objects: the cyclic GC only rescans.
+        with gc_paused():
+            return self._loop(pending, now)
+
+    def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
+        groups = self.groups()
+        units = pod_units(p for p in pending if p.assumed_node is None)
+        scheduler = self.scheduler
+        templates = self.templates()
+        ups: list[ScaleUp] = []
+        blocked: dict[str, str] = {}
+        upcoming: list[str] = []
+        scheduler.fork()
+        try:
+            offsets = self._place_on_in_flight(units, groups, upcoming)
+            units = [u for u in units if not set(u.keys) & set(upcoming)]
+            ordered = sorted(groups.values(), key=lambda g: g.name)
+            signatures = self._signatures(units)
+            # An estimate stays right while its group took no nodes and none of the
+            # units it helps went to another group: the units it cannot help left
+            # no trace on its nodes (their tries were undone).
+            cache: dict[str, tuple[int, Estimate]] = {}
+            stalled: set[str] = set()
+            while units:
+                # Full groups too: their estimate says whether the max size is the reason.
+                options = []
+                alike: dict[tuple[bytes, int, int], Estimate] = {}
+                for g in ordered:
+                    hit = cache.get(g.name)
+                    if hit is None or hit[0] != offsets[g.name]:
+                        twin_key = (signatures[g.name], g.room - offsets[g.name],
+                                    offsets[g.name]) if signatures.get(g.name) else None
+                        twin = alike.get(twin_key) if twin_key is not None else None
+                        option = as_group(twin, g) if twin is not None else \
+                            estimate(scheduler, templates, g, units, offsets[g.name])
+                        hit = (offsets[g.name], option)
+                        cache[g.name] = hit
+                        if twin_key is not None:
+                            alike.setdefault(twin_key, option)
+                    options.append(hit[1])
+                helpful = [o for o in options if o.units and o.group.name not in stalled]
+                if not helpful:
+                    for unit in units:
+                        blocked[unit.name] = pending_reason(unit, options)
+                    break
+                best = choose(self.options.expander, helpful, self._rng)
+                kept = estimate(scheduler, templates, best.group, units,
+                                offsets[best.group.name], keep=True)
+                if not kept.units:
+                    # A reused estimate that no longer holds: estimate the group
+                    # afresh, and leave it out until something else moves.
+                    cache.pop(best.group.name, None)
+                    stalled.add(best.group.name)
+                    continue
+                stalled.clear()
+                offsets[best.group.name] += len(kept.nodes)
+                ups.append(ScaleUp(best.group.name, len(kept.nodes), tuple(kept.pods),
+                                   now + best.group.provisioning_delay, tuple(kept.nodes)))
+                helped = {u.name for u in kept.units}
+                units = [u for u in units if u.name not in helped]
+                for name, (_, option) in list(cache.items()):
+                    if any(u.name in helped for u in option.units):
+                        del cache[name]
+        finally:
+            scheduler.revert()
+        pending_pods = tuple(PendingPod(key, reason) for unit in pod_units(
+            p for p in pending if p.assumed_node is None) if unit.name in blocked
+            for key, reason in ((k, blocked[unit.name]) for k in unit.keys))
+        if ups:
+            self._last_scale_up = now
+            for up in ups:
+                self._in_flight.append(_InFlight(up.pool, up.add, up.ready_at))
+        unneeded: tuple[ScaleDown, ...] = ()
+        scale_downs: tuple[ScaleDown, ...] = ()
+        if not ups and not pending_pods:
+            unneeded, scale_downs = self._scale_down(groups, now)
+        return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming))
+
+    def _signatures(self, units: Sequence[PodUnit]) -> dict[str, bytes]:
+        """Template signatures for sharing estimates between alike groups; none when a
+        pending pod looks at topology (then alike groups may differ)."""
+        labels = self.fleet.spec.topology_labels
+        keys = (labels.zone, labels.block, labels.rack)
+        if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
+            return {}
+        return template_signatures(self.fleet)
+
+    def _place_on_in_flight(self, units: list[PodUnit], groups: dict[str, NodeGroup],
+                            helped: list[str]) -> dict[str, int]:
+        """Place on the nodes being provisioned (as template nodes, on the open fork)
+        what fits there; returns the template offset per group (its nodes in flight)."""
+        offsets = {name: 0 for name in groups}
+        for flight in self._in_flight:
+            group = groups.get(flight.pool)
+            if group is None:
+                continue
+            offset = offsets[group.name]
+            exactly = NodeGroup(group.name, group.max_size - flight.nodes - offset,
+                                group.min_size, group.max_size, group.price_per_hour,
+                                group.provisioning_delay, group.priority)
+            kept = estimate(self.scheduler, self.templates(), exactly, units, offset,
+                            keep=True)
+            offsets[group.name] += flight.nodes
+            helped += kept.pods
+            taken = {u.name for u in kept.units}
+            units[:] = [u for u in units if u.name not in taken]
+        return offsets
+
+    def _scale_down(self, groups: dict[str, NodeGroup], now: float
+                    ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleDown, ...]]:
+        found = unneeded_nodes(self.scheduler, groups,
+                               self.options.scale_down_utilization_threshold, now)
+        names = {d.node for d in found}
+        self._unneeded_since = {n: t for n, t in self._unneeded_since.items() if n in names}
+        unneeded = []
+        for d in found:
+            since = self._unneeded_since.setdefault(d.node, now)
+            unneeded.append(ScaleDown(d.node, d.pool, d.utilization, since))
+        opts = self.options
+        if self._last_scale_up is not None and \
+                now - self._last_scale_up < opts.scale_down_delay_after_add:
+            return tuple(unneeded), ()
+        ready = tuple(d for d in unneeded if now - d.since >= opts.scale_down_unneeded_time)
+        return tuple(unneeded), ready
+

@@ -1,0 +1,240 @@
+"""The binpacking estimator: how many template nodes of one group the pending units
+need, simulated with the scheduler's own plugins on a fork of the cluster.
+
+Units go in Cluster Autoscaler's order (largest first: CPU and memory requests
+relative to the template node, then arrival). Each pod tries the nodes this
+estimate added (an equivalence class skips those it already failed on: nodes
+only fill up), else one more template node if the group has room. A pod that
+does not fit a fresh template node cannot be helped by the group, nor can its
+equivalents; one that would fit but finds the group at its max size is blocked
+by "max size N reached". A gang is placed whole or not at all (a nested fork).
+
+The ``Estimate`` also measures the new nodes for the expanders: CA's least-waste
+score (unused CPU and memory fractions, plus unused GPU capacity, 1 - the mean
+DRA utilisation of nodes with slices) and the FGD fragmentation of the new
+nodes towards the helped pods' shapes (stranded milli-GPU).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from dralab.policies.frag import Shape, TargetWorkload, node_fragmentation
+from dralab.scheduler import Scheduler
+from dralab.scheduler.cluster import PodInfo
+
+from .gpushare import node_gpus, pod_shape
+from .groups import NodeGroup, TemplateNodes
+from .placement import place_pod
+from .units import PodUnit
+from .utilization import allocated_devices, node_utilization
+
+__all__ = ["Estimate", "as_group", "estimate", "max_size_reason"]
+
+
+def max_size_reason(group: NodeGroup) -> str:
+    return f"{group.name}: max size {group.max_size} reached"
+
+
+@dataclass(slots=True)
+class Estimate:
+    """One group's option: the nodes it would add and the units they would take.
+    ``blocked``: why a unit (by name) is not helped (a scheduler message, or the max
+    size)."""
+
+    group: NodeGroup
+    nodes: list[str] = field(default_factory=list)
+    units: list[PodUnit] = field(default_factory=list)
+    blocked: dict[str, str] = field(default_factory=dict)
+    at_max: set[str] = field(default_factory=set)
+    waste: float = 0.0
+    fragmentation: float = 0.0
+
+    @property
+    def pods(self) -> list[str]:
+        return [k for unit in self.units for k in unit.keys]
+
+    @property
+    def pod_count(self) -> int:
+        return sum(len(unit.pods) for unit in self.units)
+
+
+def as_group(option: Estimate, group: NodeGroup) -> Estimate:
+    """``option`` (of an alike group: same template apart from names and topology, same
+    room) as the estimate of ``group``. Node names stay the twin's: only their number
+    is read; a kept estimate is always made for its own group."""
+    own, other = max_size_reason(option.group), max_size_reason(group)
+    blocked = {k: other if v == own else v for k, v in option.blocked.items()}
+    return Estimate(group, list(option.nodes), list(option.units), blocked,
+                    set(option.at_max), option.waste, option.fragmentation)
+
+
+def _size_score(info: PodInfo, cpu: int, memory: int) -> float:
+    score = 0.0
+    if cpu:
+        score += info.requests.get("cpu", 0) / cpu
+    if memory:
+        score += info.requests.get("memory", 0) / memory
+    return score
+
+
+class _Packer:
+    """One estimate in progress on an open fork."""
+
+    def __init__(self, scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
+                 offset: int, room: int) -> None:
+        self.scheduler = scheduler
+        self.templates = templates
+        self.group = group
+        self.offset = offset        # template nodes this loop already took from the group
+        self.room = room
+        self.nodes: list[str] = []
+        self.first_open: dict[Hashable, int] = {}
+        self.hopeless: dict[Hashable, str] = {}
+        # An empty template node kept for the next try: a pod that fits no fresh node
+        # leaves it empty, and adding and removing nodes again and again would make
+        # the DRA plugin re-index their slices each time.
+        self.spare: str | None = None
+
+    def _spare(self) -> str:
+        if self.spare is None:
+            node, slices = self.templates.node(self.group.name,
+                                               self.offset + len(self.nodes))
+            self.scheduler.cluster.add_node(node, slices)
+            self.spare = node.metadata.name or ""
+        return self.spare
+
+    def place(self, info: PodInfo, key: Hashable) -> str | None:
+        """None when placed, else why not."""
+        if key in self.hopeless:
+            return self.hopeless[key]
+        start = self.first_open.get(key, 0)
+        for i in range(start, len(self.nodes)):
+            if place_pod(self.scheduler, info, (self.nodes[i],)).node is not None:
+                self.first_open[key] = i
+                return None
+        self.first_open[key] = len(self.nodes)
+        scheduler = self.scheduler
+        name = self._spare()
+        if len(self.nodes) >= self.room:
+            scheduler.fork()  # would it fit a fresh node? Try, then take the pod back.
+            outcome = place_pod(scheduler, info, (name,))
+            scheduler.revert()
+            if outcome.node is not None:
+                return max_size_reason(self.group)
+        else:
+            outcome = place_pod(scheduler, info, (name,))
+            if outcome.node is not None:
+                self.nodes.append(name)
+                self.spare = None
+                return None
+        self.hopeless[key] = outcome.reason or "does not fit a new node"
+        return self.hopeless[key]
+
+    def undo_to(self, before: int) -> None:
+        """After reverting a gang's fork: forget the nodes it added (one that was the
+        spare before the fork is still there, empty: the spare again)."""
+        cluster = self.scheduler.cluster
+        survivors = [n for n in self.nodes[before:] if n in cluster.nodes]
+        del self.nodes[before:]
+        if self.spare is not None and self.spare not in cluster.nodes:
+            self.spare = None
+        if survivors:
+            self.spare = survivors[0]
+        self.first_open = {k: min(v, before) for k, v in self.first_open.items()}
+
+    def drop_spare(self) -> None:
+        if self.spare is not None:
+            self.scheduler.cluster.remove_node(self.spare)
+            self.spare = None
+
+
+def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
+             units: Sequence[PodUnit], offset: int = 0, keep: bool = False) -> Estimate:
+    """The option of scaling up ``group`` for ``units``. The scheduler's cluster is
+    left as it was unless ``keep`` (then the new nodes and placements stay, for the
+    caller's own fork). ``offset``: nodes of the group added earlier in this loop."""
+    room = group.room - offset
+    result = Estimate(group)
+    first, _ = templates.node(group.name, offset)
+    cpu = first.status.allocatable.get("cpu")
+    memory = first.status.allocatable.get("memory")
+    cpu_m = cpu.milli_value() if cpu is not None else 0
+    mem_m = memory.milli_value() if memory is not None else 0
+    ordered = sorted(units, key=lambda u: -max(_size_score(p, cpu_m, mem_m) for p in u.pods))
+    packer = _Packer(scheduler, templates, group, offset, room)
+    scheduler.fork()
+    try:
+        for unit in ordered:
+            gang = len(unit.pods) > 1
+            if gang:
+                scheduler.fork()
+            before = len(packer.nodes)
+            reason = None
+            for info in unit.pods:
+                reason = packer.place(info, unit.key if not gang else info.key)
+                if reason is not None:
+                    break
+            if gang:
+                if reason is None:
+                    scheduler.commit()
+                else:
+                    scheduler.revert()
+                    packer.undo_to(before)
+            if reason is None:
+                result.units.append(unit)
+            else:
+                result.blocked[unit.name] = reason
+                if reason == max_size_reason(group):
+                    result.at_max.add(unit.name)
+        result.nodes = list(packer.nodes)
+        _measure(scheduler, result)
+        if keep:
+            packer.drop_spare()
+    finally:
+        if keep:
+            scheduler.commit()
+        else:
+            scheduler.revert()
+    # The arrival order of the helped units, whatever order they were packed in.
+    rank = {u.name: i for i, u in enumerate(units)}
+    result.units.sort(key=lambda u: rank[u.name])
+    return result
+
+
+def _measure(scheduler: Scheduler, result: Estimate) -> None:
+    if not result.nodes:
+        return
+    cluster = scheduler.cluster
+    allocated = allocated_devices(cluster.claims.values())
+    alloc_cpu = used_cpu = alloc_mem = used_mem = 0
+    dra: list[float] = []
+    views = {}
+    for name in result.nodes:
+        node = cluster.nodes[name]
+        alloc_cpu += node.alloc_cpu
+        used_cpu += node.requested.get("cpu", 0)
+        alloc_mem += node.alloc_memory
+        used_mem += node.requested.get("memory", 0)
+        util = node_utilization(cluster, node, allocated)
+        if util.dra is not None:
+            dra.append(util.dra)
+        views[name] = node_gpus(cluster, name, allocated)
+    waste = (alloc_cpu - used_cpu) / alloc_cpu if alloc_cpu else 0.0
+    waste += (alloc_mem - used_mem) / alloc_mem if alloc_mem else 0.0
+    if dra:
+        waste += 1.0 - sum(dra) / len(dra)
+    result.waste = waste
+    shapes: Counter[Shape] = Counter()
+    for unit in result.units:
+        for info in unit.pods:
+            shapes[pod_shape(cluster, info, views)] += 1
+    target = TargetWorkload.of(list(shapes), list(shapes.values()))
+    total = 0.0
+    for name in result.nodes:
+        node = cluster.nodes[name]
+        total += node_fragmentation(node.alloc_cpu - node.requested.get("cpu", 0),
+                                    views[name].free_shares(), 0, target)
+    result.fragmentation = total

@@ -1,0 +1,66 @@
+"""``dralab autoscale``'s input: one Fleet plus Kubernetes objects, as a cluster.
+
+The Fleet (``kind: Fleet``, ``apiVersion: dralab.dev/v1alpha1``) gives the node
+groups and, as ``dralab fleet`` would publish them, the current nodes, their
+ResourceSlices and the drivers' DeviceClasses. A pool whose nodes are given as
+Node objects labelled ``dralab.dev/pool: NAME`` takes those instead (with the
+input's slices). The other documents are validated as ``dralab schedule``'s are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dralab.api.base import KubeObject
+from dralab.api.core import Node
+from dralab.api.errors import InputError
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document, load_documents
+from dralab.fleet import Fleet, generate, parse_fleet
+from dralab.fleet.spec import API_VERSION, KIND
+from dralab.validation.check import validate_documents
+
+from .groups import pool_of
+
+__all__ = ["AutoscaleInput", "cluster_objects", "read_input"]
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscaleInput:
+    fleet: Fleet
+    objects: tuple[KubeObject, ...]
+
+
+def _is_fleet(doc: Document) -> bool:
+    data = doc.data
+    return isinstance(data, dict) and data.get("kind") == KIND and \
+        data.get("apiVersion") == API_VERSION
+
+
+def read_input(docs: Sequence[Document], gates: FeatureGates) -> AutoscaleInput:
+    """The Fleet and the objects. InputError (one line naming the file, document and
+    field) for a missing or second Fleet, a bad Fleet or an invalid object."""
+    fleets = [d for d in docs if _is_fleet(d)]
+    if len(fleets) != 1:
+        where = ", ".join(d.where for d in fleets)
+        raise InputError(f"expected one Fleet ({API_VERSION} {KIND}) among the inputs, found "
+                         f"{len(fleets)}" + (f" ({where})" if where else ""))
+    fleet = parse_fleet(fleets[0].data, fleets[0].where)
+    rest = [d for d in docs if not _is_fleet(d)]
+    problems = validate_documents(rest, gates, stored=True)
+    if problems:
+        raise InputError(str(problems[0]))
+    return AutoscaleInput(fleet, tuple(load_documents(rest)))
+
+
+def cluster_objects(data: AutoscaleInput, seed: int | None = None) -> list[KubeObject]:
+    """The Fleet's generated objects (minus the nodes of pools given as Node objects)
+    followed by the input objects: what the cluster is built from."""
+    given = {pool for o in data.objects if isinstance(o, Node) and (pool := pool_of(o))}
+    generated = generate(data.fleet, seed)
+    dropped = {n.metadata.name for n in generated.nodes if pool_of(n) in given}
+    kept: list[KubeObject] = [*generated.classes]
+    kept += [n for n in generated.nodes if n.metadata.name not in dropped]
+    kept += [s for s in generated.slices if s.spec.node_name not in dropped]
+    return [*kept, *data.objects]

@@ -1,0 +1,52 @@
+"""One autoscaler loop over a snapshot: what ``dralab autoscale`` runs.
+
+The pending pods are first scheduled on the existing nodes (the one scheduling
+loop, preemption included); the model then scales up for those still pending
+and, when none needed a scale-up, reports the nodes that could go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dralab.api.features import FeatureGates
+from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.result import REASON_UNSCHEDULABLE
+
+from .clusterautoscaler import AutoscalerOptions, ClusterAutoscaler
+from .decisions import LoopDecisions, PendingPod
+from .inputs import AutoscaleInput, cluster_objects
+from .karpenter import Karpenter
+
+__all__ = ["MODELS", "run_once"]
+
+MODELS = ("cluster-autoscaler", "karpenter")
+
+
+def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
+             expander: str = "least-waste", features: FeatureGates | None = None,
+             seed: int = 0) -> LoopDecisions:
+    """Schedule, then one loop of ``model``. Deterministic for a seed."""
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    cluster, pending = build_cluster(cluster_objects(data), features, seed)
+    scheduler = Scheduler.build(cluster, None, seed)
+    result = scheduler.run(pending)
+    waiting = []
+    other: list[PendingPod] = []
+    for item in result.unplaced:
+        key = f"{item.pod.metadata.namespace or 'default'}/{item.pod.metadata.name}"
+        info = cluster.pods.get(key)
+        if item.reason == REASON_UNSCHEDULABLE and info is not None:
+            waiting.append(info)
+        else:
+            # Gated or unprofiled pods are not the autoscaler's to help (nor CA's).
+            other.append(PendingPod(key, f"{item.reason}: {item.message}"))
+    if model == "karpenter":
+        decisions = Karpenter(scheduler, data.fleet).loop(waiting, 0.0)
+    else:
+        options = AutoscalerOptions(expander=expander, seed=seed)
+        decisions = ClusterAutoscaler(scheduler, data.fleet, options).loop(waiting, 0.0)
+    if other:
+        decisions = replace(decisions, pending=(*decisions.pending, *other), unneeded=())
+    return decisions
