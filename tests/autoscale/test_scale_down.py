@@ -51,11 +51,22 @@ def test_scale_down(docs: list[Doc], expected: list[tuple[str, float]]) -> None:
     assert [(d["node"], d["utilization"]) for d in doc["scaleDown"]] == expected
 
 
-def test_no_scale_down_while_a_scale_up_is_needed() -> None:
+def test_a_pod_no_group_can_help_does_not_stop_scale_down() -> None:
+    # Cluster Autoscaler skips scale-down only in a loop that scaled up; a pod that
+    # no node group can help stays pending and the empty nodes still go.
     doc = summary(run(TWO_H100, template("l4", cel=f"{PRODUCT}.contains('L4')"),
                       pod("p", "l4")))
-    assert doc["scaleUp"] == [] and doc["scaleDown"] == []  # no l4 pool: pending
+    assert doc["scaleUp"] == []
     assert doc["pending"][0]["pod"] == "default/p"
+    assert [d["node"] for d in doc["scaleDown"]] == ["h100-01", "h100-02"]
+
+
+def test_no_scale_down_in_a_loop_that_scales_up() -> None:
+    # The empty h100 node would go (see above), but this loop adds an L4 node.
+    doc = summary(run(fleet("cpu", "h100", "l4", h100={"count": 1}),
+                      template("l4", cel=f"{PRODUCT}.contains('L4')"), pod("p", "l4")))
+    assert [u["pool"] for u in doc["scaleUp"]] == ["l4"]
+    assert doc["scaleDown"] == []
 
 
 def _model(*docs: Doc) -> tuple[ClusterAutoscaler, list[PodInfo]]:

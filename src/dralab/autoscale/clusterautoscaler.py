@@ -206,7 +206,9 @@ class ClusterAutoscaler:
                 self._in_flight.append(_InFlight(up.pool, up.add, up.ready_at))
         unneeded: tuple[ScaleDown, ...] = ()
         scale_downs: tuple[ScaleDown, ...] = ()
-        if not ups and not pending_pods:
+        # As Cluster Autoscaler's loop: only a scale-up made in this loop skips scale-down;
+        # pods that no group can help do not.
+        if not ups:
             unneeded, scale_downs = self._scale_down(groups, now)
         return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming))
 
