@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from .demand import CLASSES, PodGpuDemand, pod_demand, workload_class
 from .inventory import InventoryEntry, inventory, render
-from .podsets import PodSet, Workload, workload_of
+from .podsets import ManifestWorkload, PodSet, workload_of
 
 __all__ = [
     "CLASSES",
     "InventoryEntry",
+    "ManifestWorkload",
     "PodGpuDemand",
     "PodSet",
-    "Workload",
     "inventory",
     "pod_demand",
     "render",

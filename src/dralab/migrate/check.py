@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .clusterdump import ClusterDump, NodeGpus
+from .clusterdump import ClusterDump, DumpNodeGpus
 from .demand import pod_demand
 from .podsets import at_path, workload_of
 
@@ -108,7 +108,7 @@ def may_land(spec: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     return True
 
 
-def _finding(node: NodeGpus) -> NodeFinding:
+def _finding(node: DumpNodeGpus) -> NodeFinding:
     plugin, dra = node.allocated()
     return NodeFinding(node.name, node.pool, dict(node.device_plugin), dict(node.dra),
                        node.physical_gpus, plugin, dra,

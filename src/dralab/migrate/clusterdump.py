@@ -21,7 +21,7 @@ from dralab.api.quantity import QuantityError, parse_quantity
 from .demand import GPU, MIG_PREFIX, SHARED
 from .podsets import at_path
 
-__all__ = ["ClusterDump", "NodeGpus", "PodGpus", "device_plugin_resources", "read_dump"]
+__all__ = ["ClusterDump", "DumpNodeGpus", "PodGpus", "device_plugin_resources", "read_dump"]
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 _NANO = 10**9
@@ -62,7 +62,7 @@ class PodGpus:
 
 
 @dataclass(slots=True)
-class NodeGpus:
+class DumpNodeGpus:
     name: str
     labels: dict[str, str]
     pool: str
@@ -91,7 +91,7 @@ class NodeGpus:
 
 @dataclass(slots=True)
 class ClusterDump:
-    nodes: dict[str, NodeGpus]
+    nodes: dict[str, DumpNodeGpus]
     documents: list[Document]
     extended_classes: dict[str, str]   # extendedResourceName -> DeviceClass
 
@@ -119,14 +119,14 @@ def read_dump(docs: Iterable[Document]) -> ClusterDump:
     for doc in docs:
         if isinstance(doc.data, Mapping) and isinstance(doc.data.get("kind"), str):
             by_kind.setdefault(doc.data["kind"], []).append(doc.data)
-    nodes: dict[str, NodeGpus] = {}
+    nodes: dict[str, DumpNodeGpus] = {}
     for obj in by_kind.get("Node", []):
         name = str(at_path(obj, ("metadata", "name")))
         raw = at_path(obj, ("metadata", "labels"))
         labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
         taints = at_path(obj, ("spec", "taints"))
         allocatable = at_path(obj, ("status", "allocatable"))
-        nodes[name] = NodeGpus(name, labels, _pool_label(labels),
+        nodes[name] = DumpNodeGpus(name, labels, _pool_label(labels),
                                device_plugin_resources(allocatable),
                                [t for t in taints or [] if isinstance(t, Mapping)],
                                {str(k): str(v) for k, v in allocatable.items()}

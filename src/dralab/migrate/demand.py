@@ -23,7 +23,7 @@ from typing import Any
 from dralab.api.quantity import QuantityError, parse_quantity
 
 from .gpulabels import SHARING_LABELS, LabelRequirement, is_gpu_label
-from .podsets import PathKey, PodSet, Workload, at_path
+from .podsets import ManifestWorkload, PathKey, PodSet, at_path
 
 __all__ = [
     "CLASSES",
@@ -204,7 +204,7 @@ def is_shared(demand: PodGpuDemand) -> bool:
                for r in demand.requirements)
 
 
-def workload_class(workload: Workload, demands: list[PodGpuDemand]) -> str:
+def workload_class(workload: ManifestWorkload, demands: list[PodGpuDemand]) -> str:
     """The workload's class (see the module doc)."""
     if any(c.problems for d in demands for c in d.containers):
         return "unsupported"

@@ -20,7 +20,7 @@ import msgspec
 from dralab.api.io import Document
 
 from .demand import PodGpuDemand, pod_demand, workload_class
-from .podsets import PodSet, Workload, identity, workload_of
+from .podsets import ManifestWorkload, PodSet, identity, workload_of
 from .rewrite import mentions_nvidia
 
 __all__ = ["InventoryEntry", "inventory", "render"]
@@ -31,7 +31,7 @@ class InventoryEntry:
     """One workload of the input: where it is, its pod sets and their demand, its class."""
 
     document: Document
-    workload: Workload
+    workload: ManifestWorkload
     demands: tuple[PodGpuDemand, ...]
     cls: str
 
@@ -47,8 +47,8 @@ def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
         if workload is None:
             if mentions_nvidia(doc.data):  # a kind whose pod templates dralab cannot find
                 kind, namespace, name = identity(doc.data)
-                out.append(InventoryEntry(doc, Workload(kind, namespace, name, (), False), (),
-                                          "unsupported"))
+                unknown = ManifestWorkload(kind, namespace, name, (), False)
+                out.append(InventoryEntry(doc, unknown, (), "unsupported"))
             continue
         demands = [pod_demand(doc.data, p) for p in workload.pod_sets]
         out.append(InventoryEntry(doc, workload, tuple(demands),

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .podsets import PodSet, Workload, at_path
+from .podsets import ManifestWorkload, PodSet, at_path
 
 __all__ = ["MAX_PODS_PER_SET", "workload_pods"]
 
@@ -46,7 +46,7 @@ def _pod_spec(spec: Mapping[str, Any], pod_set: PodSet) -> dict[str, Any]:
     return out
 
 
-def workload_pods(document: Any, workload: Workload) -> list[dict[str, Any]]:
+def workload_pods(document: Any, workload: ManifestWorkload) -> list[dict[str, Any]]:
     """The Pods of ``workload`` (see the module doc)."""
     out = []
     base = _NAME.sub("-", workload.name.lower()).strip("-") or "workload"

@@ -20,9 +20,9 @@ from dralab.api.podtemplate import template_path
 
 __all__ = [
     "CUSTOM_KINDS",
+    "ManifestWorkload",
     "PathKey",
     "PodSet",
-    "Workload",
     "at_path",
     "identity",
     "path_text",
@@ -54,7 +54,7 @@ class PodSet:
 
 
 @dataclass(frozen=True, slots=True)
-class Workload:
+class ManifestWorkload:
     """A document that makes pods, and its pod sets. ``gang``: its pods must run together
     (several pods of one JobSet, LeaderWorkerSet group, training job or indexed Job)."""
 
@@ -208,7 +208,7 @@ def identity(data: Any) -> tuple[str, str | None, str]:
     return str(kind), namespace, str(name)
 
 
-def workload_of(data: Any) -> Workload | None:
+def workload_of(data: Any) -> ManifestWorkload | None:
     """The workload a plain document describes, or None for kinds that make no pods."""
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
         return None
@@ -216,7 +216,7 @@ def workload_of(data: Any) -> Workload | None:
     builtin = _builtin(kind, data)
     if builtin is not None:
         pod_sets, gang = builtin
-        return Workload(kind, namespace, str(name), pod_sets, gang)
+        return ManifestWorkload(kind, namespace, str(name), pod_sets, gang)
     if kind == "JobSet":
         sets = _jobset(data)
     elif kind == "LeaderWorkerSet":
@@ -232,4 +232,4 @@ def workload_of(data: Any) -> Workload | None:
     if kind == "LeaderWorkerSet":
         size = _int(at_path(data, ("spec", "leaderWorkerTemplate", "size")), 1)
         gang = size > 1
-    return Workload(kind, namespace, str(name), tuple(sets), gang)
+    return ManifestWorkload(kind, namespace, str(name), tuple(sets), gang)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from dralab.fleet.catalog import CATALOG, GpuModel
 
 from .check import may_land, tolerated
-from .clusterdump import ClusterDump, NodeGpus
+from .clusterdump import ClusterDump, DumpNodeGpus
 from .demand import GPU, PodGpuDemand
 from .inventory import InventoryEntry, inventory
 from .podsets import at_path
@@ -31,7 +31,7 @@ CLASS_RISK: Mapping[str, int] = {"cpu-only": 0, "whole-gpu": 1, "shared": 1, "mi
 @dataclass(slots=True)
 class GpuPool:
     name: str
-    nodes: list[NodeGpus]
+    nodes: list[DumpNodeGpus]
     workloads: list[InventoryEntry] = field(default_factory=list)
 
     @property
@@ -76,13 +76,13 @@ class GpuPool:
         return sum(w.workload.total_pods or 0 for w in self.workloads)
 
 
-def _node_gpus(node: NodeGpus) -> int:
+def _node_gpus(node: DumpNodeGpus) -> int:
     """Physical GPUs: the GPU feature discovery count, else DRA full GPUs, else the plugin's."""
     label = node.labels.get("nvidia.com/gpu.count", "")
     return int(label) if label.isdigit() else node.physical_gpus
 
 
-def _fits(node: NodeGpus, demand: PodGpuDemand) -> bool:
+def _fits(node: DumpNodeGpus, demand: PodGpuDemand) -> bool:
     gpus = demand.per_pod("gpus") + demand.per_pod("shared")
     if gpus and node.device_plugin.get(GPU, 0) + node.device_plugin.get(
             "nvidia.com/gpu.shared", 0) < gpus and node.physical_gpus < gpus:
@@ -95,7 +95,7 @@ def _fits(node: NodeGpus, demand: PodGpuDemand) -> bool:
     return True
 
 
-def _lands(entry: InventoryEntry, node: NodeGpus) -> bool:
+def _lands(entry: InventoryEntry, node: DumpNodeGpus) -> bool:
     for pod_set, demand in entry.pod_sets():
         spec = at_path(entry.document.data, pod_set.spec_path)
         if demand.gpu_containers and isinstance(spec, Mapping) and may_land(spec, node.labels) \

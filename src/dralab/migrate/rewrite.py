@@ -23,7 +23,7 @@ from typing import Any
 
 from .demand import PodGpuDemand, is_shared, pod_demand
 from .gpulabels import LabelRequirement, Translation, translate
-from .podsets import PathKey, PodSet, Workload, at_path, path_text, workload_of
+from .podsets import ManifestWorkload, PathKey, PodSet, at_path, path_text, workload_of
 from .shapes import DeviceNeed, TemplateNames
 
 __all__ = ["ClaimEdit", "DocumentPlan", "PodSetEdit", "apply_edits", "mentions_nvidia",
@@ -59,7 +59,7 @@ class DocumentPlan:
     """What converting one document does: ``edits`` (empty: nothing to convert) and
     ``problems`` (why it, or part of it, cannot be converted; then nothing is changed)."""
 
-    workload: Workload | None
+    workload: ManifestWorkload | None
     edits: list[PodSetEdit] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
