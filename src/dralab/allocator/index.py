@@ -41,7 +41,7 @@ from .nodes import CompiledNodeSelector, NodeView, compile_node_selector
 if TYPE_CHECKING:
     from .pools import NodePools
 
-__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "capacity_fqn"]
+__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_fqn"]
 
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -60,6 +60,18 @@ class SelectorFailure:
         self.message = message
 
 
+@dataclass(frozen=True, slots=True)
+class SliceScope:
+    """What a device record needs to know about its slice. Records point here,
+    not at their SliceEntry: without that back reference an index that is
+    dropped is freed at once instead of waiting for the cyclic collector."""
+
+    name: str
+    per_device: bool
+    node_name: str | None
+    node_selector: NodeSelector | None
+
+
 @dataclass(eq=False, slots=True)
 class DeviceRecord:
     """One device of one slice, with everything the search needs precomputed.
@@ -73,7 +85,7 @@ class DeviceRecord:
     pool: str
     name: str
     device: Device
-    slice: SliceEntry
+    slice: SliceScope
     own_taints: tuple[DeviceTaint, ...]
     rule_taints: tuple[DeviceTaint, ...]
     multi: bool  # allowMultipleAllocations
@@ -161,10 +173,29 @@ class SliceEntry:
     per_device_set: bool  # perDeviceNodeSelection present at all (even false)
     per_device: bool
     counter_sets: tuple[tuple[str, Mapping[str, int]], ...]
-    devices: tuple[DeviceRecord, ...] = ()
-    has_binding_conditions: bool = False
+    scope: SliceScope
+    # Taint rules that apply to the index; the records are built on first use:
+    # a cold allocation looks at the slices of the nodes it tries, not at all.
+    rules: tuple[DeviceTaintRule, ...] = ()
     order: int = 0  # the slice's place among all slices of the index
     _compiled: CompiledNodeSelector | None = None
+    _devices: tuple[DeviceRecord, ...] | None = None
+    _has_binding_conditions: bool = False
+
+    @property
+    def devices(self) -> tuple[DeviceRecord, ...]:
+        """One record per device of the slice, in slice order (built once)."""
+        found = self._devices
+        if found is None:
+            found = self._devices = _records(self, self.rules)
+            self._has_binding_conditions = any(r.binding_conditions for r in found)
+        return found
+
+    @property
+    def has_binding_conditions(self) -> bool:
+        if self._devices is None:
+            self.devices  # noqa: B018 -- builds the records and the flag
+        return self._has_binding_conditions
 
     def selector_matches(self, node: NodeView) -> bool:
         """Slice-level nodeName/allNodes/nodeSelector match; raises NodeSelectorError."""
@@ -177,6 +208,37 @@ class SliceEntry:
                 self._compiled = compile_node_selector(self.node_selector)
             return self._compiled.matches(node)
         return False
+
+
+def _records(entry: SliceEntry, rules: tuple[DeviceTaintRule, ...]) -> tuple[DeviceRecord, ...]:
+    driver, pool = entry.driver, entry.pool
+    records = []
+    prefix = f"{driver}/{pool}/"
+    for d in entry.slice.spec.devices:
+        rule_taints = tuple(r.spec.taint for r in rules
+                            if _rule_applies(r, driver, pool, d.name)) if rules else ()
+        counters = d.consumes_counters
+        records.append(DeviceRecord(
+            key=prefix + d.name,
+            driver=driver,
+            pool=pool,
+            name=d.name,
+            device=d,
+            slice=entry.scope,
+            own_taints=tuple(d.taints) if d.taints else (),
+            rule_taints=rule_taints,
+            multi=bool(d.allow_multiple_allocations),
+            binding_conditions=tuple(d.binding_conditions) if d.binding_conditions else (),
+            binding_failure_conditions=tuple(d.binding_failure_conditions)
+            if d.binding_failure_conditions else (),
+            binds_to_node=bool(d.binds_to_node),
+            consumes=tuple((c.counter_set, tuple(_counter_nanos(c.counters).items()))
+                           for c in counters) if counters else (),
+            capacity=_resolve_capacity(driver, d.capacity) if d.capacity else {},
+            groups=tuple((c.counter_set, frozenset(c.compatibility_groups))
+                         for c in counters) if counters else (),
+        ))
+    return tuple(records)
 
 
 def _rule_applies(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
@@ -332,35 +394,10 @@ class SliceIndex:
             per_device=bool(spec.per_device_node_selection),
             counter_sets=tuple((cs.name, _counter_nanos(cs.counters))
                                for cs in spec.shared_counters),
+            scope=SliceScope(s.name, bool(spec.per_device_node_selection),
+                             spec.node_name or None, spec.node_selector),
+            rules=rules,
         )
-        records = []
-        prefix = f"{driver}/{pool}/"
-        for d in spec.devices:
-            rule_taints = tuple(r.spec.taint for r in rules
-                                if _rule_applies(r, driver, pool, d.name)) if rules else ()
-            counters = d.consumes_counters
-            records.append(DeviceRecord(
-                key=prefix + d.name,
-                driver=driver,
-                pool=pool,
-                name=d.name,
-                device=d,
-                slice=entry,
-                own_taints=tuple(d.taints) if d.taints else (),
-                rule_taints=rule_taints,
-                multi=bool(d.allow_multiple_allocations),
-                binding_conditions=tuple(d.binding_conditions) if d.binding_conditions else (),
-                binding_failure_conditions=tuple(d.binding_failure_conditions)
-                if d.binding_failure_conditions else (),
-                binds_to_node=bool(d.binds_to_node),
-                consumes=tuple((c.counter_set, tuple(_counter_nanos(c.counters).items()))
-                               for c in counters) if counters else (),
-                capacity=_resolve_capacity(driver, d.capacity) if d.capacity else {},
-                groups=tuple((c.counter_set, frozenset(c.compatibility_groups))
-                             for c in counters) if counters else (),
-            ))
-        entry.devices = tuple(records)
-        entry.has_binding_conditions = any(r.binding_conditions for r in records)
         return entry
 
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:

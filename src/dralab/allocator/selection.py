@@ -26,6 +26,7 @@ from dralab.cel import (
     device_input,
 )
 from dralab.cel import Features as CelFeatures
+from dralab.cel.fastpath import FastPredicate, qualifies
 
 from .index import DeviceRecord, SelectorFailure
 
@@ -48,6 +49,8 @@ class Selector:
     features: CelFeatures
     compiled: CompiledSelector | None
     compile_error: str | None
+    # Python evaluation of a recognised shape; None answers defer to CEL.
+    fast: FastPredicate | None = None
 
 
 # A pure memo (expression and features fully determine the value), shared so
@@ -67,7 +70,8 @@ def selector(expression: str, features: CelFeatures) -> Selector:
     if found is not None:
         return found
     try:
-        made = Selector(expression, features, compile_selector(expression, features), None)
+        compiled = compile_selector(expression, features)
+        made = Selector(expression, features, compiled, None, compiled.fast_predicate())
     except CelCompileError as exc:
         made = Selector(expression, features, None, str(exc))
     _INTERNED[key] = made
@@ -108,9 +112,21 @@ def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | Select
     return made
 
 
+# Key of a record's "fastpath.qualifies" verdict in its ``cel_inputs``.
+_QUALIFIES = "fastpath"
+
+
 def _evaluate(rec: DeviceRecord, sel: Selector) -> bool | SelectorFailure:
     if sel.compiled is None:
         return SelectorFailure(f"CEL compile error: {sel.compile_error}")
+    if sel.fast is not None:
+        ok = rec.cel_inputs.get(_QUALIFIES)
+        if ok is None:
+            ok = rec.cel_inputs[_QUALIFIES] = qualifies(rec.driver, rec.device)
+        if ok:
+            verdict = sel.fast(rec.driver, rec.device)
+            if verdict is not None:
+                return verdict
     data = _cel_input(rec, sel.features)
     if isinstance(data, SelectorFailure):
         return data
