@@ -119,7 +119,8 @@ def test_fast_path_gives_cel_verdict(expression: str, rec: DeviceRecord) -> None
     plain = dataclasses.replace(sel, fast=None)
     fast = _verdict(rec, sel)
     # A fresh record: the CEL path must not see what the fast path cached.
-    fresh = dataclasses.replace(rec, sel_cache={}, cel_inputs={}, default_amounts={})
+    fresh = dataclasses.replace(rec, sel_cache={}, cel_inputs=None, fast_ok=None,
+                                default_amounts={})
     assert fast == _verdict(fresh, plain), expression
 
 

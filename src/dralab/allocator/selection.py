@@ -88,7 +88,10 @@ def _attribute_value(attr: DeviceAttribute) -> Any:
 
 def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | SelectorFailure:
     """The device as CEL input, built once per device and feature set."""
-    found: DeviceInput | SelectorFailure | None = rec.cel_inputs.get(features)
+    inputs = rec.cel_inputs
+    if inputs is None:
+        inputs = rec.cel_inputs = {}
+    found: DeviceInput | SelectorFailure | None = inputs.get(features)
     if found is not None:
         return found
     d = rec.device
@@ -108,21 +111,17 @@ def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | Select
             )
         except CelError as exc:
             made = SelectorFailure(f"convert Device {rec.key}: {exc}")
-    rec.cel_inputs[features] = made
+    inputs[features] = made
     return made
-
-
-# Key of a record's "fastpath.qualifies" verdict in its ``cel_inputs``.
-_QUALIFIES = "fastpath"
 
 
 def _evaluate(rec: DeviceRecord, sel: Selector) -> bool | SelectorFailure:
     if sel.compiled is None:
         return SelectorFailure(f"CEL compile error: {sel.compile_error}")
     if sel.fast is not None:
-        ok = rec.cel_inputs.get(_QUALIFIES)
+        ok = rec.fast_ok
         if ok is None:
-            ok = rec.cel_inputs[_QUALIFIES] = qualifies(rec.driver, rec.device)
+            ok = rec.fast_ok = qualifies(rec.driver, rec.device)
         if ok:
             verdict = sel.fast(rec.driver, rec.device)
             if verdict is not None:
