@@ -511,13 +511,14 @@ func benchFirstCallAndPod(e *engine, names []string, label string, mk func(strin
 	fmt.Printf("check %s %s\n", label, checkDigest(calls))
 	runtime.GC()
 	best := 1e300
-	for k := 0; k < 3; k++ {
+	for k := 0; k < 3; k++ { // best of 3 means over pods first calls
 		start := now()
-		e.rebuild()
-		res, err := e.allocate(mk(fmt.Sprintf("first-%d", k)), names[0])
-		d := now() - start
-		must(err == nil && res != nil, "%s first call: %v %v", label, res, err)
-		if d < best {
+		for j := 0; j < pods; j++ {
+			e.rebuild()
+			res, err := e.allocate(mk(fmt.Sprintf("first-%d-%d", k, j)), names[0])
+			must(err == nil && res != nil, "%s first call: %v %v", label, res, err)
+		}
+		if d := (now() - start) / float64(pods); d < best {
 			best = d
 		}
 	}

@@ -31,7 +31,9 @@ DRIVER = "drv.example.com"
 OTHER = "other.example.com"
 FEATURES = cel_features(True, False)
 IDS = ["a", "b", "v"]
-NAMES = ["a", "b", "v", f"{DRIVER}/a", f"{DRIVER}/v", f"{OTHER}/a", f"{OTHER}/b"]
+NAMES = ["a", "b", "v", f"{DRIVER}/a", f"{DRIVER}/v", f"{OTHER}/a", f"{OTHER}/b",
+         # over API validation's limits: identifier, domain
+         "n" * 33, f"{DRIVER}/{'i' * 33}", f"{'d' * 64}/a"]
 
 attribute_values = st.one_of(
     st.builds(lambda s: DeviceAttribute(string=s),

@@ -113,9 +113,18 @@ def qualifies(driver: str, device: Device) -> bool:
             or len(capacity) > _MAX_ENTRIES:
         return False
     for name, attr in attributes.items():
-        if not _name_ok(name, driver) or not _attribute_ok(attr):
+        # A name of at most _MAX_ID characters fits either way it splits.
+        if len(name) > _MAX_ID and not _name_ok(name, driver):
             return False
-    return all(_name_ok(name, driver) for name in capacity)
+        # The common plain string: inline (this runs for every device looked at).
+        text = attr.string
+        if text is not None and attr.version is None and attr.versions is None \
+                and attr.int_ is None and attr.bool_ is None:
+            if len(text) > _MAX_VALUE or "\0" in text:
+                return False
+        elif not _attribute_ok(attr):
+            return False
+    return all(len(name) <= _MAX_ID or _name_ok(name, driver) for name in capacity)
 
 
 # --- recognising the AST -------------------------------------------------------------
