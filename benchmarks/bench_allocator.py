@@ -1,32 +1,72 @@
-"""Allocator benchmark: upstream scheduler_perf shapes rebuilt in memory.
+"""Allocator benchmark: upstream scheduler_perf's DRA shapes with kube-scheduler's procedure.
 
-Cluster: per node one ResourceSlice of driver ``test-driver.cdi.k8s.io``,
-pool = node name, devices ``instance-<i>`` with model "A100", family "GPU",
-driverVersion 1.2.3, ``dra.example.com/numa`` = i and 1Gi of memory; a
-DeviceClass ``test-class`` selecting the driver. Prints microseconds per
-allocation per shape and the ratio to the upstream reference range (Go
-allocator as measured by scheduler_perf; ratio 1.0 = as fast as its slow end).
+Every figure is one pod's DRA work as kube-scheduler does it: a fresh claim
+(from the pod's claim template), a new allocator over the cluster (upstream's
+``NewAllocator`` per pod), then ``Allocate`` node after node, round-robin from
+where the previous pod stopped, until kube-scheduler's number of feasible
+nodes is found (230 of 500 nodes; all of them below 100 nodes). Shapes:
 
-    python benchmarks/bench_allocator.py [--quick]
+- shapes: 500 nodes with one slice of 10 devices each (``instance-<i>``,
+  model A100, driverVersion 1.2.3, ``dra.example.com/numa``, 1Gi memory),
+  empty and half full; claims: one device, with a CEL selector, two devices
+  with matchAttribute, firstAvailable. Nothing is committed (steady state).
+- full: every node full; a new claim tries all 500 nodes (unschedulable).
+- fill: 5,000 pods onto those 500 nodes; each pod takes the first feasible
+  node of its search and is committed (dralab: one pod in ten cold).
+- partitionable: upstream's SteadyStateClusterResourceClaimTemplatePartitionable
+  (2,000 pools of a counter-set slice and a device slice, 6 devices on 4
+  counters, node selector ``node-with-dra``; device-2-counters-1 of every pool
+  allocated first; claim: 2 devices with matchAttribute dra.example.com/slice);
+  100 nodes, all feasible.
+- backtracking: upstream's ...PartitionableBacktracking (one pool: a counter
+  slice with cpu1..8 = 1 and mem = 70Gi on node scheduler-perf-dra-0, eight
+  devices each taking one cpu and 10Gi, device-1 20Gi; claim for 7 devices).
+
+dralab figures come twice: ``cold`` builds everything per pod (a new
+SliceIndex and Allocator: pools gathered from new slices, no selector results
+or prepared claims kept; only compiled CEL programs survive, as in
+kube-scheduler's CEL cache), ``warm`` keeps one SliceIndex and Allocator
+across pods (dralab's design for a simulator). Time is process CPU time, the
+collector runs as in a real run (no gc.freeze). A line ``check <segment>
+<digest>`` hashes the first pod's outcomes (node, devices, search steps);
+the Go harness prints the same line, so equal digests mean both sides chose
+the same devices with the same number of search steps.
+
+    python benchmarks/bench_allocator.py [--quick] [--only SEGMENT]
+    python benchmarks/bench_allocator.py --go PATH/draharness [--rounds N] [--quick]
+
+``--go`` runs the Go harness (benchmarks/go, upstream's allocator) and this
+script alternately, segment by segment, in fresh single-threaded processes,
+and prints the median of the rounds per figure with the ratio dralab / Go.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
+import os
+import re
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from dralab.allocator import Allocated, AllocatedState, Allocator, SliceIndex, Unschedulable
+from dralab.allocator import Allocated, AllocatedState, Allocator, NodeView, SliceIndex
+from dralab.allocator.outcome import AllocationOutcome
 from dralab.api.base import ObjectMeta
+from dralab.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from dralab.api.quantity import parse_quantity
 from dralab.api.resource import (
+    AllocationResult,
     CELDeviceSelector,
     Counter,
     CounterSet,
     Device,
+    DeviceAllocationResult,
     DeviceAttribute,
     DeviceCapacity,
     DeviceClaim,
@@ -35,6 +75,7 @@ from dralab.api.resource import (
     DeviceConstraint,
     DeviceCounterConsumption,
     DeviceRequest,
+    DeviceRequestAllocationResult,
     DeviceSelector,
     DeviceSubRequest,
     ExactDeviceRequest,
@@ -50,17 +91,15 @@ CLASS = "test-class"
 SELECTOR = (f'device.attributes["{DRIVER}"].driverVersion.major() >= 1 && '
             f'device.capacity["{DRIVER}"].memory.isGreaterThan(quantity("1Mi"))')
 NUMA = "dra.example.com/numa"
+SLICE_ATTR = "dra.example.com/slice"
+DRA_LABEL = {"node-with-dra": "true"}
+COLD_EVERY = 10  # fill: one pod in ten is scheduled cold
+SEGMENTS = ("shapes", "full", "fill", "partitionable", "backtracking")
 
-# Upstream reference, microseconds per allocation (low, high), or pods/s for "fill".
-REFERENCE = {
-    "one-device": (9, 19),
-    "selector": (15, 34),
-    "first-available": (53, 113),
-    "node-full": (4, 13),
-    "fill-pods-per-s": (254, 343),
-    "partitionable-per-node": (90_000, 120_000),
-    "backtracking": (200, 200),
-}
+clock = time.process_time
+
+
+# ---- object builders ------------------------------------------------------------
 
 
 def cel(expr: str) -> DeviceSelector:
@@ -70,6 +109,9 @@ def cel(expr: str) -> DeviceSelector:
 def device_class(name: str, driver: str) -> DeviceClass:
     return DeviceClass(metadata=ObjectMeta(name=name), spec=DeviceClassSpec(
         selectors=[cel(f'device.driver == "{driver}"')]))
+
+
+CLASSES = [device_class(CLASS, DRIVER), device_class("empty-class", "no-such-driver")]
 
 
 def node_slice(node: str, count: int) -> ResourceSlice:
@@ -111,222 +153,448 @@ CLAIM_SHAPES: dict[str, Callable[[str], ResourceClaim]] = {
 }
 
 
-def cluster(nodes: int, devices: int) -> tuple[SliceIndex, list[DeviceClass], list[str]]:
-    names = [f"node-{i:04d}" for i in range(nodes)]
-    index = SliceIndex([node_slice(n, devices) for n in names])
-    classes = [device_class(CLASS, DRIVER), device_class("empty-class", "no-such-driver")]
-    return index, classes, names
-
-
-def fill(engine: Allocator, nodes: Sequence[str], per_node: int, fraction: float) -> None:
-    """Allocate one-device claims until ``fraction`` of every node's devices are used."""
-    for node in nodes:
-        for j in range(int(per_node * fraction)):
-            out = engine.allocate([make_claim(f"fill-{node}-{j}", [request("req-0")])], node,
-                                  explain_failure=False)
-            assert isinstance(out, Allocated), out
-            engine.state.add_claim(out.claims[0])
-
-
-def timed(fn: Callable[[], object], repeat: int) -> float:
-    """Best-of-3 mean seconds per call (callers feed every call a fresh claim)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        best = min(best, (time.perf_counter() - start) / repeat)
-    return best
-
-
-def report(label: str, value: float, ref: tuple[float, float] | None, unit: str = "us") -> None:
-    """Print one row; the ratio is our time over upstream's (below 1 = faster than upstream)."""
-    if ref is None:
-        print(f"{label:<58} {value:>10.1f} {unit:<6}")
-        return
-    low, high = ref
-    if unit == "pods/s":  # a rate: time per pod is its inverse
-        slow_end, fast_end = low / value, high / value
-    else:
-        slow_end, fast_end = value / high, value / low
-    print(f"{label:<58} {value:>10.1f} {unit:<6} upstream {low:g}-{high:g} {unit}; "
-          f"time ratio {slow_end:.2f}..{fast_end:.2f}")
-
-
-def bench_shapes(quick: bool) -> None:
-    index, classes, names = cluster(500, 10)
-    for fraction, tag in ((0.0, "empty"), (0.5, "half full")):
-        state = AllocatedState()
-        engine = Allocator(index, classes, state)
-        fill(engine, names, 10, fraction)
-        gc.collect()
-        gc.freeze()
-        for shape, make in CLAIM_SHAPES.items():
-            repeat = 300 if quick else 2000
-            # Fresh claim objects for every call: nothing prepared is reused.
-            claims = [make(f"{shape}-{i}") for i in range(3 * repeat)]
-            it = iter(range(10**9))
-
-            def one(claims: list[ResourceClaim] = claims, it: object = it,
-                    engine: Allocator = engine) -> None:
-                i = next(it) % len(claims)  # type: ignore[call-overload]
-                out = engine.allocate([claims[i]], names[i % len(names)],
-                                      explain_failure=False)
-                assert isinstance(out, Allocated), out
-
-            seconds = timed(one, repeat)
-            ref = REFERENCE.get(shape)
-            report(f"{shape} ({tag})", seconds * 1e6, ref if fraction == 0 else None)
-        gc.unfreeze()
-    # Full nodes: the allocator must say no quickly.
-    state = AllocatedState()
-    engine = Allocator(index, classes, state)
-    fill(engine, names[:50], 10, 1.0)
-    claims = [CLAIM_SHAPES["one-device"](f"full-{i}") for i in range(3000)]
-    it = iter(range(10**9))
-
-    def on_full() -> None:
-        i = next(it) % len(claims)
-        out = engine.allocate([claims[i]], names[i % 50], explain_failure=False)
-        assert isinstance(out, Unschedulable)
-
-    report("node already full (fresh claim per call)", timed(on_full, 1000) * 1e6, None)
-    same = claims[0]
-
-    def on_full_same_claim() -> None:
-        i = next(it)
-        out = engine.allocate([same], names[i % 50], explain_failure=False)
-        assert isinstance(out, Unschedulable)
-
-    report("node already full (claim tried on many nodes)", timed(on_full_same_claim, 1000) * 1e6,
-           REFERENCE["node-full"])
-
-
-def bench_fill(quick: bool) -> None:
-    nodes, per_node = (100, 10) if quick else (500, 10)
-    index, classes, names = cluster(nodes, per_node)
-    state = AllocatedState()
-    engine = Allocator(index, classes, state)
-    pods = nodes * per_node
-    claims = [CLAIM_SHAPES["one-device"](f"pod-{i}") for i in range(pods)]
-    gc.collect()
-    start = time.perf_counter()
-    half_time = 0.0
-    for i, c in enumerate(claims):
-        if i == pods // 2:
-            half_time = time.perf_counter()
-        for n in names:  # every pod tries the nodes in order, from the first
-            out = engine.allocate([c], n, explain_failure=False)
-            if isinstance(out, Allocated):
-                state.add_claim(out.claims[0])
-                break
-        else:
-            raise AssertionError("cluster full too early")
-    end = time.perf_counter()
-    report(f"fill {pods} pods, all pods", pods / (end - start), None, "pods/s")
-    report(f"fill {pods} pods, second half", (pods - pods // 2) / (end - half_time),
-           REFERENCE["fill-pods-per-s"], "pods/s")
+def dra_selector() -> NodeSelector:
+    return NodeSelector(node_selector_terms=[NodeSelectorTerm(match_expressions=[
+        NodeSelectorRequirement(key="node-with-dra", operator="In", values=["true"])])])
 
 
 def partitionable_slices(pools: int) -> list[ResourceSlice]:
-    slices = []
-    counters = {"memory": "40Gi", "compute": "7", "encoders": "2", "decoders": "2"}
-    parts = [("gpu", counters), ("mig-3g-0", {"memory": "20Gi", "compute": "3"}),
-             ("mig-3g-1", {"memory": "20Gi", "compute": "3"}),
-             ("mig-1g-0", {"memory": "5Gi", "compute": "1", "encoders": "1"}),
-             ("mig-1g-1", {"memory": "5Gi", "compute": "1", "decoders": "1"}),
-             ("mig-1g-2", {"memory": "5Gi", "compute": "1"})]
-    for p in range(pools):
-        pool = f"gpu-pool-{p:04d}"
-        devices = [Device(
-            name=name,
-            attributes={NUMA: DeviceAttribute(int_=p % 2),
-                        "profile": DeviceAttribute(string=name.rsplit("-", 1)[0])},
-            capacity={"memory": DeviceCapacity(value=parse_quantity(c["memory"]))},
-            consumes_counters=[DeviceCounterConsumption(
-                counter_set="gpu", counters={k: Counter(value=parse_quantity(v))
-                                             for k, v in c.items()})],
-        ) for name, c in parts]
-        spec: dict[str, Any] = {"driver": DRIVER, "all_nodes": True,
-                "pool": ResourcePool(name=pool, generation=1, resource_slice_count=2)}
-        slices.append(ResourceSlice(metadata=ObjectMeta(name=f"{pool}-devices"),
-                                    spec=ResourceSliceSpec(devices=devices, **spec)))
-        slices.append(ResourceSlice(metadata=ObjectMeta(name=f"{pool}-counters"),
-                                    spec=ResourceSliceSpec(shared_counters=[CounterSet(
-                                        name="gpu", counters={
-                                            k: Counter(value=parse_quantity(v))
-                                            for k, v in counters.items()})], **spec)))
-    return slices
+    """upstream's resourceslice-partitionable-{countersets,devices}.yaml, ``pools`` times."""
+    one = parse_quantity("1")
+    out = []
+    for i in range(pools):
+        name = f"resourceslice-{i}"
+
+        def dev(dn: str, pre: bool, cap: str, *consumes: str, i: int = i) -> Device:
+            return Device(
+                name=dn,
+                attributes={"preallocate": DeviceAttribute(bool_=pre),
+                            SLICE_ATTR: DeviceAttribute(int_=i)},
+                capacity={"counters": DeviceCapacity(value=parse_quantity(cap))},
+                consumes_counters=[DeviceCounterConsumption(
+                    counter_set="counter-set", counters={c: Counter(value=one) for c in consumes})])
+
+        spec: dict[str, Any] = {"driver": DRIVER, "node_selector": dra_selector(),
+                                "pool": ResourcePool(name=name, generation=1,
+                                                     resource_slice_count=2)}
+        out.append(ResourceSlice(metadata=ObjectMeta(name=f"resourceslice-countersets-{i}"),
+                                 spec=ResourceSliceSpec(shared_counters=[CounterSet(
+                                     name="counter-set",
+                                     counters={f"counter{k}": Counter(value=one)
+                                               for k in range(1, 5)})], **spec)))
+        out.append(ResourceSlice(metadata=ObjectMeta(name=f"resourceslice-devices-{i}"),
+                                 spec=ResourceSliceSpec(devices=[
+                                     dev("device-2-counters-1", True, "2", "counter1", "counter2"),
+                                     dev("device-2-counters-2", False, "2", "counter3", "counter4"),
+                                     dev("device-1-counter-1", False, "1", "counter1"),
+                                     dev("device-1-counter-2", False, "1", "counter2"),
+                                     dev("device-1-counter-3", False, "1", "counter3"),
+                                     dev("device-1-counter-4", False, "1", "counter4")], **spec)))
+    return out
+
+
+def backtracking_slices() -> list[ResourceSlice]:
+    """upstream's resourceslice-partitionable-backtracking-{countersets,devices}.yaml, index 0."""
+    pool = ResourcePool(name="resourceslice-0", generation=1, resource_slice_count=2)
+    counters = CounterSet(name="counter-set-for-cpu", counters={
+        f"cpu{k}": Counter(value=parse_quantity("1")) for k in range(1, 9)})
+    memory = CounterSet(name="counter-set-for-mem",
+                        counters={"mem": Counter(value=parse_quantity("70Gi"))})
+    devices = [Device(name=f"device-{k}", consumes_counters=[
+        DeviceCounterConsumption(counter_set="counter-set-for-cpu",
+                                 counters={f"cpu{k}": Counter(value=parse_quantity("1"))}),
+        DeviceCounterConsumption(counter_set="counter-set-for-mem", counters={
+            "mem": Counter(value=parse_quantity("20Gi" if k == 1 else "10Gi"))})])
+        for k in range(1, 9)]
+    return [
+        ResourceSlice(metadata=ObjectMeta(name="resourceslice-countersets-0"),
+                      spec=ResourceSliceSpec(driver=DRIVER, node_name="scheduler-perf-dra-0",
+                                             pool=pool, shared_counters=[counters, memory])),
+        ResourceSlice(metadata=ObjectMeta(name="resourceslice-devices-0"),
+                      spec=ResourceSliceSpec(driver=DRIVER, node_selector=dra_selector(),
+                                             pool=pool, devices=devices)),
+    ]
+
+
+# ---- kube-scheduler's procedure ---------------------------------------------------
+
+
+def feasible_nodes_to_find(nodes: int) -> int:
+    """kube-scheduler's numFeasibleNodesToFind with the default percentage (adaptive)."""
+    if nodes < 100:
+        return nodes
+    percentage = max(5, 50 - nodes // 125)  # minFeasibleNodesPercentageToFind = 5
+    return max(100, nodes * percentage // 100)
+
+
+@dataclass
+class Cluster:
+    """Slices, classes, nodes and allocated state; ``warm`` is the long-lived allocator."""
+
+    slices: list[ResourceSlice]
+    classes: list[DeviceClass]
+    nodes: list[NodeView]
+    state: AllocatedState = field(default_factory=AllocatedState)
+    warm: Allocator | None = None
+    position: int = 0  # where the next pod's node search starts
+
+    def allocator(self, cold: bool) -> Allocator:
+        """A new SliceIndex and Allocator (cold) or the one kept across pods (warm)."""
+        if cold or self.warm is None:
+            engine = Allocator(SliceIndex(self.slices), self.classes, self.state)
+            if not cold:
+                self.warm = engine
+            return engine
+        return self.warm
+
+
+@dataclass
+class PodResult:
+    """What one pod's node search saw: the calls (for the check line) and the first fit."""
+
+    calls: list[tuple[str, AllocationOutcome]]
+    first_fit: Allocated | None
+
+
+def schedule_pod(cluster: Cluster, claim: ResourceClaim, cold: bool,
+                 record: bool = False) -> PodResult:
+    """One pod: a new allocator, then nodes round-robin until enough are feasible."""
+    engine = cluster.allocator(cold)
+    nodes = cluster.nodes
+    target = feasible_nodes_to_find(len(nodes))
+    found = 0
+    calls: list[tuple[str, AllocationOutcome]] = []
+    first: Allocated | None = None
+    for _ in range(len(nodes)):
+        if found >= target:
+            break
+        node = nodes[cluster.position]
+        cluster.position = (cluster.position + 1) % len(nodes)
+        out = engine.allocate([claim], node, explain_failure=False)
+        if record:
+            calls.append((node.name, out))
+        if isinstance(out, Allocated):
+            found += 1
+            if first is None:
+                first = out
+    return PodResult(calls, first)
+
+
+def check_digest(calls: Sequence[tuple[str, AllocationOutcome]]) -> str:
+    """The first 16 hex digits of a SHA-256 over node|outcome|pool/device...|steps lines
+    (the Go harness writes the same text)."""
+    lines = []
+    for node, out in calls:
+        if isinstance(out, Allocated):
+            results = out.claims[0].status.allocation
+            assert results is not None
+            devices = ",".join(f"{r.request}={r.pool}/{r.device}"
+                               for r in results.devices.results)
+            lines.append(f"{node}|allocated|{devices}|{out.steps}\n")
+        else:
+            lines.append(f"{node}|{out.kind}||{out.steps}\n")
+    if os.environ.get("CHECK_TEXT"):  # to find where the two sides differ
+        sys.stderr.write("".join(lines))
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
+
+
+def timed_pods(one_pod: Callable[[], object], pods: int, rounds: int = 3) -> float:
+    """Best-of-``rounds`` mean CPU seconds per pod."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = clock()
+        for _ in range(pods):
+            one_pod()
+        best = min(best, (clock() - start) / pods)
+    return best
+
+
+def report(label: str, value: float, unit: str = "us") -> None:
+    print(f"{label:<58} {value:>12.1f} {unit}", flush=True)
+
+
+def fill_state(cluster: Cluster, per_node: int, fraction: float) -> None:
+    """Allocate one-device claims until ``fraction`` of every node's devices are used."""
+    engine = Allocator(SliceIndex(cluster.slices), cluster.classes, cluster.state)
+    for node in cluster.nodes:
+        for j in range(int(per_node * fraction)):
+            out = engine.allocate([make_claim(f"fill-{node.name}-{j}", [request("req-0")])],
+                                  node, explain_failure=False)
+            assert isinstance(out, Allocated), out
+            cluster.state.add_claim(out.claims[0])
+
+
+def node_cluster(nodes: int, devices: int = 10) -> Cluster:
+    names = [f"node-{i:04d}" for i in range(nodes)]
+    return Cluster([node_slice(n, devices) for n in names], CLASSES,
+                   [NodeView(n) for n in names])
+
+
+# ---- the segments -------------------------------------------------------------------
+
+
+def bench_shapes(quick: bool) -> None:
+    pods = 2 if quick else 6
+    for fraction, tag in ((0.0, "empty"), (0.5, "half full")):
+        cluster = node_cluster(500)
+        fill_state(cluster, 10, fraction)
+        for shape, make in CLAIM_SHAPES.items():
+            label = f"pod {shape} ({tag})"
+            cluster.position = 0
+            first = schedule_pod(cluster, make(f"check-{shape}"), cold=True, record=True)
+            print(f"check {label} {check_digest(first.calls)}")
+            for variant in ("cold", "warm"):
+                cluster.position = 0
+                counter = iter(range(10**9))
+
+                def one(cluster: Cluster = cluster, make: Callable[[str], ResourceClaim] = make,
+                        counter: Any = counter, cold: bool = variant == "cold",
+                        shape: str = shape) -> None:
+                    schedule_pod(cluster, make(f"{shape}-{next(counter)}"), cold)
+
+                if variant == "warm":
+                    one()  # the caches a long-lived allocator has in a real run
+                gc.collect()
+                report(f"{label} {variant}", timed_pods(one, pods) * 1e6)
+
+
+def bench_full(quick: bool) -> None:
+    cluster = node_cluster(100 if quick else 500)
+    fill_state(cluster, 10, 1.0)
+    first = schedule_pod(cluster, CLAIM_SHAPES["one-device"]("check-full"), cold=True,
+                         record=True)
+    assert first.first_fit is None
+    label = f"pod, all {len(cluster.nodes)} nodes full"
+    print(f"check {label} {check_digest(first.calls)}")
+    for variant in ("cold", "warm"):
+        counter = iter(range(10**9))
+
+        def one(counter: Any = counter, cold: bool = variant == "cold") -> None:
+            schedule_pod(cluster, CLAIM_SHAPES["one-device"](f"full-{next(counter)}"), cold)
+
+        if variant == "warm":
+            one()
+        gc.collect()
+        report(f"{label} {variant}", timed_pods(one, 3 if quick else 5) * 1e6)
+
+
+def bench_fill(quick: bool) -> None:
+    """Every pod is committed on the first feasible node of its search. A cold pod
+    costs about 20 warm ones, so one pod in ``COLD_EVERY`` is scheduled cold (a new
+    SliceIndex and Allocator) and the others warm; each rate is its pods over their
+    CPU time. Both kinds choose the same node (the check hashes every placement)."""
+    nodes = 50 if quick else 500
+    cluster = node_cluster(nodes)
+    pods = nodes * 10
+    claims = [CLAIM_SHAPES["one-device"](f"pod-{i}") for i in range(pods)]
+    placed: list[tuple[str, AllocationOutcome]] = []
+    seconds = {(cold, half): 0.0 for cold in (False, True) for half in (False, True)}
+    counts = dict.fromkeys(seconds, 0)
+    gc.collect()
+    for i, claim in enumerate(claims):
+        cold = i % COLD_EVERY == 0
+        start = clock()
+        fit = schedule_pod(cluster, claim, cold).first_fit
+        assert fit is not None, "cluster full too early"
+        cluster.state.add_claim(fit.claims[0])
+        elapsed = clock() - start
+        for half in (False, True):
+            if not half or i >= pods // 2:
+                seconds[cold, half] += elapsed
+                counts[cold, half] += 1
+        allocation = fit.claims[0].status.allocation
+        assert allocation is not None
+        placed.append((allocation.devices.results[0].pool, fit))
+    label = f"fill {pods} pods on {nodes} nodes"
+    print(f"check {label} {check_digest(placed)}")
+    for half, part in ((False, "all pods"), (True, "second half")):
+        for cold, variant in ((True, "cold"), (False, "warm")):
+            report(f"{label}, {part} {variant}", counts[cold, half] / seconds[cold, half],
+                   "pods/s")
+
+
+def partitionable_cluster(pools: int, nodes: int) -> Cluster:
+    cluster = Cluster(partitionable_slices(pools), CLASSES[:1],
+                      [NodeView(f"scheduler-perf-dra-{k}", DRA_LABEL) for k in range(nodes)])
+    # upstream allocates 2,000 claims with a selector (counters >= 2 && preallocate)
+    # first: each takes device-2-counters-1 of one pool.
+    for i in range(pools):
+        cluster.state.add_allocation(f"init/claim-{i}", AllocationResult(
+            devices=DeviceAllocationResult(results=[DeviceRequestAllocationResult(
+                request="req-0", driver=DRIVER, pool=f"resourceslice-{i}",
+                device="device-2-counters-1")])))
+    return cluster
+
+
+def partitionable_claim(name: str) -> ResourceClaim:
+    return make_claim(name, [request("req-0", CLASS, 2)],
+                      [DeviceConstraint(requests=["req-0"], match_attribute=SLICE_ATTR)])
+
+
+def bench_first_call_and_pod(cluster: Cluster, label: str, make: Callable[[str], ResourceClaim],
+                             pods: int, rounds: int) -> None:
+    """Per pod: the first Allocate with the allocator's construction, and the whole pod."""
+    cluster.position = 0
+    first = schedule_pod(cluster, make("check"), cold=True, record=True)
+    print(f"check {label} {check_digest(first.calls)}")
+    for variant in ("cold", "warm"):
+        cold = variant == "cold"
+        if not cold:
+            schedule_pod(cluster, make("warm-up"), cold)
+        gc.collect()
+        best = float("inf")
+        for k in range(3):  # best of 3 means over ``pods`` first calls
+            start = clock()
+            for j in range(pods):
+                engine = cluster.allocator(cold)
+                out = engine.allocate([make(f"first-{variant}-{k}-{j}")], cluster.nodes[0],
+                                      explain_failure=False)
+                assert isinstance(out, Allocated), out
+            best = min(best, (clock() - start) / pods)
+        report(f"{label}, first Allocate with a new allocator {variant}", best * 1e6)
+        counter = iter(range(10**9))
+
+        def one(counter: Any = counter, cold: bool = cold) -> None:
+            schedule_pod(cluster, make(f"pod-{next(counter)}"), cold)
+
+        cluster.position = 0
+        report(f"{label}, pod ({len(cluster.nodes)} nodes) {variant}",
+               timed_pods(one, pods, rounds) * 1e6)
 
 
 def bench_partitionable(quick: bool) -> None:
-    pools, nodes = (400, 20) if quick else (2000, 100)
-    index = SliceIndex(partitionable_slices(pools))
-    classes = [device_class(CLASS, DRIVER)]
-    state = AllocatedState()
-    engine = Allocator(index, classes, state)
-    cold: list[float] = []
-    warm: list[float] = []
-    for n in range(nodes):
-        node = f"node-{n:04d}"
-        for attempt in range(2):
-            c = make_claim(f"p-{n}-{attempt}", [request("req-0", CLASS, 2)],
-                           [DeviceConstraint(match_attribute=NUMA)])
-            start = time.perf_counter()
-            out = engine.allocate([c], node, explain_failure=False)
-            (cold if attempt == 0 else warm).append(time.perf_counter() - start)
-            assert isinstance(out, Allocated), out
-            state.add_claim(out.claims[0])
-    report(f"partitionable {pools} pools x 6, very first call (builds pools)", cold[0] * 1e6,
-           REFERENCE["partitionable-per-node"])
-    report("partitionable, first call on each later node",
-           sum(cold[1:]) / len(cold[1:]) * 1e6, REFERENCE["partitionable-per-node"])
-    report("partitionable, later calls on the same node", sum(warm) / len(warm) * 1e6, None)
+    pools, nodes = (200, 10) if quick else (2000, 100)
+    cluster = partitionable_cluster(pools, nodes)
+    # One pod tries 100 nodes of 12,000 devices each: seconds per pod on both sides.
+    bench_first_call_and_pod(cluster, f"partitionable {pools} pools", partitionable_claim, 1, 1)
 
 
-def bench_backtracking() -> None:
-    # d0 needs 2 of the 7 units, the others 1: first-fit takes d0 and must back out.
-    units = [parse_quantity("2")] + [parse_quantity("1")] * 7
-    devices = [Device(name=f"d{i}", consumes_counters=[DeviceCounterConsumption(
-        counter_set="cs", counters={"units": Counter(value=units[i])})]) for i in range(8)]
-    spec: dict[str, Any] = {"driver": DRIVER, "node_name": "node-0",
-            "pool": ResourcePool(name="p", generation=1, resource_slice_count=2)}
-    index = SliceIndex([
-        ResourceSlice(metadata=ObjectMeta(name="a"), spec=ResourceSliceSpec(devices=devices,
-                                                                            **spec)),
-        ResourceSlice(metadata=ObjectMeta(name="b"), spec=ResourceSliceSpec(shared_counters=[
-            CounterSet(name="cs", counters={"units": Counter(value=parse_quantity("7"))})],
-            **spec))])
-    engine = Allocator(index, [device_class(CLASS, DRIVER)])
-    claims = [make_claim(f"b{i}", [request("req-0", CLASS, 7)]) for i in range(600)]
-    it = iter(range(10**9))
-    steps = 0
+def bench_backtracking(quick: bool) -> None:
+    cluster = Cluster(backtracking_slices(), CLASSES[:1],
+                      [NodeView("scheduler-perf-dra-0", DRA_LABEL), NodeView("scheduler-perf-0")])
+    bench_first_call_and_pod(cluster, "backtracking",
+                             lambda n: make_claim(n, [request("req-0", CLASS, 7)]),
+                             20 if quick else 200, 3)
 
-    def once() -> None:
-        nonlocal steps
-        out = engine.allocate([claims[next(it) % len(claims)]], "node-0")
-        assert isinstance(out, Allocated), out
-        steps = out.steps
 
-    report("backtracking: 8 devices with counters, claim for 7",
-           timed(once, 200) * 1e6, REFERENCE["backtracking"])
-    print(f"{'':<58} ({steps} search steps per allocation)")
+BENCHES: dict[str, Callable[[bool], None]] = {
+    "shapes": bench_shapes, "full": bench_full, "fill": bench_fill,
+    "partitionable": bench_partitionable, "backtracking": bench_backtracking,
+}
+
+
+# ---- side by side with the Go harness ---------------------------------------------------
+
+LINE = re.compile(r"^(\S.*?)\s+(-?\d+(?:\.\d+)?) (us|pods/s)$")
+CHECK = re.compile(r"^check (.*) ([0-9a-f]{16})$")
+
+
+@dataclass
+class Run:
+    """One process's figures: label -> (value, unit), and check label -> digest."""
+
+    figures: dict[str, tuple[float, str]] = field(default_factory=dict)
+    checks: dict[str, str] = field(default_factory=dict)
+
+
+def parse_run(text: str) -> Run:
+    run = Run()
+    for line in text.splitlines():
+        if m := CHECK.match(line):
+            run.checks[m.group(1)] = m.group(2)
+        elif m := LINE.match(line):
+            run.figures[m.group(1)] = (float(m.group(2)), m.group(3))
+    return run
+
+
+def run_process(argv: list[str], env: dict[str, str]) -> Run:
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
+    return parse_run(done.stdout)
+
+
+def go_label(label: str) -> str:
+    return label.removesuffix(" cold").removesuffix(" warm")
+
+
+def side_by_side(go: Sequence[Run], py: Sequence[Run]) -> list[str]:
+    """Markdown rows: per figure, Go's and dralab's median over the rounds and the ratio
+    of dralab's time to Go's (below 1 = dralab faster)."""
+    rows = ["| figure | unit | Go | dralab cold | dralab warm | cold / Go | warm / Go |",
+            "|---|---|---|---|---|---|---|"]
+    labels = list(dict.fromkeys(go_label(x) for r in py for x in r.figures))
+
+    def median(runs: Sequence[Run], label: str) -> float | None:
+        values = [r.figures[label][0] for r in runs if label in r.figures]
+        return statistics.median(values) if values else None
+
+    for label in labels:
+        unit = next(r.figures[k][1] for r in py for k in r.figures if go_label(k) == label)
+        g = median(go, label)
+        cells = [label, unit, "-" if g is None else f"{g:.1f}"]
+        ratios = []
+        for variant in ("cold", "warm"):
+            p = median(py, f"{label} {variant}")
+            cells.append("-" if p is None else f"{p:.1f}")
+            if g is None or p is None or p == 0 or g == 0:
+                ratios.append("-")
+            else:
+                ratios.append(f"{(g / p if unit == 'pods/s' else p / g):.2f}")
+        rows.append("| " + " | ".join(cells + ratios) + " |")
+    checks_go = {k: v for r in go for k, v in r.checks.items()}
+    checks_py = {k: v for r in py for k, v in r.checks.items()}
+    for label in sorted(checks_py):
+        theirs = checks_go.get(label)
+        verdict = ("same devices and search steps" if theirs == checks_py[label]
+                   else "Go has no check" if theirs is None else "DIFFERENT outcomes")
+        rows.append(f"\ncheck {label}: {verdict}")
+    return rows
+
+
+def compare_with_go(go_binary: str, rounds: int, quick: bool, only: str | None) -> int:
+    env = dict(os.environ, GOMAXPROCS="1", OMP_NUM_THREADS="1")
+    segments = [only] if only else list(SEGMENTS)
+    go_runs: list[Run] = []
+    py_runs: list[Run] = []
+    for r in range(rounds):
+        go_round, py_round = Run(), Run()
+        for seg in segments:
+            quick_flags = ["-quick"] if quick else []
+            print(f"round {r + 1}/{rounds} {seg}", file=sys.stderr, flush=True)
+            g = run_process([go_binary, "-only", seg, *quick_flags], env)
+            p = run_process([sys.executable, os.path.abspath(__file__), "--only", seg,
+                             *(["--quick"] if quick else [])], env)
+            go_round.figures.update(g.figures)
+            go_round.checks.update(g.checks)
+            py_round.figures.update(p.figures)
+            py_round.checks.update(p.checks)
+            for label, (value, unit) in p.figures.items():  # progress, on stderr
+                theirs = g.figures.get(go_label(label))
+                go_text = f"{theirs[0]:.1f}" if theirs else "-"
+                print(f"  {label}: {value:.1f} {unit} (Go {go_text})", file=sys.stderr,
+                      flush=True)
+        go_runs.append(go_round)
+        py_runs.append(py_round)
+    print(f"Median of {rounds} interleaved rounds, process CPU time, one thread each "
+          f"(Go: {go_binary}, python {sys.version.split()[0]}).\n")
+    print("\n".join(side_by_side(go_runs, py_runs)))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes (smoke test)")
-    parser.add_argument("--only", choices=["shapes", "fill", "partitionable", "backtracking"])
+    parser.add_argument("--only", choices=SEGMENTS)
+    parser.add_argument("--go", metavar="PATH",
+                        help="the Go harness binary (benchmarks/go): run both, interleaved")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --go")
     args = parser.parse_args(argv)
-    print(f"{'shape':<58} {'measured':>10}")
-    if args.only in (None, "shapes"):
-        bench_shapes(args.quick)
-    if args.only in (None, "backtracking"):
-        bench_backtracking()
-    if args.only in (None, "fill"):
-        bench_fill(args.quick)
-    if args.only in (None, "partitionable"):
-        bench_partitionable(args.quick)
+    if args.go:
+        return compare_with_go(args.go, args.rounds, args.quick, args.only)
+    print(f"{'figure (process CPU time)':<58} {'measured':>12}")
+    for seg in [args.only] if args.only else SEGMENTS:
+        BENCHES[seg](args.quick)
     return 0
 
 

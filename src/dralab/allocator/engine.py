@@ -29,6 +29,8 @@ from .state import AllocatedState
 __all__ = ["Allocator", "allocate"]
 
 _PREPARED_LIMIT = 4096
+# Passed where no share ID is drawn (no pick is a share); never used.
+_NO_DRAWS = random.Random(0)
 _CANNOT_ALLOCATE = "cannot allocate all claims"
 _INVALID_POOLS = "invalid resource pools were encountered"
 _TIMED_OUT = "timed out trying to allocate devices"
@@ -68,12 +70,21 @@ class Allocator:
             self.features = features
         else:
             self.features = AllocatorFeatures.from_gates(features)
-        self.rng = rng if rng is not None else random.Random(seed)
+        self._rng = rng
+        self._seed = seed
         self._cel = cel_features(self.features.consumable_capacity,
                                  self.features.list_type_attributes)
         self._prepared: dict[int, PreparedClaim] = {}
         self._counters: CounterCache = {}
         self._local: dict[str, NodeSelector] = {}
+
+    @property
+    def rng(self) -> random.Random:
+        """The share-ID generator; seeded on first use (seeding costs more than
+        a cold allocation's other setup, and most allocations draw nothing)."""
+        if self._rng is None:
+            self._rng = random.Random(self._seed)
+        return self._rng
 
     def _prepare(self, claim: ResourceClaim) -> PreparedClaim:
         # Claims are immutable, so the preparation of the very same object
@@ -135,8 +146,11 @@ class Allocator:
             choices: list[dict[str, int]] = []
             for ci, p in enumerate(prepared):
                 selected = {ri: s for (c, ri), s in search.selected.items() if c == ci}
-                new_claims.append(build_claim(p, search.results[ci], selected, view.name,
-                                              binding, self.rng, local))
+                picks = search.results[ci]
+                # Only shares draw IDs: don't seed the generator for nothing.
+                rng = self.rng if any(pick.share for pick in picks) else _NO_DRAWS
+                new_claims.append(build_claim(p, picks, selected, view.name,
+                                              binding, rng, local))
                 choices.append({p.slots[ri].name: s for ri, s in selected.items()})
             return Allocated(tuple(new_claims), search.steps, tuple(choices))
         except (Fatal, SelectorError, ConstraintError, CapacityError, PoolGatherError) as exc:

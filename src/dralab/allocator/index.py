@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dralab.api.core import NodeSelector
@@ -31,6 +32,7 @@ from dralab.api.resource import (
     Counter,
     Device,
     DeviceCapacity,
+    DeviceCounterConsumption,
     DeviceTaint,
     DeviceTaintRule,
     ResourceSlice,
@@ -41,9 +43,14 @@ from .nodes import CompiledNodeSelector, NodeView, compile_node_selector
 if TYPE_CHECKING:
     from .pools import NodePools
 
-__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "capacity_fqn"]
+__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_fqn"]
 
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+_NO_POOL: tuple[str, str] = ("", "")
+_NO_GROUPS: frozenset[str] = frozenset()
+_NO_CAPACITY: Mapping[str, tuple[str, DeviceCapacity]] = MappingProxyType({})
 
 
 def capacity_fqn(name: str, driver: str) -> str:
@@ -60,6 +67,18 @@ class SelectorFailure:
         self.message = message
 
 
+@dataclass(frozen=True, slots=True)
+class SliceScope:
+    """What a device record needs to know about its slice. Records point here,
+    not at their SliceEntry: without that back reference an index that is
+    dropped is freed at once instead of waiting for the cyclic collector."""
+
+    name: str
+    per_device: bool
+    node_name: str | None
+    node_selector: NodeSelector | None
+
+
 @dataclass(eq=False, slots=True)
 class DeviceRecord:
     """One device of one slice, with everything the search needs precomputed.
@@ -73,7 +92,7 @@ class DeviceRecord:
     pool: str
     name: str
     device: Device
-    slice: SliceEntry
+    slice: SliceScope
     own_taints: tuple[DeviceTaint, ...]
     rule_taints: tuple[DeviceTaint, ...]
     multi: bool  # allowMultipleAllocations
@@ -84,30 +103,44 @@ class DeviceRecord:
     consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
     # (counter set, compatibility groups) per consumesCounters entry.
     groups: tuple[tuple[str, frozenset[str]], ...]
-    # fully-qualified capacity name -> (name as published, capacity); the
-    # driver-qualified spelling wins over the implicit one, as upstream.
-    capacity: Mapping[str, tuple[str, DeviceCapacity]]
+    # (capacity: a property below, resolved on first use)
     # Taints with an effect that blocks allocation, without and with rule taints.
     blocking_own: tuple[DeviceTaint, ...] = ()
     blocking_all: tuple[DeviceTaint, ...] = ()
     # Selector results: compiled selector -> bool or failure.
     sel_cache: dict[object, bool | SelectorFailure] = field(default_factory=dict)
-    cel_inputs: dict[object, Any] = field(default_factory=dict)
+    # CEL inputs per feature set (made on the first CEL evaluation), and whether
+    # the device qualifies for cel.fastpath (None: not known yet).
+    cel_inputs: dict[object, Any] | None = None
+    fast_ok: bool | None = None
     # What a request without capacity requests consumes when nothing else is
     # consumed yet, per fractional-range flag (None: does not fit).
     default_amounts: dict[bool, Mapping[str, Any] | None] = field(default_factory=dict)
-    pool_key: tuple[str, str] = ("", "")
+    pool_key: tuple[str, str] = _NO_POOL
     # ``consumes`` flattened to ("set\0counter", nano) pairs for the hot path.
     demand: tuple[tuple[str, int], ...] = ()
     _node_selector: CompiledNodeSelector | None = None
+    _capacity: Mapping[str, tuple[str, DeviceCapacity]] | None = None
+
+    @property
+    def capacity(self) -> Mapping[str, tuple[str, DeviceCapacity]]:
+        """Fully-qualified capacity name -> (name as published, capacity); the
+        driver-qualified spelling wins over the implicit one, as upstream.
+        Resolved on first use: most records are never asked (full nodes)."""
+        found = self._capacity
+        if found is None:
+            raw = self.device.capacity
+            found = self._capacity = _resolve_capacity(self.driver, raw) if raw else _NO_CAPACITY
+        return found
 
     def __post_init__(self) -> None:
-        self.pool_key = (self.driver, self.pool)
+        if self.pool_key is _NO_POOL:  # the index passes its slice's (shared) key
+            self.pool_key = (self.driver, self.pool)
         # Most devices have no counters and no taints: skip the generators then
-        # (the index builds one record per device of the fleet).
-        self.demand = tuple((f"{set_name}\0{counter}", nano) for set_name, counters
-                            in self.consumes for counter, nano in counters) \
-            if self.consumes else ()
+        # (the index builds one record per device of the fleet and passes demand).
+        if self.consumes and not self.demand:
+            self.demand = tuple((f"{set_name}\0{counter}", nano) for set_name, counters
+                                in self.consumes for counter, nano in counters)
         self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS) \
             if self.own_taints else ()
         self.blocking_all = self.blocking_own + tuple(
@@ -161,10 +194,29 @@ class SliceEntry:
     per_device_set: bool  # perDeviceNodeSelection present at all (even false)
     per_device: bool
     counter_sets: tuple[tuple[str, Mapping[str, int]], ...]
-    devices: tuple[DeviceRecord, ...] = ()
-    has_binding_conditions: bool = False
+    scope: SliceScope
+    # Taint rules that apply to the index; the records are built on first use:
+    # a cold allocation looks at the slices of the nodes it tries, not at all.
+    rules: tuple[DeviceTaintRule, ...] = ()
     order: int = 0  # the slice's place among all slices of the index
     _compiled: CompiledNodeSelector | None = None
+    _devices: tuple[DeviceRecord, ...] | None = None
+    _has_binding_conditions: bool = False
+
+    @property
+    def devices(self) -> tuple[DeviceRecord, ...]:
+        """One record per device of the slice, in slice order (built once)."""
+        found = self._devices
+        if found is None:
+            found = self._devices = _records(self, self.rules)
+            self._has_binding_conditions = any(r.binding_conditions for r in found)
+        return found
+
+    @property
+    def has_binding_conditions(self) -> bool:
+        if self._devices is None:
+            self.devices  # noqa: B018 -- builds the records and the flag
+        return self._has_binding_conditions
 
     def selector_matches(self, node: NodeView) -> bool:
         """Slice-level nodeName/allNodes/nodeSelector match; raises NodeSelectorError."""
@@ -177,6 +229,54 @@ class SliceEntry:
                 self._compiled = compile_node_selector(self.node_selector)
             return self._compiled.matches(node)
         return False
+
+
+def _consumption(counters: Sequence[DeviceCounterConsumption]) -> tuple[
+        tuple[tuple[str, tuple[tuple[str, int], ...]], ...],
+        tuple[tuple[str, frozenset[str]], ...],
+        tuple[tuple[str, int], ...]]:
+    """``consumes``, ``groups`` and ``demand`` of a device in one pass."""
+    consumes = []
+    groups = []
+    demand: list[tuple[str, int]] = []
+    for c in counters:
+        set_name = c.counter_set
+        pairs = tuple((name, counter.value.nano) for name, counter in c.counters.items())
+        consumes.append((set_name, pairs))
+        groups.append((set_name, frozenset(c.compatibility_groups)
+                       if c.compatibility_groups else _NO_GROUPS))
+        key_prefix = set_name + "\0"
+        demand.extend((key_prefix + name, nano) for name, nano in pairs)
+    return tuple(consumes), tuple(groups), tuple(demand)
+
+
+def _records(entry: SliceEntry, rules: tuple[DeviceTaintRule, ...]) -> tuple[DeviceRecord, ...]:
+    driver, pool = entry.driver, entry.pool
+    records = []
+    prefix = f"{driver}/{pool}/"
+    scope, pool_key = entry.scope, entry.pool_key
+    for d in entry.slice.spec.devices:
+        rule_taints = tuple(r.spec.taint for r in rules
+                            if _rule_applies(r, driver, pool, d.name)) if rules else ()
+        counters = d.consumes_counters
+        if counters:
+            consumes, groups, demand = _consumption(counters)
+        else:
+            consumes, groups, demand = (), (), ()
+        records.append(DeviceRecord(
+            prefix + d.name, driver, pool, d.name, d, scope,
+            tuple(d.taints) if d.taints else (),
+            rule_taints,
+            bool(d.allow_multiple_allocations),
+            tuple(d.binding_conditions) if d.binding_conditions else (),
+            tuple(d.binding_failure_conditions) if d.binding_failure_conditions else (),
+            bool(d.binds_to_node),
+            consumes,
+            groups,
+            pool_key=pool_key,
+            demand=demand,
+        ))
+    return tuple(records)
 
 
 def _rule_applies(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
@@ -332,35 +432,10 @@ class SliceIndex:
             per_device=bool(spec.per_device_node_selection),
             counter_sets=tuple((cs.name, _counter_nanos(cs.counters))
                                for cs in spec.shared_counters),
+            scope=SliceScope(s.name, bool(spec.per_device_node_selection),
+                             spec.node_name or None, spec.node_selector),
+            rules=rules,
         )
-        records = []
-        prefix = f"{driver}/{pool}/"
-        for d in spec.devices:
-            rule_taints = tuple(r.spec.taint for r in rules
-                                if _rule_applies(r, driver, pool, d.name)) if rules else ()
-            counters = d.consumes_counters
-            records.append(DeviceRecord(
-                key=prefix + d.name,
-                driver=driver,
-                pool=pool,
-                name=d.name,
-                device=d,
-                slice=entry,
-                own_taints=tuple(d.taints) if d.taints else (),
-                rule_taints=rule_taints,
-                multi=bool(d.allow_multiple_allocations),
-                binding_conditions=tuple(d.binding_conditions) if d.binding_conditions else (),
-                binding_failure_conditions=tuple(d.binding_failure_conditions)
-                if d.binding_failure_conditions else (),
-                binds_to_node=bool(d.binds_to_node),
-                consumes=tuple((c.counter_set, tuple(_counter_nanos(c.counters).items()))
-                               for c in counters) if counters else (),
-                capacity=_resolve_capacity(driver, d.capacity) if d.capacity else {},
-                groups=tuple((c.counter_set, frozenset(c.compatibility_groups))
-                             for c in counters) if counters else (),
-            ))
-        entry.devices = tuple(records)
-        entry.has_binding_conditions = any(r.binding_conditions for r in records)
         return entry
 
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dralab.api.gcpause import gc_paused
+
 from .index import DeviceRecord, SliceEntry, SliceIndex
 from .nodes import NodeSelectorError, NodeView
 
@@ -186,7 +188,11 @@ def gather_pools(index: SliceIndex, node: NodeView, partitionable: bool) -> Node
         if cached is not None:
             return cached
     try:
-        result = _gather(index, node, partitionable)
+        # Bulk construction of acyclic records and pools (thousands for a
+        # partitionable fleet): the collector would rescan the heap again and
+        # again while it grows, and would find nothing to free.
+        with gc_paused():
+            result = _gather(index, node, partitionable)
     except NodeSelectorError as exc:
         raise PoolGatherError(f"gather pool information: {exc}") from None
     memo[memo_key] = result

@@ -26,6 +26,7 @@ from dralab.cel import (
     device_input,
 )
 from dralab.cel import Features as CelFeatures
+from dralab.cel.fastpath import FastPredicate, qualifies
 
 from .index import DeviceRecord, SelectorFailure
 
@@ -48,6 +49,8 @@ class Selector:
     features: CelFeatures
     compiled: CompiledSelector | None
     compile_error: str | None
+    # Python evaluation of a recognised shape; None answers defer to CEL.
+    fast: FastPredicate | None = None
 
 
 # A pure memo (expression and features fully determine the value), shared so
@@ -67,7 +70,8 @@ def selector(expression: str, features: CelFeatures) -> Selector:
     if found is not None:
         return found
     try:
-        made = Selector(expression, features, compile_selector(expression, features), None)
+        compiled = compile_selector(expression, features)
+        made = Selector(expression, features, compiled, None, compiled.fast_predicate())
     except CelCompileError as exc:
         made = Selector(expression, features, None, str(exc))
     _INTERNED[key] = made
@@ -84,7 +88,10 @@ def _attribute_value(attr: DeviceAttribute) -> Any:
 
 def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | SelectorFailure:
     """The device as CEL input, built once per device and feature set."""
-    found: DeviceInput | SelectorFailure | None = rec.cel_inputs.get(features)
+    inputs = rec.cel_inputs
+    if inputs is None:
+        inputs = rec.cel_inputs = {}
+    found: DeviceInput | SelectorFailure | None = inputs.get(features)
     if found is not None:
         return found
     d = rec.device
@@ -104,13 +111,21 @@ def _cel_input(rec: DeviceRecord, features: CelFeatures) -> DeviceInput | Select
             )
         except CelError as exc:
             made = SelectorFailure(f"convert Device {rec.key}: {exc}")
-    rec.cel_inputs[features] = made
+    inputs[features] = made
     return made
 
 
 def _evaluate(rec: DeviceRecord, sel: Selector) -> bool | SelectorFailure:
     if sel.compiled is None:
         return SelectorFailure(f"CEL compile error: {sel.compile_error}")
+    if sel.fast is not None:
+        ok = rec.fast_ok
+        if ok is None:
+            ok = rec.fast_ok = qualifies(rec.driver, rec.device)
+        if ok:
+            verdict = sel.fast(rec.driver, rec.device)
+            if verdict is not None:
+                return verdict
     data = _cel_input(rec, sel.features)
     if isinstance(data, SelectorFailure):
         return data

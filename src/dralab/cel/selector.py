@@ -36,6 +36,7 @@ from dralab.cel.errors import (
     compile_message,
     runtime_message,
 )
+from dralab.cel.fastpath import FastPredicate, compile_fast
 from dralab.cel.rewrite import rewrite
 from dralab.cel.runtimecost import runtime_bound
 from dralab.cel.validators import validate
@@ -91,6 +92,14 @@ class CompiledSelector:
                 self._bounds.clear()
             self._bounds[tree] = found
         return found
+
+    def fast_predicate(self) -> FastPredicate | None:
+        """A Python predicate over raw devices for a recognised shape (``fastpath``);
+        None when the shape is not recognised or the declared cost bound is over
+        the limit (then a device's own sizes decide and CEL must evaluate)."""
+        if self._over_declared:
+            return None
+        return compile_fast(decode_checked(self._source).expr)
 
     def evaluate(self, device: DeviceInput) -> bool:
         """Whether ``device`` matches.
