@@ -391,13 +391,24 @@ class AutoscalingMetrics:
     def cost(self) -> float:
         return math.fsum(p.cost for p in self.pools.values())
 
+    def peak_nodes(self) -> int:
+        """The most Ready nodes of all autoscaled pools at one time."""
+        changes = sorted((t, pool, n) for pool, p in self.pools.items() for t, n in p.nodes)
+        now: dict[str, int] = {}
+        peak = 0
+        for i, (t, pool, n) in enumerate(changes):
+            now[pool] = n
+            if i + 1 == len(changes) or changes[i + 1][0] != t:
+                peak = max(peak, sum(now.values()))
+        return peak
+
     def summary(self) -> dict[str, float | int]:
         waits = list(self.node_waits)
         return {"cost": self.cost,
                 "node_hours": math.fsum(p.node_hours for p in self.pools.values()),
                 "scale_ups": sum(p.scale_ups for p in self.pools.values()),
                 "scale_downs": sum(p.scale_downs for p in self.pools.values()),
-                "peak_nodes": sum(p.peak for p in self.pools.values()),
+                "peak_nodes": self.peak_nodes(),
                 "node_wait_p50": percentile(waits, 50),
                 "node_wait_p90": percentile(waits, 90),
                 "loops": self.loops}
