@@ -21,5 +21,5 @@ from .pods import PodBook, PodState
 from .sampling import Sampling
 from .scheduling import SchedulingStage
 
-__all__ = ["AutoscalingStage", "Completion", "JobController", "NodeLifecycle", "PodBook", "PodState", "Sampling",
-           "SchedulingStage"]
+__all__ = ["AutoscalingStage", "Completion", "JobController", "NodeLifecycle", "PodBook",
+           "PodState", "Sampling", "SchedulingStage"]
