@@ -160,3 +160,9 @@ def test_the_shipped_example_loads() -> None:
     assert scenario.autoscaling is not None
     assert scenario.autoscaling.pools == ("h100", "a100-mig")
     assert scenario.kueue_objects
+
+
+def test_autoscaling_runs_after_scheduling_and_before_sampling() -> None:
+    from dralab.sim.stages import AutoscalingStage, Sampling, SchedulingStage
+
+    assert SchedulingStage.order < AutoscalingStage.order == 35 < Sampling.order

@@ -25,6 +25,13 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                              # (h100-node-05), its labels, taints and
                                              # ResourceSlices as `dralab fleet` would
                                              # publish them for a pool one node larger
+      autoscaling:                 # only with fleet pools that carry `autoscaling`
+        model: cluster-autoscaler  # or karpenter (default cluster-autoscaler)
+        expander: least-waste      # random | most-pods | least-waste | price | priority
+        scanInterval: 10s          # the loop's period (CA's --scan-interval)
+        scaleDownUnneededTime: 10m
+        scaleDownDelayAfterAdd: 10m
+        scaleDownUtilizationThreshold: 0.5
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
