@@ -11,10 +11,13 @@ the scheduler left pending and acts on its decisions:
 * a scale-down removes the node as a node ``remove`` event does: its pods are
   evicted and re-created by their controllers.
 
-Bounded: a scan with the same cluster (its version) and the same pending pods as
-the last loop does not call the model again, unless a scale-down timer falls due
-(a node unneeded for the unneeded time, the delay after a scale-up over), for
-which a scan is set at that time. Pools never exceed their max (nodes in flight
+Bounded: a scan with the same pending pods as the last loop, after which no pod
+left a node and no node or slice changed (pods that arrive and bind only fill
+nodes), does not call the model again, unless a scale-down timer falls due (a
+node unneeded for the unneeded time, the delay after a scale-up over), for which
+a scan is set at that time. (So a node that was unneeded, got a pod and lost it
+again between two loops keeps its unneeded-since time; CA, looping every 10 s,
+would have restarted it.) Pools never exceed their max (nodes in flight
 count). Deterministic: no clock but the environment's.
 """
 
@@ -24,6 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dralab.allocator.changelog import ChangeFeed
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
 from dralab.autoscale import (
@@ -34,6 +38,15 @@ from dralab.autoscale import (
     node_groups,
 )
 from dralab.autoscale.groups import pool_of
+from dralab.cluster.events import (
+    ClusterEvent,
+    NodeAdded,
+    NodeRemoved,
+    NodeUpdated,
+    PodForgotten,
+    PodRemoved,
+    SlicesChanged,
+)
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
@@ -45,6 +58,8 @@ from .nodes import NodeLifecycle
 from .pods import PodBook
 
 __all__ = ["AutoscalingStage", "PoolLedger"]
+
+_FREEING = (NodeAdded, NodeRemoved, NodeUpdated, SlicesChanged, PodForgotten)
 
 JoinForm = Callable[[Node, tuple[ResourceSlice, ...]], tuple[Node, tuple[ResourceSlice, ...]]]
 
@@ -138,7 +153,8 @@ class AutoscalingStage(Stage):
                         if p.autoscaling is not None}
         self.ledger.start(node_groups(fleet, _pool_sizes(model)))
         self._scan_at: float | None = None
-        self._last: tuple[int, tuple[str, ...]] | None = None
+        self._last: tuple[str, ...] | None = None
+        self._cursor = 0
         self._due: float | None = None
         self._in_flight: dict[str, int] = {}
         self._covered: set[str] = set()  # pods a launch in flight is for (Karpenter)
@@ -171,14 +187,25 @@ class AutoscalingStage(Stage):
         pending = [p for p in self.scheduler.queue.pending()
                    if p.assumed_node is None and p.key in self.book.pods
                    and p.key not in self._covered]
-        seen = (cluster.version, tuple(sorted(p.key for p in pending)))
+        keys = tuple(sorted(p.key for p in pending))
         due = self._due is not None and now >= self._due
-        if seen == self._last and not due:
+        if keys == self._last and not due and not self._freed(cluster.events):
             return
         self.loops += 1
         decisions = self.model.loop(pending, now)
-        self._last = (cluster.version, seen[1])
+        self._last = keys
+        self._cursor = cluster.events.end  # past the loop's own what-ifs too
         self._act(decisions, now)
+
+    def _freed(self, events: ChangeFeed[ClusterEvent]) -> bool:
+        """Whether anything since the last loop may have made a node unneeded or given
+        pending pods room: a pod left a node, or nodes or slices changed. Pods arriving
+        and binding only fill nodes; the pending pods are compared apart."""
+        changes = events.since(self._cursor)
+        if changes is None:
+            return True
+        return any(isinstance(c, _FREEING) or (isinstance(c, PodRemoved) and c.node is not None)
+                   for c in changes)
 
     def _act(self, decisions: LoopDecisions, now: float) -> None:
         for down in decisions.scale_downs:
