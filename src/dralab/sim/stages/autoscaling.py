@@ -11,13 +11,12 @@ the scheduler left pending and acts on its decisions:
 * a scale-down removes the node as a node ``remove`` event does: its pods are
   evicted and re-created by their controllers.
 
-Bounded: a scan with the same pending pods as the last loop, after which no pod
-left a node and no node or slice changed (pods that arrive and bind only fill
-nodes), does not call the model again, unless a scale-down timer falls due (a
-node unneeded for the unneeded time, the delay after a scale-up over), for which
-a scan is set at that time. (So a node that was unneeded, got a pod and lost it
-again between two loops keeps its unneeded-since time; CA, looping every 10 s,
-would have restarted it.) Pools never exceed their max (nodes in flight
+Bounded: a scan does not call the model again when its answer cannot have
+changed: the same pending pods as the last loop, no pod left a node, no node or
+slice changed, and (when the last loop found no unneeded node) only placements
+happened, which fill nodes and cannot make one unneeded. A scale-down timer
+falling due (a node unneeded for the unneeded time, the delay after a scale-up
+over) sets a scan at that time. Pools never exceed their max (nodes in flight
 count). Deterministic: no clock but the environment's.
 """
 
@@ -43,6 +42,8 @@ from dralab.cluster.events import (
     NodeAdded,
     NodeRemoved,
     NodeUpdated,
+    PodAssumed,
+    PodBound,
     PodForgotten,
     PodRemoved,
     SlicesChanged,
@@ -154,6 +155,7 @@ class AutoscalingStage(Stage):
         self.ledger.start(node_groups(fleet, _pool_sizes(model)))
         self._scan_at: float | None = None
         self._last: tuple[str, ...] | None = None
+        self._unneeded = False  # the last loop found unneeded nodes
         self._cursor = 0
         self._due: float | None = None
         self._in_flight: dict[str, int] = {}
@@ -190,6 +192,7 @@ class AutoscalingStage(Stage):
         keys = tuple(sorted(p.key for p in pending))
         due = self._due is not None and now >= self._due
         if keys == self._last and not due and not self._freed(cluster.events):
+            self._rearm()
             return
         self.loops += 1
         decisions = self.model.loop(pending, now)
@@ -204,8 +207,11 @@ class AutoscalingStage(Stage):
         changes = events.since(self._cursor)
         if changes is None:
             return True
+        # With nodes unneeded, any placement may make one needed again (fuller, or its
+        # pods no longer fit elsewhere): CA would restart its unneeded time.
+        filling = (PodBound, PodAssumed) if self._unneeded else ()
         return any(isinstance(c, _FREEING) or (isinstance(c, PodRemoved) and c.node is not None)
-                   for c in changes)
+                   or (filling and isinstance(c, filling)) for c in changes)
 
     def _act(self, decisions: LoopDecisions, now: float) -> None:
         for down in decisions.scale_downs:
@@ -221,6 +227,7 @@ class AutoscalingStage(Stage):
                 continue
             self._launch(up.pool, add, up.ready_at, up.pods, sizes, now)
         self._due = None
+        self._unneeded = bool(decisions.unneeded)
         if decisions.unneeded and isinstance(self.model, ClusterAutoscaler):
             opts = self.model.options
             due = min(d.since for d in decisions.unneeded) + opts.scale_down_unneeded_time
@@ -228,6 +235,12 @@ class AutoscalingStage(Stage):
             if last is not None:
                 due = max(due, last + opts.scale_down_delay_after_add)
             self._due = max(due, now + self.settings.scan_interval)
+            self._rearm()
+
+    def _rearm(self) -> None:
+        """A scan when the scale-down timer falls due (only one scan waits at a time: an
+        earlier one that skips the loop sets this again)."""
+        if self._due is not None and self._due > self.env.now:
             interval = self.settings.scan_interval
             self._request(math.ceil(self._due / interval) * interval)
 
