@@ -1,4 +1,13 @@
-"""Autoscaler benchmark (issue 13): one Cluster Autoscaler loop.
+"""Autoscaler benchmarks (issue 13): one Cluster Autoscaler loop; a simulated day.
+
+**A simulated day** (``--day``): the default scenario's mix (H100 training, A100 MIG
+notebooks and evaluation, shared L4 inference, CPU batch) on a fleet whose three GPU
+pools are autoscaled up to 500 nodes (150 H100, 100 A100, 250 L4), starting at a
+tenth of that; a base load all day plus a daytime wave (8 h - 18 h) of the same
+kinds, so the fleet grows in the morning and shrinks in the evening. Cluster
+Autoscaler, 10 s scans, one mode (DRA). Target: <= 2 minutes.
+
+**One loop**:
 
 20 node groups (autoscaled pools of five GPU models and two node sizes each,
 whole GPUs, DynamicMIG and CPU-only), 1,000 existing nodes (50 per group, each
@@ -13,13 +22,17 @@ Prints figures; asserts nothing.
 
     python benchmarks/bench_autoscale.py [--pending 1000] [--per-group 50]
                                          [--model cluster-autoscaler|karpenter] [--profile]
+    python benchmarks/bench_autoscale.py --day [--model ...] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import time
 from typing import Any
+
+import yaml
 
 from dralab.api.core import Node
 from dralab.api.features import FeatureGates
@@ -34,6 +47,9 @@ from dralab.autoscale import (
 from dralab.scheduler import Scheduler, build_cluster
 
 TARGET_SECONDS = 5.0
+DAY_TARGET_SECONDS = 120.0
+DAY_MAX = {"h100": 150, "a100-mig": 100, "l4": 250}
+DAY_PRICE = {"h100": 98.32, "a100-mig": 32.77, "l4": 3.4}
 MODELS = (("h100", "h100-80gb-sxm", "off"), ("a100", "a100-80gb", "dynamic"),
           ("l4", "l4", "off"), ("a10", "a10", "off"), ("h200", "h200-141gb", "off"))
 
@@ -106,14 +122,85 @@ def fillers(nodes: list[tuple[str, str]]) -> list[dict[str, Any]]:
             for n, cpu in nodes]
 
 
+def day_scenario(model: str = "cluster-autoscaler", hours: float = 24.0) -> Any:
+    """The simulated day of a 500-node autoscaled fleet (see the module docstring)."""
+    from dralab.sim.default import default_scenario_text
+    from dralab.sim.scenario import parse_scenario
+
+    doc: dict[str, Any] = yaml.safe_load(default_scenario_text())
+    spec = doc["spec"]
+    for pool in spec["fleet"]["spec"]["pools"]:
+        top = DAY_MAX[pool["name"]]
+        pool["count"] = top // 10
+        pool["autoscaling"] = {"min": 0, "max": top, "pricePerHour": DAY_PRICE[pool["name"]],
+                               "provisioningDelay": "5m"}
+        pool.get("topology", {}).pop("nodesPerRack", None)
+        pool.get("topology", {}).pop("racksPerBlock", None)
+    rng = random.Random(7)
+    base = 500 / 10 * 0.25   # the default mix fills its 10 nodes; a quarter of it all day
+    wave = 500 / 10 * 0.6    # and more in the day
+    kinds = []
+    for kind in spec["workload"]:
+        number, _, unit = str(kind["arrivalRate"]).partition("/")
+        per_hour = float(number) * {"h": 1.0, "m": 60.0, "d": 1 / 24}[unit]
+        kinds.append({**kind, "arrivalRate": f"{per_hour * base:g}/h"})
+        t, times = 8 * 3600.0, []
+        while True:
+            t += rng.expovariate(per_hour * wave / 3600.0)
+            if t >= 18 * 3600.0:
+                break
+            times.append(f"{t:.0f}s")
+        day = {k: v for k, v in kind.items() if k != "arrivalRate"}
+        kinds.append({**day, "name": f"{kind['name']}-day", "arrivals": times})
+    spec["workload"] = kinds
+    spec.update(duration=f"{hours:g}h", sampleInterval="10m", compare=["dra"],
+                autoscaling={"model": model})
+    doc["metadata"]["name"] = "autoscaled-day-500"
+    return parse_scenario(doc, "<bench day>")
+
+
+def run_day(model: str, profile: bool, hours: float = 24.0) -> None:
+    from dralab.sim.simulate import run_mode
+
+    scenario = day_scenario(model, hours)
+    if profile:
+        from pyinstrument import Profiler
+        profiler = Profiler()
+        profiler.start()
+    t0 = time.perf_counter()
+    result = run_mode(scenario, "dra")
+    seconds = time.perf_counter() - t0
+    if profile:
+        profiler.stop()
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+    auto = result.autoscaling
+    assert auto is not None
+    summary = auto.summary()
+    print(f"simulated day, 500-node autoscaled fleet ({model}): {seconds:.1f} s "
+          f"(target <= {DAY_TARGET_SECONDS:.0f} s)")
+    print(f"pods {len(result.pods)}, autoscaler loops {auto.loops}, peak nodes "
+          f"{summary['peak_nodes']}, nodes added {summary['scale_ups']}, removed "
+          f"{summary['scale_downs']}, cost {summary['cost']:,.0f}")
+    for name, pool in sorted(auto.pools.items()):
+        print(f"  {name}: peak {pool.peak}, node-hours {pool.node_hours:,.0f}, "
+              f"cost {pool.cost:,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--day", action="store_true",
+                        help="the simulated day of a 500-node autoscaled fleet, not one loop")
+    parser.add_argument("--hours", type=float, default=24.0,
+                        help="--day: simulated hours (a shorter day to profile)")
     parser.add_argument("--pending", type=int, default=1000)
     parser.add_argument("--per-group", type=int, default=50)
     parser.add_argument("--model", choices=["cluster-autoscaler", "karpenter"],
                         default="cluster-autoscaler")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    if args.day:
+        run_day(args.model, args.profile, args.hours)
+        return
     gates = FeatureGates()
     docs = [Document("<bench>", i, d) for i, d in
             enumerate([fleet(args.per_group), *workload(args.pending, args.per_group)])]

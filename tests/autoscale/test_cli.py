@@ -119,3 +119,21 @@ def test_golden_scale_down_table() -> None:
     code, out, err = run("-f", str(DATA / "scale-down.yaml"))
     assert (code, err) == (0, "")
     check_golden("autoscale-scale-down.table", out)
+
+
+def test_explain_pod_names_the_pool_that_would_fix_it() -> None:
+    result = CliRunner().invoke(cli, ["explain", "pod", "-n", "ml", "deployment/pair",
+                                      "-f", FLEET, "-f", str(DATA / "pending.yaml")])
+    assert result.exit_code == 1
+    tail = result.stdout.split("autoscaling (one Cluster Autoscaler loop):\n")[1]
+    lines = tail.splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("ml/pair-") and
+               line.endswith(": would fit on a new node of pool l4") for line in lines)
+
+
+def test_explain_pod_says_why_no_pool_helps() -> None:
+    result = CliRunner().invoke(cli, ["explain", "pod", "-n", "ml", "giant",
+                                      "-f", FLEET, "-f", str(DATA / "pending.yaml")])
+    assert result.exit_code == 1
+    assert ": no autoscaled pool helps: no node group fits: " in result.stdout

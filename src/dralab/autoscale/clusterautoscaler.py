@@ -42,6 +42,7 @@ from .expanders import EXPANDERS, choose
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
 from .scaledown import unneeded_nodes
 from .units import PodUnit, pod_units, topology_sensitive
+from .utilization import PoolCache
 
 __all__ = ["AutoscalerOptions", "ClusterAutoscaler", "pending_reason"]
 
@@ -95,6 +96,8 @@ class ClusterAutoscaler:
     _unneeded_since: dict[str, float] = field(default_factory=dict)
     _last_scale_up: float | None = None
     _rng: random.Random = field(default_factory=random.Random)
+    # Pool utilisations across loops: a loop every 10 s re-measures mostly the same pools.
+    _utilization: PoolCache = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.options.seed)
@@ -245,7 +248,8 @@ class ClusterAutoscaler:
     def _scale_down(self, groups: dict[str, NodeGroup], now: float
                     ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleDown, ...]]:
         found = unneeded_nodes(self.scheduler, groups,
-                               self.options.scale_down_utilization_threshold, now)
+                               self.options.scale_down_utilization_threshold, now,
+                               self._utilization)
         names = {d.node for d in found}
         self._unneeded_since = {n: t for n, t in self._unneeded_since.items() if n in names}
         unneeded = []

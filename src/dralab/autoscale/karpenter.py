@@ -74,6 +74,11 @@ class Karpenter:
                 sizes[pool] = sizes.get(pool, 0) + 1
         return sizes
 
+    def nodes_ready(self, pool: str, count: int = 1) -> None:
+        """``count`` nodes of ``pool`` joined: the pool's next template names moved on.
+        (Karpenter's model keeps no launches in flight; the caller holds their pods.)"""
+        self._templates = None
+
     def templates(self) -> TemplateNodes:
         if self._templates is None:
             self._templates = TemplateNodes(self.fleet, self._sizes(),

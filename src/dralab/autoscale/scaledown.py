@@ -24,7 +24,7 @@ from .decisions import ScaleDown
 from .groups import NodeGroup, pool_of
 from .placement import place_pod
 from .units import is_daemon_pod, is_movable
-from .utilization import allocated_devices, node_utilization
+from .utilization import PoolCache, allocated_devices, node_utilization
 
 __all__ = ["move_pods", "unneeded_nodes"]
 
@@ -59,9 +59,9 @@ def move_pods(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[st
 
 
 def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup], threshold: float,
-                   now: float = 0.0) -> list[ScaleDown]:
+                   now: float = 0.0, cache: PoolCache | None = None) -> list[ScaleDown]:
     """The nodes that could go now (see the module docstring); the cluster is left as
-    it was."""
+    it was. ``cache``: pool utilisations kept across calls (``node_utilization``)."""
     cluster = scheduler.cluster
     allocated = allocated_devices(cluster.claims.values())
     sizes: dict[str, int] = {}
@@ -83,7 +83,7 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup], thresh
             group = groups.get(pool) if pool is not None else None
             if group is None or sizes.get(group.name, 0) <= group.min_size:
                 continue
-            util = node_utilization(cluster, info, allocated)
+            util = node_utilization(cluster, info, allocated, cache)
             if util.value >= threshold:
                 continue
             scheduler.fork()

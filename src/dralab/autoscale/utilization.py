@@ -105,11 +105,17 @@ def _ratio(node: NodeInfo, resource: str) -> float:
     return node.requested.get(resource, 0) / total if total > 0 else 0.0
 
 
+# (node, the cluster's slice version, driver, pool, the pool's allocated devices) -> value.
+PoolCache = dict[tuple[str, int, str, str, frozenset[str]], float]
+
+
 def node_utilization(cluster: ClusterState, node: NodeInfo,
-                     allocated: Allocated | None = None) -> NodeUtilization:
+                     allocated: Allocated | None = None,
+                     cache: PoolCache | None = None) -> NodeUtilization:
     """CA's utilisation of ``node``: its highest DRA pool if it has node-local slices,
     else max(CPU, memory). ``allocated``: ``allocated_devices`` of the cluster's claims
-    (computed here when not given)."""
+    (computed here when not given). ``cache``: pool utilisations kept across calls on
+    one cluster (a node's slices stay while the slice version does)."""
     cpu, memory = _ratio(node, "cpu"), _ratio(node, "memory")
     slices = cluster.slices_of(node.name)
     if slices:
@@ -119,8 +125,19 @@ def node_utilization(cluster: ClusterState, node: NodeInfo,
         for s in slices:
             pools[(s.spec.driver, s.spec.pool.name)].append(s)
         best, name = 0.0, ""
+        version = cluster.slice_version
         for key in sorted(pools):
-            value = pool_utilization(pools[key], allocated.get(key, frozenset()))
+            used = allocated.get(key, frozenset())
+            if cache is None:
+                value = pool_utilization(pools[key], used)
+            else:
+                ident = (node.name, version, key[0], key[1], used)
+                found = cache.get(ident)
+                if found is None:
+                    if len(cache) > 100_000:
+                        cache.clear()  # bounded: stale slice versions pile up
+                    found = cache[ident] = pool_utilization(pools[key], used)
+                value = found
             if value >= best:
                 best, name = value, f"{key[0]}/{key[1]}"
         return NodeUtilization(best, name, cpu, memory, best)

@@ -8,9 +8,13 @@ from typing import Any
 import click
 
 from dralab.api.errors import one_line
-from dralab.api.io import read_documents
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document, read_documents
+from dralab.autoscale import AutoscaleInput, cluster_objects, read_input, run_once
+from dralab.fleet.spec import API_VERSION as FLEET_API
+from dralab.fleet.spec import KIND as FLEET_KIND
 from dralab.scheduler import ConfigError, explain_claim
-from dralab.scheduler.targets import explain_pods, parse_pod_target
+from dralab.scheduler.targets import PodsExplanation, explain_pods, parse_pod_target
 
 from .common import (
     EXIT_INPUT,
@@ -55,16 +59,52 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     replicaset/ (rs/), statefulset/ (sts/), daemonset/ (ds/), or pod/. Without -n, a
     pod NAME in a namespace called TYPE is preferred when it exists.
 
+    With a Fleet (dralab.dev/v1alpha1) among the inputs, its nodes are generated as
+    `dralab fleet` would (as `dralab autoscale` reads them) and, for a pod left
+    pending, one Cluster Autoscaler loop says which autoscaled pool would fix it
+    ("would fit on a new node of pool X") or why none would.
+
     Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
     unknown target."""
     gates = parse_gates(feature_gates)
-    objects = load_inputs(filenames, gates)
+    docs = read_documents(filenames)
+    autoscaling = _autoscale_input(docs, gates)
+    objects = cluster_objects(autoscaling) if autoscaling is not None \
+        else load_inputs(filenames, gates, docs)
     with errors_naming(config_path, ConfigError):
         explanation = explain_pods(objects, parse_pod_target(target, namespace),
                                    load_config(config_path), gates, seed)
     click.echo(explanation.render(), nl=False)
+    if autoscaling is not None and not explanation.all_placed:
+        click.echo(_pools_that_help(autoscaling, explanation, gates, seed), nl=False)
     if not explanation.all_placed:
         raise SystemExit(EXIT_UNSCHEDULABLE)
+
+
+def _autoscale_input(docs: list[Document], gates: FeatureGates) -> AutoscaleInput | None:
+    """The Fleet and the objects when a Fleet is among the inputs (else None)."""
+    if not any(isinstance(d.data, dict) and d.data.get("kind") == FLEET_KIND
+               and d.data.get("apiVersion") == FLEET_API for d in docs):
+        return None
+    return read_input(docs, gates)
+
+
+def _pools_that_help(data: AutoscaleInput, explanation: PodsExplanation,
+                     gates: FeatureGates, seed: int) -> str:
+    """Per pending explained pod: the pool a Cluster Autoscaler loop would grow for it,
+    or why no pool helps."""
+    decisions = run_once(data, features=gates, seed=seed)
+    helped = {pod: up.pool for up in decisions.scale_ups for pod in up.pods}
+    reasons = {p.pod: p.reason for p in decisions.pending}
+    lines = []
+    for pod in explanation.pods:
+        if pod.node is not None or not pod.found:
+            continue
+        if pod.pod in helped:
+            lines.append(f"{pod.pod}: would fit on a new node of pool {helped[pod.pod]}\n")
+        elif pod.pod in reasons:
+            lines.append(f"{pod.pod}: no autoscaled pool helps: {reasons[pod.pod]}\n")
+    return ("\nautoscaling (one Cluster Autoscaler loop):\n" + "".join(lines)) if lines else ""
 
 
 @explain_cmd.command("claim")

@@ -10,7 +10,7 @@ import click
 from dralab.api.base import KubeObject
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
-from dralab.api.io import dumps, load_documents, read_documents, to_list
+from dralab.api.io import Document, dumps, load_documents, read_documents, to_list
 from dralab.scheduler import ConfigError, schedule
 from dralab.scheduler.snapshot import apply_order
 from dralab.scheduler.summary import PodRow, pod_rows
@@ -41,7 +41,8 @@ def seed_option(func: Any) -> Any:
     )(func)
 
 
-def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObject]:
+def load_inputs(filenames: tuple[str, ...], gates: FeatureGates,
+                docs: list[Document] | None = None) -> list[KubeObject]:
     """Read and validate the manifests; invalid input ends the command with exit 2.
 
     The manifests are a cluster's stored state: fields of a gate that is off now
@@ -49,7 +50,8 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates) -> list[KubeObj
     twice gets a warning naming both places (the last copy is the one used, as
     `kubectl apply` of all inputs would leave it).
     """
-    docs = read_documents(filenames)
+    if docs is None:  # given when the caller read them already (stdin reads once)
+        docs = read_documents(filenames)
     problems = validate_documents(docs, gates, stored=True)
     if problems:
         for problem in problems:

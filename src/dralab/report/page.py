@@ -26,6 +26,8 @@ DATA_FILES: tuple[tuple[str, str], ...] = (
     ("timings.json", "how long each mode took to simulate (wall clock: differs run to run)"),
 )
 
+POOLS_FILE = ("pools.csv", "autoscaled pools: Ready nodes at every change, per pool and mode")
+
 _CSS = """
 :root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de;
         --best: #dafbe1; --best-fg: #116329; --head: #f6f8fa; }
@@ -109,6 +111,31 @@ def _queues(result: SimulationResult) -> str:
             f"</tbody></table>\n</section>")
 
 
+def _pools(result: SimulationResult) -> str:
+    """Per autoscaled pool and mode: nodes (min, max, peak), node-hours, scale-ups and
+    -downs, cost ("" when no pool was autoscaled)."""
+    rows: list[str] = []
+    for mode in result.modes:
+        if mode.autoscaling is None:
+            continue
+        for pool, m in sorted(mode.autoscaling.pools.items()):
+            rows.append(f"<tr><td>{escape(mode.label)}</td><th scope=\"row\">{escape(pool)}</th>"
+                        f"<td>{m.min}</td><td>{m.max}</td><td>{m.peak}</td>"
+                        f"<td>{m.node_hours:,.1f}</td><td>{m.scale_ups}</td>"
+                        f"<td>{m.scale_downs}</td><td>{m.price_per_hour:,.2f}</td>"
+                        f"<td>{m.cost:,.2f}</td></tr>")
+    if not rows:
+        return ""
+    body = "\n".join(rows)
+    return (f'<section id="autoscaling">\n<h2>Autoscaled pools</h2>\n<table class="comparison" '
+            f'id="pool-table">\n<thead><tr><th scope="col">Mode</th>'
+            f'<th scope="col">Pool</th><th scope="col">Min</th><th scope="col">Max</th>'
+            f'<th scope="col">Peak nodes</th><th scope="col">Node-hours</th>'
+            f'<th scope="col">Nodes added</th><th scope="col">Nodes removed</th>'
+            f'<th scope="col">Price per hour</th><th scope="col">Cost</th></tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody></table>\n</section>")
+
+
 def _figure(plot: Plot) -> str:
     cls = ' class="wide"' if plot.wide else ""
     return (f'<figure id="{plot.id}"{cls} aria-label="{escape(plot.title)}">\n'
@@ -123,8 +150,10 @@ def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
     labels = ", ".join(m.label for m in result.modes) or "none"
     title = f"dralab simulation — {result.scenario}"
     figures = "\n".join(_figure(p) for p in plots)
+    listed = DATA_FILES + ((POOLS_FILE,) if any(m.autoscaling is not None
+                                                for m in result.modes) else ())
     files = "\n".join(f'<li><a href="{name}">{name}</a> — {escape(what)}</li>'
-                      for name, what in DATA_FILES)
+                      for name, what in listed)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -148,6 +177,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
 Wait times are over the pods that started; compare them together with “Pods never started”.</p>
 </section>
 {_queues(result)}
+{_pools(result)}
 <section id="plots-section">
 <h2>Plots</h2>
 <div class="plots">

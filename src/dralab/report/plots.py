@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["PLOT_IDS", "QUEUE_PLOT_IDS", "Plot", "render_plots"]
+__all__ = ["AUTOSCALING_PLOT_IDS", "PLOT_IDS", "QUEUE_PLOT_IDS", "Plot", "render_plots"]
 
 # Colour-blind-safe (Okabe-Ito), distinct from the heat map's viridis.
 _COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
@@ -317,15 +317,85 @@ _QUEUE_PLOTS: tuple[_PlotSpec, ...] = (
               "the fleet over time.", _queue_admitted, False),
 )
 
+def _pool_nodes(result: SimulationResult) -> Figure:
+    """Ready nodes per autoscaled pool (line style) and mode (colour), as steps."""
+    unit = _time_unit(result.duration)
+    fig = _new_figure(_NARROW, 3.2)
+    ax = fig.subplots()
+    styles = ("-", "--", ":", "-.")
+    for i, mode in enumerate(result.modes):
+        if mode.autoscaling is None:
+            continue
+        for j, (pool, metrics) in enumerate(sorted(mode.autoscaling.pools.items())):
+            points = list(metrics.nodes)
+            # Steps hold their value until the end of the run.
+            ts = [t / unit.seconds for t, _ in points] + [result.duration / unit.seconds]
+            ns = [n for _, n in points] + [points[-1][1] if points else 0]
+            ax.plot(ts, ns, drawstyle="steps-post", color=_colour(i),
+                    ls=styles[j % len(styles)], lw=1.4, label=f"{mode.label}: {pool}")
+    ax.set_xlim(0, result.duration / unit.seconds or 1.0)
+    ax.set_xlabel(f"simulated time ({unit.name})")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("Ready nodes")
+    _legend(ax)
+    return fig
+
+
+def _cost(result: SimulationResult) -> Figure:
+    """Cumulative cost (solid, left axis) and cost rate per hour (dotted, right axis)."""
+    unit = _time_unit(result.duration)
+    fig = _new_figure(_NARROW, 3.2)
+    ax = fig.subplots()
+    rate_ax = ax.twinx()
+    for i, mode in enumerate(result.modes):
+        if mode.autoscaling is None:
+            continue
+        samples = mode.autoscaling.samples
+        ts = [t / unit.seconds for t, _, _ in samples]
+        ax.plot(ts, [c for _, c, _ in samples], color=_colour(i), lw=1.6,
+                label=f"{mode.label}: cumulative")
+        rate_ax.plot(ts, [r for _, _, r in samples], drawstyle="steps-post",
+                     color=_colour(i), ls=":", lw=1.2, label=f"{mode.label}: per hour")
+    ax.set_xlim(0, result.duration / unit.seconds or 1.0)
+    ax.set_xlabel(f"simulated time ({unit.name})")
+    ax.set_ylim(bottom=0)
+    rate_ax.set_ylim(bottom=0)
+    ax.set_ylabel("cumulative cost")
+    rate_ax.set_ylabel("cost per hour")
+    rate_ax.grid(visible=False)
+    lines = ax.get_lines() + rate_ax.get_lines()
+    ax.legend(lines, [str(line.get_label()) for line in lines], loc="lower right",
+              fontsize=7.5)
+    return fig
+
+
+# Shown only when a mode ran with autoscaled pools.
+_AUTOSCALING_PLOTS: tuple[_PlotSpec, ...] = (
+    _PlotSpec("plot-pool-nodes", "Nodes over time",
+              "Ready nodes of each autoscaled pool (line style) per mode (colour): the "
+              "autoscaler's scale-ups (after the pool's provisioning delay) and scale-downs.",
+              _pool_nodes, False),
+    _PlotSpec("plot-cost", "Cost over time",
+              "Cumulative cost of the autoscaled pools (solid: pricePerHour x node-hours, a "
+              "node billed from joining to leaving) and the cost rate per hour (dotted).",
+              _cost, False),
+)
+
 PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _PLOTS)
 QUEUE_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _QUEUE_PLOTS)
+AUTOSCALING_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _AUTOSCALING_PLOTS)
 
 
 def render_plots(result: SimulationResult) -> list[Plot]:
     """Every plot of the report, in page order (ids: ``PLOT_IDS``, then
-    ``QUEUE_PLOT_IDS`` when queueing was on). Deterministic."""
+    ``QUEUE_PLOT_IDS`` when queueing was on, ``AUTOSCALING_PLOT_IDS`` with autoscaled
+    pools). Deterministic."""
     out: list[Plot] = []
-    specs = _PLOTS + (_QUEUE_PLOTS if any(m.queues for m in result.modes) else ())
+    specs = _PLOTS + (_QUEUE_PLOTS if any(m.queues for m in result.modes) else ()) + (
+        _AUTOSCALING_PLOTS if any(m.autoscaling is not None for m in result.modes) else ())
     for spec in specs:
         with plot_style(spec.id):
             fig = spec.draw(result)

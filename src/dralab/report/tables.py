@@ -53,3 +53,18 @@ def pods_csv(result: SimulationResult) -> str:
 def summary_csv(result: SimulationResult) -> str:
     """One row per mode with its summary numbers (columns ``SUMMARY_COLUMNS``)."""
     return _csv(SUMMARY_COLUMNS, result.summary_records())
+
+
+POOLS_COLUMNS: tuple[str, ...] = ("mode", "pool", "t", "nodes", "price_per_hour")
+
+
+def pools_csv(result: SimulationResult) -> str | None:
+    """Every autoscaled pool's Ready nodes at each change, per mode (columns
+    ``POOLS_COLUMNS``); None when no pool was autoscaled."""
+    if all(m.autoscaling is None for m in result.modes):
+        return None
+    rows = ({"mode": m.mode, "pool": pool, "t": t, "nodes": n,
+             "price_per_hour": p.price_per_hour}
+            for m in result.modes if m.autoscaling is not None
+            for pool, p in sorted(m.autoscaling.pools.items()) for t, n in p.nodes)
+    return _csv(POOLS_COLUMNS, rows)

@@ -10,7 +10,7 @@ from dralab.sim.results import SimulationResult
 
 from .page import render_html
 from .plots import render_plots
-from .tables import pods_csv, samples_csv, summary_csv
+from .tables import pods_csv, pools_csv, samples_csv, summary_csv
 
 __all__ = ["write_report"]
 
@@ -19,7 +19,8 @@ def write_report(result: SimulationResult, out_dir: Path) -> Path:
     """Write the report for ``result`` into ``out_dir`` (created if missing); return index.html.
 
     Files: ``metrics.json`` (``result.to_json()``, indent 2, sorted keys),
-    ``summary.csv``, ``samples.csv``, ``pods.csv``, ``timings.json`` (wall clock
+    ``summary.csv``, ``samples.csv``, ``pods.csv`` (``pools.csv`` with autoscaled
+    pools), ``timings.json`` (wall clock
     per mode) and ``index.html``. Each is replaced atomically, and ``index.html``
     goes last, so a complete page always sits beside complete data. The same
     scenario and seed give byte-identical files, except ``timings.json``, the only
@@ -38,6 +39,9 @@ def write_report(result: SimulationResult, out_dir: Path) -> Path:
         "timings.json": json.dumps(result.timings(), indent=2, sort_keys=True,
                                    allow_nan=False) + "\n",
     }
+    pools = pools_csv(result)
+    if pools is not None:
+        files["pools.csv"] = pools
     for name, text in files.items():
         _write(out / name, text)
     index = out / "index.html"

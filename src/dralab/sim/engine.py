@@ -23,7 +23,7 @@ order  stage           acts
 20     arrival         jobs arrive; the job controller creates their pods
 25     (admission)     free: e.g. Kueue-style quota admission of new jobs
 30     scheduling      a scheduling round
-35     (autoscaling)   free: e.g. adding nodes for pods the round left pending
+35     autoscaling     (autoscaled pools) the autoscaler's loop: nodes added / removed
 40     sampling        metrics see the instant's final state
 ====== =============== =====================================================
 

@@ -32,7 +32,8 @@ from .templates import TemplateError, resolve_path
 if TYPE_CHECKING:
     from .scenario import Scenario
 
-__all__ = ["DeviceInfo", "DeviceMap", "device_plugin_fleet", "dra_fleet", "fleet_document",
+__all__ = ["DeviceInfo", "DeviceMap", "device_plugin_fleet", "device_plugin_fleet_spec",
+           "device_plugin_node", "dra_fleet", "fleet_document",
            "fleet_path", "grown", "load_fleet", "mig_fraction", "mig_resource_fractions",
            "read_fleet_document"]
 
@@ -134,6 +135,19 @@ def _device_plugin_spec(doc: dict[str, Any]) -> dict[str, Any]:
     # Platform classes may name MIG profiles that no longer exist; the device plugin has none.
     spec.pop("deviceClasses", None)
     return out
+
+
+def device_plugin_fleet_spec(doc: dict[str, Any], source: str) -> Fleet:
+    """The Fleet as the device plugin sees it (its pools' nodes carry extended resources):
+    what an autoscaler's template nodes are built from in device-plugin mode."""
+    return parse_fleet(_device_plugin_spec(doc), source)
+
+
+def device_plugin_node(node: Node, slices: tuple[ResourceSlice, ...]
+                       ) -> tuple[Node, tuple[ResourceSlice, ...]]:
+    """A node of ``device_plugin_fleet_spec`` as it joins: MIG resources renamed, no
+    slices (as ``device_plugin_fleet`` publishes it)."""
+    return _plugin_names(node), ()
 
 
 def dra_fleet(doc: dict[str, Any], seed: int, source: str) -> GeneratedFleet:

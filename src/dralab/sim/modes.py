@@ -26,11 +26,19 @@ from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod
 from dralab.api.quantity import Quantity
 from dralab.api.resource import ResourceSlice
+from dralab.fleet import Fleet, parse_fleet
 from dralab.fleet.generate import GeneratedFleet
 from dralab.scheduler.cluster import ClusterState
 
 from .devplugin import GPU_RESOURCE
-from .fleets import device_plugin_fleet, dra_fleet, fleet_document, mig_fraction
+from .fleets import (
+    device_plugin_fleet,
+    device_plugin_fleet_spec,
+    device_plugin_node,
+    dra_fleet,
+    fleet_document,
+    mig_fraction,
+)
 from .jobs import Arrival, make_pod
 from .kinds import check_translations, device_plugin_prototypes, template_objects
 from .model import Kind, KindDevices
@@ -66,6 +74,15 @@ class Mode:
         fleet = self.fleet(fleet_document(scenario), scenario.seed,
                            scenario.source + " (fleet)")
         return fleet.objects()
+
+    def pool_fleet(self, scenario: Scenario) -> Fleet:
+        """The Fleet whose pools' next nodes are this mode's nodes (autoscaling)."""
+        raise NotImplementedError
+
+    def join_form(self, node: Node, slices: tuple[ResourceSlice, ...]
+                  ) -> tuple[Node, tuple[ResourceSlice, ...]]:
+        """A ``pool_fleet`` node as it joins a run in this mode."""
+        return node, slices
 
     def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
                         ) -> list[KubeObject]:
@@ -111,6 +128,9 @@ class DraMode(Mode):
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
         return dra_fleet(dict(doc), seed, source)
 
+    def pool_fleet(self, scenario: Scenario) -> Fleet:
+        return parse_fleet(fleet_document(scenario), scenario.source + " (fleet)")
+
     def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
                         ) -> list[KubeObject]:
         # After the fleet's: a manifest's DeviceClass replaces the fleet's of that name.
@@ -140,6 +160,13 @@ class DevicePluginMode(Mode):
 
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
         return device_plugin_fleet(dict(doc), seed, source)
+
+    def pool_fleet(self, scenario: Scenario) -> Fleet:
+        return device_plugin_fleet_spec(fleet_document(scenario), scenario.source + " (fleet)")
+
+    def join_form(self, node: Node, slices: tuple[ResourceSlice, ...]
+                  ) -> tuple[Node, tuple[ResourceSlice, ...]]:
+        return device_plugin_node(node, slices)
 
     def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
         return device_plugin_prototypes(scenario)

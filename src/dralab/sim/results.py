@@ -34,9 +34,11 @@ __all__ = [
     "SCHEMA",
     "SUMMARY_KEYS",
     "TIMINGS_SCHEMA",
+    "AutoscalingMetrics",
     "ModeResult",
     "NodeOccupancy",
     "PodRecord",
+    "PoolMetrics",
     "QueueMetrics",
     "Sample",
     "SimulationResult",
@@ -194,6 +196,7 @@ class ModeResult:
     unschedulable_reasons: Mapping[str, int]   # reason kind -> count
     wall_seconds: float              # real time the run took; 0.0 in pure runs
     queues: Mapping[str, QueueMetrics] = field(default_factory=dict)  # queueing on: per CQ
+    autoscaling: AutoscalingMetrics | None = None  # autoscaled pools: nodes and cost
 
     def __post_init__(self) -> None:
         ordered = dict(sorted(self.unschedulable_reasons.items()))
@@ -276,6 +279,9 @@ class ModeResult:
             # Only with queueing on, so runs without it keep their metrics.json.
             **({"queues": {q: m.to_json() for q, m in self.queues.items()}}
                if self.queues else {}),
+            # Only with autoscaled pools, so other runs keep their metrics.json.
+            **({"autoscaling": self.autoscaling.to_json()}
+               if self.autoscaling is not None else {}),
         }
 
     @classmethod
@@ -298,6 +304,8 @@ class ModeResult:
             unschedulable_reasons=dict(data["unschedulable_reasons"]),
             wall_seconds=float(data.get("wall_seconds", 0.0)),
             queues={q: QueueMetrics.from_json(m) for q, m in data.get("queues", {}).items()},
+            autoscaling=AutoscalingMetrics.from_json(data["autoscaling"])
+            if data.get("autoscaling") is not None else None,
         )
 
 
@@ -325,6 +333,100 @@ class QueueMetrics:
                    samples=tuple((float(t), int(p), int(a)) for t, p, a in data["samples"]),
                    usage=tuple((float(t), {str(k): int(v) for k, v in u.items()})
                                for t, u in data["usage"]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolMetrics:
+    """One autoscaled pool over a run. ``nodes``: (t, Ready nodes) at every change (the
+    first at 0); a node costs ``price_per_hour`` from the moment it joins until it
+    leaves, so ``cost`` is ``price_per_hour * node_hours``. ``scale_ups`` /
+    ``scale_downs`` count nodes added / removed by the autoscaler."""
+
+    min: int
+    max: int
+    price_per_hour: float
+    nodes: tuple[tuple[float, int], ...]
+    node_hours: float
+    cost: float
+    scale_ups: int
+    scale_downs: int
+
+    @property
+    def peak(self) -> int:
+        return max((n for _, n in self.nodes), default=0)
+
+    @property
+    def low(self) -> int:
+        return min((n for _, n in self.nodes), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"min": self.min, "max": self.max, "price_per_hour": self.price_per_hour,
+                "nodes": [list(x) for x in self.nodes], "node_hours": self.node_hours,
+                "cost": self.cost, "scale_ups": self.scale_ups,
+                "scale_downs": self.scale_downs, "peak": self.peak}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PoolMetrics:
+        return cls(min=int(data["min"]), max=int(data["max"]),
+                   price_per_hour=float(data["price_per_hour"]),
+                   nodes=tuple((float(t), int(n)) for t, n in data["nodes"]),
+                   node_hours=float(data["node_hours"]), cost=float(data["cost"]),
+                   scale_ups=int(data["scale_ups"]), scale_downs=int(data["scale_downs"]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AutoscalingMetrics:
+    """Node autoscaling over a run: per autoscaled pool its nodes and cost; ``samples``
+    (t, cumulative cost, cost rate per hour) at every sample time; ``node_waits``: for
+    each pod a scale-up was made for, seconds from the pod's creation until its node
+    joined; ``loops``: autoscaler loops run (scans with nothing new are skipped)."""
+
+    model: str
+    pools: Mapping[str, PoolMetrics]
+    samples: tuple[tuple[float, float, float], ...]
+    node_waits: tuple[float, ...]
+    loops: int
+
+    @property
+    def cost(self) -> float:
+        return math.fsum(p.cost for p in self.pools.values())
+
+    def peak_nodes(self) -> int:
+        """The most Ready nodes of all autoscaled pools at one time."""
+        changes = sorted((t, pool, n) for pool, p in self.pools.items() for t, n in p.nodes)
+        now: dict[str, int] = {}
+        peak = 0
+        for i, (t, pool, n) in enumerate(changes):
+            now[pool] = n
+            if i + 1 == len(changes) or changes[i + 1][0] != t:
+                peak = max(peak, sum(now.values()))
+        return peak
+
+    def summary(self) -> dict[str, float | int]:
+        waits = list(self.node_waits)
+        return {"cost": self.cost,
+                "node_hours": math.fsum(p.node_hours for p in self.pools.values()),
+                "scale_ups": sum(p.scale_ups for p in self.pools.values()),
+                "scale_downs": sum(p.scale_downs for p in self.pools.values()),
+                "peak_nodes": self.peak_nodes(),
+                "node_wait_p50": percentile(waits, 50),
+                "node_wait_p90": percentile(waits, 90),
+                "loops": self.loops}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model,
+                "pools": {name: p.to_json() for name, p in sorted(self.pools.items())},
+                "samples": [list(x) for x in self.samples],
+                "node_waits": list(self.node_waits), "loops": self.loops,
+                "summary": {k: _finite_or_none(v) for k, v in self.summary().items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AutoscalingMetrics:
+        return cls(model=str(data["model"]),
+                   pools={k: PoolMetrics.from_json(v) for k, v in data["pools"].items()},
+                   samples=tuple((float(t), float(c), float(r)) for t, c, r in data["samples"]),
+                   node_waits=tuple(float(w) for w in data["node_waits"]),
+                   loops=int(data["loops"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,13 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                              # (h100-node-05), its labels, taints and
                                              # ResourceSlices as `dralab fleet` would
                                              # publish them for a pool one node larger
+      autoscaling:                 # only with fleet pools that carry `autoscaling`
+        model: cluster-autoscaler  # or karpenter (default cluster-autoscaler)
+        expander: least-waste      # random | most-pods | least-waste | price | priority
+        scanInterval: 10s          # the loop's period (CA's --scan-interval)
+        scaleDownUnneededTime: 10m
+        scaleDownDelayAfterAdd: 10m
+        scaleDownUtilizationThreshold: 0.5
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
@@ -88,6 +95,7 @@ from dralab.api.core import Node
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
 from dralab.api.resource import ResourceClaimTemplate, ResourceSlice
 
+from .autoscaling import AutoscalingSettings, parse_autoscaling
 from .checks import check_event, check_kind
 from .devplugin import DevicePluginPlan
 from .fleets import fleet_path, load_fleet, read_fleet_document
@@ -159,6 +167,8 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     pool_nodes: dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]] = {}
     # ``spec.queueing``: the Kueue objects (queues, flavors, Configuration), read once.
     kueue_objects: tuple[KubeObject, ...] | None = None
+    # The fleet has autoscaled pools: ``spec.autoscaling`` with its defaults (``autoscaling``).
+    autoscaling: AutoscalingSettings | None = None
 
     def with_seed(self, seed: int) -> Scenario:
         return msgspec.structs.replace(self, seed=seed)
@@ -331,8 +341,11 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         fleet_path(scenario, allow_outside)
     scenario = msgspec.structs.replace(scenario, fleet_data=read_fleet_document(scenario))
     fleet = load_fleet(scenario)
+    autoscaling = parse_autoscaling(spec.autoscaling, fleet, source)
     gpu_pools = {p.name for p in fleet.spec.pools if p.gpu.count > 0}
-    gpu_nodes = sum(p.size for p in fleet.spec.pools if p.name in gpu_pools) + sum(
+    # An autoscaled pool may reach its max: the limits count that many nodes.
+    gpu_nodes = sum(p.autoscaling.max if p.autoscaling is not None else p.size
+                    for p in fleet.spec.pools if p.name in gpu_pools) + sum(
         1 for e in spec.events if e.pool in gpu_pools)
     check_work(spec.workload, duration, sample, gpu_nodes, source)
     templates = read_templates(spec.workload, base_dir, source, allow_outside)
@@ -355,7 +368,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),
         timeline=tuple(typed_event(e, event_nodes.get(i) or e.node or "")
                        for i, e in enumerate(spec.events)),
-        pool_nodes=pool_nodes)
+        pool_nodes=pool_nodes, autoscaling=autoscaling)
     if compare is not None:
         return scenario.with_compare(tuple(compare))
     check_modes(scenario)

@@ -14,6 +14,8 @@ event engine, which orders same-instant events by stage (``engine``):
   evicted pods are re-created;
 * scheduling: after every instant with arrivals, completions or node events,
   pending pods get scheduling cycles (``stages.scheduling``);
+* autoscaling (a fleet with autoscaled pools): the autoscaler's loop each scan
+  interval adds and removes nodes (``stages.autoscaling``);
 * sampling: metrics (see ``observe``).
 
 Pure: no I/O, no wall clock. Same scenario and seed, same result.
@@ -31,6 +33,7 @@ from dralab.queueing.feasibility import flavor_labels
 from dralab.queueing.model import Admission
 from dralab.scheduler import Scheduler, build_cluster
 
+from .autoscaling import build_model
 from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
 from .modes import MODES, Mode, check_modes, resolve_mode
@@ -38,7 +41,15 @@ from .observe import Observer, Weight
 from .queueing import QueueingSetup, queueing_setup
 from .results import ModeResult, SimulationResult
 from .scenario import Scenario
-from .stages import Completion, JobController, NodeLifecycle, PodBook, Sampling, SchedulingStage
+from .stages import (
+    AutoscalingStage,
+    Completion,
+    JobController,
+    NodeLifecycle,
+    PodBook,
+    Sampling,
+    SchedulingStage,
+)
 from .stages.admission import AdmissionStage, LivePlacement
 from .stages.sampling import Progress
 
@@ -128,6 +139,15 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         completion.on_finished = jobs.pod_finished
         sampling.also.append(admission.sample)
         stages.append(admission)
+    autoscaling: AutoscalingStage | None = None
+    if scenario.autoscaling is not None:
+        pools = mode.pool_fleet(scenario)
+        model = build_model(scenario.autoscaling, scheduler, pools, scenario.seed)
+        autoscaling = AutoscalingStage(env, scenario.autoscaling, model, scheduler, nodes, book,
+                                       pools, scenario.seed, mode.join_form)
+        scheduling.after_round.append(autoscaling.notice)
+        sampling.also.append(autoscaling.sample)
+        stages.append(autoscaling)
     env.register(*stages)
 
     for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
@@ -148,7 +168,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       unschedulable_reasons=dict(sorted(scheduling.reasons.items())),
                       wall_seconds=0.0,
                       queues={q: st.freeze() for q, st in sorted(admission.stats.items())}
-                      if admission else {})
+                      if admission else {},
+                      autoscaling=autoscaling.metrics() if autoscaling is not None else None)
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None,

@@ -17,7 +17,9 @@ from dralab.api.errors import InputError
 
 __all__ = [
     "API_VERSION",
+    "AUTOSCALING_MODELS",
     "MODES",
+    "AutoscalingRef",
     "DeviceShape",
     "DurationSpec",
     "FleetRef",
@@ -34,6 +36,7 @@ __all__ = [
 
 API_VERSION = "dralab.dev/v1alpha1"
 MODES = ("device-plugin", "dra")
+AUTOSCALING_MODELS = ("cluster-autoscaler", "karpenter")
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$")
 # A plain decimal count, optionally with an exponent ("0.5", "1e3"): no inf, nan, signs
@@ -161,6 +164,18 @@ class QueueingRef(_Spec, frozen=True):
     kueue: str = ""             # Kueue objects: a file or directory, relative to the scenario
 
 
+class AutoscalingRef(_Spec, frozen=True):
+    """``spec.autoscaling``: how the fleet's autoscaled pools scale (defaults as Cluster
+    Autoscaler's flags)."""
+
+    model: str = "cluster-autoscaler"      # cluster-autoscaler | karpenter
+    expander: str = "least-waste"          # cluster-autoscaler: its --expander
+    scan_interval: Any = "10s"             # --scan-interval
+    scale_down_unneeded_time: Any = "10m"  # --scale-down-unneeded-time
+    scale_down_delay_after_add: Any = "10m"  # --scale-down-delay-after-add
+    scale_down_utilization_threshold: float = 0.5
+
+
 class ScenarioSpec(_Spec, frozen=True):
     seed: int = 0
     duration: Any = "8h"
@@ -170,6 +185,7 @@ class ScenarioSpec(_Spec, frozen=True):
     scheduler: dict[str, Any] | None = None
     events: list[NodeEvent] = []
     queueing: QueueingRef | None = None
+    autoscaling: AutoscalingRef | None = None
     workload: list[JobKind] = []
 
 

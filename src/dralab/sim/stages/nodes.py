@@ -72,8 +72,7 @@ class NodeLifecycle(Stage):
                     return
                 node = _with_taints(removed, [])
                 slices = self.removed_slices.pop(name, ())
-            cluster.add_node(node, slices)
-            self.observer.node_joined(node, slices)
+            self.join(node, slices, round_=False)
         else:
             current = cluster.nodes.get(name)
             if current is None:
@@ -84,6 +83,14 @@ class NodeLifecycle(Stage):
                 taints.append(change.taint)
             cluster.add_node(_with_taints(current.node, taints))
         self.scheduling.request_round()
+
+    def join(self, node: Node, slices: tuple[ResourceSlice, ...], round_: bool = True) -> None:
+        """A new node (e.g. an autoscaler's) joins with its slices; the observer follows
+        it and, unless the caller does, a scheduling round is requested."""
+        self.cluster.add_node(node, slices)
+        self.observer.node_joined(node, slices)
+        if round_:
+            self.scheduling.request_round()
 
 
 def _with_taints(node: Node, taints: list[Taint]) -> Node:

@@ -50,6 +50,7 @@ class SchedulingStage(Stage):
         self.round_pending = False
         self.reasons: dict[str, int] = {}
         self._wakeups: set[float] = set()
+        self.after_round: list[Callable[[], None]] = []  # e.g. the autoscaler's scan
         self._started: Callable[[PodState, str], None] = _unbound
         self._evicted: Callable[[PodInfo], None] = _unbound
         scheduler.on_placed = self._on_placed
@@ -95,6 +96,8 @@ class SchedulingStage(Stage):
         """Every pod the queue offers now; then a wake-up for what falls due later."""
         self.round_pending = False
         self.scheduler.schedule_pending()
+        for then in self.after_round:
+            then()
         wakeup = self.scheduler.next_wakeup()
         if not math.isinf(wakeup) and wakeup not in self._wakeups:
             self._wakeups.add(wakeup)
