@@ -108,6 +108,37 @@ class Allocator:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
         return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)
 
+    def _taken_node(self, view: NodeView, claims: Sequence[ResourceClaim]) -> NodePools | None:
+        """Empty pools for a node whose every device is taken, when that gives the
+        same outcome as its real pools; None otherwise (gather as usual).
+
+        A necessary-condition prefilter, decided from device keys before any
+        record is built. The node must have ``SliceIndex.sole_slice_keys``' shape
+        (its pools: one complete, valid pool; so no gather error, no invalid-pool
+        reason) and every one of its devices must be exclusively allocated (also
+        shared, without DRAConsumableCapacity). The search skips such devices
+        for a request that is neither admin nor "All" before any other check or
+        side effect, so searching no candidates takes the same steps and ends
+        the same way. "All" requests look at the devices before the search and
+        admin requests may take allocated devices: those claims gather.
+        Explanations look at the devices too, so only ``explain_failure=False``
+        calls come here.
+        """
+        keys = self.index.sole_slice_keys(view.name)
+        if keys is None:
+            return None
+        exclusive = self.state.exclusive
+        shares = None if self.features.consumable_capacity else self.state.shares
+        for key in keys:
+            if key not in exclusive and not (shares and key in shares):
+                return None
+        for claim in claims:
+            for req in self._prepare(claim).flat:
+                if req.admin or req.all_mode:
+                    return None
+        return NodePools(node=view, pools=(), by_key={}, candidates=(), pool_candidates={},
+                         broken={}, first_bad=None, any_invalid=False)
+
     def allocate(self, claims: Sequence[ResourceClaim], node: Node | NodeView | str,
                  *, explain_failure: bool = True) -> AllocationOutcome:
         """Try to allocate all ``claims`` (none may be allocated already) on ``node``.
@@ -125,7 +156,11 @@ class Allocator:
                 raise ValueError(f"claim {claim.ref} is already allocated")
         search: Search | None = None
         try:
-            pools = gather_pools(self.index, view, self.features.partitionable_devices)
+            pools = None
+            if not explain_failure:
+                pools = self._taken_node(view, claims)
+            if pools is None:
+                pools = gather_pools(self.index, view, self.features.partitionable_devices)
             prepared = [self._prepare(c) for c in claims]
             search = Search(prepared, pools, self.state, self.features, self._counters,
                             self.max_steps)
