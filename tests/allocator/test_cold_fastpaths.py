@@ -45,7 +45,8 @@ from .builders import (
 NODES = ("node-0", "node-1", "node-2")
 # Node shapes: the prefilter's own shape, then shapes it must refuse.
 SHAPES = ("plain", "plain", "plain", "plain", "plain",
-          "incomplete", "duplicate", "two-slices", "counters", "empty")
+          "incomplete", "duplicate", "two-slices", "counters",
+          "unknown-counters", "empty")
 
 
 class PlainAllocator(Allocator):
@@ -75,7 +76,8 @@ def _slices(world: World) -> list[ResourceSlice]:
             names[-1] = names[0]
         if shape == "empty":
             names = []
-        counters = [consumes("cs", mem=1)] if shape == "counters" else []
+        # "unknown-counters": no slice declares the set, an invalid pool when partitionable.
+        counters = [consumes("cs", mem=1)] if shape in ("counters", "unknown-counters") else []
         devs = [device(name, counters=counters) for name in names]
         if shape == "two-slices":
             half = len(devs) // 2

@@ -113,9 +113,10 @@ class Allocator:
         same outcome as its real pools; None otherwise (gather as usual).
 
         A necessary-condition prefilter, decided from device keys before any
-        record is built. The node must have ``SliceIndex.sole_slice_keys``' shape
+        record is built. The node must have ``SliceIndex.sole_slice``'s shape
         (its pools: one complete, valid pool; so no gather error, no invalid-pool
-        reason) and every one of its devices must be exclusively allocated (also
+        reason once its device names are distinct and no device consumes
+        counters) and every one of its devices must be exclusively allocated (also
         shared, without DRAConsumableCapacity). The search skips such devices
         for a request that is neither admin nor "All" before any other check or
         side effect, so searching no candidates takes the same steps and ends
@@ -124,14 +125,21 @@ class Allocator:
         Explanations look at the devices too, so only ``explain_failure=False``
         calls come here.
         """
-        keys = self.index.sole_slice_keys(view.name)
-        if keys is None:
+        entry = self.index.sole_slice(view.name)
+        if entry is None:
             return None
         exclusive = self.state.exclusive
         shares = None if self.features.consumable_capacity else self.state.shares
-        for key in keys:
+        devices = entry.slice.spec.devices
+        prefix = f"{entry.driver}/{entry.pool}/"
+        for d in devices:  # stops at the first free device: the usual answer
+            key = prefix + d.name
             if key not in exclusive and not (shares and key in shares):
                 return None
+            if d.consumes_counters:  # the pool might be invalid (unknown counters)
+                return None
+        if len({d.name for d in devices}) != len(devices):  # an invalid pool
+            return None
         for claim in claims:
             for req in self._prepare(claim).flat:
                 if req.admin or req.all_mode:

@@ -53,9 +53,6 @@ _NO_GROUPS: frozenset[str] = frozenset()
 _NO_CAPACITY: Mapping[str, tuple[str, DeviceCapacity]] = MappingProxyType({})
 
 
-_UNKNOWN: Any = object()
-
-
 def capacity_fqn(name: str, driver: str) -> str:
     """The fully-qualified form of a capacity or attribute name of ``driver``'s device."""
     return name if "/" in name else f"{driver}/{name}"
@@ -337,8 +334,6 @@ class SliceIndex:
         self.built_pools: dict[tuple[str, str], dict[object, Any]] = {}
         # Memo of the part of gathering that only involves cluster-wide slices.
         self.shared_parts: dict[object, Any] = {}
-        # Memo of ``sole_slice_keys``: node name -> device keys, or None.
-        self.sole_keys: dict[str, tuple[str, ...] | None] = {}
         rules = self.rules
         with _gc_paused():
             for i, s in enumerate(slices):
@@ -388,7 +383,6 @@ class SliceIndex:
             new = [(order, self._entry(s, rules)) for order, s in added]
         if not gone and not new:
             return frozenset()
-        self.sole_keys.clear()
         touched = [*gone, *(e for _, e in new)]
         keys = {e.pool_key for e in touched}
         nodes = self._nodes_seeing(keys)
@@ -444,31 +438,23 @@ class SliceIndex:
         )
         return entry
 
-    def sole_slice_keys(self, node_name: str) -> tuple[str, ...] | None:
-        """The device keys of ``node_name``'s only pool when that pool is exactly
-        one plain slice of the node: no cluster-wide slices in the index, one
-        slice pinned to the node, announced as the pool's only slice, no
-        counters, no per-device node selection, no device consuming counters,
-        device names distinct. Such a node's pools are that one complete,
-        valid pool and its candidates are among these keys, so a caller can
-        tell from the keys alone that every candidate is taken, without
-        building a record. None when the node does not have that shape."""
-        found = self.sole_keys.get(node_name, _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found  # type: ignore[no-any-return]
-        keys: tuple[str, ...] | None = None
+    def sole_slice(self, node_name: str) -> SliceEntry | None:
+        """The slice of ``node_name`` when its pools are exactly that one plain
+        slice: no cluster-wide slices in the index, one slice pinned to the
+        node, announced as its pool's only slice, without counter sets or
+        per-device node selection. Such a node sees one complete pool made of
+        that slice (valid unless its devices repeat a name or consume
+        counters, which callers check), so its candidates can be judged from
+        the slice's devices before any record is built."""
+        if self.shared:
+            return None
         own = self.by_node.get(node_name)
-        if not self.shared and own is not None and len(own) == 1:
-            entry = own[0]
-            if entry.slice_count == 1 and not entry.per_device_set and not entry.counter_sets:
-                devices = entry.slice.spec.devices
-                if not any(d.consumes_counters for d in devices):
-                    prefix = f"{entry.driver}/{entry.pool}/"
-                    made = tuple(prefix + d.name for d in devices)
-                    if len(set(made)) == len(made):
-                        keys = made
-        self.sole_keys[node_name] = keys
-        return keys
+        if own is None or len(own) != 1:
+            return None
+        entry = own[0]
+        if entry.slice_count != 1 or entry.per_device_set or entry.counter_sets:
+            return None
+        return entry
 
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:
         """Slices that may be relevant for ``node_name``: its own plus every unscoped one."""
