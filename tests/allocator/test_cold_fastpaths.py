@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dralab.allocator import AllocatedState, Allocator, SliceIndex
@@ -132,8 +132,19 @@ def _summary(out: AllocationOutcome) -> tuple[object, ...]:
             tuple(c.status.allocation for c in claims))
 
 
+def _full(shape: str, *requests: tuple[str, int], shared: bool = False) -> World:
+    """One full node of ``shape``, partitionable devices on."""
+    return World((shape,), (2,), frozenset(), shared, False, (False, True), requests)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
+# Each condition of the prefilter, on a node it would otherwise take:
+@example(_full("plain", ("admin", 1)))
+@example(_full("plain", ("all-failing", 1)))
+@example(_full("duplicate", ("plain", 1)))
+@example(_full("unknown-counters", ("plain", 1)))
+@example(_full("plain", ("plain", 1), shared=True))
 def test_taken_node_prefilter_matches_the_plain_path(world: World) -> None:
     slices = _slices(world)
     used = [(DRIVER_A, f"pool-{n}", f"d{i}") for n in range(len(world.shapes))
