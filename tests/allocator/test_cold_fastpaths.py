@@ -1,5 +1,9 @@
 """Cold-path shortcuts against the plain path, on random small fleets.
 
+``pools._sole_pool`` gathers a node whose only pool is one plain slice of its
+own without the general collecting; it must give the same pools, candidates
+and verdicts as the general gather.
+
 ``Allocator._taken_node`` answers a node whose every device is taken with no
 candidates, decided from device keys before any record is built. It must give
 exactly the outcome (kind, message, search steps, devices) of gathering the
@@ -19,9 +23,10 @@ from hypothesis import strategies as st
 
 from dralab.allocator import AllocatedState, Allocator, SliceIndex
 from dralab.allocator.features import AllocatorFeatures
+from dralab.allocator.index import SliceEntry
 from dralab.allocator.nodes import NodeView
 from dralab.allocator.outcome import AllocationOutcome
-from dralab.allocator.pools import NodePools
+from dralab.allocator.pools import NodePools, Pool, gather_pools
 from dralab.api.features import FeatureGates
 from dralab.api.resource import DeviceRequest, ResourceClaim, ResourceSlice
 
@@ -184,3 +189,38 @@ def test_prefilter_takes_a_full_plain_node_and_refuses_the_others() -> None:
     wide = Allocator(SliceIndex([full, shared]), [dclass(CLASS_A, DRIVER_A)],
                      AllocatedState.from_claims(busy))
     assert wide._taken_node(NodeView("node-0"), one) is None
+
+
+class PlainIndex(SliceIndex):
+    """The index without the sole-slice shape: every gather takes the general path."""
+
+    def sole_slice(self, node_name: str) -> SliceEntry | None:
+        return None
+
+
+def _pools_summary(pools: NodePools) -> tuple[object, ...]:
+    def pool(p: Pool) -> tuple[object, ...]:
+        return (p.key, p.incomplete, p.invalid, p.invalid_reason,
+                tuple(e.name for e in p.slices), tuple(p.all_devices),
+                {k: dict(v) for k, v in p.counter_sets.items()}, p.has_binding_conditions)
+
+    return (pools.node.name, tuple(pool(p) for p in pools.pools), tuple(pools.by_key),
+            tuple(r.key for r in pools.candidates),
+            tuple((p.key, tuple(r.key for r in c)) for p, c in pools.pool_candidates.items()),
+            tuple((r.key, m) for r, m in pools.broken.items()),
+            None if pools.first_bad is None else pools.first_bad.key, pools.any_invalid)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(), st.booleans())
+@example(_full("plain"), True)
+@example(_full("duplicate"), True)
+@example(_full("unknown-counters"), True)
+@example(_full("unknown-counters"), False)
+def test_sole_slice_gather_matches_the_general_gather(world: World, partitionable: bool) -> None:
+    slices = _slices(world)
+    fast, plain = SliceIndex(slices), PlainIndex(slices)
+    for name in NODES[:len(world.shapes)]:
+        node = NodeView(name)
+        assert _pools_summary(gather_pools(fast, node, partitionable)) == \
+            _pools_summary(gather_pools(plain, node, partitionable)), name
