@@ -166,6 +166,15 @@ def test_taken_node_prefilter_matches_the_plain_path(world: World) -> None:
     fast = Allocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy), features)
     plain = PlainAllocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy),
                            features)
+    # Twice: the second call finds the keys (or the pools) of the first.
+    for node in [*NODES[:len(world.shapes)], *NODES[:len(world.shapes)]]:
+        got = fast.allocate(claims, node, explain_failure=False)
+        want = plain.allocate(claims, node, explain_failure=False)
+        assert _summary(got) == _summary(want), node
+    # A device freed after the keys were kept: the node is no longer taken.
+    if busy:
+        fast.state.remove_claim(busy[0])
+        plain.state.remove_claim(busy[0])
     for node in NODES[:len(world.shapes)]:
         got = fast.allocate(claims, node, explain_failure=False)
         want = plain.allocate(claims, node, explain_failure=False)

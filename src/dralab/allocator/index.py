@@ -202,6 +202,9 @@ class SliceEntry:
     _compiled: CompiledNodeSelector | None = None
     _devices: tuple[DeviceRecord, ...] | None = None
     _has_binding_conditions: bool = False
+    # The device keys, once a caller found every device of the slice taken
+    # (``Allocator._taken_node``): a warm allocator checks them again as they are.
+    taken_keys: tuple[str, ...] | None = None
 
     @property
     def devices(self) -> tuple[DeviceRecord, ...]:
