@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -108,6 +109,57 @@ class Allocator:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
         return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)
 
+    def _taken_node(self, view: NodeView, claims: Sequence[ResourceClaim]) -> NodePools | None:
+        """Empty pools for a node whose every device is taken, when that gives the
+        same outcome as its real pools; None otherwise (gather as usual).
+
+        A necessary-condition prefilter, decided from device keys before any
+        record is built. The node must have ``SliceIndex.sole_slice``'s shape
+        (its pools: one complete, valid pool; so no gather error, no invalid-pool
+        reason once its device names are distinct and no device consumes
+        counters) and every one of its devices must be exclusively allocated (also
+        shared, without DRAConsumableCapacity). The search skips such devices
+        for a request that is neither admin nor "All" before any other check or
+        side effect, so searching no candidates takes the same steps and ends
+        the same way. "All" requests look at the devices before the search and
+        admin requests may take allocated devices: those claims gather.
+        Explanations look at the devices too, so only ``explain_failure=False``
+        calls come here. A node whose pools are memoised already (a warm
+        allocator) gathers: the memo is cheaper.
+        """
+        if view.name in self.index.node_pools:
+            return None  # gathered before: the memo is cheaper than this check
+        entry = self.index.sole_slice(view.name)
+        if entry is None:
+            return None
+        exclusive = self.state.exclusive
+        shares = None if self.features.consumable_capacity else self.state.shares
+        keys = entry.taken_keys
+        if keys is not None:  # the shape was checked on an earlier call
+            for key in keys:
+                if key not in exclusive and not (shares and key in shares):
+                    return None
+        else:
+            devices = entry.slice.spec.devices
+            prefix = f"{entry.driver}/{entry.pool}/"
+            made = []
+            for d in devices:  # stops at the first free device: the usual answer
+                key = prefix + d.name
+                if key not in exclusive and not (shares and key in shares):
+                    return None
+                if d.consumes_counters:  # the pool might be invalid (unknown counters)
+                    return None
+                made.append(key)
+            if len(set(made)) != len(made):  # an invalid pool
+                return None
+            entry.taken_keys = tuple(made)
+        for claim in claims:
+            for req in self._prepare(claim).flat:
+                if req.admin or req.all_mode:
+                    return None
+        return NodePools(node=view, pools=(), by_key={}, candidates=(), pool_candidates={},
+                         broken={}, first_bad=None, any_invalid=False)
+
     def allocate(self, claims: Sequence[ResourceClaim], node: Node | NodeView | str,
                  *, explain_failure: bool = True) -> AllocationOutcome:
         """Try to allocate all ``claims`` (none may be allocated already) on ``node``.
@@ -116,7 +168,26 @@ class Allocator:
         ``Unschedulable`` (with one explanation line per request unless
         ``explain_failure`` is false) or ``AllocationError``. Raises only for
         misuse (an already allocated claim, a wrong argument type).
+
+        The cyclic collector is paused for the call (bounded work). A cold call
+        builds thousands of records, pools and search entries that live at
+        least as long as the call; each collection during the call would scan
+        them again and promote them towards the old generation, and the young
+        and middle collections it triggers would rescan them there. Paused,
+        the collector runs once after the call over what survived it: the same
+        objects are reclaimed (nothing it builds is cyclic; any cycle is only
+        collected later), with far fewer passes over them.
         """
+        if not gc.isenabled():
+            return self._allocate(claims, node, explain_failure)
+        gc.disable()
+        try:
+            return self._allocate(claims, node, explain_failure)
+        finally:
+            gc.enable()
+
+    def _allocate(self, claims: Sequence[ResourceClaim], node: Node | NodeView | str,
+                  explain_failure: bool) -> AllocationOutcome:
         view = NodeView.of(node)
         for claim in claims:
             if not isinstance(claim, ResourceClaim):
@@ -125,7 +196,11 @@ class Allocator:
                 raise ValueError(f"claim {claim.ref} is already allocated")
         search: Search | None = None
         try:
-            pools = gather_pools(self.index, view, self.features.partitionable_devices)
+            pools = None
+            if not explain_failure:
+                pools = self._taken_node(view, claims)
+            if pools is None:
+                pools = gather_pools(self.index, view, self.features.partitionable_devices)
             prepared = [self._prepare(c) for c in claims]
             search = Search(prepared, pools, self.state, self.features, self._counters,
                             self.max_steps)

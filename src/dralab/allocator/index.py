@@ -202,6 +202,9 @@ class SliceEntry:
     _compiled: CompiledNodeSelector | None = None
     _devices: tuple[DeviceRecord, ...] | None = None
     _has_binding_conditions: bool = False
+    # The device keys, once a caller found every device of the slice taken
+    # (``Allocator._taken_node``): a warm allocator checks them again as they are.
+    taken_keys: tuple[str, ...] | None = None
 
     @property
     def devices(self) -> tuple[DeviceRecord, ...]:
@@ -436,6 +439,24 @@ class SliceIndex:
                              spec.node_name or None, spec.node_selector),
             rules=rules,
         )
+        return entry
+
+    def sole_slice(self, node_name: str) -> SliceEntry | None:
+        """The slice of ``node_name`` when its pools are exactly that one plain
+        slice: no cluster-wide slices in the index, one slice pinned to the
+        node, announced as its pool's only slice, without counter sets or
+        per-device node selection. Such a node sees one complete pool made of
+        that slice (valid unless its devices repeat a name or consume
+        counters, which callers check), so its candidates can be judged from
+        the slice's devices before any record is built."""
+        if self.shared:
+            return None
+        own = self.by_node.get(node_name)
+        if own is None or len(own) != 1:
+            return None
+        entry = own[0]
+        if entry.slice_count != 1 or entry.per_device_set or entry.counter_sets:
+            return None
         return entry
 
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:

@@ -280,6 +280,9 @@ def _shared_part(index: SliceIndex, node: NodeView, partitionable: bool) -> _Sha
 
 
 def _gather(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
+    sole = index.sole_slice(node.name)
+    if sole is not None:
+        return _sole_pool(index, node, sole, partitionable)
     shared = _shared_part(index, node, partitionable)
     local = index.by_node.get(node.name)
     if not local:
@@ -297,6 +300,23 @@ def _gather(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools
                           if _included(e, node, partitionable)]
         by_key[key] = _pool_of(index, key, entries + shared_entries, partitionable)
     return _node_pools(node, _sorted(by_key.values()))
+
+
+def _sole_pool(index: SliceIndex, node: NodeView, entry: SliceEntry,
+               partitionable: bool) -> NodePools:
+    """``_gather`` for a node whose only pool is one plain slice of its own
+    (``SliceIndex.sole_slice``): no cluster-wide part, no collecting, no
+    per-device selection; the same pools, candidates and verdicts."""
+    pool = _pool_of(index, entry.pool_key, [entry], partitionable)
+    assert pool is not None  # one slice, announced as the only one: complete
+    if not pool.usable:
+        return NodePools(node=node, pools=(pool,), by_key={pool.key: pool}, candidates=(),
+                         pool_candidates={}, broken={}, first_bad=pool,
+                         any_invalid=pool.invalid)
+    candidates = entry.devices
+    return NodePools(node=node, pools=(pool,), by_key={pool.key: pool}, candidates=candidates,
+                     pool_candidates={pool: candidates}, broken={}, first_bad=None,
+                     any_invalid=False)
 
 
 def _node_pools(node: NodeView, pools: list[Pool]) -> NodePools:

@@ -1,0 +1,235 @@
+"""Cold-path shortcuts against the plain path, on random small fleets.
+
+``pools._sole_pool`` gathers a node whose only pool is one plain slice of its
+own without the general collecting; it must give the same pools, candidates
+and verdicts as the general gather.
+
+``Allocator._taken_node`` answers a node whose every device is taken with no
+candidates, decided from device keys before any record is built. It must give
+exactly the outcome (kind, message, search steps, devices) of gathering the
+node's pools and searching them, for every shape of slices, allocated state,
+feature gates and claim: the node shapes include the ones it must refuse
+(cluster-wide slices, incomplete pools, duplicate names, counters), and the
+claims the ones it must let through (admin, "All", firstAvailable, no
+requests, a missing class, too many devices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from dralab.allocator import AllocatedState, Allocator, SliceIndex
+from dralab.allocator.features import AllocatorFeatures
+from dralab.allocator.index import SliceEntry
+from dralab.allocator.nodes import NodeView
+from dralab.allocator.outcome import AllocationOutcome
+from dralab.allocator.pools import NodePools, Pool, gather_pools
+from dralab.api.features import FeatureGates
+from dralab.api.resource import DeviceRequest, ResourceClaim, ResourceSlice
+
+from .builders import (
+    ALL_NODES,
+    CLASS_A,
+    DRIVER_A,
+    all_request,
+    claim,
+    consumes,
+    counter_set,
+    dclass,
+    device,
+    first_available,
+    in_use,
+    request,
+    rslice,
+    sub,
+)
+
+NODES = ("node-0", "node-1", "node-2")
+# Node shapes: the prefilter's own shape, then shapes it must refuse.
+SHAPES = ("plain", "plain", "plain", "plain", "plain",
+          "incomplete", "duplicate", "two-slices", "counters",
+          "unknown-counters", "empty")
+
+
+class PlainAllocator(Allocator):
+    """The allocator without the prefilter: always gathers the node's pools."""
+
+    def _taken_node(self, view: NodeView, claims: object) -> NodePools | None:  # type: ignore[override]
+        return None
+
+
+@dataclass(frozen=True)
+class World:
+    shapes: tuple[str, ...]  # per node
+    sizes: tuple[int, ...]  # devices per node
+    free: frozenset[tuple[int, int]]  # (node, device) pairs left free
+    shared_slice: bool  # a cluster-wide allNodes slice
+    shared_use: bool  # allocated devices are shares, not exclusive
+    gates: tuple[bool, bool]  # DRAConsumableCapacity, DRAPartitionableDevices
+    requests: tuple[tuple[str, int], ...]  # (kind, count) per request
+
+
+def _slices(world: World) -> list[ResourceSlice]:
+    out = []
+    for n, (shape, size) in enumerate(zip(world.shapes, world.sizes, strict=True)):
+        node, pool = NODES[n], f"pool-{n}"
+        names = [f"d{i}" for i in range(size)]
+        if shape == "duplicate" and size > 1:
+            names[-1] = names[0]
+        if shape == "empty":
+            names = []
+        # "unknown-counters": no slice declares the set, an invalid pool when partitionable.
+        counters = [consumes("cs", mem=1)] if shape in ("counters", "unknown-counters") else []
+        devs = [device(name, counters=counters) for name in names]
+        if shape == "two-slices":
+            half = len(devs) // 2
+            out.append(rslice(f"{node}-a", node, pool, DRIVER_A, *devs[:half], count=2))
+            out.append(rslice(f"{node}-b", node, pool, DRIVER_A, *devs[half:], count=2))
+        else:
+            count = 2 if shape == "incomplete" else 1
+            out.append(rslice(f"{node}-slice", node, pool, DRIVER_A, *devs, count=count))
+            if shape == "counters":
+                out.append(rslice(f"{node}-counters", node, pool, DRIVER_A, count=1,
+                                  counters=[counter_set("cs", mem=size)]))
+    if world.shared_slice:
+        out.append(rslice("shared", ALL_NODES, "shared-pool", DRIVER_A, device("s0")))
+    return out
+
+
+def _request(kind: str, count: int, i: int) -> DeviceRequest:
+    name = f"r{i}"
+    if kind == "admin":
+        return request(name, CLASS_A, count, admin=True)
+    if kind == "all":
+        return all_request(name)
+    if kind == "all-failing":  # its selector fails at run time on every device
+        return all_request(name, CLASS_A, 'device.attributes["driver-a"].missing == 1')
+    if kind == "first-available":
+        return first_available(name, sub("x", "no-such-class"), sub("y", CLASS_A, count))
+    if kind == "missing-class":
+        return request(name, "no-such-class", count)
+    if kind == "many":
+        return request(name, CLASS_A, 33)
+    return request(name, CLASS_A, count)
+
+
+@st.composite
+def worlds(draw: st.DrawFn) -> World:
+    nodes = draw(st.integers(1, 3))
+    shapes = tuple(draw(st.sampled_from(SHAPES)) for _ in range(nodes))
+    sizes = tuple(draw(st.integers(1, 4)) for _ in range(nodes))
+    # Mostly full nodes: that is the shape under test.
+    free = frozenset((n, i) for n in range(nodes) for i in range(sizes[n])
+                     if draw(st.integers(0, 7)) == 0)
+    kinds = st.sampled_from(["plain", "admin", "all-failing", "plain", "all", "first-available",
+                             "missing-class", "many"])
+    requests = tuple(draw(st.lists(st.tuples(kinds, st.integers(1, 2)), max_size=2)))
+    return World(shapes, sizes, free, draw(st.integers(0, 4)) == 0, draw(st.booleans()),
+                 (draw(st.booleans()), draw(st.booleans())), requests)
+
+
+def _summary(out: AllocationOutcome) -> tuple[object, ...]:
+    claims = getattr(out, "claims", ())
+    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
+            tuple(c.status.allocation for c in claims))
+
+
+def _full(shape: str, *requests: tuple[str, int], shared: bool = False) -> World:
+    """One full node of ``shape``, partitionable devices on."""
+    return World((shape,), (2,), frozenset(), shared, False, (False, True), requests)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds())
+# Each condition of the prefilter, on a node it would otherwise take:
+@example(_full("plain", ("admin", 1)))
+@example(_full("plain", ("all-failing", 1)))
+@example(_full("duplicate", ("plain", 1)))
+@example(_full("unknown-counters", ("plain", 1)))
+@example(_full("plain", ("plain", 1), shared=True))
+def test_taken_node_prefilter_matches_the_plain_path(world: World) -> None:
+    slices = _slices(world)
+    used = [(DRIVER_A, f"pool-{n}", f"d{i}") for n in range(len(world.shapes))
+            for i in range(world.sizes[n]) if (n, i) not in world.free]
+    busy = [in_use(f"busy-{k}", dev, share="a1b2c3d4" if world.shared_use else None)
+            for k, dev in enumerate(used)]
+    consumable, partitionable = world.gates
+    features = AllocatorFeatures.from_gates(FeatureGates.parse(
+        f"DRAConsumableCapacity={str(consumable).lower()},"
+        f"DRAPartitionableDevices={str(partitionable).lower()}"))
+    classes = [dclass(CLASS_A, DRIVER_A)]
+    claims: list[ResourceClaim] = [claim("c", *[_request(kind, count, i) for i, (kind, count)
+                                                in enumerate(world.requests)])]
+    fast = Allocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy), features)
+    plain = PlainAllocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy),
+                           features)
+    # Twice: the second call finds the keys (or the pools) of the first.
+    for node in [*NODES[:len(world.shapes)], *NODES[:len(world.shapes)]]:
+        got = fast.allocate(claims, node, explain_failure=False)
+        want = plain.allocate(claims, node, explain_failure=False)
+        assert _summary(got) == _summary(want), node
+    # A device freed after the keys were kept: the node is no longer taken.
+    if busy:
+        fast.state.remove_claim(busy[0])
+        plain.state.remove_claim(busy[0])
+    for node in NODES[:len(world.shapes)]:
+        got = fast.allocate(claims, node, explain_failure=False)
+        want = plain.allocate(claims, node, explain_failure=False)
+        assert _summary(got) == _summary(want), node
+
+
+def test_prefilter_takes_a_full_plain_node_and_refuses_the_others() -> None:
+    """The property above is only meaningful if the prefilter fires: it does for a
+    full node of the plain shape, not with a free device or a cluster-wide slice."""
+    full = rslice("n-slice", "node-0", "pool-0", DRIVER_A, device("d0"), device("d1"))
+    busy = [in_use("busy", (DRIVER_A, "pool-0", "d0"), (DRIVER_A, "pool-0", "d1"))]
+    one = [claim("c", request("r0"))]
+    engine = Allocator(SliceIndex([full]), [dclass(CLASS_A, DRIVER_A)],
+                       AllocatedState.from_claims(busy))
+    assert engine._taken_node(NodeView("node-0"), one) is not None
+    assert engine._taken_node(NodeView("node-0"), [claim("c", request("r0", admin=True))]) is None
+    half = Allocator(SliceIndex([full]), [dclass(CLASS_A, DRIVER_A)],
+                     AllocatedState.from_claims(busy[:0]))
+    assert half._taken_node(NodeView("node-0"), one) is None
+    shared = rslice("shared", ALL_NODES, "shared-pool", DRIVER_A, device("s0"))
+    wide = Allocator(SliceIndex([full, shared]), [dclass(CLASS_A, DRIVER_A)],
+                     AllocatedState.from_claims(busy))
+    assert wide._taken_node(NodeView("node-0"), one) is None
+
+
+class PlainIndex(SliceIndex):
+    """The index without the sole-slice shape: every gather takes the general path."""
+
+    def sole_slice(self, node_name: str) -> SliceEntry | None:
+        return None
+
+
+def _pools_summary(pools: NodePools) -> tuple[object, ...]:
+    def pool(p: Pool) -> tuple[object, ...]:
+        return (p.key, p.incomplete, p.invalid, p.invalid_reason,
+                tuple(e.name for e in p.slices), tuple(p.all_devices),
+                {k: dict(v) for k, v in p.counter_sets.items()}, p.has_binding_conditions)
+
+    return (pools.node.name, tuple(pool(p) for p in pools.pools), tuple(pools.by_key),
+            tuple(r.key for r in pools.candidates),
+            tuple((p.key, tuple(r.key for r in c)) for p, c in pools.pool_candidates.items()),
+            tuple((r.key, m) for r, m in pools.broken.items()),
+            None if pools.first_bad is None else pools.first_bad.key, pools.any_invalid)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(), st.booleans())
+@example(_full("plain"), True)
+@example(_full("duplicate"), True)
+@example(_full("unknown-counters"), True)
+@example(_full("unknown-counters"), False)
+def test_sole_slice_gather_matches_the_general_gather(world: World, partitionable: bool) -> None:
+    slices = _slices(world)
+    fast, plain = SliceIndex(slices), PlainIndex(slices)
+    for name in NODES[:len(world.shapes)]:
+        node = NodeView(name)
+        assert _pools_summary(gather_pools(fast, node, partitionable)) == \
+            _pools_summary(gather_pools(plain, node, partitionable)), name
