@@ -74,13 +74,14 @@ from .framework import Status
 if TYPE_CHECKING:
     from .drastate import NodeResult
 
-__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey"]
+__all__ = ["AllocatorCache", "Drawn", "NodeOutcome", "SpecKey"]
 
 # (namespace, spec object) per claim to allocate; specs are compared by identity.
 SpecKey = tuple[tuple[str, int], ...]
 _OUTCOME_LIMIT = 200_000
 # Outcome tables keeping per-node arrays (two bools per node each, plus the nodes known).
 _KNOWN_TABLES = 64
+_BITS_128 = (1 << 128) - 1
 
 Mask: TypeAlias = npt.NDArray[np.bool_]
 Positions: TypeAlias = npt.NDArray[np.int64]
@@ -143,7 +144,8 @@ class OutcomeTable:
     """
 
     __slots__ = ("_cluster", "_cursor", "_failed", "_index", "_mask", "_outcomes", "_results",
-                 "_version", "asked", "entries", "hits", "pool_version", "rng")
+                 "_shared", "_shared_outcomes", "_version", "asked", "entries", "hits",
+                 "pool_version", "rng")
 
     def __init__(self, pool_version: Callable[[tuple[str, str]], int],
                  rng: random.Random | None = None) -> None:
@@ -160,10 +162,13 @@ class OutcomeTable:
         self._index: dict[str, int] = {}
         self._mask: Mask | None = None  # valid entry, claims fit
         self._failed: Mask | None = None  # valid entry, claims do not fit
+        # Valid entry, claims fit with shared devices: a hit must draw share IDs.
+        self._shared: Mask | None = None
         # By position: Filter's record where _mask, the outcome where _failed. Dicts,
         # not lists: memory follows the nodes known, not the fleet.
         self._results: dict[int, NodeResult] = {}
         self._outcomes: dict[int, NodeOutcome] = {}
+        self._shared_outcomes: dict[int, NodeOutcome] = {}  # by position, where _shared
 
     def lookup(self, view: NodeView) -> NodeOutcome | None:
         """The outcome for the node of ``view`` (``NodeInfo.view``) if still valid.
@@ -217,26 +222,29 @@ class OutcomeTable:
             return
         position = self._index.get(name)
         if position is not None:
-            self._mask[position] = self._failed[position] = False
-            self._results.pop(position, None)
-            self._outcomes.pop(position, None)
+            self._clear(position)
+
+    def _clear(self, position: int) -> None:
+        assert self._mask is not None and self._failed is not None \
+            and self._shared is not None
+        self._mask[position] = self._failed[position] = self._shared[position] = False
+        self._results.pop(position, None)
+        self._outcomes.pop(position, None)
+        self._shared_outcomes.pop(position, None)
 
     def _set(self, position: int, outcome: NodeOutcome) -> None:
-        assert self._mask is not None and self._failed is not None
+        assert self._mask is not None and self._failed is not None \
+            and self._shared is not None
+        self._clear(position)
         if outcome.shares:
-            # Known, but not vouched for: Filter must run there to draw share IDs.
-            self._mask[position] = self._failed[position] = False
-            self._results.pop(position, None)
-            self._outcomes.pop(position, None)
+            # Known, but not vouched for: a visit must draw share IDs (``visit``).
+            self._shared[position] = True
+            self._shared_outcomes[position] = outcome
         elif outcome.allocations is not None:
             self._mask[position] = True
-            self._failed[position] = False
             self._results[position] = (outcome.allocations, None, outcome)
-            self._outcomes.pop(position, None)
         else:
-            self._mask[position] = False
             self._failed[position] = True
-            self._results.pop(position, None)
             self._outcomes[position] = outcome
 
     def knows(self) -> bool:
@@ -246,18 +254,19 @@ class OutcomeTable:
     def forget_known(self) -> None:
         """Drop the arrays of ``feasible`` (rebuilt from the entries when asked again)."""
         self._cluster = None
-        self._mask = self._failed = None
+        self._mask = self._failed = self._shared = None
         self._results = {}
         self._outcomes = {}
+        self._shared_outcomes = {}
 
     def feasible(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]],
-                 pool_nodes: Mapping[tuple[str, str], set[str]]) -> tuple[Mask, Mask]:
-        """(fits, does not fit): nodes by position with a valid entry saying so; see
-        the class docstring. The arrays are the table's: copy them before the next
-        Filter call."""
-        mask, failed = self._mask, self._failed
-        if mask is None or failed is None or cluster is not self._cluster \
-                or cluster.node_version != self._version:
+                 pool_nodes: Mapping[tuple[str, str], set[str]]) -> tuple[Mask, Mask, Mask]:
+        """(fits, does not fit, fits with shared devices): nodes by position with a
+        valid entry saying so; see the class docstring. The arrays are the table's:
+        copy them before the next Filter call."""
+        mask, failed, shared = self._mask, self._failed, self._shared
+        if mask is None or failed is None or shared is None \
+                or cluster is not self._cluster or cluster.node_version != self._version:
             return self._seed(cluster, log)
         changed = log.since(self._cursor)
         if changed is None:
@@ -265,19 +274,15 @@ class OutcomeTable:
         self._cursor = log.end
         if changed:
             index = self._index
-            results = self._results
-            outcomes = self._outcomes
             for pool in set(changed):
                 for name in pool_nodes.get(pool, ()):
                     position = index.get(name)
                     if position is not None:
-                        mask[position] = failed[position] = False
-                        results.pop(position, None)
-                        outcomes.pop(position, None)
-        return mask, failed
+                        self._clear(position)
+        return mask, failed, shared
 
     def _seed(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]]
-              ) -> tuple[Mask, Mask]:
+              ) -> tuple[Mask, Mask, Mask]:
         nodes = cluster.node_infos()
         self._cluster = cluster
         self._version = cluster.node_version
@@ -285,8 +290,10 @@ class OutcomeTable:
         self._index = index = cluster.node_index()
         mask = self._mask = np.zeros(len(nodes), np.bool_)
         failed = self._failed = np.zeros(len(nodes), np.bool_)
+        shared = self._shared = np.zeros(len(nodes), np.bool_)
         self._results = {}
         self._outcomes = {}
+        self._shared_outcomes = {}
         for name in self.entries:
             position = index.get(name)
             if position is None:
@@ -294,7 +301,7 @@ class OutcomeTable:
             outcome = self._valid(nodes[position].view)
             if outcome is not None:
                 self._set(position, outcome)
-        return mask, failed
+        return mask, failed, shared
 
     def failed_outcomes(self, positions: list[int]) -> list[NodeOutcome]:
         """The outcomes of nodes ``feasible`` reported as not fitting."""
@@ -305,6 +312,32 @@ class OutcomeTable:
             raise AssertionError("outcome asked for a node not known to be rejected") from None
         self.hits += len(found)
         return found
+
+    def visit(self, positions: list[int]) -> list[Drawn]:
+        """What ``lookup`` draws, in this order, at the nodes ``feasible`` reported as
+        fitting with shared devices: the share IDs, drawn exactly as that many
+        lookups would draw them (one call for all, the same bits), to be turned
+        into the outcome ``lookup`` would answer by ``Drawn.outcome`` when read."""
+        shared = self._shared_outcomes
+        try:
+            found = [shared[p] for p in positions]
+        except KeyError:
+            raise AssertionError("visit asked for a node not known to share devices") from None
+        self.hits += len(found)
+        out = []
+        total = 0
+        for outcome in found:
+            count = outcome.share_count
+            if count < 0:
+                count = _share_count(outcome)
+            out.append(Drawn(outcome, total, count))
+            total += count
+        # getrandbits(128 * n) takes the generator's words in the order n calls of
+        # getrandbits(128) take them, lowest 128 bits first.
+        bits = self.rng.getrandbits(128 * total) if total else 0
+        for drawn in out:
+            drawn.bits = bits
+        return out
 
     def result_at(self, position: int) -> NodeResult:
         """What Filter records for the node at ``position`` (True in ``feasible``)."""
@@ -334,15 +367,42 @@ def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
     result); everything else is shared with ``outcome``. The IDs are drawn now, so
     the run's RNG advances exactly as the search's would; the results holding them
     are built only if someone reads them (most Filter hits never are)."""
+    count = _share_count(outcome)
+    return _copy_with(outcome, [rng.getrandbits(128) for _ in range(count)])
+
+
+def _share_count(outcome: NodeOutcome) -> int:
+    """How many results of ``outcome`` hold a share ID (counted once per outcome)."""
     assert outcome.allocations is not None
     count = outcome.share_count
-    if count < 0:  # counted once per remembered outcome
+    if count < 0:
         count = outcome.share_count = sum(
             1 for a in outcome.allocations for r in a.devices.results if r.share_id is not None)
-    bits = [rng.getrandbits(128) for _ in range(count)]
+    return count
+
+
+def _copy_with(outcome: NodeOutcome, bits: list[int]) -> NodeOutcome:
+    assert outcome.allocations is not None
     return NodeOutcome(RedrawnAllocations(outcome.allocations, bits), outcome.reason,
                        outcome.error, outcome.details, outcome.steps, outcome.status,
                        outcome.score, True, outcome)
+
+
+@dataclass(slots=True, eq=False)
+class Drawn:
+    """A visit's share IDs for one node (``count`` 128-bit draws from ``start`` in
+    ``bits``, the visit's draws as one integer) and the remembered outcome they
+    renew; ``outcome()`` is what ``lookup`` would have answered."""
+
+    origin: NodeOutcome
+    start: int
+    count: int
+    bits: int = 0
+
+    def outcome(self) -> NodeOutcome:
+        bits = self.bits >> (128 * self.start)
+        return _copy_with(self.origin, [bits >> (128 * j) & _BITS_128
+                                        for j in range(self.count)])
 
 
 class RedrawnAllocations(Sequence[AllocationResult]):
@@ -615,7 +675,7 @@ class AllocatorCache:
         return found
 
     def feasible_mask(self, table: OutcomeTable, cluster: ClusterState
-                      ) -> tuple[Mask, Mask] | None:
+                      ) -> tuple[Mask, Mask, Mask] | None:
         """``table.feasible`` for ``cluster`` (whose allocated state this cache must
         be following: ``refresh`` first); None if it is not, and the first time a
         table is asked in a cycle: a token used by one pod only (its own claim)

@@ -270,7 +270,27 @@ class DynamicResources:
 
         return known[1].copy(), statuses
 
-    def _known(self, state: CycleState) -> tuple[Mask, Mask] | None:
+    def filter_visits(self, state: CycleState, pod: PodInfo
+                      ) -> tuple[Mask, Callable[[list[int]], None]] | None:
+        """On the fast path, the nodes whose cached outcome (still valid) says the
+        claims fit with shared devices: Filter there answers Success from the cache
+        after drawing fresh share IDs, which ``visit`` does for many nodes at once."""
+        known = self._known(state)
+        s = state.get(NAME)
+        if known is None or not isinstance(s, DRAState) or s.table is None:
+            return None
+        table = s.table
+        names = self.cluster.node_names()
+        drawn = s.drawn
+
+        def visit(positions: list[int]) -> None:
+            # Recorded as drawn; the outcome is built only if Score or Reserve reads it.
+            for position, found in zip(positions, table.visit(positions), strict=True):
+                drawn[names[position]] = found
+
+        return known[2].copy(), visit
+
+    def _known(self, state: CycleState) -> tuple[Mask, Mask, Mask] | None:
         s = state.get(NAME)
         if not isinstance(s, DRAState) or not s.fast or s.table is None \
                 or s.what_if is not None:
