@@ -40,7 +40,7 @@ from dralab.api.codec import decode
 from dralab.scheduler import Scheduler, build_cluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scheduler import CLASS, DRIVER, device_class, node, node_slice  # noqa: E402
+from bench_scheduler import CLASS, DRIVER, device_class, node, node_slice
 
 DEVICES_PER_NODE = 10
 PODS_PER_ROUND = 10

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import dralab.scheduler.cycle as cycle_module
+from dralab.scheduler.draview import AllocatorCache, _outcome
 from dralab.sim.default import default_scenario_text
 from dralab.sim.jobs import draw_arrivals
 from dralab.sim.results import ModeResult
@@ -57,3 +58,19 @@ def test_masked_search_in_the_simulator_changes_nothing(monkeypatch: pytest.Monk
     assert len(fast.pods) > 300
     assert any(p.kind == "inference-share" and p.node for p in fast.pods)
     assert fast == plain
+
+
+def test_remembered_what_if_outcomes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preemption's what-if searches are remembered per node and holdings; searching
+    every time gives the same run."""
+    scenario = scaled(60, "3h")
+    remembered = run(scenario, True, monkeypatch)
+
+    def search_always(self: AllocatorCache, engine: Any, claims: Any, entry: Any,
+                      policy: Any, token: int) -> Any:
+        return _outcome(self._search(engine, claims, entry, policy, False))
+
+    monkeypatch.setattr(AllocatorCache, "_what_if_outcome", search_always)
+    searched = run(scenario, True, monkeypatch)
+    assert remembered.preemptions > 0
+    assert remembered == searched

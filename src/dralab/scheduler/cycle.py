@@ -342,7 +342,7 @@ class Cycle:
         # Nodes every plugin vouches for except one (the first offering visits), whose
         # Filter would pass with a side effect: feasible, visited in ring order below.
         loose: Mask | None = None
-        visitor: Callable[[list[int]], None] | None = None
+        visitor: Callable[[Positions], None] | None = None
         for i, (mask, rejection, visit) in enumerate(zip(masks, rejections, visits,
                                                           strict=True)):
             if rejection is not None:
@@ -398,7 +398,7 @@ class Cycle:
             ks = np.array(to_visit[done:upto], np.int64) + start
             ks[ks >= num] -= num
             assert visitor is not None
-            visitor(order[ks].tolist())
+            visitor(order[ks])
             done = upto
         # goods[i]: vouched-for nodes among the first i of the ring.
         goods = np.concatenate(([0], np.cumsum(good)))
@@ -466,10 +466,17 @@ class Cycle:
                 assert rejection is not None
                 where = np.flatnonzero(by_plugin == i)
                 name = filters[i][0]
+                # Plugins hand out few distinct statuses (memoised per reason): decide
+                # once per status object what the framework reports.
+                reported: dict[int, Status] = {}
                 for j, status in zip(where.tolist(), rejection[1](positions_k[where].tolist()),
                                      strict=True):
-                    statuses[j] = status if status.plugin and status.is_rejected() else \
-                        framework.filter_failure(name, status)
+                    final = reported.get(id(status))
+                    if final is None:
+                        final = reported[id(status)] = \
+                            status if status.plugin and status.is_rejected() else \
+                            framework.filter_failure(name, status)
+                    statuses[j] = final
             names = pick(self.cluster.node_names(), positions_k)
             if rejected:
                 rejected = sorted([*rejected, *zip(known_ring.tolist(), names, statuses,
@@ -478,10 +485,9 @@ class Cycle:
                 rejected = list(zip(known_ring.tolist(), names, statuses, strict=True))
         explicit = diagnosis.statuses.explicit
         rejectors = diagnosis.unschedulable_plugins
-        for _, name, status in rejected:
-            explicit[name] = status
-            if status.plugin:
-                rejectors.add(status.plugin)
+        if rejected:
+            explicit.update([(name, status) for _, name, status in rejected])
+            rejectors.update({status.plugin for _, _, status in rejected if status.plugin})
         chosen = good[:end]
         if passed:
             chosen = chosen.copy()

@@ -30,6 +30,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, TypeAlias, overload
 
 import numpy as np
@@ -68,13 +69,13 @@ from dralab.cluster import (
 )
 
 from .cluster import ClusterState, NodeInfo
-from .devicepolicy import DevicePolicy, OrderedAllocator
+from .devicepolicy import DevicePolicy, FirstFit, OrderedAllocator
 from .framework import Status
 
 if TYPE_CHECKING:
     from .drastate import NodeResult
 
-__all__ = ["AllocatorCache", "Drawn", "NodeOutcome", "SpecKey"]
+__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey", "Visit"]
 
 # (namespace, spec object) per claim to allocate; specs are compared by identity.
 SpecKey = tuple[tuple[str, int], ...]
@@ -82,6 +83,8 @@ _OUTCOME_LIMIT = 200_000
 # Outcome tables keeping per-node arrays (two bools per node each, plus the nodes known).
 _KNOWN_TABLES = 64
 _BITS_128 = (1 << 128) - 1
+# What-if outcomes remembered per node (preemption), dropped all at once past this.
+_WHAT_IF_LIMIT = 512
 
 Mask: TypeAlias = npt.NDArray[np.bool_]
 Positions: TypeAlias = npt.NDArray[np.int64]
@@ -123,6 +126,8 @@ class _Node:
     pools: NodePools | None
     pool_keys: tuple[tuple[str, str], ...]
     alive: bool = True
+    # Outcomes of what-if searches (preemption) by (token, what the node's pools hold).
+    what_if: dict[tuple[int, tuple[object, ...]], NodeOutcome] | None = None
 
 
 class OutcomeTable:
@@ -144,8 +149,8 @@ class OutcomeTable:
     """
 
     __slots__ = ("_cluster", "_cursor", "_failed", "_index", "_mask", "_outcomes", "_results",
-                 "_shared", "_shared_outcomes", "_version", "asked", "entries", "hits",
-                 "pool_version", "rng")
+                 "_share_counts", "_shared", "_shared_outcomes", "_version", "asked", "entries",
+                 "hits", "pool_version", "rng")
 
     def __init__(self, pool_version: Callable[[tuple[str, str]], int],
                  rng: random.Random | None = None) -> None:
@@ -164,6 +169,7 @@ class OutcomeTable:
         self._failed: Mask | None = None  # valid entry, claims do not fit
         # Valid entry, claims fit with shared devices: a hit must draw share IDs.
         self._shared: Mask | None = None
+        self._share_counts: Positions | None = None  # share IDs per outcome, where _shared
         # By position: Filter's record where _mask, the outcome where _failed. Dicts,
         # not lists: memory follows the nodes known, not the fleet.
         self._results: dict[int, NodeResult] = {}
@@ -238,8 +244,10 @@ class OutcomeTable:
         self._clear(position)
         if outcome.shares:
             # Known, but not vouched for: a visit must draw share IDs (``visit``).
+            assert self._share_counts is not None
             self._shared[position] = True
             self._shared_outcomes[position] = outcome
+            self._share_counts[position] = _share_count(outcome)
         elif outcome.allocations is not None:
             self._mask[position] = True
             self._results[position] = (outcome.allocations, None, outcome)
@@ -254,7 +262,7 @@ class OutcomeTable:
     def forget_known(self) -> None:
         """Drop the arrays of ``feasible`` (rebuilt from the entries when asked again)."""
         self._cluster = None
-        self._mask = self._failed = self._shared = None
+        self._mask = self._failed = self._shared = self._share_counts = None
         self._results = {}
         self._outcomes = {}
         self._shared_outcomes = {}
@@ -291,6 +299,7 @@ class OutcomeTable:
         mask = self._mask = np.zeros(len(nodes), np.bool_)
         failed = self._failed = np.zeros(len(nodes), np.bool_)
         shared = self._shared = np.zeros(len(nodes), np.bool_)
+        self._share_counts = np.zeros(len(nodes), np.int64)
         self._results = {}
         self._outcomes = {}
         self._shared_outcomes = {}
@@ -313,31 +322,26 @@ class OutcomeTable:
         self.hits += len(found)
         return found
 
-    def visit(self, positions: list[int]) -> list[Drawn]:
+    def visit(self, positions: Positions) -> Visit:
         """What ``lookup`` draws, in this order, at the nodes ``feasible`` reported as
         fitting with shared devices: the share IDs, drawn exactly as that many
-        lookups would draw them (one call for all, the same bits), to be turned
-        into the outcome ``lookup`` would answer by ``Drawn.outcome`` when read."""
-        shared = self._shared_outcomes
+        lookups would draw them (one call for all, the same bits). The outcome
+        ``lookup`` would have answered at one of them is built only when asked for
+        (``Visit.outcome``)."""
+        assert self._share_counts is not None
+        listed = positions.tolist()
         try:
-            found = [shared[p] for p in positions]
+            found = itemgetter(*listed)(self._shared_outcomes) if len(listed) > 1 else \
+                (self._shared_outcomes[listed[0]],)
         except KeyError:
             raise AssertionError("visit asked for a node not known to share devices") from None
-        self.hits += len(found)
-        out = []
-        total = 0
-        for outcome in found:
-            count = outcome.share_count
-            if count < 0:
-                count = _share_count(outcome)
-            out.append(Drawn(outcome, total, count))
-            total += count
+        self.hits += len(listed)
+        counts = self._share_counts[positions]
+        total = int(counts.sum())
         # getrandbits(128 * n) takes the generator's words in the order n calls of
         # getrandbits(128) take them, lowest 128 bits first.
         bits = self.rng.getrandbits(128 * total) if total else 0
-        for drawn in out:
-            drawn.bits = bits
-        return out
+        return Visit(positions, found, np.cumsum(counts) - counts, counts, bits)
 
     def result_at(self, position: int) -> NodeResult:
         """What Filter records for the node at ``position`` (True in ``feasible``)."""
@@ -345,6 +349,30 @@ class OutcomeTable:
         if result is None:
             raise AssertionError("result asked for a node the mask did not vouch for")
         return result
+
+
+def _holdings(state: AllocatedState, pool_keys: tuple[tuple[str, str], ...]
+              ) -> tuple[object, ...]:
+    """What ``state`` holds in the pools ``pool_keys``, in the state's own order: per
+    allocated device its references, exclusive and shared use and consumed capacity.
+    A search on a node reads nothing else of the state (its candidates, counters and
+    capacity all come from the node's pools), so equal holdings give equal outcomes."""
+    out: list[object] = []
+    exclusive, shares, capacity = state.exclusive, state.shares, state.capacity
+    for pool in pool_keys:
+        names = state.allocated_in_pool(pool)
+        if not names:
+            out.append(())
+            continue
+        prefix = f"{pool[0]}/{pool[1]}/"
+        held = []
+        for name, references in names.items():
+            device = prefix + name
+            consumed = capacity.get(device)
+            held.append((name, references, exclusive.get(device, 0), shares.get(device, 0),
+                         tuple(consumed.items()) if consumed else ()))
+        out.append(tuple(held))
+    return tuple(out)
 
 
 def _outcome(result: AllocationOutcome) -> NodeOutcome:
@@ -389,20 +417,26 @@ def _copy_with(outcome: NodeOutcome, bits: list[int]) -> NodeOutcome:
 
 
 @dataclass(slots=True, eq=False)
-class Drawn:
-    """A visit's share IDs for one node (``count`` 128-bit draws from ``start`` in
-    ``bits``, the visit's draws as one integer) and the remembered outcome they
-    renew; ``outcome()`` is what ``lookup`` would have answered."""
+class Visit:
+    """One ``OutcomeTable.visit``: the nodes (positions, in visiting order), their
+    remembered outcomes, where each one's share IDs start in ``bits`` (all the
+    visit's draws as one integer, first draw lowest) and how many it has."""
 
-    origin: NodeOutcome
-    start: int
-    count: int
-    bits: int = 0
+    positions: Positions
+    origins: tuple[NodeOutcome, ...]
+    starts: Positions
+    counts: Positions
+    bits: int
 
-    def outcome(self) -> NodeOutcome:
-        bits = self.bits >> (128 * self.start)
-        return _copy_with(self.origin, [bits >> (128 * j) & _BITS_128
-                                        for j in range(self.count)])
+    def outcome(self, position: int) -> NodeOutcome | None:
+        """What ``lookup`` would have answered at ``position`` (None: not visited)."""
+        at = np.flatnonzero(self.positions == position)
+        if not len(at):
+            return None
+        i = int(at[0])
+        bits = self.bits >> (128 * int(self.starts[i]))
+        return _copy_with(self.origins[i], [bits >> (128 * j) & _BITS_128
+                                            for j in range(int(self.counts[i]))])
 
 
 class RedrawnAllocations(Sequence[AllocationResult]):
@@ -708,8 +742,11 @@ class AllocatorCache:
         With ``token`` (from ``token(claims)``) the outcome is looked up and
         remembered per node: it stays valid while the version of every pool the
         node sees is unchanged (versions only grow, so their sum is a faithful
-        change marker). With ``allocator`` (a ``what_if`` allocator) or
-        ``explain`` the search always runs and nothing is remembered.
+        change marker). With ``allocator`` (a ``what_if`` allocator) and a token
+        the outcome is remembered per node against what the what-if state holds
+        in the node's pools (``_holdings``: all the search reads of it), for the
+        first-fit policy; with ``explain`` the search always runs and nothing is
+        remembered.
         """
         base = self.allocator
         assert base is not None, "refresh() first"
@@ -718,6 +755,11 @@ class AllocatorCache:
         if entry is None or entry.view is not view or entry.pools is None:
             entry = self._node(node)
         engine = base if allocator is None else allocator
+        if engine is not base:
+            if token is not None and not explain and entry.pools is not None \
+                    and isinstance(policy, FirstFit):
+                return self._what_if_outcome(engine, claims, entry, policy, token)
+            token = None
         cacheable = (token is not None and engine is base and not explain
                      and entry.pools is not None)
         table = None
@@ -738,6 +780,26 @@ class AllocatorCache:
                 return outcome  # its token is gone with the rest
             self._outcome_count += 1
             table.store(entry, entry.pool_keys, version, outcome)
+        return outcome
+
+    def _what_if_outcome(self, engine: Allocator, claims: Sequence[ResourceClaim],
+                         entry: _Node, policy: DevicePolicy, token: int) -> NodeOutcome:
+        """``allocate`` on a what-if allocator, remembered per node and holdings."""
+        key = (token, _holdings(engine.state, entry.pool_keys))
+        remembered = entry.what_if
+        if remembered is None:
+            remembered = entry.what_if = {}
+        found = remembered.get(key)
+        if found is not None:
+            self.hits += 1
+            # Shared devices: fresh share IDs, drawn as the search would draw them.
+            return _redrawn(found, self.rng) if found.shares else found
+        self.misses += 1
+        outcome = _outcome(self._search(engine, claims, entry, policy, False))
+        if not outcome.error:
+            if len(remembered) >= _WHAT_IF_LIMIT:
+                remembered.clear()
+            remembered[key] = outcome
         return outcome
 
     def _search(self, engine: Allocator, claims: Sequence[ResourceClaim], entry: _Node,

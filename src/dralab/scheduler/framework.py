@@ -503,7 +503,7 @@ class FilterVisits(Protocol):
     those side effects for some of them (positions in visiting order)."""
 
     def filter_visits(self, state: CycleState, pod: PodInfo
-                      ) -> tuple[Mask, Callable[[list[int]], None]] | None: ...
+                      ) -> tuple[Mask, Callable[[Positions], None]] | None: ...
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ into ``ClusterState.node_infos()``:
 * ``filter_visits(state, pod) -> (bool array, visit) | None`` on the same plugin:
   True at a position promises that Filter would return Success there but has a
   side effect that must happen in the order nodes are visited (e.g. drawing
-  from the run's random generator); ``visit(positions)`` does exactly what
+  from the run's random generator); ``visit(positions)`` (an int64 array) does what
   Filter would do at those positions, in that order. The cycle calls it, in
   visiting order, for the nodes it lets through this way. Same rules as for the
   mask; True never overlaps the mask or the rejections.

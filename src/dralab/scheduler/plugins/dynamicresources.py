@@ -271,7 +271,7 @@ class DynamicResources:
         return known[1].copy(), statuses
 
     def filter_visits(self, state: CycleState, pod: PodInfo
-                      ) -> tuple[Mask, Callable[[list[int]], None]] | None:
+                      ) -> tuple[Mask, Callable[[Positions], None]] | None:
         """On the fast path, the nodes whose cached outcome (still valid) says the
         claims fit with shared devices: Filter there answers Success from the cache
         after drawing fresh share IDs, which ``visit`` does for many nodes at once."""
@@ -280,13 +280,12 @@ class DynamicResources:
         if known is None or not isinstance(s, DRAState) or s.table is None:
             return None
         table = s.table
-        names = self.cluster.node_names()
-        drawn = s.drawn
+        s.visit_index = self.cluster.node_index()
+        visits = s.visits
 
-        def visit(positions: list[int]) -> None:
-            # Recorded as drawn; the outcome is built only if Score or Reserve reads it.
-            for position, found in zip(positions, table.visit(positions), strict=True):
-                drawn[names[position]] = found
+        def visit(positions: Positions) -> None:
+            # Recorded; a node's outcome is built only if Score or Reserve reads it.
+            visits.append(table.visit(positions))
 
         return known[2].copy(), visit
 
@@ -348,8 +347,8 @@ class DynamicResources:
         else:
             if s.what_if_allocator is None:
                 s.what_if_allocator = self.cache.what_if(s.what_if)
-            outcome = self.cache.allocate(pending, node, self.policy, explain=explain,
-                                          allocator=s.what_if_allocator)
+            outcome = self.cache.allocate(pending, node, self.policy, token=token,
+                                          explain=explain, allocator=s.what_if_allocator)
         allocations = outcome.allocations
         if allocations is None:
             return outcome.status or _rejection(outcome)
