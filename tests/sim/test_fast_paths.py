@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import dralab.scheduler.cycle as cycle_module
+from dralab.allocator import Allocator
 from dralab.scheduler.draview import AllocatorCache, _outcome
 from dralab.sim.default import default_scenario_text
 from dralab.sim.jobs import draw_arrivals
@@ -73,4 +74,23 @@ def test_remembered_what_if_outcomes_change_nothing(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(AllocatorCache, "_what_if_outcome", search_always)
     searched = run(scenario, True, monkeypatch)
     assert remembered.preemptions > 0
+    assert remembered == searched
+
+
+def test_remembered_hopeless_nodes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node where a claim shape can never fit (too few devices its selectors accept)
+    keeps its failure across changes of the allocated state instead of searching
+    again; searching every time gives the same run."""
+    scenario = scaled(60, "90m")
+    remembered = run(scenario, True, monkeypatch)
+    calls: list[bool] = []
+    original = Allocator.unsatisfiable
+
+    def spy(self: Allocator, claims: Any, pools: Any) -> bool:
+        calls.append(original(self, claims, pools))
+        return False
+
+    monkeypatch.setattr(Allocator, "unsatisfiable", spy)
+    searched = run(scenario, True, monkeypatch)
+    assert any(calls) and not all(calls)
     assert remembered == searched

@@ -83,6 +83,7 @@ _OUTCOME_LIMIT = 200_000
 # Outcome tables keeping per-node arrays (two bools per node each, plus the nodes known).
 _KNOWN_TABLES = 64
 _BITS_128 = (1 << 128) - 1
+_CANNOT_ALLOCATE = "cannot allocate all claims"  # the allocator's Unschedulable reason
 # What-if outcomes remembered per node (preemption), dropped all at once past this.
 _WHAT_IF_LIMIT = 512
 
@@ -128,6 +129,9 @@ class _Node:
     alive: bool = True
     # Outcomes of what-if searches (preemption) by (token, what the node's pools hold).
     what_if: dict[tuple[int, tuple[object, ...]], NodeOutcome] | None = None
+    # Per token: the failure found by a search when the claims cannot fit in the node's
+    # pools whatever is allocated (``Allocator.unsatisfiable``), or None when they may.
+    hopeless: dict[int, NodeOutcome | None] | None = None
 
 
 class OutcomeTable:
@@ -772,8 +776,19 @@ class AllocatorCache:
             pool_version = self._pool_version
             for key in entry.pool_keys:
                 version += pool_version(key)
-        self.misses += 1
-        outcome = _outcome(self._search(engine, claims, entry, policy, explain))
+        hopeless = entry.hopeless if table is not None else None
+        known = hopeless.get(token) if hopeless is not None else None  # type: ignore[arg-type]
+        if known is not None:
+            # No allocated state lets these claims fit here: the search would fail
+            # the same way again (only its step count could differ).
+            self.hits += 1
+            outcome = known
+        else:
+            self.misses += 1
+            outcome = _outcome(self._search(engine, claims, entry, policy, explain))
+            if table is not None and outcome.allocations is None and not outcome.error \
+                    and outcome.reason == _CANNOT_ALLOCATE and engine.max_steps is None:
+                self._remember_hopeless(engine, claims, entry, token, outcome)  # type: ignore[arg-type]
         if table is not None and not outcome.error:
             if self._outcome_count >= _OUTCOME_LIMIT:
                 self._forget()
@@ -781,6 +796,17 @@ class AllocatorCache:
             self._outcome_count += 1
             table.store(entry, entry.pool_keys, version, outcome)
         return outcome
+
+    def _remember_hopeless(self, engine: Allocator, claims: Sequence[ResourceClaim],
+                           entry: _Node, token: int, outcome: NodeOutcome) -> None:
+        """After a failed search: find out once per token and node whether the claims
+        can never fit there, and if so keep the failure for later misses."""
+        hopeless = entry.hopeless
+        if hopeless is None:
+            hopeless = entry.hopeless = {}
+        if token in hopeless or entry.pools is None:
+            return
+        hopeless[token] = outcome if engine.unsatisfiable(claims, entry.pools) else None
 
     def _what_if_outcome(self, engine: Allocator, claims: Sequence[ResourceClaim],
                          entry: _Node, policy: DevicePolicy, token: int) -> NodeOutcome:
