@@ -24,7 +24,7 @@ from .pools import NodePools, PoolGatherError, gather_pools
 from .prepare import PreparedClaim, prepare_claim
 from .results import build_claim, local_node_selector
 from .search import Fatal, Search, StepLimit
-from .selection import SelectorError, cel_features
+from .selection import SelectorError, cel_features, matches
 from .state import AllocatedState
 
 __all__ = ["Allocator", "allocate"]
@@ -159,6 +159,38 @@ class Allocator:
                     return None
         return NodePools(node=view, pools=(), by_key={}, candidates=(), pool_candidates={},
                          broken={}, first_bad=None, any_invalid=False)
+
+    def unsatisfiable(self, claims: Sequence[ResourceClaim], pools: NodePools) -> bool:
+        """Whether no allocated state at all lets ``claims`` fit in ``pools``: some plain
+        request (not a firstAvailable alternative, not allocationMode All) asks for
+        more devices than the pools have devices its selectors accept. False when
+        that cannot be told without searching (an invalid claim or pool, a selector
+        that fails on some device)."""
+        if pools.any_invalid:
+            return False
+        try:
+            prepared = [self._prepare(c) for c in claims]
+        except (SelectorError, ConstraintError, CapacityError):
+            return False
+        if any(p.error is not None or p.constraint_error is not None for p in prepared):
+            return False
+        candidates = pools.candidates
+        for p in prepared:
+            for req in p.flat:
+                if req.parent or req.all_mode or req.count < 1:
+                    continue
+                found = 0
+                try:
+                    for rec in candidates:
+                        if matches(rec, req.selectors, req.labels):
+                            found += 1
+                            if found >= req.count:
+                                break
+                except SelectorError:
+                    return False
+                if found < req.count:
+                    return True
+        return False
 
     def allocate(self, claims: Sequence[ResourceClaim], node: Node | NodeView | str,
                  *, explain_failure: bool = True) -> AllocationOutcome:

@@ -330,19 +330,32 @@ class Cycle:
         everything = self.cluster.node_infos()
         total = len(everything)
         rejections = framework.filter_rejections(state, pod, filters)
+        visits = framework.filter_visits(state, pod, filters)
         if any(len(m) != total for m in masks) or any(
-                r is not None and len(r[0]) != total for r in rejections):
-            raise ValueError("a filter_mask or filter_rejections does not cover every node")
+                r is not None and len(r[0]) != total for r in [*rejections, *visits]):
+            raise ValueError("a filter_mask, filter_rejections or filter_visits does not "
+                             "cover every node")
         # Per position: does every plugin so far vouch; else which plugin's rejection is
         # known while all plugins before it vouch (-1: none).
         vouched = np.ones(total, np.bool_)
         known = np.full(total, -1, np.int64)
-        for i, (mask, rejection) in enumerate(zip(masks, rejections, strict=True)):
+        # Nodes every plugin vouches for except one (the first offering visits), whose
+        # Filter would pass with a side effect: feasible, visited in ring order below.
+        loose: Mask | None = None
+        visitor: Callable[[Positions], None] | None = None
+        for i, (mask, rejection, visit) in enumerate(zip(masks, rejections, visits,
+                                                          strict=True)):
             if rejection is not None:
                 known[vouched & rejection[0]] = i
+            if loose is not None:
+                loose &= mask
+            elif visit is not None:
+                loose = vouched & visit[0]
+                visitor = visit[1]
             vouched &= mask
         good = vouched[order]  # indexed like ``nodes`` (copies)
         known = known[order]
+        visit_ring = loose[order] if loose is not None and loose.any() else None
         nominated = self.nominated
         if nominated:
             # Room preemption freed for someone else: always the full check.
@@ -360,9 +373,33 @@ class Cycle:
                     k = int(at[0])
                 good[k] = False
                 known[k] = -1
+                if visit_ring is not None:
+                    visit_ring[k] = False
+        if visit_ring is not None:
+            good |= visit_ring
         if start:  # ring order from ``start``
             good = np.concatenate((good[start:], good[:start]))
             known = np.concatenate((known[start:], known[:start]))
+            if visit_ring is not None:
+                visit_ring = np.concatenate((visit_ring[start:], visit_ring[:start]))
+        # Ring indexes of the nodes to visit, and how many of them were visited so far:
+        # each is visited before any later node's Filter call, as a node-by-node search
+        # would have called Filter there.
+        to_visit: list[int] = [] if visit_ring is None else np.flatnonzero(visit_ring).tolist()
+        done = 0
+
+        def visit_before(limit: int) -> None:
+            nonlocal done
+            upto = done
+            while upto < len(to_visit) and to_visit[upto] < limit:
+                upto += 1
+            if upto == done:
+                return
+            ks = np.array(to_visit[done:upto], np.int64) + start
+            ks[ks >= num] -= num
+            assert visitor is not None
+            visitor(order[ks])
+            done = upto
         # goods[i]: vouched-for nodes among the first i of the ring.
         goods = np.concatenate(([0], np.cumsum(good)))
         checks = list(zip(filters, masks, rejections, strict=True))
@@ -381,6 +418,8 @@ class Cycle:
             if k >= num:
                 k -= num
             node = nodes[k]
+            if to_visit:
+                visit_before(b)
             if nominated and node.name in nominated:
                 verdict = framework.run_filter_with_nominated(state, pod, node)
             else:
@@ -411,6 +450,8 @@ class Cycle:
             run = int(goods[num] - goods[prev])
             end = int(np.searchsorted(goods, goods[prev] + to_find - found)) \
                 if found + run >= to_find else num
+        if to_visit:
+            visit_before(end)
         # Known rejections up to the stopping point (in ring order), then merged with
         # the checked ones, so statuses are recorded in the order nodes were visited.
         known_ring = np.flatnonzero(known[:end] >= 0)
@@ -425,10 +466,17 @@ class Cycle:
                 assert rejection is not None
                 where = np.flatnonzero(by_plugin == i)
                 name = filters[i][0]
+                # Plugins hand out few distinct statuses (memoised per reason): decide
+                # once per status object what the framework reports.
+                reported: dict[int, Status] = {}
                 for j, status in zip(where.tolist(), rejection[1](positions_k[where].tolist()),
                                      strict=True):
-                    statuses[j] = status if status.plugin and status.is_rejected() else \
-                        framework.filter_failure(name, status)
+                    final = reported.get(id(status))
+                    if final is None:
+                        final = reported[id(status)] = \
+                            status if status.plugin and status.is_rejected() else \
+                            framework.filter_failure(name, status)
+                    statuses[j] = final
             names = pick(self.cluster.node_names(), positions_k)
             if rejected:
                 rejected = sorted([*rejected, *zip(known_ring.tolist(), names, statuses,
@@ -437,10 +485,9 @@ class Cycle:
                 rejected = list(zip(known_ring.tolist(), names, statuses, strict=True))
         explicit = diagnosis.statuses.explicit
         rejectors = diagnosis.unschedulable_plugins
-        for _, name, status in rejected:
-            explicit[name] = status
-            if status.plugin:
-                rejectors.add(status.plugin)
+        if rejected:
+            explicit.update([(name, status) for _, name, status in rejected])
+            rejectors.update({status.plugin for _, _, status in rejected if status.plugin})
         chosen = good[:end]
         if passed:
             chosen = chosen.copy()

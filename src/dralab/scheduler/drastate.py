@@ -17,7 +17,7 @@ from dralab.allocator.nodes import CompiledNodeSelector
 from dralab.api.core import ContainerExtendedResourceRequest
 from dralab.api.resource import AllocationResult, ResourceClaim
 
-from .draview import Mask, NodeOutcome, OutcomeTable
+from .draview import Mask, NodeOutcome, OutcomeTable, Visit
 from .extended import ExtendedClaimSpec
 
 __all__ = ["ClaimEntry", "DRAState", "ExtendedNeed", "NodeResult"]
@@ -90,6 +90,10 @@ class DRAState:
     # from the table when asked for (see ``result``), not copied per pod.
     vouched: Mask | None = None
     vouched_index: Mapping[str, int] | None = None
+    # Feasible nodes whose Filter call a visit replaced (cached outcomes with shared
+    # devices): their share IDs, made into the outcome when asked for (``result``).
+    visits: list[Visit] = field(default_factory=list)
+    visit_index: Mapping[str, int] | None = None
     # Indices of allocated claims whose devices were out of reach of some node.
     unavailable: set[int] = field(default_factory=set)
     # Preemption what-if: allocated state with victims' claims released.
@@ -111,6 +115,14 @@ class DRAState:
     def result(self, name: str) -> NodeResult | None:
         """Filter's result for node ``name`` (None: Filter did not accept it)."""
         found = self.nodes.get(name)
+        if found is None and self.visits and self.visit_index is not None:
+            position = self.visit_index.get(name)
+            for visit in self.visits if position is not None else ():
+                outcome = visit.outcome(position)  # type: ignore[arg-type]
+                if outcome is not None:
+                    assert outcome.allocations is not None
+                    found = self.nodes[name] = (outcome.allocations, None, outcome)
+                    return found
         if found is not None or self.vouched is None or self.vouched_index is None \
                 or self.table is None:
             return found
@@ -121,7 +133,8 @@ class DRAState:
 
     def has_results(self) -> bool:
         """Some node passed Filter."""
-        return bool(self.nodes) or (self.vouched is not None and bool(self.vouched.any()))
+        return bool(self.nodes) or bool(self.visits) or (
+            self.vouched is not None and bool(self.vouched.any()))
 
     def empty(self) -> bool:
         """No claims and no extended resources: the plugin has nothing to do."""
@@ -143,6 +156,8 @@ class DRAState:
             nodes=dict(self.nodes),
             vouched=self.vouched,  # never changed once set
             vouched_index=self.vouched_index,
+            visits=list(self.visits),
+            visit_index=self.visit_index,
             unavailable=set(self.unavailable),
             what_if=self.what_if,
             owns_what_if=False,

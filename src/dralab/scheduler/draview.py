@@ -30,6 +30,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, TypeAlias, overload
 
 import numpy as np
@@ -68,19 +69,23 @@ from dralab.cluster import (
 )
 
 from .cluster import ClusterState, NodeInfo
-from .devicepolicy import DevicePolicy, OrderedAllocator
+from .devicepolicy import DevicePolicy, FirstFit, OrderedAllocator
 from .framework import Status
 
 if TYPE_CHECKING:
     from .drastate import NodeResult
 
-__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey"]
+__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey", "Visit"]
 
 # (namespace, spec object) per claim to allocate; specs are compared by identity.
 SpecKey = tuple[tuple[str, int], ...]
 _OUTCOME_LIMIT = 200_000
 # Outcome tables keeping per-node arrays (two bools per node each, plus the nodes known).
 _KNOWN_TABLES = 64
+_BITS_128 = (1 << 128) - 1
+_CANNOT_ALLOCATE = "cannot allocate all claims"  # the allocator's Unschedulable reason
+# What-if outcomes remembered per node (preemption), dropped all at once past this.
+_WHAT_IF_LIMIT = 512
 
 Mask: TypeAlias = npt.NDArray[np.bool_]
 Positions: TypeAlias = npt.NDArray[np.int64]
@@ -122,6 +127,11 @@ class _Node:
     pools: NodePools | None
     pool_keys: tuple[tuple[str, str], ...]
     alive: bool = True
+    # Outcomes of what-if searches (preemption) by (token, what the node's pools hold).
+    what_if: dict[tuple[int, tuple[object, ...]], NodeOutcome] | None = None
+    # Per token: the failure found by a search when the claims cannot fit in the node's
+    # pools whatever is allocated (``Allocator.unsatisfiable``), or None when they may.
+    hopeless: dict[int, NodeOutcome | None] | None = None
 
 
 class OutcomeTable:
@@ -143,7 +153,8 @@ class OutcomeTable:
     """
 
     __slots__ = ("_cluster", "_cursor", "_failed", "_index", "_mask", "_outcomes", "_results",
-                 "_version", "asked", "entries", "hits", "pool_version", "rng")
+                 "_share_counts", "_shared", "_shared_outcomes", "_version", "asked", "entries",
+                 "hits", "pool_version", "rng")
 
     def __init__(self, pool_version: Callable[[tuple[str, str]], int],
                  rng: random.Random | None = None) -> None:
@@ -160,10 +171,14 @@ class OutcomeTable:
         self._index: dict[str, int] = {}
         self._mask: Mask | None = None  # valid entry, claims fit
         self._failed: Mask | None = None  # valid entry, claims do not fit
+        # Valid entry, claims fit with shared devices: a hit must draw share IDs.
+        self._shared: Mask | None = None
+        self._share_counts: Positions | None = None  # share IDs per outcome, where _shared
         # By position: Filter's record where _mask, the outcome where _failed. Dicts,
         # not lists: memory follows the nodes known, not the fleet.
         self._results: dict[int, NodeResult] = {}
         self._outcomes: dict[int, NodeOutcome] = {}
+        self._shared_outcomes: dict[int, NodeOutcome] = {}  # by position, where _shared
 
     def lookup(self, view: NodeView) -> NodeOutcome | None:
         """The outcome for the node of ``view`` (``NodeInfo.view``) if still valid.
@@ -217,26 +232,31 @@ class OutcomeTable:
             return
         position = self._index.get(name)
         if position is not None:
-            self._mask[position] = self._failed[position] = False
-            self._results.pop(position, None)
-            self._outcomes.pop(position, None)
+            self._clear(position)
+
+    def _clear(self, position: int) -> None:
+        assert self._mask is not None and self._failed is not None \
+            and self._shared is not None
+        self._mask[position] = self._failed[position] = self._shared[position] = False
+        self._results.pop(position, None)
+        self._outcomes.pop(position, None)
+        self._shared_outcomes.pop(position, None)
 
     def _set(self, position: int, outcome: NodeOutcome) -> None:
-        assert self._mask is not None and self._failed is not None
+        assert self._mask is not None and self._failed is not None \
+            and self._shared is not None
+        self._clear(position)
         if outcome.shares:
-            # Known, but not vouched for: Filter must run there to draw share IDs.
-            self._mask[position] = self._failed[position] = False
-            self._results.pop(position, None)
-            self._outcomes.pop(position, None)
+            # Known, but not vouched for: a visit must draw share IDs (``visit``).
+            assert self._share_counts is not None
+            self._shared[position] = True
+            self._shared_outcomes[position] = outcome
+            self._share_counts[position] = _share_count(outcome)
         elif outcome.allocations is not None:
             self._mask[position] = True
-            self._failed[position] = False
             self._results[position] = (outcome.allocations, None, outcome)
-            self._outcomes.pop(position, None)
         else:
-            self._mask[position] = False
             self._failed[position] = True
-            self._results.pop(position, None)
             self._outcomes[position] = outcome
 
     def knows(self) -> bool:
@@ -246,18 +266,19 @@ class OutcomeTable:
     def forget_known(self) -> None:
         """Drop the arrays of ``feasible`` (rebuilt from the entries when asked again)."""
         self._cluster = None
-        self._mask = self._failed = None
+        self._mask = self._failed = self._shared = self._share_counts = None
         self._results = {}
         self._outcomes = {}
+        self._shared_outcomes = {}
 
     def feasible(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]],
-                 pool_nodes: Mapping[tuple[str, str], set[str]]) -> tuple[Mask, Mask]:
-        """(fits, does not fit): nodes by position with a valid entry saying so; see
-        the class docstring. The arrays are the table's: copy them before the next
-        Filter call."""
-        mask, failed = self._mask, self._failed
-        if mask is None or failed is None or cluster is not self._cluster \
-                or cluster.node_version != self._version:
+                 pool_nodes: Mapping[tuple[str, str], set[str]]) -> tuple[Mask, Mask, Mask]:
+        """(fits, does not fit, fits with shared devices): nodes by position with a
+        valid entry saying so; see the class docstring. The arrays are the table's:
+        copy them before the next Filter call."""
+        mask, failed, shared = self._mask, self._failed, self._shared
+        if mask is None or failed is None or shared is None \
+                or cluster is not self._cluster or cluster.node_version != self._version:
             return self._seed(cluster, log)
         changed = log.since(self._cursor)
         if changed is None:
@@ -265,19 +286,15 @@ class OutcomeTable:
         self._cursor = log.end
         if changed:
             index = self._index
-            results = self._results
-            outcomes = self._outcomes
             for pool in set(changed):
                 for name in pool_nodes.get(pool, ()):
                     position = index.get(name)
                     if position is not None:
-                        mask[position] = failed[position] = False
-                        results.pop(position, None)
-                        outcomes.pop(position, None)
-        return mask, failed
+                        self._clear(position)
+        return mask, failed, shared
 
     def _seed(self, cluster: ClusterState, log: ChangeLog[tuple[str, str]]
-              ) -> tuple[Mask, Mask]:
+              ) -> tuple[Mask, Mask, Mask]:
         nodes = cluster.node_infos()
         self._cluster = cluster
         self._version = cluster.node_version
@@ -285,8 +302,11 @@ class OutcomeTable:
         self._index = index = cluster.node_index()
         mask = self._mask = np.zeros(len(nodes), np.bool_)
         failed = self._failed = np.zeros(len(nodes), np.bool_)
+        shared = self._shared = np.zeros(len(nodes), np.bool_)
+        self._share_counts = np.zeros(len(nodes), np.int64)
         self._results = {}
         self._outcomes = {}
+        self._shared_outcomes = {}
         for name in self.entries:
             position = index.get(name)
             if position is None:
@@ -294,7 +314,7 @@ class OutcomeTable:
             outcome = self._valid(nodes[position].view)
             if outcome is not None:
                 self._set(position, outcome)
-        return mask, failed
+        return mask, failed, shared
 
     def failed_outcomes(self, positions: list[int]) -> list[NodeOutcome]:
         """The outcomes of nodes ``feasible`` reported as not fitting."""
@@ -306,12 +326,57 @@ class OutcomeTable:
         self.hits += len(found)
         return found
 
+    def visit(self, positions: Positions) -> Visit:
+        """What ``lookup`` draws, in this order, at the nodes ``feasible`` reported as
+        fitting with shared devices: the share IDs, drawn exactly as that many
+        lookups would draw them (one call for all, the same bits). The outcome
+        ``lookup`` would have answered at one of them is built only when asked for
+        (``Visit.outcome``)."""
+        assert self._share_counts is not None
+        listed = positions.tolist()
+        try:
+            found = itemgetter(*listed)(self._shared_outcomes) if len(listed) > 1 else \
+                (self._shared_outcomes[listed[0]],)
+        except KeyError:
+            raise AssertionError("visit asked for a node not known to share devices") from None
+        self.hits += len(listed)
+        counts = self._share_counts[positions]
+        total = int(counts.sum())
+        # getrandbits(128 * n) takes the generator's words in the order n calls of
+        # getrandbits(128) take them, lowest 128 bits first.
+        bits = self.rng.getrandbits(128 * total) if total else 0
+        return Visit(positions, found, np.cumsum(counts) - counts, counts, bits)
+
     def result_at(self, position: int) -> NodeResult:
         """What Filter records for the node at ``position`` (True in ``feasible``)."""
         result = self._results.get(position)
         if result is None:
             raise AssertionError("result asked for a node the mask did not vouch for")
         return result
+
+
+def _holdings(state: AllocatedState, pool_keys: tuple[tuple[str, str], ...]
+              ) -> tuple[object, ...]:
+    """What ``state`` holds in the pools ``pool_keys``, in the state's own order: per
+    allocated device its references, exclusive and shared use and consumed capacity.
+    A search on a node reads nothing else of the state (its candidates, counters and
+    capacity all come from the node's pools), so equal holdings give equal outcomes."""
+    out: list[object] = []
+    exclusive, shares, capacity = state.exclusive, state.shares, state.capacity
+    for pool in pool_keys:
+        names = state.allocated_in_pool(pool)
+        if not names:
+            out.append(())
+            continue
+        prefix = f"{pool[0]}/{pool[1]}/"
+        held = []
+        for name, references in names.items():
+            device = prefix + name
+            consumed = capacity.get(device)
+            held.append((name, references, exclusive.get(device, 0), shares.get(device, 0),
+                         tuple(consumed.items()) if consumed else ()))
+        out.append(tuple(held))
+    return tuple(out)
 
 
 def _outcome(result: AllocationOutcome) -> NodeOutcome:
@@ -334,15 +399,48 @@ def _redrawn(outcome: NodeOutcome, rng: random.Random) -> NodeOutcome:
     result); everything else is shared with ``outcome``. The IDs are drawn now, so
     the run's RNG advances exactly as the search's would; the results holding them
     are built only if someone reads them (most Filter hits never are)."""
+    count = _share_count(outcome)
+    return _copy_with(outcome, [rng.getrandbits(128) for _ in range(count)])
+
+
+def _share_count(outcome: NodeOutcome) -> int:
+    """How many results of ``outcome`` hold a share ID (counted once per outcome)."""
     assert outcome.allocations is not None
     count = outcome.share_count
-    if count < 0:  # counted once per remembered outcome
+    if count < 0:
         count = outcome.share_count = sum(
             1 for a in outcome.allocations for r in a.devices.results if r.share_id is not None)
-    bits = [rng.getrandbits(128) for _ in range(count)]
+    return count
+
+
+def _copy_with(outcome: NodeOutcome, bits: list[int]) -> NodeOutcome:
+    assert outcome.allocations is not None
     return NodeOutcome(RedrawnAllocations(outcome.allocations, bits), outcome.reason,
                        outcome.error, outcome.details, outcome.steps, outcome.status,
                        outcome.score, True, outcome)
+
+
+@dataclass(slots=True, eq=False)
+class Visit:
+    """One ``OutcomeTable.visit``: the nodes (positions, in visiting order), their
+    remembered outcomes, where each one's share IDs start in ``bits`` (all the
+    visit's draws as one integer, first draw lowest) and how many it has."""
+
+    positions: Positions
+    origins: tuple[NodeOutcome, ...]
+    starts: Positions
+    counts: Positions
+    bits: int
+
+    def outcome(self, position: int) -> NodeOutcome | None:
+        """What ``lookup`` would have answered at ``position`` (None: not visited)."""
+        at = np.flatnonzero(self.positions == position)
+        if not len(at):
+            return None
+        i = int(at[0])
+        bits = self.bits >> (128 * int(self.starts[i]))
+        return _copy_with(self.origins[i], [bits >> (128 * j) & _BITS_128
+                                            for j in range(int(self.counts[i]))])
 
 
 class RedrawnAllocations(Sequence[AllocationResult]):
@@ -615,7 +713,7 @@ class AllocatorCache:
         return found
 
     def feasible_mask(self, table: OutcomeTable, cluster: ClusterState
-                      ) -> tuple[Mask, Mask] | None:
+                      ) -> tuple[Mask, Mask, Mask] | None:
         """``table.feasible`` for ``cluster`` (whose allocated state this cache must
         be following: ``refresh`` first); None if it is not, and the first time a
         table is asked in a cycle: a token used by one pod only (its own claim)
@@ -648,8 +746,11 @@ class AllocatorCache:
         With ``token`` (from ``token(claims)``) the outcome is looked up and
         remembered per node: it stays valid while the version of every pool the
         node sees is unchanged (versions only grow, so their sum is a faithful
-        change marker). With ``allocator`` (a ``what_if`` allocator) or
-        ``explain`` the search always runs and nothing is remembered.
+        change marker). With ``allocator`` (a ``what_if`` allocator) and a token
+        the outcome is remembered per node against what the what-if state holds
+        in the node's pools (``_holdings``: all the search reads of it), for the
+        first-fit policy; with ``explain`` the search always runs and nothing is
+        remembered.
         """
         base = self.allocator
         assert base is not None, "refresh() first"
@@ -658,6 +759,11 @@ class AllocatorCache:
         if entry is None or entry.view is not view or entry.pools is None:
             entry = self._node(node)
         engine = base if allocator is None else allocator
+        if engine is not base:
+            if token is not None and not explain and entry.pools is not None \
+                    and isinstance(policy, FirstFit):
+                return self._what_if_outcome(engine, claims, entry, policy, token)
+            token = None
         cacheable = (token is not None and engine is base and not explain
                      and entry.pools is not None)
         table = None
@@ -670,14 +776,56 @@ class AllocatorCache:
             pool_version = self._pool_version
             for key in entry.pool_keys:
                 version += pool_version(key)
-        self.misses += 1
-        outcome = _outcome(self._search(engine, claims, entry, policy, explain))
+        hopeless = entry.hopeless if table is not None else None
+        known = hopeless.get(token) if hopeless is not None else None  # type: ignore[arg-type]
+        if known is not None:
+            # No allocated state lets these claims fit here: the search would fail
+            # the same way again (only its step count could differ).
+            self.hits += 1
+            outcome = known
+        else:
+            self.misses += 1
+            outcome = _outcome(self._search(engine, claims, entry, policy, explain))
+            if table is not None and outcome.allocations is None and not outcome.error \
+                    and outcome.reason == _CANNOT_ALLOCATE and engine.max_steps is None:
+                self._remember_hopeless(engine, claims, entry, token, outcome)  # type: ignore[arg-type]
         if table is not None and not outcome.error:
             if self._outcome_count >= _OUTCOME_LIMIT:
                 self._forget()
                 return outcome  # its token is gone with the rest
             self._outcome_count += 1
             table.store(entry, entry.pool_keys, version, outcome)
+        return outcome
+
+    def _remember_hopeless(self, engine: Allocator, claims: Sequence[ResourceClaim],
+                           entry: _Node, token: int, outcome: NodeOutcome) -> None:
+        """After a failed search: find out once per token and node whether the claims
+        can never fit there, and if so keep the failure for later misses."""
+        hopeless = entry.hopeless
+        if hopeless is None:
+            hopeless = entry.hopeless = {}
+        if token in hopeless or entry.pools is None:
+            return
+        hopeless[token] = outcome if engine.unsatisfiable(claims, entry.pools) else None
+
+    def _what_if_outcome(self, engine: Allocator, claims: Sequence[ResourceClaim],
+                         entry: _Node, policy: DevicePolicy, token: int) -> NodeOutcome:
+        """``allocate`` on a what-if allocator, remembered per node and holdings."""
+        key = (token, _holdings(engine.state, entry.pool_keys))
+        remembered = entry.what_if
+        if remembered is None:
+            remembered = entry.what_if = {}
+        found = remembered.get(key)
+        if found is not None:
+            self.hits += 1
+            # Shared devices: fresh share IDs, drawn as the search would draw them.
+            return _redrawn(found, self.rng) if found.shares else found
+        self.misses += 1
+        outcome = _outcome(self._search(engine, claims, entry, policy, False))
+        if not outcome.error:
+            if len(remembered) >= _WHAT_IF_LIMIT:
+                remembered.clear()
+            remembered[key] = outcome
         return outcome
 
     def _search(self, engine: Allocator, claims: Sequence[ResourceClaim], entry: _Node,

@@ -53,6 +53,7 @@ __all__ = [
     "FilterPlugin",
     "FilterRejections",
     "FilterRelevance",
+    "FilterVisits",
     "FilterVouched",
     "Handle",
     "MissingStateError",
@@ -493,6 +494,16 @@ class FilterVouched(Protocol):
 
     def filter_vouched(self, state: CycleState, pod: PodInfo, positions: Positions
                        ) -> None: ...
+
+
+@runtime_checkable
+class FilterVisits(Protocol):
+    """Nodes on which Filter would answer Success but has a side effect that must
+    happen in the order the search visits nodes (a mask), and a function doing
+    those side effects for some of them (positions in visiting order)."""
+
+    def filter_visits(self, state: CycleState, pod: PodInfo
+                      ) -> tuple[Mask, Callable[[Positions], None]] | None: ...
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ the same answer as the Protocol methods it replaces:
 * ``score_nodes(state, pod, nodes) -> (scores, Status)`` on a Score plugin: the
   normalised scores of all ``nodes`` at once (Score then NormalizeScore).
 
-Four more let the cycle skip per-node calls altogether; positions are indexes
+Five more let the cycle skip per-node calls altogether; positions are indexes
 into ``ClusterState.node_infos()``:
 
 * ``filter_mask(state, pod) -> bool array | None`` on a Filter plugin, called
@@ -28,6 +28,13 @@ into ``ClusterState.node_infos()``:
   nodes (an int64 array of positions) whose Filter call its mask made
   unnecessary, so the plugin can record what Filter would have recorded in the
   cycle state.
+* ``filter_visits(state, pod) -> (bool array, visit) | None`` on the same plugin:
+  True at a position promises that Filter would return Success there but has a
+  side effect that must happen in the order nodes are visited (e.g. drawing
+  from the run's random generator); ``visit(positions)`` (an int64 array) does what
+  Filter would do at those positions, in that order. The cycle calls it, in
+  visiting order, for the nodes it lets through this way. Same rules as for the
+  mask; True never overlaps the mask or the rejections.
 * ``score_positions(state, pod, positions) -> (int64 array, Status) | None`` on a
   Score plugin: what ``score_nodes`` gives for the nodes at ``positions``; None
   when it cannot answer this way (``score_nodes`` or ``score`` is used).
@@ -59,6 +66,7 @@ from .framework import (
     FilterPlugin,
     FilterRejections,
     FilterRelevance,
+    FilterVisits,
     FilterVouched,
     NodeScore,
     PermitPlugin,
@@ -205,6 +213,8 @@ class Framework:
             n: p.filter_rejections for n, p in self.filter if isinstance(p, FilterRejections)}
         self._vouched: dict[str, Callable[[CycleState, PodInfo, Any], None]] = {
             n: p.filter_vouched for n, p in self.filter if isinstance(p, FilterVouched)}
+        self._visits: dict[str, Callable[[CycleState, PodInfo], Any]] = {
+            n: p.filter_visits for n, p in self.filter if isinstance(p, FilterVisits)}
         self._position_scores: dict[str, Callable[[CycleState, PodInfo, Any],
                                                   tuple[Any, Status] | None]] = {
             n: p.score_positions for n, p in self.score if isinstance(p, PositionScore)}
@@ -316,6 +326,19 @@ class Framework:
         out: list[Any] = []
         for name, _ in filters:
             fn = self._rejections.get(name)
+            out.append(fn(state, pod) if fn is not None else None)
+        return out
+
+    def filter_visits(self, state: CycleState, pod: PodInfo,
+                      filters: Sequence[tuple[str, Any]]) -> list[Any]:
+        """Each of ``filters``' ``filter_visits`` for this cycle (None where a plugin
+        has none or makes no promise)."""
+        visits = self._visits
+        if not visits:
+            return [None] * len(filters)
+        out: list[Any] = []
+        for name, _ in filters:
+            fn = visits.get(name)
             out.append(fn(state, pod) if fn is not None else None)
         return out
 

@@ -276,7 +276,26 @@ class DynamicResources:
 
         return known[1].copy(), statuses
 
-    def _known(self, state: CycleState) -> tuple[Mask, Mask] | None:
+    def filter_visits(self, state: CycleState, pod: PodInfo
+                      ) -> tuple[Mask, Callable[[Positions], None]] | None:
+        """On the fast path, the nodes whose cached outcome (still valid) says the
+        claims fit with shared devices: Filter there answers Success from the cache
+        after drawing fresh share IDs, which ``visit`` does for many nodes at once."""
+        known = self._known(state)
+        s = state.get(NAME)
+        if known is None or not isinstance(s, DRAState) or s.table is None:
+            return None
+        table = s.table
+        s.visit_index = self.cluster.node_index()
+        visits = s.visits
+
+        def visit(positions: Positions) -> None:
+            # Recorded; a node's outcome is built only if Score or Reserve reads it.
+            visits.append(table.visit(positions))
+
+        return known[2].copy(), visit
+
+    def _known(self, state: CycleState) -> tuple[Mask, Mask, Mask] | None:
         s = state.get(NAME)
         if not isinstance(s, DRAState) or not s.fast or s.table is None \
                 or s.what_if is not None:
@@ -334,8 +353,8 @@ class DynamicResources:
         else:
             if s.what_if_allocator is None:
                 s.what_if_allocator = self.cache.what_if(s.what_if)
-            outcome = self.cache.allocate(pending, node, self.policy, explain=explain,
-                                          allocator=s.what_if_allocator)
+            outcome = self.cache.allocate(pending, node, self.policy, token=token,
+                                          explain=explain, allocator=s.what_if_allocator)
         allocations = outcome.allocations
         if allocations is None:
             return outcome.status or _rejection(outcome)

@@ -63,6 +63,9 @@ class TaintToleration:
         # Filter's rejection per (toleration list, the node's taints): most tainted nodes
         # share their taints (a pool's), so the statuses of known rejections are reused.
         self._statuses: dict[tuple[bytes, tuple[Taint, ...]], Status] = {}
+        # Per toleration list: the statuses by node position, for one cluster and
+        # node_version (nodes and their taints unchanged).
+        self._by_position: dict[bytes, tuple[object, int, list[Status | None]]] = {}
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> TaintToleration:
@@ -130,15 +133,25 @@ class TaintToleration:
         memo = self._statuses
         if len(memo) > 4096:
             memo.clear()
+        known = self._by_position.get(key)
+        if known is None or known[0] is not cluster or known[1] != cluster.node_version:
+            if len(self._by_position) > 256:
+                self._by_position.clear()
+            known = self._by_position[key] = (cluster, cluster.node_version,
+                                              [None] * len(nodes))
+        by_position = known[2]
 
         def statuses(positions: list[int]) -> list[Status]:
             out = []
             for position in positions:
-                node = nodes[position]
-                taints = tuple(node.node.spec.taints)
-                status = memo.get((key, taints))
+                status = by_position[position]
                 if status is None:
-                    status = memo[(key, taints)] = self.filter(state, pod, node)
+                    node = nodes[position]
+                    taints = tuple(node.node.spec.taints)
+                    status = memo.get((key, taints))
+                    if status is None:
+                        status = memo[(key, taints)] = self.filter(state, pod, node)
+                    by_position[position] = status
                 out.append(status)
             return out
 

@@ -1,0 +1,96 @@
+"""The scheduler's fast paths inside the simulator change nothing: the default mix
+(with GPUs shared by consumable capacity, whose cached outcomes draw share IDs on
+every visit) run with the masked search and with the plain node-by-node search
+gives the same result, down to every random draw (ties between nodes are broken
+with the same generator, so a draw out of order would move pods)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import yaml
+
+import dralab.scheduler.cycle as cycle_module
+from dralab.allocator import Allocator
+from dralab.scheduler.draview import AllocatorCache, _outcome
+from dralab.sim.default import default_scenario_text
+from dralab.sim.jobs import draw_arrivals
+from dralab.sim.results import ModeResult
+from dralab.sim.scenario import Scenario, parse_scenario
+from dralab.sim.simulate import run_mode
+
+
+def scaled(nodes: int, duration: str) -> Scenario:
+    """The built-in scenario's mix on ``nodes`` nodes, arrivals scaled with the fleet."""
+    doc: dict[str, Any] = yaml.safe_load(default_scenario_text())
+    spec = doc["spec"]
+    shares = {"h100": 0.3, "a100-mig": 0.2, "l4": 0.5}
+    for pool in spec["fleet"]["spec"]["pools"]:
+        pool["count"] = max(1, round(nodes * shares[pool["name"]]))
+        pool.get("topology", {}).pop("nodesPerRack", None)
+        pool.get("topology", {}).pop("racksPerBlock", None)
+    for kind in spec["workload"]:
+        number, _, unit = str(kind["arrivalRate"]).partition("/")
+        kind["arrivalRate"] = f"{float(number) * nodes / 10:g}/{unit}"
+    spec["duration"] = duration
+    return parse_scenario(doc, f"<scaled {nodes}>")
+
+
+def run(scenario: Scenario, masks: bool, monkeypatch: pytest.MonkeyPatch) -> ModeResult:
+    original = cycle_module.Cycle.__init__
+
+    def init(self: cycle_module.Cycle, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self.use_masks = masks
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cycle_module.Cycle, "__init__", init)
+        result = run_mode(scenario, "dra", draw_arrivals(scenario))
+    return dataclasses.replace(result, wall_seconds=0.0)
+
+
+def test_masked_search_in_the_simulator_changes_nothing(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    scenario = scaled(60, "90m")
+    fast = run(scenario, True, monkeypatch)
+    plain = run(scenario, False, monkeypatch)
+    assert len(fast.pods) > 300
+    assert any(p.kind == "inference-share" and p.node for p in fast.pods)
+    assert fast == plain
+
+
+def test_remembered_what_if_outcomes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preemption's what-if searches are remembered per node and holdings; searching
+    every time gives the same run."""
+    scenario = scaled(60, "3h")
+    remembered = run(scenario, True, monkeypatch)
+
+    def search_always(self: AllocatorCache, engine: Any, claims: Any, entry: Any,
+                      policy: Any, token: int) -> Any:
+        return _outcome(self._search(engine, claims, entry, policy, False))
+
+    monkeypatch.setattr(AllocatorCache, "_what_if_outcome", search_always)
+    searched = run(scenario, True, monkeypatch)
+    assert remembered.preemptions > 0
+    assert remembered == searched
+
+
+def test_remembered_hopeless_nodes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node where a claim shape can never fit (too few devices its selectors accept)
+    keeps its failure across changes of the allocated state instead of searching
+    again; searching every time gives the same run."""
+    scenario = scaled(60, "90m")
+    remembered = run(scenario, True, monkeypatch)
+    calls: list[bool] = []
+    original = Allocator.unsatisfiable
+
+    def spy(self: Allocator, claims: Any, pools: Any) -> bool:
+        calls.append(original(self, claims, pools))
+        return False
+
+    monkeypatch.setattr(Allocator, "unsatisfiable", spy)
+    searched = run(scenario, True, monkeypatch)
+    assert any(calls) and not all(calls)
+    assert remembered == searched
