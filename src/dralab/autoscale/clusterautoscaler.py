@@ -39,7 +39,7 @@ from dralab.scheduler.cluster import PodInfo
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate, max_size_reason
 from .expanders import EXPANDERS, choose
-from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
+from .groups import NodeGroup, TemplateNodes, node_groups, pool_sizes, template_signatures
 from .scaledown import unneeded_nodes
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import PoolCache
@@ -119,12 +119,7 @@ class ClusterAutoscaler:
         return node_groups(self.fleet, self._cluster_sizes())
 
     def _cluster_sizes(self) -> dict[str, int]:
-        sizes = {p.name: 0 for p in self.fleet.spec.pools}
-        for info in self.scheduler.cluster.nodes.values():
-            pool = pool_of(info.node)
-            if pool is not None:
-                sizes[pool] = sizes.get(pool, 0) + 1
-        return sizes
+        return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
 
     def templates(self) -> TemplateNodes:
         if self._templates is None:

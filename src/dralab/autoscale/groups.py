@@ -108,3 +108,14 @@ class TemplateNodes:
                         if t[0].metadata.name not in self._taken]
             want *= 2
         return built[index]
+
+
+def pool_sizes(fleet: Fleet, nodes: Iterable[Node]) -> dict[str, int]:
+    """How many of ``nodes`` each of the Fleet's pools has (by the pool label); pools
+    with none are 0."""
+    sizes = {p.name: 0 for p in fleet.spec.pools}
+    for node in nodes:
+        pool = pool_of(node)
+        if pool is not None:
+            sizes[pool] = sizes.get(pool, 0) + 1
+    return sizes

@@ -30,7 +30,7 @@ from dralab.scheduler.cluster import PodInfo
 from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
-from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, template_signatures
+from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .scaledown import move_pods
 from .units import PodUnit, is_daemon_pod, pod_units, topology_sensitive
 from .utilization import allocated_devices, node_utilization
@@ -67,12 +67,7 @@ class Karpenter:
     _templates: TemplateNodes | None = field(default=None)
 
     def _sizes(self) -> dict[str, int]:
-        sizes = {p.name: 0 for p in self.fleet.spec.pools}
-        for info in self.scheduler.cluster.nodes.values():
-            pool = pool_of(info.node)
-            if pool is not None:
-                sizes[pool] = sizes.get(pool, 0) + 1
-        return sizes
+        return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
 
     def nodes_ready(self, pool: str, count: int = 1) -> None:
         """``count`` nodes of ``pool`` joined: the pool's next template names moved on.

@@ -154,21 +154,20 @@ def _status_entry(pod: Pod, entry: str) -> PodResourceClaimStatus | None:
     return None
 
 
-def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim,
-                        template_name: str, rng: random.Random) -> ResourceClaim | None:
-    namespace = pod.metadata.namespace or "default"
+def _claim_from_template(cluster: ClusterState, namespace: str, template_name: str,
+                         base: str, annotation: tuple[str, str], owner: OwnerReference,
+                         rng: random.Random) -> ResourceClaim | None:
+    """A new claim from a template (None if the template is missing): a fresh name from
+    ``base``, the template's labels and annotations plus ``annotation``, owned by
+    ``owner`` (a pod or a PodGroup)."""
     template = cluster.template(namespace, template_name)
     if template is None:
         return None
-    base = template_claim_base(pod.metadata.name or "", entry.name)
     name = generate_name(base, rng)
     while object_key(namespace, name) in cluster.claims:
         name = generate_name(base, rng)
     annotations = dict(template.spec.metadata.annotations)
-    annotations[POD_CLAIM_ANNOTATION] = entry.name
-    owner = OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name or "",
-                           uid=pod.metadata.uid or "", controller=True,
-                           block_owner_deletion=True)
+    annotations[annotation[0]] = annotation[1]
     return ResourceClaim(
         api_version=V1,
         kind="ResourceClaim",
@@ -180,31 +179,27 @@ def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim
     )
 
 
+def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim,
+                        template_name: str, rng: random.Random) -> ResourceClaim | None:
+    owner = OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name or "",
+                           uid=pod.metadata.uid or "", controller=True,
+                           block_owner_deletion=True)
+    return _claim_from_template(
+        cluster, pod.metadata.namespace or "default", template_name,
+        template_claim_base(pod.metadata.name or "", entry.name),
+        (POD_CLAIM_ANNOTATION, entry.name), owner, rng)
+
+
 def _new_group_claim(cluster: ClusterState, group: PodGroup, entry: str, template_name: str,
                      rng: random.Random) -> ResourceClaim | None:
     """The claim of a PodGroup's template entry: like a pod's, but named after and
     owned by the group (KEP-5729), so it lives as long as the group."""
-    namespace = group.metadata.namespace or "default"
-    template = cluster.template(namespace, template_name)
-    if template is None:
-        return None
-    base = template_claim_base(group.name, entry)
-    name = generate_name(base, rng)
-    while object_key(namespace, name) in cluster.claims:
-        name = generate_name(base, rng)
-    annotations = dict(template.spec.metadata.annotations)
-    annotations[GROUP_CLAIM_ANNOTATION] = entry
     owner = OwnerReference(api_version=group.api_version or group.API_VERSION, kind="PodGroup",
                            name=group.name, uid=group.metadata.uid or "", controller=True,
                            block_owner_deletion=True)
-    return ResourceClaim(
-        api_version=V1,
-        kind="ResourceClaim",
-        metadata=ObjectMeta(name=name, generate_name=base, namespace=namespace,
-                            uid=random_uid(rng), labels=dict(template.spec.metadata.labels),
-                            annotations=annotations, owner_references=[owner]),
-        spec=template.spec.spec,
-    )
+    return _claim_from_template(
+        cluster, group.metadata.namespace or "default", template_name,
+        template_claim_base(group.name, entry), (GROUP_CLAIM_ANNOTATION, entry), owner, rng)
 
 
 def _group_claim_name(cluster: ClusterState, pod: Pod, entry: PodResourceClaim,
