@@ -192,13 +192,18 @@ class NodeAffinityPlugin:
     def pre_filter_extensions(self) -> None:
         return None
 
+    def _required(self, state: CycleState, pod: PodInfo) -> _Required:
+        """The pod's required affinity: PreFilter's, or parsed here when PreFilter is
+        disabled in this profile."""
+        try:
+            return state.read(_PRE_FILTER_KEY, _Required)
+        except MissingStateError:
+            return self._parsed(pod)[0]
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if self._added_required is not None and not self._added_required.matches(node.view):
             return Status.unresolvable(NAME, ERR_REASON_ENFORCED)
-        try:
-            required = state.read(_PRE_FILTER_KEY, _Required)
-        except MissingStateError:
-            required = self._parsed(pod)[0]  # PreFilter disabled in this profile
+        required = self._required(state, pod)
         if required.matches(node):
             return _SUCCESS
         return _POD_REJECTION
@@ -209,10 +214,7 @@ class NodeAffinityPlugin:
         if self._handle is None:
             return None
         cluster = self._handle.cluster
-        try:
-            required = state.read(_PRE_FILTER_KEY, _Required)
-        except MissingStateError:
-            required = self._parsed(pod)[0]
+        required = self._required(state, pod)
         mask = self._masks.get(cluster, id(required), lambda n: self.filter(state, pod, n)
                                .code is Code.SUCCESS)
         if mask is None:
@@ -227,10 +229,7 @@ class NodeAffinityPlugin:
         if self._handle is None:
             return None
         cluster = self._handle.cluster
-        try:
-            required = state.read(_PRE_FILTER_KEY, _Required)
-        except MissingStateError:
-            required = self._parsed(pod)[0]
+        required = self._required(state, pod)
         mask = self._masks.peek(cluster, id(required))
         if mask is None:
             return None
