@@ -21,7 +21,7 @@ import stat
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +48,7 @@ __all__ = [
     "read_documents",
     "to_list",
     "write_atomic",
+    "write_files",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -394,3 +395,14 @@ def write_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_files(directory: str | Path, files: Mapping[str, str]) -> list[str]:
+    """Write each ``name: text`` of ``files`` into ``directory`` with ``write_atomic``;
+    the paths written, in order."""
+    written = []
+    for name, text in files.items():
+        path = os.path.join(directory, name)
+        write_atomic(path, text)
+        written.append(path)
+    return written

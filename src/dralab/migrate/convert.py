@@ -29,7 +29,7 @@ from typing import Any
 
 from dralab.api.base import KubeObject
 from dralab.api.errors import InputError, LoadError
-from dralab.api.io import MANIFEST_SUFFIXES, Document, dumps, read_documents, to_list, write_atomic
+from dralab.api.io import MANIFEST_SUFFIXES, Document, dumps, read_documents, to_list, write_files
 from dralab.api.resource import DeviceClass
 from dralab.fleet.classes import driver_classes
 
@@ -274,9 +274,4 @@ def write_conversion(conversion: Conversion, out_dir: str, inputs: Sequence[str]
                                  "output directory")
     if any(os.path.isdir(p) and _same_file(out_dir, p) for p in inputs):
         raise InputError(f"{out_dir}: is an input directory; choose another output directory")
-    written = []
-    for name, text in outputs.items():
-        target = os.path.join(out_dir, name)
-        write_atomic(target, text)
-        written.append(target)
-    return written
+    return write_files(out_dir, outputs)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralab.api.codec import encode
-from dralab.api.io import Document, dumps, to_list, write_atomic
+from dralab.api.io import Document, dumps, to_list, write_files
 from dralab.sim.scenario import load_scenario
 from dralab.sim.simulate import simulate
 
@@ -213,9 +213,4 @@ def make_plan(docs: list[Document], source: str, share_memory: str = "8Gi",
 def _write_simulation(plan: PilotPlan, directory: str) -> list[str]:
     files = {"fleet.yaml": dumps(plan.fleet), "scenario.yaml": dumps(plan.scenario),
              **plan.sim_templates}
-    written = []
-    for name, text in files.items():
-        path = os.path.join(directory, name)
-        write_atomic(path, text)
-        written.append(path)
-    return written
+    return write_files(directory, files)
