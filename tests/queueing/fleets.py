@@ -60,11 +60,13 @@ def h100_cluster(nodes: int, nodes_per_rack: int = 0, racks_per_block: int = 0,
 
 
 def gpu_pod(name: str, gpus: int = 8, *, cpu: str = "8", labels: Mapping[str, str] | None = None,
+            annotations: Mapping[str, str] | None = None,
             node_selector: Mapping[str, str] | None = None,
             scheduler_name: str | None = None) -> Pod:
     """A pending pod whose claim is made from the ``gpus-N`` template."""
     return Pod(api_version="v1", kind="Pod",
-               metadata=ObjectMeta(name=name, namespace=NS, labels=dict(labels or {})),
+               metadata=ObjectMeta(name=name, namespace=NS, labels=dict(labels or {}),
+                                   annotations=dict(annotations or {})),
                spec=PodSpec(
                    containers=[Container(name="main", resources=ResourceRequirements(
                        requests={"cpu": parse_quantity(cpu)},

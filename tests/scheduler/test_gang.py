@@ -12,33 +12,15 @@ from typing import Any
 
 import pytest
 
-from dralab.api.base import ObjectMeta
 from dralab.api.core import (
-    Container,
-    ContainerResourceClaim,
     Pod,
-    PodResourceClaim,
-    PodSpec,
-    ResourceRequirements,
 )
-from dralab.api.quantity import parse_quantity
-from dralab.api.resource import (
-    DeviceClaim,
-    DeviceRequest,
-    ExactDeviceRequest,
-    ResourceClaimSpec,
-    ResourceClaimTemplate,
-    ResourceClaimTemplateSpec,
-)
-from dralab.fleet import generate, parse_fleet
 from dralab.queueing.placement import GangPlacement, commit_pod_sets, place_pod_sets
-from dralab.scheduler.build import build_cluster
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.plugins.gangscheduling import GANG_LABEL, GANG_SIZE, NAME, gang_of
 from dralab.scheduler.profile import ConfigError
 from dralab.scheduler.scheduler import Scheduler, StillClock
-
-NS = "team-a"
+from queueing.fleets import NS, gpu_pod, h100_cluster
 
 
 def config(**args: Any) -> dict[str, Any]:
@@ -50,33 +32,12 @@ def config(**args: Any) -> dict[str, Any]:
 
 
 def h100s(nodes: int) -> ClusterState:
-    fleet = parse_fleet({
-        "apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet", "metadata": {"name": "t"},
-        "spec": {"pools": [{"name": "h100", "count": nodes, "namePrefix": "h100-",
-                            "cpu": "192", "memory": "2Ti",
-                            "gpu": {"model": "h100-80gb-sxm", "count": 8}}]}}, "fleet.yaml")
-    template = ResourceClaimTemplate(
-        api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate",
-        metadata=ObjectMeta(name="gpus-8", namespace=NS),
-        spec=ResourceClaimTemplateSpec(spec=ResourceClaimSpec(devices=DeviceClaim(requests=[
-            DeviceRequest(name="gpus", exactly=ExactDeviceRequest(
-                device_class_name="gpu.nvidia.com", allocation_mode="ExactCount",
-                count=8))]))))
-    cluster, _ = build_cluster([*generate(fleet, 1).objects(), template])
-    return cluster
+    return h100_cluster(nodes, templates=(8,))
 
 
 def member(name: str, labels: Mapping[str, str] | None = None,
            annotations: Mapping[str, str] | None = None) -> Pod:
-    return Pod(api_version="v1", kind="Pod",
-               metadata=ObjectMeta(name=name, namespace=NS, labels=dict(labels or {}),
-                                   annotations=dict(annotations or {})),
-               spec=PodSpec(
-                   containers=[Container(name="main", resources=ResourceRequirements(
-                       requests={"cpu": parse_quantity("8")},
-                       claims=[ContainerResourceClaim(name="gpus")]))],
-                   resource_claims=[PodResourceClaim(name="gpus",
-                                                     resource_claim_template_name="gpus-8")]))
+    return gpu_pod(name, 8, labels=labels, annotations=annotations)
 
 
 def gang(name: str, size: int, count: int | None = None) -> list[Pod]:
