@@ -102,6 +102,10 @@ class DRAState:
     what_if_allocator: Allocator | None = None
     removed: dict[str, set[str]] = field(default_factory=dict)  # claim key -> victim uids
     released: set[str] = field(default_factory=set)  # claim keys freed in the what-if
+    # Changes to the what-if state not made yet: (+1 add back | -1 free, claim). Made
+    # when a Filter call needs the state (``settled_what_if``); a node where the claims
+    # can never fit answers without it, so preemption's dry runs there cost no copy.
+    deferred: list[tuple[int, ResourceClaim]] = field(default_factory=list)
     # Reserve bookkeeping: (claim key, "allocated" | "consumer" | "created").
     reserved: list[tuple[str, str]] = field(default_factory=list)
     extended_claim: str | None = None
@@ -164,11 +168,34 @@ class DRAState:
             what_if_allocator=self.what_if_allocator,
             removed={k: set(v) for k, v in self.removed.items()},
             released=set(self.released),
+            deferred=list(self.deferred),
             reserved=list(self.reserved),
             extended_claim=self.extended_claim,
             extended_mappings=self.extended_mappings,
             status_written=self.status_written,
         )
+
+    @property
+    def in_what_if(self) -> bool:
+        """Preemption changed this cycle's view of the allocated state."""
+        return self.what_if is not None or bool(self.deferred)
+
+    def defer_what_if(self, sign: int, claim: ResourceClaim) -> None:
+        """Free (-1) or give back (+1) ``claim``'s devices in the what-if state, later."""
+        self.deferred.append((sign, claim))
+        self.fast = False
+
+    def settled_what_if(self, base: AllocatedState) -> AllocatedState | None:
+        """The what-if state with every deferred change made (None: no what-if)."""
+        if self.deferred:
+            state = self.writable_what_if(base)
+            for sign, claim in self.deferred:
+                if sign > 0:
+                    state.add_claim(claim)
+                else:
+                    state.remove_claim(claim)
+            self.deferred.clear()
+        return self.what_if
 
     def writable_what_if(self, base: AllocatedState) -> AllocatedState:
         """The what-if state, copied first if it is shared (or still the cluster's)."""

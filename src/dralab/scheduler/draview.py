@@ -808,6 +808,27 @@ class AllocatorCache:
             return
         hopeless[token] = outcome if engine.unsatisfiable(claims, entry.pools) else None
 
+    def hopeless(self, claims: Sequence[ResourceClaim], node: NodeInfo, token: int
+                 ) -> NodeOutcome | None:
+        """The failure of ``claims`` on ``node`` when no allocated state at all lets them
+        fit there, so a what-if search (preemption freeing devices) would fail the
+        same way; else None. Worked out once per token and node, without a search
+        (nothing drawn from the RNG)."""
+        if self.allocator is None or self.max_steps is not None:
+            return None
+        entry = self._nodes.get(node.view.name)
+        if entry is None or entry.view is not node.view or entry.pools is None:
+            entry = self._node(node)
+        if entry.pools is None:
+            return None
+        known = entry.hopeless
+        if known is None:
+            known = entry.hopeless = {}
+        if token not in known:
+            never = self.allocator.unsatisfiable(claims, entry.pools)
+            known[token] = NodeOutcome(None, _CANNOT_ALLOCATE) if never else None
+        return known[token]
+
     def _what_if_outcome(self, engine: Allocator, claims: Sequence[ResourceClaim],
                          entry: _Node, policy: DevicePolicy, token: int) -> NodeOutcome:
         """``allocate`` on a what-if allocator, remembered per node and holdings."""

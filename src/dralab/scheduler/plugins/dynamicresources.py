@@ -298,7 +298,7 @@ class DynamicResources:
     def _known(self, state: CycleState) -> tuple[Mask, Mask, Mask] | None:
         s = state.get(NAME)
         if not isinstance(s, DRAState) or not s.fast or s.table is None \
-                or s.what_if is not None:
+                or s.in_what_if:
             return None
         return self.cache.feasible_mask(s.table, self.cluster)
 
@@ -347,19 +347,29 @@ class DynamicResources:
                 return Status.unresolvable(NAME, "resourceclaim not available on the node")
         if not pending:
             return _SUCCESS
-        if s.what_if is None:
+        what_if = s.in_what_if
+        if not what_if:
             outcome = self.cache.allocate(pending, node, self.policy, token=token,
                                           explain=explain)
         else:
-            if s.what_if_allocator is None:
-                s.what_if_allocator = self.cache.what_if(s.what_if)
-            outcome = self.cache.allocate(pending, node, self.policy, token=token,
-                                          explain=explain, allocator=s.what_if_allocator)
+            hopeless = None
+            if token is not None and not explain:
+                # Freeing devices cannot help where the claims can never fit.
+                hopeless = self.cache.hopeless(pending, node, token)
+            if hopeless is not None:
+                outcome = hopeless
+            else:
+                assert s.allocator is not None
+                s.settled_what_if(s.allocator.state)
+                if s.what_if_allocator is None:
+                    assert s.what_if is not None
+                    s.what_if_allocator = self.cache.what_if(s.what_if)
+                outcome = self.cache.allocate(pending, node, self.policy, token=token,
+                                              explain=explain, allocator=s.what_if_allocator)
         allocations = outcome.allocations
         if allocations is None:
             return outcome.status or _rejection(outcome)
-        s.nodes[node.view.name] = (allocations, extended,
-                                   outcome if s.what_if is None else None)
+        s.nodes[node.view.name] = (allocations, extended, None if what_if else outcome)
         return _SUCCESS
 
     def _filter_extended(self, need: ExtendedNeed, pod: PodInfo, node: NodeInfo
@@ -455,7 +465,8 @@ class DynamicResources:
                 return total + outcome.score, _SUCCESS
             _, pools = self.cache.node(node)
             if pools is not None and s.allocator is not None:
-                allocated = s.what_if if s.what_if is not None else s.allocator.state
+                what_if = s.settled_what_if(s.allocator.state)
+                allocated = what_if if what_if is not None else s.allocator.state
                 opinion = self.policy.score(pools, allocated, result[0])
                 if outcome is not None:
                     # Valid as long as the outcome: both depend on the same pools.
@@ -608,7 +619,7 @@ class DynamicResources:
                    node: NodeInfo) -> Status:
         """Preemption simulates evicting ``to_remove``: each of its claims loses it as
         a consumer; a claim left without pod consumers has its devices freed in
-        this cycle's what-if allocated state (copied on first change). A claim
+        this cycle's what-if allocated state (copied when first needed). A claim
         also reserved for a PodGroup or another live pod is kept. Success."""
         try:
             s = state.read(NAME, DRAState)
@@ -630,7 +641,7 @@ class DynamicResources:
                 continue
             if all(r.resource == "pods" and not r.api_group and r.uid in removed
                    for r in claim.status.reserved_for):
-                s.writable_what_if(s.allocator.state).remove_claim(claim)
+                s.defer_what_if(-1, claim)
                 s.released.add(key)
         return _SUCCESS
 
@@ -655,7 +666,7 @@ class DynamicResources:
                 del s.removed[key]
             claim = cluster.claims.get(key)
             if key in s.released and claim is not None and claim.status.allocation is not None:
-                s.writable_what_if(s.allocator.state).add_claim(claim)
+                s.defer_what_if(+1, claim)
                 s.released.discard(key)
         return _SUCCESS
 
