@@ -289,9 +289,12 @@ class Scheduler:
         events = self.cluster.events
         start = events.end
         attempt = self.cycle.schedule_one(framework, pod)
-        # Nobody waits for an event: what the cycle changed is news to no one.
-        during = (events.since(start) or []) if self.queue.has_waiting() else ()
-        self._cursor = events.end
+        # Nobody waits for an event: what the cycle changed is news to no one. Nor is
+        # a cycle inside a what-if (see ``_drain_events``).
+        during: Sequence[ClusterEvent] = ()
+        if not self._forks:
+            during = (events.since(start) or []) if self.queue.has_waiting() else ()
+            self._cursor = events.end
         if self.observe is not None:
             self.observe(attempt)
         if attempt.node is not None and attempt.waiting:
@@ -376,7 +379,9 @@ class Scheduler:
         a cycle changes outside the store: the run's RNG (host ties, generated names)
         and the rotating start index of the node search. Forks nest; close each with
         ``revert`` or ``commit``. Pending cluster events are dispatched first, so the
-        loop's view of the past is settled before the what-if begins."""
+        loop's view of the past is settled before the what-if begins; events made
+        inside a what-if reach the queue only once the outermost fork is committed
+        (a revert drops them)."""
         self._drain_events()
         self._forks.append(_ForkMark(self.cycle.rng.getstate(),
                                      self.cycle.next_start_node_index))
@@ -393,7 +398,8 @@ class Scheduler:
         self.cluster.revert()
         self.cycle.rng.setstate(mark.rng_state)
         self.cycle.next_start_node_index = mark.start_index
-        self._cursor = self.cluster.events.end
+        if not self._forks:
+            self._cursor = self.cluster.events.end
 
     def commit(self) -> None:
         """Keep everything since the matching ``fork``; its events reach the waiting
@@ -405,6 +411,12 @@ class Scheduler:
 
     # --- cluster events -----------------------------------------------------------------
     def _drain_events(self) -> None:
+        """Dispatch the store's events since the last call to the waiting pods' hints.
+        Not while a what-if is open: its changes are hypothetical, and waiting pods
+        moved by them would stay moved after the revert (the queue is not part of
+        the what-if), so how much a what-if tried would change what the run does."""
+        if self._forks:
+            return
         events = self.cluster.events
         if self._cursor == events.end:
             return
