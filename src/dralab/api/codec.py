@@ -35,7 +35,8 @@ from .versions import Resolution, Served, missing_api_version, resolve, to_v1
 from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 __all__ = [
-    "HUBS", "KINDS", "DecodeError", "decode", "encode", "kind_for", "nulls_as_unset",
+    "HUBS", "KINDS", "DecodeError", "decode", "encode", "fingerprint", "kind_for",
+    "nulls_as_unset",
     "resolve_kind",
 ]
 
@@ -92,6 +93,12 @@ def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, Quantity):
         return str(obj)
     raise NotImplementedError(f"cannot encode {type(obj)!r}")
+
+
+def fingerprint(value: Any) -> bytes:
+    """A compact encoding of a typed value (an object or part of one, e.g. a pod's
+    spec): equal values give equal bytes, so it can key a cache by content."""
+    return msgspec.msgpack.encode(value, enc_hook=_enc_hook)
 
 
 _PATH_RE = re.compile(r" - at `\$(.*)`$")

@@ -106,6 +106,9 @@ class DRAState:
     # when a Filter call needs the state (``settled_what_if``); a node where the claims
     # can never fit answers without it, so preemption's dry runs there cost no copy.
     deferred: list[tuple[int, ResourceClaim]] = field(default_factory=list)
+    # A victim's claim stayed allocated because someone else holds it too (another pod,
+    # a PodGroup): the dry run's answer depends on more than the node it ran on.
+    kept_shared: bool = False
     # Reserve bookkeeping: (claim key, "allocated" | "consumer" | "created").
     reserved: list[tuple[str, str]] = field(default_factory=list)
     extended_claim: str | None = None
@@ -169,6 +172,7 @@ class DRAState:
             removed={k: set(v) for k, v in self.removed.items()},
             released=set(self.released),
             deferred=list(self.deferred),
+            kept_shared=self.kept_shared,
             reserved=list(self.reserved),
             extended_claim=self.extended_claim,
             extended_mappings=self.extended_mappings,

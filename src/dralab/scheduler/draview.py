@@ -519,6 +519,8 @@ class AllocatorCache:
         self.hits = 0
         self.misses = 0
         self.rebuilds = 0  # times the slice index was built from scratch
+        # Moves on whenever every node's entry is forgotten (``_pool_nodes`` restarts).
+        self.epoch = 0
 
     # --- keeping up with the cluster ---------------------------------------------
     def refresh(self, cluster: ClusterState) -> Allocator:
@@ -594,6 +596,7 @@ class AllocatorCache:
 
     def _forget_nodes(self) -> None:
         """Forget every node's pools and remembered outcomes."""
+        self.epoch += 1
         for entry in self._nodes.values():
             entry.alive = False
         self._nodes = {}
@@ -650,6 +653,17 @@ class AllocatorCache:
                     del self._pool_nodes[key]
         for table in self._known.values():
             table.drop(name)
+
+    def nodes_seeing(self, pools: Iterable[tuple[str, str]]) -> set[str]:
+        """The nodes whose gathered pools include any of ``pools`` (nodes not gathered
+        since the last ``epoch`` are not known here)."""
+        out: set[str] = set()
+        pool_nodes = self._pool_nodes
+        for key in pools:
+            names = pool_nodes.get(key)
+            if names:
+                out |= names
+        return out
 
     def what_if(self, state: AllocatedState) -> Allocator:
         """An allocator over another allocated state (preemption), sharing the index."""

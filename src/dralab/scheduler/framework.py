@@ -26,7 +26,7 @@ The in-tree plugins and their registry live in ``dralab.scheduler.plugins``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
@@ -49,6 +49,8 @@ __all__ = [
     "BindPlugin",
     "Code",
     "CycleState",
+    "DryRunInputs",
+    "DryRunKey",
     "FilterMask",
     "FilterPlugin",
     "FilterRejections",
@@ -504,6 +506,33 @@ class FilterVisits(Protocol):
 
     def filter_visits(self, state: CycleState, pod: PodInfo
                       ) -> tuple[Mask, Callable[[Positions], None]] | None: ...
+
+
+@runtime_checkable
+class DryRunKey(Protocol):
+    """For preemption's dry runs (``plugins/dryruns.py``): a value that, with the node's
+    ``NodeInfo`` (its Node object and pods) and the pods nominated there, decides what
+    Filter answers for this pod on any node in this cycle, as long as nothing the
+    plugin reports through ``DryRunInputs`` changed. None: no such promise this cycle
+    (the dry runs are then not remembered). Compared with ``==``."""
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None: ...
+
+
+@runtime_checkable
+class DryRunInputs(Protocol):
+    """A Filter plugin whose answers also depend on state outside the node's pods
+    (DynamicResources: the devices allocated in the pools a node sees).
+    ``dry_run_cursor()`` marks now; ``dry_run_changed(cursor)`` names the nodes whose
+    answers may have changed since (None: any node); ``dry_run_local(state)``, after a
+    dry run on one node with ``state``, says whether its answer depended only on that
+    node (False: it is not remembered)."""
+
+    def dry_run_cursor(self) -> object: ...
+
+    def dry_run_changed(self, cursor: object) -> set[str] | None: ...
+
+    def dry_run_local(self, state: CycleState) -> bool: ...
 
 
 @runtime_checkable

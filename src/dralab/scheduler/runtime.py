@@ -47,7 +47,7 @@ raises is a bug and propagates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,8 @@ from .framework import (
     BindPlugin,
     Code,
     CycleState,
+    DryRunInputs,
+    DryRunKey,
     FilterMask,
     FilterPlugin,
     FilterRejections,
@@ -221,6 +223,12 @@ class Framework:
         self._batch_scores: dict[str, Callable[[CycleState, PodInfo, Sequence[NodeInfo]],
                                                tuple[list[int], Status]]] = {
             n: p.score_nodes for n, p in self.score if isinstance(p, BatchScore)}
+        # Preemption's remembered dry runs (plugins/dryruns.py): every Filter plugin of a
+        # cycle must give a key; some also report changes outside the nodes' pods.
+        self._dry_run_keys: dict[str, Callable[[CycleState, PodInfo], Hashable | None]] = {
+            n: p.dry_run_key for n, p in self.filter if isinstance(p, DryRunKey)}
+        self._dry_run_inputs: tuple[tuple[str, DryRunInputs], ...] = tuple(
+            (n, p) for n, p in self.filter if isinstance(p, DryRunInputs))
         # Pods preemption nominated to a node, by node name; shared with the Scheduler.
         self.nominated: dict[str, list[PodInfo]] = {}
         # The Scheduler's pods waiting at Permit (bound by the Scheduler; None for a
@@ -345,6 +353,37 @@ class Framework:
     def vouched(self, name: str) -> Callable[[CycleState, PodInfo, Any], None] | None:
         """The plugin's ``filter_vouched`` hook, if it has one."""
         return self._vouched.get(name)
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> tuple[Hashable, ...] | None:
+        """The keys of this cycle's Filter plugins (``DryRunKey``), or None when one of
+        them has none: then what Filter answers on a node may depend on more than the
+        node, and preemption's dry runs are not remembered."""
+        keys: list[Hashable] = [frozenset(state.skip_filter)]
+        for name, _ in self.filters_for(state, pod):
+            fn = self._dry_run_keys.get(name)
+            key = fn(state, pod) if fn is not None else None
+            if key is None:
+                return None
+            keys.append((name, key))
+        return tuple(keys)
+
+    def dry_run_cursors(self) -> tuple[object, ...]:
+        """Now, for every Filter plugin with inputs outside the nodes' pods."""
+        return tuple(p.dry_run_cursor() for _, p in self._dry_run_inputs)
+
+    def dry_run_changed(self, cursors: tuple[object, ...]) -> set[str] | None:
+        """The nodes those plugins' inputs changed for since ``cursors`` (None: any)."""
+        changed: set[str] = set()
+        for (_, plugin), cursor in zip(self._dry_run_inputs, cursors, strict=True):
+            nodes = plugin.dry_run_changed(cursor)
+            if nodes is None:
+                return None
+            changed |= nodes
+        return changed
+
+    def dry_run_local(self, state: CycleState) -> bool:
+        """After a dry run with ``state``: did every plugin's answer depend on the node only?"""
+        return all(p.dry_run_local(state) for _, p in self._dry_run_inputs)
 
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Success, the first rejection (with its plugin), or Error."""

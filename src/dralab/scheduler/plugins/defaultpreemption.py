@@ -9,6 +9,11 @@ important first, as long as it still fits. Among the candidates the node is
 picked by upstream's criteria (fewest PDB violations, lowest highest-victim
 priority, smallest priority sum, fewest victims, latest start, first).
 
+Nodes without a lower-priority pod are answered at once. A failed dry run is
+remembered per preemptor until something it read changes (``dryruns``): a pod
+waiting for capacity asks after every event, and only the nodes something
+happened on can answer differently.
+
 The plugin does not evict: it returns the nominated node and the victims'
 keys in ``PostFilterResult``; the scheduler deletes them (``ClusterState.remove_pod``)
 and retries the pod. PodDisruptionBudgets are not modelled (no violations).
@@ -23,12 +28,14 @@ from typing import Any
 from ..cluster import PREEMPT_NEVER, ClusterState, NodeInfo, PodInfo
 from ..diagnosis import NodeToStatus, fit_error_message
 from ..framework import Code, CycleState, Handle, PluginArgsError, PostFilterResult, Status
+from .dryruns import DryRuns
 
 NAME = "DefaultPreemption"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 _INT32_SPAN = 2**31
+_NO_VICTIMS_STATUS = Status.unresolvable(NAME, NO_VICTIMS)
 
 
 def importance(pod: PodInfo) -> tuple[int, int, str, int]:
@@ -89,6 +96,7 @@ class DefaultPreemption:
         self._handle = handle
         self.min_candidate_nodes_percentage = min_percentage
         self.min_candidate_nodes_absolute = min_absolute
+        self._dry_runs = DryRuns()
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> DefaultPreemption:
@@ -139,9 +147,32 @@ class DefaultPreemption:
         if potential:
             offset = self._handle.rng.randrange(len(potential))
             wanted = self.num_candidates(len(potential))
+            framework = self._handle.framework
+            runs = self._dry_runs.runs_for(framework, state, pod, cluster)
+            nominated = framework.nominated
+            priority = pod.priority
             for i in range(len(potential)):
-                node = potential[(offset + i) % len(potential)].clone()
-                victims, status = self.select_victims_on_node(state.clone(), pod, node)
+                info = potential[(offset + i) % len(potential)]
+                others: tuple[PodInfo, ...] = ()
+                if runs is not None:
+                    waiting = nominated.get(info.name)
+                    if waiting:
+                        others = tuple(p for p in waiting
+                                       if p is not pod and p.priority >= priority)
+                    known = runs.known(info, others)
+                    if known is not None:
+                        self._dry_runs.hits += 1
+                        node_statuses[info.name] = known
+                        continue
+                    self._dry_runs.misses += 1
+                if not any(p.priority < priority for p in info.pods):
+                    node_statuses[info.name] = _NO_VICTIMS_STATUS
+                    if runs is not None:
+                        runs.remember(info, others, _NO_VICTIMS_STATUS)
+                    continue
+                node = info.clone()
+                dry_state = state.clone()
+                victims, status = self.select_victims_on_node(dry_state, pod, node)
                 if status.is_success() and victims:
                     candidates.append(Candidate(node.name, tuple(victims)))
                     if len(candidates) >= wanted:
@@ -152,6 +183,8 @@ class DefaultPreemption:
                                                 f"{node.name!r}")
                 if status.is_error():
                     errors.append(status)
+                elif runs is not None and framework.dry_run_local(dry_state):
+                    runs.remember(info, others, status)
                 node_statuses[node.name] = status
         if not candidates:
             if errors:
@@ -171,7 +204,7 @@ class DefaultPreemption:
         framework = self._handle.framework
         potential = [p for p in node.pods if p.priority < pod.priority]
         if not potential:
-            return [], Status.unresolvable(NAME, NO_VICTIMS)
+            return [], _NO_VICTIMS_STATUS
         for victim in potential:
             node.remove_pod(victim.key)
             status = framework.run_pre_filter_extension_remove_pod(state, pod, victim, node)

@@ -29,13 +29,15 @@ per-request explanations to Filter rejections; default false).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from msgspec.structs import replace
 
 from dralab.allocator.nodes import NodeSelectorError, compile_node_selector
+from dralab.allocator.state import AllocatedState
 from dralab.api.core import ExtendedResourceClaimStatus
 from dralab.api.keys import object_key, random_uid
 from dralab.api.resource import (
@@ -614,6 +616,36 @@ class DynamicResources:
         else:
             pod.pod = new
 
+    # --- preemption's remembered dry runs (plugins/dryruns.py) ------------------------
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads the pending claims' specs (their token), the allocated claims,
+        the allocator (the classes) and the node's pools; what those pools hold is
+        reported by ``dry_run_changed``. None with explanations or DRA-backed
+        extended resources (not remembered)."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState) or self.explain or s.extended is not None:
+            return None
+        return (s.token, tuple(c.claim for c in s.claims if not c.pending), s.allocator)
+
+    def dry_run_cursor(self) -> object:
+        allocated = self.cluster.allocated
+        return _DryRunCursor(self.cache.epoch, allocated, allocated.log.end)
+
+    def dry_run_changed(self, cursor: object) -> set[str] | None:
+        """The nodes that see a pool whose allocated devices changed since ``cursor``
+        (None after the cache forgot its nodes, or the log moved past the cursor)."""
+        if not isinstance(cursor, _DryRunCursor) or cursor.epoch != self.cache.epoch \
+                or cursor.allocated is not self.cluster.allocated:
+            return None
+        pools = cursor.allocated.log.since(cursor.end)
+        if pools is None:
+            return None
+        return self.cache.nodes_seeing(pools)
+
+    def dry_run_local(self, state: CycleState) -> bool:
+        s = state.get(NAME)
+        return not isinstance(s, DRAState) or not s.kept_shared
+
     # --- PreFilterExtensions (preemption) ---------------------------------------------
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo,
                    node: NodeInfo) -> Status:
@@ -643,6 +675,8 @@ class DynamicResources:
                    for r in claim.status.reserved_for):
                 s.defer_what_if(-1, claim)
                 s.released.add(key)
+            else:
+                s.kept_shared = True
         return _SUCCESS
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
@@ -669,6 +703,13 @@ class DynamicResources:
                 s.defer_what_if(+1, claim)
                 s.released.discard(key)
         return _SUCCESS
+
+
+@dataclass(frozen=True, slots=True)
+class _DryRunCursor:
+    epoch: int  # the cache's node epoch (its pool -> nodes map)
+    allocated: AllocatedState
+    end: int  # position in the allocated state's pool log
 
 
 def _rejection(outcome: NodeOutcome) -> Status:

@@ -9,7 +9,7 @@ no node, as upstream ignores its parse error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -199,6 +199,11 @@ class NodeAffinityPlugin:
             return state.read(_PRE_FILTER_KEY, _Required)
         except MissingStateError:
             return self._parsed(pod)[0]
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads the pod's required affinity (and the profile's addedAffinity)
+        and the node's labels only."""
+        return NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if self._added_required is not None and not self._added_required.matches(node.view):

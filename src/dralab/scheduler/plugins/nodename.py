@@ -6,7 +6,7 @@ checked against nodes explicitly (explain, tests).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,10 @@ class NodeName:
         if position is not None:
             mask[position] = True
         return mask
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads the pod's spec.nodeName and the node's name only."""
+        return NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         wanted = pod.pod.spec.node_name

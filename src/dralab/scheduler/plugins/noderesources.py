@@ -17,7 +17,7 @@ memory use "non-zero" requests (see ``cluster.pod_non_zero_requests``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -411,6 +411,12 @@ class Fit:
         if isinstance(data, _FitState):
             return data
         raise MissingStateError(f"no _FitState in cycle state under {_FIT_KEY!r}")
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads PreFilter's checks (the pod's requests) and the node's
+        allocatable and pods only."""
+        data = state.get(_FIT_KEY)
+        return data.checks if isinstance(data, _FitState) else None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         data = state.get(_FIT_KEY)

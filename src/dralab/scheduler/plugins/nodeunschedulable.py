@@ -3,7 +3,7 @@ tolerate the node.kubernetes.io/unschedulable:NoSchedule taint."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,10 @@ class NodeUnschedulable:
         if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.pod.spec.tolerations):
             return np.ones(len(cluster.node_infos()), np.bool_)
         return self._masks.get(cluster, None, _schedulable, eager=True)
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads the pod's tolerations and the Node object only."""
+        return NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if not node.node.spec.unschedulable:

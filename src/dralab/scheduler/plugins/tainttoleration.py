@@ -6,7 +6,7 @@ reverses it, so the node with the fewest such taints gets 100.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -87,6 +87,10 @@ class TaintToleration:
 
     def events_to_register(self) -> Sequence[EventHint]:
         return NODE_HINTS
+
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Filter reads the pod's tolerations and the Node object's taints only."""
+        return NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taints = node.node.spec.taints
