@@ -137,3 +137,20 @@ def test_karpenter_launches_several_nodes_of_one_type() -> None:
     doc = summary(run(*docs, model="karpenter"))
     assert [(u["pool"], u["add"], len(u["pods"])) for u in doc["scaleUp"]] == [("l4", 3, 20)]
     assert doc["pending"] == []
+
+
+def test_utilisation_is_measured_before_any_removal_is_simulated() -> None:
+    # Cluster Autoscaler measures every candidate's utilisation on the cluster as it
+    # is, then simulates the removals in order. small-01's pod moves onto small-02
+    # first (60% then), but small-02 was at 30% when measured, so it is still a
+    # candidate, and both pods move on to the fixed CPU nodes: both nodes go.
+    small = {"name": "small", "count": 2, "cpu": "10", "memory": "40Gi",
+             "autoscaling": {"min": 0, "max": 3, "pricePerHour": 1.0,
+                             "provisioningDelay": "1m"}}
+    pools = [small, {"name": "cpu", "count": 2, "cpu": "32", "memory": "128Gi"}]
+    doc = summary(run({"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
+                       "metadata": {"name": "test"}, "spec": {"pools": pools}},
+                      pod("a", cpu="3", node="small-01"), pod("b", cpu="3", node="small-02")))
+    assert doc["scaleUp"] == [] and doc["pending"] == []
+    assert [(d["node"], d["utilization"]) for d in doc["scaleDown"]] == [
+        ("small-01", 0.3), ("small-02", 0.3)]

@@ -14,7 +14,9 @@ import yaml
 
 import dralab.scheduler.cycle as cycle_module
 from dralab.allocator import Allocator
+from dralab.autoscale import clusterautoscaler, estimator
 from dralab.scheduler.draview import AllocatorCache, _outcome
+from dralab.scheduler.plugins.dryruns import DryRuns, PreemptorRuns
 from dralab.sim.default import default_scenario_text
 from dralab.sim.jobs import draw_arrivals
 from dralab.sim.results import ModeResult
@@ -94,3 +96,62 @@ def test_remembered_hopeless_nodes_change_nothing(monkeypatch: pytest.MonkeyPatc
     searched = run(scenario, True, monkeypatch)
     assert any(calls) and not all(calls)
     assert remembered == searched
+
+
+def test_remembered_dry_runs_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preemption's failed dry runs are remembered per kind of preemptor until their
+    node changes; running every dry run gives the same run."""
+    scenario = scaled(60, "3h")
+    hits: list[bool] = []
+    original = PreemptorRuns.known
+
+    def spy(self: PreemptorRuns, node: Any, nominated: Any) -> Any:
+        found = original(self, node, nominated)
+        hits.append(found is not None)
+        return found
+
+    monkeypatch.setattr(PreemptorRuns, "known", spy)
+    remembered = run(scenario, True, monkeypatch)
+    monkeypatch.setattr(DryRuns, "runs_for", lambda self, *args: None)
+    fresh = run(scenario, True, monkeypatch)
+    assert remembered.preemptions > 0
+    assert any(hits) and not all(hits)
+    assert remembered == fresh
+
+
+def _autoscaled_mix() -> Scenario:
+    """The built-in mix at five times its rate on pools that start at a fifth of what
+    they may grow to: pods wait for nodes being provisioned, and preempt meanwhile."""
+    doc: dict[str, Any] = yaml.safe_load(default_scenario_text())
+    spec = doc["spec"]
+    for pool in spec["fleet"]["spec"]["pools"]:
+        top = pool["count"] * 5
+        pool["autoscaling"] = {"min": 0, "max": top, "pricePerHour": 10.0,
+                               "provisioningDelay": "5m"}
+    for kind in spec["workload"]:
+        number, _, unit = str(kind["arrivalRate"]).partition("/")
+        kind["arrivalRate"] = f"{float(number) * 5:g}/{unit}"
+    spec.update(duration="3h", compare=["dra"], autoscaling={"model": "cluster-autoscaler"})
+    return parse_scenario(doc, "<autoscaled mix>")
+
+
+def test_autoscaler_shortcuts_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In an autoscaled run (what-ifs inside what-ifs, every loop): sharing what fits
+    no fresh node between a group's in-flight estimates, remembered dry runs and
+    measuring only what the expander reads give the run that does every estimate
+    and dry run in full."""
+    scenario = _autoscaled_mix()
+    fast = run(scenario, True, monkeypatch)
+    original = estimator.estimate
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("hopeless", None)
+        kwargs.pop("measures", None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(clusterautoscaler, "estimate", full)
+    monkeypatch.setattr(DryRuns, "runs_for", lambda self, *args: None)
+    slow = run(scenario, True, monkeypatch)
+    assert fast.autoscaling is not None and fast.autoscaling.summary()["scale_ups"] > 0
+    assert fast.preemptions > 0
+    assert fast == slow

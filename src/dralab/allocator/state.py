@@ -106,6 +106,10 @@ class AllocatedState:
         """Names of the pool's allocated devices (with reference counts)."""
         return self._pool_devices.get(pool, {})
 
+    def pools_in_use(self) -> tuple[tuple[str, str], ...]:
+        """The pools with an allocated device."""
+        return tuple(self._pool_devices)
+
     def pool_version(self, pool: tuple[str, str]) -> int:
         return self._pool_versions.get(pool, 0)
 

@@ -28,7 +28,7 @@ nodes that arrived (``nodes_ready``).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.gcpause import gc_paused
@@ -38,7 +38,7 @@ from dralab.scheduler.cluster import PodInfo
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate, max_size_reason
-from .expanders import EXPANDERS, choose
+from .expanders import EXPANDERS, READS, choose
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_sizes, template_signatures
 from .scaledown import unneeded_nodes
 from .units import PodUnit, pod_units, topology_sensitive
@@ -153,6 +153,7 @@ class ClusterAutoscaler:
             # no trace on its nodes (their tries were undone).
             cache: dict[str, tuple[int, Estimate]] = {}
             stalled: set[str] = set()
+            reads = READS.get(self.options.expander, frozenset())
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
@@ -164,7 +165,8 @@ class ClusterAutoscaler:
                                     offsets[g.name]) if signatures.get(g.name) else None
                         twin = alike.get(twin_key) if twin_key is not None else None
                         option = as_group(twin, g) if twin is not None else \
-                            estimate(scheduler, templates, g, units, offsets[g.name])
+                            estimate(scheduler, templates, g, units, offsets[g.name],
+                                     measures=reads)
                         hit = (offsets[g.name], option)
                         cache[g.name] = hit
                         if twin_key is not None:
@@ -177,7 +179,7 @@ class ClusterAutoscaler:
                     break
                 best = choose(self.options.expander, helpful, self._rng)
                 kept = estimate(scheduler, templates, best.group, units,
-                                offsets[best.group.name], keep=True)
+                                offsets[best.group.name], keep=True, measures=())
                 if not kept.units:
                     # A reused estimate that no longer holds: estimate the group
                     # afresh, and leave it out until something else moves.
@@ -224,6 +226,8 @@ class ClusterAutoscaler:
         """Place on the nodes being provisioned (as template nodes, on the open fork)
         what fits there; returns the template offset per group (its nodes in flight)."""
         offsets = {name: 0 for name in groups}
+        # Fresh nodes of one group are alike: what fits none of them is known once.
+        hopeless: dict[str, dict[Hashable, str]] = {}
         for flight in self._in_flight:
             group = groups.get(flight.pool)
             if group is None:
@@ -233,7 +237,8 @@ class ClusterAutoscaler:
                                 group.min_size, group.max_size, group.price_per_hour,
                                 group.provisioning_delay, group.priority)
             kept = estimate(self.scheduler, self.templates(), exactly, units, offset,
-                            keep=True)
+                            keep=True, measures=(),
+                            hopeless=hopeless.setdefault(group.name, {}))
             offsets[group.name] += flight.nodes
             helped += kept.pods
             taken = {u.name for u in kept.units}

@@ -18,7 +18,7 @@ nodes towards the helped pods' shapes (stranded milli-GPU).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.policies.frag import Shape, TargetWorkload, node_fragmentation
@@ -29,9 +29,9 @@ from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes
 from .placement import place_pod
 from .units import PodUnit
-from .utilization import allocated_devices, node_utilization
+from .utilization import AllocatedDevices, node_utilization
 
-__all__ = ["Estimate", "as_group", "estimate", "max_size_reason"]
+__all__ = ["MEASURES", "Estimate", "as_group", "estimate", "max_size_reason"]
 
 
 def max_size_reason(group: NodeGroup) -> str:
@@ -84,7 +84,7 @@ class _Packer:
     """One estimate in progress on an open fork."""
 
     def __init__(self, scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
-                 offset: int, room: int) -> None:
+                 offset: int, room: int, hopeless: dict[Hashable, str] | None = None) -> None:
         self.scheduler = scheduler
         self.templates = templates
         self.group = group
@@ -92,7 +92,7 @@ class _Packer:
         self.room = room
         self.nodes: list[str] = []
         self.first_open: dict[Hashable, int] = {}
-        self.hopeless: dict[Hashable, str] = {}
+        self.hopeless: dict[Hashable, str] = hopeless if hopeless is not None else {}
         # An empty template node kept for the next try: a pod that fits no fresh node
         # leaves it empty, and adding and removing nodes again and again would make
         # the DRA plugin re-index their slices each time.
@@ -151,11 +151,20 @@ class _Packer:
             self.spare = None
 
 
+MEASURES = frozenset({"waste", "fragmentation"})
+
+
 def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
-             units: Sequence[PodUnit], offset: int = 0, keep: bool = False) -> Estimate:
+             units: Sequence[PodUnit], offset: int = 0, keep: bool = False,
+             measures: Collection[str] = MEASURES,
+             hopeless: dict[Hashable, str] | None = None) -> Estimate:
     """The option of scaling up ``group`` for ``units``. The scheduler's cluster is
     left as it was unless ``keep`` (then the new nodes and placements stay, for the
-    caller's own fork). ``offset``: nodes of the group added earlier in this loop."""
+    caller's own fork). ``offset``: nodes of the group added earlier in this loop.
+    ``measures``: which of the new nodes' measures to work out (``waste``,
+    ``fragmentation``; the others stay 0: only the expanders read them).
+    ``hopeless``: the pods (by equivalence key) known not to fit a fresh node of the
+    group, with why; shared by estimates of one group in one loop, and added to."""
     room = group.room - offset
     result = Estimate(group)
     first, _ = templates.node(group.name, offset)
@@ -164,7 +173,7 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     cpu_m = cpu.milli_value() if cpu is not None else 0
     mem_m = memory.milli_value() if memory is not None else 0
     ordered = sorted(units, key=lambda u: -max(_size_score(p, cpu_m, mem_m) for p in u.pods))
-    packer = _Packer(scheduler, templates, group, offset, room)
+    packer = _Packer(scheduler, templates, group, offset, room, hopeless)
     scheduler.fork()
     try:
         for unit in ordered:
@@ -190,7 +199,8 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                 if reason == max_size_reason(group):
                     result.at_max.add(unit.name)
         result.nodes = list(packer.nodes)
-        _measure(scheduler, result)
+        if measures:
+            _measure(scheduler, result, measures)
         if keep:
             packer.drop_spare()
     finally:
@@ -204,29 +214,31 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     return result
 
 
-def _measure(scheduler: Scheduler, result: Estimate) -> None:
+def _measure(scheduler: Scheduler, result: Estimate, measures: Collection[str]) -> None:
     if not result.nodes:
         return
     cluster = scheduler.cluster
-    allocated = allocated_devices(cluster.claims.values())
-    alloc_cpu = used_cpu = alloc_mem = used_mem = 0
-    dra: list[float] = []
-    views = {}
-    for name in result.nodes:
-        node = cluster.nodes[name]
-        alloc_cpu += node.alloc_cpu
-        used_cpu += node.requested.get("cpu", 0)
-        alloc_mem += node.alloc_memory
-        used_mem += node.requested.get("memory", 0)
-        util = node_utilization(cluster, node, allocated)
-        if util.dra is not None:
-            dra.append(util.dra)
-        views[name] = node_gpus(cluster, name, allocated)
-    waste = (alloc_cpu - used_cpu) / alloc_cpu if alloc_cpu else 0.0
-    waste += (alloc_mem - used_mem) / alloc_mem if alloc_mem else 0.0
-    if dra:
-        waste += 1.0 - sum(dra) / len(dra)
-    result.waste = waste
+    allocated = AllocatedDevices(cluster)
+    if "waste" in measures:
+        alloc_cpu = used_cpu = alloc_mem = used_mem = 0
+        dra: list[float] = []
+        for name in result.nodes:
+            node = cluster.nodes[name]
+            alloc_cpu += node.alloc_cpu
+            used_cpu += node.requested.get("cpu", 0)
+            alloc_mem += node.alloc_memory
+            used_mem += node.requested.get("memory", 0)
+            util = node_utilization(cluster, node, allocated)
+            if util.dra is not None:
+                dra.append(util.dra)
+        waste = (alloc_cpu - used_cpu) / alloc_cpu if alloc_cpu else 0.0
+        waste += (alloc_mem - used_mem) / alloc_mem if alloc_mem else 0.0
+        if dra:
+            waste += 1.0 - sum(dra) / len(dra)
+        result.waste = waste
+    if "fragmentation" not in measures:
+        return
+    views = {name: node_gpus(cluster, name, allocated) for name in result.nodes}
     shapes: Counter[Shape] = Counter()
     for unit in result.units:
         for info in unit.pods:

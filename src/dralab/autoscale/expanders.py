@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from .estimator import Estimate
 
-__all__ = ["EXPANDERS", "choose"]
+__all__ = ["EXPANDERS", "READS", "choose"]
 
 
 def _tie(option: Estimate) -> tuple[int, int, str]:
@@ -40,6 +40,9 @@ _KEYS: dict[str, Callable[[Estimate], tuple[object, ...]]] = {
 }
 
 EXPANDERS: tuple[str, ...] = ("random", *_KEYS)
+# The estimate measures (``estimate(measures=...)``) each expander reads.
+READS: dict[str, frozenset[str]] = {"least-waste": frozenset({"waste"}),
+                                    "fragmentation": frozenset({"fragmentation"})}
 
 
 def choose(name: str, options: Sequence[Estimate], rng: random.Random) -> Estimate:

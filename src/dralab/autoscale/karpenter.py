@@ -33,7 +33,7 @@ from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .scaledown import move_pods
 from .units import PodUnit, is_daemon_pod, pod_units, topology_sensitive
-from .utilization import allocated_devices, node_utilization
+from .utilization import AllocatedDevices, node_utilization
 
 __all__ = ["Karpenter"]
 
@@ -116,7 +116,7 @@ class Karpenter:
                             else None
                         option = as_group(twin, _one_more(g, 0)) if twin is not None else \
                             estimate(scheduler, templates, _one_more(g, added[g.name]),
-                                     units, added[g.name])
+                                     units, added[g.name], measures=())
                         if sig is not None and not added[g.name]:
                             alike.setdefault(sig, option)
                         hit = (Counter(u.key for u in option.units), option)
@@ -124,15 +124,15 @@ class Karpenter:
                     options.append(hit[1])
                 helpful = [o for o in options if o.units]
                 if not helpful:
-                    everything = [estimate(scheduler, templates, g, units, added[g.name])
-                                  for g in ordered]
+                    everything = [estimate(scheduler, templates, g, units, added[g.name],
+                                           measures=()) for g in ordered]
                     for unit in units:
                         blocked[unit.name] = pending_reason(unit, everything)
                     break
                 best = min(helpful, key=_cost)
                 name = best.group.name
                 kept = estimate(scheduler, templates, _one_more(groups[name], added[name]),
-                                units, added[name], keep=True)
+                                units, added[name], keep=True, measures=())
                 if not kept.units:
                     # The cached option no longer holds: estimate the type afresh, and
                     # leave it out until something else moves.
@@ -161,7 +161,7 @@ class Karpenter:
                      ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
         scheduler = self.scheduler
         cluster = scheduler.cluster
-        allocated = allocated_devices(cluster.claims.values())
+        allocated = AllocatedDevices(cluster)
         sizes = self._sizes()
         gone: set[str] = set()
         replaced: Counter[str] = Counter()
@@ -177,14 +177,15 @@ class Karpenter:
             pool = pool_of(info.node)
             if pool in groups:
                 movable = [p for p in info.pods if not is_daemon_pod(p.pod)]
-                candidates.append((len(movable), name, pool))
+                # Measured before any move is simulated (it is reported, not compared).
+                util = node_utilization(cluster, info, allocated).value
+                candidates.append((len(movable), name, pool, util))
         scheduler.fork()
         try:
-            for _, name, pool in sorted(candidates):
+            for _, name, pool, util in sorted(candidates):
                 group = groups[pool]
                 if sizes[pool] <= group.min_size:
                     continue
-                util = node_utilization(cluster, cluster.nodes[name], allocated).value
                 moved = [p.key for p in cluster.nodes[name].pods if not is_daemon_pod(p.pod)]
                 gone.add(name)
                 scheduler.fork()

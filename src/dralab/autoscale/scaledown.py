@@ -1,8 +1,9 @@
 """Scale-down candidates: nodes of autoscaled pools that are under-utilised and whose
 pods can all move to other nodes (Cluster Autoscaler's rules, simulated on a fork).
 
-Per node, in name order: its utilisation (``node_utilization``) must be below the
-threshold and its pool above its min size (counting the nodes already chosen);
+Per node, in name order: its utilisation (``node_utilization``, taken before any
+removal is simulated, as CA does) must be below the threshold and its pool above
+its min size (counting the nodes already chosen);
 DaemonSet pods go with the node; every other pod must be movable (``is_movable``)
 and must fit on a node that stays -- deleted (its claims released as the claim
 controller releases them), re-created pending and placed with the scheduler's
@@ -24,7 +25,7 @@ from .decisions import ScaleDown
 from .groups import NodeGroup, pool_of
 from .placement import place_pod
 from .units import is_daemon_pod, is_movable
-from .utilization import PoolCache, allocated_devices, node_utilization
+from .utilization import AllocatedDevices, PoolCache, node_utilization
 
 __all__ = ["move_pods", "unneeded_nodes"]
 
@@ -63,12 +64,22 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup], thresh
     """The nodes that could go now (see the module docstring); the cluster is left as
     it was. ``cache``: pool utilisations kept across calls (``node_utilization``)."""
     cluster = scheduler.cluster
-    allocated = allocated_devices(cluster.claims.values())
+    allocated = AllocatedDevices(cluster)
     sizes: dict[str, int] = {}
-    for name in cluster.node_names():
-        pool = pool_of(cluster.nodes[name].node)
-        if pool is not None:
-            sizes[pool] = sizes.get(pool, 0) + 1
+    # As CA, every candidate's utilisation is taken from the cluster as it is, before
+    # any removal is simulated.
+    candidates: list[tuple[str, NodeGroup, float]] = []
+    for name in sorted(cluster.node_names()):
+        info = cluster.nodes[name]
+        pool = pool_of(info.node)
+        if pool is None:
+            continue
+        sizes[pool] = sizes.get(pool, 0) + 1
+        group = groups.get(pool)
+        if group is not None:
+            value = node_utilization(cluster, info, allocated, cache).value
+            if value < threshold:
+                candidates.append((name, group, value))
     gone: set[str] = set()
     out: list[ScaleDown] = []
 
@@ -77,21 +88,15 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup], thresh
 
     scheduler.fork()
     try:
-        for name in sorted(cluster.node_names()):
-            info = cluster.nodes[name]
-            pool = pool_of(info.node)
-            group = groups.get(pool) if pool is not None else None
-            if group is None or sizes.get(group.name, 0) <= group.min_size:
-                continue
-            util = node_utilization(cluster, info, allocated, cache)
-            if util.value >= threshold:
+        for name, group, value in candidates:
+            if sizes.get(group.name, 0) <= group.min_size:
                 continue
             scheduler.fork()
             gone.add(name)
             if move_pods(scheduler, name, targets) is None:
                 scheduler.commit()
                 sizes[group.name] -= 1
-                out.append(ScaleDown(name, group.name, util.value, now))
+                out.append(ScaleDown(name, group.name, value, now))
             else:
                 scheduler.revert()
                 gone.discard(name)

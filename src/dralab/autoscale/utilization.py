@@ -20,13 +20,14 @@ allocated. Ratios use the counters' values in milli-units.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dralab.api.resource import ResourceClaim, ResourceSlice
 from dralab.scheduler.cluster import ClusterState, NodeInfo
 
-__all__ = ["NodeUtilization", "allocated_devices", "node_utilization", "pool_utilization"]
+__all__ = ["AllocatedDevices", "NodeUtilization", "allocated_devices", "node_utilization",
+           "pool_utilization"]
 
 Allocated = Mapping[tuple[str, str], frozenset[str]]
 
@@ -41,6 +42,29 @@ class NodeUtilization:
     cpu: float
     memory: float
     dra: float | None
+
+
+class AllocatedDevices(Mapping[tuple[str, str], frozenset[str]]):
+    """``allocated_devices`` of the cluster's claims, read from the store's allocated
+    state (which follows the claims) one pool at a time, when asked: as the
+    cluster is at that moment. Iterating lists the pools with allocated devices."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self._state = cluster.allocated
+
+    def __getitem__(self, key: tuple[str, str]) -> frozenset[str]:
+        names = self._state.allocated_in_pool(key)
+        if not names:
+            raise KeyError(key)
+        return frozenset(names)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._state.pools_in_use())
+
+    def __len__(self) -> int:
+        return len(self._state.pools_in_use())
 
 
 def allocated_devices(claims: Iterable[ResourceClaim]) -> dict[tuple[str, str], frozenset[str]]:
