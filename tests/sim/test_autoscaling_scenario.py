@@ -156,7 +156,7 @@ def test_autoscaling_needs_an_autoscaled_pool() -> None:
 
 
 def test_the_shipped_example_loads() -> None:
-    scenario = load_scenario(str(EXAMPLES / "autoscaling" / "day.yaml"))
+    scenario = load_scenario(str(EXAMPLES / "queues-dra-autoscaling.yaml"))
     assert scenario.autoscaling is not None
     assert scenario.autoscaling.pools == ("h100", "a100-mig")
     assert scenario.kueue_objects
