@@ -97,7 +97,7 @@ class ClusterAutoscaler:
     _last_scale_up: float | None = None
     _rng: random.Random = field(default_factory=random.Random)
     # Pool utilisations across loops: a loop every 10 s re-measures mostly the same pools.
-    _utilization: PoolCache = field(default_factory=dict)
+    _utilization: PoolCache = field(default_factory=PoolCache)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.options.seed)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from dralab.api.resource import ResourceClaim, ResourceSlice
 from dralab.scheduler.cluster import ClusterState, NodeInfo
 
-__all__ = ["AllocatedDevices", "NodeUtilization", "allocated_devices", "node_utilization",
-           "pool_utilization"]
+__all__ = ["AllocatedDevices", "NodeUtilization", "PoolCache", "allocated_devices",
+           "node_utilization", "pool_utilization"]
 
 Allocated = Mapping[tuple[str, str], frozenset[str]]
 
@@ -129,8 +129,37 @@ def _ratio(node: NodeInfo, resource: str) -> float:
     return node.requested.get(resource, 0) / total if total > 0 else 0.0
 
 
-# (node, the cluster's slice version, driver, pool, the pool's allocated devices) -> value.
-PoolCache = dict[tuple[str, int, str, str, frozenset[str]], float]
+_NO_DEVICES: frozenset[str] = frozenset()
+_VALUES_PER_NODE = 256  # remembered (pool, allocated devices) values per node
+
+
+class PoolCache:
+    """Pool utilisations kept across ``node_utilization`` calls on one cluster: per
+    node, its slices grouped by pool (while the store holds the same slices for the
+    node) and each pool's value per set of allocated devices."""
+
+    __slots__ = ("_nodes",)
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, tuple[tuple[ResourceSlice, ...],
+                                     list[tuple[tuple[str, str], list[ResourceSlice]]],
+                                     dict[tuple[tuple[str, str], frozenset[str]], float]]] = {}
+
+    def pools(self, node: str, slices: tuple[ResourceSlice, ...]
+              ) -> tuple[list[tuple[tuple[str, str], list[ResourceSlice]]],
+                         dict[tuple[tuple[str, str], frozenset[str]], float]]:
+        found = self._nodes.get(node)
+        if found is None or found[0] is not slices:
+            found = self._nodes[node] = (slices, _by_pool(slices), {})
+        return found[1], found[2]
+
+
+def _by_pool(slices: Iterable[ResourceSlice]
+             ) -> list[tuple[tuple[str, str], list[ResourceSlice]]]:
+    pools: dict[tuple[str, str], list[ResourceSlice]] = defaultdict(list)
+    for s in slices:
+        pools[(s.spec.driver, s.spec.pool.name)].append(s)
+    return sorted(pools.items())
 
 
 def node_utilization(cluster: ClusterState, node: NodeInfo,
@@ -139,28 +168,27 @@ def node_utilization(cluster: ClusterState, node: NodeInfo,
     """CA's utilisation of ``node``: its highest DRA pool if it has node-local slices,
     else max(CPU, memory). ``allocated``: ``allocated_devices`` of the cluster's claims
     (computed here when not given). ``cache``: pool utilisations kept across calls on
-    one cluster (a node's slices stay while the slice version does)."""
+    one cluster."""
     cpu, memory = _ratio(node, "cpu"), _ratio(node, "memory")
     slices = cluster.slices_of(node.name)
     if slices:
         if allocated is None:
             allocated = allocated_devices(cluster.claims.values())
-        pools: dict[tuple[str, str], list[ResourceSlice]] = defaultdict(list)
-        for s in slices:
-            pools[(s.spec.driver, s.spec.pool.name)].append(s)
+        if cache is None:
+            pools, values = _by_pool(slices), None
+        else:
+            pools, values = cache.pools(node.name, slices)
         best, name = 0.0, ""
-        version = cluster.slice_version
-        for key in sorted(pools):
-            used = allocated.get(key, frozenset())
-            if cache is None:
-                value = pool_utilization(pools[key], used)
+        for key, group in pools:
+            used = allocated.get(key, _NO_DEVICES)
+            if values is None:
+                value = pool_utilization(group, used)
             else:
-                ident = (node.name, version, key[0], key[1], used)
-                found = cache.get(ident)
+                found = values.get((key, used))
                 if found is None:
-                    if len(cache) > 100_000:
-                        cache.clear()  # bounded: stale slice versions pile up
-                    found = cache[ident] = pool_utilization(pools[key], used)
+                    if len(values) >= _VALUES_PER_NODE:
+                        values.clear()
+                    found = values[(key, used)] = pool_utilization(group, used)
                 value = found
             if value >= best:
                 best, name = value, f"{key[0]}/{key[1]}"

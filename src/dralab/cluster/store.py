@@ -147,6 +147,7 @@ class ClusterState:
         "_node_version",
         "_nodes",
         "_owned",
+        "_owned_slices",
         "_pod_groups",
         "_pods",
         "_priority_classes",
@@ -172,6 +173,8 @@ class ClusterState:
         self._priority_classes: Table[str, PriorityClass] = Table()
         self._slices: Table[str, ResourceSlice] = Table()
         self._owned: dict[SliceOwner, set[str]] = {}
+        # slices_of's answers, per owner, until that owner's slices change.
+        self._owned_slices: dict[SliceOwner, tuple[ResourceSlice, ...]] = {}
         self._rules: tuple[DeviceTaintRule, ...] = ()
         self._allocated = AllocatedState()
         self._events: ChangeLog[ClusterEvent] = ChangeLog()
@@ -233,12 +236,16 @@ class ClusterState:
 
     def slices_of(self, owner: SliceOwner) -> tuple[ResourceSlice, ...]:
         """The slices ``owner`` (a node name or a (driver, pool)) owns, in arrival order."""
+        known = self._owned_slices.get(owner)
+        if known is not None:
+            return known
         names = self._owned.get(owner)
         if not names:
             return ()
         table = self._slices
         found = [table.get(n) for n in sorted(names, key=table.position)]
-        return tuple(s for s in found if s is not None)
+        known = self._owned_slices[owner] = tuple(s for s in found if s is not None)
+        return known
 
     def slice_position(self, name: str) -> int:
         """Where the slice ``name`` sits in ``slices``, as a sort key (positions only
@@ -562,6 +569,7 @@ class ClusterState:
 
     def _slices_changed(self, owner: SliceOwner, pools: frozenset[tuple[str, str]]) -> None:
         self._slice_list = None
+        self._owned_slices.pop(owner, None)
         self._slice_version += 1
         self._events.append(SlicesChanged(owner, pools))
 
