@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .framework import Code, Status
 
@@ -51,8 +52,17 @@ class NodeToStatus(Mapping[str, Status]):
 
     def reasons_histogram(self) -> Counter[str]:
         counts: Counter[str] = Counter()
+        # Plugins hand out shared Status objects: count each object once, then its reasons.
+        alike: dict[int, list[Any]] = {}
         for status in self.explicit.values():
-            counts.update(status.reasons)
+            seen = alike.get(id(status))
+            if seen is None:
+                alike[id(status)] = [status, 1]
+            else:
+                seen[1] += 1
+        for status, times in alike.values():
+            for reason in status.reasons:
+                counts[reason] += times
         missing = len(self.all_nodes) - len(self.explicit)
         if missing > 0:
             for reason in self.absent.reasons:

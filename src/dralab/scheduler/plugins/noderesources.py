@@ -16,6 +16,7 @@ memory use "non-zero" requests (see ``cluster.pod_non_zero_requests``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -270,6 +271,14 @@ def _pod_request_list(pod: PodInfo, resources: Sequence[tuple[str, int]], non_ze
 
 # --- state ------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)
+def _rejection(reasons: tuple[str, ...], unresolvable: bool) -> Status:
+    """One shared Status per set of reasons (they are compared and counted per node)."""
+    if unresolvable:
+        return Status.unresolvable(FIT, *reasons)
+    return Status.unschedulable(FIT, *reasons)
+
+
 @dataclass(frozen=True, slots=True)
 class _Check:
     resource: str
@@ -443,9 +452,7 @@ class Fit:
                 unresolvable = unresolvable or check.amount > have
         if reasons is None:
             return _SUCCESS
-        if unresolvable:
-            return Status.unresolvable(FIT, *reasons)
-        return Status.unschedulable(FIT, *reasons)
+        return _rejection(tuple(reasons), unresolvable)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                      ) -> list[Status]:
