@@ -128,8 +128,10 @@ def test_explain_pod_names_the_pool_that_would_fix_it() -> None:
     tail = result.stdout.split("autoscaling (one Cluster Autoscaler loop):\n")[1]
     lines = tail.splitlines()
     assert len(lines) == 2
+    # Both pods of the pair fit on one new L4 node.
     assert all(line.startswith("ml/pair-") and
-               line.endswith(": would fit on a new node of pool l4") for line in lines)
+               line.endswith(": would fit on pool l4 after a scale-up of 1 node")
+               for line in lines)
 
 
 def test_explain_pod_says_why_no_pool_helps() -> None:

@@ -33,7 +33,7 @@ from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .scaledown import move_pods
 from .units import PodUnit, is_daemon_pod, pod_units, topology_sensitive
-from .utilization import AllocatedDevices, node_utilization
+from .utilization import AllocatedDevices, PoolCache, node_utilization
 
 __all__ = ["Karpenter"]
 
@@ -65,6 +65,8 @@ class Karpenter:
     fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
     consolidation: bool = True
     _templates: TemplateNodes | None = field(default=None)
+    # Pool utilisations across loops (consolidation measures every node each loop).
+    _utilization: PoolCache = field(default_factory=PoolCache)
 
     def _sizes(self) -> dict[str, int]:
         return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
@@ -178,7 +180,7 @@ class Karpenter:
             if pool in groups:
                 movable = [p for p in info.pods if not is_daemon_pod(p.pod)]
                 # Measured before any move is simulated (it is reported, not compared).
-                util = node_utilization(cluster, info, allocated).value
+                util = node_utilization(cluster, info, allocated, self._utilization).value
                 candidates.append((len(movable), name, pool, util))
         scheduler.fork()
         try:

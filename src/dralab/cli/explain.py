@@ -62,7 +62,7 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     With a Fleet (dralab.dev/v1alpha1) among the inputs, its nodes are generated as
     `dralab fleet` would (as `dralab autoscale` reads them) and, for a pod left
     pending, one Cluster Autoscaler loop says which autoscaled pool would fix it
-    ("would fit on a new node of pool X") or why none would.
+    ("would fit on pool X after a scale-up of N nodes") or why none would.
 
     Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
     unknown target."""
@@ -94,14 +94,16 @@ def _pools_that_help(data: AutoscaleInput, explanation: PodsExplanation,
     """Per pending explained pod: the pool a Cluster Autoscaler loop would grow for it,
     or why no pool helps."""
     decisions = run_once(data, features=gates, seed=seed)
-    helped = {pod: up.pool for up in decisions.scale_ups for pod in up.pods}
+    helped = {pod: up for up in decisions.scale_ups for pod in up.pods}
     reasons = {p.pod: p.reason for p in decisions.pending}
     lines = []
     for pod in explanation.pods:
         if pod.node is not None or not pod.found:
             continue
         if pod.pod in helped:
-            lines.append(f"{pod.pod}: would fit on a new node of pool {helped[pod.pod]}\n")
+            up = helped[pod.pod]
+            nodes = "1 node" if up.add == 1 else f"{up.add} nodes"
+            lines.append(f"{pod.pod}: would fit on pool {up.pool} after a scale-up of {nodes}\n")
         elif pod.pod in reasons:
             lines.append(f"{pod.pod}: no autoscaled pool helps: {reasons[pod.pod]}\n")
     return ("\nautoscaling (one Cluster Autoscaler loop):\n" + "".join(lines)) if lines else ""
