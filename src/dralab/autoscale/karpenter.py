@@ -22,6 +22,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from dralab.api.core import Node
 from dralab.api.gcpause import gc_paused
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
@@ -56,6 +57,23 @@ def _signatures(fleet: Fleet, units: Sequence[PodUnit]) -> dict[str, bytes]:
 def _cost(option: Estimate) -> tuple[float, int, str]:
     return (round(option.group.price_per_hour / max(1, option.pod_count), 9),
             -option.pod_count, option.group.name)
+
+
+def _may_hold(node: Node, pods: Sequence[PodInfo]) -> bool:
+    """False when the pods' summed requests of a resource, or their number, exceed what
+    ``node`` can allocate: they cannot all move there (NodeResourcesFit would refuse)."""
+    allocatable = node.status.allocatable or node.status.capacity
+    total: Counter[str] = Counter()
+    for info in pods:
+        total.update(info.requests)
+    pods_room = allocatable.get("pods")
+    if pods_room is not None and len(pods) * 1000 > pods_room.milli_value():
+        return False
+    for resource in ("cpu", "memory"):
+        have = allocatable.get(resource)
+        if have is not None and total[resource] > have.milli_value():
+            return False
+    return True
 
 
 @dataclass(slots=True)
@@ -188,7 +206,8 @@ class Karpenter:
                 group = groups[pool]
                 if sizes[pool] <= group.min_size:
                     continue
-                moved = [p.key for p in cluster.nodes[name].pods if not is_daemon_pod(p.pod)]
+                movable = [p for p in cluster.nodes[name].pods if not is_daemon_pod(p.pod)]
+                moved = [p.key for p in movable]
                 gone.add(name)
                 scheduler.fork()
                 if move_pods(scheduler, name, others) is None:
@@ -202,8 +221,10 @@ class Karpenter:
                                   and g.room - replaced[g.name] > 0),
                                  key=lambda g: (g.price_per_hour, g.name))
                 for target in cheaper:
-                    scheduler.fork()
                     node, slices = self.templates().node(target.name, replaced[target.name])
+                    if not _may_hold(node, movable):
+                        continue  # their requests alone exceed the new node's allocatable
+                    scheduler.fork()
                     cluster.add_node(node, slices)
                     new = node.metadata.name or ""
                     if move_pods(scheduler, name, partial(tuple, (new,))) is None:
