@@ -155,3 +155,16 @@ def test_autoscaler_shortcuts_change_nothing(monkeypatch: pytest.MonkeyPatch) ->
     assert fast.autoscaling is not None and fast.autoscaling.summary()["scale_ups"] > 0
     assert fast.preemptions > 0
     assert fast == slow
+
+
+def test_unrecorded_rejections_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulator does not work out the statuses of the nodes a placed pod was not
+    placed on (nothing reads them); recording them gives the same run."""
+    scenario = scaled(60, "90m")
+    unrecorded = run(scenario, True, monkeypatch)
+    with monkeypatch.context() as patch:
+        # Always on, whatever the simulator sets.
+        patch.setattr(cycle_module.Cycle, "record_rejections",
+                      property(lambda _: True, lambda _, value: None), raising=False)
+        recorded = run(scenario, True, monkeypatch)
+    assert unrecorded == recorded

@@ -120,6 +120,10 @@ class Cycle:
         # The plugins' filter_mask / score_positions fast paths; off only to check
         # that they change nothing.
         self.use_masks = True
+        # Whether a pod that fits gets the rejected nodes' statuses (Attempt.rejected,
+        # for explain). Off, they are counted but not worked out: a run that never
+        # reads them (the simulator) spares the work per rejected node.
+        self.record_rejections = True
 
     def set_nomination(self, pod: PodInfo, node: str | None) -> None:
         """Record (or with None, drop) that preemption nominated ``node`` for ``pod``."""
@@ -249,7 +253,7 @@ class Cycle:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
         feasible, positions = self._find(framework, state, pod, diagnosis, nodes,
                                          self.next_start_node_index)
-        processed = len(feasible) + len(diagnosis.statuses.explicit)
+        processed = len(feasible) + len(diagnosis.statuses.explicit) + diagnosis.unrecorded
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         attempt.evaluated = processed
         if not feasible:
@@ -455,6 +459,11 @@ class Cycle:
         # Known rejections up to the stopping point (in ring order), then merged with
         # the checked ones, so statuses are recorded in the order nodes were visited.
         known_ring = np.flatnonzero(known[:end] >= 0)
+        fits = bool(passed) or bool(good[:end].any())
+        if fits and not self.record_rejections:
+            diagnosis.unrecorded += len(rejected) + len(known_ring)
+            known_ring = known_ring[:0]
+            rejected = []
         if len(known_ring):
             ks = known_ring + start
             ks[ks >= num] -= num

@@ -95,6 +95,8 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     override: str = ""  # a message that is not a fit error (no nodes at all)
+    # Rejected nodes counted but not recorded (a pod that fits, Cycle.record_rejections off).
+    unrecorded: int = 0
 
     def add_plugin_status(self, status: Status) -> None:
         if status.plugin and status.is_rejected():

@@ -114,6 +114,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     env = Environment()
     scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed,
                                 clock=lambda: env.now)
+    scheduler.cycle.record_rejections = False  # nothing reads a placed pod's rejections
     observer = Observer(
         cluster, [o for o in fleet if isinstance(o, Node)],
         mode.accounting(cluster, (o for o in fleet if isinstance(o, ResourceSlice))),
