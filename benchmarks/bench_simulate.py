@@ -65,11 +65,14 @@ def scaled(nodes: int) -> Scenario:
 
 
 def lift_limits() -> None:
-    """Raise MAX_SCENARIO_PODS for this process (10,000 nodes bring ~200,000 pods)."""
+    """Raise MAX_SCENARIO_PODS and MAX_FLEET_NODES for this process (10,000 nodes, past
+    Kubernetes' 5,000-node limit, bring ~200,000 pods)."""
+    from dralab.fleet import spec as fleet_spec
     from dralab.sim import jobs, limits, scenario
 
     for module in (limits, jobs, scenario):
         module.MAX_SCENARIO_PODS = 1_000_000  # type: ignore[attr-defined]
+    fleet_spec.MAX_FLEET_NODES = 100_000  # type: ignore[misc]
 
 
 def one_run(nodes: int, mode: str, bar: bool) -> dict[str, Any]:
