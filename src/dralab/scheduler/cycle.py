@@ -592,15 +592,13 @@ class Cycle:
     def select_host(self, scores: ScoreTable) -> str:
         """The highest total; each further tie replaces the pick with probability
         1/count (a reservoir sample, as upstream's selectHost)."""
-        totals = scores.totals
-        best = max(totals)
-        ties = [i for i, t in enumerate(totals) if t == best]
+        ties = scores.best()
         if len(ties) == 1:
-            return scores.names[ties[0]]
+            return scores.name_at(ties[0])
         # One draw per further tie, in order, as the loop ``if random() * count < 1:
         # selected = index`` makes; the last tie that wins its draw is the pick.
         random = self.rng.random
         draws = np.array([random() for _ in range(len(ties) - 1)])
         wins = np.flatnonzero(draws * np.arange(2, len(ties) + 1) < 1.0)
         selected = ties[int(wins[-1]) + 1] if len(wins) else ties[0]
-        return scores.names[selected]
+        return scores.name_at(selected)

@@ -124,18 +124,61 @@ class NodePluginScores:
     total: int
 
 
-@dataclass(slots=True)
 class ScoreTable:
     """Weighted scores of the scored nodes: one column per plugin (in ``names`` order)
-    and the per-node totals."""
+    and the per-node totals.
 
-    names: list[str]
-    columns: dict[str, list[int]]
-    totals: list[int]
+    Scores that plugins gave as arrays stay arrays until ``names``, ``columns`` or
+    ``totals`` is read (most cycles read only which node has the best total:
+    ``best``), and the names are taken from the nodes when first asked for."""
+
+    __slots__ = ("_columns", "_names", "_nodes", "_totals")
+
+    def __init__(self, names: Sequence[str] | None, columns: dict[str, Any],
+                 totals: Any, nodes: Sequence[NodeInfo] | None = None) -> None:
+        self._names = list(names) if names is not None else None
+        self._nodes = nodes
+        self._columns = columns  # plugin -> list[int] or int64 array
+        self._totals = totals    # list[int] or int64 array
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            assert self._nodes is not None
+            self._names = [n.name for n in self._nodes]
+        return self._names
+
+    def name_at(self, index: int) -> str:
+        if self._names is None and self._nodes is not None:
+            return self._nodes[index].name
+        return self.names[index]
+
+    @property
+    def columns(self) -> dict[str, list[int]]:
+        columns = self._columns
+        for name, column in columns.items():
+            if isinstance(column, np.ndarray):
+                columns[name] = column.tolist()
+        return columns
+
+    @property
+    def totals(self) -> list[int]:
+        if isinstance(self._totals, np.ndarray):
+            self._totals = self._totals.tolist()
+        return self._totals  # type: ignore[no-any-return]
+
+    def best(self) -> list[int]:
+        """Indexes of the nodes with the highest total, in order."""
+        totals = self._totals
+        if isinstance(totals, np.ndarray):
+            return np.flatnonzero(totals == totals.max()).tolist()
+        top = max(totals)
+        return [i for i, t in enumerate(totals) if t == top]
 
     def per_node(self) -> list[NodePluginScores]:
-        return [NodePluginScores(name, {p: c[i] for p, c in self.columns.items()},
-                                 self.totals[i]) for i, name in enumerate(self.names)]
+        columns, totals = self.columns, self.totals
+        return [NodePluginScores(name, {p: c[i] for p, c in columns.items()}, totals[i])
+                for i, name in enumerate(self.names)]
 
 
 def _merge(a: PreFilterResult | None, b: PreFilterResult | None) -> PreFilterResult | None:
@@ -499,7 +542,8 @@ class Framework:
         array) one with ``score_positions`` answers with an array.
         """
         count = len(nodes)
-        table = ScoreTable([n.name for n in nodes], {}, [0] * count)
+        columns: dict[str, Any] = {}
+        table = ScoreTable(None, columns, [0] * count, nodes)
         skip = state.skip_score
         # Array columns are summed as arrays (scores <= 100 times weights <= 100: exact
         # in int64); once a plugin answers with a list, the sums go on in Python
@@ -537,21 +581,21 @@ class Framework:
                               or int(column.min()) < MIN_NODE_SCORE):
                     return table, _invalid_score(name, column.tolist())
                 values = column * weight if weight != 1 else column
-                table.columns[name] = values.tolist()
                 if isinstance(totals, np.ndarray):
+                    columns[name] = values
                     totals = totals + values
                     continue
-                column = table.columns[name]
+                column = columns[name] = values.tolist()
             else:
                 if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
                     return table, _invalid_score(name, column)
                 if weight != 1:
                     column = [v * weight for v in column]
-                table.columns[name] = column
+                columns[name] = column
                 if isinstance(totals, np.ndarray):
                     totals = totals.tolist()
             totals = [t + v for t, v in zip(totals, column, strict=True)]
-        table.totals = totals.tolist() if isinstance(totals, np.ndarray) else totals
+        table._totals = totals
         return table, _SUCCESS
 
     @staticmethod

@@ -28,6 +28,7 @@ import functools
 from collections.abc import Callable, Iterable
 
 from dralab.api.core import Node, Pod
+from dralab.api.gcpause import gc_relaxed
 from dralab.api.resource import ResourceSlice
 from dralab.queueing.feasibility import flavor_labels
 from dralab.queueing.model import Admission
@@ -160,7 +161,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     while t < scenario.duration:
         sampling.at(t, sampling.sample)
         t += scenario.sample_interval
-    env.run(until=scenario.duration)
+    with gc_relaxed():
+        env.run(until=scenario.duration)
     sampling.sample()
     return ModeResult(mode=mode.name, label=mode.label,
                       samples=tuple(observer.samples), pods=tuple(s.record() for s in book.order),
