@@ -64,9 +64,10 @@ class CounterLedger:
         self.pools = pools
         self.state = state
         self.cache = cache
-        # Per pool key; the state does not change during a search.
-        self.available: dict[tuple[str, str], tuple[dict[str, int], bool]] = {}
-        self.used: dict[tuple[str, str], dict[str, int]] = {}
+        # Per pool key: what is left for this search (the allocated state's leftover, a
+        # copy, minus this search's bookings), or None when the pool is over-committed.
+        # The state does not change during a search.
+        self.remaining: dict[tuple[str, str], dict[str, int] | None] = {}
         self.groups: dict[_GroupKey, _Groups | None] = {}
         self.group_baselines: set[tuple[str, str]] = set()
 
@@ -92,28 +93,31 @@ class CounterLedger:
 
     def take(self, rec: DeviceRecord) -> bool:
         """Book the device's counters if its pool still has all of them."""
-        found = self.available.get(rec.pool_key)
-        if found is None:
-            found = self.available[rec.pool_key] = self.left(self.pools.by_key[rec.pool_key])
-        avail, negative = found
-        if negative:
+        key = rec.pool_key
+        try:
+            remaining = self.remaining[key]
+        except KeyError:
+            avail, negative = self.left(self.pools.by_key[key])
             # An over-committed pool offers nothing (upstream compares every counter).
+            remaining = self.remaining[key] = None if negative else dict(avail)
+        if remaining is None:
             return False
-        used = self.used.get(rec.pool_key)
-        if used is None:
-            used = self.used[rec.pool_key] = {}
-        for flat, nano in rec.demand:
-            if used.get(flat, 0) + nano > avail.get(flat, 0):
+        demand = rec.demand
+        for flat, nano in demand:
+            if remaining.get(flat, 0) < nano:
                 return False
-        for flat, nano in rec.demand:
-            used[flat] = used.get(flat, 0) + nano
+        for flat, nano in demand:
+            if nano:  # (a zero demand may name a counter the pool does not have)
+                remaining[flat] -= nano
         return True
 
     def give(self, rec: DeviceRecord) -> None:
         """Undo one successful ``take`` of the same device."""
-        used = self.used[rec.pool_key]
+        remaining = self.remaining[rec.pool_key]
+        assert remaining is not None
         for flat, nano in rec.demand:
-            used[flat] -= nano
+            if nano:
+                remaining[flat] += nano
 
     def _baseline(self, pool_key: tuple[str, str]) -> None:
         self.group_baselines.add(pool_key)
