@@ -126,3 +126,26 @@ def test_a_what_if_does_not_move_waiting_pods() -> None:
     scheduler.commit()
     assert scheduler.schedule_pending() == 1
     assert waiting.assumed_node == "big"
+
+
+def test_unrecorded_rejections_count_a_node_once() -> None:
+    # A pod nominated to a node it no longer fits: that node is tried alone first
+    # (rejected), then the ring search rejects it again and places the pod elsewhere.
+    # kube-scheduler moves its start index by the nodes processed, each node once;
+    # not recording the ring search's rejections must not count that node twice.
+    def start_after(record: bool) -> int:
+        cluster = ClusterState()
+        for i in range(40):  # enough nodes for the masked search
+            cluster.add_node(b.node(f"n{i:02d}", cpu="1" if i < 20 else "8"))
+        scheduler = Scheduler.build(cluster)
+        scheduler.cycle.record_rejections = record
+        scheduler.cycle.next_start_node_index = 3
+        pending = b.pod("p", "2")
+        pending = msgspec.structs.replace(pending, status=msgspec.structs.replace(
+            pending.status, nominated_node_name="n05"))
+        info = scheduler.add_pod(pending)
+        scheduler.schedule_pending()
+        assert info.assumed_node is not None and info.assumed_node >= "n20"
+        return scheduler.cycle.next_start_node_index
+
+    assert start_after(False) == start_after(True)

@@ -157,10 +157,13 @@ def test_autoscaler_shortcuts_change_nothing(monkeypatch: pytest.MonkeyPatch) ->
     assert fast == slow
 
 
-def test_unrecorded_rejections_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("which", ["mix", "autoscaled"])
+def test_unrecorded_rejections_change_nothing(which: str, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
     """The simulator does not work out the statuses of the nodes a placed pod was not
-    placed on (nothing reads them); recording them gives the same run."""
-    scenario = scaled(60, "90m")
+    placed on (nothing reads them); recording them gives the same run (the autoscaled
+    mix has nominated pods, whose nominated node is tried before the others)."""
+    scenario = scaled(60, "90m") if which == "mix" else _autoscaled_mix()
     unrecorded = run(scenario, True, monkeypatch)
     with monkeypatch.context() as patch:
         # Always on, whatever the simulator sets.

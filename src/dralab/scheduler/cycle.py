@@ -460,7 +460,9 @@ class Cycle:
         # the checked ones, so statuses are recorded in the order nodes were visited.
         known_ring = np.flatnonzero(known[:end] >= 0)
         fits = bool(passed) or bool(good[:end].any())
-        if fits and not self.record_rejections:
+        # (Counted apart only when nothing is recorded yet: a node counts once, and the
+        # nominated node may have been rejected already.)
+        if fits and not self.record_rejections and not diagnosis.statuses.explicit:
             diagnosis.unrecorded += len(rejected) + len(known_ring)
             known_ring = known_ring[:0]
             rejected = []
