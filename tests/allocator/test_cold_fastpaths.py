@@ -4,6 +4,10 @@
 own without the general collecting; it must give the same pools, candidates
 and verdicts as the general gather.
 
+``pools.LazyRecords`` builds such a node's device records only as the search
+reaches them; every outcome must be the one of the general gather, which
+builds them all first.
+
 ``Allocator._taken_node`` answers a node whose every device is taken with no
 candidates, decided from device keys before any record is built. It must give
 exactly the outcome (kind, message, search steps, devices) of gathering the
@@ -40,11 +44,14 @@ from .builders import (
     counter_set,
     dclass,
     device,
+    distinct,
     first_available,
     in_use,
+    match,
     request,
     rslice,
     sub,
+    taint,
 )
 
 NODES = ("node-0", "node-1", "node-2")
@@ -233,3 +240,115 @@ def test_sole_slice_gather_matches_the_general_gather(world: World, partitionabl
         node = NodeView(name)
         assert _pools_summary(gather_pools(fast, node, partitionable)) == \
             _pools_summary(gather_pools(plain, node, partitionable)), name
+
+
+# ---- records built as the search reaches them (pools.LazyRecords) ---------------------
+
+LAZY_SHAPES = ("plain", "plain", "plain", "duplicate", "counters", "binding", "tainted", "multi")
+
+
+@dataclass(frozen=True)
+class LazyWorld:
+    shapes: tuple[str, ...]  # per node
+    sizes: tuple[int, ...]
+    used: frozenset[tuple[int, int]]  # (node, device) pairs allocated beforehand
+    requests: tuple[tuple[str, int], ...]
+    constraint: str  # "", "match" or "distinct" over all requests
+    binding_gate: bool  # DRADeviceBindingConditions
+
+
+def _lazy_slices(world: LazyWorld) -> list[ResourceSlice]:
+    out = []
+    for n, (shape, size) in enumerate(zip(world.shapes, world.sizes, strict=True)):
+        names = [f"d{i}" for i in range(size)]
+        if shape == "duplicate" and size > 1:
+            names[-1] = names[0]
+        devs = [device(name, attrs={"index": i, "half": i % 2},
+                       counters=[consumes("cs", mem=1)] if shape == "counters" else [],
+                       binding=["ready"] if shape == "binding" and i % 2 == 0 else [],
+                       taints=[taint()] if shape == "tainted" and i == 0 else [],
+                       multi=shape == "multi")
+                for i, name in enumerate(names)]
+        out.append(rslice(f"{NODES[n]}-slice", NODES[n], f"pool-{n}", DRIVER_A, *devs))
+    return out
+
+
+def _lazy_request(kind: str, count: int, i: int) -> DeviceRequest:
+    name = f"r{i}"
+    if kind == "selector":
+        return request(name, CLASS_A, count, f'device.attributes["{DRIVER_A}"].index >= 1')
+    if kind == "all":
+        return all_request(name)
+    if kind == "admin":
+        return request(name, CLASS_A, count, admin=True)
+    if kind == "first-available":
+        return first_available(name, sub("x", "no-such-class"), sub("y", CLASS_A, count))
+    return request(name, CLASS_A, count)
+
+
+@st.composite
+def lazy_worlds(draw: st.DrawFn) -> LazyWorld:
+    nodes = draw(st.integers(1, 3))
+    shapes = tuple(draw(st.sampled_from(LAZY_SHAPES)) for _ in range(nodes))
+    sizes = tuple(draw(st.integers(1, 5)) for _ in range(nodes))
+    used = frozenset((n, i) for n in range(nodes) for i in range(sizes[n])
+                     if draw(st.integers(0, 2)) == 0)
+    kinds = st.sampled_from(["plain", "plain", "selector", "all", "admin", "first-available"])
+    requests = tuple(draw(st.lists(st.tuples(kinds, st.integers(1, 3)), min_size=1,
+                                   max_size=2)))
+    return LazyWorld(shapes, sizes, used, requests,
+                     draw(st.sampled_from(["", "", "match", "distinct"])), draw(st.booleans()))
+
+
+def _outcome(out: AllocationOutcome) -> tuple[object, ...]:
+    return (*_summary(out), getattr(out, "explanations", None))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lazy_worlds(), st.booleans())
+@example(LazyWorld(("plain",), (4,), frozenset({(0, 0)}), (("plain", 1),), "", False), False)
+@example(LazyWorld(("binding",), (3,), frozenset(), (("plain", 2),), "", False), True)
+@example(LazyWorld(("plain",), (3,), frozenset(), (("all", 1),), "", False), False)
+def test_records_built_on_demand_give_the_eager_outcome(world: LazyWorld, explain: bool) -> None:
+    """A node searched with its records built one at a time gives exactly the outcome
+    (kind, reason, steps, devices, explanations) of the general gather, which builds
+    every record first; cold, warm, and after a device is freed."""
+    slices = _lazy_slices(world)
+    busy = [in_use(f"busy-{k}", (DRIVER_A, f"pool-{n}", f"d{i}"))
+            for k, (n, i) in enumerate(sorted(world.used))]
+    features = AllocatorFeatures.from_gates(FeatureGates.parse(
+        f"DRADeviceBindingConditions={str(world.binding_gate).lower()}"))
+    classes = [dclass(CLASS_A, DRIVER_A)]
+    requests = [_lazy_request(kind, count, i) for i, (kind, count) in enumerate(world.requests)]
+    names = [r.name for r in requests]
+    constraints = {"": [], "match": [match(f"{DRIVER_A}/half", *names)],
+                   "distinct": [distinct(f"{DRIVER_A}/index", *names)]}[world.constraint]
+    claims = [claim("c", *requests, constraints=constraints)]
+    fast = Allocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy), features)
+    plain = Allocator(PlainIndex(slices), classes, AllocatedState.from_claims(busy), features)
+    nodes = NODES[:len(world.shapes)]
+    for node in [*nodes, *nodes]:
+        assert _outcome(fast.allocate(claims, node, explain_failure=explain)) == \
+            _outcome(plain.allocate(claims, node, explain_failure=explain)), node
+    if busy:
+        fast.state.remove_claim(busy[0])
+        plain.state.remove_claim(busy[0])
+    for node in nodes:
+        assert _outcome(fast.allocate(claims, node, explain_failure=explain)) == \
+            _outcome(plain.allocate(claims, node, explain_failure=explain)), node
+        assert _pools_summary(fast.pools(node)) == _pools_summary(plain.pools(node)), node
+
+
+def test_a_cold_search_builds_only_the_records_it_reaches() -> None:
+    devs = [device(f"d{i}") for i in range(8)]
+    index = SliceIndex([rslice("node-0-slice", "node-0", "pool-0", DRIVER_A, *devs)])
+    busy = [in_use("busy", (DRIVER_A, "pool-0", "d0"), (DRIVER_A, "pool-0", "d1"))]
+    engine = Allocator(index, [dclass(CLASS_A, DRIVER_A)], AllocatedState.from_claims(busy))
+    out = engine.allocate([claim("c", request("r0"))], "node-0", explain_failure=False)
+    assert [r.device for r in out.claims[0].status.allocation.devices.results] == ["d2"]
+    (entry,) = index.by_node["node-0"]
+    assert [rec is not None for rec in entry.partial_records()] == \
+        [True, True, True] + [False] * 5
+    # Asking for all of them keeps the records built so far (identity matters: caches).
+    first = entry.partial_records()[2]
+    assert entry.devices[2] is first and all(r is not None for r in entry.partial_records())

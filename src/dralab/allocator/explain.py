@@ -90,7 +90,8 @@ def _phrase(reason: str, n: int) -> str:
 def _line(search: Search, prepared: PreparedClaim, req: Req) -> str:
     node = search.pools.node.name
     class_selectors = req.selectors[:req.request_selectors_from]
-    of_class = [rec for rec in search.cands if first_rejecting(rec, class_selectors) is None]
+    of_class = [rec for rec in search.pools.candidates
+                if first_rejecting(rec, class_selectors) is None]
     reasons: Counter[str] = Counter()
     usable = 0
     nearest: tuple[int, str, str] | None = None

@@ -201,6 +201,10 @@ class SliceEntry:
     order: int = 0  # the slice's place among all slices of the index
     _compiled: CompiledNodeSelector | None = None
     _devices: tuple[DeviceRecord, ...] | None = None
+    # Records built one at a time (``record_at``) before all of them were asked
+    # for: a cold search on a node usually stops at one of the first devices.
+    _partial: list[DeviceRecord | None] | None = None
+    _plain: bool | None = None
     _has_binding_conditions: bool = False
     # The device keys, once a caller found every device of the slice taken
     # (``Allocator._taken_node``): a warm allocator checks them again as they are.
@@ -208,12 +212,55 @@ class SliceEntry:
 
     @property
     def devices(self) -> tuple[DeviceRecord, ...]:
-        """One record per device of the slice, in slice order (built once)."""
+        """One record per device of the slice, in slice order (built once; the
+        records ``record_at`` built already are these same objects)."""
         found = self._devices
         if found is None:
-            found = self._devices = _records(self, self.rules)
+            partial = self._partial
+            found = self._devices = _records(self, self.rules, partial)
+            if partial is not None:
+                partial[:] = found  # the search's view of the records is complete now
             self._has_binding_conditions = any(r.binding_conditions for r in found)
         return found
+
+    def record_at(self, i: int) -> DeviceRecord:
+        """The record of the slice's ``i``-th device, built alone if need be."""
+        found = self._devices
+        if found is not None:
+            return found[i]
+        partial = self.partial_records()
+        rec = partial[i]
+        if rec is None:
+            rec = partial[i] = _record(self, self.slice.spec.devices[i], self.rules)
+        return rec
+
+    def partial_records(self) -> list[DeviceRecord | None]:
+        """The records in slice order, None where one was not built yet; filled in
+        place by ``record_at`` and ``devices`` (one list per entry)."""
+        partial = self._partial
+        if partial is None:
+            found = self._devices
+            partial = self._partial = (list(found) if found is not None
+                                       else [None] * len(self.slice.spec.devices))
+        return partial
+
+    def plain_devices(self) -> bool:
+        """Whether the slice's devices have distinct names and consume no counters:
+        then a pool made of this slice alone is valid from the raw devices, and its
+        records can be built one at a time."""
+        found = self._plain
+        if found is None:
+            devices = self.slice.spec.devices
+            found = self._plain = (
+                not any(d.consumes_counters for d in devices)
+                and len({d.name for d in devices}) == len(devices))
+        return found
+
+    def raw_binding_conditions(self) -> bool:
+        """``has_binding_conditions`` read from the devices, without building records."""
+        if self._devices is not None:
+            return self._has_binding_conditions
+        return any(d.binding_conditions for d in self.slice.spec.devices)
 
     @property
     def has_binding_conditions(self) -> bool:
@@ -253,33 +300,38 @@ def _consumption(counters: Sequence[DeviceCounterConsumption]) -> tuple[
     return tuple(consumes), tuple(groups), tuple(demand)
 
 
-def _records(entry: SliceEntry, rules: tuple[DeviceTaintRule, ...]) -> tuple[DeviceRecord, ...]:
+def _record(entry: SliceEntry, d: Device, rules: tuple[DeviceTaintRule, ...]) -> DeviceRecord:
     driver, pool = entry.driver, entry.pool
-    records = []
-    prefix = f"{driver}/{pool}/"
-    scope, pool_key = entry.scope, entry.pool_key
-    for d in entry.slice.spec.devices:
-        rule_taints = tuple(r.spec.taint for r in rules
-                            if _rule_applies(r, driver, pool, d.name)) if rules else ()
-        counters = d.consumes_counters
-        if counters:
-            consumes, groups, demand = _consumption(counters)
-        else:
-            consumes, groups, demand = (), (), ()
-        records.append(DeviceRecord(
-            prefix + d.name, driver, pool, d.name, d, scope,
-            tuple(d.taints) if d.taints else (),
-            rule_taints,
-            bool(d.allow_multiple_allocations),
-            tuple(d.binding_conditions) if d.binding_conditions else (),
-            tuple(d.binding_failure_conditions) if d.binding_failure_conditions else (),
-            bool(d.binds_to_node),
-            consumes,
-            groups,
-            pool_key=pool_key,
-            demand=demand,
-        ))
-    return tuple(records)
+    rule_taints = tuple(r.spec.taint for r in rules
+                        if _rule_applies(r, driver, pool, d.name)) if rules else ()
+    counters = d.consumes_counters
+    if counters:
+        consumes, groups, demand = _consumption(counters)
+    else:
+        consumes, groups, demand = (), (), ()
+    return DeviceRecord(
+        f"{driver}/{pool}/{d.name}", driver, pool, d.name, d, entry.scope,
+        tuple(d.taints) if d.taints else (),
+        rule_taints,
+        bool(d.allow_multiple_allocations),
+        tuple(d.binding_conditions) if d.binding_conditions else (),
+        tuple(d.binding_failure_conditions) if d.binding_failure_conditions else (),
+        bool(d.binds_to_node),
+        consumes,
+        groups,
+        pool_key=entry.pool_key,
+        demand=demand,
+    )
+
+
+def _records(entry: SliceEntry, rules: tuple[DeviceTaintRule, ...],
+             built: Sequence[DeviceRecord | None] | None = None) -> tuple[DeviceRecord, ...]:
+    """Every device's record in slice order, keeping those in ``built``."""
+    devices = entry.slice.spec.devices
+    if built is None:
+        return tuple([_record(entry, d, rules) for d in devices])
+    return tuple([rec if rec is not None else _record(entry, d, rules)
+                  for rec, d in zip(built, devices, strict=True)])
 
 
 def _rule_applies(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:

@@ -13,16 +13,16 @@ devices after all others; slices of a pool by name; devices as listed.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from dralab.api.gcpause import gc_paused
 
 from .index import DeviceRecord, SliceEntry, SliceIndex
 from .nodes import NodeSelectorError, NodeView
 
-__all__ = ["NodePools", "Pool", "PoolGatherError", "gather_pools"]
+__all__ = ["LazyRecords", "NodePools", "Pool", "PoolGatherError", "gather_pools"]
 
 
 class PoolGatherError(Exception):
@@ -68,14 +68,76 @@ class NodePools:
     by_key: Mapping[tuple[str, str], Pool]
     # Devices of usable pools in search order, without per-device-selected
     # devices that cannot reach the node.
-    candidates: tuple[DeviceRecord, ...]
+    # (A tuple, or LazyRecords for a node whose only pool is one plain slice.)
+    candidates: Sequence[DeviceRecord]
     # The same devices per usable pool.
-    pool_candidates: Mapping[Pool, tuple[DeviceRecord, ...]]
+    pool_candidates: Mapping[Pool, Sequence[DeviceRecord]]
     # Devices whose per-device node selector is malformed: an error when reached.
     broken: Mapping[DeviceRecord, str]
     # First incomplete or invalid pool, in pool order (fatal for "All" requests).
     first_bad: Pool | None
     any_invalid: bool
+
+
+class LazyRecords(Sequence[DeviceRecord]):
+    """The records of one slice's devices, in slice order, built as they are read.
+
+    The candidates of a node whose only pool is one plain slice
+    (``_sole_pool``): a cold search there usually stops at one of the first
+    devices, so the others' records are never needed. Reading an element
+    builds that record alone; iterating or anything else builds all of them.
+    The search reads ``slots`` (the entry's list, None where a record was not
+    built yet) and calls ``at`` for the gaps."""
+
+    __slots__ = ("entry", "slots")
+
+    def __init__(self, entry: SliceEntry) -> None:
+        self.entry = entry
+        self.slots = entry.partial_records()
+
+    def at(self, i: int) -> DeviceRecord:
+        return self.entry.record_at(i)
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    @overload
+    def __getitem__(self, i: int) -> DeviceRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[DeviceRecord, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> DeviceRecord | tuple[DeviceRecord, ...]:
+        if isinstance(i, slice):
+            return self.entry.devices[i]
+        rec = self.slots[i]
+        return rec if rec is not None else self.entry.record_at(i % len(self.slots))
+
+    def __iter__(self) -> Iterator[DeviceRecord]:
+        return iter(self.entry.devices)
+
+
+class _LazyDevices(Mapping[str, DeviceRecord]):
+    """``Pool.all_devices`` of a ``LazyRecords`` pool: name -> record, in slice order."""
+
+    __slots__ = ("_names", "entry")
+
+    def __init__(self, entry: SliceEntry) -> None:
+        self.entry = entry
+        self._names: dict[str, int] | None = None
+
+    def __getitem__(self, name: str) -> DeviceRecord:
+        names = self._names
+        if names is None:
+            names = self._names = {
+                d.name: i for i, d in enumerate(self.entry.slice.spec.devices)}
+        return self.entry.record_at(names[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return (d.name for d in self.entry.slice.spec.devices)
+
+    def __len__(self) -> int:
+        return len(self.entry.slice.spec.devices)
 
 
 def _add(pools: dict[tuple[str, str], list[SliceEntry]], entry: SliceEntry) -> None:
@@ -307,16 +369,38 @@ def _sole_pool(index: SliceIndex, node: NodeView, entry: SliceEntry,
     """``_gather`` for a node whose only pool is one plain slice of its own
     (``SliceIndex.sole_slice``): no cluster-wide part, no collecting, no
     per-device selection; the same pools, candidates and verdicts."""
-    pool = _pool_of(index, entry.pool_key, [entry], partitionable)
-    assert pool is not None  # one slice, announced as the only one: complete
-    if not pool.usable:
-        return NodePools(node=node, pools=(pool,), by_key={pool.key: pool}, candidates=(),
-                         pool_candidates={}, broken={}, first_bad=pool,
-                         any_invalid=pool.invalid)
-    candidates = entry.devices
+    candidates: Sequence[DeviceRecord]
+    if entry.plain_devices():
+        # Valid as it is (distinct names, no counters to check): the same pool as
+        # ``_build`` makes, with records built only as the search reaches them.
+        pool = _lazy_pool_of(index, entry, partitionable)
+        candidates = LazyRecords(entry)
+    else:
+        found = _pool_of(index, entry.pool_key, [entry], partitionable)
+        assert found is not None  # one slice, announced as the only one: complete
+        pool = found
+        if not pool.usable:
+            return NodePools(node=node, pools=(pool,), by_key={pool.key: pool}, candidates=(),
+                             pool_candidates={}, broken={}, first_bad=pool,
+                             any_invalid=pool.invalid)
+        candidates = entry.devices
     return NodePools(node=node, pools=(pool,), by_key={pool.key: pool}, candidates=candidates,
                      pool_candidates={pool: candidates}, broken={}, first_bad=None,
                      any_invalid=False)
+
+
+def _lazy_pool_of(index: SliceIndex, entry: SliceEntry, partitionable: bool) -> Pool:
+    """``_pool_of`` for a plain sole slice, sharing its memo."""
+    memo = (partitionable, id(entry))
+    built = index.built_pools.get(entry.pool_key)
+    if built is None:
+        built = index.built_pools[entry.pool_key] = {}
+    pool = built.get(memo)
+    if pool is None:
+        pool = built[memo] = Pool(entry.driver, entry.pool, slices=(entry,),
+                                  all_devices=_LazyDevices(entry),
+                                  has_binding_conditions=entry.raw_binding_conditions())
+    return pool
 
 
 def _node_pools(node: NodeView, pools: list[Pool]) -> NodePools:

@@ -25,7 +25,7 @@ from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .counters import CounterCache, CounterLedger, GroupUndo
 from .features import AllocatorFeatures
 from .index import DeviceRecord
-from .pools import NodePools
+from .pools import LazyRecords, NodePools
 from .prepare import MAX_RESULTS, PreparedClaim, Req
 from .selection import matches
 from .state import AllocatedState
@@ -79,7 +79,12 @@ class Search:
         self.features = features
         self.ledger = CounterLedger(pools, state, counter_cache)
         self.steps = 0
-        self.cands = pools.candidates
+        # The hot loop reads a list or tuple; LazyRecords' list has None where a
+        # record is not built yet (``_lazy.at`` builds it).
+        cands = pools.candidates
+        self._lazy = cands if isinstance(cands, LazyRecords) else None
+        self.cands: Sequence[DeviceRecord | None] = (
+            cands.slots if isinstance(cands, LazyRecords) else cands)
         self.consumable = features.consumable_capacity
         self.fractional = features.fractional_capacity_range
         self.taint_rules = features.device_taint_rules
@@ -344,8 +349,13 @@ class Search:
         selectors, labels = req.selectors, req.labels
         no_binding = not self.features.device_binding_and_status
         broken = self.pools.broken
+        lazy = self._lazy
         for idx in range(start, len(cands)):
-            rec = cands[idx]
+            found = cands[idx]
+            if found is None:
+                assert lazy is not None
+                found = lazy.at(idx)
+            rec = found
             key = rec.key
             if admin:
                 owners = picked.get(key)

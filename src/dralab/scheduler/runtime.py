@@ -39,6 +39,14 @@ into ``ClusterState.node_infos()``:
   Score plugin: what ``score_nodes`` gives for the nodes at ``positions``; None
   when it cannot answer this way (``score_nodes`` or ``score`` is used).
 
+Two protocols let preemption remember its dry runs (``plugins/dryruns.py``):
+``DryRunKey`` on a Filter plugin names what, besides the node's own pods, its
+answer for a pod depends on; ``DryRunInputs`` reports which nodes' answers
+outside state (allocated devices) may have changed. ``dry_run_key``,
+``dry_run_cursors``, ``dry_run_changed`` and ``dry_run_local`` below combine them
+over the profile's Filter plugins; a Filter plugin without ``DryRunKey`` that
+runs for a pod leaves that pod's dry runs unremembered.
+
 ``Framework`` is built by ``dralab.scheduler.profile`` and owns no scheduling
 state: everything a cycle learns lives in its ``CycleState``. Each ``run_*``
 method documents what it returns; none raises for "does not fit". A plugin that
