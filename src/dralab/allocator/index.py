@@ -225,10 +225,9 @@ class SliceEntry:
 
     def record_at(self, i: int) -> DeviceRecord:
         """The record of the slice's ``i``-th device, built alone if need be."""
-        found = self._devices
-        if found is not None:
-            return found[i]
-        partial = self.partial_records()
+        partial = self._partial  # (complete once ``devices`` was built)
+        if partial is None:
+            partial = self.partial_records()
         rec = partial[i]
         if rec is None:
             rec = partial[i] = _record(self, self.slice.spec.devices[i], self.rules)
@@ -251,16 +250,26 @@ class SliceEntry:
         found = self._plain
         if found is None:
             devices = self.slice.spec.devices
-            found = self._plain = (
-                not any(d.consumes_counters for d in devices)
-                and len({d.name for d in devices}) == len(devices))
+            names = set()
+            found = True
+            binding = False
+            for d in devices:
+                if d.consumes_counters:
+                    found = False
+                    break
+                if d.binding_conditions:
+                    binding = True
+                names.add(d.name)
+            self._plain = found = found and len(names) == len(devices)
+            if found and self._devices is None:
+                self._has_binding_conditions = binding
         return found
 
     def raw_binding_conditions(self) -> bool:
-        """``has_binding_conditions`` read from the devices, without building records."""
-        if self._devices is not None:
-            return self._has_binding_conditions
-        return any(d.binding_conditions for d in self.slice.spec.devices)
+        """``has_binding_conditions`` of a slice with ``plain_devices``, read from the
+        devices (without building records)."""
+        assert self._plain
+        return self._has_binding_conditions
 
     @property
     def has_binding_conditions(self) -> bool:
@@ -470,28 +479,22 @@ class SliceIndex:
 
     @staticmethod
     def _entry(s: ResourceSlice, rules: tuple[DeviceTaintRule, ...]) -> SliceEntry:
+        # Built for every slice of every new index: plain positional arguments.
         spec = s.spec
-        driver, pool = spec.driver, spec.pool.name
-        entry = SliceEntry(
-            slice=s,
-            name=s.name,
-            driver=driver,
-            pool=pool,
-            pool_key=(driver, pool),
-            generation=spec.pool.generation,
-            slice_count=spec.pool.resource_slice_count,
-            node_name=spec.node_name or None,
-            all_nodes=bool(spec.all_nodes),
-            node_selector=spec.node_selector,
-            per_device_set=spec.per_device_node_selection is not None,
-            per_device=bool(spec.per_device_node_selection),
-            counter_sets=tuple((cs.name, _counter_nanos(cs.counters))
-                               for cs in spec.shared_counters),
-            scope=SliceScope(s.name, bool(spec.per_device_node_selection),
-                             spec.node_name or None, spec.node_selector),
-            rules=rules,
+        driver, pool_ref = spec.driver, spec.pool
+        pool = pool_ref.name
+        name = s.metadata.name or ""
+        node_name = spec.node_name or None
+        per_device = bool(spec.per_device_node_selection)
+        shared = spec.shared_counters
+        return SliceEntry(
+            s, name, driver, pool, (driver, pool), pool_ref.generation,
+            pool_ref.resource_slice_count, node_name, bool(spec.all_nodes),
+            spec.node_selector, spec.per_device_node_selection is not None, per_device,
+            tuple([(cs.name, _counter_nanos(cs.counters)) for cs in shared]) if shared else (),
+            SliceScope(name, per_device, node_name, spec.node_selector),
+            rules,
         )
-        return entry
 
     def sole_slice(self, node_name: str) -> SliceEntry | None:
         """The slice of ``node_name`` when its pools are exactly that one plain

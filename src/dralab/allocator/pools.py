@@ -13,6 +13,7 @@ devices after all others; slices of a pool by name; devices as listed.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -87,16 +88,13 @@ class LazyRecords(Sequence[DeviceRecord]):
     devices, so the others' records are never needed. Reading an element
     builds that record alone; iterating or anything else builds all of them.
     The search reads ``slots`` (the entry's list, None where a record was not
-    built yet) and calls ``at`` for the gaps."""
+    built yet) and calls ``entry.record_at`` for the gaps."""
 
     __slots__ = ("entry", "slots")
 
     def __init__(self, entry: SliceEntry) -> None:
         self.entry = entry
         self.slots = entry.partial_records()
-
-    def at(self, i: int) -> DeviceRecord:
-        return self.entry.record_at(i)
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -250,10 +248,13 @@ def gather_pools(index: SliceIndex, node: NodeView, partitionable: bool) -> Node
         if cached is not None:
             return cached
     try:
-        # Bulk construction of acyclic records and pools (thousands for a
-        # partitionable fleet): the collector would rescan the heap again and
-        # again while it grows, and would find nothing to free.
-        with gc_paused():
+        if gc.isenabled():
+            # Bulk construction of acyclic records and pools (thousands for a
+            # partitionable fleet): the collector would rescan the heap again and
+            # again while it grows, and would find nothing to free.
+            with gc_paused():
+                result = _gather(index, node, partitionable)
+        else:  # paused by the caller (``Allocator.allocate``)
             result = _gather(index, node, partitionable)
     except NodeSelectorError as exc:
         raise PoolGatherError(f"gather pool information: {exc}") from None

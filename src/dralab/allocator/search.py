@@ -13,7 +13,7 @@ starts from the first candidate. The first complete assignment wins.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dralab.api.quantity import Quantity
@@ -82,9 +82,11 @@ class Search:
         # The hot loop reads a list or tuple; LazyRecords' list has None where a
         # record is not built yet (``_lazy.at`` builds it).
         cands = pools.candidates
-        self._lazy = cands if isinstance(cands, LazyRecords) else None
-        self.cands: Sequence[DeviceRecord | None] = (
-            cands.slots if isinstance(cands, LazyRecords) else cands)
+        self._record_at: Callable[[int], DeviceRecord] | None = None
+        self.cands: Sequence[DeviceRecord | None] = cands
+        if isinstance(cands, LazyRecords):
+            self._record_at = cands.entry.record_at
+            self.cands = cands.slots
         self.consumable = features.consumable_capacity
         self.fractional = features.fractional_capacity_range
         self.taint_rules = features.device_taint_rules
@@ -349,12 +351,12 @@ class Search:
         selectors, labels = req.selectors, req.labels
         no_binding = not self.features.device_binding_and_status
         broken = self.pools.broken
-        lazy = self._lazy
+        record_at = self._record_at
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
-                assert lazy is not None
-                found = lazy.at(idx)
+                assert record_at is not None
+                found = record_at(idx)
             rec = found
             key = rec.key
             if admin:
