@@ -83,9 +83,11 @@ class Search:
         # record is not built yet (``_lazy.at`` builds it).
         cands = pools.candidates
         self._record_at: Callable[[int], DeviceRecord] | None = None
+        self._keys: Sequence[str] = ()
         self.cands: Sequence[DeviceRecord | None] = cands
         if isinstance(cands, LazyRecords):
             self._record_at = cands.entry.record_at
+            self._keys = cands.entry.device_keys()
             self.cands = cands.slots
         self.consumable = features.consumable_capacity
         self.fractional = features.fractional_capacity_range
@@ -351,10 +353,16 @@ class Search:
         selectors, labels = req.selectors, req.labels
         no_binding = not self.features.device_binding_and_status
         broken = self.pools.broken
-        record_at = self._record_at
+        record_at, keys = self._record_at, self._keys
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
+                # Not built yet: a device skipped as taken (the first check below,
+                # made from its key) needs no record.
+                if not admin:
+                    key = keys[idx]
+                    if key in exclusive or key in picked or (shares and key in shares):
+                        continue
                 assert record_at is not None
                 found = record_at(idx)
             rec = found
