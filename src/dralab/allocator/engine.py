@@ -134,25 +134,13 @@ class Allocator:
             return None
         exclusive = self.state.exclusive
         shares = None if self.features.consumable_capacity else self.state.shares
-        keys = entry.taken_keys
-        if keys is not None:  # the shape was checked on an earlier call
-            for key in keys:
-                if key not in exclusive and not (shares and key in shares):
-                    return None
-        else:
-            devices = entry.slice.spec.devices
-            prefix = f"{entry.driver}/{entry.pool}/"
-            made = []
-            for d in devices:  # stops at the first free device: the usual answer
-                key = prefix + d.name
-                if key not in exclusive and not (shares and key in shares):
-                    return None
-                if d.consumes_counters:  # the pool might be invalid (unknown counters)
-                    return None
-                made.append(key)
-            if len(set(made)) != len(made):  # an invalid pool
+        for key in entry.device_keys():  # stops at the first free device: the usual answer
+            if key not in exclusive and not (shares and key in shares):
                 return None
-            entry.taken_keys = tuple(made)
+        # Counters (the pool might be invalid: unknown counters) or a repeated name
+        # (an invalid pool): gather.
+        if not entry.plain_devices():
+            return None
         for claim in claims:
             for req in self._prepare(claim).flat:
                 if req.admin or req.all_mode:

@@ -207,9 +207,6 @@ class SliceEntry:
     _keys: tuple[str, ...] | None = None
     _plain: bool | None = None
     _has_binding_conditions: bool = False
-    # The device keys, once a caller found every device of the slice taken
-    # (``Allocator._taken_node``): a warm allocator checks them again as they are.
-    taken_keys: tuple[str, ...] | None = None
 
     @property
     def devices(self) -> tuple[DeviceRecord, ...]:
