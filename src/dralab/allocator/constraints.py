@@ -39,8 +39,9 @@ def lookup(rec: DeviceRecord, name: str) -> DeviceAttribute | None:
     return None
 
 
-def _values(attr: DeviceAttribute, lists: bool, key: str) -> tuple[str, list[Any]]:
-    """(scalar type, values) of an attribute; scalars are one-element lists."""
+def _values(attr: DeviceAttribute, lists: bool, name: str, rec: DeviceRecord
+            ) -> tuple[str, list[Any]]:
+    """(scalar type, values) of attribute ``name`` of ``rec``; scalars are one-element lists."""
     kind = attr.type_name
     if kind in _SCALAR_TYPES:
         return kind, [attr.value]
@@ -48,7 +49,7 @@ def _values(attr: DeviceAttribute, lists: bool, key: str) -> tuple[str, list[Any
         value = attr.value
         assert isinstance(value, list)
         return _LIST_TYPES[kind], list(value)
-    raise ConstraintError(f"attribute {key}: unsupported attribute value")
+    raise ConstraintError(f"attribute {name} of device {rec.key}: unsupported attribute value")
 
 
 class Constraint:
@@ -94,7 +95,7 @@ class MatchAttribute(Constraint):
         attr = lookup(rec, self.attribute)
         if attr is None:
             return False
-        kind, values = _values(attr, self.lists, f"{self.attribute} of device {rec.key}")
+        kind, values = _values(attr, self.lists, self.attribute, rec)
         # Versions compare as strings: semver's minimal form makes that exact.
         new = frozenset(values)
         if not self._sets:
@@ -145,7 +146,7 @@ class DistinctAttribute(Constraint):
         attr = lookup(rec, self.attribute)
         if attr is None:
             return False
-        kind, values = _values(attr, self.lists, f"{self.attribute} of device {rec.key}")
+        kind, values = _values(attr, self.lists, self.attribute, rec)
         keys = frozenset(_version_key(v) for v in values) if kind == "version" \
             else frozenset(values)
         for seen_kind, seen in self._seen:

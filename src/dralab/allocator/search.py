@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dralab.api.quantity import Quantity
-from dralab.api.resource import DeviceTaint, DeviceToleration
+from dralab.api.resource import Device, DeviceTaint, DeviceToleration
 from dralab.api.taints import tolerates
 
 from .capacity import consumption
@@ -83,11 +83,14 @@ class Search:
         # record is not built yet (``_lazy.at`` builds it).
         cands = pools.candidates
         self._record_at: Callable[[int], DeviceRecord] | None = None
-        self._keys: Sequence[str] = ()
+        self._raw: Sequence[Device] = ()  # the devices behind LazyRecords
+        self._key_prefix = ""
         self.cands: Sequence[DeviceRecord | None] = cands
         if isinstance(cands, LazyRecords):
-            self._record_at = cands.entry.record_at
-            self._keys = cands.entry.device_keys()
+            entry = cands.entry
+            self._record_at = entry.record_at
+            self._raw = entry.slice.spec.devices
+            self._key_prefix = f"{entry.driver}/{entry.pool}/"
             self.cands = cands.slots
         self.consumable = features.consumable_capacity
         self.fractional = features.fractional_capacity_range
@@ -353,14 +356,14 @@ class Search:
         selectors, labels = req.selectors, req.labels
         no_binding = not self.features.device_binding_and_status
         broken = self.pools.broken
-        record_at, keys = self._record_at, self._keys
+        record_at, raw, prefix = self._record_at, self._raw, self._key_prefix
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
                 # Not built yet: a device skipped as taken (the first check below,
-                # made from its key) needs no record.
+                # made from its key, ``DeviceRecord.key``) needs no record.
                 if not admin:
-                    key = keys[idx]
+                    key = prefix + raw[idx].name
                     if key in exclusive or key in picked or (shares and key in shares):
                         continue
                 assert record_at is not None
