@@ -137,11 +137,13 @@ class Allocator:
         keys = entry.known_keys()
         if keys is None:  # first look: the keys one by one, up to the first free device
             prefix = f"{entry.driver}/{entry.pool}/"
+            made = []
             for d in entry.slice.spec.devices:
                 key = prefix + d.name
                 if key not in exclusive and not (shares and key in shares):
                     return None
-            entry.device_keys()  # all taken: kept for the next look
+                made.append(key)
+            entry.keep_keys(made)  # all taken: kept for the next look
         else:
             for key in keys:
                 if key not in exclusive and not (shares and key in shares):

@@ -253,6 +253,10 @@ class SliceEntry:
         """``device_keys`` if they were asked for already, else None."""
         return self._keys
 
+    def keep_keys(self, keys: Sequence[str]) -> None:
+        """Keep ``device_keys`` a caller built itself (in slice order)."""
+        self._keys = tuple(keys)
+
     def plain_devices(self) -> bool:
         """Whether the slice's devices have distinct names and consume no counters:
         then a pool made of this slice alone is valid from the raw devices, and its
