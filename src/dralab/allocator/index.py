@@ -5,7 +5,9 @@ pools of one node only looks at that node's slices plus the cluster-wide ones,
 and the result is memoised per node. Devices are wrapped once in
 ``DeviceRecord``s that carry everything the search needs precomputed (ids,
 counter demands, blocking taints, CEL input, selector results), so work done
-for one claim or node is reused for every other.
+for one claim or node is reused for every other. A slice's records are built
+on first use, all at once, or one at a time (``SliceEntry.record_at``) for the
+candidates of a node whose only pool is that slice (``pools.LazyRecords``).
 
 ``update`` takes slices out and puts new ones in: it indexes only those and
 drops only the memos they can affect (the pools of the nodes that see the
