@@ -20,6 +20,7 @@ requests, a missing class, too many devices).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, example, given, settings
@@ -123,14 +124,22 @@ def _request(kind: str, count: int, i: int) -> DeviceRequest:
     return request(name, CLASS_A, count)
 
 
+def _nodes(draw: st.DrawFn, shapes_from: Sequence[str], most: int, one_in: int
+           ) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[tuple[int, int]]]:
+    """1-3 nodes: their shapes, device counts (1..``most``), and the (node, device)
+    pairs drawn with a chance of one in ``one_in``."""
+    nodes = draw(st.integers(1, 3))
+    shapes = tuple(draw(st.sampled_from(shapes_from)) for _ in range(nodes))
+    sizes = tuple(draw(st.integers(1, most)) for _ in range(nodes))
+    drawn = frozenset((n, i) for n in range(nodes) for i in range(sizes[n])
+                      if draw(st.integers(0, one_in - 1)) == 0)
+    return shapes, sizes, drawn
+
+
 @st.composite
 def worlds(draw: st.DrawFn) -> World:
-    nodes = draw(st.integers(1, 3))
-    shapes = tuple(draw(st.sampled_from(SHAPES)) for _ in range(nodes))
-    sizes = tuple(draw(st.integers(1, 4)) for _ in range(nodes))
-    # Mostly full nodes: that is the shape under test.
-    free = frozenset((n, i) for n in range(nodes) for i in range(sizes[n])
-                     if draw(st.integers(0, 7)) == 0)
+    # Mostly full nodes (one device in eight free): that is the shape under test.
+    shapes, sizes, free = _nodes(draw, SHAPES, 4, 8)
     kinds = st.sampled_from(["plain", "admin", "all-failing", "plain", "all", "first-available",
                              "missing-class", "many"])
     requests = tuple(draw(st.lists(st.tuples(kinds, st.integers(1, 2)), max_size=2)))
@@ -274,25 +283,14 @@ def _lazy_slices(world: LazyWorld) -> list[ResourceSlice]:
 
 
 def _lazy_request(kind: str, count: int, i: int) -> DeviceRequest:
-    name = f"r{i}"
     if kind == "selector":
-        return request(name, CLASS_A, count, f'device.attributes["{DRIVER_A}"].index >= 1')
-    if kind == "all":
-        return all_request(name)
-    if kind == "admin":
-        return request(name, CLASS_A, count, admin=True)
-    if kind == "first-available":
-        return first_available(name, sub("x", "no-such-class"), sub("y", CLASS_A, count))
-    return request(name, CLASS_A, count)
+        return request(f"r{i}", CLASS_A, count, f'device.attributes["{DRIVER_A}"].index >= 1')
+    return _request(kind, count, i)
 
 
 @st.composite
 def lazy_worlds(draw: st.DrawFn) -> LazyWorld:
-    nodes = draw(st.integers(1, 3))
-    shapes = tuple(draw(st.sampled_from(LAZY_SHAPES)) for _ in range(nodes))
-    sizes = tuple(draw(st.integers(1, 5)) for _ in range(nodes))
-    used = frozenset((n, i) for n in range(nodes) for i in range(sizes[n])
-                     if draw(st.integers(0, 2)) == 0)
+    shapes, sizes, used = _nodes(draw, LAZY_SHAPES, 5, 3)  # a third of the devices in use
     kinds = st.sampled_from(["plain", "plain", "selector", "all", "admin", "first-available"])
     requests = tuple(draw(st.lists(st.tuples(kinds, st.integers(1, 3)), min_size=1,
                                    max_size=2)))
