@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dralab.allocator import AllocatedState, Allocator, SliceIndex
+from dralab.allocator.capacity import CapacityError, consumption
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.index import SliceEntry
 from dralab.allocator.nodes import NodeView
@@ -40,6 +41,7 @@ from .builders import (
     CLASS_A,
     DRIVER_A,
     all_request,
+    capacity,
     claim,
     consumes,
     counter_set,
@@ -49,6 +51,8 @@ from .builders import (
     first_available,
     in_use,
     match,
+    policy_range,
+    policy_values,
     request,
     rslice,
     sub,
@@ -351,3 +355,33 @@ def test_a_cold_search_builds_only_the_records_it_reaches() -> None:
     # Asking for all of them keeps the records built so far (identity matters: caches).
     first = entry.partial_records()[2]
     assert entry.devices[2] is first and all(r is not None for r in entry.partial_records())
+
+
+CAPACITY_NAMES = ("memory", "cores", f"{DRIVER_A}/memory", "bandwidth")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(CAPACITY_NAMES), st.integers(-2, 64),
+                          st.sampled_from([None, "range", "values"])),
+                max_size=4, unique_by=lambda c: c[0]),
+       st.booleans())
+@example([("memory", 8, None), ("cores", -1, None)], False)
+@example([("memory", 8, "range"), ("cores", -1, None)], False)
+@example([("cores", -1, None), ("memory", 8, "values")], True)
+def test_whole_capacity_shortcut_matches_the_general_rule(
+        caps: list[tuple[str, int, str | None]], fractional: bool) -> None:
+    """``capacity.consumption`` with nothing requested and nothing consumed takes every
+    capacity whole when no capacity has a request policy: the same amounts, verdict and
+    error as the general rule (reached here through an empty consumed entry)."""
+    policies = {None: None, "range": policy_range(1, 1, 32), "values": policy_values(1, 2, 4)}
+    dev = device("d0", cap={name: capacity(value, policies[kind]) for name, value, kind in caps})
+    (rec,) = SliceIndex([rslice("s", "node-0", "pool-0", DRIVER_A, dev)]).by_node[
+        "node-0"][0].devices
+
+    def outcome(consumed: dict[str, int] | None) -> object:
+        try:
+            return consumption(rec, None, consumed, None, fractional)
+        except CapacityError as exc:
+            return str(exc)
+
+    assert outcome(None) == outcome({"\0nothing": 0})

@@ -160,6 +160,18 @@ def consumption(rec: DeviceRecord, requests: Mapping[str, Quantity] | None,
     claims and by earlier picks of the running search (fully-qualified names
     -> nano). Raises CapacityError for unrepresentable or negative amounts.
     """
+    if not requests and not consumed and not picking:
+        # The usual case (nothing asked, nothing taken): without request policies
+        # every capacity is consumed whole and fits; the first negative one is an error.
+        whole: dict[str, Quantity] = {}
+        for fqn, (_, cap) in rec.capacity.items():
+            if cap.request_policy is not None:
+                break
+            if cap.value.nano < 0:
+                raise CapacityError(f"capacity {fqn!r}: capacity value is negative")
+            whole[fqn] = cap.value
+        else:
+            return whole
     resolved: Mapping[str, Quantity] = {}
     if requests:
         found = resolve_requests(rec, requests)

@@ -23,6 +23,7 @@ function of the slices it holds.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -50,6 +51,9 @@ __all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_f
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 
+_NAME = operator.attrgetter("name")
+_CONSUMES = operator.attrgetter("consumes_counters")
+_BINDING = operator.attrgetter("binding_conditions")
 _NO_POOL: tuple[str, str] = ("", "")
 _NO_GROUPS: frozenset[str] = frozenset()
 _NO_CAPACITY: Mapping[str, tuple[str, DeviceCapacity]] = MappingProxyType({})
@@ -265,20 +269,12 @@ class SliceEntry:
         records can be built one at a time."""
         found = self._plain
         if found is None:
+            # (map over attribute getters: this runs on every node a cold search visits)
             devices = self.slice.spec.devices
-            names = set()
-            found = True
-            binding = False
-            for d in devices:
-                if d.consumes_counters:
-                    found = False
-                    break
-                if d.binding_conditions:
-                    binding = True
-                names.add(d.name)
-            self._plain = found = found and len(names) == len(devices)
+            found = self._plain = (len(set(map(_NAME, devices))) == len(devices)
+                                   and not any(map(_CONSUMES, devices)))
             if found and self._devices is None:
-                self._has_binding_conditions = binding
+                self._has_binding_conditions = any(map(_BINDING, devices))
         return found
 
     def raw_binding_conditions(self) -> bool:
