@@ -348,7 +348,7 @@ def test_a_cold_search_builds_only_the_records_it_reaches() -> None:
     engine = Allocator(index, [dclass(CLASS_A, DRIVER_A)], AllocatedState.from_claims(busy))
     out = engine.allocate([claim("c", request("r0"))], "node-0", explain_failure=False)
     assert [r.device for r in out.claims[0].status.allocation.devices.results] == ["d2"]
-    (entry,) = index.by_node["node-0"]
+    (entry,) = index.node_slices("node-0") or ()
     # d0 and d1 are skipped as taken from their keys; only d2, the pick, is built.
     assert [rec is not None for rec in entry.partial_records()] == \
         [False, False, True] + [False] * 5
@@ -375,8 +375,9 @@ def test_whole_capacity_shortcut_matches_the_general_rule(
     error as the general rule (reached here through an empty consumed entry)."""
     policies = {None: None, "range": policy_range(1, 1, 32), "values": policy_values(1, 2, 4)}
     dev = device("d0", cap={name: capacity(value, policies[kind]) for name, value, kind in caps})
-    (rec,) = SliceIndex([rslice("s", "node-0", "pool-0", DRIVER_A, dev)]).by_node[
-        "node-0"][0].devices
+    (entry,) = SliceIndex([rslice("s", "node-0", "pool-0", DRIVER_A, dev)]).node_slices(
+        "node-0") or ()
+    (rec,) = entry.devices
 
     def outcome(consumed: dict[str, int] | None) -> object:
         try:
@@ -385,3 +386,45 @@ def test_whole_capacity_shortcut_matches_the_general_rule(
             return str(exc)
 
     assert outcome(None) == outcome({"\0nothing": 0})
+
+
+# ---- slices indexed node by node (SliceIndex.node_slices) ------------------------------
+
+
+class EagerIndex(SliceIndex):
+    """The index with every slice indexed up front."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.index_all()
+
+
+@st.composite
+def spread_slices(draw: st.DrawFn) -> tuple[list[ResourceSlice], list[str]]:
+    """Node-pinned slices whose pools span nodes (some incomplete, some of two
+    generations), maybe a cluster-wide one; and an order to visit the nodes in."""
+    out = []
+    for k in range(draw(st.integers(1, 7))):
+        node = draw(st.sampled_from(NODES))
+        pool = draw(st.sampled_from(["pool-a", "pool-b", "pool-c"]))
+        out.append(rslice(f"s{k}", node, pool, DRIVER_A, device(f"d{k}"),
+                          count=draw(st.integers(1, 3)), generation=draw(st.integers(1, 2))))
+    if draw(st.booleans()):
+        out.append(rslice("shared", ALL_NODES, "pool-a", DRIVER_A, device("s0"),
+                          count=draw(st.integers(1, 3))))
+    order = draw(st.permutations([*NODES, "node-9"]))
+    return draw(st.permutations(out)), list(order)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spread_slices(), st.booleans())
+def test_nodes_indexed_on_demand_gather_what_an_eager_index_gathers(
+        world: tuple[list[ResourceSlice], list[str]], partitionable: bool) -> None:
+    slices, visits = world
+    lazy, eager = SliceIndex(slices), EagerIndex(slices)
+    assert len(lazy) == len(eager) == len(slices)
+    for name in visits:
+        node = NodeView(name)
+        assert _pools_summary(gather_pools(lazy, node, partitionable)) == \
+            _pools_summary(gather_pools(eager, node, partitionable)), name
+    assert [lazy.order_of(s) for s in slices] == [eager.order_of(s) for s in slices]

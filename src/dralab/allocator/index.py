@@ -9,6 +9,11 @@ for one claim or node is reused for every other. A slice's records are built
 on first use, all at once, or one at a time (``SliceEntry.record_at``) for the
 candidates of a node whose only pool is that slice (``pools.LazyRecords``).
 
+Slices pinned to a node are indexed when that node's slices are first asked
+for (``node_slices``), and all of them before anything that looks across nodes
+(a pool's slices, ``update``, ``order_of``): a new index that one pod's
+allocations use costs the nodes they visit, not the fleet.
+
 ``update`` takes slices out and puts new ones in: it indexes only those and
 drops only the memos they can affect (the pools of the nodes that see the
 changed pools), so a node joining or leaving a large fleet costs that node's
@@ -410,16 +415,56 @@ class SliceIndex:
         self.built_pools: dict[tuple[str, str], dict[object, Any]] = {}
         # Memo of the part of gathering that only involves cluster-wide slices.
         self.shared_parts: dict[object, Any] = {}
+        # Slices pinned to a node, not indexed yet: node name -> (sort key, slice).
+        # A node's are indexed when its slices are first asked for, all of them
+        # before anything that looks across nodes (a pool's slices, an update):
+        # a cold allocation visits a share of the nodes, not all of them.
+        self._unindexed: dict[str, list[tuple[int, ResourceSlice]]] = {}
         rules = self.rules
+        unindexed = self._unindexed
         with _gc_paused():
             for i, s in enumerate(slices):
-                self._add(self._entry(s, rules), i if order is None else order[i])
+                key = i if order is None else order[i]
+                node = s.spec.node_name
+                if node:
+                    waiting = unindexed.get(node)
+                    if waiting is None:
+                        unindexed[node] = [(key, s)]
+                    else:
+                        waiting.append((key, s))
+                else:
+                    self._add(self._entry(s, rules), key)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + sum(map(len, self._unindexed.values()))
+
+    def node_slices(self, node_name: str) -> list[SliceEntry] | None:
+        """The entries of the slices pinned to ``node_name``, in sort-key order (None: none)."""
+        if node_name in self._unindexed:
+            self._index_node(node_name)
+        return self.by_node.get(node_name)
+
+    def pool_slices(self, key: tuple[str, str]) -> list[SliceEntry]:
+        """Every slice of pool ``key``, in sort-key order."""
+        self.index_all()
+        return self.by_pool.get(key, [])
+
+    def _index_node(self, node_name: str) -> None:
+        rules = self.rules
+        for key, s in self._unindexed.pop(node_name):
+            self._add(self._entry(s, rules), key)
+
+    def index_all(self) -> None:
+        """Index every slice still waiting (see ``node_slices``)."""
+        if not self._unindexed:
+            return
+        with _gc_paused():
+            while self._unindexed:
+                self._index_node(next(iter(self._unindexed)))
 
     def order_of(self, s: ResourceSlice) -> int | None:
         """The sort key of slice ``s`` (this very object), None if it is not indexed."""
+        self.index_all()
         entry = self._entries.get(id(s))
         return entry.order if entry is not None and entry.slice is s else None
 
@@ -453,6 +498,7 @@ class SliceIndex:
         change can affect and returns the names of the nodes whose pools may now
         differ, or None when that may be any node (a slice not pinned to a node,
         or a pool that has such slices, changed)."""
+        self.index_all()
         gone = [e for s in removed if (e := self._entries.get(id(s))) is not None]
         rules = self.rules
         with _gc_paused():
@@ -518,7 +564,7 @@ class SliceIndex:
         the slice's devices before any record is built."""
         if self.shared:
             return None
-        own = self.by_node.get(node_name)
+        own = self.node_slices(node_name)
         if own is None or len(own) != 1:
             return None
         entry = own[0]
@@ -528,7 +574,7 @@ class SliceIndex:
 
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:
         """Slices that may be relevant for ``node_name``: its own plus every unscoped one."""
-        own = self.by_node.get(node_name)
+        own = self.node_slices(node_name)
         return own + self.shared if own else self.shared
 
 

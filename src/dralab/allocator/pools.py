@@ -156,7 +156,7 @@ def _rescan(index: SliceIndex, key: tuple[str, str], generation: int
             ) -> list[SliceEntry] | None:
     """All slices of the pool at ``generation``; None if a newer generation exists."""
     found = []
-    for entry in index.by_pool.get(key, ()):
+    for entry in index.pool_slices(key):
         if entry.generation > generation:
             return None
         if entry.generation == generation:
@@ -347,7 +347,7 @@ def _gather(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools
     if sole is not None:
         return _sole_pool(index, node, sole, partitionable)
     shared = _shared_part(index, node, partitionable)
-    local = index.by_node.get(node.name)
+    local = index.node_slices(node.name)
     if not local:
         if shared.node_pools is not None:
             return dataclasses.replace(shared.node_pools, node=node)

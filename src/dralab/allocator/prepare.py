@@ -90,6 +90,9 @@ class PreparedClaim:
     constraints: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     constraint_error: str | None = None
     has_config: bool = False  # any class or claim config to merge into the result
+    # Without "All" requests the lower bound on devices does not depend on the node.
+    has_all: bool = False
+    minimum: int = 0
 
 
 class _Invalid(Exception):
@@ -221,6 +224,10 @@ def prepare_claim(claim: ResourceClaim, classes: Mapping[str, DeviceClass],
     prepared.has_config = bool(claim.spec.devices.config) or any(r.cls.spec.config for r in flat)
     prepared.flat = tuple(flat)
     prepared.slots = tuple(slots)
+    prepared.has_all = any(r.all_mode for r in flat)
+    if not prepared.has_all and prepared.error is None:
+        prepared.minimum = sum(slot.req.count if slot.req is not None
+                               else min(s.count for s in slot.subs) for slot in slots)
     constraints = []
     for i, c in enumerate(claim.spec.devices.constraints):
         if c.match_attribute is not None:

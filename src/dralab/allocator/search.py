@@ -109,18 +109,20 @@ class Search:
         """Node-dependent validation in upstream order; raises Fatal."""
         lists = self.features.list_type_attributes
         for prepared in self.claims:
-            needed: dict[Req, int] = {}
-            for req in prepared.flat:
-                if req.all_mode:
-                    self._collect_all(prepared, req)
-                    needed[req] = len(self.all_devices[req])
-                else:
-                    needed[req] = req.count
+            if prepared.has_all:
+                needed: dict[Req, int] = {}
+                for req in prepared.flat:
+                    if req.all_mode:
+                        self._collect_all(prepared, req)
+                        needed[req] = len(self.all_devices[req])
+                    else:
+                        needed[req] = req.count
             if prepared.error is not None:
                 raise Fatal(prepared.error)
             # A lower bound: a prioritized list may still pick a smaller alternative.
-            minimum = sum(needed[slot.req] if slot.req is not None
-                          else min(needed[s] for s in slot.subs) for slot in prepared.slots)
+            minimum = prepared.minimum if not prepared.has_all else sum(
+                needed[slot.req] if slot.req is not None
+                else min(needed[s] for s in slot.subs) for slot in prepared.slots)
             if minimum > MAX_RESULTS:
                 raise Fatal(f"claim {prepared.label}: number of requested devices {minimum} "
                             f"exceeds the claim limit of {MAX_RESULTS}")
