@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dralab.api.base import KubeObject
-from dralab.api.core import Node, NodeSelector
+from dralab.api.core import Node
 from dralab.api.features import FeatureGates
 from dralab.api.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 
@@ -77,7 +77,6 @@ class Allocator:
                                  self.features.list_type_attributes)
         self._prepared: dict[int, PreparedClaim] = {}
         self._counters: CounterCache = {}
-        self._local: dict[str, NodeSelector] = {}
 
     @property
     def rng(self) -> random.Random:
@@ -244,9 +243,7 @@ class Allocator:
                 reason = _INVALID_POOLS if pools.any_invalid else _CANNOT_ALLOCATE
                 lines = explain(search) if explain_failure else ()
                 return Unschedulable(reason, lines, search.steps)
-            local = self._local.get(view.name)
-            if local is None:
-                local = self._local[view.name] = local_node_selector(view.name)
+            local = local_node_selector(view.name)
             binding = self.features.device_binding_and_status
             new_claims = []
             choices: list[dict[str, int]] = []

@@ -9,6 +9,7 @@ selector implied by where the picked devices are reachable.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 
@@ -32,8 +33,10 @@ from .search import Fatal, Pick
 __all__ = ["build_claim", "local_node_selector"]
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def local_node_selector(node: str) -> NodeSelector:
-    """The selector that pins an allocation to one node."""
+    """The selector that pins an allocation to one node (one shared, immutable object
+    per node name: every allocator's results on that node point to it)."""
     return NodeSelector(node_selector_terms=[NodeSelectorTerm(match_fields=[
         NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])])
 
