@@ -77,6 +77,9 @@ class Allocator:
                                  self.features.list_type_attributes)
         self._prepared: dict[int, PreparedClaim] = {}
         self._counters: CounterCache = {}
+        # Claim ids -> (the claims, the outcome on a node whose every device is taken).
+        self._taken_outcomes: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...],
+                                                          AllocationOutcome]] = {}
 
     @property
     def rng(self) -> random.Random:
@@ -224,11 +227,29 @@ class Allocator:
                 raise TypeError(f"expected ResourceClaim, got {type(claim).__name__}")
             if claim.status.allocation is not None:
                 raise ValueError(f"claim {claim.ref} is already allocated")
+        if not explain_failure:
+            taken = self._taken_node(view, claims)
+            if taken is not None:
+                # Searching no candidates ends the same way on every such node (the
+                # claims alone decide: no state, no node is read), and a pod's
+                # search meets many: answered once per set of claims.
+                key = tuple(map(id, claims))
+                known = self._taken_outcomes.get(key)
+                if known is not None and all(a is b for a, b in zip(known[0], claims, strict=True)):
+                    return known[1]
+                outcome = self._search(view, claims, taken, explain_failure)
+                if not isinstance(outcome, Allocated):
+                    if len(self._taken_outcomes) >= _PREPARED_LIMIT:
+                        self._taken_outcomes.clear()
+                    self._taken_outcomes[key] = (tuple(claims), outcome)
+                return outcome
+        return self._search(view, claims, None, explain_failure)
+
+    def _search(self, view: NodeView, claims: Sequence[ResourceClaim], pools: NodePools | None,
+                explain_failure: bool) -> AllocationOutcome:
+        """Gather the node's pools (unless given) and search them."""
         search: Search | None = None
         try:
-            pools = None
-            if not explain_failure:
-                pools = self._taken_node(view, claims)
             if pools is None:
                 pools = gather_pools(self.index, view, self.features.partitionable_devices)
             prepared = [self._prepare(c) for c in claims]
