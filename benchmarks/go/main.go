@@ -421,7 +421,7 @@ func timedOnce(fn func(), pods int) float64 {
 // ---- the segments --------------------------------------------------------------
 
 func benchShapes(quick bool) {
-	pods := 6
+	pods := 20 // enough that a full collection in one round moves the mean little
 	if quick {
 		pods = 2
 	}
@@ -451,7 +451,7 @@ func benchShapes(quick bool) {
 
 func benchFull(quick bool) {
 	nodes := 500
-	pods := 5
+	pods := 20
 	if quick {
 		nodes, pods = 100, 3
 	}
