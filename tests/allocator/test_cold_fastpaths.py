@@ -33,6 +33,7 @@ from dralab.allocator.index import SliceEntry
 from dralab.allocator.nodes import NodeView
 from dralab.allocator.outcome import AllocationOutcome
 from dralab.allocator.pools import NodePools, Pool, gather_pools
+from dralab.allocator.twins import Probe
 from dralab.api.features import FeatureGates
 from dralab.api.resource import DeviceRequest, ResourceClaim, ResourceSlice
 
@@ -67,9 +68,13 @@ SHAPES = ("plain", "plain", "plain", "plain", "plain",
 
 
 class PlainAllocator(Allocator):
-    """The allocator without the prefilter: always gathers the node's pools."""
+    """The allocator without the prefilter (and without twin nodes, which would
+    answer some nodes from others): always gathers the node's pools."""
 
     def _taken_node(self, view: NodeView, claims: object) -> NodePools | None:  # type: ignore[override]
+        return None
+
+    def _twin_probe(self, view: NodeView, claims: object) -> Probe | None:  # type: ignore[override]
         return None
 
 

@@ -23,9 +23,10 @@ from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulabl
 from .pools import NodePools, PoolGatherError, gather_pools
 from .prepare import PreparedClaim, prepare_claim
 from .results import build_claim, local_node_selector
-from .search import Fatal, Search, StepLimit
+from .search import Fatal, Pick, Search, StepLimit
 from .selection import SelectorError, cel_features, matches
 from .state import AllocatedState
+from .twins import Probe, Twin, TwinMemo, positions, replay
 
 __all__ = ["Allocator", "allocate"]
 
@@ -80,6 +81,7 @@ class Allocator:
         # Claim ids -> (the claims, the outcome on a node whose every device is taken).
         self._taken_outcomes: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...],
                                                           AllocationOutcome]] = {}
+        self._twins = TwinMemo()
 
     @property
     def rng(self) -> random.Random:
@@ -106,6 +108,7 @@ class Allocator:
         """Drop what was derived from gathered pools (available counters); call it
         after the index was updated, so pools that left it are not kept alive."""
         self._counters.clear()
+        self._twins.clear()
 
     def pools(self, node: Node | NodeView | str) -> NodePools:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
@@ -243,11 +246,68 @@ class Allocator:
                         self._taken_outcomes.clear()
                     self._taken_outcomes[key] = (tuple(claims), outcome)
                 return outcome
+            probe = self._twin_probe(view, claims)
+            if probe is not None:
+                twin = probe.twin
+                if twin is not None:
+                    if twin.outcome is not None:
+                        return twin.outcome
+                    return self._replay(view, probe, twin)
+                return self._search(view, claims, None, explain_failure, probe)
         return self._search(view, claims, None, explain_failure)
 
+    def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim]) -> Probe | None:
+        """The node looked up among the twins its claims met (``twins``), or None
+        when its answer cannot be reused. Nodes whose pools are memoised (a warm
+        allocator) search: their search is cheaper than the comparison."""
+        if view.name in self.index.node_pools:
+            return None
+        entry = self.index.sole_slice(view.name)
+        if entry is None:
+            return None
+        return self._twins.probe(entry, self.state, claims)
+
+    def _replay(self, view: NodeView, probe: Probe, twin: Twin) -> AllocationOutcome:
+        """The twin's allocation on this node's devices: same positions, steps and choices."""
+        try:
+            prepared = [self._prepare(c) for c in probe.claims]
+            picks = [replay(probe.entry, p) for p in twin.picks]
+            return self._allocated(view, prepared, picks, twin.selected, twin.steps)
+        except (Fatal, SelectorError, ConstraintError, CapacityError) as exc:
+            return AllocationError(str(exc), twin.steps)
+
+    def _keep_allocation(self, probe: Probe, search: Search,
+                         selected: Sequence[Mapping[int, int]]) -> None:
+        """Remember a successful search for the node's twins, unless a pick is a share."""
+        picks = []
+        for claim_picks in search.results:
+            at = positions(probe.entry, claim_picks)
+            if at is None:
+                return
+            picks.append(at)
+        entry = probe.entry
+        self._twins.remember(probe, Twin(entry.driver, entry.slice.spec.devices, probe.state,
+                                         None, tuple(picks), tuple(selected), search.steps))
+
+    def _allocated(self, view: NodeView, prepared: Sequence[PreparedClaim],
+                   picks: Sequence[Sequence[Pick]], selected: Sequence[Mapping[int, int]],
+                   steps: int) -> Allocated:
+        """The new claims from per-claim picks and firstAvailable choices. Raises Fatal."""
+        local = local_node_selector(view.name)
+        binding = self.features.device_binding_and_status
+        new_claims = []
+        choices: list[dict[str, int]] = []
+        for p, claim_picks, chosen in zip(prepared, picks, selected, strict=True):
+            # Only shares draw IDs: don't seed the generator for nothing.
+            rng = self.rng if any(pick.share for pick in claim_picks) else _NO_DRAWS
+            new_claims.append(build_claim(p, claim_picks, chosen, view.name, binding, rng, local))
+            choices.append({p.slots[ri].name: s for ri, s in chosen.items()})
+        return Allocated(tuple(new_claims), steps, tuple(choices))
+
     def _search(self, view: NodeView, claims: Sequence[ResourceClaim], pools: NodePools | None,
-                explain_failure: bool) -> AllocationOutcome:
-        """Gather the node's pools (unless given) and search them."""
+                explain_failure: bool, probe: Probe | None = None) -> AllocationOutcome:
+        """Gather the node's pools (unless given) and search them; the answer is
+        kept for the node's twins when ``probe`` is given and it can be reused."""
         search: Search | None = None
         try:
             if pools is None:
@@ -259,24 +319,28 @@ class Allocator:
             try:
                 found = search.run()
             except StepLimit:
-                return Unschedulable(_TIMED_OUT, (), search.steps)
+                outcome: AllocationOutcome = Unschedulable(_TIMED_OUT, (), search.steps)
+                if probe is not None:
+                    self._twins.remember(probe, Twin(probe.entry.driver,
+                                                     probe.entry.slice.spec.devices,
+                                                     probe.state, outcome))
+                return outcome
             if not found:
                 reason = _INVALID_POOLS if pools.any_invalid else _CANNOT_ALLOCATE
                 lines = explain(search) if explain_failure else ()
-                return Unschedulable(reason, lines, search.steps)
-            local = local_node_selector(view.name)
-            binding = self.features.device_binding_and_status
-            new_claims = []
-            choices: list[dict[str, int]] = []
-            for ci, p in enumerate(prepared):
-                selected = {ri: s for (c, ri), s in search.selected.items() if c == ci}
-                picks = search.results[ci]
-                # Only shares draw IDs: don't seed the generator for nothing.
-                rng = self.rng if any(pick.share for pick in picks) else _NO_DRAWS
-                new_claims.append(build_claim(p, picks, selected, view.name,
-                                              binding, rng, local))
-                choices.append({p.slots[ri].name: s for ri, s in selected.items()})
-            return Allocated(tuple(new_claims), search.steps, tuple(choices))
+                outcome = Unschedulable(reason, lines, search.steps)
+                if probe is not None:
+                    self._twins.remember(probe, Twin(probe.entry.driver,
+                                                     probe.entry.slice.spec.devices,
+                                                     probe.state, outcome))
+                return outcome
+            selected: list[dict[int, int]] = [{} for _ in prepared]
+            for (ci, ri), s in search.selected.items():
+                selected[ci][ri] = s
+            done = self._allocated(view, prepared, search.results, selected, search.steps)
+            if probe is not None:
+                self._keep_allocation(probe, search, selected)
+            return done
         except (Fatal, SelectorError, ConstraintError, CapacityError, PoolGatherError) as exc:
             return AllocationError(str(exc), search.steps if search is not None else 0)
 

@@ -1,0 +1,147 @@
+"""Twin nodes: one search's answer reused on nodes that must give the same answer.
+
+A fleet is mostly nodes of a few kinds, each publishing one slice of identical
+devices; a pod's node search (kube-scheduler tries hundreds of nodes per pod)
+asks the same claims of many such nodes in the same allocated state. When a
+node's pools are exactly one plain slice of its own (``SliceIndex.sole_slice``
+with distinct device names and no counters), nothing the search reads depends
+on the node beyond:
+
+- the slice's driver and its devices (CEL sees driver, attributes, capacity;
+  taints, binding conditions and node fields are device fields too),
+- the allocated state of the slice's device keys (exclusive, shares, consumed
+  capacity),
+
+and the claims, classes and features, which belong to the allocator and the
+call. The pool name and the node name only appear in the results (pool,
+node selector), which are rebuilt for the node from the same device positions.
+So a node whose devices equal a twin's (``==``, field by field) in the same
+per-position state takes the same devices by position with the same number of
+search steps and the same subrequest choices, or fails the same way.
+
+Not reused: explanations (they name devices), errors (their messages may name
+pools), picks of shares (share IDs are drawn at random), slices with taint
+rules (rules select by pool and device name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dralab.api.resource import Device, ResourceClaim
+
+from .index import SliceEntry
+from .outcome import AllocationOutcome
+from .prepare import Req
+from .search import Pick
+from .state import AllocatedState
+
+__all__ = ["Probe", "Twin", "TwinMemo"]
+
+_CLAIM_KEYS = 4096  # claim sets remembered
+_PER_CLAIMS = 8  # kinds of node (devices, state) per claim set
+
+# Per device position: allocated exclusively, as shares, and the consumed capacity.
+StateKey = tuple[tuple[int, ...], tuple[tuple[int, tuple[tuple[str, int], ...]], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Twin:
+    """What the claims got on one node: ``outcome`` for a failure, else the picks
+    by device position with the search's steps and choices."""
+
+    driver: str
+    devices: Sequence[Device]
+    state: StateKey
+    outcome: AllocationOutcome | None
+    picks: tuple[tuple[tuple[int, Req], ...], ...] = ()
+    selected: tuple[Mapping[int, int], ...] = ()
+    steps: int = 0
+    choices: tuple[Mapping[str, int], ...] = ()
+
+
+@dataclass(slots=True)
+class Probe:
+    """A node looked up in the memo: its slice, state key and the twin found (if any)."""
+
+    entry: SliceEntry
+    state: StateKey
+    key: tuple[int, ...]
+    claims: tuple[ResourceClaim, ...]
+    twin: Twin | None
+
+
+def state_key(entry: SliceEntry, state: AllocatedState) -> StateKey:
+    """The allocated state of the slice's devices, by position (what the search reads)."""
+    keys = entry.device_keys()
+    exclusive = state.exclusive
+    taken = tuple([i for i, k in enumerate(keys) if k in exclusive]) if exclusive else ()
+    shares = state.shares
+    if not shares:
+        return taken, ()
+    capacity = state.capacity
+    shared = tuple([(i, tuple(sorted((capacity.get(k) or {}).items())))
+                    for i, k in enumerate(keys) if k in shares])
+    return taken, shared
+
+
+class TwinMemo:
+    """Per allocator: claim set -> the twins seen for it (bounded on both levels)."""
+
+    def __init__(self) -> None:
+        self._by_claims: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], list[Twin]]] = {}
+
+    def probe(self, entry: SliceEntry, state: AllocatedState,
+              claims: Sequence[ResourceClaim]) -> Probe | None:
+        """Look ``entry``'s node up; None when the node is not of a reusable shape."""
+        if entry.rules or not entry.plain_devices():
+            return None
+        sig = state_key(entry, state)
+        key = tuple(map(id, claims))
+        held = tuple(claims)
+        found = self._by_claims.get(key)
+        twin = None
+        if found is not None and all(a is b for a, b in zip(found[0], held, strict=True)):
+            devices = entry.slice.spec.devices
+            driver = entry.driver
+            for t in found[1]:
+                if t.state == sig and t.driver == driver and (
+                        t.devices is devices or t.devices == devices):
+                    twin = t
+                    break
+        return Probe(entry, sig, key, held, twin)
+
+    def remember(self, probe: Probe, twin: Twin) -> None:
+        found = self._by_claims.get(probe.key)
+        if found is None or any(a is not b for a, b in zip(found[0], probe.claims, strict=True)):
+            if len(self._by_claims) >= _CLAIM_KEYS:
+                self._by_claims.clear()
+            found = self._by_claims[probe.key] = (probe.claims, [])
+        if len(found[1]) < _PER_CLAIMS:
+            found[1].append(twin)
+
+    def clear(self) -> None:
+        self._by_claims.clear()
+
+
+def positions(entry: SliceEntry, picks: Sequence[Pick]) -> tuple[tuple[int, Req], ...] | None:
+    """The picks as (device position in the slice, request); None if one is a share
+    or not a device of ``entry`` (then the answer is not reusable)."""
+    devices = entry.slice.spec.devices
+    out = []
+    for pick in picks:
+        if pick.share or pick.counters or pick.groups is not None:
+            return None
+        target = pick.rec.device
+        at = next((i for i, d in enumerate(devices) if d is target), None)
+        if at is None:
+            return None
+        out.append((at, pick.req))
+    return tuple(out)
+
+
+def replay(entry: SliceEntry, picks: tuple[tuple[int, Req], ...]) -> list[Pick]:
+    """The twin's picks on ``entry``'s devices."""
+    record_at = entry.record_at
+    return [Pick(req, record_at(at), False, None, False) for at, req in picks]
