@@ -82,6 +82,7 @@ class Allocator:
         self._taken_outcomes: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...],
                                                           AllocationOutcome]] = {}
         self._twins = TwinMemo()
+        self._twin_seen: set[str] = set()  # nodes asked about once already
 
     @property
     def rng(self) -> random.Random:
@@ -109,6 +110,7 @@ class Allocator:
         after the index was updated, so pools that left it are not kept alive."""
         self._counters.clear()
         self._twins.clear()
+        self._twin_seen.clear()
 
     def pools(self, node: Node | NodeView | str) -> NodePools:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
@@ -258,11 +260,14 @@ class Allocator:
 
     def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim]) -> Probe | None:
         """The node looked up among the twins its claims met (``twins``), or None
-        when its answer cannot be reused. Nodes whose pools are memoised (a warm
-        allocator) search: their search is cheaper than the comparison."""
-        if view.name in self.index.node_pools:
+        when its answer cannot be reused. A node this allocator met before
+        searches: a long-lived allocator memoises its pools and selector results
+        then, and searching with them is cheaper than the comparison."""
+        name = view.name
+        if name in self._twin_seen or name in self.index.node_pools:
             return None
-        entry = self.index.sole_slice(view.name)
+        self._twin_seen.add(name)
+        entry = self.index.sole_slice(name)
         if entry is None:
             return None
         return self._twins.probe(entry, self.state, claims)
