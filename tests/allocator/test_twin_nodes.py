@@ -216,6 +216,10 @@ def _engines(fleet: Fleet) -> tuple[Allocator, Allocator]:
 @example(Fleet(((5,), (5,)), (("free",), ("free",)), "", (True, False), (("plain", 1),), ""))
 @example(Fleet(((5,), (5,)), (("share-big",), ("share",)), "", (True, False),
                (("capacity", 1),), ""))
+# Binding conditions copied into the results; a claim without requests (no devices,
+# no node selector).
+@example(Fleet(((4,), (4,)), (("free",), ("free",)), "", (False, True), (("plain", 1),), ""))
+@example(Fleet(((0,), (0,)), (("free",), ("free",)), "", (False, False), (), ""))
 def test_twin_answers_are_the_searched_answers(fleet: Fleet) -> None:
     twins, searching = _engines(fleet)
     claims = [_claim(fleet)]

@@ -22,11 +22,11 @@ from .nodes import NodeView
 from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulable
 from .pools import NodePools, PoolGatherError, gather_pools
 from .prepare import PreparedClaim, prepare_claim
-from .results import build_claim, local_node_selector
+from .results import build_claim, build_claim_at, local_node_selector
 from .search import Fatal, Pick, Search, StepLimit
 from .selection import SelectorError, cel_features, matches
 from .state import AllocatedState
-from .twins import Probe, Twin, TwinMemo, positions, replay
+from .twins import Probe, Twin, TwinMemo, positions
 
 __all__ = ["Allocator", "allocate"]
 
@@ -274,15 +274,21 @@ class Allocator:
 
     def _replay(self, view: NodeView, probe: Probe, twin: Twin) -> AllocationOutcome:
         """The twin's allocation on this node's devices: same positions, steps and choices."""
+        entry = probe.entry
+        driver, pool, devices = entry.driver, entry.pool, entry.slice.spec.devices
+        binding = self.features.device_binding_and_status
+        local = local_node_selector(view.name)
         try:
-            prepared = [self._prepare(c) for c in probe.claims]
-            picks = [replay(probe.entry, p) for p in twin.picks]
-            return self._allocated(view, prepared, picks, twin.selected, twin.steps)
-        except (Fatal, SelectorError, ConstraintError, CapacityError) as exc:
+            claims = tuple([build_claim_at(self._prepare(c), driver, pool, devices, picks,
+                                           selected, binding, local)
+                            for c, picks, selected in zip(probe.claims, twin.picks,
+                                                          twin.selected, strict=True)])
+        except (SelectorError, ConstraintError, CapacityError) as exc:  # (prepared before)
             return AllocationError(str(exc), twin.steps)
+        return Allocated(claims, twin.steps, twin.choices)
 
     def _keep_allocation(self, probe: Probe, search: Search,
-                         selected: Sequence[Mapping[int, int]]) -> None:
+                         selected: Sequence[Mapping[int, int]], done: Allocated) -> None:
         """Remember a successful search for the node's twins, unless a pick is a share."""
         picks = []
         for claim_picks in search.results:
@@ -292,7 +298,8 @@ class Allocator:
             picks.append(at)
         entry = probe.entry
         self._twins.remember(probe, Twin(entry.driver, entry.slice.spec.devices, probe.state,
-                                         None, tuple(picks), tuple(selected), search.steps))
+                                         None, tuple(picks), tuple(selected), search.steps,
+                                         done.subrequests))
 
     def _allocated(self, view: NodeView, prepared: Sequence[PreparedClaim],
                    picks: Sequence[Sequence[Pick]], selected: Sequence[Mapping[int, int]],
@@ -344,7 +351,7 @@ class Allocator:
                 selected[ci][ri] = s
             done = self._allocated(view, prepared, search.results, selected, search.steps)
             if probe is not None:
-                self._keep_allocation(probe, search, selected)
+                self._keep_allocation(probe, search, selected, done)
             return done
         except (Fatal, SelectorError, ConstraintError, CapacityError, PoolGatherError) as exc:
             return AllocationError(str(exc), search.steps if search is not None else 0)

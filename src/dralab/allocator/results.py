@@ -20,6 +20,7 @@ from dralab.api.keys import random_uid
 from dralab.api.quantity import Quantity
 from dralab.api.resource import (
     AllocationResult,
+    Device,
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
     DeviceRequestAllocationResult,
@@ -27,10 +28,10 @@ from dralab.api.resource import (
     ResourceClaim,
 )
 
-from .prepare import PreparedClaim
+from .prepare import PreparedClaim, Req
 from .search import Fatal, Pick
 
-__all__ = ["build_claim", "local_node_selector"]
+__all__ = ["build_claim", "build_claim_at", "local_node_selector"]
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -156,6 +157,37 @@ def build_claim(prepared: PreparedClaim, picks: Sequence[Pick], selected: Mappin
             config=_configs(prepared, selected) if prepared.has_config else [],
         ),
         node_selector=_node_selector(picks, node, binding, local),
+    )
+    claim = prepared.claim
+    status = msgspec.structs.replace(claim.status, allocation=allocation)
+    return msgspec.structs.replace(claim, status=status)
+
+
+def build_claim_at(prepared: PreparedClaim, driver: str, pool: str, devices: Sequence[Device],
+                   picks: Sequence[tuple[int, Req]], selected: Mapping[int, int],
+                   binding: bool, local: NodeSelector) -> ResourceClaim:
+    """``build_claim`` for exclusive picks, given as (position in ``devices``, request), of
+    devices of one node-local slice (``twins``): the same results without device
+    records; the node selector is the node's own."""
+    results = []
+    for at, req in picks:
+        d = devices[at]
+        results.append(DeviceRequestAllocationResult(
+            request=req.full_name,
+            driver=driver,
+            pool=pool,
+            device=d.name,
+            admin_access=True if req.admin else None,
+            tolerations=list(req.tolerations),
+            binding_conditions=list(d.binding_conditions) if binding else [],
+            binding_failure_conditions=list(d.binding_failure_conditions) if binding else [],
+        ))
+    allocation = AllocationResult(
+        devices=DeviceAllocationResult(
+            results=results,
+            config=_configs(prepared, selected) if prepared.has_config else [],
+        ),
+        node_selector=local if picks else None,
     )
     claim = prepared.claim
     status = msgspec.structs.replace(claim.status, allocation=allocation)

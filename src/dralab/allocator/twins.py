@@ -37,7 +37,7 @@ from .prepare import Req
 from .search import Pick
 from .state import AllocatedState
 
-__all__ = ["Probe", "Twin", "TwinMemo"]
+__all__ = ["Probe", "Twin", "TwinMemo", "positions", "state_key"]
 
 _CLAIM_KEYS = 4096  # claim sets remembered
 _PER_CLAIMS = 8  # kinds of node (devices, state) per claim set
@@ -95,7 +95,7 @@ class TwinMemo:
     def probe(self, entry: SliceEntry, state: AllocatedState,
               claims: Sequence[ResourceClaim]) -> Probe | None:
         """Look ``entry``'s node up; None when the node is not of a reusable shape."""
-        if entry.rules or not entry.plain_devices():
+        if entry.rules:
             return None
         sig = state_key(entry, state)
         key = tuple(map(id, claims))
@@ -113,6 +113,10 @@ class TwinMemo:
         return Probe(entry, sig, key, held, twin)
 
     def remember(self, probe: Probe, twin: Twin) -> None:
+        """Keep ``twin`` for nodes like ``probe``'s. Only a plain slice's answer is kept
+        (distinct names, no counters), so devices equal to its devices are plain too."""
+        if not probe.entry.plain_devices():
+            return
         found = self._by_claims.get(probe.key)
         if found is None or any(a is not b for a, b in zip(found[0], probe.claims, strict=True)):
             if len(self._by_claims) >= _CLAIM_KEYS:
@@ -141,7 +145,3 @@ def positions(entry: SliceEntry, picks: Sequence[Pick]) -> tuple[tuple[int, Req]
     return tuple(out)
 
 
-def replay(entry: SliceEntry, picks: tuple[tuple[int, Req], ...]) -> list[Pick]:
-    """The twin's picks on ``entry``'s devices."""
-    record_at = entry.record_at
-    return [Pick(req, record_at(at), False, None, False) for at, req in picks]
