@@ -141,20 +141,11 @@ class Allocator:
             return None
         exclusive = self.state.exclusive
         shares = None if self.features.consumable_capacity else self.state.shares
-        keys = entry.known_keys()
-        if keys is None:  # first look: the keys one by one, up to the first free device
-            prefix = f"{entry.driver}/{entry.pool}/"
-            made = []
-            for d in entry.slice.spec.devices:
-                key = prefix + d.name
-                if key not in exclusive and not (shares and key in shares):
-                    return None
-                made.append(key)
-            entry.keep_keys(made)  # all taken: kept for the next look
-        else:
-            for key in keys:
-                if key not in exclusive and not (shares and key in shares):
-                    return None
+        # All keys at once: a node with a free device goes on to the twins, which
+        # read every key's state.
+        for key in entry.device_keys():
+            if key not in exclusive and not (shares and key in shares):
+                return None
         # Counters (the pool might be invalid: unknown counters) or a repeated name
         # (an invalid pool): gather.
         if not entry.plain_devices():

@@ -260,14 +260,6 @@ class SliceEntry:
             found = self._keys = tuple([prefix + d.name for d in self.slice.spec.devices])
         return found
 
-    def known_keys(self) -> tuple[str, ...] | None:
-        """``device_keys`` if they were asked for already, else None."""
-        return self._keys
-
-    def keep_keys(self, keys: Sequence[str]) -> None:
-        """Keep ``device_keys`` a caller built itself (in slice order)."""
-        self._keys = tuple(keys)
-
     def plain_devices(self) -> bool:
         """Whether the slice's devices have distinct names and consume no counters:
         then a pool made of this slice alone is valid from the raw devices, and its
