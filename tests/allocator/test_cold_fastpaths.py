@@ -71,10 +71,12 @@ class PlainAllocator(Allocator):
     """The allocator without the prefilter (and without twin nodes, which would
     answer some nodes from others): always gathers the node's pools."""
 
-    def _taken_node(self, view: NodeView, claims: object) -> NodePools | None:  # type: ignore[override]
+    def _taken_node(self, view: NodeView, claims: object,  # type: ignore[override]
+                    entry: object = None) -> NodePools | None:
         return None
 
-    def _twin_probe(self, view: NodeView, claims: object) -> Probe | None:  # type: ignore[override]
+    def _twin_probe(self, view: NodeView, claims: object,  # type: ignore[override]
+                    entry: object) -> Probe | None:
         return None
 
 

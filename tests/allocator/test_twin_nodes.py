@@ -67,10 +67,12 @@ from .builders import (
 class SearchingAllocator(Allocator):
     """The allocator that searches every node (no twins, no taken-node prefilter)."""
 
-    def _twin_probe(self, view: NodeView, claims: object) -> Probe | None:  # type: ignore[override]
+    def _twin_probe(self, view: NodeView, claims: object,  # type: ignore[override]
+                    entry: object) -> Probe | None:
         return None
 
-    def _taken_node(self, view: NodeView, claims: object) -> NodePools | None:  # type: ignore[override]
+    def _taken_node(self, view: NodeView, claims: object,  # type: ignore[override]
+                    entry: object = None) -> NodePools | None:
         return None
 
 

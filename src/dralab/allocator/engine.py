@@ -17,7 +17,7 @@ from .constraints import ConstraintError
 from .counters import CounterCache
 from .explain import explain
 from .features import AllocatorFeatures
-from .index import SliceIndex
+from .index import SliceEntry, SliceIndex
 from .nodes import NodeView
 from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulable
 from .pools import NodePools, PoolGatherError, gather_pools
@@ -116,7 +116,15 @@ class Allocator:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
         return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)
 
-    def _taken_node(self, view: NodeView, claims: Sequence[ResourceClaim]) -> NodePools | None:
+    def _plain_node(self, view: NodeView) -> SliceEntry | None:
+        """``SliceIndex.sole_slice`` of a node whose pools are not memoised: the shape
+        the shortcuts below need. A warm allocator's memo is cheaper than them."""
+        if view.name in self.index.node_pools:
+            return None
+        return self.index.sole_slice(view.name)
+
+    def _taken_node(self, view: NodeView, claims: Sequence[ResourceClaim],
+                    entry: SliceEntry | None = None) -> NodePools | None:
         """Empty pools for a node whose every device is taken, when that gives the
         same outcome as its real pools; None otherwise (gather as usual).
 
@@ -131,14 +139,12 @@ class Allocator:
         the same way. "All" requests look at the devices before the search and
         admin requests may take allocated devices: those claims gather.
         Explanations look at the devices too, so only ``explain_failure=False``
-        calls come here. A node whose pools are memoised already (a warm
-        allocator) gathers: the memo is cheaper.
+        calls come here. ``entry``: the node's ``_plain_node``, looked up if not given.
         """
-        if view.name in self.index.node_pools:
-            return None  # gathered before: the memo is cheaper than this check
-        entry = self.index.sole_slice(view.name)
         if entry is None:
-            return None
+            entry = self._plain_node(view)
+            if entry is None:
+                return None
         exclusive = self.state.exclusive
         shares = None if self.features.consumable_capacity else self.state.shares
         # All keys at once: a node with a free device goes on to the twins, which
@@ -224,58 +230,57 @@ class Allocator:
             if claim.status.allocation is not None:
                 raise ValueError(f"claim {claim.ref} is already allocated")
         if not explain_failure:
-            taken = self._taken_node(view, claims)
-            if taken is not None:
-                # Searching no candidates ends the same way on every such node (the
-                # claims alone decide: no state, no node is read), and a pod's
-                # search meets many: answered once per set of claims.
-                key = tuple(map(id, claims))
-                known = self._taken_outcomes.get(key)
-                if known is not None and all(a is b for a, b in zip(known[0], claims, strict=True)):
-                    return known[1]
-                outcome = self._search(view, claims, taken, explain_failure)
-                if not isinstance(outcome, Allocated):
-                    if len(self._taken_outcomes) >= _PREPARED_LIMIT:
-                        self._taken_outcomes.clear()
-                    self._taken_outcomes[key] = (tuple(claims), outcome)
-                return outcome
-            probe = self._twin_probe(view, claims)
-            if probe is not None:
-                twin = probe.twin
-                if twin is not None:
-                    if twin.outcome is not None:
-                        return twin.outcome
-                    return self._replay(view, probe, twin)
-                return self._search(view, claims, None, explain_failure, probe)
+            entry = self._plain_node(view)
+            if entry is not None:
+                taken = self._taken_node(view, claims, entry)
+                if taken is not None:
+                    # Searching no candidates ends the same way on every such node (the
+                    # claims alone decide: no state, no node is read), and a pod's
+                    # search meets many: answered once per set of claims.
+                    key = tuple(map(id, claims))
+                    known = self._taken_outcomes.get(key)
+                    if known is not None and all(
+                            a is b for a, b in zip(known[0], claims, strict=True)):
+                        return known[1]
+                    outcome = self._search(view, claims, taken, explain_failure)
+                    if not isinstance(outcome, Allocated):
+                        if len(self._taken_outcomes) >= _PREPARED_LIMIT:
+                            self._taken_outcomes.clear()
+                        self._taken_outcomes[key] = (tuple(claims), outcome)
+                    return outcome
+                probe = self._twin_probe(view, claims, entry)
+                if probe is not None:
+                    twin = probe.twin
+                    if twin is not None:
+                        if twin.outcome is not None:
+                            return twin.outcome
+                        return self._replay(view, probe, twin)
+                    return self._search(view, claims, None, explain_failure, probe)
         return self._search(view, claims, None, explain_failure)
 
-    def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim]) -> Probe | None:
-        """The node looked up among the twins its claims met (``twins``), or None
-        when its answer cannot be reused. A node this allocator met before
-        searches: a long-lived allocator memoises its pools and selector results
-        then, and searching with them is cheaper than the comparison."""
+    def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim],
+                    entry: SliceEntry) -> Probe | None:
+        """The node (``entry``: its ``_plain_node``) looked up among the twins its
+        claims met (``twins``), or None when its answer cannot be reused. A node this
+        allocator met before searches: a long-lived allocator memoises its pools and
+        selector results then, and searching with them is cheaper than the comparison."""
         name = view.name
-        if name in self._twin_seen or name in self.index.node_pools:
+        if name in self._twin_seen:
             return None
         self._twin_seen.add(name)
-        entry = self.index.sole_slice(name)
-        if entry is None:
-            return None
         return self._twins.probe(entry, self.state, claims)
 
     def _replay(self, view: NodeView, probe: Probe, twin: Twin) -> AllocationOutcome:
-        """The twin's allocation on this node's devices: same positions, steps and choices."""
+        """The twin's allocation on this node's devices: same positions, steps and
+        choices. The claims were prepared, and their configs built, for the twin."""
         entry = probe.entry
         driver, pool, devices = entry.driver, entry.pool, entry.slice.spec.devices
         binding = self.features.device_binding_and_status
         local = local_node_selector(view.name)
-        try:
-            claims = tuple([build_claim_at(self._prepare(c), driver, pool, devices, picks,
-                                           selected, binding, local)
-                            for c, picks, selected in zip(probe.claims, twin.picks,
-                                                          twin.selected, strict=True)])
-        except (SelectorError, ConstraintError, CapacityError) as exc:  # (prepared before)
-            return AllocationError(str(exc), twin.steps)
+        claims = tuple([build_claim_at(self._prepare(c), driver, pool, devices, picks,
+                                       selected, binding, local)
+                        for c, picks, selected in zip(probe.claims, twin.picks, twin.selected,
+                                                      strict=True)])
         return Allocated(claims, twin.steps, twin.choices)
 
     def _keep_allocation(self, probe: Probe, search: Search,
@@ -287,10 +292,8 @@ class Allocator:
             if at is None:
                 return
             picks.append(at)
-        entry = probe.entry
-        self._twins.remember(probe, Twin(entry.driver, entry.slice.spec.devices, probe.state,
-                                         None, tuple(picks), tuple(selected), search.steps,
-                                         done.subrequests))
+        self._twins.remember(probe, None, tuple(picks), tuple(selected), search.steps,
+                             done.subrequests)
 
     def _allocated(self, view: NodeView, prepared: Sequence[PreparedClaim],
                    picks: Sequence[Sequence[Pick]], selected: Sequence[Mapping[int, int]],
@@ -324,18 +327,14 @@ class Allocator:
             except StepLimit:
                 outcome: AllocationOutcome = Unschedulable(_TIMED_OUT, (), search.steps)
                 if probe is not None:
-                    self._twins.remember(probe, Twin(probe.entry.driver,
-                                                     probe.entry.slice.spec.devices,
-                                                     probe.state, outcome))
+                    self._twins.remember(probe, outcome)
                 return outcome
             if not found:
                 reason = _INVALID_POOLS if pools.any_invalid else _CANNOT_ALLOCATE
                 lines = explain(search) if explain_failure else ()
                 outcome = Unschedulable(reason, lines, search.steps)
                 if probe is not None:
-                    self._twins.remember(probe, Twin(probe.entry.driver,
-                                                     probe.entry.slice.spec.devices,
-                                                     probe.state, outcome))
+                    self._twins.remember(probe, outcome)
                 return outcome
             selected: list[dict[int, int]] = [{} for _ in prepared]
             for (ci, ri), s in search.selected.items():

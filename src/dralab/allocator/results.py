@@ -151,12 +151,19 @@ def build_claim(prepared: PreparedClaim, picks: Sequence[Pick], selected: Mappin
                 node: str, binding: bool, rng: random.Random,
                 local: NodeSelector) -> ResourceClaim:
     """The claim with ``status.allocation`` set from the search's picks. Raises Fatal."""
+    return _allocated_claim(prepared, [_entry(p, binding, rng) for p in picks], selected,
+                            _node_selector(picks, node, binding, local))
+
+
+def _allocated_claim(prepared: PreparedClaim, results: list[DeviceRequestAllocationResult],
+                     selected: Mapping[int, int], node_selector: NodeSelector | None
+                     ) -> ResourceClaim:
     allocation = AllocationResult(
         devices=DeviceAllocationResult(
-            results=[_entry(p, binding, rng) for p in picks],
+            results=results,
             config=_configs(prepared, selected) if prepared.has_config else [],
         ),
-        node_selector=_node_selector(picks, node, binding, local),
+        node_selector=node_selector,
     )
     claim = prepared.claim
     status = msgspec.structs.replace(claim.status, allocation=allocation)
@@ -182,13 +189,4 @@ def build_claim_at(prepared: PreparedClaim, driver: str, pool: str, devices: Seq
             binding_conditions=list(d.binding_conditions) if binding else [],
             binding_failure_conditions=list(d.binding_failure_conditions) if binding else [],
         ))
-    allocation = AllocationResult(
-        devices=DeviceAllocationResult(
-            results=results,
-            config=_configs(prepared, selected) if prepared.has_config else [],
-        ),
-        node_selector=local if picks else None,
-    )
-    claim = prepared.claim
-    status = msgspec.structs.replace(claim.status, allocation=allocation)
-    return msgspec.structs.replace(claim, status=status)
+    return _allocated_claim(prepared, results, selected, local if picks else None)

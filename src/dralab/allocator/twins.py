@@ -63,12 +63,14 @@ class Twin:
 
 @dataclass(slots=True)
 class Probe:
-    """A node looked up in the memo: its slice, state key and the twin found (if any)."""
+    """A node looked up in the memo: its slice, state key, the twins its claims met
+    (None: none yet) and the one that answers it (if any)."""
 
     entry: SliceEntry
     state: StateKey
     key: tuple[int, ...]
     claims: tuple[ResourceClaim, ...]
+    bucket: list[Twin] | None
     twin: Twin | None
 
 
@@ -101,29 +103,35 @@ class TwinMemo:
         key = tuple(map(id, claims))
         held = tuple(claims)
         found = self._by_claims.get(key)
-        twin = None
-        if found is not None and all(a is b for a, b in zip(found[0], held, strict=True)):
-            devices = entry.slice.spec.devices
-            driver = entry.driver
-            for t in found[1]:
-                if t.state == sig and t.driver == driver and (
-                        t.devices is devices or t.devices == devices):
-                    twin = t
-                    break
-        return Probe(entry, sig, key, held, twin)
+        if found is None or any(a is not b for a, b in zip(found[0], held, strict=True)):
+            return Probe(entry, sig, key, held, None, None)
+        devices = entry.slice.spec.devices
+        driver = entry.driver
+        for t in found[1]:
+            if t.state == sig and t.driver == driver and (
+                    t.devices is devices or t.devices == devices):
+                return Probe(entry, sig, key, held, found[1], t)
+        return Probe(entry, sig, key, held, found[1], None)
 
-    def remember(self, probe: Probe, twin: Twin) -> None:
-        """Keep ``twin`` for nodes like ``probe``'s. Only a plain slice's answer is kept
-        (distinct names, no counters), so devices equal to its devices are plain too."""
-        if not probe.entry.plain_devices():
+    def remember(self, probe: Probe, outcome: AllocationOutcome | None = None,
+                 picks: tuple[tuple[tuple[int, Req], ...], ...] = (),
+                 selected: tuple[Mapping[int, int], ...] = (), steps: int = 0,
+                 choices: tuple[Mapping[str, int], ...] = ()) -> None:
+        """Keep what the claims got on ``probe``'s node (a failure's ``outcome``, else
+        the picks) for nodes like it. Only a plain slice's answer is kept (distinct
+        names, no counters), so devices equal to its devices are plain too."""
+        entry = probe.entry
+        if not entry.plain_devices():
             return
-        found = self._by_claims.get(probe.key)
-        if found is None or any(a is not b for a, b in zip(found[0], probe.claims, strict=True)):
+        bucket = probe.bucket
+        if bucket is None:
             if len(self._by_claims) >= _CLAIM_KEYS:
                 self._by_claims.clear()
-            found = self._by_claims[probe.key] = (probe.claims, [])
-        if len(found[1]) < _PER_CLAIMS:
-            found[1].append(twin)
+            bucket = probe.bucket = []
+            self._by_claims[probe.key] = (probe.claims, bucket)
+        if len(bucket) < _PER_CLAIMS:
+            bucket.append(Twin(entry.driver, entry.slice.spec.devices, probe.state, outcome,
+                               picks, selected, steps, choices))
 
     def clear(self) -> None:
         self._by_claims.clear()
