@@ -23,7 +23,7 @@ class ConstraintError(Exception):
     """An attribute value the constraint cannot interpret; an allocation error."""
 
 
-_SCALAR_TYPES = ("int", "bool", "string", "version")
+_SCALAR_TYPES = frozenset({"int", "bool", "string", "version"})
 _LIST_TYPES = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
@@ -42,11 +42,10 @@ def lookup(rec: DeviceRecord, name: str) -> DeviceAttribute | None:
 def _values(attr: DeviceAttribute, lists: bool, name: str, rec: DeviceRecord
             ) -> tuple[str, list[Any]]:
     """(scalar type, values) of attribute ``name`` of ``rec``; scalars are one-element lists."""
-    kind = attr.type_name
+    kind, value = attr.typed()
     if kind in _SCALAR_TYPES:
-        return kind, [attr.value]
-    if lists and kind in _LIST_TYPES and attr.value:
-        value = attr.value
+        return kind, [value]
+    if lists and kind in _LIST_TYPES and value:
         assert isinstance(value, list)
         return _LIST_TYPES[kind], list(value)
     raise ConstraintError(f"attribute {name} of device {rec.key}: unsupported attribute value")
@@ -69,6 +68,30 @@ class Constraint:
         return request in names or (bool(sub) and f"{request}/{sub}" in names)
 
     def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
+        """Admit ``rec`` if the constraint allows it; raises ConstraintError."""
+        if not self.covers(request, sub):
+            return True
+        made = self._admit(rec)
+        if made is None:
+            return False
+        self._push(made)
+        return True
+
+    def rejects(self, request: str, sub: str, rec: DeviceRecord) -> bool | None:
+        """What ``add`` would answer, without adding: True if it would return False,
+        False if it would return True, None if it would raise."""
+        if not self.covers(request, sub):
+            return False
+        try:
+            return self._admit(rec) is None
+        except ConstraintError:
+            return None
+
+    def _admit(self, rec: DeviceRecord) -> Any:
+        """The state after adding ``rec`` (for ``_push``), or None if it is not allowed."""
+        raise NotImplementedError
+
+    def _push(self, made: Any) -> None:
         raise NotImplementedError
 
     def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
@@ -89,26 +112,25 @@ class MatchAttribute(Constraint):
         # Stack of the running intersection after each added device.
         self._sets: list[frozenset[Any]] = []
 
-    def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
-        if not self.covers(request, sub):
-            return True
+    def _admit(self, rec: DeviceRecord) -> tuple[str, frozenset[Any]] | None:
         attr = lookup(rec, self.attribute)
         if attr is None:
-            return False
+            return None
         kind, values = _values(attr, self.lists, self.attribute, rec)
         # Versions compare as strings: semver's minimal form makes that exact.
-        new = frozenset(values)
-        if not self._sets:
-            self._kind = kind
-            self._sets.append(new)
-            return True
+        sets = self._sets
+        if not sets:
+            return kind, frozenset(values)
         if kind != self._kind:
-            return False
-        common = self._sets[-1] & new
-        if not common:
-            return False
+            return None
+        if len(values) == 1:  # a scalar (most devices): no set to build unless it matches
+            return (kind, frozenset(values)) if values[0] in sets[-1] else None
+        common = sets[-1].intersection(values)
+        return (kind, common) if common else None
+
+    def _push(self, made: tuple[str, frozenset[Any]]) -> None:
+        self._kind, common = made
         self._sets.append(common)
-        return True
 
     def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
         if self.covers(request, sub):
@@ -140,12 +162,10 @@ class DistinctAttribute(Constraint):
         super().__init__(attribute, requests, lists)
         self._seen: list[tuple[str, frozenset[Any]]] = []
 
-    def add(self, request: str, sub: str, rec: DeviceRecord) -> bool:
-        if not self.covers(request, sub):
-            return True
+    def _admit(self, rec: DeviceRecord) -> tuple[str, frozenset[Any]] | None:
         attr = lookup(rec, self.attribute)
         if attr is None:
-            return False
+            return None
         kind, values = _values(attr, self.lists, self.attribute, rec)
         keys = frozenset(_version_key(v) for v in values) if kind == "version" \
             else frozenset(values)
@@ -153,9 +173,11 @@ class DistinctAttribute(Constraint):
             if seen_kind != kind:
                 break
             if seen & keys:
-                return False
-        self._seen.append((kind, keys))
-        return True
+                return None
+        return kind, keys
+
+    def _push(self, made: tuple[str, frozenset[Any]]) -> None:
+        self._seen.append(made)
 
     def remove(self, request: str, sub: str, rec: DeviceRecord) -> None:
         if self.covers(request, sub):

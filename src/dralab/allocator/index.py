@@ -110,11 +110,8 @@ class DeviceRecord:
     binding_conditions: tuple[str, ...]
     binding_failure_conditions: tuple[str, ...]
     binds_to_node: bool
-    # (counter set, ((counter, nano), ...)) per consumesCounters entry.
-    consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
-    # (counter set, compatibility groups) per consumesCounters entry.
-    groups: tuple[tuple[str, frozenset[str]], ...]
-    # (capacity: a property below, resolved on first use)
+    uses_counters: bool  # consumesCounters is not empty
+    # (capacity, consumes and groups: properties below, made on first use)
     # Taints with an effect that blocks allocation, without and with rule taints.
     blocking_own: tuple[DeviceTaint, ...] = ()
     blocking_all: tuple[DeviceTaint, ...] = ()
@@ -132,6 +129,30 @@ class DeviceRecord:
     demand: tuple[tuple[str, int], ...] = ()
     _node_selector: CompiledNodeSelector | None = None
     _capacity: Mapping[str, tuple[str, DeviceCapacity]] | None = None
+    _consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] | None = None
+    _groups: tuple[tuple[str, frozenset[str]], ...] | None = None
+
+    @property
+    def consumes(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+        """(counter set, ((counter, nano), ...)) per consumesCounters entry."""
+        found = self._consumes
+        if found is None:
+            found = self._consumes = tuple(
+                (c.counter_set, tuple((name, counter.value.nano)
+                                      for name, counter in c.counters.items()))
+                for c in self.device.consumes_counters or ())
+        return found
+
+    @property
+    def groups(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """(counter set, compatibility groups) per consumesCounters entry."""
+        found = self._groups
+        if found is None:
+            found = self._groups = tuple(
+                (c.counter_set, frozenset(c.compatibility_groups)
+                 if c.compatibility_groups else _NO_GROUPS)
+                for c in self.device.consumes_counters or ())
+        return found
 
     @property
     def capacity(self) -> Mapping[str, tuple[str, DeviceCapacity]]:
@@ -147,11 +168,8 @@ class DeviceRecord:
     def __post_init__(self) -> None:
         if self.pool_key is _NO_POOL:  # the index passes its slice's (shared) key
             self.pool_key = (self.driver, self.pool)
-        # Most devices have no counters and no taints: skip the generators then
-        # (the index builds one record per device of the fleet and passes demand).
-        if self.consumes and not self.demand:
-            self.demand = tuple((f"{set_name}\0{counter}", nano) for set_name, counters
-                                in self.consumes for counter, nano in counters)
+        # Most devices have no taints: skip the generators then (the index builds
+        # one record per device it is asked for).
         self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS) \
             if self.own_taints else ()
         self.blocking_all = self.blocking_own + tuple(
@@ -299,23 +317,15 @@ class SliceEntry:
         return False
 
 
-def _consumption(counters: Sequence[DeviceCounterConsumption]) -> tuple[
-        tuple[tuple[str, tuple[tuple[str, int], ...]], ...],
-        tuple[tuple[str, frozenset[str]], ...],
-        tuple[tuple[str, int], ...]]:
-    """``consumes``, ``groups`` and ``demand`` of a device in one pass."""
-    consumes = []
-    groups = []
+def _demand(counters: Sequence[DeviceCounterConsumption]) -> tuple[tuple[str, int], ...]:
+    """``DeviceRecord.demand``: ("set\0counter", nano) per counter consumed, in order."""
+    # (plain loops, no generators: this runs for every device that consumes counters)
     demand: list[tuple[str, int]] = []
     for c in counters:
-        set_name = c.counter_set
-        pairs = tuple((name, counter.value.nano) for name, counter in c.counters.items())
-        consumes.append((set_name, pairs))
-        groups.append((set_name, frozenset(c.compatibility_groups)
-                       if c.compatibility_groups else _NO_GROUPS))
-        key_prefix = set_name + "\0"
-        demand.extend((key_prefix + name, nano) for name, nano in pairs)
-    return tuple(consumes), tuple(groups), tuple(demand)
+        key_prefix = c.counter_set + "\0"
+        for name, counter in c.counters.items():
+            demand.append((key_prefix + name, counter.value.nano))
+    return tuple(demand)
 
 
 def _record(entry: SliceEntry, d: Device, rules: tuple[DeviceTaintRule, ...]) -> DeviceRecord:
@@ -323,10 +333,6 @@ def _record(entry: SliceEntry, d: Device, rules: tuple[DeviceTaintRule, ...]) ->
     rule_taints = tuple(r.spec.taint for r in rules
                         if _rule_applies(r, driver, pool, d.name)) if rules else ()
     counters = d.consumes_counters
-    if counters:
-        consumes, groups, demand = _consumption(counters)
-    else:
-        consumes, groups, demand = (), (), ()
     return DeviceRecord(
         f"{driver}/{pool}/{d.name}", driver, pool, d.name, d, entry.scope,
         tuple(d.taints) if d.taints else (),
@@ -335,10 +341,9 @@ def _record(entry: SliceEntry, d: Device, rules: tuple[DeviceTaintRule, ...]) ->
         tuple(d.binding_conditions) if d.binding_conditions else (),
         tuple(d.binding_failure_conditions) if d.binding_failure_conditions else (),
         bool(d.binds_to_node),
-        consumes,
-        groups,
+        bool(counters),
         pool_key=entry.pool_key,
-        demand=demand,
+        demand=_demand(counters) if counters else (),
     )
 
 
@@ -363,6 +368,9 @@ def _rule_applies(rule: DeviceTaintRule, driver: str, pool: str, device: str) ->
 
 def _resolve_capacity(driver: str, capacity: Mapping[str, DeviceCapacity]
                       ) -> dict[str, tuple[str, DeviceCapacity]]:
+    if len(capacity) == 1:  # the usual device: one name, no precedence to settle
+        ((name, cap),) = capacity.items()
+        return {name if "/" in name else f"{driver}/{name}": (name, cap)}
     resolved: dict[str, tuple[str, DeviceCapacity]] = {}
     prefix = driver + "/"
     for name, cap in capacity.items():

@@ -167,12 +167,13 @@ def _rescan(index: SliceIndex, key: tuple[str, str], generation: int
 def _validate_consumption(counter_sets: Mapping[str, Mapping[str, int]],
                           slices: Sequence[SliceEntry]) -> str:
     for entry in slices:
-        for rec in entry.devices:
-            for set_name, counters in rec.consumes:
+        for device in entry.slice.spec.devices:  # (the raw devices: no record needed)
+            for consumed in device.consumes_counters or ():
+                set_name = consumed.counter_set
                 known = counter_sets.get(set_name)
                 if known is None:
                     return f"counter set {set_name} not found"
-                for counter, _ in counters:
+                for counter in consumed.counters:
                     if counter not in known:
                         return f"counter {counter} not found in counter set {set_name}"
     return ""

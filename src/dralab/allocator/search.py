@@ -197,7 +197,20 @@ class Search:
             return None
         took = False
         joined = None
-        if rec.consumes:
+        constraints = self.constraints[ci]
+        if constraints and rec.uses_counters and not must and not multi:
+            # A constraint that would reject the device rejects it before its counters
+            # are booked: the same answer (booking and giving back leave no trace when
+            # the device is not a share), without reading the pool's counters. One that
+            # would raise is left to its place in the order (after counters and taints).
+            base, sub = req.base_name, req.sub_name
+            for constraint in constraints:
+                verdict = constraint.rejects(base, sub, rec)
+                if verdict is None:
+                    break
+                if verdict:
+                    return None
+        if rec.uses_counters:
             if not self.features.partitionable_devices:
                 return None
             if not (multi and (key in self.state.shares or key in self.sharing)):
@@ -216,7 +229,6 @@ class Search:
             if blocking and not _tolerated(blocking, req.tolerations):
                 self._reject(rec, took, joined)
                 return None
-        constraints = self.constraints[ci]
         if constraints:
             base, sub = req.base_name, req.sub_name
             for i, constraint in enumerate(constraints):

@@ -131,20 +131,32 @@ class DeviceAttribute(Spec, frozen=True):
     @property
     def value(self) -> int | bool | str | list[Any] | None:
         """The one value that is set (version strings unparsed)."""
-        for v in (self.int_, self.bool_, self.string, self.version,
-                  self.ints, self.bools, self.strings, self.versions):
-            if v is not None:
-                return v
-        return None
+        return self.typed()[1]
 
     @property
     def type_name(self) -> str:
-        for name, v in (("int", self.int_), ("bool", self.bool_), ("string", self.string),
-                        ("version", self.version), ("ints", self.ints), ("bools", self.bools),
-                        ("strings", self.strings), ("versions", self.versions)):
-            if v is not None:
-                return name
-        return ""
+        return self.typed()[0]
+
+    def typed(self) -> tuple[str, int | bool | str | list[Any] | None]:
+        """(type name, value) of the field that is set, in field order; ("", None) if none."""
+        # (plain tests: allocators read this for every device a constraint looks at)
+        if self.int_ is not None:
+            return "int", self.int_
+        if self.bool_ is not None:
+            return "bool", self.bool_
+        if self.string is not None:
+            return "string", self.string
+        if self.version is not None:
+            return "version", self.version
+        if self.ints is not None:
+            return "ints", self.ints
+        if self.bools is not None:
+            return "bools", self.bools
+        if self.strings is not None:
+            return "strings", self.strings
+        if self.versions is not None:
+            return "versions", self.versions
+        return "", None
 
 
 class CapacityRequestPolicyRange(Spec, frozen=True):

@@ -116,15 +116,31 @@ def qualifies(driver: str, device: Device) -> bool:
         # A name of at most _MAX_ID characters fits either way it splits.
         if len(name) > _MAX_ID and not _name_ok(name, driver):
             return False
-        # The common plain string: inline (this runs for every device looked at).
-        text = attr.string
-        if text is not None and attr.version is None and attr.versions is None \
-                and attr.int_ is None and attr.bool_ is None:
-            if len(text) > _MAX_VALUE or "\0" in text:
-                return False
-        elif not _attribute_ok(attr):
+        # The common scalars: ``_attribute_ok`` inlined (this runs for every device
+        # looked at), the same fields in the same order.
+        if attr.version is None and attr.versions is None:
+            value: Any = attr.int_
+            if value is None:
+                value = attr.bool_
+                if value is None:
+                    value = attr.string
+            if value is not None:
+                cls = value.__class__
+                if cls is str:
+                    if len(value) > _MAX_VALUE or "\0" in value:
+                        return False
+                elif cls is int:
+                    if not _INT64_MIN <= value <= _INT64_MAX:
+                        return False
+                elif cls is not bool:
+                    return False
+                continue
+        if not _attribute_ok(attr):
             return False
-    return all(len(name) <= _MAX_ID or _name_ok(name, driver) for name in capacity)
+    for name in capacity:  # noqa: SIM110 -- a loop: no generator per device
+        if len(name) > _MAX_ID and not _name_ok(name, driver):
+            return False
+    return True
 
 
 # --- recognising the AST -------------------------------------------------------------
