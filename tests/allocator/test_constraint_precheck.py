@@ -117,8 +117,8 @@ def worlds(draw: st.DrawFn) -> World:
     kinds = st.sampled_from(["plain", "plain", "plain", "all"])
     requests = tuple(draw(st.lists(st.tuples(kinds, st.integers(1, 3)), min_size=1,
                                    max_size=2)))
-    constraints = tuple(draw(st.lists(st.sampled_from(["match", "distinct", "match-numa"]), min_size=1,
-                                      max_size=2)))
+    kinds_of = st.sampled_from(["match", "distinct", "match-numa"])
+    constraints = tuple(draw(st.lists(kinds_of, min_size=1, max_size=2)))
     return World(devices, requests, constraints,
                  draw(st.booleans()), draw(st.booleans()), draw(st.booleans()))
 
