@@ -129,6 +129,13 @@ def _summary(out: AllocationOutcome) -> tuple[object, ...]:
             tuple(c.status.allocation for c in claims))
 
 
+def _picked(summary: tuple[object, ...]) -> list[str]:
+    """The devices of an allocated summary's claim, in result order."""
+    allocations = summary[4]
+    assert isinstance(allocations, tuple) and allocations
+    return [r.device for r in allocations[0].devices.results]
+
+
 @contextmanager
 def _plain_order() -> Iterator[None]:
     with mock.patch.object(Constraint, "rejects", lambda self, request, sub, rec: None):
@@ -200,11 +207,11 @@ def test_examples_reach_the_cases_they_name() -> None:
     # (so the examples above keep testing what they say)
     got, _ = _outcomes(_RAISES_BUT_NO_COUNTERS)
     assert got[0] == "allocated"
-    assert [r.device for r in got[4][0].devices.results] == ["d0", "d2"]
+    assert _picked(got) == ["d0", "d2"]
     got, _ = _outcomes(_RAISES_WITH_COUNTERS)
     assert got[0] == "error" and "unsupported attribute value" in str(got[2])
     got, _ = _outcomes(_SHARE_KEEPS_COUNTERS)
-    assert [r.device for r in got[4][0].devices.results] == ["d0", "d3"]
+    assert _picked(got) == ["d0", "d3"]
     got, _ = _outcomes(_RAISES_BEFORE_REJECTING)
     assert got[0] == "error" and "unsupported attribute value" in str(got[2])
     got, _ = _outcomes(_ALL_MUST)
@@ -226,6 +233,6 @@ def test_precheck_rejects_without_booking_counters() -> None:
     with mock.patch.object(CounterLedger, "take", recording):
         got, want = _outcomes(world)
     assert got == want
-    assert [r.device for r in got[4][0].devices.results] == ["d0", "d4"]
+    assert _picked(got) == ["d0", "d4"]
     # The precheck run first, then the plain one.
     assert booked == ["d0", "d4", "d0", "d1", "d2", "d3", "d4"]
