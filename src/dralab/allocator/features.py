@@ -10,6 +10,7 @@ whose gates are locked on in 1.37 (prioritized lists, admin access), which
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dralab.api.features import FeatureGates
 
@@ -39,19 +40,24 @@ class AllocatorFeatures:
     @classmethod
     def from_gates(cls, gates: FeatureGates | None) -> AllocatorFeatures:
         """The features implied by ``gates`` (``None`` = 1.37 defaults)."""
-        g = gates if gates is not None else FeatureGates()
-        on = g.is_enabled
-        return cls(
-            admin_access=on("DRAAdminAccess"),
-            prioritized_list=on("DRAPrioritizedList"),
-            partitionable_devices=on("DRAPartitionableDevices"),
-            device_taints=on("DRADeviceTaints"),
-            device_taint_rules=on("DRADeviceTaintRules") and on("DRADeviceTaints"),
-            device_binding_and_status=(
-                on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus")
-            ),
-            consumable_capacity=on("DRAConsumableCapacity"),
-            fractional_capacity_range=on("DRAFractionalCapacityRange"),
-            list_type_attributes=on("DRAListTypeAttributes"),
-            compatibility_groups=on("DRADeviceCompatibilityGroups"),
-        )
+        # (memoised: every new allocator asks, and the gates are immutable and hashable)
+        return _from_gates(gates if gates is not None else FeatureGates())
+
+
+@lru_cache(maxsize=64)
+def _from_gates(g: FeatureGates) -> AllocatorFeatures:
+    on = g.is_enabled
+    return AllocatorFeatures(
+        admin_access=on("DRAAdminAccess"),
+        prioritized_list=on("DRAPrioritizedList"),
+        partitionable_devices=on("DRAPartitionableDevices"),
+        device_taints=on("DRADeviceTaints"),
+        device_taint_rules=on("DRADeviceTaintRules") and on("DRADeviceTaints"),
+        device_binding_and_status=(
+            on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus")
+        ),
+        consumable_capacity=on("DRAConsumableCapacity"),
+        fractional_capacity_range=on("DRAFractionalCapacityRange"),
+        list_type_attributes=on("DRAListTypeAttributes"),
+        compatibility_groups=on("DRADeviceCompatibilityGroups"),
+    )

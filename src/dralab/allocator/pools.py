@@ -322,9 +322,13 @@ class _Shared:
     node_pools: NodePools | None  # ready to reuse when no per-node work remains
 
 
-def _shared_part(index: SliceIndex, node: NodeView, partitionable: bool) -> _Shared:
-    matched = tuple(e for e in index.conditional_shared if _included(e, node, partitionable))
-    memo = (partitionable, *map(id, matched))
+def _shared_part(index: SliceIndex, node: NodeView, partitionable: bool,
+                 matched: tuple[SliceEntry, ...],
+                 overridden: frozenset[tuple[str, str]] = frozenset()) -> _Shared:
+    """The pools of the cluster-wide slices ``matched`` (``_matched_shared``) and the
+    unconditional ones, except the pools in ``overridden``: the node's own slices
+    join those, and ``_gather`` builds them whole."""
+    memo = (partitionable, overridden, *map(id, matched))
     found = index.shared_parts.get(memo)
     if found is not None:
         return found  # type: ignore[no-any-return]
@@ -332,35 +336,47 @@ def _shared_part(index: SliceIndex, node: NodeView, partitionable: bool) -> _Sha
     by_key = {
         key: _pool_of(index, key, [e for e in entries if id(e) in chosen
                                    or _unconditional(e, partitionable)], partitionable)
-        for key, entries in index.shared_by_pool.items()
+        for key, entries in index.shared_by_pool.items() if key not in overridden
     }
     pools = _sorted(by_key.values())
     reusable = None
-    if not any(e.per_device for e in matched):
+    if not overridden and not any(e.per_device for e in matched):
         reusable = _node_pools(node, pools)
     made = _Shared(by_key, pools, reusable)
     index.shared_parts[memo] = made
     return made
 
 
+def _matched_shared(index: SliceIndex, node: NodeView, partitionable: bool
+                    ) -> tuple[SliceEntry, ...]:
+    """The cluster-wide slices whose relevance depends on the node that ``node`` sees;
+    raises NodeSelectorError."""
+    return tuple(e for e in index.conditional_shared if _included(e, node, partitionable))
+
+
 def _gather(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
     sole = index.sole_slice(node.name)
     if sole is not None:
         return _sole_pool(index, node, sole, partitionable)
-    shared = _shared_part(index, node, partitionable)
+    matched = _matched_shared(index, node, partitionable)
     local = index.node_slices(node.name)
     if not local:
+        shared = _shared_part(index, node, partitionable, matched)
         if shared.node_pools is not None:
             return dataclasses.replace(shared.node_pools, node=node)
         return _node_pools(node, shared.pools)
-    by_key = dict(shared.by_key)
     local_by_key: dict[tuple[str, str], list[SliceEntry]] = {}
     for entry in local:
         if _included(entry, node, partitionable):
             local_by_key.setdefault(entry.pool_key, []).append(entry)
+    # A pool with slices of the node's own and cluster-wide ones is built once,
+    # from both (not first from its cluster-wide slices alone).
+    shared_by_pool = index.shared_by_pool
+    overridden = frozenset(key for key in local_by_key if key in shared_by_pool)
+    by_key = dict(_shared_part(index, node, partitionable, matched, overridden).by_key)
     for key, entries in local_by_key.items():
         # Upstream order: the node's own slices first, then the cluster-wide ones.
-        shared_entries = [e for e in index.shared_by_pool.get(key, ())
+        shared_entries = [e for e in shared_by_pool.get(key, ())
                           if _included(e, node, partitionable)]
         by_key[key] = _pool_of(index, key, entries + shared_entries, partitionable)
     return _node_pools(node, _sorted(by_key.values()))

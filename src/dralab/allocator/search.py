@@ -95,6 +95,10 @@ class Search:
         self.consumable = features.consumable_capacity
         self.fractional = features.fractional_capacity_range
         self.taint_rules = features.device_taint_rules
+        # (read for every device tried: plain attributes)
+        self.partitionable = features.partitionable_devices
+        self.compatibility_groups = features.compatibility_groups
+        self.device_taints = features.device_taints
         # Tentative picks of this attempt.
         self.picked: dict[str, set[int]] = {}  # device key -> claims (not for shares)
         self.sharing: dict[str, int] = {}  # device key -> tentative shares
@@ -103,6 +107,15 @@ class Search:
         self.constraints: list[list[Constraint]] = []
         self.selected: dict[tuple[int, int], int] = {}
         self.all_devices: dict[Req, list[DeviceRecord]] = {}
+        self.claim_count = len(claims)
+        # What the candidate loop of ``_one`` reads, fixed for the search: one
+        # unpacking per step instead of a dozen attribute reads. Without
+        # DRAConsumableCapacity the scheduler lists every allocated device as taken,
+        # shares of multi-allocatable devices included.
+        self._loop = (self.cands, state.exclusive,
+                      None if self.consumable else state.shares, self.picked,
+                      self.consumable, not features.device_binding_and_status,
+                      pools.broken, self._record_at, self._raw, self._key_prefix)
 
     # --- preparation that needs the node ------------------------------------------
     def prepare(self) -> None:
@@ -184,47 +197,50 @@ class Search:
         """Try to pick ``rec`` for ``req`` of claim ``ci``; the pick, or None if unusable.
 
         ``rec`` must be selectable and fit capacity-wise (``amounts`` from ``_fit``).
+        Unless ``must``, the caller checked already that the device is not taken.
         """
         key = rec.key
         multi = self.consumable and rec.multi
-        if req.admin:
-            if not multi:
-                owners = self.picked.get(key)
-                if owners is not None and ci in owners:
-                    return None
-        elif key in self.state.exclusive or key in self.picked or \
-                (not self.consumable and key in self.state.shares):
-            return None
+        if must:
+            if req.admin:
+                if not multi:
+                    owners = self.picked.get(key)
+                    if owners is not None and ci in owners:
+                        return None
+            elif key in self.state.exclusive or key in self.picked or \
+                    (not self.consumable and key in self.state.shares):
+                return None
         took = False
         joined = None
         constraints = self.constraints[ci]
-        if constraints and rec.uses_counters and not must and not multi:
-            # A constraint that would reject the device rejects it before its counters
-            # are booked: the same answer (booking and giving back leave no trace when
-            # the device is not a share), without reading the pool's counters. One that
-            # would raise is left to its place in the order (after counters and taints).
-            base, sub = req.base_name, req.sub_name
-            for constraint in constraints:
-                verdict = constraint.rejects(base, sub, rec)
-                if verdict is None:
-                    break
-                if verdict:
-                    return None
         if rec.uses_counters:
-            if not self.features.partitionable_devices:
+            if not self.partitionable:
                 return None
+            if constraints and not must and not multi:
+                # A constraint that would reject the device rejects it before its
+                # counters are booked: the same answer (booking and giving back leave no
+                # trace when the device is not a share), without reading the pool's
+                # counters. One that would raise is left to its place in the order
+                # (after counters and taints).
+                base, sub = req.base_name, req.sub_name
+                for constraint in constraints:
+                    verdict = constraint.rejects(base, sub, rec)
+                    if verdict is None:
+                        break
+                    if verdict:
+                        return None
             if not (multi and (key in self.state.shares or key in self.sharing)):
                 if not self.ledger.take(rec):
                     return None
                 # Upstream never gives a share's counters back on backtracking.
                 took = not multi
-                if self.features.compatibility_groups:
+                if self.compatibility_groups:
                     joined = self.ledger.join_groups(rec)
                     if joined is None:
                         if took:
                             self.ledger.give(rec)
                         return None
-        if self.features.device_taints:
+        if self.device_taints:
             blocking = rec.blocking_all if self.taint_rules else rec.blocking_own
             if blocking and not _tolerated(blocking, req.tolerations):
                 self._reject(rec, took, joined)
@@ -280,7 +296,10 @@ class Search:
             owners.discard(ci)
             if not owners:
                 del self.picked[key]
-        self._reject(rec, pick.counters, pick.groups)
+        if pick.counters:  # (``_reject`` inlined: this runs on every backtrack)
+            self.ledger.give(rec)
+        if pick.groups:
+            self.ledger.leave_groups(pick.groups)
         self.results[ci].pop()
 
     def _reject(self, rec: DeviceRecord, took: bool, joined: GroupUndo | None) -> None:
@@ -296,13 +315,12 @@ class Search:
         return self._one(0, 0, 0, 0, False, 0)
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
-        self.steps += 1
-        if self.steps == self.max_steps:
+        steps = self.steps = self.steps + 1
+        if steps == self.max_steps:
             raise StepLimit
-        claims = self.claims
-        if ci >= len(claims):
+        if ci >= self.claim_count:
             return True
-        slots = claims[ci].slots
+        slots = self.claims[ci].slots
         if ri >= len(slots):
             try:
                 return self._one(ci + 1, 0, 0, 0, False, 0)
@@ -359,18 +377,10 @@ class Search:
                 self._undo(ci, pick)
             return done
 
-        cands = self.cands
-        exclusive = self.state.exclusive
-        # Without DRAConsumableCapacity the scheduler lists every allocated
-        # device as taken, shares of multi-allocatable devices included.
-        shares = None if self.consumable else self.state.shares
-        picked = self.picked
+        (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
+         prefix) = self._loop
         admin = req.admin
-        consumable = self.consumable
         selectors, labels = req.selectors, req.labels
-        no_binding = not self.features.device_binding_and_status
-        broken = self.pools.broken
-        record_at, raw, prefix = self._record_at, self._raw, self._key_prefix
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
@@ -408,9 +418,13 @@ class Search:
                 raise Fatal(f"failed to perform node selection for device {key}: {broken[rec]}")
             amounts = None
             if consumable:
-                amounts = self._fit(rec, req)
-                if amounts is None:
-                    continue
+                # (``_fit``'s first test inlined: most devices have no capacity)
+                if rec.device.capacity or req.capacity:
+                    amounts = self._fit(rec, req)
+                    if amounts is None:
+                        continue
+                else:
+                    amounts = _NOTHING
             pick = self._allocate_device(ci, req, rec, False, amounts)
             if pick is None:
                 continue
