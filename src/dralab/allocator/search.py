@@ -69,6 +69,10 @@ _NOTHING: Mapping[str, Quantity] = {}
 class Search:
     """State of one allocation attempt. Not reusable; not thread-safe."""
 
+    # Whether ``_candidates`` picks the usual device itself (tests switch it off to
+    # compare with ``_allocate_device`` and ``_undo``).
+    inline_plain = True
+
     def __init__(self, claims: Sequence[PreparedClaim], pools: NodePools,
                  state: AllocatedState, features: AllocatorFeatures,
                  counter_cache: CounterCache, max_steps: int | None = None) -> None:
@@ -348,39 +352,50 @@ class Search:
         else:
             req = slot.req
 
-        if req.all_mode:
-            devices = self.all_devices[req]
-            if not devices:
-                return False  # "All" needs at least one device
-            count = len(devices)
-        else:
-            count = req.count
+        if not req.all_mode:
+            return self._candidates(ci, ri, si, di, in_sub, start, req, req.count)
+        devices = self.all_devices[req]
+        if not devices:
+            return False  # "All" needs at least one device
+        count = len(devices)
         if di >= count:
             return self._one(ci, ri + 1, 0, 0, False, 0)
         if len(self.results[ci]) + count - di > MAX_RESULTS:
             raise _MaxSize
+        rec = self.all_devices[req][di]
+        amounts = self._fit(rec, req) if self.consumable else None
+        if self.consumable and amounts is None:
+            return False
+        pick = self._allocate_device(ci, req, rec, True, amounts)
+        if pick is None:
+            return False
+        try:
+            done = self._one(ci, ri, si, di + 1, in_sub, 0)
+        except _MaxSize:
+            self._undo(ci, pick)
+            raise
+        if not done:
+            self._undo(ci, pick)
+        return done
 
-        if req.all_mode:
-            rec = self.all_devices[req][di]
-            amounts = self._fit(rec, req) if self.consumable else None
-            if self.consumable and amounts is None:
-                return False
-            pick = self._allocate_device(ci, req, rec, True, amounts)
-            if pick is None:
-                return False
-            try:
-                done = self._one(ci, ri, si, di + 1, in_sub, 0)
-            except _MaxSize:
-                self._undo(ci, pick)
-                raise
-            if not done:
-                self._undo(ci, pick)
-            return done
-
+    def _candidates(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int,
+                    req: Req, count: int) -> bool:
+        """The rest of ``_one`` (its step counted) for a request of ``count`` devices
+        picked from the candidates. The next device of the same request recurses here
+        directly: its ``_one`` would find the same slot and request again."""
+        if di >= count:
+            return self._one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + count - di > MAX_RESULTS:
+            raise _MaxSize
         (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
          prefix) = self._loop
         admin = req.admin
         selectors, labels = req.selectors, req.labels
+        plain = self.inline_plain and not admin and not self.constraints[ci] \
+            and not self.compatibility_groups
+        partitionable = self.partitionable
+        take, give = self.ledger.take, self.ledger.give
+        results = self.results[ci]
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
@@ -425,11 +440,44 @@ class Search:
                         continue
                 else:
                     amounts = _NOTHING
-            pick = self._allocate_device(ci, req, rec, False, amounts)
-            if pick is None:
+            if plain and not rec.multi and not rec.blocking_all and (
+                    partitionable or not rec.uses_counters):
+                # The usual device (no share, no blocking taint) for the usual request
+                # (not admin, a claim without constraints, no compatibility groups):
+                # ``_allocate_device`` and ``_undo`` inlined, the same bookkeeping. This
+                # loop is where a search backtracks.
+                took = rec.uses_counters
+                if took and not take(rec):
+                    continue
+                picked[key] = {ci}  # (not taken: checked above)
+                pick = Pick(req, rec, False, None, took)
+                results.append(pick)
+                steps = self.steps = self.steps + 1
+                if steps == self.max_steps:
+                    raise StepLimit
+                try:
+                    done = self._candidates(ci, ri, si, di + 1, in_sub, idx + 1, req, count)
+                except _MaxSize:
+                    self._undo(ci, pick)
+                    raise
+                if done:
+                    return True
+                # Deeper picks were undone: the device is this claim's alone again.
+                del picked[key]
+                if took:
+                    give(rec)
+                results.pop()
                 continue
+            general = self._allocate_device(ci, req, rec, False, amounts)
+            if general is None:
+                continue
+            pick = general
+            # ``_one(ci, ri, si, di + 1, in_sub, idx + 1)``: its step, then its candidates.
+            steps = self.steps = self.steps + 1
+            if steps == self.max_steps:
+                raise StepLimit
             try:
-                done = self._one(ci, ri, si, di + 1, in_sub, idx + 1)
+                done = self._candidates(ci, ri, si, di + 1, in_sub, idx + 1, req, count)
             except _MaxSize:
                 self._undo(ci, pick)
                 raise

@@ -1,0 +1,218 @@
+"""The search's inlined pick of the usual device against the general one.
+
+``Search._candidates`` books the usual device for the usual request itself (no
+share, no blocking taint; not admin, a claim without constraints, no
+compatibility groups) instead of calling ``_allocate_device`` and ``_undo``.
+Every outcome must be the general path's: devices, search steps, messages,
+errors. The worlds mix both kinds of device and request in one search (shares,
+tainted devices, admin, "All" and firstAvailable requests, several claims, one
+with a constraint) under every combination of the gates that decide which path
+a device takes, so inlined and general picks of the same device by different
+claims and their undoing in between are exercised too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from dralab.allocator import AllocatedState, Allocator, SliceIndex
+from dralab.allocator.features import AllocatorFeatures
+from dralab.allocator.outcome import AllocationOutcome
+from dralab.allocator.search import Search
+from dralab.api.resource import (
+    DeviceCounterConsumption,
+    DeviceRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+
+from .builders import (
+    CLASS_A,
+    DRIVER_A,
+    NODE_1,
+    all_request,
+    claim,
+    consumes,
+    consumes_grouped,
+    counter_set,
+    dclass,
+    device,
+    first_available,
+    in_use,
+    match,
+    request,
+    rslice,
+    sub,
+    taint,
+    toleration,
+)
+
+
+@dataclass(frozen=True)
+class Dev:
+    mem: int  # units of counter "mem" consumed (0: none; -1: a consumption of 0 units)
+    multi: bool  # allowMultipleAllocations (with capacity)
+    tainted: bool
+    busy: bool
+    numa: int
+    group: str = ""  # a compatibility group of its counter consumption ("": none)
+
+
+@dataclass(frozen=True)
+class World:
+    devices: tuple[Dev, ...]
+    budget: int  # the pool's "mem" counter
+    claims: tuple[tuple[tuple[str, int], ...], ...]  # per claim: (kind, count) per request
+    constrained: bool  # the first claim has a matchAttribute constraint
+    gates: tuple[bool, bool, bool]  # partitionable, consumable, compatibility groups
+
+
+def _slices(world: World) -> list[ResourceSlice]:
+    def consumption(d: Dev) -> list[DeviceCounterConsumption]:
+        if not d.mem:
+            return []
+        units = max(d.mem, 0)
+        if d.group:
+            return [consumes_grouped("cs", [d.group], mem=units)]
+        return [consumes("cs", mem=units)]
+
+    devs = [device(f"d{i}", attrs={"numa": d.numa}, counters=consumption(d),
+                   cap={"mem": 4} if d.multi else None, multi=d.multi,
+                   taints=[taint()] if d.tainted else [])
+            for i, d in enumerate(world.devices)]
+    if not world.gates[0]:
+        # Without DRAPartitionableDevices a counter slice would leave the pool
+        # incomplete: one slice, whose counter-consuming devices are then refused.
+        return [rslice("devices", NODE_1, "pool", DRIVER_A, *devs)]
+    return [rslice("devices", NODE_1, "pool", DRIVER_A, *devs, count=2),
+            rslice("counters", NODE_1, "pool", DRIVER_A, count=2,
+                   counters=[counter_set("cs", mem=world.budget)])]
+
+
+def _request(kind: str, count: int, name: str) -> DeviceRequest:
+    if kind == "admin":
+        return request(name, CLASS_A, count, admin=True)
+    if kind == "all":
+        return all_request(name)
+    if kind == "first-available":
+        return first_available(name, sub("big", CLASS_A, count + 1), sub("small", CLASS_A, count))
+    if kind == "tolerating":
+        return request(name, CLASS_A, count, tolerations=[toleration()])
+    return request(name, CLASS_A, count)
+
+
+def _claims(world: World) -> list[ResourceClaim]:
+    out = []
+    for c, requests in enumerate(world.claims):
+        constraints = [match(f"{DRIVER_A}/numa")] if world.constrained and c == 0 else []
+        out.append(claim(f"c{c}", *[_request(kind, count, f"r{j}")
+                                    for j, (kind, count) in enumerate(requests)],
+                         constraints=constraints))
+    return out
+
+
+@st.composite
+def worlds(draw: st.DrawFn) -> World:
+    devices = tuple(Dev(draw(st.sampled_from([-1, 0, 0, 1, 2])), draw(st.integers(0, 4)) == 0,
+                        draw(st.integers(0, 4)) == 0, draw(st.integers(0, 4)) == 0,
+                        draw(st.integers(0, 1)), draw(st.sampled_from(["", "", "x", "y"])))
+                    for _ in range(draw(st.integers(1, 7))))
+    kinds = st.sampled_from(["plain", "plain", "plain", "admin", "all", "first-available",
+                             "tolerating"])
+    requests = st.lists(st.tuples(kinds, st.integers(1, 3)), min_size=1, max_size=2)
+    claims = tuple(tuple(draw(requests)) for _ in range(draw(st.integers(1, 3))))
+    return World(devices, draw(st.integers(0, 6)), claims, draw(st.booleans()),
+                 (draw(st.booleans()), draw(st.booleans()), draw(st.booleans())))
+
+
+def _summary(out: AllocationOutcome) -> tuple[object, ...]:
+    claims = getattr(out, "claims", ())
+    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
+            getattr(out, "explanation", None), tuple(c.status.allocation for c in claims))
+
+
+def _outcomes(world: World, explain: bool) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    partitionable, consumable, groups = world.gates
+    features = AllocatorFeatures(partitionable_devices=partitionable,
+                                 consumable_capacity=consumable, compatibility_groups=groups)
+    busy = [in_use(f"busy-{i}", (DRIVER_A, "pool", f"d{i}"),
+                   share="a1b2c3d4" if d.multi else None,
+                   consumed={f"{DRIVER_A}/mem": 1} if d.multi else None)
+            for i, d in enumerate(world.devices) if d.busy]
+    slices, claims = _slices(world), _claims(world)
+
+    def run() -> tuple[object, ...]:
+        engine = Allocator(SliceIndex(slices), [dclass(CLASS_A, DRIVER_A)],
+                           AllocatedState.from_claims(busy), features)
+        return _summary(engine.allocate(claims, NODE_1, explain_failure=explain))
+
+    inlined = run()
+    with mock.patch.object(Search, "inline_plain", False):
+        general = run()
+    return inlined, general
+
+
+def _world(*devices: Dev, budget: int = 6,
+           claims: tuple[tuple[tuple[str, int], ...], ...] = ((("plain", 3),),)) -> World:
+    return World(devices, budget, claims, False, (True, True, False))
+
+
+_PLAIN = Dev(1, False, False, False, 0)
+# Backtracking over counters: d0 needs 2 units of 3, so three devices fit only
+# without it (the shape upstream's backtracking benchmark scales up).
+_BACKTRACKS = _world(Dev(2, False, False, False, 0), *[_PLAIN] * 4, budget=3,
+                     claims=((("plain", 3),),))
+# An admin request of a later claim takes devices an inlined pick of the first holds.
+_ADMIN_AFTER_INLINED = _world(_PLAIN, _PLAIN, claims=((("plain", 2),), (("admin", 2),)))
+# A share and a tainted device among plain ones, for a tolerating request.
+_MIXED = _world(_PLAIN, Dev(0, True, False, False, 0), Dev(1, False, True, False, 0), _PLAIN,
+                claims=((("tolerating", 3),),))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(), st.booleans())
+@example(_BACKTRACKS, False)
+@example(_ADMIN_AFTER_INLINED, False)
+@example(_MIXED, True)
+def test_inlined_picks_give_the_general_outcome(world: World, explain: bool) -> None:
+    inlined, general = _outcomes(world, explain)
+    assert inlined == general
+
+
+def test_examples_reach_the_cases_they_name() -> None:
+    inlined, _ = _outcomes(_BACKTRACKS, False)
+    assert inlined[0] == "allocated" and isinstance(inlined[3], int) and inlined[3] > 4
+    inlined, _ = _outcomes(_ADMIN_AFTER_INLINED, False)
+    assert inlined[0] == "allocated"
+    allocations = inlined[5]
+    assert isinstance(allocations, tuple)
+    assert [r.device for r in allocations[1].devices.results] == ["d0", "d1"]
+    inlined, _ = _outcomes(_MIXED, True)
+    assert inlined[0] == "allocated"
+
+
+def test_inlined_path_is_taken() -> None:
+    # (so the comparison above compares two different paths)
+    def general_calls(inline: bool) -> int:
+        calls = 0
+        general = Search._allocate_device
+
+        def counting(self: Search, *args: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            return general(self, *args)
+
+        engine = Allocator(SliceIndex(_slices(_BACKTRACKS)), [dclass(CLASS_A, DRIVER_A)],
+                           AllocatedState(), AllocatorFeatures())
+        with mock.patch.object(Search, "_allocate_device", counting), \
+                mock.patch.object(Search, "inline_plain", inline):
+            engine.allocate(_claims(_BACKTRACKS), NODE_1, explain_failure=False)
+        return calls
+
+    assert general_calls(True) == 0
+    assert general_calls(False) > 4
