@@ -452,26 +452,13 @@ class Search:
                 picked[key] = {ci}  # (not taken: checked above)
                 pick = Pick(req, rec, False, None, took)
                 results.append(pick)
-                steps = self.steps = self.steps + 1
-                if steps == self.max_steps:
-                    raise StepLimit
-                try:
-                    done = self._candidates(ci, ri, si, di + 1, in_sub, idx + 1, req, count)
-                except _MaxSize:
-                    self._undo(ci, pick)
-                    raise
-                if done:
-                    return True
-                # Deeper picks were undone: the device is this claim's alone again.
-                del picked[key]
-                if took:
-                    give(rec)
-                results.pop()
-                continue
-            general = self._allocate_device(ci, req, rec, False, amounts)
-            if general is None:
-                continue
-            pick = general
+                inlined = True
+            else:
+                general = self._allocate_device(ci, req, rec, False, amounts)
+                if general is None:
+                    continue
+                pick = general
+                inlined = False
             # ``_one(ci, ri, si, di + 1, in_sub, idx + 1)``: its step, then its candidates.
             steps = self.steps = self.steps + 1
             if steps == self.max_steps:
@@ -483,5 +470,12 @@ class Search:
                 raise
             if done:
                 return True
-            self._undo(ci, pick)
+            if inlined:
+                # Deeper picks were undone: the device is this claim's alone again.
+                del picked[key]
+                if pick.counters:
+                    give(rec)
+                results.pop()
+            else:
+                self._undo(ci, pick)
         return False
