@@ -21,6 +21,15 @@ from dralab.api.resource import DeviceClass, DeviceTaintRule, ResourceClaim, Res
 from .builders import UNSCHEDULABLE, Scenario, node
 
 
+def outcome_summary(out: AllocationOutcome) -> tuple[object, ...]:
+    """Everything an outcome says (kind, reason, message, steps, explanations, chosen
+    subrequests, allocations): two paths agree when their summaries are equal."""
+    claims = getattr(out, "claims", ())
+    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
+            getattr(out, "explanations", None), getattr(out, "subrequests", None),
+            tuple(c.status.allocation for c in claims))
+
+
 def engine_for(objects: Iterable[KubeObject], features: Any = None, seed: int = 0) -> Allocator:
     objs = list(objects)
     slices = [o for o in objs if isinstance(o, ResourceSlice)]

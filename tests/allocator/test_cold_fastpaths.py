@@ -31,7 +31,6 @@ from dralab.allocator.capacity import CapacityError, consumption
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.index import SliceEntry
 from dralab.allocator.nodes import NodeView
-from dralab.allocator.outcome import AllocationOutcome
 from dralab.allocator.pools import NodePools, Pool, gather_pools
 from dralab.allocator.twins import Probe
 from dralab.api.features import FeatureGates
@@ -59,6 +58,7 @@ from .builders import (
     sub,
     taint,
 )
+from .runner import outcome_summary
 
 NODES = ("node-0", "node-1", "node-2")
 # Node shapes: the prefilter's own shape, then shapes it must refuse.
@@ -158,12 +158,6 @@ def worlds(draw: st.DrawFn) -> World:
                  (draw(st.booleans()), draw(st.booleans())), requests)
 
 
-def _summary(out: AllocationOutcome) -> tuple[object, ...]:
-    claims = getattr(out, "claims", ())
-    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
-            tuple(c.status.allocation for c in claims))
-
-
 def _full(shape: str, *requests: tuple[str, int], shared: bool = False) -> World:
     """One full node of ``shape``, partitionable devices on."""
     return World((shape,), (2,), frozenset(), shared, False, (False, True), requests)
@@ -197,7 +191,7 @@ def test_taken_node_prefilter_matches_the_plain_path(world: World) -> None:
     for node in [*NODES[:len(world.shapes)], *NODES[:len(world.shapes)]]:
         got = fast.allocate(claims, node, explain_failure=False)
         want = plain.allocate(claims, node, explain_failure=False)
-        assert _summary(got) == _summary(want), node
+        assert outcome_summary(got) == outcome_summary(want), node
     # A device freed after the keys were kept: the node is no longer taken.
     if busy:
         fast.state.remove_claim(busy[0])
@@ -205,7 +199,7 @@ def test_taken_node_prefilter_matches_the_plain_path(world: World) -> None:
     for node in NODES[:len(world.shapes)]:
         got = fast.allocate(claims, node, explain_failure=False)
         want = plain.allocate(claims, node, explain_failure=False)
-        assert _summary(got) == _summary(want), node
+        assert outcome_summary(got) == outcome_summary(want), node
 
 
 def test_prefilter_takes_a_full_plain_node_and_refuses_the_others() -> None:
@@ -309,10 +303,6 @@ def lazy_worlds(draw: st.DrawFn) -> LazyWorld:
                      draw(st.sampled_from(["", "", "match", "distinct"])), draw(st.booleans()))
 
 
-def _outcome(out: AllocationOutcome) -> tuple[object, ...]:
-    return (*_summary(out), getattr(out, "explanations", None))
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lazy_worlds(), st.booleans())
 @example(LazyWorld(("plain",), (4,), frozenset({(0, 0)}), (("plain", 1),), "", False), False)
@@ -337,14 +327,14 @@ def test_records_built_on_demand_give_the_eager_outcome(world: LazyWorld, explai
     plain = Allocator(PlainIndex(slices), classes, AllocatedState.from_claims(busy), features)
     nodes = NODES[:len(world.shapes)]
     for node in [*nodes, *nodes]:
-        assert _outcome(fast.allocate(claims, node, explain_failure=explain)) == \
-            _outcome(plain.allocate(claims, node, explain_failure=explain)), node
+        assert outcome_summary(fast.allocate(claims, node, explain_failure=explain)) == \
+            outcome_summary(plain.allocate(claims, node, explain_failure=explain)), node
     if busy:
         fast.state.remove_claim(busy[0])
         plain.state.remove_claim(busy[0])
     for node in nodes:
-        assert _outcome(fast.allocate(claims, node, explain_failure=explain)) == \
-            _outcome(plain.allocate(claims, node, explain_failure=explain)), node
+        assert outcome_summary(fast.allocate(claims, node, explain_failure=explain)) == \
+            outcome_summary(plain.allocate(claims, node, explain_failure=explain)), node
         assert _pools_summary(fast.pools(node)) == _pools_summary(plain.pools(node)), node
 
 

@@ -31,7 +31,6 @@ from dralab.allocator.constraints import Constraint
 from dralab.allocator.counters import CounterLedger
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.index import DeviceRecord
-from dralab.allocator.outcome import AllocationOutcome
 from dralab.api.resource import DeviceConstraint, DeviceRequest, ResourceClaim, ResourceSlice
 
 from .builders import (
@@ -50,6 +49,7 @@ from .builders import (
     request,
     rslice,
 )
+from .runner import outcome_summary
 
 ATTR = f"{DRIVER_A}/slice"
 NUMA = f"{DRIVER_A}/numa"
@@ -123,15 +123,9 @@ def worlds(draw: st.DrawFn) -> World:
                  draw(st.booleans()), draw(st.booleans()), draw(st.booleans()))
 
 
-def _summary(out: AllocationOutcome) -> tuple[object, ...]:
-    claims = getattr(out, "claims", ())
-    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
-            tuple(c.status.allocation for c in claims))
-
-
 def _picked(summary: tuple[object, ...]) -> list[str]:
     """The devices of an allocated summary's claim, in result order."""
-    allocations = summary[4]
+    allocations = summary[-1]
     assert isinstance(allocations, tuple) and allocations
     return [r.device for r in allocations[0].devices.results]
 
@@ -155,7 +149,7 @@ def _outcomes(world: World) -> tuple[tuple[object, ...], tuple[object, ...]]:
     def run() -> tuple[object, ...]:
         engine = Allocator(SliceIndex(slices), classes, AllocatedState.from_claims(busy),
                            features)
-        return _summary(engine.allocate([_claim(world)], NODE_1, explain_failure=False))
+        return outcome_summary(engine.allocate([_claim(world)], NODE_1, explain_failure=False))
 
     got = run()
     with _plain_order():

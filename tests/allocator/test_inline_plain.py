@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from dralab.allocator import AllocatedState, Allocator, SliceIndex
 from dralab.allocator.features import AllocatorFeatures
-from dralab.allocator.outcome import AllocationOutcome
 from dralab.allocator.search import Search
 from dralab.api.resource import (
     DeviceCounterConsumption,
@@ -51,6 +50,7 @@ from .builders import (
     taint,
     toleration,
 )
+from .runner import outcome_summary
 
 
 @dataclass(frozen=True)
@@ -130,12 +130,6 @@ def worlds(draw: st.DrawFn) -> World:
                  (draw(st.booleans()), draw(st.booleans()), draw(st.booleans())))
 
 
-def _summary(out: AllocationOutcome) -> tuple[object, ...]:
-    claims = getattr(out, "claims", ())
-    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
-            getattr(out, "explanation", None), tuple(c.status.allocation for c in claims))
-
-
 def _outcomes(world: World, explain: bool) -> tuple[tuple[object, ...], tuple[object, ...]]:
     partitionable, consumable, groups = world.gates
     features = AllocatorFeatures(partitionable_devices=partitionable,
@@ -149,7 +143,7 @@ def _outcomes(world: World, explain: bool) -> tuple[tuple[object, ...], tuple[ob
     def run() -> tuple[object, ...]:
         engine = Allocator(SliceIndex(slices), [dclass(CLASS_A, DRIVER_A)],
                            AllocatedState.from_claims(busy), features)
-        return _summary(engine.allocate(claims, NODE_1, explain_failure=explain))
+        return outcome_summary(engine.allocate(claims, NODE_1, explain_failure=explain))
 
     inlined = run()
     with mock.patch.object(Search, "inline_plain", False):
@@ -189,7 +183,7 @@ def test_examples_reach_the_cases_they_name() -> None:
     assert inlined[0] == "allocated" and isinstance(inlined[3], int) and inlined[3] > 4
     inlined, _ = _outcomes(_ADMIN_AFTER_INLINED, False)
     assert inlined[0] == "allocated"
-    allocations = inlined[5]
+    allocations = inlined[-1]
     assert isinstance(allocations, tuple)
     assert [r.device for r in allocations[1].devices.results] == ["d0", "d1"]
     inlined, _ = _outcomes(_MIXED, True)

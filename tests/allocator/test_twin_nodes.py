@@ -62,6 +62,7 @@ from .builders import (
     taint,
     toleration,
 )
+from .runner import outcome_summary
 
 
 class SearchingAllocator(Allocator):
@@ -187,12 +188,6 @@ def _claim(fleet: Fleet) -> ResourceClaim:
     return claim("c", *requests, constraints=constraints)
 
 
-def _summary(out: AllocationOutcome) -> tuple[object, ...]:
-    claims = getattr(out, "claims", ())
-    return (out.kind, getattr(out, "reason", None), getattr(out, "message", None), out.steps,
-            getattr(out, "subrequests", None), tuple(c.status.allocation for c in claims))
-
-
 def _engines(fleet: Fleet) -> tuple[Allocator, Allocator]:
     consumable, binding = fleet.gates
     features = AllocatorFeatures.from_gates(FeatureGates.parse(
@@ -231,7 +226,7 @@ def test_twin_answers_are_the_searched_answers(fleet: Fleet) -> None:
     for node in [*nodes, *nodes]:
         got = twins.allocate(claims, node, explain_failure=False)
         want = searching.allocate(claims, node, explain_failure=False)
-        assert _summary(got) == _summary(want), node
+        assert outcome_summary(got) == outcome_summary(want), node
     placed = None
     placer = _engines(fleet)[1]  # its share IDs must not advance the other two's generators
     for node in nodes:
@@ -252,7 +247,7 @@ def test_twin_answers_are_the_searched_answers(fleet: Fleet) -> None:
         for node in nodes:
             got = twins.allocate(batch, node, explain_failure=False)
             want = searching.allocate(batch, node, explain_failure=False)
-            assert _summary(got) == _summary(want), node
+            assert outcome_summary(got) == outcome_summary(want), node
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
