@@ -451,17 +451,7 @@ class SliceIndex:
 
     def _index_node(self, node_name: str) -> None:
         rules = self.rules
-        waiting = self._unindexed.pop(node_name)
-        if len(waiting) == 1 and node_name not in self.by_node:
-            # The usual node: one slice of its own (``_add`` without the sorting).
-            key, s = waiting[0]
-            entry = self._entry(s, rules)
-            entry.order = key
-            self._entries[id(s)] = entry
-            self.by_node[node_name] = [entry]
-            _insert(self.by_pool.setdefault(entry.pool_key, []), entry)
-            return
-        for key, s in waiting:
+        for key, s in self._unindexed.pop(node_name):
             self._add(self._entry(s, rules), key)
 
     def index_all(self) -> None:
