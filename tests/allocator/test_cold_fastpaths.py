@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dralab.allocator import AllocatedState, Allocator, SliceIndex
+from dralab.allocator import Allocated, AllocatedState, Allocator, SliceIndex
 from dralab.allocator.capacity import CapacityError, consumption
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.index import SliceEntry
@@ -215,6 +215,19 @@ def test_prefilter_takes_a_full_plain_node_and_refuses_the_others() -> None:
     half = Allocator(SliceIndex([full]), [dclass(CLASS_A, DRIVER_A)],
                      AllocatedState.from_claims(busy[:0]))
     assert half._taken_node(NodeView("node-0"), one) is None
+    # As many allocated names in the pool as devices, one of them not in the slice
+    # (an allocation that outlived its device): d1 is free.
+    outlived = [in_use("busy", (DRIVER_A, "pool-0", "d0"), (DRIVER_A, "pool-0", "gone"))]
+    stale = Allocator(SliceIndex([full]), [dclass(CLASS_A, DRIVER_A)],
+                      AllocatedState.from_claims(outlived))
+    assert stale._taken_node(NodeView("node-0"), one) is None
+    assert isinstance(stale.allocate(one, "node-0", explain_failure=False), Allocated)
+    # Two pools on the node, each one slice: the first full, the second free.
+    second = rslice("n-slice-2", "node-0", "pool-1", DRIVER_A, device("d0"))
+    two = Allocator(SliceIndex([full, second]), [dclass(CLASS_A, DRIVER_A)],
+                    AllocatedState.from_claims(busy))
+    assert two._taken_node(NodeView("node-0"), one) is None
+    assert isinstance(two.allocate(one, "node-0", explain_failure=False), Allocated)
     shared = rslice("shared", ALL_NODES, "shared-pool", DRIVER_A, device("s0"))
     wide = Allocator(SliceIndex([full, shared]), [dclass(CLASS_A, DRIVER_A)],
                      AllocatedState.from_claims(busy))
@@ -225,6 +238,9 @@ class PlainIndex(SliceIndex):
     """The index without the sole-slice shape: every gather takes the general path."""
 
     def sole_slice(self, node_name: str) -> SliceEntry | None:
+        return None
+
+    def sole_raw(self, node_name: str) -> ResourceSlice | None:
         return None
 
 

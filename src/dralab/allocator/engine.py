@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import operator
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -29,6 +30,9 @@ from .state import AllocatedState
 from .twins import Probe, Twin, TwinMemo, positions
 
 __all__ = ["Allocator", "allocate"]
+
+_NAME = operator.attrgetter("name")
+_CONSUMES = operator.attrgetter("consumes_counters")
 
 _PREPARED_LIMIT = 4096
 # Passed where no share ID is drawn (no pick is a share); never used.
@@ -116,45 +120,59 @@ class Allocator:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
         return gather_pools(self.index, NodeView.of(node), self.features.partitionable_devices)
 
-    def _plain_node(self, view: NodeView) -> SliceEntry | None:
-        """``SliceIndex.sole_slice`` of a node whose pools are not memoised: the shape
+    def _plain_node(self, view: NodeView) -> ResourceSlice | None:
+        """``SliceIndex.sole_raw`` of a node whose pools are not memoised: the shape
         the shortcuts below need. A warm allocator's memo is cheaper than them."""
         if view.name in self.index.node_pools:
             return None
-        return self.index.sole_slice(view.name)
+        return self.index.sole_raw(view.name)
 
     def _taken_node(self, view: NodeView, claims: Sequence[ResourceClaim],
-                    entry: SliceEntry | None = None) -> NodePools | None:
+                    sole: ResourceSlice | None = None) -> NodePools | None:
         """Empty pools for a node whose every device is taken, when that gives the
         same outcome as its real pools; None otherwise (gather as usual).
 
-        A necessary-condition prefilter, decided from device keys before any
-        record is built. The node must have ``SliceIndex.sole_slice``'s shape
-        (its pools: one complete, valid pool; so no gather error, no invalid-pool
-        reason once its device names are distinct and no device consumes
-        counters) and every one of its devices must be exclusively allocated (also
-        shared, without DRAConsumableCapacity). The search skips such devices
-        for a request that is neither admin nor "All" before any other check or
-        side effect, so searching no candidates takes the same steps and ends
-        the same way. "All" requests look at the devices before the search and
-        admin requests may take allocated devices: those claims gather.
-        Explanations look at the devices too, so only ``explain_failure=False``
-        calls come here. ``entry``: the node's ``_plain_node``, looked up if not given.
+        A necessary-condition prefilter, decided from the raw slice before any
+        entry or record is built. The node must have ``SliceIndex.sole_slice``'s
+        shape (its pools: one complete, valid pool; so no gather error, no
+        invalid-pool reason once its device names are distinct and no device
+        consumes counters) and every one of its devices must be exclusively
+        allocated (also shared, without DRAConsumableCapacity). The search skips
+        such devices for a request that is neither admin nor "All" before any
+        other check or side effect, so searching no candidates takes the same
+        steps and ends the same way. "All" requests look at the devices before
+        the search and admin requests may take allocated devices: those claims
+        gather. Explanations look at the devices too, so only
+        ``explain_failure=False`` calls come here. ``sole``: the node's
+        ``_plain_node``, looked up if not given.
         """
-        if entry is None:
-            entry = self._plain_node(view)
-            if entry is None:
+        if sole is None:
+            sole = self._plain_node(view)
+            if sole is None:
                 return None
-        exclusive = self.state.exclusive
-        shares = None if self.features.consumable_capacity else self.state.shares
-        # All keys at once: a node with a free device goes on to the twins, which
-        # read every key's state.
-        for key in entry.device_keys():
-            if key not in exclusive and not (shares and key in shares):
+        spec = sole.spec
+        devices = spec.devices
+        state = self.state
+        if self.features.consumable_capacity and state.shares:
+            # Shares leave a device free then: only exclusive use counts, per key.
+            exclusive = state.exclusive
+            prefix = f"{spec.driver}/{spec.pool.name}/"
+            for d in devices:
+                if prefix + d.name not in exclusive:
+                    return None
+            names = set(map(_NAME, devices))
+        else:
+            # Every allocated device of the pool is taken (exclusive, or a share
+            # without consumable capacity); distinct names need as many of them.
+            used = state.allocated_in_pool((spec.driver, spec.pool.name))
+            if len(used) < len(devices):
                 return None
-        # Counters (the pool might be invalid: unknown counters) or a repeated name
-        # (an invalid pool): gather.
-        if not entry.plain_devices():
+            names = set(map(_NAME, devices))
+            if not used.keys() >= names:
+                return None
+        # A repeated name (an invalid pool) or counters (the pool might be invalid:
+        # unknown counters): gather.
+        if len(names) != len(devices) or any(map(_CONSUMES, devices)):
             return None
         for claim in claims:
             for req in self._prepare(claim).flat:
@@ -230,9 +248,9 @@ class Allocator:
             if claim.status.allocation is not None:
                 raise ValueError(f"claim {claim.ref} is already allocated")
         if not explain_failure:
-            entry = self._plain_node(view)
-            if entry is not None:
-                taken = self._taken_node(view, claims, entry)
+            sole = self._plain_node(view)
+            if sole is not None:
+                taken = self._taken_node(view, claims, sole)
                 if taken is not None:
                     # Searching no candidates ends the same way on every such node (the
                     # claims alone decide: no state, no node is read), and a pod's
@@ -248,7 +266,8 @@ class Allocator:
                             self._taken_outcomes.clear()
                         self._taken_outcomes[key] = (tuple(claims), outcome)
                     return outcome
-                probe = self._twin_probe(view, claims, entry)
+                entry = self.index.sole_slice(view.name)  # (indexes the node now)
+                probe = None if entry is None else self._twin_probe(view, claims, entry)
                 if probe is not None:
                     twin = probe.twin
                     if twin is not None:
@@ -260,7 +279,7 @@ class Allocator:
 
     def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim],
                     entry: SliceEntry) -> Probe | None:
-        """The node (``entry``: its ``_plain_node``) looked up among the twins its
+        """The node (``entry``: its ``SliceIndex.sole_slice``) looked up among the twins its
         claims met (``twins``), or None when its answer cannot be reused. A node this
         allocator met before searches: a long-lived allocator memoises its pools and
         selector results then, and searching with them is cheaper than the comparison."""

@@ -572,6 +572,25 @@ class SliceIndex:
             return None
         return entry
 
+    def sole_raw(self, node_name: str) -> ResourceSlice | None:
+        """The slice of ``sole_slice``, decided from the raw slice while the node is
+        not indexed yet (and left so): a cold search meets many nodes whose
+        every device is taken, and those need no entry at all."""
+        if self.shared:
+            return None
+        waiting = self._unindexed.get(node_name)
+        if waiting is None:
+            entry = self.sole_slice(node_name)
+            return entry.slice if entry is not None else None
+        if len(waiting) != 1:
+            return None
+        s = waiting[0][1]
+        spec = s.spec
+        if spec.pool.resource_slice_count != 1 or spec.per_device_node_selection is not None \
+                or spec.shared_counters:
+            return None
+        return s
+
     def candidate_slices(self, node_name: str) -> list[SliceEntry]:
         """Slices that may be relevant for ``node_name``: its own plus every unscoped one."""
         own = self.node_slices(node_name)
