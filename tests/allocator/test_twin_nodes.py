@@ -27,7 +27,7 @@ from dralab.allocator import AllocatedState, Allocator, SliceIndex
 from dralab.allocator import engine as engine_module
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.nodes import NodeView
-from dralab.allocator.outcome import AllocationOutcome
+from dralab.allocator.outcome import Allocated, AllocationOutcome
 from dralab.allocator.pools import NodePools
 from dralab.allocator.twins import Probe
 from dralab.api.base import ObjectMeta
@@ -283,3 +283,32 @@ def test_a_twin_is_answered_without_a_search(monkeypatch: pytest.MonkeyPatch) ->
         ("n0", "gpu-0"), ("n1", "gpu-0"), ("n2", "gpu-0"), ("n3", "gpu-0"), ("n4", "gpu-1")]
     assert [r.node_selector.node_selector_terms[0].match_fields[0].values for r in results] == [
         ["n0"], ["n1"], ["n2"], ["n3"], ["n4"]]
+
+
+def test_a_replayed_outcome_builds_its_claims_once_on_first_access(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A twin's answer is an ``Allocated.deferred``: no claim is built until asked for,
+    then once; the outcome equals the one the search gives and stays immutable."""
+    built: list[int] = []
+    real = engine_module.build_claim_at
+
+    def counting(*args: object, **kw: object) -> object:
+        built.append(1)
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "build_claim_at", counting)
+    slices = [rslice(f"n{k}-slice", f"n{k}", f"n{k}", DRIVER_A, _device("gpu-0", 0, False))
+              for k in range(2)]
+    one = [claim("c", request("r0"))]
+    engine = Allocator(SliceIndex(slices), [dclass(CLASS_A, DRIVER_A)], AllocatedState())
+    engine.allocate(one, "n0", explain_failure=False)  # searched: the twin
+    replayed = engine.allocate(one, "n1", explain_failure=False)
+    assert isinstance(replayed, Allocated) and built == []
+    first = replayed.claims
+    assert replayed.claims is first and built == [1]
+    # The same slice seen by a fresh allocator on n1 is searched, not replayed.
+    searched = Allocator(SliceIndex(slices[1:]), [dclass(CLASS_A, DRIVER_A)],
+                         AllocatedState()).allocate(one, "n1", explain_failure=False)
+    assert replayed == searched and built == [1]
+    with pytest.raises(AttributeError):
+        replayed.steps = 3  # type: ignore[misc]

@@ -296,11 +296,16 @@ class Allocator:
         driver, pool, devices = entry.driver, entry.pool, entry.slice.spec.devices
         binding = self.features.device_binding_and_status
         local = local_node_selector(view.name)
-        claims = tuple([build_claim_at(self._prepare(c), driver, pool, devices, picks,
-                                       selected, binding, local)
-                        for c, picks, selected in zip(probe.claims, twin.picks, twin.selected,
-                                                      strict=True)])
-        return Allocated(claims, twin.steps, twin.choices)
+        prepared = [self._prepare(c) for c in probe.claims]
+        picks, chosen = twin.picks, twin.selected
+
+        # Built when asked for: of the many nodes a pod's search answers, one is kept.
+        # It reads nothing that changes: prepared claims, the slice's devices, positions.
+        def build() -> tuple[ResourceClaim, ...]:
+            return tuple([build_claim_at(p, driver, pool, devices, at, selected, binding, local)
+                          for p, at, selected in zip(prepared, picks, chosen, strict=True)])
+
+        return Allocated.deferred(build, twin.steps, twin.choices)
 
     def _keep_allocation(self, probe: Probe, search: Search,
                          selected: Sequence[Mapping[int, int]], done: Allocated) -> None:
