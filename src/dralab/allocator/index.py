@@ -122,15 +122,25 @@ class DeviceRecord:
     cel_inputs: dict[object, Any] | None = None
     fast_ok: bool | None = None
     # What a request without capacity requests consumes when nothing else is
-    # consumed yet, per fractional-range flag (None: does not fit).
-    default_amounts: dict[bool, Mapping[str, Any] | None] = field(default_factory=dict)
+    # consumed yet, per fractional-range flag (None: does not fit); made on first use.
+    default_amounts: dict[bool, Mapping[str, Any] | None] | None = None
     pool_key: tuple[str, str] = _NO_POOL
-    # ``consumes`` flattened to ("set\0counter", nano) pairs for the hot path.
-    demand: tuple[tuple[str, int], ...] = ()
+    _demand: tuple[tuple[str, int], ...] | None = None
     _node_selector: CompiledNodeSelector | None = None
     _capacity: Mapping[str, tuple[str, DeviceCapacity]] | None = None
     _consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] | None = None
     _groups: tuple[tuple[str, frozenset[str]], ...] | None = None
+
+    @property
+    def demand(self) -> tuple[tuple[str, int], ...]:
+        """``consumes`` flattened to ("set\0counter", nano) pairs for the hot path
+        (made when the device's counters are first booked: a search rejects most
+        devices it looks at before that)."""
+        found = self._demand
+        if found is None:
+            counters = self.device.consumes_counters
+            found = self._demand = _flat_demand(counters) if counters else ()
+        return found
 
     @property
     def consumes(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
@@ -164,17 +174,6 @@ class DeviceRecord:
             raw = self.device.capacity
             found = self._capacity = _resolve_capacity(self.driver, raw) if raw else _NO_CAPACITY
         return found
-
-    def __post_init__(self) -> None:
-        if self.pool_key is _NO_POOL:  # the index passes its slice's (shared) key
-            self.pool_key = (self.driver, self.pool)
-        # Most devices have no taints: skip the generators then (the index builds
-        # one record per device it is asked for).
-        self.blocking_own = tuple(t for t in self.own_taints if t.effect in BLOCKING_EFFECTS) \
-            if self.own_taints else ()
-        self.blocking_all = self.blocking_own + tuple(
-            t for t in self.rule_taints if t.effect in BLOCKING_EFFECTS) \
-            if self.rule_taints else self.blocking_own
 
     def taints(self, with_rules: bool) -> tuple[DeviceTaint, ...]:
         return self.own_taints + self.rule_taints if with_rules else self.own_taints
@@ -317,7 +316,7 @@ class SliceEntry:
         return False
 
 
-def _demand(counters: Sequence[DeviceCounterConsumption]) -> tuple[tuple[str, int], ...]:
+def _flat_demand(counters: Sequence[DeviceCounterConsumption]) -> tuple[tuple[str, int], ...]:
     """``DeviceRecord.demand``: ("set\0counter", nano) per counter consumed, in order."""
     # (plain loops, no generators: this runs for every device that consumes counters)
     demand: list[tuple[str, int]] = []
@@ -332,18 +331,24 @@ def _record(entry: SliceEntry, d: Device, rules: tuple[DeviceTaintRule, ...]) ->
     driver, pool = entry.driver, entry.pool
     rule_taints = tuple(r.spec.taint for r in rules
                         if _rule_applies(r, driver, pool, d.name)) if rules else ()
-    counters = d.consumes_counters
+    own_taints = tuple(d.taints) if d.taints else ()
+    # Most devices have no taints: no generators then (this runs for every record).
+    blocking_own = tuple(t for t in own_taints if t.effect in BLOCKING_EFFECTS) \
+        if own_taints else ()
+    blocking_all = blocking_own + tuple(t for t in rule_taints if t.effect in BLOCKING_EFFECTS) \
+        if rule_taints else blocking_own
     return DeviceRecord(
         f"{driver}/{pool}/{d.name}", driver, pool, d.name, d, entry.scope,
-        tuple(d.taints) if d.taints else (),
+        own_taints,
         rule_taints,
         bool(d.allow_multiple_allocations),
         tuple(d.binding_conditions) if d.binding_conditions else (),
         tuple(d.binding_failure_conditions) if d.binding_failure_conditions else (),
         bool(d.binds_to_node),
-        bool(counters),
+        bool(d.consumes_counters),
+        blocking_own,
+        blocking_all,
         pool_key=entry.pool_key,
-        demand=_demand(counters) if counters else (),
     )
 
 

@@ -180,7 +180,8 @@ class Search:
         return True
 
     def _fit(self, rec: DeviceRecord, req: Req) -> Mapping[str, Quantity] | None:
-        """Capacity check; the amounts a share would consume, or None if it does not fit."""
+        """Capacity check; the amounts a share would consume, or None if it does not fit.
+        (For a device that is not shared, the amounts are only checked, never kept.)"""
         if not rec.capacity and not req.capacity:
             return _NOTHING
         key = rec.key
@@ -189,7 +190,17 @@ class Search:
         if req.capacity is None and consumed is None and picking is None:
             # Depends on the device alone: computed once per device.
             cache = rec.default_amounts
-            if self.fractional in cache:
+            if cache is None:
+                if not rec.multi:
+                    # Each capacity consumed whole fits (``consumption``'s usual case):
+                    # nothing to compute for amounts nobody keeps.
+                    for cap in rec.device.capacity.values():
+                        if cap.request_policy is not None or cap.value.nano < 0:
+                            break
+                    else:
+                        return _NOTHING
+                cache = rec.default_amounts = {}
+            elif self.fractional in cache:
                 return cache[self.fractional]
             made = consumption(rec, None, None, None, self.fractional)
             cache[self.fractional] = made
