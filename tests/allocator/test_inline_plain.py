@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dralab.allocator import AllocatedState, Allocator, SliceIndex
+from dralab.allocator import AllocatedState, AllocationError, Allocator, SliceIndex
 from dralab.allocator.features import AllocatorFeatures
 from dralab.allocator.search import Search
 from dralab.api.resource import (
@@ -34,6 +35,7 @@ from .builders import (
     CLASS_A,
     DRIVER_A,
     NODE_1,
+    PER_DEVICE,
     all_request,
     claim,
     consumes,
@@ -44,6 +46,7 @@ from .builders import (
     first_available,
     in_use,
     match,
+    node_selector,
     request,
     rslice,
     sub,
@@ -166,6 +169,19 @@ _ADMIN_AFTER_INLINED = _world(_PLAIN, _PLAIN, claims=((("plain", 2),), (("admin"
 # A share and a tainted device among plain ones, for a tolerating request.
 _MIXED = _world(_PLAIN, Dev(0, True, False, False, 0), Dev(1, False, True, False, 0), _PLAIN,
                 claims=((("tolerating", 3),),))
+_FREE = Dev(0, False, False, False, 0)  # no counters
+# Two devices of the first request's larger alternative leave no room under the
+# 32-device limit for either alternative of the second: the limit is hit below the
+# walk over the first request's choices, which must give its picks back before its
+# smaller alternative is tried (allocated: 1 + 31 devices).
+_MAX_SIZE_BELOW = _world(*[_FREE] * 40,
+                         claims=((("first-available", 1), ("first-available", 31)),))
+# The pool's counters are over-committed by allocated devices (2 units of 1), so a
+# counter-consuming device can never be booked; the second claim cannot fit, so the
+# first claim's choices are all walked and that device is met again and again.
+_OVER_COMMITTED = _world(Dev(1, False, False, True, 0), Dev(1, False, False, True, 0), _FREE,
+                         Dev(1, False, False, False, 0), _FREE, _FREE, budget=1,
+                         claims=((("plain", 3),), (("plain", 5),)))
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -173,6 +189,8 @@ _MIXED = _world(_PLAIN, Dev(0, True, False, False, 0), Dev(1, False, True, False
 @example(_BACKTRACKS, False)
 @example(_ADMIN_AFTER_INLINED, False)
 @example(_MIXED, True)
+@example(_MAX_SIZE_BELOW, False)
+@example(_OVER_COMMITTED, True)
 def test_inlined_picks_give_the_general_outcome(world: World, explain: bool) -> None:
     inlined, general = _outcomes(world, explain)
     assert inlined == general
@@ -188,6 +206,13 @@ def test_examples_reach_the_cases_they_name() -> None:
     assert [r.device for r in allocations[1].devices.results] == ["d0", "d1"]
     inlined, _ = _outcomes(_MIXED, True)
     assert inlined[0] == "allocated"
+    inlined, _ = _outcomes(_MAX_SIZE_BELOW, False)
+    assert inlined[0] == "allocated" and inlined[5] == ({"r0": 1, "r1": 1},)
+    allocations = inlined[-1]
+    assert isinstance(allocations, tuple)
+    assert len(allocations[0].devices.results) == 32
+    inlined, _ = _outcomes(_OVER_COMMITTED, True)
+    assert inlined[0] == "unschedulable" and isinstance(inlined[3], int) and inlined[3] > 5
 
 
 def test_inlined_path_is_taken() -> None:
@@ -210,3 +235,69 @@ def test_inlined_path_is_taken() -> None:
 
     assert general_calls(True) == 0
     assert general_calls(False) > 4
+
+
+def test_walk_over_choices_is_taken() -> None:
+    # A request for several usual devices is searched by ``Search._usual_picks``
+    # (without recursion), unless a candidate needs the general path.
+    def walks(world: World) -> tuple[int, int]:
+        calls = 0
+        walk = Search._usual_picks
+
+        def counting(self: Search, *args: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            return walk(self, *args)
+
+        with mock.patch.object(Search, "_usual_picks", counting):
+            inlined, _ = _outcomes(world, False)
+        assert isinstance(inlined[3], int)
+        return calls, inlined[3]
+
+    calls, steps = walks(_BACKTRACKS)
+    assert calls == 1 and steps > 4
+    assert walks(_MAX_SIZE_BELOW)[0] == 2  # the larger alternative, then the smaller
+    # A share among the candidates: the recursive loop meets it in its order.
+    found: list[object] = []
+    usual = Search._usual_candidates
+
+    def recording(self: Search, *args: Any) -> Any:
+        found.append(usual(self, *args))
+        return found[-1]
+
+    with mock.patch.object(Search, "_usual_candidates", recording):
+        general, _ = _outcomes(_MIXED, False)
+    assert found == [None] and general[0] == "allocated"
+
+
+def _walk_and_loop(slices: list[ResourceSlice], claims: list[ResourceClaim]
+                   ) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    def run() -> tuple[object, ...]:
+        engine = Allocator(SliceIndex(slices), [dclass(CLASS_A, DRIVER_A)], AllocatedState(),
+                           AllocatorFeatures())
+        return outcome_summary(engine.allocate(claims, NODE_1, explain_failure=False))
+
+    walked = run()
+    with mock.patch.object(Search, "inline_plain", False):
+        looped = run()
+    return walked, looped
+
+
+@pytest.mark.parametrize("on_second", ["broken node selector", "failing selector"])
+def test_walk_leaves_errors_to_the_loop(on_second: str) -> None:
+    # The second candidate of a two-device request raises when the search reaches
+    # it: the walk must not skip or pick it, so the allocation fails as the
+    # candidate loop's does (and would succeed, d0 and d2, if it skipped it).
+    broken = on_second == "broken node selector"
+    bad = node_selector("region")  # "In" without values: malformed
+    devs = [device("d0", attrs={"big": True}, on=NODE_1),
+            device("d1", attrs={} if not broken else {"big": True}, on=bad if broken else NODE_1),
+            device("d2", attrs={"big": True}, on=NODE_1)]
+    slices = [rslice("devices", PER_DEVICE, "pool", DRIVER_A, *devs)]
+    claims = [claim("c", request("r", CLASS_A, 2, f'device.attributes["{DRIVER_A}"].big'))]
+    walked, looped = _walk_and_loop(slices, claims)
+    assert walked == looped
+    assert walked[0] == AllocationError.kind
+    message = walked[2]
+    assert isinstance(message, str)
+    assert ("failed to perform node selection" if broken else "big") in message

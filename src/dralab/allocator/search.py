@@ -27,7 +27,7 @@ from .features import AllocatorFeatures
 from .index import DeviceRecord
 from .pools import LazyRecords, NodePools
 from .prepare import MAX_RESULTS, PreparedClaim, Req
-from .selection import matches
+from .selection import SelectorError, matches
 from .state import AllocatedState
 
 __all__ = ["Fatal", "Pick", "Search", "StepLimit", "tolerates"]
@@ -111,6 +111,9 @@ class Search:
         self.constraints: list[list[Constraint]] = []
         self.selected: dict[tuple[int, int], int] = {}
         self.all_devices: dict[Req, list[DeviceRecord]] = {}
+        # Per request: the candidates ``_usual_picks`` chooses from, or None where it
+        # does not apply (see there).
+        self._usual: dict[Req, list[DeviceRecord] | None] = {}
         self.claim_count = len(claims)
         # What the candidate loop of ``_one`` reads, fixed for the search: one
         # unpacking per step instead of a dozen attribute reads. Without
@@ -398,12 +401,16 @@ class Search:
             return self._one(ci, ri + 1, 0, 0, False, 0)
         if len(self.results[ci]) + count - di > MAX_RESULTS:
             raise _MaxSize
-        (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
-         prefix) = self._loop
         admin = req.admin
-        selectors, labels = req.selectors, req.labels
         plain = self.inline_plain and not admin and not self.constraints[ci] \
             and not self.compatibility_groups
+        if plain and not di and count > 1:
+            done = self._usual_picks(ci, ri, req, count)
+            if done is not None:
+                return done
+        (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
+         prefix) = self._loop
+        selectors, labels = req.selectors, req.labels
         partitionable = self.partitionable
         take, give = self.ledger.take, self.ledger.give
         results = self.results[ci]
@@ -490,3 +497,155 @@ class Search:
             else:
                 self._undo(ci, pick)
         return False
+
+    def _usual_candidates(self, req: Req) -> list[DeviceRecord] | None:
+        """The record of every candidate the usual request ``req`` could pick
+        on this node while this search runs, in order: the candidates that pass the
+        candidate loop's checks which do not depend on this search's own picks, all
+        of them usual devices. None if some candidate would take the general path
+        (a share, a blocking taint, counters without DRAPartitionableDevices) or
+        would raise when reached (a broken node selector, a failing selector): the
+        candidate loop then meets them in its order."""
+        (cands, exclusive, shares, _, consumable, no_binding, broken, record_at, raw,
+         prefix) = self._loop
+        selectors, labels = req.selectors, req.labels
+        partitionable = self.partitionable
+        usual: list[DeviceRecord] = []
+        for idx in range(len(cands)):
+            rec = cands[idx]
+            if rec is None:
+                key = prefix + raw[idx].name
+                if key in exclusive or (shares and key in shares):
+                    continue
+                assert record_at is not None
+                rec = record_at(idx)
+            key = rec.key
+            if key in exclusive or (shares and key in shares):
+                continue
+            if no_binding and rec.binding_conditions:
+                continue
+            try:
+                if not matches(rec, selectors, labels):
+                    continue
+            except SelectorError:
+                return None
+            if broken and rec in broken:
+                return None
+            if rec.multi or rec.blocking_all or (rec.uses_counters and not partitionable):
+                return None
+            if consumable and (rec.device.capacity or req.capacity) and \
+                    self._fit(rec, req) is None:
+                continue
+            usual.append(rec)
+        return usual
+
+    def _usual_picks(self, ci: int, ri: int, req: Req, wanted: int) -> bool | None:
+        """``_candidates`` for the first device of the usual request (not admin, a
+        claim without constraints, no compatibility groups) that wants ``wanted`` > 1
+        devices: the same picks, steps and outcome, searched without recursion.
+        None where it does not apply (``_usual_candidates``).
+
+        Within the request nothing but its own picks changes: the devices other
+        requests and claims hold stay held (the later ones undo theirs before
+        control comes back), and its own picks lie before the position searched.
+        So the candidates are filtered once, and choosing ``wanted`` of them is a
+        walk over positions in that list that books and gives back counters as
+        it goes; every pick counts a step, like the ``_one`` call it stands for.
+        Only a complete choice is entered in ``picked`` and ``results``, for the
+        requests after this one to see.
+        """
+        if req in self._usual:
+            usual = self._usual[req]
+        else:
+            usual = self._usual[req] = self._usual_candidates(req)
+        if usual is None:
+            return None
+        picked = self.picked
+        todo = [rec for rec in usual if rec.key not in picked]
+        end = len(todo)
+        ledger = self.ledger
+        results = self.results[ci]
+        max_steps = self.max_steps  # (-1: unbounded)
+        # Per position: the pool's counters left and the device's demand, once the
+        # device was first booked (``CounterLedger.take``; False: the pool offers
+        # nothing in this search); the Pick, once the device was part of a choice.
+        booking: list[tuple[dict[str, int], tuple[tuple[str, int], ...]] | bool | None] = \
+            [None] * end
+        made: list[Pick | None] = [None] * end
+        chosen: list[int] = []  # positions of the picks so far, ascending
+        at = level = 0
+        while True:
+            if level == wanted:
+                for p in chosen:
+                    rec = todo[p]
+                    picked[rec.key] = {ci}
+                    pick = made[p]
+                    if pick is None:
+                        pick = made[p] = Pick(req, rec, False, None, rec.uses_counters)
+                    results.append(pick)
+                try:
+                    if self._one(ci, ri + 1, 0, 0, False, 0):
+                        return True
+                except _MaxSize:
+                    # (from a later request: give back what this request holds, as
+                    # each level of the recursive loop gives back its pick)
+                    self._drop(todo, chosen, results, booking)
+                    raise
+                for p in chosen:
+                    del picked[todo[p].key]
+                del results[len(results) - wanted:]
+            elif at < end:
+                rec = todo[at]
+                if rec.uses_counters:
+                    booked = booking[at]
+                    if booked is None:
+                        took = ledger.take(rec)
+                        left = ledger.remaining[rec.pool_key]
+                        booking[at] = False if left is None else (left, rec.demand)
+                        if not took:
+                            at += 1
+                            continue
+                    elif booked is False:
+                        at += 1
+                        continue
+                    else:
+                        left, demand = booked  # type: ignore[misc]
+                        for flat, nano in demand:
+                            if left.get(flat, 0) < nano:
+                                break
+                        else:
+                            for flat, nano in demand:
+                                if nano:
+                                    left[flat] -= nano
+                            booked = None
+                        if booked is not None:
+                            at += 1
+                            continue
+                chosen.append(at)
+                steps = self.steps = self.steps + 1
+                if steps == max_steps:
+                    raise StepLimit
+                at += 1
+                level += 1
+                continue
+            # Back: give the last pick's counters back and try the positions after it.
+            if not level:
+                return False
+            level -= 1
+            at = chosen.pop()
+            booked = booking[at]
+            if booked:
+                left, demand = booked  # type: ignore[misc]
+                for flat, nano in demand:
+                    if nano:
+                        left[flat] += nano
+            at += 1
+
+    def _drop(self, todo: Sequence[DeviceRecord], chosen: Sequence[int],
+              results: list[Pick], booking: Sequence[object]) -> None:
+        """``_usual_picks``' complete choice taken back: entries, picks and counters."""
+        for p in chosen:
+            del self.picked[todo[p].key]
+            if booking[p]:
+                self.ledger.give(todo[p])
+        del results[len(results) - len(chosen):]
