@@ -18,7 +18,7 @@ from .constraints import ConstraintError
 from .counters import CounterCache
 from .explain import explain
 from .features import AllocatorFeatures
-from .index import SliceEntry, SliceIndex
+from .index import SliceIndex
 from .nodes import NodeView
 from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulable
 from .pools import NodePools, PoolGatherError, gather_pools
@@ -266,8 +266,7 @@ class Allocator:
                             self._taken_outcomes.clear()
                         self._taken_outcomes[key] = (tuple(claims), outcome)
                     return outcome
-                entry = self.index.sole_slice(view.name)  # (indexes the node now)
-                probe = None if entry is None else self._twin_probe(view, claims, entry)
+                probe = self._twin_probe(view, claims, sole)
                 if probe is not None:
                     twin = probe.twin
                     if twin is not None:
@@ -278,22 +277,22 @@ class Allocator:
         return self._search(view, claims, None, explain_failure)
 
     def _twin_probe(self, view: NodeView, claims: Sequence[ResourceClaim],
-                    entry: SliceEntry) -> Probe | None:
-        """The node (``entry``: its ``SliceIndex.sole_slice``) looked up among the twins its
+                    sole: ResourceSlice) -> Probe | None:
+        """The node (``sole``: its ``SliceIndex.sole_raw``) looked up among the twins its
         claims met (``twins``), or None when its answer cannot be reused. A node this
         allocator met before searches: a long-lived allocator memoises its pools and
         selector results then, and searching with them is cheaper than the comparison."""
         name = view.name
-        if name in self._twin_seen:
+        if name in self._twin_seen or self.index.rules:
             return None
         self._twin_seen.add(name)
-        return self._twins.probe(entry, self.state, claims)
+        return self._twins.probe(sole, self.state, claims)
 
     def _replay(self, view: NodeView, probe: Probe, twin: Twin) -> AllocationOutcome:
         """The twin's allocation on this node's devices: same positions, steps and
         choices. The claims were prepared, and their configs built, for the twin."""
-        entry = probe.entry
-        driver, pool, devices = entry.driver, entry.pool, entry.slice.spec.devices
+        spec = probe.slice.spec
+        driver, pool, devices = spec.driver, spec.pool.name, spec.devices
         binding = self.features.device_binding_and_status
         local = local_node_selector(view.name)
         prepared = [self._prepare(c) for c in probe.claims]
@@ -312,7 +311,7 @@ class Allocator:
         """Remember a successful search for the node's twins, unless a pick is a share."""
         picks = []
         for claim_picks in search.results:
-            at = positions(probe.entry, claim_picks)
+            at = positions(probe.slice.spec.devices, claim_picks)
             if at is None:
                 return
             picks.append(at)

@@ -51,7 +51,8 @@ from .nodes import CompiledNodeSelector, NodeView, compile_node_selector
 if TYPE_CHECKING:
     from .pools import NodePools
 
-__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_fqn"]
+__all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_fqn",
+           "distinct_and_counterless"]
 
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -283,10 +284,8 @@ class SliceEntry:
         records can be built one at a time."""
         found = self._plain
         if found is None:
-            # (map over attribute getters: this runs on every node a cold search visits)
             devices = self.slice.spec.devices
-            found = self._plain = (len(set(map(_NAME, devices))) == len(devices)
-                                   and not any(map(_CONSUMES, devices)))
+            found = self._plain = distinct_and_counterless(devices)
             if found and self._devices is None:
                 self._has_binding_conditions = any(map(_BINDING, devices))
         return found
@@ -314,6 +313,12 @@ class SliceEntry:
                 self._compiled = compile_node_selector(self.node_selector)
             return self._compiled.matches(node)
         return False
+
+
+def distinct_and_counterless(devices: Sequence[Device]) -> bool:
+    """Whether ``devices`` have distinct names and consume no counters."""
+    # (map over attribute getters: this runs on every node a cold search visits)
+    return len(set(map(_NAME, devices))) == len(devices) and not any(map(_CONSUMES, devices))
 
 
 def _flat_demand(counters: Sequence[DeviceCounterConsumption]) -> tuple[tuple[str, int], ...]:

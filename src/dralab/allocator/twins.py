@@ -22,6 +22,10 @@ search steps and the same subrequest choices, or fails the same way.
 Not reused: explanations (they name devices), errors (their messages may name
 pools), picks of shares (share IDs are drawn at random), slices with taint
 rules (rules select by pool and device name).
+
+A node is looked up from its raw slice (``SliceIndex.sole_raw``): a node a twin
+answers is never indexed, so a pod's search over hundreds of such nodes builds
+no entries for them.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dralab.api.resource import Device, ResourceClaim
+from dralab.api.resource import Device, ResourceClaim, ResourceSlice
 
-from .index import SliceEntry
+from .index import distinct_and_counterless
 from .outcome import AllocationOutcome
 from .prepare import Req
 from .search import Pick
@@ -66,7 +70,7 @@ class Probe:
     """A node looked up in the memo: its slice, state key, the twins its claims met
     (None: none yet) and the one that answers it (if any)."""
 
-    entry: SliceEntry
+    slice: ResourceSlice
     state: StateKey
     key: tuple[int, ...]
     claims: tuple[ResourceClaim, ...]
@@ -74,14 +78,22 @@ class Probe:
     twin: Twin | None
 
 
-def state_key(entry: SliceEntry, state: AllocatedState) -> StateKey:
+def state_key(s: ResourceSlice, state: AllocatedState) -> StateKey:
     """The allocated state of the slice's devices, by position (what the search reads)."""
-    keys = entry.device_keys()
-    exclusive = state.exclusive
-    taken = tuple([i for i, k in enumerate(keys) if k in exclusive]) if exclusive else ()
+    spec = s.spec
+    devices = spec.devices
     shares = state.shares
     if not shares:
-        return taken, ()
+        # Every allocated device is allocated exclusively: the pool's allocated
+        # names say which, without building the devices' keys.
+        used = state.allocated_in_pool((spec.driver, spec.pool.name))
+        if not used:
+            return (), ()
+        return tuple([i for i, d in enumerate(devices) if d.name in used]), ()
+    prefix = f"{spec.driver}/{spec.pool.name}/"
+    keys = [prefix + d.name for d in devices]
+    exclusive = state.exclusive
+    taken = tuple([i for i, k in enumerate(keys) if k in exclusive]) if exclusive else ()
     capacity = state.capacity
     shared = tuple([(i, tuple(sorted((capacity.get(k) or {}).items())))
                     for i, k in enumerate(keys) if k in shares])
@@ -94,24 +106,24 @@ class TwinMemo:
     def __init__(self) -> None:
         self._by_claims: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], list[Twin]]] = {}
 
-    def probe(self, entry: SliceEntry, state: AllocatedState,
-              claims: Sequence[ResourceClaim]) -> Probe | None:
-        """Look ``entry``'s node up; None when the node is not of a reusable shape."""
-        if entry.rules:
-            return None
-        sig = state_key(entry, state)
+    def probe(self, s: ResourceSlice, state: AllocatedState,
+              claims: Sequence[ResourceClaim]) -> Probe:
+        """Look up the node whose pools are the one plain slice ``s`` (of an index
+        without taint rules)."""
+        sig = state_key(s, state)
         key = tuple(map(id, claims))
         held = tuple(claims)
         found = self._by_claims.get(key)
         if found is None or any(a is not b for a, b in zip(found[0], held, strict=True)):
-            return Probe(entry, sig, key, held, None, None)
-        devices = entry.slice.spec.devices
-        driver = entry.driver
+            return Probe(s, sig, key, held, None, None)
+        spec = s.spec
+        devices = spec.devices
+        driver = spec.driver
         for t in found[1]:
             if t.state == sig and t.driver == driver and (
                     t.devices is devices or t.devices == devices):
-                return Probe(entry, sig, key, held, found[1], t)
-        return Probe(entry, sig, key, held, found[1], None)
+                return Probe(s, sig, key, held, found[1], t)
+        return Probe(s, sig, key, held, found[1], None)
 
     def remember(self, probe: Probe, outcome: AllocationOutcome | None = None,
                  picks: tuple[tuple[tuple[int, Req], ...], ...] = (),
@@ -120,8 +132,8 @@ class TwinMemo:
         """Keep what the claims got on ``probe``'s node (a failure's ``outcome``, else
         the picks) for nodes like it. Only a plain slice's answer is kept (distinct
         names, no counters), so devices equal to its devices are plain too."""
-        entry = probe.entry
-        if not entry.plain_devices():
+        spec = probe.slice.spec
+        if not distinct_and_counterless(spec.devices):
             return
         bucket = probe.bucket
         if bucket is None:
@@ -130,17 +142,17 @@ class TwinMemo:
             bucket = probe.bucket = []
             self._by_claims[probe.key] = (probe.claims, bucket)
         if len(bucket) < _PER_CLAIMS:
-            bucket.append(Twin(entry.driver, entry.slice.spec.devices, probe.state, outcome,
+            bucket.append(Twin(spec.driver, spec.devices, probe.state, outcome,
                                picks, selected, steps, choices))
 
     def clear(self) -> None:
         self._by_claims.clear()
 
 
-def positions(entry: SliceEntry, picks: Sequence[Pick]) -> tuple[tuple[int, Req], ...] | None:
-    """The picks as (device position in the slice, request); None if one is a share
-    or not a device of ``entry`` (then the answer is not reusable)."""
-    devices = entry.slice.spec.devices
+def positions(devices: Sequence[Device], picks: Sequence[Pick]
+              ) -> tuple[tuple[int, Req], ...] | None:
+    """The picks as (position in ``devices``, request); None if one is a share or not
+    one of ``devices`` (then the answer is not reusable)."""
     out = []
     for pick in picks:
         if pick.share or pick.counters or pick.groups is not None:
