@@ -13,6 +13,8 @@ claims and their undoing in between are exercised too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
@@ -215,23 +217,32 @@ def test_examples_reach_the_cases_they_name() -> None:
     assert inlined[0] == "unschedulable" and isinstance(inlined[3], int) and inlined[3] > 5
 
 
+@contextmanager
+def _recorded(method: str) -> Iterator[list[object]]:
+    """``Search.<method>`` patched to record each of its calls: what it returned
+    (None if it raised)."""
+    returned: list[object] = []
+    original = getattr(Search, method)
+
+    def recording(self: Search, *args: Any) -> Any:
+        at = len(returned)
+        returned.append(None)
+        returned[at] = original(self, *args)
+        return returned[at]
+
+    with mock.patch.object(Search, method, recording):
+        yield returned
+
+
 def test_inlined_path_is_taken() -> None:
     # (so the comparison above compares two different paths)
     def general_calls(inline: bool) -> int:
-        calls = 0
-        general = Search._allocate_device
-
-        def counting(self: Search, *args: Any) -> Any:
-            nonlocal calls
-            calls += 1
-            return general(self, *args)
-
         engine = Allocator(SliceIndex(_slices(_BACKTRACKS)), [dclass(CLASS_A, DRIVER_A)],
                            AllocatedState(), AllocatorFeatures())
-        with mock.patch.object(Search, "_allocate_device", counting), \
+        with _recorded("_allocate_device") as calls, \
                 mock.patch.object(Search, "inline_plain", inline):
             engine.allocate(_claims(_BACKTRACKS), NODE_1, explain_failure=False)
-        return calls
+        return len(calls)
 
     assert general_calls(True) == 0
     assert general_calls(False) > 4
@@ -241,31 +252,16 @@ def test_walk_over_choices_is_taken() -> None:
     # A request for several usual devices is searched by ``Search._usual_picks``
     # (without recursion), unless a candidate needs the general path.
     def walks(world: World) -> tuple[int, int]:
-        calls = 0
-        walk = Search._usual_picks
-
-        def counting(self: Search, *args: Any) -> Any:
-            nonlocal calls
-            calls += 1
-            return walk(self, *args)
-
-        with mock.patch.object(Search, "_usual_picks", counting):
+        with _recorded("_usual_picks") as calls:
             inlined, _ = _outcomes(world, False)
         assert isinstance(inlined[3], int)
-        return calls, inlined[3]
+        return len(calls), inlined[3]
 
     calls, steps = walks(_BACKTRACKS)
     assert calls == 1 and steps > 4
     assert walks(_MAX_SIZE_BELOW)[0] == 2  # the larger alternative, then the smaller
     # A share among the candidates: the recursive loop meets it in its order.
-    found: list[object] = []
-    usual = Search._usual_candidates
-
-    def recording(self: Search, *args: Any) -> Any:
-        found.append(usual(self, *args))
-        return found[-1]
-
-    with mock.patch.object(Search, "_usual_candidates", recording):
+    with _recorded("_usual_candidates") as found:
         general, _ = _outcomes(_MIXED, False)
     assert found == [None] and general[0] == "allocated"
 
