@@ -86,7 +86,9 @@ class Environment:
 
     def __init__(self) -> None:
         self.now = 0.0
-        self._heap: list[Event] = []
+        # (time, priority, sequence, event): the heap compares the leading numbers in C
+        # (sequences are unique, so the event itself is never compared).
+        self._heap: list[tuple[float, int, int, Event]] = []
         self._sequence = 0
         self._priorities: dict[str, int] = {}
         self.processed = 0
@@ -122,8 +124,9 @@ class Environment:
         if math.isnan(time) or time < self.now:
             raise ValueError(f"cannot schedule at {time} (now is {self.now})")
         self._sequence += 1
-        event = Event(time, int(priority), self._sequence, action)
-        heapq.heappush(self._heap, event)
+        order = int(priority)
+        event = Event(time, order, self._sequence, action)
+        heapq.heappush(self._heap, (time, order, self._sequence, event))
         return event
 
     def after(self, delay: float, action: Callable[[], None], priority: int = 0) -> Event:
@@ -131,15 +134,15 @@ class Environment:
 
     def peek(self) -> float:
         """Time of the next pending event, or +inf."""
-        while self._heap and self._heap[0].cancelled:
+        while self._heap and self._heap[0][3].cancelled:
             heapq.heappop(self._heap)
             self.cancelled += 1
-        return self._heap[0].time if self._heap else math.inf
+        return self._heap[0][0] if self._heap else math.inf
 
     def step(self) -> bool:
         """Run the next event; False when none is left."""
         while self._heap:
-            event = heapq.heappop(self._heap)
+            event = heapq.heappop(self._heap)[3]
             if event.cancelled:
                 self.cancelled += 1
                 continue
