@@ -129,7 +129,8 @@ def worlds(draw: st.DrawFn) -> World:
                     for _ in range(draw(st.integers(1, 7))))
     kinds = st.sampled_from(["plain", "plain", "plain", "admin", "all", "first-available",
                              "tolerating"])
-    requests = st.lists(st.tuples(kinds, st.integers(1, 3)), min_size=1, max_size=2)
+    # (counts from 4 reach the walk over a request's choices: ``Search._usual_picks``)
+    requests = st.lists(st.tuples(kinds, st.integers(1, 6)), min_size=1, max_size=2)
     claims = tuple(tuple(draw(requests)) for _ in range(draw(st.integers(1, 3))))
     return World(devices, draw(st.integers(0, 6)), claims, draw(st.booleans()),
                  (draw(st.booleans()), draw(st.booleans()), draw(st.booleans())))
@@ -162,28 +163,28 @@ def _world(*devices: Dev, budget: int = 6,
 
 
 _PLAIN = Dev(1, False, False, False, 0)
-# Backtracking over counters: d0 needs 2 units of 3, so three devices fit only
+# Backtracking over counters: d0 needs 2 units of 4, so four devices fit only
 # without it (the shape upstream's backtracking benchmark scales up).
-_BACKTRACKS = _world(Dev(2, False, False, False, 0), *[_PLAIN] * 4, budget=3,
-                     claims=((("plain", 3),),))
+_BACKTRACKS = _world(Dev(2, False, False, False, 0), *[_PLAIN] * 4, budget=4,
+                     claims=((("plain", 4),),))
 # An admin request of a later claim takes devices an inlined pick of the first holds.
 _ADMIN_AFTER_INLINED = _world(_PLAIN, _PLAIN, claims=((("plain", 2),), (("admin", 2),)))
 # A share and a tainted device among plain ones, for a tolerating request.
 _MIXED = _world(_PLAIN, Dev(0, True, False, False, 0), Dev(1, False, True, False, 0), _PLAIN,
-                claims=((("tolerating", 3),),))
+                _PLAIN, claims=((("tolerating", 4),),))
 _FREE = Dev(0, False, False, False, 0)  # no counters
-# Two devices of the first request's larger alternative leave no room under the
-# 32-device limit for either alternative of the second: the limit is hit below the
-# walk over the first request's choices, which must give its picks back before its
-# smaller alternative is tried (allocated: 1 + 31 devices).
-_MAX_SIZE_BELOW = _world(*[_FREE] * 40,
-                         claims=((("first-available", 1), ("first-available", 31)),))
+# The first request's larger alternative, 32 of the 33 devices, leaves no room under
+# the 32-device limit for either alternative of the second (2 or 1): the limit is hit
+# below the walk over the first request's choices, which must give its picks back
+# before its smaller alternative (31) is tried (allocated: 31 + 1 devices).
+_MAX_SIZE_BELOW = _world(*[_FREE] * 33,
+                         claims=((("first-available", 31), ("first-available", 1)),))
 # The pool's counters are over-committed by allocated devices (2 units of 1), so a
 # counter-consuming device can never be booked; the second claim cannot fit, so the
 # first claim's choices are all walked and that device is met again and again.
 _OVER_COMMITTED = _world(Dev(1, False, False, True, 0), Dev(1, False, False, True, 0), _FREE,
-                         Dev(1, False, False, False, 0), _FREE, _FREE, budget=1,
-                         claims=((("plain", 3),), (("plain", 5),)))
+                         Dev(1, False, False, False, 0), _FREE, _FREE, _FREE, budget=1,
+                         claims=((("plain", 6),),))
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -259,7 +260,9 @@ def test_walk_over_choices_is_taken() -> None:
 
     calls, steps = walks(_BACKTRACKS)
     assert calls == 1 and steps > 4
-    assert walks(_MAX_SIZE_BELOW)[0] == 2  # the larger alternative, then the smaller
+    # The larger alternative (32 of 33 candidates), not the smaller (31: too many
+    # candidates for the count, searched by the recursive loop).
+    assert walks(_MAX_SIZE_BELOW)[0] == 1
     # A share among the candidates: the recursive loop meets it in its order.
     with _recorded("_usual_candidates") as found:
         general, _ = _outcomes(_MIXED, False)
@@ -281,19 +284,41 @@ def _walk_and_loop(slices: list[ResourceSlice], claims: list[ResourceClaim]
 
 @pytest.mark.parametrize("on_second", ["broken node selector", "failing selector"])
 def test_walk_leaves_errors_to_the_loop(on_second: str) -> None:
-    # The second candidate of a two-device request raises when the search reaches
+    # The second candidate of a four-device request raises when the search reaches
     # it: the walk must not skip or pick it, so the allocation fails as the
-    # candidate loop's does (and would succeed, d0 and d2, if it skipped it).
+    # candidate loop's does (and would succeed, d0 and d2-d4, if it skipped it).
     broken = on_second == "broken node selector"
     bad = node_selector("region")  # "In" without values: malformed
     devs = [device("d0", attrs={"big": True}, on=NODE_1),
             device("d1", attrs={} if not broken else {"big": True}, on=bad if broken else NODE_1),
-            device("d2", attrs={"big": True}, on=NODE_1)]
+            *[device(f"d{i}", attrs={"big": True}, on=NODE_1) for i in range(2, 5)]]
     slices = [rslice("devices", PER_DEVICE, "pool", DRIVER_A, *devs)]
-    claims = [claim("c", request("r", CLASS_A, 2, f'device.attributes["{DRIVER_A}"].big'))]
+    claims = [claim("c", request("r", CLASS_A, 4, f'device.attributes["{DRIVER_A}"].big'))]
     walked, looped = _walk_and_loop(slices, claims)
     assert walked == looped
     assert walked[0] == AllocationError.kind
     message = walked[2]
     assert isinstance(message, str)
     assert ("failed to perform node selection" if broken else "big") in message
+
+
+def test_walk_hands_complete_choices_to_later_claims() -> None:
+    # Claim a's first choices hold d0, the only device claim b's selector accepts:
+    # b fails on them and a's walk must take each back (entries and picks) before
+    # its last choice, d1-d4, lets b have d0. Claim c's own selector keeps d0 out
+    # of its walk.
+    devs = [device(f"d{i}", attrs={"numa": 1 if i == 0 else 0}) for i in range(5)]
+    slices = [rslice("devices", NODE_1, "pool", DRIVER_A, *devs)]
+    numa = f'device.attributes["{DRIVER_A}"].numa'
+    for claims, expected in (
+            ([claim("a", request("r", CLASS_A, 4)),
+              claim("b", request("r", CLASS_A, 1, f"{numa} == 1"))],
+             [["d1", "d2", "d3", "d4"], ["d0"]]),
+            ([claim("c", request("r", CLASS_A, 4, f"{numa} == 0"))],
+             [["d1", "d2", "d3", "d4"]])):
+        with _recorded("_usual_picks") as walks:
+            walked, looped = _walk_and_loop(slices, claims)
+        assert walks and walked == looped
+        allocations = walked[-1]
+        assert isinstance(allocations, tuple)
+        assert [[r.device for r in a.devices.results] for a in allocations] == expected

@@ -404,12 +404,16 @@ class Search:
         admin = req.admin
         plain = self.inline_plain and not admin and not self.constraints[ci] \
             and not self.compatibility_groups
-        if plain and not di and count > 1:
+        (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
+         prefix) = self._loop
+        if plain and not di and count > 3 and len(cands) <= count + 1:
+            # A request for all or all but one of the candidates: where a search
+            # backtracks most, and filtering every candidate first reads at most one
+            # more than any search of the request does (below four devices that one
+            # costs more than the walk saves, measured).
             done = self._usual_picks(ci, ri, req, count)
             if done is not None:
                 return done
-        (cands, exclusive, shares, picked, consumable, no_binding, broken, record_at, raw,
-         prefix) = self._loop
         selectors, labels = req.selectors, req.labels
         partitionable = self.partitionable
         take, give = self.ledger.take, self.ledger.give
@@ -524,11 +528,18 @@ class Search:
                 continue
             if no_binding and rec.binding_conditions:
                 continue
-            try:
-                if not matches(rec, selectors, labels):
-                    continue
-            except SelectorError:
-                return None
+            verdicts = rec.sel_cache  # (``matches`` only where a verdict is not cached)
+            for sel in selectors:
+                if verdicts.get(sel) is not True:
+                    try:
+                        selectable = matches(rec, selectors, labels)
+                    except SelectorError:
+                        return None
+                    break
+            else:
+                selectable = True
+            if not selectable:
+                continue
             if broken and rec in broken:
                 return None
             if rec.multi or rec.blocking_all or (rec.uses_counters and not partitionable):
@@ -541,9 +552,10 @@ class Search:
 
     def _usual_picks(self, ci: int, ri: int, req: Req, wanted: int) -> bool | None:
         """``_candidates`` for the first device of the usual request (not admin, a
-        claim without constraints, no compatibility groups) that wants ``wanted`` > 1
-        devices: the same picks, steps and outcome, searched without recursion.
-        None where it does not apply (``_usual_candidates``).
+        claim without constraints, no compatibility groups) that wants ``wanted`` > 3
+        devices, all or all but one of the candidates: the same picks, steps and
+        outcome, searched without recursion. None where it does not apply
+        (``_usual_candidates``).
 
         Within the request nothing but its own picks changes: the devices other
         requests and claims hold stay held (the later ones undo theirs before
