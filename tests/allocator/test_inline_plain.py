@@ -175,9 +175,10 @@ _MIXED = _world(_PLAIN, Dev(0, True, False, False, 0), Dev(1, False, True, False
 _FREE = Dev(0, False, False, False, 0)  # no counters
 # The first request's larger alternative, 32 of the 33 devices, leaves no room under
 # the 32-device limit for either alternative of the second (2 or 1): the limit is hit
-# below the walk over the first request's choices, which must give its picks back
-# before its smaller alternative (31) is tried (allocated: 31 + 1 devices).
-_MAX_SIZE_BELOW = _world(*[_FREE] * 33,
+# below the walk over the first request's choices, which must give its picks back,
+# counters included (each device takes one of 32 units), before its smaller
+# alternative (31) is tried (allocated: 31 + 1 devices).
+_MAX_SIZE_BELOW = _world(*[_PLAIN] * 33, budget=32,
                          claims=((("first-available", 31), ("first-available", 1)),))
 # The pool's counters are over-committed by allocated devices (2 units of 1), so a
 # counter-consuming device can never be booked; the second claim cannot fit, so the

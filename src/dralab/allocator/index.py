@@ -233,7 +233,6 @@ class SliceEntry:
     # Records built one at a time (``record_at``) before all of them were asked
     # for: a cold search on a node usually stops at one of the first devices.
     _partial: list[DeviceRecord | None] | None = None
-    _keys: tuple[str, ...] | None = None
     _plain: bool | None = None
     _has_binding_conditions: bool = False
 
@@ -269,14 +268,6 @@ class SliceEntry:
             partial = self._partial = (list(found) if found is not None
                                        else [None] * len(self.slice.spec.devices))
         return partial
-
-    def device_keys(self) -> tuple[str, ...]:
-        """Every device's ``DeviceRecord.key``, in slice order, without building records."""
-        found = self._keys
-        if found is None:
-            prefix = f"{self.driver}/{self.pool}/"
-            found = self._keys = tuple([prefix + d.name for d in self.slice.spec.devices])
-        return found
 
     def plain_devices(self) -> bool:
         """Whether the slice's devices have distinct names and consume no counters:

@@ -516,30 +516,22 @@ class Search:
         partitionable = self.partitionable
         usual: list[DeviceRecord] = []
         for idx in range(len(cands)):
-            rec = cands[idx]
-            if rec is None:
-                key = prefix + raw[idx].name
-                if key in exclusive or (shares and key in shares):
-                    continue
-                assert record_at is not None
-                rec = record_at(idx)
-            key = rec.key
+            found = cands[idx]
+            # (a record not built yet is judged taken from its key, ``DeviceRecord.key``)
+            key = found.key if found is not None else prefix + raw[idx].name
             if key in exclusive or (shares and key in shares):
                 continue
+            if found is None:
+                assert record_at is not None
+                found = record_at(idx)
+            rec = found
             if no_binding and rec.binding_conditions:
                 continue
-            verdicts = rec.sel_cache  # (``matches`` only where a verdict is not cached)
-            for sel in selectors:
-                if verdicts.get(sel) is not True:
-                    try:
-                        selectable = matches(rec, selectors, labels)
-                    except SelectorError:
-                        return None
-                    break
-            else:
-                selectable = True
-            if not selectable:
-                continue
+            try:
+                if not matches(rec, selectors, labels):
+                    continue
+            except SelectorError:
+                return None
             if broken and rec in broken:
                 return None
             if rec.multi or rec.blocking_all or (rec.uses_counters and not partitionable):
@@ -595,17 +587,22 @@ class Search:
                     if pick is None:
                         pick = made[p] = Pick(req, rec, False, None, rec.uses_counters)
                     results.append(pick)
+                limit: _MaxSize | None = None
                 try:
                     if self._one(ci, ri + 1, 0, 0, False, 0):
                         return True
-                except _MaxSize:
-                    # (from a later request: give back what this request holds, as
-                    # each level of the recursive loop gives back its pick)
-                    self._drop(todo, chosen, results, booking)
-                    raise
+                except _MaxSize as exc:
+                    limit = exc
                 for p in chosen:
                     del picked[todo[p].key]
                 del results[len(results) - wanted:]
+                if limit is not None:
+                    # (from a later request: this request's counters are given back
+                    # too, as each level of the recursive loop gives back its pick)
+                    for p in chosen:
+                        if booking[p]:
+                            ledger.give(todo[p])
+                    raise limit
             elif at < end:
                 rec = todo[at]
                 if rec.uses_counters:
@@ -652,12 +649,3 @@ class Search:
                     if nano:
                         left[flat] += nano
             at += 1
-
-    def _drop(self, todo: Sequence[DeviceRecord], chosen: Sequence[int],
-              results: list[Pick], booking: Sequence[object]) -> None:
-        """``_usual_picks``' complete choice taken back: entries, picks and counters."""
-        for p in chosen:
-            del self.picked[todo[p].key]
-            if booking[p]:
-                self.ledger.give(todo[p])
-        del results[len(results) - len(chosen):]
