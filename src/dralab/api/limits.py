@@ -25,7 +25,17 @@ aliased text               alias expansion may repeat   none (go-yaml counts nod
                            document's size) characters
 integer digits             4,300                        Python's int-str conversion limit;
                                                         Kubernetes' decoders stop at 64 bits
+pods from workloads        100,000 pods built from the  none: controllers create pods in
+                           counts of one run's          batches over time, and a Workload's
+                           workloads (Job parallelism,  podSets[].count may be any int32;
+                           replicas, a Workload's       each pod built is scheduled (about a
+                           podSets[].count, pods a      millisecond) and kept in memory, so
+                           scale-up must place)         the bound keeps a run within minutes
 =========================  ===========================  =====================================
+
+A count past ``MAX_CREATED_PODS`` is refused where it would be expanded, before
+any pod is built, with ``too_many_pods_message`` (the count, the total it brings
+the run to when that is larger, and the limit).
 
 Quantity bounds live with quantities (``quantity.py``), error-line bounds with
 errors (``errors.py``).
@@ -41,14 +51,18 @@ __all__ = [
     "ALIAS_RATIO_HIGH_NODES",
     "ALIAS_RATIO_LOW_NODES",
     "MAX_ALIASED_CHARS_FLOOR",
+    "MAX_CREATED_PODS",
     "MAX_INTEGER_DIGITS",
     "MAX_NESTING_DEPTH",
     "allowed_alias_ratio",
     "too_deep_message",
+    "too_many_pods_message",
 ]
 
 MAX_NESTING_DEPTH: Final = 100
 MAX_INTEGER_DIGITS: Final = 4300
+# Pods one run builds from workload counts (see the table above).
+MAX_CREATED_PODS: Final = 100_000
 
 # go-yaml v3 (decode.go) refuses a document once more than 100 of its nodes came
 # from aliases, it has more than 1,000 nodes, and the aliased share exceeds a
@@ -74,3 +88,13 @@ def allowed_alias_ratio(nodes: int) -> float:
 
 def too_deep_message() -> str:
     return f"nested more than {MAX_NESTING_DEPTH} levels deep (dralab's limit)"
+
+
+def too_many_pods_message(count: int, total: int | None = None) -> str:
+    """``N pods[ (T with the workloads before it)], more than 100,000 (...)``: the tail
+    of the error for a count past ``MAX_CREATED_PODS``; the caller puts the object and
+    the field path in front. ``total`` is what the run comes to with this count."""
+    others = f" ({total:,} with the workloads before it)" \
+        if total is not None and total > count else ""
+    return (f"{count:,} pods to create{others}, more than {MAX_CREATED_PODS:,} "
+            "(dralab's limit on pods created from workloads in one run)")

@@ -29,9 +29,9 @@ references first, label selectors for adoption) and creates the difference:
   set that Succeeded or Failed is deleted and recreated under the same name.
 * DaemonSet: one pod per eligible node that has no running pod of the set.
 
-All workloads together create at most ``MAX_CREATED_PODS`` pods; a larger count is
-an InputError naming the workload and the field that asks for it, raised while
-deciding, before a pod is built (a Job with parallelism 2,000,000,000 is valid
+All workloads together create at most ``MAX_CREATED_PODS`` pods (``api.limits``);
+a larger count is an InputError naming the workload and the field that asks for it,
+raised while deciding, before a pod is built (a Job with parallelism 2,000,000,000 is valid
 upstream, where the controller creates pods in batches over time).
 
 Pods that Succeeded or Failed are never counted as active; pods being deleted
@@ -55,6 +55,7 @@ import msgspec
 from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod, Toleration
 from dralab.api.errors import InputError
+from dralab.api.limits import MAX_CREATED_PODS, too_many_pods_message
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 from .cron import next_activation
@@ -86,10 +87,6 @@ __all__ = ["MAX_CREATED_PODS", "Controllers"]
 
 T = TypeVar("T", bound=KubeObject)
 
-# Pods one run creates for the workloads of its input. Each is scheduled (about a
-# millisecond apiece) and kept in memory, so the bound keeps a run within minutes, as
-# MAX_SCENARIO_PODS does for a scenario.
-MAX_CREATED_PODS = 100_000
 # The field that asks for a workload's pods, for the message when there are too many.
 _COUNT_FIELD = {"Job": "spec.parallelism", "CronJob": "spec.jobTemplate.spec.parallelism",
                 "Deployment": "spec.replicas", "ReplicaSet": "spec.replicas",
@@ -207,10 +204,7 @@ def _size(plan: _Plan) -> int:
 
 def _too_many(obj: KubeObject, count: int, total: int) -> InputError:
     where = f"{obj.kind} {_namespace(obj)}/{obj.name}: {_COUNT_FIELD.get(obj.kind, 'spec')}"
-    others = f" ({total:,} with the workloads before it)" if total > count else ""
-    return InputError(f"{where}: {count:,} pods to create{others}, more than "
-                      f"{MAX_CREATED_PODS:,} (dralab's limit on pods created from workloads "
-                      "in one run)")
+    return InputError(f"{where}: {too_many_pods_message(count, total)}")
 
 
 def _replicas(value: int | None) -> int:
