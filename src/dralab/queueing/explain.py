@@ -7,7 +7,8 @@ quota it meets: for every flavor and resource the workload asks for, the
 ClusterQueue's nominal quota, borrowing limit, what its admitted workloads use and
 what this workload needs. With nodes in the snapshot it also says whether the
 whole pod set could be placed on them now, pod by pod, with the devices its
-claims ask for (what Kueue's admission does not check).
+claims ask for (what Kueue's admission does not check). Its pods count against
+``MAX_CREATED_PODS``: a larger pod set is an InputError before one is built.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dralab.api.core import Node
 from dralab.api.keys import object_key
 
 from .feasibility import flavor_topology
+from .hierarchy import cycle_cohorts, cycle_reason
 from .model import Decision, NodeTopology, QueueingState
 from .reader import KueueSnapshot, WorkloadSource
 from .writer import quantity_text
@@ -89,8 +91,18 @@ def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key
     pending = [d.pending for d in mine if d.pending]
     if pending:
         lines.append(f"  {pending[-1]}")
+    lines += _cycle_lines(state, key)
     lines += _quota_lines(state, key)
     return WorkloadExplanation(key, owner, status, tuple(lines), placement)
+
+
+def _cycle_lines(state: QueueingState, key: str) -> list[str]:
+    """Why the workload's ClusterQueue is inactive when its cohort has a parent cycle."""
+    workload = state.workloads.get(key)
+    cq = state.cluster_queues.get(workload.cluster_queue or "") if workload else None
+    if cq is None or not cq.cohort or cq.cohort not in cycle_cohorts(state.cohorts):
+        return []
+    return [f"  {cycle_reason(state.cohorts, cq.name, cq.cohort)}"]
 
 
 def _quota_lines(state: QueueingState, key: str) -> list[str]:
@@ -140,9 +152,10 @@ def _placement(snapshot: KueueSnapshot, source: WorkloadSource,
     """Whether every pod of the workload fits on the snapshot's nodes now (a fork of the
     cluster, reverted), within the topology domain its pod set asks for when its flavor
     has a Topology: one line per pod set."""
-    from .feasibility import pod_set_pods, snapshot_scheduler
+    from .feasibility import check_pod_counts, pod_set_pods, snapshot_scheduler
     from .placement import GangFailure, place_pod_sets
 
+    check_pod_counts([source])  # before the cluster or a pod is built
     scheduler = snapshot_scheduler(objects)
     workload = snapshot.state.workloads.get(source.key)
     topology = _topology_of(snapshot, source.key)

@@ -20,14 +20,17 @@ also written as Kueue's ``topologyAssignment`` (``topology_assignment``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
 from dralab.api.core import Pod
+from dralab.api.errors import InputError
 from dralab.api.keys import object_key
+from dralab.api.limits import MAX_CREATED_PODS, too_many_pods_message
+from dralab.api.workloads import Job
 
 from .configured import feasibility_on
 from .model import (
@@ -38,7 +41,7 @@ from .model import (
     TopologyRequest,
     WorkloadSpec,
 )
-from .reader import QUEUE_NAME_LABEL, KueueSnapshot
+from .reader import QUEUE_NAME_LABEL, KueueSnapshot, WorkloadSource
 
 if TYPE_CHECKING:
     from dralab.scheduler import Scheduler
@@ -46,9 +49,9 @@ if TYPE_CHECKING:
     from .placement import GangFailure, GangPlacement
 
 __all__ = ["PodSetPlacement", "PodSetPods", "PreemptorPlacement", "SnapshotPlacement",
-           "flavor_labels", "flavor_topology", "placement_check", "pod_set_pods",
-           "snapshot_scheduler", "topology_assignment", "unplaceable"]
-
+           "check_pod_counts", "flavor_labels", "flavor_topology", "placement_check",
+           "pod_count_field", "pod_set_pods", "snapshot_scheduler", "topology_assignment",
+           "unplaceable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ class PodSetPods:
     flavor's Kueue Topology and the pod set's topology request."""
 
     name: str
-    pods: list[Pod]
+    pods: Sequence[Pod]
     topology: NodeTopology | None = None
     request: TopologyRequest | None = None
 
@@ -184,9 +187,14 @@ class PreemptorPlacement:
 
 
 class SnapshotPlacement(PodSetPlacement):
-    """The check against the cluster the snapshot describes (``KueuePolicy.placement``)."""
+    """The check against the cluster the snapshot describes (``KueuePolicy.placement``).
+
+    The pods of every workload it may place count against ``MAX_CREATED_PODS``
+    together (admitted ones keep theirs): InputError before the first is built."""
 
     def __init__(self, snapshot: KueueSnapshot, objects: Sequence[KubeObject]) -> None:
+        check_pod_counts(source for key, source in snapshot.sources.items()
+                         if key not in snapshot.inadmissible)
         super().__init__(snapshot_scheduler(objects))
         self.snapshot = snapshot
         state = snapshot.state
@@ -265,23 +273,94 @@ def flavor_topology(snapshot: KueueSnapshot, flavors: Sequence[str]) -> NodeTopo
     return None
 
 
+def pod_count_field(source: WorkloadSource, index: int) -> str:
+    """``Kind namespace/name: field`` of the count behind pod set ``index`` of
+    ``source``: a Workload's ``spec.podSets[i].count``, a Job's parallelism (or its
+    completions when fewer, as Kueue takes the smaller), a carrier's replicas."""
+    if source.existing is not None:
+        return f"Workload {source.namespace}/{source.name}: spec.podSets[{index}].count"
+    owner = source.owner
+    if owner is None:
+        return f"Workload {source.namespace}/{source.name}: spec.podSets[{index}].count"
+    kind = owner.kind or type(owner).KIND
+    field = "spec.replicas"
+    if isinstance(owner, Job):
+        parallelism, completions = owner.spec.parallelism, owner.spec.completions
+        field = "spec.completions" if completions is not None and (
+            parallelism is None or completions < parallelism) else "spec.parallelism"
+    return f"{kind} {owner.namespace}/{owner.name}: {field}"
+
+
+def check_pod_counts(sources: Iterable[WorkloadSource]) -> int:
+    """The pods of ``sources``' pod sets, together; InputError naming the first count
+    that takes the total past ``MAX_CREATED_PODS`` (nothing is built). Pure."""
+    total = 0
+    for source in sources:
+        for index, pod_set in enumerate(source.pod_sets):
+            count = max(pod_set.count, 0)
+            total += count
+            if total > MAX_CREATED_PODS:
+                raise InputError(f"{pod_count_field(source, index)}: "
+                                 f"{too_many_pods_message(count, total)}")
+    return total
+
+
+class _TemplatePods(Sequence[Pod]):
+    """The pods of a pod set, each decoded from the template when first asked for:
+    the placement stops at the first pod that does not fit, so a set that cannot be
+    placed costs the pods up to that one, not its whole count. Read-only."""
+
+    __slots__ = ("_built", "_count", "_namespace", "_prefix", "_spec")
+
+    def __init__(self, namespace: str, prefix: str, count: int,
+                 spec: Mapping[str, object]) -> None:
+        self._namespace, self._prefix, self._count, self._spec = \
+            namespace, prefix, count, spec
+        self._built: dict[int, Pod] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Pod: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Pod]: ...
+    def __getitem__(self, index: int | slice) -> Pod | Sequence[Pod]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        pod = self._built.get(index)
+        if pod is None:
+            made = decode({"apiVersion": "v1", "kind": "Pod",
+                           "metadata": {"name": f"{self._prefix}-{index}",
+                                        "namespace": self._namespace},
+                           "spec": self._spec})
+            assert isinstance(made, Pod)
+            pod = self._built[index] = made
+        return pod
+
+    def __iter__(self) -> Iterator[Pod]:
+        for i in range(self._count):
+            yield self[i]
+
+
 def pod_set_pods(namespace: str, prefix: str, count: int, template: dict[str, object],
-                 node_labels: Mapping[str, str]) -> list[Pod]:
+                 node_labels: Mapping[str, str]) -> Sequence[Pod]:
     """``count`` pods ``prefix-0``, ``prefix-1``, ... from a pod set's template, with
-    ``node_labels`` added to their node selector (a flavor's)."""
+    ``node_labels`` added to their node selector (a flavor's). Each pod is built when
+    first read (the same object on every read); InputError for a ``count`` past
+    ``MAX_CREATED_PODS`` (callers check first, to name the field)."""
+    if count > MAX_CREATED_PODS:
+        raise InputError(f"pod set {prefix}: {too_many_pods_message(count)}")
     spec = dict(template.get("spec") or {})  # type: ignore[call-overload]
     if node_labels:
         selector = dict(spec.get("nodeSelector") or {})
         selector.update(node_labels)
         spec["nodeSelector"] = selector
-    out = []
-    for i in range(count):
-        pod = decode({"apiVersion": "v1", "kind": "Pod",
-                      "metadata": {"name": f"{prefix}-{i}", "namespace": namespace},
-                      "spec": spec})
-        assert isinstance(pod, Pod)
-        out.append(pod)
-    return out
+    return _TemplatePods(namespace, prefix, max(count, 0), spec)
 
 
 def topology_assignment(scheduler: Scheduler, topology: NodeTopology,
