@@ -164,10 +164,9 @@ def kueue_problems(obj: KubeObject) -> list[Problem]:
     if isinstance(obj, ClusterQueue):
         return list(_cluster_queue(obj))
     if isinstance(obj, Cohort):
-        out = list(_groups(obj.spec.resource_groups, True, "spec"))
-        if obj.spec.parent_name and obj.spec.parent_name == obj.name:
-            out.append(("spec.parentName", "Invalid value: a cohort cannot be its own parent"))
-        return out
+        # A parent cycle (a self-parent too) is not refused: Kueue's webhook accepts
+        # it and marks the ClusterQueues under it inactive (``hierarchy``).
+        return list(_groups(obj.spec.resource_groups, True, "spec"))
     if isinstance(obj, LocalQueue):
         out = []
         if not obj.namespace:

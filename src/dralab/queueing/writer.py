@@ -34,6 +34,7 @@ from typing import Any
 from dralab.api.codec import encode
 from dralab.api.quantity import Quantity, QuantityFormat
 
+from .hierarchy import ancestors
 from .model import Admission, Decision, QueueingState, TopologyAssignment
 from .reader import KueueSnapshot, WorkloadSource
 
@@ -111,15 +112,8 @@ def _path(state: QueueingState, cluster_queue: str | None) -> str:
     """Kueue's ``buildCQPath``: ``/root-cohort/.../cohort/cq``."""
     if not cluster_queue:
         return "UNKNOWN"
-    parts = [cluster_queue]
     spec = state.cluster_queues.get(cluster_queue)
-    cohort = spec.cohort if spec else None
-    seen: set[str] = set()
-    while cohort and cohort not in seen:
-        seen.add(cohort)
-        parts.append(cohort)
-        parent = state.cohorts.get(cohort)
-        cohort = parent.parent if parent else None
+    parts = [cluster_queue, *ancestors(state.cohorts, spec.cohort if spec else None)]
     return "/" + "/".join(reversed(parts))
 
 

@@ -295,7 +295,9 @@ class KueuePolicy:
                 continue
             spec = state.cluster_queues[name]
             workload = state.workloads[head]
-            if spec.stop_policy != "None":
+            if spec.stop_policy != "None" or name in tree.cycle_queues:
+                # Stopped, or its cohort has a parent cycle (Kueue's HasCycle): the
+                # queue admits nothing and its workloads say it is inactive.
                 self._inactive(name, state, decisions)
                 continue
             assignment = self._nominate(workload, name, spec, state)

@@ -16,6 +16,11 @@ plus what its parent can still give, the latter capped by the borrowing limit;
 this is Kueue's hierarchical quota rule (``cluster_queue.md``: borrowing, lending
 limits; ``cohort.md``: cohorts with their own quota). Usage changes walk up the
 tree once (O(depth)); nothing is rescanned.
+
+Every walk is a loop, never recursion: a chain of cohorts thousands deep is valid
+input. A cohort with a parent cycle (``hierarchy.cycle_cohorts``) is cut from its
+parent, so the tree stays a forest; the ClusterQueues under it are in
+``cycle_queues`` and admit nothing (Kueue skips them, reason ``HasCycle``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from dralab.queueing.hierarchy import cycle_cohorts
 from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
 
 __all__ = ["SHARE_INFINITE", "FlavorResource", "QuotaNode", "QuotaTree"]
@@ -82,6 +88,10 @@ class QuotaTree:
                  cohorts: dict[str, CohortSpec]) -> None:
         self.cluster_queues: dict[str, QuotaNode] = {}
         self.cohorts: dict[str, QuotaNode] = {}
+        cyclic = cycle_cohorts(cohorts)
+        # The ClusterQueues whose cohort has a parent cycle: Kueue's HasCycle.
+        self.cycle_queues: frozenset[str] = frozenset(
+            name for name, spec in cluster_queues.items() if spec.cohort in cyclic)
         for name in sorted(cluster_queues):
             spec = cluster_queues[name]
             node = QuotaNode(name, is_cohort=False,
@@ -89,7 +99,7 @@ class QuotaTree:
             _read_groups(node, spec.resource_groups)
             self.cluster_queues[name] = node
             if spec.cohort:
-                node.parent = self._cohort(spec.cohort, cohorts)
+                node.parent = self._cohort(spec.cohort, cohorts, cyclic)
                 node.parent.children.append(node)
         for node in [*self.cluster_queues.values(), *self.cohorts.values()]:
             if node.parent is None:
@@ -104,33 +114,51 @@ class QuotaTree:
         self._borrowers: dict[tuple[str, FlavorResource], set[str]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
-                seen: frozenset[str] = frozenset()) -> QuotaNode:
-        node = self.cohorts.get(name)
-        if node is not None:
-            return node
-        spec = specs.get(name)
-        node = QuotaNode(name, is_cohort=True)
-        self.cohorts[name] = node
-        if spec is not None:
+                cyclic: frozenset[str]) -> QuotaNode:
+        """The node of cohort ``name``, made with its missing ancestors (a loop up the
+        parents). A cohort with a parent cycle gets no parent: the cycle is cut
+        everywhere, and its ClusterQueues are in ``cycle_queues``."""
+        first = self.cohorts.get(name)
+        if first is not None:
+            return first
+        current: str | None = name
+        below: QuotaNode | None = None
+        while current is not None:
+            known = self.cohorts.get(current)
+            node = known if known is not None else QuotaNode(current, is_cohort=True)
+            if below is not None:
+                below.parent = node
+                node.children.append(below)
+            if known is not None:
+                break
+            self.cohorts[current] = node
+            spec = specs.get(current)
+            if spec is None:
+                break
             node.weight_milli = round(spec.fair_weight * 1000)
             _read_groups(node, spec.resource_groups)
-            # A parent cycle is invalid input; cut it rather than loop.
-            if spec.parent and spec.parent not in seen and spec.parent != name:
-                node.parent = self._cohort(spec.parent, specs, seen | {name})
-                node.parent.children.append(node)
-        return node
+            if current in cyclic:
+                break
+            below, current = node, spec.parent or None
+        return self.cohorts[name]
 
-    def _fill(self, node: QuotaNode) -> None:
-        """Subtree and guaranteed quota, bottom up."""
-        subtree = dict(node.nominal)
-        for child in node.children:
-            self._fill(child)
-            for fr, amount in child.subtree.items():
-                lent = amount - child.guaranteed.get(fr, 0)
-                subtree[fr] = subtree.get(fr, 0) + lent
-        node.subtree = subtree
-        node.guaranteed = {fr: max(0, subtree.get(fr, 0) - limit)
-                           for fr, limit in node.lending_limit.items()}
+    def _fill(self, root: QuotaNode) -> None:
+        """Subtree and guaranteed quota, bottom up (children before their parent)."""
+        order: list[QuotaNode] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children)
+        for node in reversed(order):
+            subtree = dict(node.nominal)
+            for child in node.children:
+                for fr, amount in child.subtree.items():
+                    lent = amount - child.guaranteed.get(fr, 0)
+                    subtree[fr] = subtree.get(fr, 0) + lent
+            node.subtree = subtree
+            node.guaranteed = {fr: max(0, subtree.get(fr, 0) - limit)
+                               for fr, limit in node.lending_limit.items()}
 
     # usage --------------------------------------------------------------------
     def add_usage(self, cluster_queue: str, usage: dict[FlavorResource, int], sign: int) -> None:
@@ -161,34 +189,51 @@ class QuotaTree:
 
     # queries ------------------------------------------------------------------
     def available(self, node: QuotaNode, fr: FlavorResource) -> int:
-        """What ``node`` can still take of ``fr``, borrowing within its limits."""
-        if node.parent is None:
-            return node.subtree.get(fr, 0) - node.usage.get(fr, 0)
-        kept = node.guaranteed.get(fr, 0)
-        used = node.usage.get(fr, 0)
-        from_parent = self.available(node.parent, fr)
-        limit = node.borrowing_limit.get(fr)
-        if limit is not None:
-            stored = node.subtree.get(fr, 0) - kept
-            from_parent = min(stored - max(0, used - kept) + limit, from_parent)
-        return max(0, kept - used) + from_parent
+        """What ``node`` can still take of ``fr``, borrowing within its limits: the
+        root's free quota, passed down the path to ``node`` (a loop, O(depth))."""
+        path: list[QuotaNode] = []
+        current = node
+        while current.parent is not None:
+            path.append(current)
+            current = current.parent
+        value = current.subtree.get(fr, 0) - current.usage.get(fr, 0)
+        for step in reversed(path):
+            kept = step.guaranteed.get(fr, 0)
+            used = step.usage.get(fr, 0)
+            limit = step.borrowing_limit.get(fr)
+            if limit is not None:
+                stored = step.subtree.get(fr, 0) - kept
+                value = min(stored - max(0, used - kept) + limit, value)
+            value = max(0, kept - used) + value
+        return value
+
+    def _potential_key(self, node: QuotaNode, fr: FlavorResource) -> tuple[str, FlavorResource]:
+        return (node.name if not node.is_cohort else "/" + node.name, fr)
 
     def potential(self, node: QuotaNode, fr: FlavorResource) -> int:
-        """What ``node`` could take of ``fr`` if nothing were used (its maximum capacity)."""
-        key = (node.name if not node.is_cohort else "/" + node.name, fr)
-        cached = self._potential.get(key)
-        if cached is not None:
-            return cached
-        if node.parent is None:
-            value = node.subtree.get(fr, 0)
-        else:
-            kept = node.guaranteed.get(fr, 0)
-            from_parent = self.potential(node.parent, fr)
-            limit = node.borrowing_limit.get(fr)
-            if limit is not None:
-                from_parent = min(node.subtree.get(fr, 0) - kept + limit, from_parent)
-            value = kept + from_parent
-        self._potential[key] = value
+        """What ``node`` could take of ``fr`` if nothing were used (its maximum capacity);
+        cached per node, computed down from the nearest cached ancestor (a loop)."""
+        path: list[QuotaNode] = []
+        current: QuotaNode | None = node
+        value: int | None = None
+        while current is not None:
+            value = self._potential.get(self._potential_key(current, fr))
+            if value is not None:
+                break
+            path.append(current)
+            current = current.parent
+        for step in reversed(path):
+            if step.parent is None:
+                value = step.subtree.get(fr, 0)
+            else:
+                assert value is not None
+                kept = step.guaranteed.get(fr, 0)
+                limit = step.borrowing_limit.get(fr)
+                if limit is not None:
+                    value = min(step.subtree.get(fr, 0) - kept + limit, value)
+                value = kept + value
+            self._potential[self._potential_key(step, fr)] = value
+        assert value is not None
         return value
 
     def fits(self, node: QuotaNode, usage: dict[FlavorResource, int],
