@@ -57,8 +57,8 @@ __all__ = [
 
 DRIVER = "gpu.nvidia.com"
 _STD = "resource.kubernetes.io/"
-_OLD_MIG = re.compile(r"^gpu-(\d+)-mig-(\d+)-(\d+)-(\d+)$")
-_VERSION_TEXT = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+_OLD_MIG = re.compile(r"^gpu-([0-9]+)-mig-([0-9]+)-([0-9]+)-([0-9]+)$")
+_VERSION_TEXT = re.compile(r"^v?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?$")
 _VERSIONED = ("driverVersion", "cudaDriverVersion", "cudaComputeCapability")
 
 

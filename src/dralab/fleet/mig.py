@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
-_MIG_NAME = re.compile(r"^gpu-(\d+)-mig-(.+)-(\d+)-(\d+)$")
+_MIG_NAME = re.compile(r"^gpu-([0-9]+)-mig-(.+)-([0-9]+)-([0-9]+)$")
 
 
 @dataclass(frozen=True, slots=True, order=True)

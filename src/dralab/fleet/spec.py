@@ -351,7 +351,8 @@ def _literal_values(path: str) -> list[str]:
     return [str(v) for v in node.values] if isinstance(node, mi.LiteralType) else []
 
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+# ASCII digits only: \d and float() also take other scripts' digits ('٣', '３').
+_DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
@@ -409,7 +410,7 @@ def _quantity(source: str, path: str, value: str | int) -> Quantity:
 
 
 def _version(source: str, path: str, text: str, parts: int) -> None:
-    if not re.fullmatch(rf"\d+(\.\d+){{{parts - 1},2}}", text):
+    if not re.fullmatch(rf"[0-9]+(\.[0-9]+){{{parts - 1},2}}", text):
         raise FleetSpecError(source, path, f"not a version like {'1.2.3'[:2 * parts - 1]}: "
                                            f"{text!r}")
 
@@ -465,7 +466,7 @@ def _check_sharing(source: str, path: str, pool: NodePool) -> None:
     if shares is not None:
         ok = shares in ("unlimited", "memory") or (
             isinstance(shares, int) and shares > 0) or (
-            isinstance(shares, str) and shares.isdigit() and int(shares) > 0)
+            isinstance(shares, str) and shares.isascii() and shares.isdigit() and int(shares) > 0)
         if not ok:
             raise FleetSpecError(source, f"{path}.consumableShares",
                                  f"must be unlimited, memory or a positive integer: {shares!r}")

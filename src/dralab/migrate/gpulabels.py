@@ -100,7 +100,7 @@ def _product_cel(values: Sequence[str]) -> str:
 
 
 def _mib(value: str) -> int | None:
-    return int(value) if value.isdigit() and len(value) <= 9 else None
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
 
 
 def _memory_cel(req: LabelRequirement) -> str | None:

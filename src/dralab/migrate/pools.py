@@ -79,7 +79,7 @@ class GpuPool:
 def _node_gpus(node: DumpNodeGpus) -> int:
     """Physical GPUs: the GPU feature discovery count, else DRA full GPUs, else the plugin's."""
     label = node.labels.get("nvidia.com/gpu.count", "")
-    return int(label) if label.isdigit() else node.physical_gpus
+    return int(label) if label.isascii() and label.isdigit() else node.physical_gpus
 
 
 def _fits(node: DumpNodeGpus, demand: PodGpuDemand) -> bool:

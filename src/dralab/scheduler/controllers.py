@@ -207,6 +207,11 @@ def _too_many(obj: KubeObject, count: int, total: int) -> InputError:
     return InputError(f"{where}: {too_many_pods_message(count, total)}")
 
 
+def _digits(text: str) -> bool:
+    """ASCII decimal digits only: str.isdigit() also takes '٣' and '²' (int() refuses those)."""
+    return text.isascii() and text.isdigit()
+
+
 def _replicas(value: int | None) -> int:
     return 1 if value is None else max(value, 0)
 
@@ -238,7 +243,7 @@ def _max_surge(deploy: Deployment, replicas: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     text = value if isinstance(value, str) else DEFAULT_MAX_SURGE
-    if not (text.endswith("%") and text[:-1].isdigit()):
+    if not (text.endswith("%") and text[:-1].isascii() and text[:-1].isdigit()):
         text = DEFAULT_MAX_SURGE
     return math.ceil(int(text[:-1]) * replicas / 100)
 
@@ -297,7 +302,7 @@ def _parse_indexes(text: Any, limit: int) -> _Indexes:
     spans: list[tuple[int, int]] = []
     for part in text.split(",") if isinstance(text, str) else ():
         first, dash, last = part.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
+        if not _digits(first) or (dash and not _digits(last)):
             continue
         low, high = int(first), min(int(last) if dash else int(first), limit - 1)
         if low <= high:
@@ -324,7 +329,7 @@ def _free_indexes(completions: int, done: _Indexes, held: set[int], want: int) -
 def _completion_index(pod: Pod) -> int | None:
     value = pod.metadata.annotations.get(COMPLETION_INDEX) or \
         pod.metadata.labels.get(COMPLETION_INDEX)
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and _digits(value) else None
 
 
 def _job_finished(job: KubeObject) -> bool:

@@ -24,7 +24,7 @@ _DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "
 _BOUNDS: tuple[tuple[int, int, dict[str, int]], ...] = (
     (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")  # ASCII digits only
 # 28 years: the longest a valid schedule can wait (a 29 February falling on a given
 # weekday with ANDed day fields recurs within 28 years).
 _HORIZON_DAYS = 366 * 28

@@ -94,7 +94,7 @@ def _owner_chain(pod: Pod, parents: Mapping[tuple[str, str, str], tuple[str, str
             parent = ("Deployment", base)
     elif parent is None and ref.kind == "Job":
         base, _, minutes = ref.name.rpartition("-")
-        if minutes.isdigit() and (namespace, "CronJob", base) in named:
+        if minutes.isascii() and minutes.isdigit() and (namespace, "CronJob", base) in named:
             parent = ("CronJob", base)
     if parent is not None:
         chain.append(parent)

@@ -38,7 +38,7 @@ API_VERSION = "dralab.dev/v1alpha1"
 MODES = ("device-plugin", "dra")
 AUTOSCALING_MODELS = ("cluster-autoscaler", "karpenter")
 
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$")
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$", re.ASCII)
 # A plain decimal count, optionally with an exponent ("0.5", "1e3"): no inf, nan, signs
 # or underscores, which float() would all accept.
 _RATE_NUMBER = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]{1,3})?")

@@ -13,7 +13,7 @@ __all__ = ["cron_problem"]
 
 _DESCRIPTORS: Final = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily",
                                  "@midnight", "@hourly"})
-_DURATION_RE: Final = re.compile(r"(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+")
+_DURATION_RE: Final = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")  # ASCII digits only
 _MONTHS: Final = {m: i + 1 for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 _DAYS: Final = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
@@ -53,7 +53,7 @@ def cron_problem(schedule: str) -> str:
 def _number(text: str, names: dict[str, int]) -> int | None:
     if text.lower() in names:
         return names[text.lower()]
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def _range_problem(part: str, low: int, high: int, names: dict[str, int]) -> str:
@@ -75,6 +75,6 @@ def _range_problem(part: str, low: int, high: int, names: dict[str, int]) -> str
     if start > end:
         return f"beginning of range ({start}) beyond end of range ({end}): {part}"
     has_step = bool(step_text) or part.endswith("/")
-    if has_step and (not step_text.isdigit() or int(step_text) == 0):
+    if has_step and (not (step_text.isascii() and step_text.isdigit()) or int(step_text) == 0):
         return f"step of range should be a positive number: {part}"
     return ""
