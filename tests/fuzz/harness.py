@@ -1,18 +1,25 @@
-"""Run one fuzz case: ``dralab ARGS`` in-process, in a forked child with a time and a
+"""Run one fuzz case: ``dralab ARGS`` in-process, in a forked child with a CPU-time and a
 memory bound, then check the CLI contract on what it did.
 
 Why a forked child: a hostile input that hangs (a regex, an alias bomb, a loop that never
 ends) or eats memory must cost one bounded case, not the test session. The child inherits
 the already imported dralab (fork is copy-on-write, a few milliseconds), sets
-``RLIMIT_AS`` to its current size plus the memory budget and an alarm, runs the click
-command through ``CliRunner`` (stdin as bytes) with its working directory, ``TMPDIR`` and
-``HOME`` inside the case's scratch directory, and writes what it saw to a file. The parent
-kills it at the deadline whatever it is doing (a C call that never returns to Python
-included), and reads its peak RSS from ``wait4``.
+``RLIMIT_AS`` to its current size plus the memory budget and its CPU budget (``ITIMER_PROF``
+and ``RLIMIT_CPU``: they end it whatever it is doing, a C call that never returns to Python
+included), runs the click command through ``CliRunner`` (stdin as bytes) with its working
+directory, ``TMPDIR`` and ``HOME`` inside the case's scratch directory, and writes what it saw
+to a file. The parent reads its CPU time and peak RSS from ``wait4``.
+
+The bound is CPU time, not wall time: on a loaded machine (CI shares its cores) a case
+waits for a core, and a wall-clock bound would fail it for the load. The parent still kills
+a child that is blocked without using CPU (a FIFO read that never ends) at a wall-clock
+safety, ten times the CPU budget and at least a minute (``tests/cputime.py``); such a case
+is reported as blocked.
 
 The contract checked on every case (``violations``):
 
-* exit status 0, 1, 2 or 3 (70 is a bug; a signal, a timeout or a MemoryError is a bug);
+* exit status 0, 1, 2 or 3 (70 is a bug; a signal, a CPU timeout, a block or a MemoryError
+  is a bug);
 * no traceback anywhere, no exception escaping the command;
 * every stderr line of an exit-2 or exit-3 run is an ``error:``/``warning:`` line (or
   validate's summary), so no error spans lines;
@@ -48,6 +55,16 @@ from typing import Any
 import click
 from click.testing import CliRunner
 
+try:
+    from cputime import CPU_LIMIT_SIGNALS, limit_child_cpu, rusage_cpu, safety_seconds
+except ImportError:  # ``python -m tests.fuzz.rerun``: tests/ is a package, not on sys.path
+    from ..cputime import (  # type: ignore[no-redef]
+        CPU_LIMIT_SIGNALS,
+        limit_child_cpu,
+        rusage_cpu,
+        safety_seconds,
+    )
+
 EXIT_CODES = frozenset({0, 1, 2, 3})
 # One error line: the reader cuts lines at 4,096 characters (the API server's total warning
 # limit); the prefix and a file name come on top.
@@ -72,8 +89,15 @@ def _env_float(name: str, default: float) -> float:
 
 
 def time_budget() -> float:
-    """Seconds a case may take (``FUZZ_TIMEOUT``). Generous: the CI machine is shared."""
+    """CPU seconds a case may use (``FUZZ_TIMEOUT``); the longest case of the CI share
+    uses about 2.5."""
     return _env_float("FUZZ_TIMEOUT", 30.0)
+
+
+def wall_safety(cpu_seconds: float) -> float:
+    """Wall seconds after which a case is killed as blocked (``FUZZ_WALL_SAFETY``; by
+    default ten times its CPU budget, at least a minute: load alone never reaches it)."""
+    return _env_float("FUZZ_WALL_SAFETY", safety_seconds(cpu_seconds))
 
 
 def memory_budget() -> int:
@@ -159,12 +183,14 @@ class Outcome:
     """What a case did, as the parent saw it."""
 
     case: Case
-    code: int | None  # None: no exit status (killed, timed out, died)
+    code: int | None  # None: no exit status (killed, timed out, blocked, died)
     stdout: str
     stderr: str
-    seconds: float
+    seconds: float  # wall time
     max_rss_kb: int
-    timed_out: bool = False
+    cpu_seconds: float = 0.0  # user + system time of the child (and of what it reaped)
+    timed_out: bool = False  # it used its CPU budget
+    blocked: bool = False  # killed at the wall-clock safety, its CPU budget not used
     signal: int | None = None
     exception: str = ""  # a traceback that escaped CliRunner (never expected)
     changed_inputs: list[str] = field(default_factory=list)
@@ -174,7 +200,9 @@ class Outcome:
         """Every way this run broke the contract; empty when it kept it."""
         out: list[str] = []
         if self.timed_out:
-            out.append(f"timeout after {self.seconds:.1f} s")
+            out.append(f"timeout after {self.cpu_seconds:.1f} CPU s ({self.seconds:.1f} s)")
+        elif self.blocked:
+            out.append(f"blocked {self.seconds:.0f} s using {self.cpu_seconds:.2f} CPU s")
         elif self.signal is not None:
             out.append(f"killed by signal {self.signal}")
         elif self.code not in EXIT_CODES:
@@ -192,7 +220,8 @@ class Outcome:
         return out
 
     def report(self) -> str:
-        return (f"{self.case.describe()}\n  exit {self.code} in {self.seconds:.2f} s, "
+        return (f"{self.case.describe()}\n  exit {self.code} in {self.cpu_seconds:.2f} CPU s "
+                f"({self.seconds:.2f} s), "
                 f"max RSS {self.max_rss_kb // 1024} MiB\n"
                 f"  stderr: {self.stderr[:2000]!r}\n  stdout: {self.stdout[:500]!r}"
                 + (f"\n  exception: {self.exception[-3000:]}" if self.exception else ""))
@@ -282,7 +311,7 @@ def _diff(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
 # --- running in a child ------------------------------------------------------------------------
 
 def _child(command: click.Command, argv: list[str], stdin: bytes | None, root: Path,
-           result_path: Path, memory: int, seconds: float) -> None:
+           result_path: Path, memory: int, cpu_seconds: float) -> None:
     """The forked child: bound itself, run, write the result. Never returns."""
     code = 0
     try:
@@ -296,8 +325,7 @@ def _child(command: click.Command, argv: list[str], stdin: bytes | None, root: P
         os.environ["HOME"] = str(root / HOME)
         os.environ.pop("DRALAB_DEBUG", None)
         tempfile.tempdir = str(root / TMP)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm kills, even inside C code
-        signal.alarm(max(1, int(seconds) + 1))
+        limit_child_cpu(cpu_seconds)  # SIGPROF's default action kills, even inside C code
         # The soft limit only: it can be lifted again to write the result.
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         size = _address_space()
@@ -328,9 +356,10 @@ def _address_space() -> int:
     return 0
 
 
-def _wait(pid: int, deadline: float) -> tuple[int | None, int, bool]:
-    """Wait for ``pid`` until ``deadline``; kill it there. (status, max RSS KiB, timed out)"""
-    timed_out = False
+def _wait(pid: int, deadline: float) -> tuple[int, Any, bool]:
+    """Wait for ``pid`` until the wall-clock ``deadline`` (the safety for a child blocked
+    without using CPU); kill it there. (status, rusage, killed at the deadline)"""
+    blocked = False
     try:
         fd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -348,25 +377,29 @@ def _wait(pid: int, deadline: float) -> tuple[int | None, int, bool]:
             if done:
                 break
             if left <= 0:
-                timed_out = True
+                blocked = True
                 os.kill(pid, signal.SIGKILL)
                 break
         _, status, usage = os.wait4(pid, 0)
     finally:
         if fd >= 0:
             os.close(fd)
-    return status, usage.ru_maxrss, timed_out
+    return status, usage, blocked
 
 
 def run_case(case: Case, command: click.Command | None = None, *,
              seconds: float | None = None, memory: int | None = None,
-             keep: bool = False) -> Outcome:
-    """Run ``case`` in a bounded child and return what it did (contract not asserted)."""
+             safety: float | None = None, keep: bool = False) -> Outcome:
+    """Run ``case`` in a bounded child and return what it did (contract not asserted).
+
+    ``seconds``: its CPU budget (``time_budget()``); ``safety``: the wall seconds after
+    which it is killed as blocked (``wall_safety(seconds)``)."""
     if command is None:
         from dralab.cli.main import cli
 
         command = cli
     seconds = time_budget() if seconds is None else seconds
+    safety = wall_safety(seconds) if safety is None else safety
     memory = memory_budget() if memory is None else memory
     root = Path(tempfile.mkdtemp(prefix="dralab-fuzz-"))
     try:
@@ -378,14 +411,20 @@ def run_case(case: Case, command: click.Command | None = None, *,
         pid = os.fork()
         if pid == 0:
             _child(command, argv, case.stdin, root, result_path, memory, seconds)
-        status, rss, timed_out = _wait(pid, started + seconds)
+        status, usage, blocked = _wait(pid, started + safety)
         elapsed = time.monotonic() - started
-        outcome = Outcome(case, None, "", "", elapsed, rss, timed_out=timed_out)
-        if status is not None and os.WIFSIGNALED(status) and not timed_out:
-            outcome.signal = os.WTERMSIG(status)
-            if outcome.signal == signal.SIGALRM:
+        cpu = rusage_cpu(usage)
+        outcome = Outcome(case, None, "", "", elapsed, usage.ru_maxrss, cpu_seconds=cpu)
+        if os.WIFSIGNALED(status):
+            killed = os.WTERMSIG(status)
+            # RLIMIT_CPU's last word is SIGKILL, past the budget; the safety's is SIGKILL too.
+            if killed in CPU_LIMIT_SIGNALS or (killed == signal.SIGKILL and cpu >= seconds):
                 outcome.timed_out = True
-        elif status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 99:
+            elif blocked:
+                outcome.blocked = True
+            else:
+                outcome.signal = killed
+        elif os.WIFEXITED(status) and os.WEXITSTATUS(status) == 99:
             raise RuntimeError("the fuzz harness failed in the child:\n"
                                + result_path.with_suffix(".harness").read_text())
         if result_path.exists():
@@ -455,37 +494,44 @@ class Stats:
     # (violations, case) of each violating case, kept in FUZZ_KEEP_GOING mode.
     violations: list[tuple[list[str], str]] = field(default_factory=list)
     known: Counter[str] = field(default_factory=Counter)
-    longest: tuple[float, str] = (0.0, "")
+    # (CPU seconds, wall seconds, case) of the case that used the most CPU.
+    longest: tuple[float, float, str] = (0.0, 0.0, "")
     largest: tuple[int, str] = (0, "")
     total_seconds: float = 0.0
-    # (verb, generator, exit label, seconds) of every case, for the JSON file.
-    runs: list[tuple[str, str, str, float]] = field(default_factory=list)
+    total_cpu_seconds: float = 0.0
+    # (verb, generator, exit label, wall seconds, CPU seconds) of every case, for the JSON.
+    runs: list[tuple[str, str, str, float, float]] = field(default_factory=list)
 
     def add(self, outcome: Outcome, failed: bool) -> None:
         verb = outcome.case.verb
         self.per_verb[verb] += 1
         self.per_generator[outcome.case.generator] += 1
-        label = ("timeout" if outcome.timed_out else f"signal {outcome.signal}"
-                 if outcome.signal is not None else str(outcome.code))
+        label = ("timeout" if outcome.timed_out else "blocked" if outcome.blocked
+                 else f"signal {outcome.signal}" if outcome.signal is not None
+                 else str(outcome.code))
         self.exit_codes[label] += 1
         self.failures += failed
         self.total_seconds += outcome.seconds
-        self.runs.append((verb, outcome.case.generator, label, round(outcome.seconds, 3)))
-        if outcome.seconds > self.longest[0]:
-            self.longest = (outcome.seconds, outcome.case.describe())
+        self.total_cpu_seconds += outcome.cpu_seconds
+        self.runs.append((verb, outcome.case.generator, label, round(outcome.seconds, 3),
+                          round(outcome.cpu_seconds, 3)))
+        if outcome.cpu_seconds > self.longest[0]:
+            self.longest = (outcome.cpu_seconds, outcome.seconds, outcome.case.describe())
         if outcome.max_rss_kb > self.largest[0]:
             self.largest = (outcome.max_rss_kb, outcome.case.describe())
 
     def lines(self) -> Iterator[str]:
         total = sum(self.per_verb.values())
-        yield (f"fuzz: {total} cases in {self.total_seconds:.0f} s of case time, "
+        yield (f"fuzz: {total} cases in {self.total_cpu_seconds:.0f} CPU s "
+               f"({self.total_seconds:.0f} s) of case time, "
                f"{self.failures} broke the contract ({sum(self.known.values())} of them known)")
         yield "  per verb:      " + ", ".join(f"{v} {n}" for v, n in sorted(self.per_verb.items()))
         yield "  exit codes:    " + ", ".join(
             f"{c}: {n}" for c, n in sorted(self.exit_codes.items()))
         yield "  per generator: " + ", ".join(
             f"{g} {n}" for g, n in sorted(self.per_generator.items()))
-        yield f"  longest case:  {self.longest[0]:.2f} s {self.longest[1][:300]}"
+        yield (f"  longest case:  {self.longest[0]:.2f} CPU s ({self.longest[1]:.2f} s) "
+               f"{self.longest[2][:300]}")
         yield f"  largest RSS:   {self.largest[0] // 1024} MiB {self.largest[1][:300]}"
 
     def failure_lines(self) -> Iterator[str]:
@@ -494,7 +540,7 @@ class Stats:
             yield f"known, fixed elsewhere: x{count}: {reason}"
         groups: dict[str, list[str]] = {}
         for problems, case in self.violations:
-            head = re.sub(r"[0-9.]+ s\b", "N s", problems[0])[:80]
+            head = re.sub(r"[0-9.]+ (CPU )?s\b", r"N \1s", problems[0])[:80]
             groups.setdefault(head, []).append(f"{'; '.join(problems)[:400]} -- "
                                                            f"{case[:400]}")
         for head, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
@@ -508,7 +554,8 @@ class Stats:
                 "violations": [{"problems": p, "case": c} for p, c in self.violations],
                 "known": dict(self.known),
                 "runs": self.runs,
-                "longest": {"seconds": round(self.longest[0], 3), "case": self.longest[1]},
+                "longest": {"cpu_seconds": round(self.longest[0], 3),
+                            "seconds": round(self.longest[1], 3), "case": self.longest[2]},
                 "largest_rss_mib": {"mib": self.largest[0] // 1024, "case": self.largest[1]}}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from .harness import MAX_LINE, Case, Special, run_case
+from .harness import MAX_LINE, Case, Outcome, Special, Stats, run_case
 
 
 @click.command()
@@ -34,6 +34,9 @@ def fake(what: str, filename: str | None, out: str | None) -> None:
             pass
     elif what == "sleep":
         time.sleep(60)
+    elif what == "nap":  # a second of wall time and little CPU: what a loaded machine does
+        time.sleep(1.0)
+        click.echo("rested")
     elif what == "memory":
         blocks = [bytearray(1 << 30) for _ in range(16)]  # 16 GiB, never reached
         click.echo(len(blocks))
@@ -72,9 +75,15 @@ def fake(what: str, filename: str | None, out: str | None) -> None:
         os.kill(os.getpid(), 9)
 
 
-def outcome_of(*args: str, stdin: bytes | None = None, seconds: float = 0.5) -> list[str]:
+def run_fake(*args: str, stdin: bytes | None = None, seconds: float = 0.5,
+             safety: float | None = None) -> Outcome:
     case = Case("test", args, {"input.yaml": b"a: 1\n", "fifo": Special("fifo")}, stdin)
-    return run_case(case, fake, seconds=seconds).violations()
+    return run_case(case, fake, seconds=seconds, safety=safety)
+
+
+def outcome_of(*args: str, stdin: bytes | None = None, seconds: float = 0.5,
+               safety: float | None = None) -> list[str]:
+    return run_fake(*args, stdin=stdin, seconds=seconds, safety=safety).violations()
 
 
 def test_a_well_behaved_run_passes() -> None:
@@ -94,7 +103,8 @@ def test_a_well_behaved_run_passes() -> None:
     (("explain",), []),  # exit 1 may explain on several lines
     (("allocation-error",), ["stderr line is not a one-line error: '  detail'"]),
     (("spin",), ["timeout after"]),
-    (("sleep",), ["timeout after"]),
+    (("sleep",), ["blocked 2 s using 0.0"]),
+    (("nap",), []),  # its wall time is twice its CPU budget: not a violation
     (("memory",), ["exception escaped: MemoryError"]),
     (("exit70",), ["exit 70"]),
     (("raise",), ["exception escaped: RuntimeError: escaped"]),
@@ -108,17 +118,40 @@ def test_a_well_behaved_run_passes() -> None:
     (("kill",), ["killed by signal 9"]),
 ])
 def test_each_violation_is_reported(args: tuple[str, ...], expected: list[str]) -> None:
-    # "memory" allocates until RLIMIT_AS stops it: more time on a loaded machine.
-    found = outcome_of(*args, seconds=5.0 if args == ("memory",) else 0.5)
+    # Budgets in CPU seconds: "memory" zero-fills a GiB before RLIMIT_AS stops it. Only
+    # "sleep" gets a short wall-clock safety (it blocks; the others keep the minute).
+    found = outcome_of(*args, seconds=5.0 if args == ("memory",) else 0.5,
+                       safety=2.0 if args == ("sleep",) else None)
     assert len(found) == len(expected), found
     for problem, prefix in zip(found, expected, strict=True):
         assert problem.startswith(prefix), found
 
 
-def test_the_time_bound_holds() -> None:
-    started = time.monotonic()
-    outcome_of("spin", seconds=0.5)
-    assert time.monotonic() - started < 4
+def test_the_cpu_bound_holds() -> None:
+    outcome = run_fake("spin", seconds=0.5)
+    assert outcome.timed_out and not outcome.blocked and outcome.signal is None
+    # Stopped at its budget by the child's own CPU timer, however long it waited for a core.
+    assert 0.45 <= outcome.cpu_seconds < 1.5, outcome.cpu_seconds  # rusage vs timer ticks
+    assert outcome.violations()[0].startswith(f"timeout after {outcome.cpu_seconds:.1f} CPU s")
+
+
+def test_a_blocked_case_is_killed_at_the_wall_clock_safety() -> None:
+    outcome = run_fake("sleep", seconds=0.5, safety=1.0)
+    assert outcome.blocked and not outcome.timed_out and outcome.code is None
+    assert outcome.seconds >= 1.0 and outcome.cpu_seconds < 0.5
+
+
+def test_the_stats_count_cpu_seconds() -> None:
+    stats = Stats()
+    stats.add(run_fake("nap"), failed=False)
+    stats.add(run_fake("spin", seconds=0.3), failed=True)
+    lines = list(stats.lines())
+    assert lines[0].startswith("fuzz: 2 cases in ") and "1 broke the contract" in lines[0]
+    assert stats.exit_codes == {"0": 1, "timeout": 1}
+    cpu, wall, case = stats.longest
+    assert 0.25 <= cpu < wall + 0.5 and "dralab spin" in case  # the spin, not the nap
+    assert lines[4].startswith(f"  longest case:  {cpu:.2f} CPU s ({wall:.2f} s) [test]")
+    assert [run[2:3] for run in stats.runs] == [("0",), ("timeout",)]
 
 
 def test_a_saved_case_can_be_rerun(tmp_path: Path) -> None:
