@@ -8,9 +8,10 @@ remembers where it came from, so errors can name file and document.
 
 YAML is read by ``yamlparse`` and JSON by ``jsonparse``, both within the input
 limits of ``limits.py`` (nesting depth, alias expansion, integer length). Big
-YAML inputs are parsed in two worker processes: parsing is the whole cost of a
-load. Only regular files are read: a FIFO would block, a device never ends;
-a directory that cannot be listed or a dangling link is an error, never skipped.
+YAML inputs are parsed in two worker processes (which die with dralab:
+``workerpool``): parsing is the whole cost of a load. Only regular files are read:
+a FIFO would block, a device never ends; a directory that cannot be listed or a
+dangling link is an error, never skipped.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,6 +36,7 @@ from .duplicates import PathPart, field_path
 from .errors import MAX_VALUE_CHARS, DuplicateFieldWarning, LoadError, one_line
 from .gcpause import gc_paused as _gc_paused
 from .jsonparse import parse_json
+from .workerpool import worker_pool
 from .yamlparse import parse_yaml_chunks, parse_yaml_chunks_packed, split_yaml
 
 __all__ = [
@@ -103,7 +104,7 @@ def _parse_yaml(text: str, source: str) -> list[_Raw]:
     chunks = [c for c in split_yaml(text) if c[1].strip()]
     if len(text) >= PARALLEL_YAML_BYTES and len(chunks) >= 4 and (os.cpu_count() or 1) > 1:
         half = len(chunks) // 2
-        with ProcessPoolExecutor(max_workers=2) as pool:
+        with worker_pool(2) as pool:
             future = pool.submit(parse_yaml_chunks_packed, chunks[half:])
             parsed = parse_yaml_chunks(chunks[:half])
             with _gc_paused():

@@ -2,7 +2,15 @@
 
 Exit codes (documented in the README): 0 success; 1 "does not fit"/problems a
 verb defines as such; 2 invalid input or usage; 3 an allocation error; 70 a bug
-in dralab (reported in one line; ``DRALAB_DEBUG=1`` shows the traceback).
+in dralab (reported in one line; ``DRALAB_DEBUG=1`` shows the traceback), and
+running out of memory or stack (``error: out of memory ...``); 128+N killed by
+signal N (SIGTERM 143, SIGHUP 129: worker processes killed, no output left half
+written; see ``main``).
+
+The error path itself must not fail: under a memory limit the handler of a
+MemoryError has almost nothing to allocate with, so that message is preformatted
+bytes written straight to file descriptor 2, after the exception (and the big
+objects its frames hold) is released.
 
 Every error and warning is one line on stderr (``error: ...``, ``warning: ...``),
 cut and escaped by ``one_line`` so that hostile input cannot flood or spoof the
@@ -11,12 +19,18 @@ terminal.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
+import shutil
+import signal
+import stat
 import sys
+import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
@@ -55,27 +69,82 @@ def _warnings_as_lines() -> Iterator[None]:
         yield
 
 
+# Preformatted: printing them must not need memory the process may not have left.
+OUT_OF_MEMORY = (b"error: out of memory (MemoryError): the input needs more memory than "
+                 b"this process may use; raise the limit (ulimit -v) or split the input\n")
+TOO_DEEP = (b"error: internal error: RecursionError: a structure nested too deeply for "
+            b"the interpreter's stack\n")
+_LAST_RESORT = b"error: internal error (the error message itself could not be formatted)\n"
+
+
+def _write_stderr(data: bytes) -> None:
+    """Write to file descriptor 2 without Python's buffers; never raises."""
+    with contextlib.suppress(BaseException):
+        sys.stderr.flush()
+    with contextlib.suppress(BaseException):
+        os.write(2, data)
+
+
+def _debug() -> bool:
+    try:
+        return bool(os.environ.get("DRALAB_DEBUG"))
+    except BaseException:  # even reading the environment may fail here
+        return False
+
+
+def _report(exc: Exception, code: int) -> None:
+    """``error: MESSAGE`` (``internal error: TYPE: ...`` for exit 70) and exit ``code``;
+    if formatting or printing fails (no memory, a ``__str__`` that raises), a fixed
+    line instead, with the same code."""
+    try:
+        text = str(exc) if code != EXIT_INTERNAL else \
+            f"internal error: {type(exc).__name__}: {exc}"
+        fail(text, code)
+    except SystemExit:
+        raise
+    except BaseException:  # the error path never raises
+        _write_stderr(_LAST_RESORT if code == EXIT_INTERNAL else
+                      b"error: invalid input (the message could not be formatted)\n")
+        sys.exit(code)
+
+
 def one_line_errors(func: F) -> F:
     """Turn every error into one line on stderr and a documented exit status.
 
     Warnings raised meanwhile (e.g. duplicate keys in an input) become
-    ``warning: ...`` lines on stderr.
+    ``warning: ...`` lines on stderr. MemoryError and RecursionError get
+    preformatted lines (``OUT_OF_MEMORY``, ``TOO_DEEP``) and exit 70, written once
+    the exception is gone, so that its frames' objects are freed first.
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        exhausted = b""
         try:
             with _warnings_as_lines():
                 return func(*args, **kwargs)
         except DralabError as exc:
-            fail(str(exc), EXIT_INPUT)
+            _report(exc, EXIT_INPUT)
         except (KeyboardInterrupt, SystemExit, click.exceptions.Exit,
                 click.ClickException):
             raise
-        except Exception as exc:
-            if os.environ.get("DRALAB_DEBUG"):
+        except MemoryError:
+            if _debug():
                 raise
-            fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+            exhausted = OUT_OF_MEMORY
+        except RecursionError:
+            if _debug():
+                raise
+            exhausted = TOO_DEEP
+        except Exception as exc:
+            if _debug():
+                raise
+            _report(exc, EXIT_INTERNAL)
+        if exhausted:
+            # Outside the handler: the exception, its traceback and every frame holding
+            # the input are released by now.
+            _write_stderr(exhausted)
+            sys.exit(EXIT_INTERNAL)
         return None
 
     return wrapper  # type: ignore[return-value]
@@ -119,3 +188,122 @@ def parse_gates(text: str) -> FeatureGates:
         return FeatureGates.parse(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--feature-gates") from None
+
+
+# --- where outputs may go ----------------------------------------------------------------
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _chain(path: Path) -> list[Path]:
+    """``path`` and its ancestors, absolute and with links resolved as far as they exist."""
+    real = Path(os.path.realpath(os.path.abspath(path)))
+    return [real, *real.parents]
+
+
+def _contains(outer: Path, inner: Path) -> bool:
+    """Whether ``inner`` is ``outer`` or under it: by resolved path, and by device and
+    inode for what exists (a bind mount or a second name of one directory)."""
+    chain = _chain(inner)
+    top = Path(os.path.realpath(os.path.abspath(outer)))
+    if top in chain:
+        return True
+    ident = _identity(top)
+    return ident is not None and any(_identity(p) == ident for p in chain)
+
+
+def check_output_location(option: str, out: str | os.PathLike[str],
+                          inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """InputError unless the output ``out`` (of ``option``) is apart from every input.
+
+    Refused, naming the option and the input: ``out`` is an input file or directory,
+    lies inside an input directory (the next run would read the outputs back), or
+    contains an input (a directory above it: writing there may replace it). ``-``
+    (stdin) is no location. Creates nothing.
+    """
+    shown = os.fspath(out)
+    for given in inputs:
+        name = os.fspath(given)
+        if name == "-" or not name:
+            continue
+        src = Path(name)
+        if _contains(src, Path(shown)):
+            if _contains(Path(shown), src):
+                raise InputError(f"{option} {shown}: is the input {name}; "
+                                 "write the output somewhere else")
+            raise InputError(f"{option} {shown}: is inside the input directory {name}; "
+                             "write the output apart from the inputs")
+        if _contains(Path(shown), src):
+            raise InputError(f"{option} {shown}: contains the input {name}; "
+                             "write the output apart from the inputs")
+
+
+# --- signals and temporary files --------------------------------------------------------
+
+# Signals that end a run in order (workers killed, temporary files removed) with exit
+# status 128 + N, as a shell reports a process killed by signal N.
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # A second signal while cleaning up kills at once (the workers die with us).
+    for sig in TERMINATING:
+        with contextlib.suppress(Exception):
+            signal.signal(sig, signal.SIG_DFL)
+    raise SystemExit(128 + signum)
+
+
+def exit_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP into ``SystemExit(128 + N)``: ``finally`` blocks run,
+    worker pools kill their workers, temporary files go. For the command-line entry
+    point only (a library must not take over its host's signals)."""
+    for sig in TERMINATING:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _terminate)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGTERM, SIGHUP and SIGINT while outputs are written: a signal meanwhile
+    takes effect once they are all written, so they are never left half done."""
+    held = {*TERMINATING, signal.SIGINT}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError, OSError):  # not POSIX, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+_PRIVATE_DIRS: list[str] = []
+
+
+def _remove_private_dirs() -> None:
+    while _PRIVATE_DIRS:
+        shutil.rmtree(_PRIVATE_DIRS.pop(), ignore_errors=True)
+
+
+def private_matplotlib_dir() -> None:
+    """Point matplotlib's configuration and font cache (``MPLCONFIGDIR``) at a private
+    temporary directory removed when dralab exits, so that a run writes nothing under
+    ``$HOME``. Kept as it is when the user set ``MPLCONFIGDIR``. Call before matplotlib
+    is imported (it reads the variable once)."""
+    if os.environ.get("MPLCONFIGDIR") or "matplotlib" in sys.modules:
+        return
+    try:
+        path = tempfile.mkdtemp(prefix="dralab-mpl-")
+    except OSError:
+        return  # no temporary directory: matplotlib falls back to one of its own
+    if not _PRIVATE_DIRS:
+        atexit.register(_remove_private_dirs)
+    _PRIVATE_DIRS.append(path)
+    os.chmod(path, stat.S_IRWXU)
+    os.environ["MPLCONFIGDIR"] = path

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -14,7 +16,14 @@ from dralab.api.errors import one_line
 from .admit import admit_cmd
 from .allocate import allocate_cmd
 from .autoscale import autoscale_cmd
-from .common import EXIT_INPUT
+from .common import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    OUT_OF_MEMORY,
+    TOO_DEEP,
+    exit_on_signals,
+    private_matplotlib_dir,
+)
 from .explain import explain_cmd
 from .fleet import fleet_cmd
 from .importcmd import import_cmd
@@ -63,6 +72,8 @@ class _OneLineErrors(click.Group):
 @click.version_option(__version__, prog_name="dralab")
 def cli() -> None:
     """dralab: DRA scheduling engine and simulator for GPU clusters."""
+    # Before any verb can import matplotlib: its font cache must not land in $HOME.
+    private_matplotlib_dir()
 
 
 cli.add_command(validate_cmd)
@@ -80,4 +91,21 @@ cli.add_command(autoscale_cmd)
 
 
 def main() -> None:
-    cli(prog_name="dralab")
+    """The ``dralab`` command: SIGTERM and SIGHUP end it in order (exit 128 + N, no
+    worker process or half-written output left); running out of memory or stack
+    outside a verb is one line and exit 70, like inside one."""
+    exit_on_signals()
+    failed = b""
+    try:
+        cli(prog_name="dralab")
+    except MemoryError:
+        failed = OUT_OF_MEMORY
+    except RecursionError:
+        failed = TOO_DEEP
+    if failed:
+        # Outside the handler, so that the exception's frames are freed before printing.
+        with contextlib.suppress(BaseException):
+            sys.stderr.flush()
+        with contextlib.suppress(BaseException):
+            os.write(2, failed)
+        sys.exit(EXIT_INTERNAL)

@@ -24,7 +24,13 @@ from dralab.migrate.planreport import render_plan, write_plan
 from dralab.migrate.verify import render_verification, verify
 from dralab.sim.spec import parse_duration
 
-from .common import EXIT_UNSCHEDULABLE, filename_option, one_line_errors
+from .common import (
+    EXIT_UNSCHEDULABLE,
+    check_output_location,
+    filename_option,
+    one_line_errors,
+    signals_deferred,
+)
 
 
 @click.group("migrate")
@@ -98,9 +104,12 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     workload; the summary file says what changed and what could not be converted.
     """
     _check_quantity(share_memory, "--share-memory")
+    check_output_location("-o/--output-dir", out_dir,
+                          [*filenames, *([verify_with] if verify_with else [])])
     conversion = convert_files(filenames, share_memory)
     report = verify(conversion, verify_with) if verify_with is not None else None
-    write_conversion(conversion, out_dir, filenames)
+    with signals_deferred():
+        write_conversion(conversion, out_dir, filenames)
     click.echo(_convert_table(conversion), nl=False)
     click.echo(f"wrote {len(conversion.files)} file(s), {len(conversion.templates)} claim "
                f"template(s) and {len(conversion.classes)} device class(es) to {out_dir}")
@@ -161,6 +170,8 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
     (pods started, wait, GPU capacity allocated vs requested).
     """
     _check_quantity(share_memory, "--share-memory")
+    if out_dir is not None:
+        check_output_location("--out", out_dir, filenames)
     try:
         parse_duration(duration)
     except ValueError as exc:
@@ -172,6 +183,7 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
         raise InputError(f"{','.join(filenames)}: {exc}") from None
     click.echo(render_plan(plan), nl=False)
     if out_dir is not None:
-        written = write_plan(plan, out_dir, list(filenames))
+        with signals_deferred():
+            written = write_plan(plan, out_dir, list(filenames))
         click.echo(f"wrote {len(written)} file(s) to {out_dir} (start with "
                    f"{os.path.join(out_dir, 'pilot-report.md')})")

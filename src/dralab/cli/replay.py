@@ -24,7 +24,7 @@ from dralab.replay.trace.alibaba import DEFAULT_WORKLOAD
 from dralab.sim.executor import Executor, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
-from .common import one_line_errors
+from .common import check_output_location, one_line_errors, signals_deferred
 
 __all__ = ["TRACES", "check_inputs", "parse_policies", "replay_cmd", "run_specs", "trace_options"]
 
@@ -90,7 +90,7 @@ def emit(results: ReplayResults, output: str, document: dict[str, Any],
     if out_dir is not None:
         from dralab.report.outdir import writing
 
-        with writing(out_dir):
+        with writing(out_dir), signals_deferred():
             index = write_replay_report(results, Path(out_dir), title, document)
         click.echo(f"report: {index}", err=True)
 
@@ -104,6 +104,9 @@ def check_inputs(workloads: Sequence[str], policies: Sequence[str], trace_dir: s
         from dralab.report.outdir import check_out_dir
 
         check_out_dir(out_dir)
+        from dralab.replay.trace.alibaba import resolve_trace_dir
+
+        check_output_location("--out", out_dir, [resolve_trace_dir(trace_dir)])
     check_traces(workloads, trace_dir, limit_nodes, limit_pods)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,10 +13,10 @@ import click
 from dralab.report import render_summary_table, write_report
 from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.default import default_scenario
-from dralab.sim.scenario import MODES, load_scenario
+from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
-from .common import one_line_errors
+from .common import check_output_location, one_line_errors, signals_deferred
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +30,14 @@ def _modes(text: str) -> tuple[str, ...]:
     if not modes:
         raise click.BadParameter("name at least one mode", param_hint="--compare")
     return modes
+
+
+def scenario_inputs(path: str, scenario: Scenario) -> list[str]:
+    """The files a scenario read: itself, its manifest templates and its fleet file."""
+    refs = [k.template for k in scenario.workload if k.template]
+    if scenario.fleet.file:
+        refs.append(scenario.fleet.file)
+    return [path, *(os.path.join(scenario.base_dir, r) for r in refs)]
 
 
 def allow_outside_option(func: F) -> F:
@@ -69,6 +78,8 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
     if modes is not None:
         scenario = scenario.with_compare(modes)
     check_out_dir(out_dir)
+    if scenario_path is not None:
+        check_output_location("--out", out_dir, scenario_inputs(scenario_path, scenario))
     if quiet:
         result = simulate(scenario, timer=time.perf_counter)
     else:
@@ -82,7 +93,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
                 progress.update(tasks[mode], completed=done)
 
             result = simulate(scenario, report, timer=time.perf_counter)
-    with writing(out_dir):
+    with writing(out_dir), signals_deferred():
         index = write_report(result, Path(out_dir))
     if not quiet:
         from rich.console import Console

@@ -15,9 +15,9 @@ from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
-from .common import one_line_errors
+from .common import check_output_location, one_line_errors, signals_deferred
 from .replay import check_inputs, emit, parse_policies, run_specs, trace_options
-from .simulate import allow_outside_option
+from .simulate import allow_outside_option, scenario_inputs
 
 __all__ = ["sweep_cmd"]
 
@@ -111,6 +111,9 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
     scenarios = [load_scenario(f, allow_outside=allow_outside) for f in filenames]
     if out_dir is not None:
         check_out_dir(out_dir)
+        inputs = [p for f, s in zip(filenames, scenarios, strict=True)
+                  for p in scenario_inputs(f, s)]
+        check_output_location("--out", out_dir, inputs)
     # Two files may name the same scenario; keep their rows apart by the file name.
     dup = Counter(s.name for s in scenarios)
     labels = [f"{s.name} ({Path(f).name})" if dup[s.name] > 1 else s.name
@@ -139,6 +142,6 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
     else:
         click.echo(render_scenario_table(rows), nl=False)
     if out_dir is not None:
-        with writing(out_dir):
+        with writing(out_dir), signals_deferred():
             index = write_scenario_report(rows, Path(out_dir), "dralab sweep scenarios")
         click.echo(f"report: {index}", err=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from itertools import product
+
+from dralab.api.workerpool import worker_pool
 
 from .run import ReplayRun, replay
 
@@ -37,5 +38,5 @@ def run_grid(workloads: Sequence[str], policies: Sequence[str], seeds: Sequence[
     path = None if trace_dir is None else os.fspath(trace_dir)
     if workers <= 1:
         return [_one(c, path) for c in cells]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with worker_pool(workers) as pool:
         return list(pool.map(_one, cells, [path] * len(cells), chunksize=1))

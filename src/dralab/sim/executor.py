@@ -17,10 +17,10 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from dralab.api.errors import InputError
+from dralab.api.workerpool import worker_pool
 
 __all__ = [
     "DaskExecutor",
@@ -63,7 +63,8 @@ class InlineExecutor:
 
 
 class ProcessExecutor:
-    """A stdlib process pool, sized to the work (never more workers than items)."""
+    """A process pool sized to the work (never more workers than items) whose workers
+    die with dralab (``dralab.api.workerpool``)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
@@ -78,7 +79,7 @@ class ProcessExecutor:
             return [fn(x) for x in items]
         # chunksize 1: runs differ a lot in cost (policies, workloads), so hand them
         # out one at a time instead of in fixed slices that would leave workers idle.
-        with ProcessPoolExecutor(max_workers=n) as pool:
+        with worker_pool(n) as pool:
             return list(pool.map(fn, items, chunksize=1))
 
 
