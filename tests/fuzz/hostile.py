@@ -14,6 +14,7 @@ import json
 import random
 from collections.abc import Callable
 
+from . import seeds
 from .harness import Content, Special
 
 Generator = Callable[[int], Content]
@@ -332,3 +333,182 @@ def csv_hostile() -> dict[str, tuple[str, Generator]]:
         "csv_header_only": ("nodes", lambda s: NODE_HEADER.encode()),
         "csv_missing_columns": ("pods", lambda s: b"name,cpu_milli\np0,1\n"),
     }
+
+
+# --- Kueue objects, autoscaled fleets and migrate inputs (issue 29) -------------------------
+
+# A queue with one flavor and a workload "default/big-train" (the target of the explain
+# workload slot) asking for COUNT pods of one CPU each.
+_KUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {{name: f}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: q}}
+spec:
+  cohort: c0
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: f
+      resources:
+      - {{name: cpu, nominalQuota: "10"}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{name: lq, namespace: default}}
+spec: {{clusterQueue: q}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {{name: big-train, namespace: default}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: {count}
+    template:
+      spec:
+        containers:
+        - name: c
+          image: x
+          resources: {{requests: {{cpu: "1"}}}}
+"""
+_NODE = ("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+         "status: {allocatable: {cpu: '100', memory: 1Ti, pods: '110'}}\n")
+
+
+def _kueue(*extra: str, count: int | str = 1) -> bytes:
+    return "---\n".join([_KUEUE.format(count=count), *extra]).encode()
+
+
+def _cohorts(n: int, cycle: bool) -> str:
+    """Cohorts c0 -> c1 -> ... by parentName; the last one back to c0 for a cycle."""
+    docs = []
+    for i in range(n):
+        parent = f"c{i + 1}" if i + 1 < n else ("c0" if cycle else None)
+        doc = f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: c{i}}}\n"
+        docs.append(doc + (f"spec: {{parentName: {parent}}}\n" if parent else ""))
+    return "---\n".join(docs)
+
+
+def _big_job(parallelism: int) -> bytes:
+    """tests/data/queueing/big-gang.yaml's Job (default/big-train, 8 GPUs a pod by claim)
+    with ``parallelism`` pods, under KueueDRADeviceFeasibility (the placement check)."""
+    text = (seeds.TEST_DATA / "queueing" / "big-gang.yaml").read_text()
+    text = text.replace("parallelism: 5", f"parallelism: {parallelism}").replace(
+        "completions: 5", f"completions: {parallelism}")
+    assert f"parallelism: {parallelism}" in text
+    return (text + "\n---\napiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+            "featureGates: {KueueDRADeviceFeasibility: true}\n").encode()
+
+
+def kueue_hostile() -> dict[str, Generator]:
+    """Kueue objects at or past the limits of Kueue's CRDs (issue 29), for admit and
+    explain workload (the workload is default/big-train)."""
+    levels = "".join(f"  - {{nodeLabel: l{i}}}\n" for i in range(1001))
+    flavors = "".join(f"    - name: f{i}\n      resources:\n"
+                      f"      - {{name: cpu, nominalQuota: '1'}}\n" for i in range(3000))
+    return {
+        "cohort_chain": lambda s: _kueue(_cohorts(3000 * s, cycle=False)),
+        "cohort_cycle": lambda s: _kueue(_cohorts(1500 * s, cycle=True)),
+        "cohort_self_parent": lambda s: _kueue(_cohorts(1, cycle=True)),
+        "podsets_count_int32_max": lambda s: _kueue(_NODE, count=2**31 - 1),
+        "podsets_count_2_31": lambda s: _kueue(count=2**31),
+        "podsets_count_int32_max_no_nodes": lambda s: _kueue(count=2**31 - 1),
+        "job_parallelism_feasibility": lambda s: _big_job(10**6 * s),
+        "priority_class_2_63": lambda s: _kueue(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\n"
+            f"metadata: {{name: p}}\nvalue: {2**63}\n"),
+        "preemption_strategy_bogus": lambda s: _kueue(
+            "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+            "fairSharing:\n  enable: true\n  preemptionStrategies: [Bogus]\n"),
+        "topology_1001_levels": lambda s: _kueue(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\nmetadata: {name: t}\n"
+            f"spec:\n  levels:\n{levels}"),
+        "cluster_queue_3000_flavors": lambda s: (
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\n"
+            "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+            f"    flavors:\n{flavors}").encode(),
+    }
+
+
+# Every one of these is invalid input for Kueue (int32/int64 ranges, enums, the CRDs'
+# maxItems): the verbs must refuse it with exit 2 and the field path, not admit on.
+KUEUE_INVALID = ("podsets_count_2_31", "priority_class_2_63", "preemption_strategy_bogus",
+                 "topology_1001_levels", "cluster_queue_3000_flavors")
+
+
+def _autoscaled_fleet(autoscaling: str) -> Generator:
+    return lambda s: ("apiVersion: dralab.dev/v1alpha1\nkind: Fleet\nmetadata: {name: f}\n"
+                      "spec:\n  pools:\n  - {name: cpu, count: 1, cpu: '32', memory: 128Gi}\n"
+                      "  - {name: h100, count: 0, cpu: '192', memory: 2Ti, gpu: {model: "
+                      f"h100-80gb-sxm, count: 8}}, autoscaling: {{{autoscaling}}}}}\n").encode()
+
+
+def autoscale_hostile() -> dict[str, Generator]:
+    """Fleet specs whose pools' ``autoscaling`` is out of range (for autoscale and fleet)."""
+    fine = "pricePerHour: 32.0, provisioningDelay: 5m, priority: 1"
+    return {
+        "autoscaling_max_1e9": _autoscaled_fleet(f"min: 0, max: 1000000000, {fine}"),
+        "autoscaling_max_2_64": _autoscaled_fleet(f"min: 0, max: {2**64}, {fine}"),
+        "autoscaling_negative": _autoscaled_fleet(f"min: -5, max: -1, {fine}"),
+        "autoscaling_min_over_max": _autoscaled_fleet(f"min: 9, max: 2, {fine}"),
+        "autoscaling_price_nan": _autoscaled_fleet(
+            "min: 0, max: 3, pricePerHour: .nan, provisioningDelay: 5m"),
+        "autoscaling_price_negative_inf": _autoscaled_fleet(
+            "min: 0, max: 3, pricePerHour: -.inf, provisioningDelay: 5m"),
+        "autoscaling_delay_huge": _autoscaled_fleet(
+            "min: 0, max: 3, pricePerHour: 1, provisioningDelay: 1e300h"),
+        "autoscaling_delay_unicode": _autoscaled_fleet(
+            "min: 0, max: 3, pricePerHour: 1, provisioningDelay: '３m'"),
+        "autoscaling_priority_2_63": _autoscaled_fleet(
+            f"min: 0, max: 3, pricePerHour: 1, provisioningDelay: 5m, priority: {2**63}"),
+    }
+
+
+AUTOSCALE_INVALID = ("autoscaling_max_2_64", "autoscaling_negative", "autoscaling_min_over_max",
+                     "autoscaling_price_nan", "autoscaling_price_negative_inf",
+                     "autoscaling_delay_unicode")
+
+
+def _gpu_pod(gpus: str) -> bytes:
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n"
+            "  containers:\n  - name: c\n    image: x\n    resources: {limits: "
+            f"{{nvidia.com/gpu: {gpus}}}}}\n").encode()
+
+
+def workload_hostile() -> dict[str, Generator]:
+    """Workloads as migrate, autoscale and the schedulers read them: GPU counts the API
+    server rejects, a Helm template nobody rendered, a duration in other digits."""
+    return {
+        "pod_gpu_negative": lambda s: _gpu_pod("-1"),
+        "pod_gpu_half": lambda s: _gpu_pod("0.5"),
+        "pod_gpu_huge": lambda s: _gpu_pod(str(2**63)),
+        "helm_template_raw": lambda s: (
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.fullname\""
+            b" . }}\n  labels: {{- include \"x.labels\" . | nindent 4 }}\nspec:\n  replicas: "
+            b"{{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n      - name: "
+            b"c\n        resources:\n          limits:\n            nvidia.com/gpu: "
+            b"{{ .Values.gpus }}\n{{- if .Values.extra }}\n        env: []\n{{- end }}\n"),
+    }
+
+
+WORKLOAD_INVALID = ("pod_gpu_negative", "pod_gpu_half", "pod_gpu_huge")
+
+
+def scenario_duration_hostile() -> dict[str, Generator]:
+    """Scenario durations in digits other than ASCII (``\\d`` matches them all)."""
+    return {
+        "duration_arabic_indic": lambda s: _scenario(
+            "  duration: '٣s'\n" + _POOL.format(count=1)
+            + _KIND.format(rate="2/h", duration="{distribution: fixed, mean: 10m}", extra="")),
+        "duration_fullwidth": lambda s: _scenario(
+            "  duration: 1h\n" + _POOL.format(count=1)
+            + _KIND.format(rate="2/h", duration="{distribution: fixed, mean: '３m'}", extra="")),
+    }
+
+
+SCENARIO_INVALID = ("duration_arabic_indic", "duration_fullwidth")

@@ -32,6 +32,11 @@ Doc = dict[str, Any]
 LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def load_all(data: bytes | str) -> list[Any]:
+    """Every document of ``data`` (well-formed seed text)."""
+    return list(yaml.load_all(data, Loader=LOADER))
+
+
 @dataclass(frozen=True)
 class ManifestSeed:
     """A manifest file: its text and its documents (mappings only)."""
@@ -210,3 +215,103 @@ def csv_text(rows: list[list[str]]) -> str:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(rows)
     return buffer.getvalue()
+
+
+# --- migrate, autoscale and queueing inputs (issue 29) -------------------------------------
+
+MIGRATE = EXAMPLES / "migrate"
+
+
+@cache
+def migrate_workloads() -> tuple[ManifestSeed, ...]:
+    """What ``migrate inventory`` and ``convert`` read: examples/migrate/manifests, the
+    migrate test data, and every other manifest with a device-plugin GPU request."""
+    return tuple(s for s in manifests()
+                 if s.name.startswith(("examples/migrate/", "tests/data/migrate/"))
+                 or "nvidia.com/gpu:" in s.text or "nvidia.com/mig-" in s.text)
+
+
+@cache
+def migrate_dumps() -> tuple[ManifestSeed, ...]:
+    """Cluster dumps (``kubectl get ... -o yaml``) for ``migrate check`` and ``plan``."""
+    return tuple(s for s in manifests() if s.name in (
+        "examples/migrate/cluster-dump.yaml", "tests/data/migrate/list-dump.yaml"))
+
+
+@cache
+def helm_templates() -> tuple[tuple[str, bytes], ...]:
+    """Unrendered Helm/Go templates (``{{ }}``) of the upstream corpus: raw text that
+    ``migrate`` is told it may get from a chart's directory."""
+    out = []
+    for path in sorted(TEST_DATA.rglob("*.yaml")):
+        data = path.read_bytes()
+        if b"{{" in data and len(data) < 20_000:
+            out.append((_rel(path), data))
+    return tuple(out[:12])
+
+
+@cache
+def autoscale_inputs() -> tuple[tuple[str, Doc, tuple[Doc, ...]], ...]:
+    """(name, an autoscaled Fleet, the pods and claims beside it) for ``autoscale``: the
+    autoscale test data, and the autoscaling scenario's fleet with its queued jobs' shape."""
+    data = TEST_DATA / "autoscale"
+    workloads = {p.name: tuple(d for d in yaml.load_all(p.read_text(), Loader=LOADER)
+                               if isinstance(d, dict))
+                 for p in sorted(data.glob("*.yaml")) if p.name != "fleet.yaml"}
+    fleet = yaml.safe_load((data / "fleet.yaml").read_text())
+    out = [(f"{_rel(data)}/fleet.yaml+{name}", fleet, docs)
+           for name, docs in workloads.items() if name != "scale-down.yaml"]
+    down = workloads["scale-down.yaml"]
+    [own] = [d for d in down if d.get("kind") == "Fleet"]
+    out.append((f"{_rel(data)}/scale-down.yaml", own,
+                tuple(d for d in down if d.get("kind") != "Fleet")))
+    for name, doc in fleets():
+        pools = doc["spec"].get("pools") or []
+        if any(isinstance(p, dict) and "autoscaling" in p for p in pools):
+            out.append((name, doc, workloads["pending.yaml"]))
+    return tuple(out)
+
+
+@cache
+def kueue_files() -> dict[str, bytes]:
+    """The Kueue objects scenarios queue through, by the path a scenario names them."""
+    files = {f"kueue/{p.name}": p.read_bytes()
+             for p in sorted((TEST_DATA / "sim" / "queueing").glob("*.yaml"))}
+    for path in sorted((EXAMPLES / "scenarios").glob("*/*.yaml")):
+        files[path.relative_to(EXAMPLES / "scenarios").as_posix()] = path.read_bytes()
+    return files
+
+
+@cache
+def queueing_scenarios() -> tuple[tuple[str, Doc], ...]:
+    """Short scenarios with ``spec.queueing`` (the shapes of tests/sim/test_queueing_
+    scenario.py: two teams borrowing in a cohort, feasibility preemption) and with both
+    queueing and autoscaling; each names one of ``kueue_files``."""
+    kind: Doc = {"cpu": "8", "memory": "64Gi",
+                 "duration": {"distribution": "fixed", "mean": "30m"},
+                 "devices": {"type": "gpu", "count": 8}}
+    h100 = {"name": "h100", "count": 2, "cpu": "64", "memory": "512Gi",
+            "gpu": {"model": "h100-80gb-sxm", "count": 8}}
+
+    def scenario(name: str, kueue: str, **spec: Any) -> tuple[str, Doc]:
+        body = {"duration": "2h", "sampleInterval": "10m", "compare": ["dra"],
+                "queueing": {"kueue": f"kueue/{kueue}"},
+                "fleet": {"spec": {"pools": [h100]}},
+                "workload": [{"name": "team-a", "arrivals": ["0s", "0s", "0s"],
+                              "queue": "team-a/training", **kind},
+                             {"name": "team-b", "arrivals": ["30m"],
+                              "queue": "team-b/training", **kind}]} | spec
+        return (f"queueing:{name}", {"apiVersion": "dralab.dev/v1alpha1", "kind": "Scenario",
+                                     "metadata": {"name": name}, "spec": body})
+
+    autoscaled = h100 | {"count": 0, "autoscaling": {"min": 0, "max": 2, "pricePerHour": 32.0,
+                                                      "provisioningDelay": "5m"}}
+    return (
+        scenario("reclaim", "kueue.yaml"),
+        scenario("no-reclaim", "kueue-no-reclaim.yaml", compare=["device-plugin", "dra"]),
+        scenario("feasibility", "kueue-feasibility.yaml"),
+        scenario("feasibility-preemption", "kueue-feasibility-preemption.yaml"),
+        scenario("autoscaled", "kueue.yaml", fleet={"spec": {"pools": [autoscaled]}},
+                 autoscaling={"model": "cluster-autoscaler", "expander": "least-waste",
+                              "scanInterval": "10s", "scaleDownUnneededTime": "10m"}),
+    )

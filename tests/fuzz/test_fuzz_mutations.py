@@ -8,6 +8,7 @@ from hypothesis import given
 
 from . import cases
 from .budget import fuzz
+from .cases import check_case
 from .harness import Case, check
 
 
@@ -21,6 +22,18 @@ def test_manifests(case: Case) -> None:
 @given(case=cases.fleet_cases())
 def test_fleet_specs(case: Case) -> None:
     check(case)
+
+
+@fuzz("autoscale")
+@given(case=cases.autoscale_cases())
+def test_autoscale(case: Case) -> None:
+    check(case)
+
+
+@fuzz("migrate")
+@given(case=cases.migrate_cases())
+def test_migrate(case: Case) -> None:
+    check_case(case)
 
 
 @fuzz("config")
@@ -44,4 +57,4 @@ def test_traces(case: Case) -> None:
 @fuzz("argv")
 @given(case=cases.argv_cases())
 def test_command_lines(case: Case) -> None:
-    check(case)
+    check_case(case)
