@@ -59,7 +59,6 @@ def _limits(**resources: object) -> dict:
     (_doc(_limits(**{"nvidia.com/mig-3g.20gb": 2})), "mig", 0),
     (_doc(_limits(cpu="2")), "cpu-only", 0),
     (_doc(_limits(**{"amd.com/gpu": 1})), "unsupported", 0),
-    (_doc(_limits(**{"nvidia.com/gpu": "0.5"})), "unsupported", 0),
     # a non-indexed Job with parallelism is independent pods, an Indexed one a gang
     (_doc(_limits(**{"nvidia.com/gpu": 1}), "Job", parallelism=4), "whole-gpu", 1),
     (_doc(_limits(**{"nvidia.com/gpu": 1}), "Job", parallelism=4, completionMode="Indexed"),

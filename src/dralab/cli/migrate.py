@@ -2,35 +2,61 @@
 
 Verbs (kubectl-like: ``-f FILE|DIR|-`` repeatable, ``-o`` output format or directory):
 ``inventory``, ``convert``, ``check``, ``plan``. Exit codes: 0 done; 1 the verb
-found what it looks for (double advertising, pods whose feasibility changed);
-2 invalid input or usage (one line).
+found what it looks for (a workload convert could not convert, double advertising,
+pods whose feasibility changed); 2 invalid input or usage: one ``error:`` line, or,
+for workloads the API server would refuse, one per problem (file, document,
+object, field path) and a last one counting them.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
-from dralab.api.errors import InputError
+from dralab.api.errors import InputError, ValidationFailed, one_line
 from dralab.api.io import read_documents
-from dralab.api.quantity import parse_quantity
 from dralab.migrate import inventory, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
 from dralab.migrate.plan import make_plan
 from dralab.migrate.planreport import render_plan, write_plan
+from dralab.migrate.refusals import share_memory_amount
 from dralab.migrate.verify import render_verification, verify
 from dralab.sim.spec import parse_duration
 
 from .common import (
+    EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
     check_output_location,
     filename_option,
     one_line_errors,
     signals_deferred,
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+def _refusals_as_lines(func: F) -> F:
+    """Every problem of the workloads the API server would refuse as its own ``error:``
+    line (as ``dralab validate`` and ``dralab schedule`` list them), then a count; exit 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ValidationFailed as exc:
+            for problem in exc.errors:
+                click.echo(f"error: {one_line(str(problem))}", err=True)
+            objects = len({getattr(p, "where", "") for p in exc.errors})
+            click.echo(f"error: {len(exc.errors)} problem(s) in {objects} workload(s) the API "
+                       "server would refuse; fix them first", err=True)
+            raise SystemExit(EXIT_INPUT) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 @click.group("migrate")
@@ -49,6 +75,7 @@ def migrate_cmd() -> None:
               show_default=True, help="Output format: one line (table, csv) or object (json) "
                                       "per pod set of each workload.")
 @one_line_errors
+@_refusals_as_lines
 def inventory_cmd(filenames: tuple[str, ...], output: str) -> None:
     """List every workload and what it asks of GPUs.
 
@@ -57,7 +84,12 @@ def inventory_cmd(filenames: tuple[str, ...], output: str) -> None:
     JobSet, LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService) and
     each of its pod sets: pods, containers, GPUs per pod, MIG profiles, GPU-label
     node selectors and affinities, and the class: multi-node, mig, shared,
-    multi-gpu-one-node, whole-gpu or cpu-only.
+    multi-gpu-one-node, whole-gpu, cpu-only or unsupported.
+
+    \b
+    Exit codes: 0 listed (unsupported workloads included); 2 invalid input or usage,
+    and workloads the API server would refuse (one `error:` line per problem,
+    naming file, document, object and field path).
     """
     entries = inventory(read_documents(filenames))
     click.echo(render(entries, output), nl=False)
@@ -86,12 +118,13 @@ def _convert_table(conversion: Conversion) -> str:
                    "migration-summary.txt. Never an input.")
 @click.option("--share-memory", default="8Gi", show_default=True, metavar="QUANTITY",
               help="GPU memory a time-sliced (shared) pod gets as a DRA share of a GPU that "
-                   "allows multiple allocations.")
+                   "allows multiple allocations: a positive, whole number of bytes.")
 @click.option("--verify", "verify_with", default=None, metavar="FLEET_OR_DUMP",
               help="Also schedule the workloads before (device plugin) and after (DRA) on "
                    "this Fleet spec or cluster dump, and report every pod whose feasibility "
                    "changed (exit 1 if any).")
 @one_line_errors
+@_refusals_as_lines
 def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
                 verify_with: str | None) -> None:
     """Rewrite GPU workloads to DRA ResourceClaimTemplates and claims.
@@ -102,8 +135,15 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     claims; GPU-label node selectors and affinities become CEL selectors on device
     attributes; CPU, memory, comments and key order are kept. Prints one line per
     workload; the summary file says what changed and what could not be converted.
+
+    \b
+    Exit codes: 0 every workload converted or unchanged (no GPU resources); 1 a
+    workload was not converted (its line and the summary say why; the other
+    outputs are written) or, with --verify, a pod changed feasibility; 2 invalid
+    input or usage, and workloads the API server would refuse (one `error:` line
+    per problem, naming file, document, object and field path; nothing written).
     """
-    _check_quantity(share_memory, "--share-memory")
+    share_memory = _check_share(share_memory)
     check_output_location("-o/--output-dir", out_dir,
                           [*filenames, *([verify_with] if verify_with else [])])
     conversion = convert_files(filenames, share_memory)
@@ -115,15 +155,18 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
                f"template(s) and {len(conversion.classes)} device class(es) to {out_dir}")
     if report is not None:
         click.echo(render_verification(report), nl=False)
-        if report.changed:
-            raise SystemExit(EXIT_UNSCHEDULABLE)
+    not_converted = [w for f in conversion.summary()["files"] for w in f["workloads"]
+                     if w["result"] == "not converted"]
+    if not_converted or (report is not None and report.changed):
+        raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
-def _check_quantity(text: str, option: str) -> None:
+def _check_share(text: str) -> str:
+    """``--share-memory`` canonical; a usage error unless a positive, whole number of bytes."""
     try:
-        parse_quantity(text)
+        return share_memory_amount(text)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=option) from None
+        raise click.BadParameter(str(exc), param_hint="--share-memory") from None
 
 
 @migrate_cmd.command("check")
@@ -131,6 +174,7 @@ def _check_quantity(text: str, option: str) -> None:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 @one_line_errors
+@_refusals_as_lines
 def check_cmd(filenames: tuple[str, ...], output: str) -> None:
     """Find GPUs advertised twice: by the device plugin and by DRA ResourceSlices.
 
@@ -139,7 +183,12 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
     allocatable nvidia.com/gpu (or nvidia.com/mig-*) and gpu.nvidia.com ResourceSlices
     both show GPUs, what is allocated through each path (OVERCOMMITTED when together
     more than the GPUs present), the pods holding GPUs there and the workloads that
-    can land there. Exit 1 when such a node exists, 0 when none.
+    can land there.
+
+    \b
+    Exit codes: 0 no node advertised twice; 1 such a node exists; 2 invalid input
+    or usage, and workloads the API server would refuse (one `error:` line per
+    problem, naming file, document, object and field path).
     """
     result = check_dump(read_dump(read_documents(filenames)))
     click.echo(render_check(result, output), nl=False)
@@ -154,10 +203,12 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
                    "smoke-test Job, the converted manifests in order, pilot-report.md and "
                    "the simulation inputs.")
 @click.option("--share-memory", default="8Gi", show_default=True, metavar="QUANTITY",
-              help="GPU memory a time-sliced pod gets as a DRA share.")
+              help="GPU memory a time-sliced pod gets as a DRA share: a positive, whole "
+                   "number of bytes.")
 @click.option("--duration", default="2h", show_default=True, metavar="DURATION",
               help="Simulated time of the predicted effect (e.g. 30m, 2h).")
 @one_line_errors
+@_refusals_as_lines
 def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
              duration: str) -> None:
     """Plan the pilot: which pool first, its DeviceClasses, order and predicted effect.
@@ -168,8 +219,13 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
     mig-small) with their CEL, orders the moves (a smoke-test Job first, then the
     safest workloads), converts them, and simulates the pool on both models
     (pods started, wait, GPU capacity allocated vs requested).
+
+    \b
+    Exit codes: 0 planned; 2 invalid input or usage, and workloads the API server
+    would refuse (one `error:` line per problem, naming file, document, object and
+    field path).
     """
-    _check_quantity(share_memory, "--share-memory")
+    share_memory = _check_share(share_memory)
     if out_dir is not None:
         check_output_location("--out", out_dir, filenames)
     try:

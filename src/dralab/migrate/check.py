@@ -22,6 +22,7 @@ import msgspec
 from .clusterdump import ClusterDump, DumpNodeGpus
 from .demand import pod_demand
 from .podsets import at_path, workload_of
+from .refusals import refuse_invalid
 
 __all__ = ["CheckResult", "NodeFinding", "WorkloadRisk", "check_dump", "render_check"]
 
@@ -116,7 +117,11 @@ def _finding(node: DumpNodeGpus) -> NodeFinding:
 
 
 def check_dump(dump: ClusterDump) -> CheckResult:
-    """Double-advertising nodes and the workloads at risk (see the module doc)."""
+    """Double-advertising nodes and the workloads at risk (see the module doc).
+
+    ValidationFailed (every problem) when a workload of the dump is one the API server
+    would refuse."""
+    refuse_invalid(dump.documents)
     flagged = [n for n in sorted(dump.nodes.values(), key=lambda n: n.name)
                if n.double_advertised]
     result = CheckResult([_finding(n) for n in flagged], [], dict(dump.extended_classes))

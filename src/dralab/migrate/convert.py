@@ -34,6 +34,7 @@ from dralab.api.resource import DeviceClass
 from dralab.fleet.classes import driver_classes
 
 from .podsets import PathKey, at_path, identity
+from .refusals import refuse_invalid, share_memory_amount
 from .rewrite import DocumentPlan, apply_edits, plan_document
 from .roundtrip import load_roundtrip, new_map, new_seq, text_value
 from .shapes import ClassChooser, TemplateNames, claim_template
@@ -210,7 +211,12 @@ def convert_sources(sources: Iterable[tuple[str, str, str, list[Document]]],
                     share_memory: str = "8Gi", class_for: ClassChooser | None = None
                     ) -> Conversion:
     """Plan and render the conversion of (source, output name, text, documents) items;
-    nothing is written."""
+    nothing is written. ValidationFailed (every problem) when a workload is one the API
+    server would refuse; ValueError for a share of memory that is not a positive,
+    whole number of bytes."""
+    share_memory = share_memory_amount(share_memory)
+    sources = list(sources)
+    refuse_invalid([d for *_, docs in sources for d in docs])
     names = TemplateNames()
     files: list[ConvertedFile] = []
     for source, output, text, docs in sources:

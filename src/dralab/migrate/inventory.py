@@ -21,6 +21,7 @@ from dralab.api.io import Document
 
 from .demand import PodGpuDemand, pod_demand, workload_class
 from .podsets import ManifestWorkload, PodSet, identity, workload_of
+from .refusals import refuse_invalid
 from .rewrite import mentions_nvidia
 
 __all__ = ["InventoryEntry", "inventory", "render"]
@@ -40,7 +41,10 @@ class InventoryEntry:
 
 
 def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
-    """The workloads among ``docs``, in input order."""
+    """The workloads among ``docs``, in input order. ValidationFailed (every problem)
+    when one is a workload the API server would refuse."""
+    docs = list(docs)
+    refuse_invalid(docs)
     out = []
     for doc in docs:
         workload = workload_of(doc.data)

@@ -34,6 +34,7 @@ from .pilot import PilotClasses, fleet_document, pilot_classes, smoke_test
 from .pods import workload_pods
 from .podsets import workload_of
 from .pools import CLASS_RISK, GpuPool, pools_of
+from .refusals import share_memory_amount
 from .rewrite import plan_document
 from .shapes import TemplateNames
 
@@ -164,7 +165,10 @@ def _scenario(plan_docs: list[tuple[str, Any, Any]], conversion: Conversion, smo
 
 def make_plan(docs: list[Document], source: str, share_memory: str = "8Gi",
               duration: str = "2h", run_simulation: bool = True) -> PilotPlan:
-    """The pilot plan of a cluster dump (see the module doc); simulates unless told not to."""
+    """The pilot plan of a cluster dump (see the module doc); simulates unless told not to.
+    ValidationFailed when a workload of the dump is one the API server would refuse;
+    ValueError for a share of memory that is not a positive, whole number of bytes."""
+    share_memory = share_memory_amount(share_memory)
     dump = read_dump(docs)
     pools = pools_of(dump)
     pilot = _choose(pools)

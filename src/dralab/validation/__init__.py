@@ -24,10 +24,12 @@ from typing import Final
 
 from dralab.validation._across import validate_across
 from dralab.validation._dispatch import SUPPORTED_KINDS, validate_object
+from dralab.validation._pod import validate_container_resources
 from dralab.validation.check import Problem, not_checked, validate_documents, validate_objects
 
 __all__ = ["DEVIATIONS", "SUPPORTED_KINDS", "Problem", "not_checked", "validate_across",
-           "validate_documents", "validate_object", "validate_objects"]
+           "validate_container_resources", "validate_documents", "validate_object",
+           "validate_objects"]
 
 DEVIATIONS: Final = (
     "Fields of a disabled feature gate are reported as Forbidden "

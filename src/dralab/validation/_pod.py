@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dralab.api.features import Gate
+from dralab.api.errors import FieldError
+from dralab.api.features import FeatureGates, Gate
 from dralab.api.quantity import Quantity
 from dralab.validation._context import Ctx, child, index, key
 from dralab.validation._core_common import (
@@ -38,7 +39,8 @@ from dralab.validation._meta import (
 )
 from dralab.validation._removed import POD_RESOURCE_CLAIM, check_removed
 
-__all__ = ["check_pod_spec", "validate_pod"]
+__all__ = ["check_pod_spec", "check_resource_amounts", "validate_container_resources",
+           "validate_pod"]
 
 RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 _DNS_POLICIES: Final = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -234,6 +236,14 @@ def _check_resources(ctx: Ctx, value: Any, path: str, claim_names: set[str]) -> 
     resources = ctx.as_map(value, path)
     if resources is None:
         return
+    check_resource_amounts(ctx, resources, path)
+    _check_claim_refs(ctx, resources.get("claims"), child(path, "claims"), claim_names)
+
+
+def check_resource_amounts(ctx: Ctx, resources: Mapping[str, Any], path: str) -> None:
+    """A container's ``resources`` limits and requests (``ValidateResourceRequirements``
+    without claims): names, non-negative amounts, whole extended resources, and requests
+    equal to limits (or below them, for cpu and memory)."""
     limits_path, requests_path = child(path, "limits"), child(path, "requests")
     limits = _resource_list(ctx, resources.get("limits"), limits_path)
     requests = _resource_list(ctx, resources.get("requests"), requests_path)
@@ -254,7 +264,6 @@ def _check_resources(ctx: Ctx, value: Any, path: str, claim_names: set[str]) -> 
             ctx.required(limits_path, "Limit must be set for non overcommitable resources")
     if has_hugepages and not has_compute:
         ctx.forbidden(path, "HugePages require cpu or memory")
-    _check_claim_refs(ctx, resources.get("claims"), child(path, "claims"), claim_names)
 
 
 def _check_claim_refs(ctx: Ctx, value: Any, path: str, claim_names: set[str]) -> None:
@@ -445,3 +454,15 @@ def _check_extended_status(ctx: Ctx, value: Any, path: str, spec: Mapping[str, A
             ctx.required(child(item_path, "requestName"), "")
         else:
             check_dns_label(ctx, request, child(item_path, "requestName"))
+
+
+def validate_container_resources(value: Any, path: str) -> list[FieldError]:
+    """The API server's rules for one container's ``resources`` limits and requests, at
+    ``path`` (e.g. ``spec.replicatedJobs[0].template.spec.template.spec.containers[0]
+    .resources``): for pod templates of custom resources, whose controllers create the
+    Pods the API server then checks. Pure; never raises on malformed input."""
+    ctx = Ctx(FeatureGates())
+    resources = ctx.as_map(value, path)
+    if resources is not None:
+        check_resource_amounts(ctx, resources, path)
+    return ctx.errors
