@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dralab.api.base import KubeObject
 
 from .objects import (
+    CONFIG_GROUP,
     ClusterQueue,
     Cohort,
     KueueConfiguration,
@@ -20,6 +21,7 @@ from .objects import (
     KueueWorkload,
     LocalQueue,
 )
+from .schema import schema_problems
 
 __all__ = ["kueue_problems"]
 
@@ -28,8 +30,18 @@ _WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 _RECLAIM = ("Never", "LowerPriority", "Any")
 _BORROW = ("Never", "LowerPriority")
 _STOP = ("None", "Hold", "HoldAndDrain")
-_FUNGIBILITY = {"v1beta1": ("Borrow", "Preempt", "TryNextFlavor", "MayStopSearch"),
-                "v1beta2": ("MayStopSearch", "TryNextFlavor")}
+# Per version and field, as Kueue's CRDs list them (v1beta1 also keeps its old names).
+_FUNGIBILITY: dict[str, dict[str, tuple[str, ...]]] = {
+    "v1beta1": {"whenCanBorrow": ("MayStopSearch", "TryNextFlavor", "Borrow"),
+                "whenCanPreempt": ("MayStopSearch", "TryNextFlavor", "Preempt")},
+    "v1beta2": {"whenCanBorrow": ("MayStopSearch", "TryNextFlavor"),
+                "whenCanPreempt": ("MayStopSearch", "TryNextFlavor")}}
+_PRIORITY_REF_GROUPS = ("kueue.x-k8s.io", "scheduling.k8s.io")
+_PRIORITY_REF_KINDS = ("WorkloadPriorityClass", "PriorityClass")
+# Kueue's pkg/config/validation.go validStrategySets: the whole list must be one of
+# these, in this order (field.NotSupported of the list).
+_STRATEGY_SETS = (("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",),
+                  ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
 Problem = tuple[str, str]
 
 
@@ -122,14 +134,23 @@ def _cluster_queue(cq: ClusterQueue) -> Iterator[Problem]:
     if fungible is not None:
         for name, value in (("whenCanBorrow", fungible.when_can_borrow),
                             ("whenCanPreempt", fungible.when_can_preempt)):
-            if value and value not in allowed:
-                yield _unsupported(f"spec.flavorFungibility.{name}", value, allowed)
+            if value and value not in allowed[name]:
+                yield _unsupported(f"spec.flavorFungibility.{name}", value, allowed[name])
     if spec.fair_sharing is not None and spec.fair_sharing.weight is not None \
             and spec.fair_sharing.weight.sign() < 0:
         yield "spec.fairSharing.weight", "Invalid value: must be greater than or equal to 0"
 
 
 def _configuration(config: KueueConfiguration) -> Iterator[Problem]:
+    fair = config.fair_sharing
+    if fair is not None and fair.preemption_strategies \
+            and tuple(fair.preemption_strategies) not in _STRATEGY_SETS:
+        # Go prints the refused list with %#v; the supported sets comma-joined.
+        shown = ", ".join(f'"{s}"' for s in fair.preemption_strategies)
+        supported = ", ".join(f'"{",".join(s)}"' for s in _STRATEGY_SETS)
+        yield ("fairSharing.preemptionStrategies",
+               f"Unsupported value: []v1beta2.PreemptionStrategy{{{shown}}}: "
+               f"supported values: {supported}")
     seen: dict[str, int] = {}
     for mi, mapping in enumerate(config.resources.device_class_mappings):
         path = f"resources.deviceClassMappings[{mi}]"
@@ -161,6 +182,12 @@ def _configuration(config: KueueConfiguration) -> Iterator[Problem]:
 
 def kueue_problems(obj: KubeObject) -> list[Problem]:
     """The problems Kueue would refuse ``obj`` for (empty: none found)."""
+    out = schema_problems(obj.kind or type(obj).KIND, _version(obj), obj.raw) \
+        if not obj.api_version.startswith(CONFIG_GROUP) else []
+    return out + _kind_problems(obj)
+
+
+def _kind_problems(obj: KubeObject) -> list[Problem]:
     if isinstance(obj, ClusterQueue):
         return list(_cluster_queue(obj))
     if isinstance(obj, Cohort):
@@ -173,6 +200,8 @@ def kueue_problems(obj: KubeObject) -> list[Problem]:
             out.append(("metadata.namespace", "Required value"))
         if not obj.spec.cluster_queue:
             out.append(("spec.clusterQueue", "Required value"))
+        if obj.spec.stop_policy and obj.spec.stop_policy not in _STOP:
+            out.append(_unsupported("spec.stopPolicy", obj.spec.stop_policy, _STOP))
         return out
     if isinstance(obj, KueueTopology):
         levels = [level.node_label for level in obj.spec.levels]
@@ -187,8 +216,15 @@ def kueue_problems(obj: KubeObject) -> list[Problem]:
         out = []
         if not obj.spec.pod_sets:
             out.append(("spec.podSets", "Required value"))
-        out += [(f"spec.podSets[{i}].count", "Invalid value: must be greater than or equal to 0")
-                for i, ps in enumerate(obj.spec.pod_sets) if ps.count < 0]
+        # podSets[].count's range is the schema's (schema.py).
+        ref = obj.spec.priority_class_ref
+        if ref is not None:
+            if ref.group not in _PRIORITY_REF_GROUPS:
+                out.append(_unsupported("spec.priorityClassRef.group", ref.group,
+                                        _PRIORITY_REF_GROUPS))
+            if ref.kind not in _PRIORITY_REF_KINDS:
+                out.append(_unsupported("spec.priorityClassRef.kind", ref.kind,
+                                        _PRIORITY_REF_KINDS))
         return out
     if isinstance(obj, KueueConfiguration):
         return list(_configuration(obj))
