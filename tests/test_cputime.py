@@ -38,7 +38,7 @@ def test_a_runaway_body_is_stopped_at_its_cpu_budget() -> None:
     with pytest.raises(CpuBudgetExceeded, match=r"used more than 0.3 CPU s") as caught, \
             cpu_budget(0.3) as spent:
         spin(30)
-    assert 0.3 <= spent.cpu < 1.5, caught.value
+    assert 0.25 <= spent.cpu < 1.5, caught.value  # rusage and the timer tick apart
     assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)  # disarmed afterwards
     assert signal.getsignal(signal.SIGPROF) in (signal.SIG_DFL, None)
 
@@ -68,7 +68,7 @@ def test_a_subprocess_is_charged_its_cpu_and_stopped_by_it() -> None:
     assert 0 < ok.cpu < 5
     loop = run_with_cpu_budget([sys.executable, "-c", "while True: pass"], 0.5)
     assert loop.done.returncode == -signal.SIGPROF
-    assert 0.5 <= loop.cpu < 3
+    assert 0.45 <= loop.cpu < 3
 
 
 def test_slowdown_is_at_least_one() -> None:
