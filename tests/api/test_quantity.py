@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cputime import cpu_budget
 from dralab.api.quantity import (
     MAX_QUANTITY_DIGITS,
     Quantity,
@@ -168,10 +168,9 @@ def test_arithmetic_is_exact(a: int, b: int) -> None:
      "1" + "0" * 55 + "E"],
 )
 def test_values_beyond_the_bound_are_refused_fast(text: str) -> None:
-    start = time.perf_counter()
-    with pytest.raises(QuantityError, match=f"more than {MAX_QUANTITY_DIGITS} integer digits"):
+    with cpu_budget(0.1), pytest.raises(QuantityError,
+                                        match=f"more than {MAX_QUANTITY_DIGITS} integer digits"):
         parse_quantity(text)
-    assert time.perf_counter() - start < 0.1
 
 
 def test_bound_edge() -> None:
@@ -196,26 +195,23 @@ def test_exponent_must_fit_int32_like_apimachinery(text: str) -> None:
      ("1000000000000000000001e-30", 2), ("999999999999999999999e-30", 1)],
 )
 def test_sub_nano_precision_rounds_up_without_expanding(text: str, nano: int) -> None:
-    start = time.perf_counter()
-    assert parse_quantity(text).nano == nano
-    assert time.perf_counter() - start < 0.1
+    with cpu_budget(0.1):
+        assert parse_quantity(text).nano == nano
 
 
 @pytest.mark.parametrize("text", ["1" * 20 + "Ki", "9" * 30 + "Ei",
                                   "1" * 5000 + "Mi", "1" + "0" * 100_000 + ".5Ki"])
 def test_binary_amounts_cap_without_expanding(text: str) -> None:
-    start = time.perf_counter()
-    assert parse_quantity(text).value() == 2**63 - 1
-    assert time.perf_counter() - start < 0.1
+    with cpu_budget(0.1):
+        assert parse_quantity(text).value() == 2**63 - 1
 
 
 @pytest.mark.parametrize("text", ["1" * 100_000 + "x", "1." + "1" * 100_000 + "Kx",
                                   "1" * 50_000 + "." + "1" * 50_000 + "Kix", "+" * 100_000])
 def test_invalid_long_strings_fail_in_linear_time(text: str) -> None:
-    start = time.perf_counter()  # the grammar's regex must not backtrack over digit runs
-    with pytest.raises(QuantityError):
+    # The grammar's regex must not backtrack over digit runs.
+    with cpu_budget(0.1), pytest.raises(QuantityError):
         parse_quantity(text)
-    assert time.perf_counter() - start < 0.1
 
 
 @given(st.integers(min_value=0, max_value=10**12),

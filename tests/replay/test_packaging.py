@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import dralab
+from cputime import run_with_cpu_budget
 from dralab.replay.trace import WORKLOADS, default_trace_dir, load_nodes, workload_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,9 +52,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "src", project / "src",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(project)],
-        capture_output=True, text=True, timeout=300, check=False)
+    # Bounded by CPU time (60 s; a build takes a few): the wall-clock timeout is only the
+    # safety net for a pip blocked on an index, ten times that, and then the test skips.
+    try:
+        done = run_with_cpu_budget(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+             str(project)], 60).done
+    except subprocess.TimeoutExpired:
+        pytest.skip("could not build a wheel: pip blocked past the safety timeout")
     found = sorted(out.glob("dralab-*.whl"))
     if done.returncode != 0 or not found:
         pytest.skip(f"could not build a wheel: {done.stderr.strip().splitlines()[-1:]}")
@@ -79,8 +85,8 @@ def test_installed_copy_resolves_its_own_trace(wheel: Path, tmp_path: Path) -> N
     script = ("import dralab, dralab.replay.trace as t; "
               "print(dralab.__file__); print(t.default_trace_dir()); "
               "print(len(t.load_nodes())); print(len(t.load_pods('default')))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    # 30 CPU s (it takes about two); the wall-clock timeout is only a safety net.
+    done = run_with_cpu_budget([sys.executable, "-c", script], 30, cwd=elsewhere, env=env).done
     assert done.returncode == 0, done.stderr
     module, trace, nodes, pods = done.stdout.split()
     assert Path(module).is_relative_to(site)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cputime import scaled
+
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
 
 # As the machine notes say: without the networking flags Chromium keeps trying
@@ -53,7 +55,11 @@ class CDPError(RuntimeError):
 
 
 class Chromium:
-    def __init__(self, exe: str, profile: Path, timeout: float = 60.0) -> None:
+    def __init__(self, exe: str, profile: Path, timeout: float | None = None) -> None:
+        # A page load is Chromium's several processes, whose CPU time cannot be bounded
+        # from here: the wait is in wall time, 60 s on an idle machine stretched by how
+        # slow the machine is now (``cputime.scaled``), a safety net and not a budget.
+        timeout = scaled(60.0) if timeout is None else timeout
         to_r, self._to_w = os.pipe()
         self._from_r, from_w = os.pipe()
         # Chromium wants the pipe on fds 3 and 4 exactly. Move our ends to fds >= 10 so that
