@@ -7,9 +7,12 @@ Environment:
 * ``FUZZ_SEED``: draw other cases than the fixed (derandomized) ones of ``make test``.
 * ``FUZZ_KEEP_GOING=1``: record contract violations and go on instead of stopping at the
   first (``make fuzz``); the session then fails and lists each violating case.
-* ``FUZZ_TIMEOUT`` (30 s) and ``FUZZ_MEMORY_MB`` (1536): the bound of each case.
+* ``FUZZ_TIMEOUT`` (30 CPU seconds, not wall seconds: a loaded machine cannot time a case
+  out) and ``FUZZ_MEMORY_MB`` (1536): the bound of each case. ``FUZZ_WALL_SAFETY`` (ten
+  times ``FUZZ_TIMEOUT``, at least 60 s): the wall time after which a case that is blocked
+  without using CPU is killed and reported as blocked.
 * ``FUZZ_STATS=1`` prints the counts after any run; ``FUZZ_STATS_FILE=PATH`` writes them
-  as JSON (with every case's verb, generator, exit and seconds).
+  as JSON (with every case's verb, generator, exit, wall and CPU seconds).
 * ``FUZZ_SAVE_DIR=DIR``: each violating case is written to DIR/case-NNNN (in/, args.json,
   stdin.bin, outcome.txt) to rerun by hand.
 """

@@ -131,7 +131,7 @@ def test_the_cpu_bound_holds() -> None:
     outcome = run_fake("spin", seconds=0.5)
     assert outcome.timed_out and not outcome.blocked and outcome.signal is None
     # Stopped at its budget by the child's own CPU timer, however long it waited for a core.
-    assert 0.45 <= outcome.cpu_seconds < 1.5, outcome.cpu_seconds  # rusage vs timer ticks
+    assert 0.4 <= outcome.cpu_seconds < 1.5, outcome.cpu_seconds  # rusage vs timer ticks
     assert outcome.violations()[0].startswith(f"timeout after {outcome.cpu_seconds:.1f} CPU s")
 
 
@@ -149,7 +149,7 @@ def test_the_stats_count_cpu_seconds() -> None:
     assert lines[0].startswith("fuzz: 2 cases in ") and "1 broke the contract" in lines[0]
     assert stats.exit_codes == {"0": 1, "timeout": 1}
     cpu, wall, case = stats.longest
-    assert 0.25 <= cpu < wall + 0.5 and "dralab spin" in case  # the spin, not the nap
+    assert 0.2 <= cpu < wall + 0.5 and "dralab spin" in case  # the spin, not the nap
     assert lines[4].startswith(f"  longest case:  {cpu:.2f} CPU s ({wall:.2f} s) [test]")
     assert [run[2:3] for run in stats.runs] == [("0",), ("timeout",)]
 
