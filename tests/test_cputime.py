@@ -74,3 +74,12 @@ def test_a_subprocess_is_charged_its_cpu_and_stopped_by_it() -> None:
 def test_slowdown_is_at_least_one() -> None:
     assert slowdown() >= 1.0
     assert scaled(2.0) >= 2.0
+
+
+def test_property_tests_have_no_wall_clock_deadline() -> None:
+    # tests/conftest.py's profile: a test's own @settings inherits it.
+    from hypothesis import HealthCheck, settings
+
+    for chosen in (settings(), settings(max_examples=5)):
+        assert chosen.deadline is None
+        assert HealthCheck.too_slow in chosen.suppress_health_check
