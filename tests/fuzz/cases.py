@@ -25,6 +25,7 @@ import copy
 import json
 import os
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -695,17 +696,36 @@ def _harness_knows_convert_out() -> bool:
     return out in harness._out_dirs(root, ["migrate", "convert", "-f", "x", "-o", str(out)])
 
 
+def _convert_output(args: tuple[str, ...]) -> str | None:
+    """Where ``migrate convert`` writes, as the stray-write paths name it (``work/...``):
+    its last ``-o``/``--output-dir`` when that is ``{out}`` or relative to the working
+    directory; None for any other (an input, above one: those stay violations)."""
+    value = None
+    for option, given in pairwise(args):
+        if option in ("-o", "--output-dir"):
+            value = given
+    if value == "{out}":
+        return harness.OUT
+    if not value or value.startswith(("/", "{")):
+        return None
+    path = os.path.normpath(value)
+    if path == ".." or path.startswith("../"):
+        return None
+    return harness.WORK if path == "." else f"{harness.WORK}/{path}"
+
+
 def check_case(case: Case, *, seconds: float | None = None, known: str | None = None) -> Outcome:
-    """``harness.check``, but for ``migrate convert -o {out}``: until the harness counts
-    convert's ``-o`` as an out directory (see the report of issue 29's fuzz work), what it
-    writes under ``{out}`` is not "written outside --out". Everything else is checked as
-    ``check`` does, and counted the same way."""
-    if "{out}" not in case.args or case.args[:2] != ("migrate", "convert") \
-            or _harness_knows_convert_out():
+    """``harness.check``, but for ``migrate convert -o DIR``: until the harness counts
+    convert's ``-o`` as an out directory as it does ``--out`` (see the report of issue 29's
+    fuzz work), what it writes under DIR (``{out}``, or a path relative to the working
+    directory) is not "written outside --out". Everything else is checked as ``check``
+    does, and counted the same way."""
+    output = _convert_output(case.args) if case.args[:2] == ("migrate", "convert") else None
+    if output is None or _harness_knows_convert_out():
         return check(case, seconds=seconds, known=known)
     outcome = harness.run_case(case, seconds=seconds)
     outcome.stray_writes = [p for p in outcome.stray_writes
-                            if not (p == harness.OUT or p.startswith(harness.OUT + "/"))]
+                            if not (p == output or p.startswith(output + "/"))]
     problems = outcome.violations()
     STATS.add(outcome, bool(problems))
     saved = os.environ.get("FUZZ_SAVE_DIR")
