@@ -37,7 +37,7 @@ from dralab.scheduler import Scheduler
 from dralab.scheduler.cluster import PodInfo
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
-from .estimator import Estimate, as_group, estimate, max_size_reason
+from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
 from .expanders import EXPANDERS, READS, choose
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_sizes, template_signatures
 from .scaledown import unneeded_nodes
@@ -56,8 +56,13 @@ class AutoscalerOptions:
     scale_down_unneeded_time: float = 600.0
     scale_down_delay_after_add: float = 600.0
     seed: int = 0
+    # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
+    max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
 
     def __post_init__(self) -> None:
+        if self.max_nodes_per_scale_up < 0:
+            raise ValueError(f"max_nodes_per_scale_up must be 0 (no limit) or more, not "
+                             f"{self.max_nodes_per_scale_up}")
         if self.expander not in EXPANDERS:
             raise ValueError(f"unknown expander {self.expander!r} "
                              f"(known: {', '.join(EXPANDERS)})")
@@ -154,6 +159,7 @@ class ClusterAutoscaler:
             cache: dict[str, tuple[int, Estimate]] = {}
             stalled: set[str] = set()
             reads = READS.get(self.options.expander, frozenset())
+            limit = self.options.max_nodes_per_scale_up
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
@@ -166,7 +172,7 @@ class ClusterAutoscaler:
                         twin = alike.get(twin_key) if twin_key is not None else None
                         option = as_group(twin, g) if twin is not None else \
                             estimate(scheduler, templates, g, units, offsets[g.name],
-                                     measures=reads)
+                                     measures=reads, max_nodes=limit)
                         hit = (offsets[g.name], option)
                         cache[g.name] = hit
                         if twin_key is not None:
@@ -179,7 +185,8 @@ class ClusterAutoscaler:
                     break
                 best = choose(self.options.expander, helpful, self._rng)
                 kept = estimate(scheduler, templates, best.group, units,
-                                offsets[best.group.name], keep=True, measures=())
+                                offsets[best.group.name], keep=True, measures=(),
+                                max_nodes=limit)
                 if not kept.units:
                     # A reused estimate that no longer holds: estimate the group
                     # afresh, and leave it out until something else moves.

@@ -27,15 +27,28 @@ from dralab.scheduler.cluster import PodInfo
 
 from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes
-from .placement import place_pod
+from .placement import PlaceOutcome, place_pod, place_prepared, prepare_pod
 from .units import PodUnit
 from .utilization import AllocatedDevices, node_utilization
 
-__all__ = ["MEASURES", "Estimate", "as_group", "estimate", "max_size_reason"]
+__all__ = ["MAX_NODES_PER_SCALE_UP", "MEASURES", "Estimate", "as_group", "estimate",
+           "max_nodes_reason", "max_size_reason"]
 
 
 def max_size_reason(group: NodeGroup) -> str:
     return f"{group.name}: max size {group.max_size} reached"
+
+
+# Cluster Autoscaler's --max-nodes-per-scaleup: the most nodes one estimate may add
+# (its estimation limiter, estimator/threshold_based_limiter.go, with the static
+# threshold of that flag). CA's other threshold, --max-nodegroup-binpacking-duration
+# (10 s of wall clock), is not modelled: a run must not depend on the machine's speed.
+MAX_NODES_PER_SCALE_UP = 1000
+
+
+def max_nodes_reason(group: NodeGroup, limit: int) -> str:
+    return (f"{group.name}: {limit:,} nodes in one scale-up reached "
+            f"(--max-nodes-per-scaleup)")
 
 
 @dataclass(slots=True)
@@ -51,6 +64,7 @@ class Estimate:
     at_max: set[str] = field(default_factory=set)
     waste: float = 0.0
     fragmentation: float = 0.0
+    max_nodes: int = 0  # the limiter's cap it was made with (0: none)
 
     @property
     def pods(self) -> list[str]:
@@ -65,10 +79,14 @@ def as_group(option: Estimate, group: NodeGroup) -> Estimate:
     """``option`` (of an alike group: same template apart from names and topology, same
     room) as the estimate of ``group``. Node names stay the twin's: only their number
     is read; a kept estimate is always made for its own group."""
-    own, other = max_size_reason(option.group), max_size_reason(group)
-    blocked = {k: other if v == own else v for k, v in option.blocked.items()}
+    renamed = {max_size_reason(option.group): max_size_reason(group)}
+    if option.max_nodes:
+        renamed[max_nodes_reason(option.group, option.max_nodes)] = \
+            max_nodes_reason(group, option.max_nodes)
+    blocked = {k: renamed.get(v, v) for k, v in option.blocked.items()}
     return Estimate(group, list(option.nodes), list(option.units), blocked,
-                    set(option.at_max), option.waste, option.fragmentation)
+                    set(option.at_max), option.waste, option.fragmentation,
+                    option.max_nodes)
 
 
 def _size_score(info: PodInfo, cpu: int, memory: int) -> float:
@@ -84,15 +102,28 @@ class _Packer:
     """One estimate in progress on an open fork."""
 
     def __init__(self, scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
-                 offset: int, room: int, hopeless: dict[Hashable, str] | None = None) -> None:
+                 offset: int, room: int, hopeless: dict[Hashable, str] | None = None,
+                 max_nodes: int = 0) -> None:
         self.scheduler = scheduler
         self.templates = templates
         self.group = group
         self.offset = offset        # template nodes this loop already took from the group
         self.room = room
+        self.max_nodes = max_nodes  # the limiter's cap (0: none)
         self.nodes: list[str] = []
+        self.index: dict[str, int] = {}
+        # Per key, the first of ``nodes`` not known to reject it: nodes only fill up
+        # (a gang's tries are undone), so a node that rejected a pod rejects its
+        # equivalents for the rest of the estimate. Kept per equivalence key and per
+        # filter key (``Prepared.filter_key``): the pods of an Indexed Job differ in
+        # labels, so each has its own equivalence key (as in CA), yet every node
+        # answers them alike.
         self.first_open: dict[Hashable, int] = {}
+        self.first_open_filter: dict[Hashable, int] = {}
         self.hopeless: dict[Hashable, str] = hopeless if hopeless is not None else {}
+        # Once the estimate may add no node, a key that every node rejected gets the
+        # same answer again (until a gang's undo frees nodes).
+        self.capped: dict[Hashable, str] = {}
         # An empty template node kept for the next try: a pod that fits no fresh node
         # leaves it empty, and adding and removing nodes again and again would make
         # the DRA plugin re-index their slices each time.
@@ -106,27 +137,56 @@ class _Packer:
             self.spare = node.metadata.name or ""
         return self.spare
 
-    def place(self, info: PodInfo, key: Hashable) -> str | None:
-        """None when placed, else why not."""
+    def _try_added(self, info: PodInfo, key: Hashable, shared: bool) -> bool:
+        """Place ``info`` on the first node this estimate added that takes it, skipping
+        those known to reject it. True when placed."""
+        start = self.first_open.get(key, 0)
+        nodes = self.nodes
+        if start >= len(nodes):
+            return False
+        prepared = prepare_pod(self.scheduler, info)
+        if isinstance(prepared, PlaceOutcome):
+            self.first_open[key] = len(nodes)
+            return False
+        fkey = prepared.filter_key() if shared else None
+        if fkey is not None:
+            start = max(start, self.first_open_filter.get(fkey, 0))
+        outcome = place_prepared(self.scheduler, info, prepared,
+                                 (nodes[i] for i in range(start, len(nodes))))
+        at = len(nodes) if outcome.node is None else self.index[outcome.node]
+        self.first_open[key] = at
+        if fkey is not None:
+            self.first_open_filter[fkey] = at
+        return outcome.node is not None
+
+    def place(self, info: PodInfo, key: Hashable, shared: bool = True) -> str | None:
+        """None when placed, else why not. ``shared``: whether what the nodes answered
+        may be shared with pods of the same filter key (not inside a gang's fork, whose
+        placements are undone)."""
         if key in self.hopeless:
             return self.hopeless[key]
-        start = self.first_open.get(key, 0)
-        for i in range(start, len(self.nodes)):
-            if place_pod(self.scheduler, info, (self.nodes[i],)).node is not None:
-                self.first_open[key] = i
-                return None
-        self.first_open[key] = len(self.nodes)
+        if key in self.capped:
+            return self.capped[key]
+        if self._try_added(info, key, shared):
+            return None
         scheduler = self.scheduler
+        if len(self.nodes) < self.room and self.max_nodes and \
+                len(self.nodes) >= self.max_nodes:
+            # CA's estimation limiter: no permission to add a node, and no try on one.
+            self.capped[key] = max_nodes_reason(self.group, self.max_nodes)
+            return self.capped[key]
         name = self._spare()
         if len(self.nodes) >= self.room:
             scheduler.fork()  # would it fit a fresh node? Try, then take the pod back.
             outcome = place_pod(scheduler, info, (name,))
             scheduler.revert()
             if outcome.node is not None:
-                return max_size_reason(self.group)
+                self.capped[key] = max_size_reason(self.group)
+                return self.capped[key]
         else:
             outcome = place_pod(scheduler, info, (name,))
             if outcome.node is not None:
+                self.index[name] = len(self.nodes)
                 self.nodes.append(name)
                 self.spare = None
                 return None
@@ -138,12 +198,17 @@ class _Packer:
         spare before the fork is still there, empty: the spare again)."""
         cluster = self.scheduler.cluster
         survivors = [n for n in self.nodes[before:] if n in cluster.nodes]
+        for name in self.nodes[before:]:
+            del self.index[name]
         del self.nodes[before:]
         if self.spare is not None and self.spare not in cluster.nodes:
             self.spare = None
         if survivors:
             self.spare = survivors[0]
         self.first_open = {k: min(v, before) for k, v in self.first_open.items()}
+        self.first_open_filter = {k: min(v, before)
+                                  for k, v in self.first_open_filter.items()}
+        self.capped.clear()
 
     def drop_spare(self) -> None:
         if self.spare is not None:
@@ -157,23 +222,26 @@ MEASURES = frozenset({"waste", "fragmentation"})
 def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
              units: Sequence[PodUnit], offset: int = 0, keep: bool = False,
              measures: Collection[str] = MEASURES,
-             hopeless: dict[Hashable, str] | None = None) -> Estimate:
+             hopeless: dict[Hashable, str] | None = None, max_nodes: int = 0) -> Estimate:
     """The option of scaling up ``group`` for ``units``. The scheduler's cluster is
     left as it was unless ``keep`` (then the new nodes and placements stay, for the
     caller's own fork). ``offset``: nodes of the group added earlier in this loop.
     ``measures``: which of the new nodes' measures to work out (``waste``,
     ``fragmentation``; the others stay 0: only the expanders read them).
     ``hopeless``: the pods (by equivalence key) known not to fit a fresh node of the
-    group, with why; shared by estimates of one group in one loop, and added to."""
+    group, with why; shared by estimates of one group in one loop, and added to.
+    ``max_nodes``: CA's estimation limiter (``MAX_NODES_PER_SCALE_UP``; 0: none): the
+    estimate adds at most that many nodes, and a unit that would need one more is
+    blocked by ``max_nodes_reason`` (a later scale-up may take it)."""
     room = group.room - offset
-    result = Estimate(group)
+    result = Estimate(group, max_nodes=max_nodes)
     first, _ = templates.node(group.name, offset)
     cpu = first.status.allocatable.get("cpu")
     memory = first.status.allocatable.get("memory")
     cpu_m = cpu.milli_value() if cpu is not None else 0
     mem_m = memory.milli_value() if memory is not None else 0
     ordered = sorted(units, key=lambda u: -max(_size_score(p, cpu_m, mem_m) for p in u.pods))
-    packer = _Packer(scheduler, templates, group, offset, room, hopeless)
+    packer = _Packer(scheduler, templates, group, offset, room, hopeless, max_nodes)
     scheduler.fork()
     try:
         for unit in ordered:
@@ -183,7 +251,7 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
             before = len(packer.nodes)
             reason = None
             for info in unit.pods:
-                reason = packer.place(info, unit.key if not gang else info.key)
+                reason = packer.place(info, unit.key if not gang else info.key, not gang)
                 if reason is not None:
                     break
             if gang:
