@@ -125,3 +125,23 @@ def test_feasibility_preemption_frees_the_victims_devices_where_the_preemptor_la
     evicted = [p for p in mode.pods if "low" in p.key and p.end == 600.0]
     assert len(evicted) == 2
     assert len({p.node for p in evicted}) == 1 and evicted[0].node == urgent[0].node
+
+
+def test_a_kind_kueue_would_never_admit_is_an_input_error() -> None:
+    # The Configuration maps only gpu.nvidia.com; a MIG claim's class is unmapped, which
+    # Kueue answers by keeping the workload inadmissible (dra.charge's message). Every job
+    # of the kind would wait the whole run: the scenario names the kind instead of a crash.
+    scenario = dralab.scenario({
+        "duration": "2h", "compare": ["dra"], "queueing": {"kueue": "kueue.yaml"},
+        "fleet": {"spec": {"pools": [{"name": "a100", "count": 1, "cpu": "64",
+                                      "memory": "512Gi",
+                                      "gpu": {"model": "a100-80gb", "count": 8,
+                                              "mig": {"mode": "dynamic"}}}]}},
+        "workload": [{"name": "team-b", "arrivals": ["0s"], "queue": "team-b/training",
+                      "cpu": "8", "memory": "64Gi",
+                      "duration": {"distribution": "fixed", "mean": "30m"},
+                      "devices": {"type": "mig", "profile": "3g.20gb"}}]}, base_dir=DATA)
+    with pytest.raises(dralab.InputError, match=(
+            r"spec\.workload\[0\]\.queue: Kueue would admit none of its jobs in dra mode: "
+            r".*DeviceClass mig\.nvidia\.com is not mapped in DRA configuration")):
+        dralab.simulate(scenario)

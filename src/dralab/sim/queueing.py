@@ -20,6 +20,7 @@ from dralab.api.base import KubeObject
 from dralab.api.errors import LoadError
 from dralab.api.io import read_documents
 from dralab.queueing.configured import configuration, feasibility_on, kueue_policy
+from dralab.queueing.dra import Inadmissible
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import AdmissionPolicy, PodSetRequest, QueueingState, WorkloadSpec
 from dralab.queueing.objects import LocalQueue
@@ -78,6 +79,7 @@ def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
     if objects is None:
         return None
     kinds = {k.name: k.queue for k in scenario.workload if k.queue is not None}
+    positions = {k.name: f"spec.workload[{i}].queue" for i, k in enumerate(scenario.workload)}
     config = configuration(objects)
     local_queues = {o.ref: o.spec.cluster_queue for o in objects if isinstance(o, LocalQueue)}
 
@@ -99,7 +101,15 @@ def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
             request = per_kind.get(arrival.kind.name)
             if request is None:
                 pod = mode.make_pod(arrival, 0, 0, prototypes.get(arrival.kind.name))
-                request = per_kind[arrival.kind.name] = pod_set_request(everything, pod, 1)
+                try:
+                    request = pod_set_request(everything, pod, 1)
+                except Inadmissible as exc:
+                    # Kueue keeps such a workload inadmissible for good: every job of the
+                    # kind would wait the whole run, which a scenario never means.
+                    raise ScenarioError(scenario.source, positions[arrival.kind.name], (
+                        f"Kueue would admit none of its jobs in {mode.name} mode: "
+                        f"{exc.message}")) from None
+                per_kind[arrival.kind.name] = request
             pod_set = PodSetRequest(request.name, len(arrival.durations), request.per_pod,
                                     request.node_selector, request.tolerations,
                                     request.topology)
