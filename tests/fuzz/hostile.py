@@ -496,7 +496,9 @@ def workload_hostile() -> dict[str, Generator]:
     }
 
 
-WORKLOAD_INVALID = ("pod_gpu_negative", "pod_gpu_half", "pod_gpu_huge")
+# Not pod_gpu_huge: the API server takes 2^63 GPUs (its integer check, MilliValue() % 1000,
+# reads the amount's low 64 bits, which are 0); migrate lists it and cannot convert it (exit 1).
+WORKLOAD_INVALID = ("pod_gpu_negative", "pod_gpu_half")
 
 
 def scenario_duration_hostile() -> dict[str, Generator]:

@@ -49,6 +49,8 @@ POD_TABLE: list[tuple[str, dict[str, Any], list[str]]] = [
     ("request without limit", {"requests": {GPU: 1}},
      ["spec.containers[0].resources.limits: Required value: "
       "Limit must be set for non overcommitable resources"]),
+    # MilliValue() % 1000 reads the low 64 bits of 2^63 * 1000, which are 0: accepted.
+    ("2^63", {"limits": {GPU: str(2**63)}}, []),
     ("one", {"limits": {GPU: 1}}, []),
     ("+1", {"limits": {GPU: "+1"}}, []),
     ("zero", {"limits": {GPU: 0}}, []),
@@ -206,3 +208,14 @@ def test_help_states_exit_codes(verb: str) -> None:
     out = " ".join(out.split())
     assert "Exit codes: 0 " in out and "2 invalid input or usage" in out
     assert "would refuse" in out
+
+
+def test_more_devices_than_a_claim_count_holds_is_not_converted(tmp_path: Path) -> None:
+    # The API server takes the Pod (above), but a DeviceRequest's count is an int64: the
+    # template cannot be written, so the workload is listed as not converted (exit 1).
+    path = _write(tmp_path, "huge.yaml", _pod({"limits": {GPU: str(2**63)}}))
+    code, out, err = run("migrate", "convert", "-f", str(path), "-o", str(tmp_path / "o"))
+    assert code == 1, err
+    assert ("not converted" in out and f"{GPU}: '{2**63}' devices: more than a DeviceRequest's "
+            f"count can hold ({2**63 - 1}, int64)" in out)
+    assert not (tmp_path / "o" / "resourceclaimtemplates.yaml").read_text().count("count:")

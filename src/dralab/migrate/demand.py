@@ -42,6 +42,8 @@ OTHER_VENDORS = ("amd.com/gpu", "gpu.intel.com/")
 CLASSES = ("multi-node", "mig", "shared", "multi-gpu-one-node", "whole-gpu", "cpu-only",
            "unsupported")
 _NANO = 10**9
+# A DeviceRequest's count is an int64 (resource.k8s.io/v1 ExactDeviceRequest.Count).
+_MAX_DEVICE_COUNT = 2**63 - 1
 
 
 def mig_profile(resource: str) -> str:
@@ -106,6 +108,11 @@ def _count(value: Any) -> tuple[int | None, str]:
         return None, f"not a quantity: {value!r} ({exc})"
     if nano % _NANO or nano < 0:
         return None, f"not a whole number of devices: {value!r}"
+    if nano // _NANO > _MAX_DEVICE_COUNT:
+        # The API server takes such a Pod (its integer check reads the amount's low 64
+        # bits), but the claim it would become cannot be written: count is an int64.
+        return None, (f"{value!r} devices: more than a DeviceRequest's count can hold "
+                      f"({_MAX_DEVICE_COUNT}, int64)")
     return nano // _NANO, ""
 
 
