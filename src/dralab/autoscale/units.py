@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -48,12 +49,57 @@ class PodUnit:
         return [p.key for p in self.pods]
 
 
+def _sanitized(spec: dict[str, Any]) -> dict[str, Any]:
+    """The raw pod spec without what Cluster Autoscaler's PodSpecSemanticallyEqual drops
+    (utils/utils.go, sanitizePodSpec): the hostname, every container's env, projected
+    volumes and their mounts. And without nodeName, which a pending pod has not got."""
+    out = {k: v for k, v in spec.items() if k not in ("hostname", "nodeName")}
+    volumes = spec.get("volumes")
+    projected: set[Any] = set()
+    if isinstance(volumes, list):
+        projected = {v.get("name") for v in volumes if isinstance(v, dict) and "projected" in v}
+        out["volumes"] = [v for v in volumes
+                          if not (isinstance(v, dict) and v.get("name") in projected)]
+    for field_name in ("containers", "initContainers"):
+        containers = spec.get(field_name)
+        if not isinstance(containers, list):
+            continue
+        kept = []
+        for c in containers:
+            if isinstance(c, dict):
+                c = {k: v for k, v in c.items() if k != "env"}
+                mounts = c.get("volumeMounts")
+                if isinstance(mounts, list) and projected:
+                    c["volumeMounts"] = [m for m in mounts if not (
+                        isinstance(m, dict) and m.get("name") in projected)]
+            kept.append(c)
+        out[field_name] = kept
+    return out
+
+
 def equivalence_key(pod: Pod) -> Hashable:
-    """Pods with one key are interchangeable for placement."""
+    """Pods with one key are interchangeable for placement.
+
+    As Cluster Autoscaler's pod equivalence groups (core/scaleup/equivalence/groups.go,
+    BuildPodGroups): one controller, equal labels, and equal specs once the fields
+    that differ pod by pod and never matter to scheduling are dropped (``_sanitized``;
+    the whole spec as written, so that affinity and topology spread count too).
+    Labels count: the pods of an Indexed Job or a StatefulSet differ in their index
+    label, so each is a group of its own, as in CA. One departure: CA never groups
+    pods without a controller (its groups are buckets per controller, at most ten
+    each), while identical bare pods share a key here. The key only saves work --
+    what one pod of a key cannot use its equivalents cannot either -- so no decision
+    depends on it."""
     meta = pod.metadata
     labels = tuple(sorted((meta.labels or {}).items()))
-    spec = msgspec.structs.replace(pod.spec, node_name=None)
-    return (meta.namespace or "default", labels, _ENCODER.encode(spec))
+    controller = next(((ref.kind, ref.name, ref.uid) for ref in meta.owner_references
+                       if ref.controller), None)
+    raw = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
+    if isinstance(raw, dict):
+        spec = _ENCODER.encode(_sanitized(raw))
+    else:
+        spec = _ENCODER.encode(msgspec.structs.replace(pod.spec, node_name=None))
+    return (meta.namespace or "default", controller, labels, spec)
 
 
 def pod_units(pods: Iterable[PodInfo]) -> list[PodUnit]:
