@@ -704,6 +704,12 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
     prefixes: dict[str, int] = {}
     owners: dict[str, int] = {}
     total = 0
+    # What the pools may grow to: an autoscaler adds nodes up to each pool's
+    # autoscaling.max, so the Fleet's largest cluster is the sum of those (and of the
+    # other pools' sizes). Cluster Autoscaler's --max-nodes-total bounds it only when
+    # set (its default, 0, is no bound); here MAX_FLEET_NODES bounds it, so that no
+    # scale-up can build a cluster past the limit the Fleet's own nodes respect.
+    largest = 0
     for i, pool in enumerate(spec.pools):
         path = f"spec.pools[{i}]"
         if pool.name in seen:
@@ -720,6 +726,11 @@ def parse_fleet(data: Any, source: str = "") -> Fleet:
         if total > MAX_FLEET_NODES:
             raise FleetSpecError(source, "spec.pools", f"{total:,} nodes in the first {i + 1} "
                                  f"pools, more than {MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
+        largest += max(pool.size, pool.autoscaling.max if pool.autoscaling else 0)
+        if largest > MAX_FLEET_NODES:
+            raise FleetSpecError(source, f"{path}.autoscaling.max",
+                                 f"the first {i + 1} pools may grow to {largest:,} nodes, "
+                                 f"more than {MAX_FLEET_NODES:,} (MAX_FLEET_NODES)")
         for name in pool.node_names():
             if name in owners:
                 raise FleetSpecError(source, f"{path}", f"node name {name!r} is also a node of "
