@@ -236,3 +236,15 @@ def test_a_workload_admitted_before_keeps_its_topology_assignment(tmp_path: Path
     items = {i["metadata"]["name"]: i for i in yaml.safe_load(out)["items"]}
     again = items["job-zonal-f1b05"]["status"]["admission"]["podSetAssignments"][0]
     assert again["topologyAssignment"] == assigned["topologyAssignment"]
+
+
+def test_a_second_configuration_is_refused_not_ignored() -> None:
+    # big-gang.yaml opens with a Configuration without the feasibility gate; a second one
+    # that turns it on would have been ignored (the first won) and admission would differ.
+    config = ("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+              "featureGates: {KueueDRADeviceFeasibility: true}\n")
+    gang = DATA / "queueing" / "big-gang.yaml"
+    code, out, err = run("-f", str(gang), "-f", "-", stdin=config)
+    assert (code, out) == (2, "")
+    assert err == (f"error: - Configuration <no name>: a second Kueue Configuration (the first "
+                   f"is {gang}:1): Kueue reads one\n")

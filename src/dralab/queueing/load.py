@@ -11,7 +11,7 @@ from dralab.api.io import Document, decode_document
 from dralab.validation.check import validate_documents
 
 from .checks import kueue_problems
-from .objects import decode_kueue, is_kueue_document
+from .objects import KueueConfiguration, decode_kueue, is_kueue_document
 from .reader import generated_name
 
 __all__ = ["load_snapshot"]
@@ -48,9 +48,17 @@ def load_snapshot(docs: list[Document]) -> tuple[list[KubeObject], list[str]]:
     others = [d for d in docs if not (isinstance(d.data, dict) and is_kueue_document(d.data))]
     problems = [str(p) for p in validate_documents(others, stored=True)]
     objects = []
+    config: Document | None = None
     for doc in docs:
         obj = _decode(doc)
         problems += [f"{doc.describe()}: {path}: {message}"
                      for path, message in kueue_problems(obj)]
+        if isinstance(obj, KueueConfiguration):
+            # Kueue reads one configuration file; taking the first of two would ignore
+            # the other's gates and fair sharing without a word.
+            if config is not None:
+                problems.append(f"{doc.describe()}: a second Kueue Configuration (the first "
+                                f"is {config.where}): Kueue reads one")
+            config = config or doc
         objects.append(obj)
     return objects, problems
