@@ -27,7 +27,14 @@ from dralab.scheduler.cluster import PodInfo
 
 from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes
-from .placement import PlaceOutcome, place_pod, place_prepared, prepare_pod
+from .placement import (
+    KeyFn,
+    PlaceOutcome,
+    dry_run_key_fns,
+    place_pod,
+    place_prepared,
+    prepare_pod,
+)
 from .units import PodUnit
 from .utilization import AllocatedDevices, node_utilization
 
@@ -124,6 +131,7 @@ class _Packer:
         # Once the estimate may add no node, a key that every node rejected gets the
         # same answer again (until a gang's undo frees nodes).
         self.capped: dict[Hashable, str] = {}
+        self.key_fns: dict[int, dict[str, KeyFn]] = {}  # per profile (framework id)
         # An empty template node kept for the next try: a pod that fits no fresh node
         # leaves it empty, and adding and removing nodes again and again would make
         # the DRA plugin re-index their slices each time.
@@ -148,7 +156,12 @@ class _Packer:
         if isinstance(prepared, PlaceOutcome):
             self.first_open[key] = len(nodes)
             return False
-        fkey = prepared.filter_key() if shared else None
+        fkey = None
+        if shared:
+            fns = self.key_fns.get(id(prepared.framework))
+            if fns is None:
+                fns = self.key_fns[id(prepared.framework)] = dry_run_key_fns(prepared.framework)
+            fkey = prepared.filter_key(fns)
         if fkey is not None:
             start = max(start, self.first_open_filter.get(fkey, 0))
         outcome = place_prepared(self.scheduler, info, prepared,

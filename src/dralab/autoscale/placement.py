@@ -11,19 +11,21 @@ placed whole by the caller. Used on a fork; the caller reverts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeAlias
 
 from dralab.scheduler import Scheduler
 from dralab.scheduler.cluster import NodeInfo, PodInfo
-from dralab.scheduler.framework import CycleState, Status
+from dralab.scheduler.framework import CycleState, DryRunKey, Status
 from dralab.scheduler.runtime import Framework
 
+KeyFn: TypeAlias = Callable[[CycleState, PodInfo], Hashable | None]
 FilterFns: TypeAlias = Sequence[tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status]]]
 
-__all__ = ["PlaceOutcome", "Prepared", "place_pod", "place_prepared", "prepare_pod"]
+__all__ = ["PlaceOutcome", "Prepared", "dry_run_key_fns", "place_pod", "place_prepared",
+           "prepare_pod"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +60,28 @@ class Prepared:
     allowed: AbstractSet[str] | None
     filters: FilterFns
 
-    def filter_key(self) -> Hashable | None:
+    def filter_key(self, key_fns: Mapping[str, KeyFn]) -> Hashable | None:
         """What the pod's Filter answers on a node depend on besides that node: the
-        profile and ``Framework.dry_run_key`` (every Filter plugin's ``DryRunKey``). Two
-        pods with one key get one answer from every node; None when a Filter plugin
-        of the cycle promises nothing (inter-pod affinity, topology spread)."""
-        plugins = self.framework.dry_run_key(self.state, self.pod)
-        return None if plugins is None else (id(self.framework), plugins)
+        profile, the plugins PreFilter skipped, and each Filter plugin's ``DryRunKey``
+        (``key_fns``: ``dry_run_key_fns(self.framework)``). As
+        ``Framework.dry_run_key``, over the plugins run here: without its relevance
+        check, which rescans every node after each node a what-if adds. Two pods with
+        one key get one answer from every node; None when a Filter plugin promises
+        nothing (inter-pod affinity, topology spread)."""
+        keys: list[Hashable] = [id(self.framework), frozenset(self.state.skip_filter)]
+        for name, _ in self.filters:
+            fn = key_fns.get(name)
+            key = fn(self.state, self.pod) if fn is not None else None
+            if key is None:
+                return None
+            keys.append((name, key))
+        return tuple(keys)
+
+
+def dry_run_key_fns(framework: Framework) -> dict[str, KeyFn]:
+    """The ``dry_run_key`` of each of the profile's Filter plugins that has one."""
+    return {name: plugin.dry_run_key for name, plugin in framework.filter
+            if isinstance(plugin, DryRunKey)}
 
 
 def prepare_pod(scheduler: Scheduler, info: PodInfo) -> Prepared | PlaceOutcome:
