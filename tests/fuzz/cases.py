@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from functools import cache
-from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
-from . import harness, seeds
-from .harness import STATS, Case, Content, Outcome, check
+from . import seeds
+from .harness import Case, Content
 from .mutate import (
     donor_values,
     dump_yaml,
@@ -682,62 +679,3 @@ def hostile_trace_case(generator: str, verb: str, which: str, content: Content) 
     files: dict[str, Content] = {f"trace/{n}": slices[n].encode() for n in names.values()}
     files[f"trace/{names[which]}"] = content
     return Case(f"hostile:{generator}:{which}", TRACE_VERBS[verb], files)
-
-
-
-# --- running a case ----------------------------------------------------------------------------
-
-@cache
-def _harness_knows_convert_out() -> bool:
-    """Whether the harness counts ``migrate convert -o DIR`` as an out directory (it names
-    only ``--out`` and simulate's default so far)."""
-    root = Path("/fuzz-root")
-    out = root / harness.OUT
-    return out in harness._out_dirs(root, ["migrate", "convert", "-f", "x", "-o", str(out)])
-
-
-def _convert_output(args: tuple[str, ...]) -> str | None:
-    """Where ``migrate convert`` writes, as the stray-write paths name it (``work/...``):
-    its last ``-o``/``--output-dir`` when that is ``{out}`` or relative to the working
-    directory; None for any other (an input, above one: those stay violations)."""
-    value = None
-    for option, given in pairwise(args):
-        if option in ("-o", "--output-dir"):
-            value = given
-    if value == "{out}":
-        return harness.OUT
-    if not value or value.startswith(("/", "{")):
-        return None
-    path = os.path.normpath(value)
-    if path == ".." or path.startswith("../"):
-        return None
-    return harness.WORK if path == "." else f"{harness.WORK}/{path}"
-
-
-def check_case(case: Case, *, seconds: float | None = None, known: str | None = None) -> Outcome:
-    """``harness.check``, but for ``migrate convert -o DIR``: until the harness counts
-    convert's ``-o`` as an out directory as it does ``--out`` (see the report of issue 29's
-    fuzz work), what it writes under DIR (``{out}``, or a path relative to the working
-    directory) is not "written outside --out". Everything else is checked as ``check``
-    does, and counted the same way."""
-    output = _convert_output(case.args) if case.args[:2] == ("migrate", "convert") else None
-    if output is None or _harness_knows_convert_out():
-        return check(case, seconds=seconds, known=known)
-    outcome = harness.run_case(case, seconds=seconds)
-    outcome.stray_writes = [p for p in outcome.stray_writes
-                            if not (p == output or p.startswith(output + "/"))]
-    problems = outcome.violations()
-    STATS.add(outcome, bool(problems))
-    saved = os.environ.get("FUZZ_SAVE_DIR")
-    if problems and saved and not known:
-        where = Path(saved) / f"case-{STATS.failures:04d}"
-        case.save(where)
-        (where / "outcome.txt").write_text("; ".join(problems) + "\n" + outcome.report() + "\n")
-    if problems and os.environ.get("FUZZ_KEEP_GOING"):
-        if known:
-            STATS.known[known] += 1
-        else:
-            STATS.violations.append((problems, outcome.report()))
-        return outcome
-    assert not problems, "; ".join(problems) + "\n" + outcome.report()
-    return outcome

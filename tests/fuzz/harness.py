@@ -76,7 +76,8 @@ KEEP_CHARS = 1 << 20
 # the --out directory (inside the working directory, created by dralab, never by us).
 IN, WORK, TMP, HOME, OUT = "in", "work", "tmp", "home", "work/out"
 
-_SUBCOMMANDS = {"explain": ("pod", "claim", "workload"), "sweep": ("scenarios", "alibaba-2023")}
+_SUBCOMMANDS = {"explain": ("pod", "claim", "workload"), "sweep": ("scenarios", "alibaba-2023"),
+                "migrate": ("inventory", "convert", "check", "plan")}
 _STDERR_PREFIXES = ("error: ", "warning: ")
 _VALIDATE_SUMMARY = ("problem(s) in", "object(s) valid", "not checked")
 
@@ -425,8 +426,14 @@ def run_case(case: Case, command: click.Command | None = None, *,
             else:
                 outcome.signal = killed
         elif os.WIFEXITED(status) and os.WEXITSTATUS(status) == 99:
-            raise RuntimeError("the fuzz harness failed in the child:\n"
-                               + result_path.with_suffix(".harness").read_text())
+            report = result_path.with_suffix(".harness")
+            if not report.exists():
+                # The child failed past its own error path (out of memory while reporting):
+                # a broken case, not a broken harness.
+                outcome.exception = ("the child exited 99 without a report: it failed while "
+                                     "handling the command's end (memory bound?)")
+            else:
+                raise RuntimeError("the fuzz harness failed in the child:\n" + report.read_text())
         if result_path.exists():
             payload: dict[str, Any] = json.loads(result_path.read_text())
             outcome.code = payload["code"]
@@ -449,10 +456,11 @@ def run_case(case: Case, command: click.Command | None = None, *,
 
 
 def _out_dirs(root: Path, argv: list[str]) -> list[Path]:
-    """The report directories the command line names: each --out value (relative to the
-    working directory), or simulate's default. An empty --out names none: writing into
-    the working directory for it is a violation."""
-    outs = [Path(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a == "--out" and argv[i + 1]]
+    """The output directories the command line names: each --out value (relative to the
+    working directory), ``migrate convert``'s -o/--output-dir, or simulate's default. An
+    empty value names none: writing into the working directory for it is a violation."""
+    options = ("--out", "-o", "--output-dir") if argv[:2] == ["migrate", "convert"] else ("--out",)
+    outs = [Path(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a in options and argv[i + 1]]
     if not any(a == "--out" for a in argv) and argv[:1] == ["simulate"]:
         outs.append(Path("dralab-report"))
     return [out if out.is_absolute() else root / WORK / out for out in outs]

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 
 from . import cases, hostile
 from .budget import fuzz
-from .cases import check_case
-from .harness import STATS, Case, Outcome
+from .harness import STATS, Case, Outcome, check
 
 SLOTS = sorted(cases.slots())
 # Where each generator goes by stdin as well: the reader's own path for "-".
@@ -140,7 +139,7 @@ def matrix() -> list[Any]:
 
 @pytest.mark.parametrize(("case", "known", "refuse"), matrix())
 def test_hostile_file(case: Case, known: str | None, refuse: bool) -> None:
-    outcome = check_case(case, seconds=KNOWN_SECONDS if known else None, known=known)
+    outcome = check(case, seconds=KNOWN_SECONDS if known else None, known=known)
     if refuse and not known:
         _refused(outcome)
 
@@ -181,4 +180,4 @@ def sized_hostile_cases(draw: st.DrawFn) -> Case:
 @fuzz("hostile")
 @given(case=sized_hostile_cases())
 def test_hostile_sizes(case: Case) -> None:
-    check_case(case)
+    check(case)

@@ -8,7 +8,6 @@ from hypothesis import given
 
 from . import cases
 from .budget import fuzz
-from .cases import check_case
 from .harness import Case, check
 
 
@@ -33,7 +32,7 @@ def test_autoscale(case: Case) -> None:
 @fuzz("migrate")
 @given(case=cases.migrate_cases())
 def test_migrate(case: Case) -> None:
-    check_case(case)
+    check(case)
 
 
 @fuzz("config")
@@ -57,4 +56,4 @@ def test_traces(case: Case) -> None:
 @fuzz("argv")
 @given(case=cases.argv_cases())
 def test_command_lines(case: Case) -> None:
-    check_case(case)
+    check(case)

@@ -165,3 +165,24 @@ def test_a_saved_case_can_be_rerun(tmp_path: Path) -> None:
     assert (tmp_path / "in" / "input.yaml").read_bytes() == b"a: 1\n"
     assert json.loads((tmp_path / "args.json").read_text()) == list(case.args)
     assert (tmp_path / "stdin.bin").read_bytes() == b"\x00stdin"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["migrate", "convert", "-f", "x", "-o", "conv"], ["work/conv"]),
+    (["migrate", "convert", "-f", "x", "--output-dir", "/abs"], ["/abs"]),
+    (["migrate", "inventory", "-f", "x", "-o", "json"], []),  # -o is a format there
+    (["schedule", "-f", "x", "-o", "yaml"], []),
+    (["migrate", "plan", "-f", "x", "--out", "p"], ["work/p"]),
+    (["simulate"], ["work/dralab-report"]),
+    (["simulate", "--out", ""], []),
+])
+def test_out_dirs_are_the_options_that_name_one(argv: list[str], expected: list[str]) -> None:
+    from .harness import _out_dirs
+
+    root = Path("/r")
+    assert [str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+            for p in _out_dirs(root, argv)] == expected
+
+
+def test_migrate_cases_are_counted_per_subcommand() -> None:
+    assert Case("g", ("migrate", "convert", "-f", "x")).verb == "migrate convert"
