@@ -31,19 +31,20 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["kill_workers", "worker_pool"]
+T = TypeVar("T")
+R = TypeVar("R")
+
+__all__ = ["kill_workers", "map_in_order", "worker_pool"]
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _die_with_parent(parent: int) -> None:
     """Pool initializer, run in each worker before any task."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -53,6 +54,9 @@ def _die_with_parent(parent: int) -> None:
     # The race the signal leaves open: the parent died before the prctl above.
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
+    # Last: a worker that ignores SIGINT is past the guards above (tests rely on it).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _context() -> Any:
@@ -88,7 +92,23 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         yield pool
     except BaseException:
         kill_workers(pool)
+        # Not cancel_futures: the pool's manager thread fails every pending future
+        # with BrokenProcessPool once it sees a worker gone, and on Python 3.11 it
+        # crashes (a traceback on stderr) when one of them is already cancelled.
         with contextlib.suppress(Exception):
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True)
         raise
     pool.shutdown(wait=True)
+
+
+def map_in_order(pool: ProcessPoolExecutor, fn: Callable[..., R],
+                 *iterables: Sequence[Any]) -> list[R]:
+    """``fn`` over the items (one task each), results in item order.
+
+    Like ``pool.map(fn, ..., chunksize=1)`` but without its cancelling of the pending
+    tasks when the wait is interrupted: on Python 3.11 the pool's manager thread,
+    finding a worker killed (``worker_pool``'s cleanup), fails every pending task and
+    crashes with a traceback on one already cancelled.
+    """
+    futures = [pool.submit(fn, *args) for args in zip(*iterables, strict=True)]
+    return [f.result() for f in futures]

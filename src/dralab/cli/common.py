@@ -250,21 +250,52 @@ def check_output_location(option: str, out: str | os.PathLike[str],
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
 
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP: exit ``128 + N`` once ``finally`` blocks and pools are done."""
+
+
+_TERMINATING: dict[str, int] = {"raised": 0}
+# How soon a dropped Terminated is raised again (see ``_swallowed``).
+_RETRY_SECONDS = 0.01
+
+
 def _terminate(signum: int, frame: object) -> None:
-    # A second signal while cleaning up kills at once (the workers die with us).
-    for sig in TERMINATING:
-        with contextlib.suppress(Exception):
-            signal.signal(sig, signal.SIG_DFL)
-    raise SystemExit(128 + signum)
+    if _TERMINATING["raised"]:  # a second signal during the orderly exit: die at once
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    _TERMINATING["raised"] = signum
+    raise Terminated(128 + signum)
+
+
+def _raise_again(signum: int, frame: object) -> None:
+    raise Terminated(128 + _TERMINATING["raised"])
+
+
+def _swallowed(unraisable: Any, previous: Callable[[Any], object]) -> None:
+    """``sys.unraisablehook``: Python drops exceptions raised where they cannot
+    propagate (an at-fork hook, ``__del__``, a weakref callback). If the signal's
+    ``Terminated`` was one of them, raise it again a moment later (SIGALRM), from
+    wherever the main thread is then: the run still ends in order."""
+    if not isinstance(unraisable.exc_value, Terminated):
+        previous(unraisable)
+        return
+    signal.signal(signal.SIGALRM, _raise_again)
+    signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
 
 
 def exit_on_signals() -> None:
-    """Turn SIGTERM and SIGHUP into ``SystemExit(128 + N)``: ``finally`` blocks run,
-    worker pools kill their workers, temporary files go. For the command-line entry
-    point only (a library must not take over its host's signals)."""
+    """Turn SIGTERM and SIGHUP into ``Terminated`` (exit ``128 + N``): ``finally``
+    blocks run, worker pools kill their workers, temporary files go. A second signal
+    meanwhile kills at once (the workers die with dralab all the same). For the
+    command-line entry point only (a library must not take over its host's signals)."""
+    installed = False
     for sig in TERMINATING:
         if signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, _terminate)
+            installed = True
+    if installed:
+        sys.unraisablehook = functools.partial(_swallowed, previous=sys.unraisablehook)
 
 
 @contextlib.contextmanager

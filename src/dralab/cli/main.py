@@ -22,7 +22,6 @@ from .common import (
     OUT_OF_MEMORY,
     TOO_DEEP,
     exit_on_signals,
-    private_matplotlib_dir,
 )
 from .explain import explain_cmd
 from .fleet import fleet_cmd
@@ -72,8 +71,6 @@ class _OneLineErrors(click.Group):
 @click.version_option(__version__, prog_name="dralab")
 def cli() -> None:
     """dralab: DRA scheduling engine and simulator for GPU clusters."""
-    # Before any verb can import matplotlib: its font cache must not land in $HOME.
-    private_matplotlib_dir()
 
 
 cli.add_command(validate_cmd)

@@ -24,7 +24,12 @@ from dralab.replay.trace.alibaba import DEFAULT_WORKLOAD
 from dralab.sim.executor import Executor, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
-from .common import check_output_location, one_line_errors, signals_deferred
+from .common import (
+    check_output_location,
+    one_line_errors,
+    private_matplotlib_dir,
+    signals_deferred,
+)
 
 __all__ = ["TRACES", "check_inputs", "parse_policies", "replay_cmd", "run_specs", "trace_options"]
 
@@ -90,6 +95,7 @@ def emit(results: ReplayResults, output: str, document: dict[str, Any],
     if out_dir is not None:
         from dralab.report.outdir import writing
 
+        private_matplotlib_dir()
         with writing(out_dir), signals_deferred():
             index = write_replay_report(results, Path(out_dir), title, document)
         click.echo(f"report: {index}", err=True)

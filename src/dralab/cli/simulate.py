@@ -16,7 +16,12 @@ from dralab.sim.default import default_scenario
 from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
-from .common import check_output_location, one_line_errors, signals_deferred
+from .common import (
+    check_output_location,
+    one_line_errors,
+    private_matplotlib_dir,
+    signals_deferred,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,6 +98,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
                 progress.update(tasks[mode], completed=done)
 
             result = simulate(scenario, report, timer=time.perf_counter)
+    private_matplotlib_dir()
     with writing(out_dir), signals_deferred():
         index = write_report(result, Path(out_dir))
     if not quiet:

@@ -15,7 +15,12 @@ from dralab.report.outdir import check_out_dir, writing
 from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
-from .common import check_output_location, one_line_errors, signals_deferred
+from .common import (
+    check_output_location,
+    one_line_errors,
+    private_matplotlib_dir,
+    signals_deferred,
+)
 from .replay import check_inputs, emit, parse_policies, run_specs, trace_options
 from .simulate import allow_outside_option, scenario_inputs
 
@@ -142,6 +147,7 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
     else:
         click.echo(render_scenario_table(rows), nl=False)
     if out_dir is not None:
+        private_matplotlib_dir()
         with writing(out_dir), signals_deferred():
             index = write_scenario_report(rows, Path(out_dir), "dralab sweep scenarios")
         click.echo(f"report: {index}", err=True)

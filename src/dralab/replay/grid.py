@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from itertools import product
 
-from dralab.api.workerpool import worker_pool
+from dralab.api.workerpool import map_in_order, worker_pool
 
 from .run import ReplayRun, replay
 
@@ -39,4 +39,4 @@ def run_grid(workloads: Sequence[str], policies: Sequence[str], seeds: Sequence[
     if workers <= 1:
         return [_one(c, path) for c in cells]
     with worker_pool(workers) as pool:
-        return list(pool.map(_one, cells, [path] * len(cells), chunksize=1))
+        return map_in_order(pool, _one, cells, [path] * len(cells))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from dralab.api.errors import InputError
-from dralab.api.workerpool import worker_pool
+from dralab.api.workerpool import map_in_order, worker_pool
 
 __all__ = [
     "DaskExecutor",
@@ -77,10 +77,10 @@ class ProcessExecutor:
         n = min(self.workers, len(items))
         if n <= 1:
             return [fn(x) for x in items]
-        # chunksize 1: runs differ a lot in cost (policies, workloads), so hand them
+        # One task per item: runs differ a lot in cost (policies, workloads), so hand them
         # out one at a time instead of in fixed slices that would leave workers idle.
         with worker_pool(n) as pool:
-            return list(pool.map(fn, items, chunksize=1))
+            return map_in_order(pool, fn, items)
 
 
 # scheme://host:port, host:port, [v6]:port, inproc://host/pid/n: no spaces, a host part,
