@@ -50,7 +50,7 @@ def test_autoscale_refuses_a_count_past_the_limit(text: str, start: str) -> None
     with cpu_budget(5.0):
         result = CliRunner().invoke(cli, ["autoscale", "-f", FLEET, "-f", "-"], input=text)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == f"error: {start}, {LIMIT}\n"
+    assert result.stderr == f"error: - {start}, {LIMIT}\n"  # stdin, one document
 
 
 def test_autoscale_refuses_a_pool_max_past_the_fleet_limit() -> None:

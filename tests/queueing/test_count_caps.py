@@ -18,6 +18,7 @@ import resource
 from collections.abc import Callable
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from cputime import cpu_budget, limit_child_cpu
@@ -157,7 +158,19 @@ def test_a_count_past_the_limit_is_refused_before_a_pod_is_built(
     with cpu_budget(5.0):
         code, out, err = run(args, text)
     assert (code, out) == (2, "")
-    assert err == f"error: {start}, {LIMIT_TEXT}\n"
+    # The CLI puts the object's document in front (it is read from stdin, "-").
+    assert err == f"error: -:{_document_of(text, start)} {start}, {LIMIT_TEXT}\n"
+
+
+def _document_of(text: str, start: str) -> int:
+    """The 1-based position of the document ``start``'s ``Kind namespace/name`` names."""
+    kind, ref = start.split(":")[0].split(" ")
+    namespace, name = ref.split("/")
+    for i, doc in enumerate(yaml.safe_load_all(text), start=1):
+        meta = (doc or {}).get("metadata") or {}
+        if (doc.get("kind"), meta.get("namespace"), meta.get("name")) == (kind, namespace, name):
+            return i
+    raise AssertionError(f"no document holds {start}")
 
 
 # (id, verb, input, exit code, a line the output holds): at the limit, or not expanded.
@@ -264,4 +277,5 @@ def test_check_pod_counts_adds_up_pod_sets_and_workloads_and_names_the_crossing_
     with pytest.raises(Exception, match=r"^Workload default/b: spec.podSets\[1\].count: "
                                         r"2 pods to create \(100,001 with"):
         check_pod_counts([_source([99_999]), _source([0, 2], "b")])
-    assert pod_count_field(_source([1]), 0) == "Workload default/wl: spec.podSets[0].count"
+    assert pod_count_field(_source([1]), 0) == (
+        "Workload", "default", "wl", "spec.podSets[0].count")

@@ -5,6 +5,7 @@ Exception tree::
     DralabError                 base of every error dralab raises on purpose
     ├── InputError              bad input: file, document, object or field is wrong
     │   ├── LoadError           cannot read or decode a document
+    │   ├── ObjectError         one decoded object is wrong (the CLI adds its file)
     │   └── ValidationFailed    objects decoded but the API server would reject them
     └── (later layers add their own kinds, e.g. allocation errors)
 
@@ -39,6 +40,7 @@ __all__ = [
     "FieldError",
     "InputError",
     "LoadError",
+    "ObjectError",
     "ValidationFailed",
     "format_value",
     "one_line",
@@ -58,6 +60,16 @@ class InputError(DralabError):
 
 class LoadError(InputError):
     """A file or document could not be read or decoded."""
+
+
+class ObjectError(InputError):
+    """Bad input in one object, found after its document was decoded, where the layer
+    that finds it no longer knows the file: the message is ``Kind namespace/name:
+    DETAIL``, and the CLI, which holds the documents, puts ``FILE[:DOC]`` in front."""
+
+    def __init__(self, kind: str, namespace: str, name: str, detail: str) -> None:
+        self.kind, self.namespace, self.name, self.detail = kind, namespace, name, detail
+        super().__init__(f"{kind} {namespace + '/' if namespace else ''}{name}: {detail}")
 
 
 class DralabWarning(UserWarning):

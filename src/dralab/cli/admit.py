@@ -8,7 +8,7 @@ import click
 
 from dralab.api.base import KubeObject
 from dralab.api.errors import one_line
-from dralab.api.io import dumps, read_documents, to_list
+from dralab.api.io import dumps, to_list
 from dralab.queueing.configured import kueue_policy
 from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
@@ -23,6 +23,7 @@ from .common import (
     filename_option,
     one_line_errors,
     output_option,
+    read_inputs,
 )
 
 _EPOCH = "1970-01-01T00:00:00Z"
@@ -90,7 +91,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
     and the Jobs with spec.suspend updated. Exit 0 when every
     workload is admitted, 1 when some stay pending, 2 on invalid input.
     """
-    docs = read_documents(filenames)
+    docs = read_inputs(filenames)
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
 import functools
 import os
 import shutil
@@ -35,8 +36,9 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from dralab.api.errors import DralabError, DralabWarning, InputError, one_line
+from dralab.api.errors import DralabError, DralabWarning, InputError, ObjectError, one_line
 from dralab.api.features import FeatureGates
+from dralab.api.io import Document, read_documents
 
 EXIT_OK = 0
 EXIT_UNSCHEDULABLE = 1
@@ -108,6 +110,36 @@ def _report(exc: Exception, code: int) -> None:
         sys.exit(code)
 
 
+# The documents the running verb read through ``read_inputs``: an ObjectError found deep
+# in a run (a count past a limit) names its object, and the error path adds the file and
+# document from here. One list per verb call (``one_line_errors`` sets it).
+_INPUTS: contextvars.ContextVar[list[Document] | None] = contextvars.ContextVar(
+    "dralab_inputs", default=None)
+
+
+def read_inputs(filenames: Iterable[str]) -> list[Document]:
+    """``read_documents``, remembered for the error path of the running verb."""
+    docs = read_documents(list(filenames))
+    seen = _INPUTS.get()
+    if seen is not None:
+        seen.extend(docs)
+    return docs
+
+
+def _named(exc: ObjectError) -> DralabError:
+    """``exc`` with ``FILE[:DOC]`` in front when one input document holds its object."""
+    for doc in _INPUTS.get() or ():
+        data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
+        raw_meta = data.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        # An object written without a namespace is in "default" (cluster-scoped kinds
+        # compare equal the same way).
+        if (data.get("kind"), meta.get("name"), meta.get("namespace") or "default") == (
+                exc.kind, exc.name, exc.namespace or "default"):
+            return InputError(f"{doc.where} {exc}")
+    return exc
+
+
 def one_line_errors(func: F) -> F:
     """Turn every error into one line on stderr and a documented exit status.
 
@@ -120,9 +152,12 @@ def one_line_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         exhausted = b""
+        token = _INPUTS.set([])
         try:
             with _warnings_as_lines():
                 return func(*args, **kwargs)
+        except ObjectError as exc:
+            _report(_named(exc), EXIT_INPUT)
         except DralabError as exc:
             _report(exc, EXIT_INPUT)
         except (KeyboardInterrupt, SystemExit, click.exceptions.Exit,
@@ -140,6 +175,8 @@ def one_line_errors(func: F) -> F:
             if _debug():
                 raise
             _report(exc, EXIT_INTERNAL)
+        finally:
+            _INPUTS.reset(token)
         if exhausted:
             # Outside the handler: the exception, its traceback and every frame holding
             # the input are released by now.

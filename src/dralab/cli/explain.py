@@ -9,7 +9,7 @@ import click
 
 from dralab.api.errors import one_line
 from dralab.api.features import FeatureGates
-from dralab.api.io import Document, read_documents
+from dralab.api.io import Document
 from dralab.autoscale import AutoscaleInput, cluster_objects, read_input, run_once
 from dralab.fleet.spec import API_VERSION as FLEET_API
 from dralab.fleet.spec import KIND as FLEET_KIND
@@ -25,6 +25,7 @@ from .common import (
     filename_option,
     one_line_errors,
     parse_gates,
+    read_inputs,
 )
 from .schedule import config_option, load_config, load_inputs, seed_option
 
@@ -67,7 +68,7 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
     unknown target."""
     gates = parse_gates(feature_gates)
-    docs = read_documents(filenames)
+    docs = read_inputs(filenames)
     autoscaling = _autoscale_input(docs, gates)
     objects = cluster_objects(autoscaling) if autoscaling is not None \
         else load_inputs(filenames, gates, docs)
@@ -160,7 +161,7 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
 
     from .admit import admission_moment, run_admission
 
-    objects, problems = load_snapshot(read_documents(filenames))
+    objects, problems = load_snapshot(read_inputs(filenames))
     if problems:
         for problem in problems:
             click.echo(f"error: {one_line(problem)}", err=True)

@@ -24,6 +24,7 @@ from .common import (
     filename_option,
     one_line_errors,
     parse_gates,
+    read_inputs,
 )
 
 
@@ -51,7 +52,7 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates,
     `kubectl apply` of all inputs would leave it).
     """
     if docs is None:  # given when the caller read them already (stdin reads once)
-        docs = read_documents(filenames)
+        docs = read_inputs(filenames)
     problems = validate_documents(docs, gates, stored=True)
     if problems:
         for problem in problems:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, overload
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
 from dralab.api.core import Pod
-from dralab.api.errors import InputError
+from dralab.api.errors import InputError, ObjectError
 from dralab.api.keys import object_key
 from dralab.api.limits import MAX_CREATED_PODS, too_many_pods_message
 from dralab.api.workloads import Job
@@ -273,22 +273,20 @@ def flavor_topology(snapshot: KueueSnapshot, flavors: Sequence[str]) -> NodeTopo
     return None
 
 
-def pod_count_field(source: WorkloadSource, index: int) -> str:
-    """``Kind namespace/name: field`` of the count behind pod set ``index`` of
+def pod_count_field(source: WorkloadSource, index: int) -> tuple[str, str, str, str]:
+    """Kind, namespace, name and field of the count behind pod set ``index`` of
     ``source``: a Workload's ``spec.podSets[i].count``, a Job's parallelism (or its
     completions when fewer, as Kueue takes the smaller), a carrier's replicas."""
-    if source.existing is not None:
-        return f"Workload {source.namespace}/{source.name}: spec.podSets[{index}].count"
     owner = source.owner
-    if owner is None:
-        return f"Workload {source.namespace}/{source.name}: spec.podSets[{index}].count"
+    if source.existing is not None or owner is None:
+        return "Workload", source.namespace, source.name, f"spec.podSets[{index}].count"
     kind = owner.kind or type(owner).KIND
     field = "spec.replicas"
     if isinstance(owner, Job):
         parallelism, completions = owner.spec.parallelism, owner.spec.completions
         field = "spec.completions" if completions is not None and (
             parallelism is None or completions < parallelism) else "spec.parallelism"
-    return f"{kind} {owner.namespace}/{owner.name}: {field}"
+    return kind, owner.namespace, owner.name, field
 
 
 def check_pod_counts(sources: Iterable[WorkloadSource]) -> int:
@@ -300,8 +298,9 @@ def check_pod_counts(sources: Iterable[WorkloadSource]) -> int:
             count = max(pod_set.count, 0)
             total += count
             if total > MAX_CREATED_PODS:
-                raise InputError(f"{pod_count_field(source, index)}: "
-                                 f"{too_many_pods_message(count, total)}")
+                kind, namespace, name, field = pod_count_field(source, index)
+                raise ObjectError(kind, namespace, name,
+                                  f"{field}: {too_many_pods_message(count, total)}")
     return total
 
 

@@ -54,7 +54,7 @@ import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod, Toleration
-from dralab.api.errors import InputError
+from dralab.api.errors import InputError, ObjectError
 from dralab.api.limits import MAX_CREATED_PODS, too_many_pods_message
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
@@ -203,8 +203,9 @@ def _size(plan: _Plan) -> int:
 
 
 def _too_many(obj: KubeObject, count: int, total: int) -> InputError:
-    where = f"{obj.kind} {_namespace(obj)}/{obj.name}: {_COUNT_FIELD.get(obj.kind, 'spec')}"
-    return InputError(f"{where}: {too_many_pods_message(count, total)}")
+    return ObjectError(obj.kind or "", _namespace(obj), obj.name,
+                       f"{_COUNT_FIELD.get(obj.kind, 'spec')}: "
+                       f"{too_many_pods_message(count, total)}")
 
 
 def _digits(text: str) -> bool:
