@@ -199,6 +199,31 @@ def errors_naming(path: str | None, kind: type[InputError] = InputError) -> Iter
         raise InputError(f"{path}: {text}") from None
 
 
+class _AsciiInteger:
+    """An integer option written in ASCII digits (an optional sign, then ``0-9``):
+    ``int()``, and so click's INT, also reads ``'٣'``, ``'３'`` and ``'1_000'``."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            digits = text[1:] if text[:1] in "+-" else text
+            if not (digits.isascii() and digits.isdigit()):
+                # click's own wording for a value that is not an integer
+                raise click.BadParameter(f"{value!r} is not a valid integer.", ctx, param)
+        return super().convert(value, param, ctx)  # type: ignore[misc]
+
+
+class AsciiInt(_AsciiInteger, click.types.IntParamType):
+    """``type=int`` for options, ASCII digits only."""
+
+
+class AsciiIntRange(_AsciiInteger, click.IntRange):
+    """``click.IntRange``, ASCII digits only."""
+
+
 def filename_option(func: F) -> F:
     return click.option(
         "-f", "--filename", "filenames", multiple=True, required=True, metavar="FILE|DIR|-",

@@ -7,7 +7,7 @@ import click
 from dralab.api.io import dumps, to_list
 from dralab.fleet import default_fleet, generate, load_fleet
 
-from .common import EXIT_INPUT, fail, one_line_errors, output_option
+from .common import EXIT_INPUT, AsciiInt, fail, one_line_errors, output_option
 
 
 @click.command("fleet")
@@ -15,7 +15,7 @@ from .common import EXIT_INPUT, fail, one_line_errors, output_option
               help="The Fleet spec (kind: Fleet, apiVersion: dralab.dev/v1alpha1).")
 @click.option("--default", "use_default", is_flag=True,
               help="Use the built-in demo fleet (H100, A100 with DynamicMIG, L4).")
-@click.option("--seed", type=int, default=None, metavar="N",
+@click.option("--seed", type=AsciiInt(), default=None, metavar="N",
               help="Seed for UUIDs and slice-name suffixes (default: the spec's seed).")
 @output_option
 @one_line_errors

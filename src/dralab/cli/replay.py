@@ -25,6 +25,7 @@ from dralab.sim.executor import Executor, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
 from .common import (
+    AsciiIntRange,
     check_output_location,
     one_line_errors,
     private_matplotlib_dir,
@@ -50,7 +51,7 @@ def parse_policies(text: str) -> list[str]:
 def trace_options(func: F) -> F:
     """Options shared by ``replay`` and ``sweep alibaba-2023``."""
     for option in reversed((
-        click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=10,
+        click.option("--seeds", type=AsciiIntRange(min=1, max=MAX_SEEDS), default=10,
                      show_default=True,
                      help="Seeds per cell: 42, 43, ... as in the paper."),
         click.option("--trace-dir", default=None, metavar="DIR",
@@ -60,12 +61,12 @@ def trace_options(func: F) -> F:
                      default="table", show_default=True, help="What to print."),
         click.option("--out", "out_dir", default=None, metavar="DIR",
                      help="Also write an HTML report, results.json and CSV files here."),
-        click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+        click.option("--workers", type=AsciiIntRange(min=1), default=None, metavar="N",
                      help="Worker processes (default: one per CPU; 1 runs in-process)."),
         # Test-only knobs: keep the first rows of the trace files so a CLI test
         # finishes in seconds. The published protocol always uses everything.
-        click.option("--limit-nodes", type=click.IntRange(min=1), default=None, hidden=True),
-        click.option("--limit-pods", type=click.IntRange(min=1), default=None, hidden=True),
+        click.option("--limit-nodes", type=AsciiIntRange(min=1), default=None, hidden=True),
+        click.option("--limit-pods", type=AsciiIntRange(min=1), default=None, hidden=True),
     )):
         func = option(func)
     return func

@@ -19,6 +19,7 @@ from dralab.validation.check import validate_documents
 from .common import (
     EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
+    AsciiInt,
     errors_naming,
     feature_gates_option,
     filename_option,
@@ -37,7 +38,7 @@ def config_option(func: Any) -> Any:
 
 def seed_option(func: Any) -> Any:
     return click.option(
-        "--seed", type=int, default=0, show_default=True,
+        "--seed", type=AsciiInt(), default=0, show_default=True,
         help="Seed of every random choice (name suffixes, score ties, preemption offset).",
     )(func)
 

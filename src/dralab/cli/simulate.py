@@ -17,6 +17,7 @@ from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
 from .common import (
+    AsciiInt,
     check_output_location,
     one_line_errors,
     private_matplotlib_dir,
@@ -55,7 +56,7 @@ def allow_outside_option(func: F) -> F:
 @click.command("simulate")
 @click.option("--scenario", "scenario_path", metavar="FILE", default=None,
               help="A Scenario file (default: the built-in scenario).")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@click.option("--seed", type=AsciiInt(), default=None, help="Override the scenario's seed.")
 @click.option("--out", "out_dir", default="dralab-report", show_default=True, metavar="DIR",
               help="Where the HTML report, metrics.json and CSV files go.")
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",

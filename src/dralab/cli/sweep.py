@@ -16,6 +16,7 @@ from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make
 from dralab.sim.limits import MAX_SEEDS
 
 from .common import (
+    AsciiIntRange,
     check_output_location,
     one_line_errors,
     private_matplotlib_dir,
@@ -85,13 +86,13 @@ def sweep_trace_cmd(workloads: str, policies: str, seeds: int, trace_dir: str | 
 @sweep_cmd.command("scenarios")
 @click.option("-f", "--filename", "filenames", multiple=True, required=True, metavar="FILE",
               help="A Scenario file. Repeatable.")
-@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=3, show_default=True,
+@click.option("--seeds", type=AsciiIntRange(min=1, max=MAX_SEEDS), default=3, show_default=True,
               help="Seeds per scenario: the scenario's own seed, +1, +2, ...")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "csv"]), default="table",
               show_default=True, help="What to print.")
 @click.option("--out", "out_dir", default=None, metavar="DIR",
               help="Also write index.html, results.json and results.csv here.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--workers", type=AsciiIntRange(min=1), default=None, metavar="N",
               help="Worker processes (default: one per CPU; 1 runs in-process).")
 @_dask_option
 @allow_outside_option
