@@ -104,6 +104,22 @@ def test_simulate_out_above_the_scenario(tmp_path: Path) -> None:
     assert code == 2 and err.count("\n") == 1, err  # a file: check_out_dir's own refusal
 
 
+def test_simulate_out_inside_the_kueue_directory(tmp_path: Path) -> None:
+    # spec.queueing.kueue names a directory of Kueue objects beside the scenario: a report
+    # written into it would be read back as Kueue objects by the next run.
+    queued = ROOT / "examples" / "scenarios" / "queues-dra-autoscaling.yaml"
+    text = queued.read_text().replace("kueue: queues-dra-autoscaling/kueue.yaml",
+                                      "kueue: queues-dra-autoscaling")
+    assert "kueue: queues-dra-autoscaling}" in text
+    (tmp_path / queued.name).write_text(text)
+    shutil.copytree(queued.with_suffix(""), tmp_path / queued.stem)
+    kueue = tmp_path / queued.stem
+    code, err = _run(["simulate", "--quiet", "--scenario", str(tmp_path / queued.name),
+                      "--out", str(kueue / "report")])
+    _assert_refused(code, err, "--out", "is inside the input directory")
+    assert not (kueue / "report").exists()
+
+
 def test_sweep_scenarios_out_above_a_scenario(tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.yaml"
     shutil.copy(SCENARIO, scenario)

@@ -39,10 +39,13 @@ def _modes(text: str) -> tuple[str, ...]:
 
 
 def scenario_inputs(path: str, scenario: Scenario) -> list[str]:
-    """The files a scenario read: itself, its manifest templates and its fleet file."""
+    """The files a scenario read: itself, its manifest templates, its fleet file and its
+    Kueue objects (a file or a directory)."""
     refs = [k.template for k in scenario.workload if k.template]
     if scenario.fleet.file:
         refs.append(scenario.fleet.file)
+    if scenario.kueue_file:
+        refs.append(scenario.kueue_file)
     return [path, *(os.path.join(scenario.base_dir, r) for r in refs)]
 
 

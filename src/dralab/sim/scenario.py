@@ -167,6 +167,7 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     pool_nodes: dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]] = {}
     # ``spec.queueing``: the Kueue objects (queues, flavors, Configuration), read once.
     kueue_objects: tuple[KubeObject, ...] | None = None
+    kueue_file: str = ""  # where they came from (spec.queueing.kueue, as written)
     # The fleet has autoscaled pools: ``spec.autoscaling`` with its defaults (``autoscaling``).
     autoscaling: AutoscalingSettings | None = None
 
@@ -362,7 +363,9 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
             if job.queue is not None:
                 raise ScenarioError(source, f"spec.workload[{i}].queue",
                                     "a queue needs spec.queueing (the Kueue objects)")
-    scenario = msgspec.structs.replace(scenario, kueue_objects=kueue)
+    scenario = msgspec.structs.replace(
+        scenario, kueue_objects=kueue,
+        kueue_file=spec.queueing.kueue if spec.queueing is not None else "")
     pool_nodes, event_nodes = grow_pools(scenario, fleet)
     scenario = msgspec.structs.replace(
         scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),
