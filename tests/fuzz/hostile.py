@@ -14,6 +14,11 @@ import json
 import random
 from collections.abc import Callable
 
+try:
+    from kueueinputs import cohort_chain, one_queue
+except ImportError:  # ``python -m tests.fuzz.rerun``: tests/ is a package, not on sys.path
+    from ..kueueinputs import cohort_chain, one_queue  # type: ignore[no-redef]
+
 from . import seeds
 from .harness import Content, Special
 
@@ -339,28 +344,7 @@ def csv_hostile() -> dict[str, tuple[str, Generator]]:
 
 # A queue with one flavor and a workload "default/big-train" (the target of the explain
 # workload slot) asking for COUNT pods of one CPU each.
-_KUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {{name: f}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {{name: q}}
-spec:
-  cohort: c0
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: f
-      resources:
-      - {{name: cpu, nominalQuota: "10"}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {{name: lq, namespace: default}}
-spec: {{clusterQueue: q}}
----
+_KUEUE = one_queue(cohort="c0").replace("{", "{{").replace("}", "}}") + """---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Workload
 metadata: {{name: big-train, namespace: default}}
@@ -384,14 +368,7 @@ def _kueue(*extra: str, count: int | str = 1) -> bytes:
     return "---\n".join([_KUEUE.format(count=count), *extra]).encode()
 
 
-def _cohorts(n: int, cycle: bool) -> str:
-    """Cohorts c0 -> c1 -> ... by parentName; the last one back to c0 for a cycle."""
-    docs = []
-    for i in range(n):
-        parent = f"c{i + 1}" if i + 1 < n else ("c0" if cycle else None)
-        doc = f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: c{i}}}\n"
-        docs.append(doc + (f"spec: {{parentName: {parent}}}\n" if parent else ""))
-    return "---\n".join(docs)
+_cohorts = cohort_chain
 
 
 def _big_job(parallelism: int) -> bytes:

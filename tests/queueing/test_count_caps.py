@@ -26,30 +26,11 @@ from dralab.api.limits import MAX_CREATED_PODS
 from dralab.cli.main import cli
 from dralab.queueing.feasibility import check_pod_counts, pod_count_field, pod_set_pods
 from dralab.queueing.reader import PodSetSource, WorkloadSource
+from kueueinputs import one_queue
 
 LIMIT_TEXT = "more than 100,000 (dralab's limit on pods created from workloads in one run)"
 
-KUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: q}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: f
-      resources:
-      - {name: cpu, nominalQuota: "100000000000"}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: f}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: q}
-"""
+KUEUE = one_queue(quota="100000000000")
 GATE = """---
 apiVersion: config.kueue.x-k8s.io/v1beta1
 kind: Configuration

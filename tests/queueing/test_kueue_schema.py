@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from dralab.cli.main import cli
 from dralab.queueing.checks import kueue_problems
 from dralab.queueing.objects import decode_kueue
+from kueueinputs import cohort_chain, one_queue
 
 Doc = dict[str, Any]
 I32 = 2**31 - 1
@@ -245,28 +246,7 @@ def test_preemption_strategy_sets_refused(strategies: list[str], shown: str) -> 
 
 # -- the issue's reproducers, through the CLI ----------------------------------------
 
-QUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: q}
-spec:
-  cohort: c0
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: f
-      resources:
-      - {name: cpu, nominalQuota: "10"}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: f}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: q}
----
+QUEUE = one_queue(cohort="c0") + """---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Workload
 metadata: {name: wl, namespace: default}
@@ -282,13 +262,7 @@ spec:
 """
 
 
-def cohorts(n: int, cycle: bool) -> str:
-    docs = []
-    for i in range(n):
-        parent = f"c{i + 1}" if i + 1 < n else ("c0" if cycle else None)
-        doc = f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: c{i}}}\n"
-        docs.append(doc + (f"spec: {{parentName: {parent}}}\n" if parent else ""))
-    return "---\n".join(docs)
+cohorts = cohort_chain
 
 
 REPRODUCERS = {
