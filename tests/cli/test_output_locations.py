@@ -61,6 +61,28 @@ def test_migrate_convert_output_dir(tmp_path: Path, inputs: Path, where: str,
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(("verb", "option"), [
+    (["migrate", "convert", "-f", "{in}"], "-o/--output-dir"),
+    (["migrate", "plan", "-f", "{dump}", "--duration", "30m"], "--out"),
+])
+@pytest.mark.parametrize(("where", "needle"), [
+    ("", "'': empty path; name a directory"),           # wrote into the working directory
+    ("/dev/null", "/dev/null: is not a directory"),      # was exit 70, FileExistsError
+    ("/proc/dralab-out", "/proc/dralab-out: cannot write in /proc"),  # exit 70 before
+    ("{other}", "{other}: is not a directory"),           # a file that is no input
+])
+def test_migrate_output_that_is_no_directory(tmp_path: Path, inputs: Path, verb: list[str],
+                                             option: str, where: str, needle: str) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("mine\n")
+    dump = ROOT / "examples" / "migrate" / "cluster-dump.yaml"
+    args = [a.replace("{in}", str(inputs)).replace("{dump}", str(dump)) for a in verb]
+    flag = "-o" if option.startswith("-o") else "--out"
+    code, err = _run([*args, flag, where.replace("{other}", str(other))])
+    _assert_refused(code, err, option, needle.replace("{other}", str(other)))
+    assert other.read_text() == "mine\n"
+
+
 def test_migrate_convert_output_is_an_input_file(tmp_path: Path, inputs: Path) -> None:
     """Was exit 70, FileExistsError."""
     one = next(p for p in sorted(inputs.rglob("*.yaml")))

@@ -86,7 +86,7 @@ def rarely(draw: st.DrawFn, one_in: int) -> bool:
 def _is_json(data: bytes) -> bool:
     try:
         json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # a mutation may nest a JSON list 1,500 deep
         return False
     return True
 

@@ -289,6 +289,8 @@ def check_output_location(option: str, out: str | os.PathLike[str],
     (stdin) is no location. Creates nothing.
     """
     shown = os.fspath(out)
+    if not shown:  # Path("") is ".": the outputs would spread among the working directory's
+        raise InputError(f"{option} '': empty path; name a directory ('.' for this one)")
     for given in inputs:
         name = os.fspath(given)
         if name == "-" or not name:
