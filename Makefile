@@ -28,7 +28,7 @@ test: $(TEST_STAMP)
 # The fuzz suite at full size: FUZZ_EXAMPLES mutated cases over every verb plus the whole
 # hostile-file matrix, each bounded in time and memory; prints cases per verb, the exit-code
 # histogram and the longest case, and lists every case that broke the contract.
-FUZZ_EXAMPLES ?= 5000
+FUZZ_EXAMPLES ?= 9500
 fuzz: $(TEST_STAMP)
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_MATRIX=full FUZZ_KEEP_GOING=1 FUZZ_STATS=1 \
 		$(PY) -m pytest -q -p no:cacheprovider tests/fuzz
