@@ -39,6 +39,7 @@ import click
 from dralab.api.errors import DralabError, DralabWarning, InputError, ObjectError, one_line
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document, read_documents
+from dralab.report.outdir import check_out_dir
 
 EXIT_OK = 0
 EXIT_UNSCHEDULABLE = 1
@@ -289,8 +290,8 @@ def check_output_location(option: str, out: str | os.PathLike[str],
     (stdin) is no location. Creates nothing.
     """
     shown = os.fspath(out)
-    if not shown:  # Path("") is ".": the outputs would spread among the working directory's
-        raise InputError(f"{option} '': empty path; name a directory ('.' for this one)")
+    if not shown:  # Path("") is ".": outdir's own refusal, before "contains the input"
+        check_out_dir(out, option)
     for given in inputs:
         name = os.fspath(given)
         if name == "-" or not name:
@@ -305,6 +306,14 @@ def check_output_location(option: str, out: str | os.PathLike[str],
         if _contains(Path(shown), src):
             raise InputError(f"{option} {shown}: contains the input {name}; "
                              "write the output apart from the inputs")
+
+
+def check_output_dir(option: str, out: str | os.PathLike[str],
+                     inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """The whole check of an output directory before any work: apart from every input
+    (``check_output_location``), then usable as a directory (``check_out_dir``)."""
+    check_output_location(option, out, inputs)
+    check_out_dir(out, option)
 
 
 # --- signals and temporary files --------------------------------------------------------

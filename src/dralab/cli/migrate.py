@@ -27,13 +27,12 @@ from dralab.migrate.plan import make_plan
 from dralab.migrate.planreport import render_plan, write_plan
 from dralab.migrate.refusals import share_memory_amount
 from dralab.migrate.verify import render_verification, verify
-from dralab.report.outdir import check_out_dir
 from dralab.sim.spec import parse_duration
 
 from .common import (
     EXIT_INPUT,
     EXIT_UNSCHEDULABLE,
-    check_output_location,
+    check_output_dir,
     filename_option,
     one_line_errors,
     signals_deferred,
@@ -145,9 +144,8 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     per problem, naming file, document, object and field path; nothing written).
     """
     share_memory = _check_share(share_memory)
-    check_output_location("-o/--output-dir", out_dir,
-                          [*filenames, *([verify_with] if verify_with else [])])
-    check_out_dir(out_dir, "-o/--output-dir")
+    check_output_dir("-o/--output-dir", out_dir,
+                     [*filenames, *([verify_with] if verify_with else [])])
     conversion = convert_files(filenames, share_memory)
     report = verify(conversion, verify_with) if verify_with is not None else None
     with signals_deferred():
@@ -229,8 +227,7 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
     """
     share_memory = _check_share(share_memory)
     if out_dir is not None:
-        check_output_location("--out", out_dir, filenames)
-        check_out_dir(out_dir)
+        check_output_dir("--out", out_dir, filenames)
     try:
         parse_duration(duration)
     except ValueError as exc:

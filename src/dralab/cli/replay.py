@@ -26,7 +26,7 @@ from dralab.sim.limits import MAX_SEEDS
 
 from .common import (
     AsciiIntRange,
-    check_output_location,
+    check_output_dir,
     one_line_errors,
     private_matplotlib_dir,
     signals_deferred,
@@ -108,12 +108,9 @@ def check_inputs(workloads: Sequence[str], policies: Sequence[str], trace_dir: s
     directory, then the trace files themselves (read once, cached for the runs)."""
     check_names(workloads, policies, trace_dir)
     if out_dir is not None:
-        from dralab.report.outdir import check_out_dir
-
-        check_out_dir(out_dir)
         from dralab.replay.trace.alibaba import resolve_trace_dir
 
-        check_output_location("--out", out_dir, [resolve_trace_dir(trace_dir)])
+        check_output_dir("--out", out_dir, [resolve_trace_dir(trace_dir)])
     check_traces(workloads, trace_dir, limit_nodes, limit_pods)
 
 

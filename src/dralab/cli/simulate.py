@@ -11,14 +11,14 @@ from typing import Any, TypeVar
 import click
 
 from dralab.report import render_summary_table, write_report
-from dralab.report.outdir import check_out_dir, writing
+from dralab.report.outdir import writing
 from dralab.sim.default import default_scenario
 from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
 from .common import (
     AsciiInt,
-    check_output_location,
+    check_output_dir,
     one_line_errors,
     private_matplotlib_dir,
     signals_deferred,
@@ -86,9 +86,8 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
         scenario = scenario.with_seed(seed)
     if modes is not None:
         scenario = scenario.with_compare(modes)
-    check_out_dir(out_dir)
-    if scenario_path is not None:
-        check_output_location("--out", out_dir, scenario_inputs(scenario_path, scenario))
+    check_output_dir("--out", out_dir,
+                     scenario_inputs(scenario_path, scenario) if scenario_path else [])
     if quiet:
         result = simulate(scenario, timer=time.perf_counter)
     else:

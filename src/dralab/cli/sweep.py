@@ -11,13 +11,13 @@ import click
 
 from dralab.replay.run import paper_seeds
 from dralab.replay.runs import grid
-from dralab.report.outdir import check_out_dir, writing
+from dralab.report.outdir import writing
 from dralab.sim.executor import DaskExecutor, Executor, check_dask_address, make_executor
 from dralab.sim.limits import MAX_SEEDS
 
 from .common import (
     AsciiIntRange,
-    check_output_location,
+    check_output_dir,
     one_line_errors,
     private_matplotlib_dir,
     signals_deferred,
@@ -116,10 +116,9 @@ def sweep_scenarios_cmd(filenames: tuple[str, ...], seeds: int, output: str,
         check_dask_address(dask)
     scenarios = [load_scenario(f, allow_outside=allow_outside) for f in filenames]
     if out_dir is not None:
-        check_out_dir(out_dir)
         inputs = [p for f, s in zip(filenames, scenarios, strict=True)
                   for p in scenario_inputs(f, s)]
-        check_output_location("--out", out_dir, inputs)
+        check_output_dir("--out", out_dir, inputs)
     # Two files may name the same scenario; keep their rows apart by the file name.
     dup = Counter(s.name for s in scenarios)
     labels = [f"{s.name} ({Path(f).name})" if dup[s.name] > 1 else s.name
