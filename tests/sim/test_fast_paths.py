@@ -37,6 +37,8 @@ def scaled(nodes: int, duration: str) -> Scenario:
         number, _, unit = str(kind["arrivalRate"]).partition("/")
         kind["arrivalRate"] = f"{float(number) * nodes / 10:g}/{unit}"
     spec["duration"] = duration
+    # Preemption frees DRA devices only with DRAPreemption (off by default, as upstream).
+    spec["featureGates"] = "DRAPreemption=true"
     return parse_scenario(doc, f"<scaled {nodes}>")
 
 
@@ -131,7 +133,8 @@ def _autoscaled_mix() -> Scenario:
     for kind in spec["workload"]:
         number, _, unit = str(kind["arrivalRate"]).partition("/")
         kind["arrivalRate"] = f"{float(number) * 5:g}/{unit}"
-    spec.update(duration="3h", compare=["dra"], autoscaling={"model": "cluster-autoscaler"})
+    spec.update(duration="3h", compare=["dra"], autoscaling={"model": "cluster-autoscaler"},
+                featureGates="DRAPreemption=true")
     return parse_scenario(doc, "<autoscaled mix>")
 
 

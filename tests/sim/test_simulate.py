@@ -198,7 +198,9 @@ def test_unschedulable_reasons_are_kube_scheduler_phrases(diagnosis: Diagnosis, 
                      "devices": {"type": "mig"}}]}, "spec.workload[0].devices.profile"),
      ({"workload": [{"name": "a", "arrivalRate": "1/h", "cpu": "lots"}]},
       "spec.workload[0].cpu"),
-     ({"workload": [{"name": "a", "arrivalRate": "1/h", "surprise": 1}]}, "surprise")],
+     ({"workload": [{"name": "a", "arrivalRate": "1/h", "surprise": 1}]}, "surprise"),
+     ({"featureGates": "DRAPreemptoin=true"},
+      "spec.featureGates: unrecognized feature gate: DRAPreemptoin")],
 )
 def test_scenario_errors_name_the_field(spec: dict[str, Any], fragment: str) -> None:
     base: dict[str, Any] = {"workload": [{"name": "a", "arrivalRate": "1/h"}]}
@@ -293,3 +295,20 @@ spec:
     assert sorted(p.start for p in dra.pods if p.start is not None) == [0.0, 0.0, 3600.0]
     assert all(p.devices == 4 for p in dra.pods if p.start is not None)
     assert sum(n for path, n in reads.items() if path.endswith("job.yaml")) == 1
+
+
+def test_feature_gates_reach_the_modes_cluster() -> None:
+    """``spec.featureGates`` is the cluster's gate set in every mode: DRA preemption
+    (DRAPreemption, off by default as in kube-scheduler) only when the scenario says so."""
+    kinds = [{"name": "low", "arrivals": ["0s"], "priority": 1,
+              "duration": {"distribution": "fixed", "mean": "3h"},
+              "cpu": "8", "memory": "8Gi", "devices": {"type": "gpu", "count": 8}},
+             {"name": "high", "arrivals": ["10m"], "priority": 1000,
+              "duration": {"distribution": "fixed", "mean": "1h"},
+              "cpu": "8", "memory": "8Gi", "devices": {"type": "gpu", "count": 8}}]
+    default = scenario([H100], kinds, duration="2h", sample="15m", compare=["dra"])
+    gated = scenario([H100], kinds, duration="2h", sample="15m", compare=["dra"],
+                     featureGates="DRAPreemption=true")
+    assert str(gated.features) == "DRAPreemption=true" and not default.features.overrides
+    assert [m.preemptions for m in simulate(default).modes] == [0]
+    assert [m.preemptions for m in simulate(gated).modes] == [1]

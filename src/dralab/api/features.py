@@ -44,6 +44,7 @@ class Gate(StrEnum):
     DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
     DRA_PARTITIONABLE_DEVICES_TYPE = "DRAPartitionableDevicesType"
     GENERIC_WORKLOAD = "GenericWorkload"
+    DRA_PREEMPTION = "DRAPreemption"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,10 @@ KNOWN_GATES: Final[Mapping[str, GateInfo]] = MappingProxyType({
         # The Workload and PodGroup APIs and gang scheduling (GangScheduling was
         # merged into it in 1.37); a beta API, so off by default.
         _info(Gate.GENERIC_WORKLOAD, False, "BETA"),
+        # KEP-5690, kube-scheduler only: DynamicResources' PreFilterExtensions free
+        # the devices of preemption victims, and its Filter's allocation failures are
+        # Unschedulable (preemption may help) instead of UnschedulableAndUnresolvable.
+        _info(Gate.DRA_PREEMPTION, False, "ALPHA"),
     )
 })
 

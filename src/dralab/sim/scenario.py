@@ -16,6 +16,8 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         file: fleet.yaml           # a Fleet file (relative to the scenario file)
         spec: {pools: [...]}       # an inline Fleet spec
       scheduler: {}                # KubeSchedulerConfiguration-shaped (default profile)
+      featureGates: DRAPreemption=true   # --feature-gates syntax (default: 1.37's defaults;
+                                   # DRAPreemption frees DRA devices held by victims)
       events:                      # node events, e.g. maintenance (default none)
       - {at: 2h, node: h100-node-01, action: taint,
          taint: {key: maintenance, value: "true", effect: NoSchedule}}
@@ -92,6 +94,7 @@ import msgspec
 from dralab.allocator.prepare import MAX_RESULTS
 from dralab.api.base import KubeObject
 from dralab.api.core import Node
+from dralab.api.features import FeatureGates
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
 from dralab.api.resource import ResourceClaimTemplate, ResourceSlice
 
@@ -170,6 +173,8 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     kueue_file: str = ""  # where they came from (spec.queueing.kueue, as written)
     # The fleet has autoscaled pools: ``spec.autoscaling`` with its defaults (``autoscaling``).
     autoscaling: AutoscalingSettings | None = None
+    # ``spec.featureGates``: the gates every mode's cluster runs with (default: 1.37's).
+    features: FeatureGates = FeatureGates()
 
     def with_seed(self, seed: int) -> Scenario:
         return msgspec.structs.replace(self, seed=seed)
@@ -333,11 +338,15 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
                                 "a taint needs key and effect")
         check_event(event, i, source)
     _check_scheduler(spec.scheduler, spec.seed, source)
+    try:
+        features = FeatureGates.parse(spec.feature_gates)
+    except ValueError as exc:
+        raise ScenarioError(source, "spec.featureGates", str(exc)) from None
     name = _name(doc.metadata, source)
     scenario = Scenario(name=name, seed=spec.seed, duration=duration, sample_interval=sample,
                         compare=tuple(spec.compare), fleet=spec.fleet, scheduler=spec.scheduler,
                         workload=tuple(spec.workload), events=tuple(spec.events),
-                        base_dir=base_dir, source=source)
+                        base_dir=base_dir, source=source, features=features)
     if spec.fleet.file is not None:
         fleet_path(scenario, allow_outside)
     scenario = msgspec.structs.replace(scenario, fleet_data=read_fleet_document(scenario))

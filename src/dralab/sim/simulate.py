@@ -111,7 +111,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     mode = resolve_mode(mode)
     check_modes(scenario, (mode,))
     fleet = mode.objects(scenario)
-    cluster, _ = build_cluster(mode.cluster_objects(scenario, fleet), None, scenario.seed)
+    cluster, _ = build_cluster(mode.cluster_objects(scenario, fleet), scenario.features,
+                               scenario.seed)
     env = Environment()
     scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed,
                                 clock=lambda: env.now)

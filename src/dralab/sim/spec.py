@@ -183,6 +183,7 @@ class ScenarioSpec(_Spec, frozen=True):
     compare: list[str] = msgspec.field(default_factory=lambda: list(MODES))
     fleet: FleetRef = FleetRef(default=True)
     scheduler: dict[str, Any] | None = None
+    feature_gates: str = ""  # kube-scheduler's --feature-gates syntax, e.g. DRAPreemption=true
     events: list[NodeEvent] = []
     queueing: QueueingRef | None = None
     autoscaling: AutoscalingRef | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dralab.api.features import FeatureGates
 from dralab.api.resource import ResourceClaim
 from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.result import ScheduleResult
@@ -18,10 +19,21 @@ from .builders import (
     gpus,
     node,
     pod,
+    request,
     template,
 )
 
 NV = "nvidia.com/gpu"
+PREEMPTION = FeatureGates.parse("DRAPreemption=true")
+# kube-scheduler's FailedScheduling message when the claims fit on no node of two:
+# DynamicResources' Filter says "cannot allocate all claims" (UnschedulableAndUnresolvable
+# in kubernetes v1.36.2, statusUnschedulable in
+# pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go), its PostFilter
+# "still not schedulable", and DefaultPreemption (pkg/scheduler/framework/preemption,
+# nodesWherePreemptionMightHelp) finds no node where preemption might help.
+NOT_HELPFUL_MESSAGE = ("0/2 nodes are available: 2 cannot allocate all claims. still not "
+                       "schedulable, preemption: 0/2 nodes are available: 2 Preemption is not "
+                       "helpful for scheduling.")
 
 
 def _run(state: ClusterState, seed: int = 0) -> ScheduleResult:
@@ -51,7 +63,7 @@ def test_template_pods_fill_the_gpus_and_the_rest_waits() -> None:
 
 def test_preemption_frees_a_gpu_held_through_a_claim() -> None:
     nodes, slices = gpu_nodes(1, 1)
-    state = cluster(nodes, slices, templates=[template("tpl")])
+    state = cluster(nodes, slices, templates=[template("tpl")], gates=PREEMPTION)
     state.add_pod(pod("low", templates={"gpu": "tpl"}, priority=1))
     assert len(_run(state).placed) == 1
     state.add_pod(pod("high", templates={"gpu": "tpl"}, priority=1000))
@@ -105,3 +117,48 @@ def test_runs_are_deterministic() -> None:
                       for p in result.placed)
 
     assert names(3) == names(3)
+
+
+def _two_full_nodes(gates: FeatureGates | None = None) -> ClusterState:
+    """Two nodes of one GPU each, both held by low-priority pods, and a high-priority
+    pod that wants a GPU."""
+    nodes, slices = gpu_nodes(2, 1)
+    state = cluster(nodes, slices, templates=[template("tpl")], gates=gates)
+    for i in range(2):
+        state.add_pod(pod(f"low-{i}", templates={"gpu": "tpl"}, priority=1))
+    assert len(_run(state).placed) == 2
+    state.add_pod(pod("high", templates={"gpu": "tpl"}, priority=1000))
+    return state
+
+
+def test_without_dra_preemption_devices_are_never_freed_and_the_message_is_upstreams() -> None:
+    state = _two_full_nodes()
+    result = _run(state, seed=1)
+    assert not result.placed and not result.evicted
+    [left] = result.unplaced
+    assert left.message == NOT_HELPFUL_MESSAGE
+    assert left.nominated_node is None
+    assert len(state.allocated.claims()) == 2  # the low pods keep their GPUs
+
+
+def test_with_dra_preemption_a_victim_frees_its_gpu() -> None:
+    state = _two_full_nodes(PREEMPTION)
+    result = _run(state, seed=1)
+    assert [p.pod.metadata.name for p in result.placed] == ["high"]
+    [victim] = result.evicted
+    assert victim.pod.metadata.name in {"low-0", "low-1"}
+    assert victim.node == result.placed[0].node
+
+
+def test_claims_that_fit_nowhere_without_victims() -> None:
+    # Two GPUs wanted, one per node: no node can ever hold the claim.
+    nodes, slices = gpu_nodes(2, 1)
+    for gates, preemption in ((None, "2 Preemption is not helpful for scheduling."),
+                              (PREEMPTION, "2 No preemption victims found for incoming pod.")):
+        state = cluster(nodes, slices, templates=[template("tpl", request(count=2))],
+                        gates=gates)
+        state.add_pod(pod("big", templates={"gpu": "tpl"}, priority=10))
+        [left] = _run(state).unplaced
+        assert left.message == (
+            "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
+            f"preemption: 0/2 nodes are available: {preemption}")

@@ -17,9 +17,14 @@ Follows kube-scheduler's plugin (pkg/scheduler/framework/plugins/dynamicresource
 * Reserve: writes allocation and ``reservedFor`` into the cluster (so the next
   pod sees the devices in use); Unreserve takes it back, idempotently.
 * PreBind: records the extended-resource claim in the pod status.
-* PreFilterExtensions: preemption may remove victims; their claims' devices
-  are freed in a what-if allocated state used by that cycle's Filter (upstream
-  gained the same only recently, behind DRAPreemption).
+* PreFilterExtensions, only with the ``DRAPreemption`` gate (alpha, off by
+  default; KEP-5690): preemption may remove victims; their claims' devices are
+  freed in a what-if allocated state used by that cycle's Filter. Without the
+  gate the plugin has no PreFilterExtensions and every Filter rejection is
+  UnschedulableAndUnresolvable, as in kube-scheduler 1.36
+  (``statusUnschedulable``): DefaultPreemption then finds preemption not
+  helpful on nodes where the claims do not fit. With it, allocation failures
+  are Unschedulable, so preemption tries those nodes.
 
 Plugin args (camelCase): ``devicePolicy`` ("first-fit" | "pack", default
 first-fit), ``maxSteps`` (search budget per Filter call, our stand-in for
@@ -39,6 +44,7 @@ from msgspec.structs import replace
 from dralab.allocator.nodes import NodeSelectorError, compile_node_selector
 from dralab.allocator.state import AllocatedState
 from dralab.api.core import ExtendedResourceClaimStatus
+from dralab.api.features import Gate
 from dralab.api.keys import object_key, random_uid
 from dralab.api.resource import (
     AllocationResult,
@@ -102,6 +108,7 @@ NAME = "DynamicResources"
 _SUBREQUEST_MAX = 8
 _EXTENDED_PLACEHOLDER = "<extended-resources>"
 _SUCCESS = Status.success()
+DRA_PREEMPTION = Gate.DRA_PREEMPTION.value
 
 
 def _arg(args: Mapping[str, Any], camel: str, snake: str, default: Any) -> Any:
@@ -131,6 +138,9 @@ class DynamicResources:
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps <= 0):
             raise PluginArgsError("maxSteps", "must be a positive integer")
         self.explain: bool = bool(_arg(args, "explain", "explain", False))
+        # KEP-5690: without the gate, victims' devices are never freed and the
+        # allocation failures are final for the node (see ``_rejection``).
+        self.preemption: bool = handle.cluster.features.is_enabled(DRA_PREEMPTION)
         self.cache = AllocatorCache(handle.rng, max_steps)
         # Extended resource mapping, rebuilt when the classes change.
         self._classes: tuple[DeviceClass, ...] = ()
@@ -215,7 +225,8 @@ class DynamicResources:
         return None, _SUCCESS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return self
+        """AddPod/RemovePod only with ``DRAPreemption``; 1.36 has no extensions."""
+        return self if self.preemption else None
 
     def _extended_enabled(self, cluster: ClusterState) -> bool:
         return cluster.features.is_enabled(GATE)
@@ -251,7 +262,7 @@ class DynamicResources:
             if outcome is not None:
                 allocations = outcome.allocations
                 if allocations is None:
-                    return outcome.status or _rejection(outcome)
+                    return outcome.status or _rejection(outcome, self.preemption)
                 s.nodes[view.name] = (allocations, None, outcome)
                 return _SUCCESS
         return self._filter(state, pod, node, self.explain)
@@ -274,7 +285,9 @@ class DynamicResources:
         table = s.table
 
         def statuses(positions: list[int]) -> list[Status]:
-            return [o.status or _rejection(o) for o in table.failed_outcomes(positions)]
+            preemption = self.preemption
+            return [o.status or _rejection(o, preemption)
+                    for o in table.failed_outcomes(positions)]
 
         return known[1].copy(), statuses
 
@@ -370,7 +383,7 @@ class DynamicResources:
                                               explain=explain, allocator=s.what_if_allocator)
         allocations = outcome.allocations
         if allocations is None:
-            return outcome.status or _rejection(outcome)
+            return outcome.status or _rejection(outcome, self.preemption)
         s.nodes[node.view.name] = (allocations, extended, None if what_if else outcome)
         return _SUCCESS
 
@@ -653,6 +666,8 @@ class DynamicResources:
         a consumer; a claim left without pod consumers has its devices freed in
         this cycle's what-if allocated state (copied when first needed). A claim
         also reserved for a PodGroup or another live pod is kept. Success."""
+        if not self.preemption:
+            return _SUCCESS  # upstream's RemovePod is a no-op without the gate
         try:
             s = state.read(NAME, DRAState)
         except MissingStateError as exc:
@@ -683,6 +698,8 @@ class DynamicResources:
                 node: NodeInfo) -> Status:
         """Undo ``remove_pod`` for ``to_add`` (preemption backtracks): a claim freed
         because of it gets its devices back in the what-if state. Success."""
+        if not self.preemption:
+            return _SUCCESS
         try:
             s = state.read(NAME, DRAState)
         except MissingStateError as exc:
@@ -712,12 +729,19 @@ class _DryRunCursor:
     end: int  # position in the allocated state's pool log
 
 
-def _rejection(outcome: NodeOutcome) -> Status:
-    """The Filter status of a failed allocation, memoised on the (shared) outcome."""
+def _rejection(outcome: NodeOutcome, preemption: bool) -> Status:
+    """The Filter status of a failed allocation, memoised on the (shared) outcome
+    (one plugin instance, one gate value: the memo cannot mix the two codes).
+
+    Unschedulable only with ``DRAPreemption`` (freeing a victim's devices may
+    help); without it UnschedulableAndUnresolvable, as 1.36's ``statusUnschedulable``
+    (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)."""
     if outcome.error:
         status = Status.error(NAME, outcome.reason)
-    else:
+    elif preemption:
         status = Status.unschedulable(NAME, outcome.reason, details=outcome.details)
+    else:
+        status = Status.unresolvable(NAME, outcome.reason, details=outcome.details)
     outcome.status = status
     return status
 
