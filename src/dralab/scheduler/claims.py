@@ -181,9 +181,11 @@ def _claim_from_template(cluster: ClusterState, namespace: str, template_name: s
 
 def _new_template_claim(cluster: ClusterState, pod: Pod, entry: PodResourceClaim,
                         template_name: str, rng: random.Random) -> ResourceClaim | None:
+    # Exactly the reference the resourceclaim controller writes (kubernetes v1.36.2,
+    # pkg/controller/resourceclaim/controller.go, handleClaim): controller, and no
+    # blockOwnerDeletion.
     owner = OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name or "",
-                           uid=pod.metadata.uid or "", controller=True,
-                           block_owner_deletion=True)
+                           uid=pod.metadata.uid or "", controller=True)
     return _claim_from_template(
         cluster, pod.metadata.namespace or "default", template_name,
         template_claim_base(pod.metadata.name or "", entry.name),
@@ -195,8 +197,7 @@ def _new_group_claim(cluster: ClusterState, group: PodGroup, entry: str, templat
     """The claim of a PodGroup's template entry: like a pod's, but named after and
     owned by the group (KEP-5729), so it lives as long as the group."""
     owner = OwnerReference(api_version=group.api_version or group.API_VERSION, kind="PodGroup",
-                           name=group.name, uid=group.metadata.uid or "", controller=True,
-                           block_owner_deletion=True)
+                           name=group.name, uid=group.metadata.uid or "", controller=True)
     return _claim_from_template(
         cluster, group.metadata.namespace or "default", template_name,
         template_claim_base(group.name, entry), (GROUP_CLAIM_ANNOTATION, entry), owner, rng)

@@ -7,6 +7,7 @@ import random
 import pytest
 from msgspec.structs import replace
 
+from dralab.api.codec import encode
 from dralab.scheduler.claims import (
     DELETE_PROTECTION_FINALIZER,
     NAME_ALPHABET,
@@ -37,10 +38,15 @@ def test_template_claim_is_named_owned_and_recorded() -> None:
     assert generated.metadata.namespace == NS
     assert generated.metadata.labels == {"team": "a"}
     assert generated.metadata.annotations == {"note": "x", POD_CLAIM_ANNOTATION: "gpu"}
-    [owner] = generated.metadata.owner_references
-    assert (owner.api_version, owner.kind, owner.name, owner.uid) == ("v1", "Pod", "train",
-                                                                      "pod-uid")
-    assert owner.controller is True and owner.block_owner_deletion is True
+    # The resourceclaim controller's object (kubernetes v1.36.2,
+    # pkg/controller/resourceclaim/controller.go, handleClaim): the pod as controlling
+    # owner without blockOwnerDeletion, the template's labels and annotations plus
+    # pod-claim-name, no finalizers (the scheduler adds delete-protection when it
+    # allocates).
+    meta = encode(generated)["metadata"]
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "train",
+                                        "uid": "pod-uid", "controller": True}]
+    assert "finalizers" not in meta
     assert generated.spec is state.templates[f"{NS}/tpl"].spec.spec
     assert generated.status.allocation is None
 
