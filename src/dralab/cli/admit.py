@@ -25,6 +25,7 @@ from .common import (
     output_option,
     read_inputs,
 )
+from .kinds import ADMIT, use_kinds
 
 _EPOCH = "1970-01-01T00:00:00Z"
 
@@ -91,7 +92,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
     and the Jobs with spec.suspend updated. Exit 0 when every
     workload is admitted, 1 when some stay pending, 2 on invalid input.
     """
-    docs = read_inputs(filenames)
+    docs = use_kinds(read_inputs(filenames), ADMIT)
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:

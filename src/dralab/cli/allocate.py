@@ -22,6 +22,7 @@ from .common import (
     output_option,
     parse_gates,
 )
+from .kinds import ALLOCATE, use_kinds
 
 # How many known node names an unknown --node error lists.
 _NODES_SHOWN = 5
@@ -54,7 +55,7 @@ def allocate_cmd(filenames: tuple[str, ...], node_name: str, feature_gates: str,
     claim to allocate, or when nothing in the input names --node.
     """
     gates = parse_gates(feature_gates)
-    docs = read_documents(filenames)
+    docs = use_kinds(read_documents(filenames), ALLOCATE)
     # Stored objects keep fields written while their gate was on; the
     # allocator decides what they mean with the gates given here.
     problems = validate_documents(docs, gates, stored=True)

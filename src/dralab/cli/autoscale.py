@@ -11,6 +11,7 @@ from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, filename_option, one_line_errors, read_inputs
+from .kinds import AUTOSCALE, use_kinds
 
 
 def render_table(doc: dict[str, Any]) -> str:
@@ -54,7 +55,7 @@ def autoscale_cmd(filenames: tuple[str, ...], model: str, expander: str, output:
     [{node, pool, utilization}]}. Exit 0 when every pending pod is placed or helped,
     1 when some are not, 2 on invalid input.
     """
-    data = read_input(read_inputs(filenames), FeatureGates())
+    data = read_input(use_kinds(read_inputs(filenames), AUTOSCALE), FeatureGates())
     decisions = run_once(data, model, expander)
     doc = decisions.to_dict()
     if output == "table":

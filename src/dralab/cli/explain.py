@@ -27,6 +27,7 @@ from .common import (
     parse_gates,
     read_inputs,
 )
+from .kinds import EXPLAIN_CLAIM, EXPLAIN_POD, EXPLAIN_WORKLOAD, use_kinds
 from .schedule import config_option, load_config, load_inputs, seed_option
 
 
@@ -68,7 +69,7 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
     unknown target."""
     gates = parse_gates(feature_gates)
-    docs = read_inputs(filenames)
+    docs = use_kinds(read_inputs(filenames), EXPLAIN_POD)
     autoscaling = _autoscale_input(docs, gates)
     objects = cluster_objects(autoscaling) if autoscaling is not None \
         else load_inputs(filenames, gates, docs)
@@ -131,7 +132,7 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
     Exit 0 if the claim is allocated, 1 if not, 2 on invalid input or an unknown
     claim."""
     gates = parse_gates(feature_gates)
-    objects = load_inputs(filenames, gates)
+    objects = load_inputs(filenames, gates, verb=EXPLAIN_CLAIM)
     with errors_naming(config_path, ConfigError):
         explanation = explain_claim(objects, target, load_config(config_path), gates, seed,
                                     namespace=namespace)
@@ -161,7 +162,7 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
 
     from .admit import admission_moment, run_admission
 
-    objects, problems = load_snapshot(read_inputs(filenames))
+    objects, problems = load_snapshot(use_kinds(read_inputs(filenames), EXPLAIN_WORKLOAD))
     if problems:
         for problem in problems:
             click.echo(f"error: {one_line(problem)}", err=True)

@@ -15,6 +15,7 @@ from dralab.api.versions import from_v1
 from dralab.fleet import import_slices, upgrade_slice_document
 
 from .common import filename_option, one_line_errors, output_option
+from .kinds import IMPORT, use_kinds
 
 
 @click.command("import")
@@ -30,7 +31,7 @@ def import_cmd(filenames: tuple[str, ...], output: str) -> None:
     their types and pass through in their own API version (a v1beta1 claim stays
     v1beta1). Prints a v1 List; each rewritten slice is reported on stderr.
     """
-    docs = read_documents(filenames)
+    docs = use_kinds(read_documents(filenames), IMPORT)
     decoded = [_decode(d, upgrade_slice_document(d.data) if _is_slice(d) else d.data)
                for d in docs]
     result = import_slices(o for o in decoded if isinstance(o, ResourceSlice))

@@ -37,6 +37,7 @@ from .common import (
     one_line_errors,
     signals_deferred,
 )
+from .kinds import migrate_verb, use_kinds
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -190,7 +191,8 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
     or usage, and workloads the API server would refuse (one `error:` line per
     problem, naming file, document, object and field path).
     """
-    result = check_dump(read_dump(read_documents(filenames)))
+    docs = use_kinds(read_documents(filenames), migrate_verb("check"))
+    result = check_dump(read_dump(docs))
     click.echo(render_check(result, output), nl=False)
     if result.found:
         raise SystemExit(EXIT_UNSCHEDULABLE)
@@ -232,7 +234,7 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
         parse_duration(duration)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--duration") from None
-    docs = read_documents(filenames)
+    docs = use_kinds(read_documents(filenames), migrate_verb("plan"))
     try:
         plan = make_plan(docs, ",".join(filenames), share_memory, duration)
     except ValueError as exc:

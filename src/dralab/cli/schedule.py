@@ -27,6 +27,7 @@ from .common import (
     parse_gates,
     read_inputs,
 )
+from .kinds import SCHEDULE, VerbKinds, use_kinds
 
 
 def config_option(func: Any) -> Any:
@@ -44,7 +45,8 @@ def seed_option(func: Any) -> Any:
 
 
 def load_inputs(filenames: tuple[str, ...], gates: FeatureGates,
-                docs: list[Document] | None = None) -> list[KubeObject]:
+                docs: list[Document] | None = None,
+                verb: VerbKinds = SCHEDULE) -> list[KubeObject]:
     """Read and validate the manifests; invalid input ends the command with exit 2.
 
     The manifests are a cluster's stored state: fields of a gate that is off now
@@ -53,7 +55,7 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates,
     `kubectl apply` of all inputs would leave it).
     """
     if docs is None:  # given when the caller read them already (stdin reads once)
-        docs = read_inputs(filenames)
+        docs = use_kinds(read_inputs(filenames), verb)
     problems = validate_documents(docs, gates, stored=True)
     if problems:
         for problem in problems:

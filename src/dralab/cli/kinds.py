@@ -1,0 +1,159 @@
+"""Which kinds each verb reads: no kind given on the command line is silently ignored.
+
+Every verb that reads manifests passes its documents through ``use_kinds`` with its
+``VerbKinds``:
+
+- a Fleet (``dralab.dev/v1alpha1``, dralab's own kind) is expanded in place into the
+  DeviceClasses, Nodes and ResourceSlices ``dralab fleet`` prints for it (the spec's
+  seed), kept for verbs that read it themselves (``autoscale``, ``explain pod``), or
+  refused in one line (exit 2) by verbs for which its nodes mean nothing;
+- every other kind the verb does not use gives one ``warning:`` line per kind, with a
+  count and the first file and document (the objects stay in the input, where they
+  change nothing).
+
+One helper for every verb, so that the messages read the same everywhere.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from dralab.api.codec import KINDS, encode
+from dralab.api.errors import InputError, one_line
+from dralab.api.io import Document
+from dralab.fleet import generate, parse_fleet
+from dralab.fleet.spec import API_VERSION as FLEET_API_VERSION
+from dralab.fleet.spec import KIND as FLEET_KIND
+from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, KUEUE_KINDS
+
+__all__ = [
+    "ADMIT", "ALLOCATE", "AUTOSCALE", "EXPLAIN_CLAIM", "EXPLAIN_POD", "EXPLAIN_WORKLOAD",
+    "IMPORT", "SCHEDULE", "FleetUse", "VerbKinds", "expand_fleet", "is_fleet", "migrate_verb",
+    "use_kinds",
+]
+
+# A kind as a verb tells it apart: (API group, kind). "Workload" is both
+# scheduling.k8s.io's and Kueue's; the group keeps them apart.
+KindKey = tuple[str, str]
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+class FleetUse(enum.Enum):
+    EXPAND = "expand"   # replaced by the objects ``dralab fleet`` prints for it
+    OWN = "own"         # the verb reads the Fleet itself (its pools, autoscaling)
+    REFUSE = "refuse"   # one line, exit 2
+
+
+@dataclass(frozen=True, slots=True)
+class VerbKinds:
+    """``verb`` (as typed: ``explain claim``), the kinds it uses (None: every kind,
+    e.g. a verb that passes or lists what it does not model) and what a Fleet gets."""
+
+    verb: str
+    uses: frozenset[KindKey] | None
+    fleet: FleetUse
+
+
+# What kube-scheduler's side of dralab reads: the modelled Kubernetes kinds (older
+# served versions of a group are the same kind).
+CLUSTER_KINDS: frozenset[KindKey] = frozenset((_group(k.API_VERSION), k.KIND) for k in KINDS)
+KUEUE_KIND_KEYS: frozenset[KindKey] = frozenset(
+    {(KUEUE_GROUP, kind) for kind in KUEUE_KINDS} | {(CONFIG_GROUP, "Configuration")})
+# ``dralab allocate``: one node's devices and the claims to allocate on it.
+ALLOCATION_KINDS: frozenset[KindKey] = frozenset(
+    (_group(k.API_VERSION), k.KIND) for k in KINDS
+    if k.KIND in ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Node"))
+
+SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS, FleetUse.EXPAND)
+EXPLAIN_POD = VerbKinds("explain pod", CLUSTER_KINDS, FleetUse.OWN)
+EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS, FleetUse.EXPAND)
+AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS, FleetUse.OWN)
+ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS, FleetUse.EXPAND)
+EXPLAIN_WORKLOAD = VerbKinds("explain workload", CLUSTER_KINDS | KUEUE_KIND_KEYS,
+                             FleetUse.EXPAND)
+ALLOCATE = VerbKinds("allocate", ALLOCATION_KINDS, FleetUse.EXPAND)
+# import passes every object through (in its own version); a Fleet is no published
+# object to normalise: `dralab fleet` prints what it stands for.
+IMPORT = VerbKinds("import", None, FleetUse.REFUSE)
+
+
+def migrate_verb(sub: str) -> VerbKinds:
+    """``migrate SUB``: reads a cluster dump, every kind looked at (inventory and convert
+    list a Fleet as a workload they cannot convert); a Fleet is no dump: refused where
+    its nodes would be silently missing (check, plan). ``convert --verify`` takes one."""
+    return VerbKinds(f"migrate {sub}", None, FleetUse.REFUSE)
+
+
+def is_fleet(doc: Document) -> bool:
+    data = doc.data
+    return isinstance(data, dict) and data.get("kind") == FLEET_KIND and \
+        data.get("apiVersion") == FLEET_API_VERSION
+
+
+def expand_fleet(doc: Document) -> list[Document]:
+    """The Fleet of ``doc`` as the documents ``dralab fleet -f`` prints (the spec's seed),
+    each named by the Fleet's file and document. FleetSpecError for a bad Fleet."""
+    fleet = parse_fleet(doc.data, doc.where)
+    return [Document(doc.source, doc.index, encode(obj))
+            for obj in generate(fleet, None).objects()]
+
+
+def _key(data: Any) -> KindKey | None:
+    if not isinstance(data, dict):
+        return None
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None  # decoding or validation names what is missing
+    return _group(api_version), kind
+
+
+def _shown_kind(data: dict[str, Any]) -> str:
+    return f"{data.get('kind')} ({data.get('apiVersion')})"
+
+
+def unused_kinds(docs: Iterable[Document], uses: frozenset[KindKey]
+                 ) -> list[tuple[str, int, str]]:
+    """Per kind ``uses`` leaves out, in order of first appearance: the kind as shown,
+    how many documents have it, and where the first is."""
+    found: dict[KindKey, list[Any]] = {}
+    for doc in docs:
+        key = _key(doc.data)
+        if key is None or key in uses:
+            continue
+        entry = found.setdefault(key, [_shown_kind(doc.data), 0, doc.where])
+        entry[1] += 1
+    return [(shown, count, where) for shown, count, where in found.values()]
+
+
+def use_kinds(docs: Sequence[Document], verb: VerbKinds) -> list[Document]:
+    """``docs`` as ``verb`` reads them: Fleets expanded, kept or refused (InputError,
+    exit 2), one ``warning:`` line per kind the verb does not use."""
+    out: list[Document] = []
+    for doc in docs:
+        if not is_fleet(doc):
+            out.append(doc)
+        elif verb.fleet is FleetUse.EXPAND:
+            out.extend(expand_fleet(doc))
+        elif verb.fleet is FleetUse.OWN:
+            out.append(doc)
+        else:
+            raise InputError(
+                f"{doc.where} {FLEET_KIND} ({FLEET_API_VERSION}): dralab {verb.verb} does not "
+                f"read a Fleet; `dralab fleet -f {doc.source}` prints its Nodes, "
+                "ResourceSlices and DeviceClasses")
+    if verb.uses is not None:
+        uses = verb.uses | ({(_group(FLEET_API_VERSION), FLEET_KIND)}
+                            if verb.fleet is FleetUse.OWN else set())
+        for shown, count, where in unused_kinds(out, uses):
+            objects = "1 object" if count == 1 else f"{count} objects"
+            click.echo(one_line(f"warning: dralab {verb.verb} does not use {shown}: "
+                                f"{objects} ignored (the first at {where})"), err=True)
+    return out
