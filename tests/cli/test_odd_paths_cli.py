@@ -16,6 +16,7 @@ from dralab.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = str(ROOT / "examples" / "scenarios" / "mig-notebooks.yaml")
+CLUSTER = str(ROOT / "examples" / "scheduling" / "cluster.yaml")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -45,7 +46,7 @@ LONG = "a" * 5000
 
 @pytest.mark.parametrize("args", [
     ["validate", "-f", LONG], ["fleet", "-f", LONG], ["simulate", "--scenario", LONG],
-    ["schedule", "-f", SCENARIO, "--config", LONG], ["sweep", "scenarios", "-f", LONG],
+    ["schedule", "-f", CLUSTER, "--config", LONG], ["sweep", "scenarios", "-f", LONG],
     ["simulate", "--scenario", SCENARIO, "--out", LONG],
     ["simulate", "--scenario", SCENARIO, "--out", f"{LONG}/report"],
     ["replay", "alibaba-2023", "--trace-dir", LONG],

@@ -25,7 +25,7 @@ from .common import (
     output_option,
     read_inputs,
 )
-from .kinds import ADMIT, use_kinds
+from .kinds import ADMIT, use_kinds, warn_unused
 
 _EPOCH = "1970-01-01T00:00:00Z"
 
@@ -98,6 +98,7 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
         for problem in problems:
             click.echo(f"error: {one_line(problem)}", err=True)
         raise SystemExit(EXIT_INPUT)
+    warn_unused(docs, ADMIT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
     decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects)

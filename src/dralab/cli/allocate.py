@@ -22,7 +22,7 @@ from .common import (
     output_option,
     parse_gates,
 )
-from .kinds import ALLOCATE, use_kinds
+from .kinds import ALLOCATE, use_kinds, warn_unused
 
 # How many known node names an unknown --node error lists.
 _NODES_SHOWN = 5
@@ -64,6 +64,7 @@ def allocate_cmd(filenames: tuple[str, ...], node_name: str, feature_gates: str,
             click.echo(f"error: {problem}", err=True)
         raise SystemExit(EXIT_INPUT)
     objects = load_documents(docs)
+    warn_unused(docs, ALLOCATE)
     pending = [o for o in objects if isinstance(o, ResourceClaim) and not o.allocated]
     if not pending:
         fail("nothing to allocate: the input has no ResourceClaim without status.allocation")

@@ -11,7 +11,7 @@ from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, filename_option, one_line_errors, read_inputs
-from .kinds import AUTOSCALE, use_kinds
+from .kinds import AUTOSCALE, use_kinds, warn_unused
 
 
 def render_table(doc: dict[str, Any]) -> str:
@@ -55,7 +55,9 @@ def autoscale_cmd(filenames: tuple[str, ...], model: str, expander: str, output:
     [{node, pool, utilization}]}. Exit 0 when every pending pod is placed or helped,
     1 when some are not, 2 on invalid input.
     """
-    data = read_input(use_kinds(read_inputs(filenames), AUTOSCALE), FeatureGates())
+    docs = use_kinds(read_inputs(filenames), AUTOSCALE)
+    data = read_input(docs, FeatureGates())
+    warn_unused(docs, AUTOSCALE)
     decisions = run_once(data, model, expander)
     doc = decisions.to_dict()
     if output == "table":

@@ -27,7 +27,7 @@ from .common import (
     parse_gates,
     read_inputs,
 )
-from .kinds import EXPLAIN_CLAIM, EXPLAIN_POD, EXPLAIN_WORKLOAD, use_kinds
+from .kinds import EXPLAIN_CLAIM, EXPLAIN_POD, EXPLAIN_WORKLOAD, use_kinds, warn_unused
 from .schedule import config_option, load_config, load_inputs, seed_option
 
 
@@ -71,8 +71,10 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     gates = parse_gates(feature_gates)
     docs = use_kinds(read_inputs(filenames), EXPLAIN_POD)
     autoscaling = _autoscale_input(docs, gates)
+    if autoscaling is not None:
+        warn_unused(docs, EXPLAIN_POD)
     objects = cluster_objects(autoscaling) if autoscaling is not None \
-        else load_inputs(filenames, gates, docs)
+        else load_inputs(filenames, gates, docs, EXPLAIN_POD)
     with errors_naming(config_path, ConfigError):
         explanation = explain_pods(objects, parse_pod_target(target, namespace),
                                    load_config(config_path), gates, seed)
@@ -162,11 +164,13 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
 
     from .admit import admission_moment, run_admission
 
-    objects, problems = load_snapshot(use_kinds(read_inputs(filenames), EXPLAIN_WORKLOAD))
+    docs = use_kinds(read_inputs(filenames), EXPLAIN_WORKLOAD)
+    objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:
             click.echo(f"error: {one_line(problem)}", err=True)
         raise SystemExit(EXIT_INPUT)
+    warn_unused(docs, EXPLAIN_WORKLOAD)
     snapshot = read_snapshot(objects)
     key = find_workload(snapshot, target)
     if key is None:

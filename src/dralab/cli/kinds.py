@@ -8,8 +8,8 @@ Every verb that reads manifests passes its documents through ``use_kinds`` with 
   seed), kept for verbs that read it themselves (``autoscale``, ``explain pod``), or
   refused in one line (exit 2) by verbs for which its nodes mean nothing;
 - every other kind the verb does not use gives one ``warning:`` line per kind, with a
-  count and the first file and document (the objects stay in the input, where they
-  change nothing).
+  count and the first file and document (``warn_unused``, once the input is known valid;
+  the objects stay in the input, where they change nothing).
 
 One helper for every verb, so that the messages read the same everywhere.
 """
@@ -34,7 +34,7 @@ from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, KUEUE_KINDS
 __all__ = [
     "ADMIT", "ALLOCATE", "AUTOSCALE", "EXPLAIN_CLAIM", "EXPLAIN_POD", "EXPLAIN_WORKLOAD",
     "IMPORT", "SCHEDULE", "FleetUse", "VerbKinds", "expand_fleet", "is_fleet", "migrate_verb",
-    "use_kinds",
+    "use_kinds", "warn_unused",
 ]
 
 # A kind as a verb tells it apart: (API group, kind). "Workload" is both
@@ -67,10 +67,12 @@ class VerbKinds:
 CLUSTER_KINDS: frozenset[KindKey] = frozenset((_group(k.API_VERSION), k.KIND) for k in KINDS)
 KUEUE_KIND_KEYS: frozenset[KindKey] = frozenset(
     {(KUEUE_GROUP, kind) for kind in KUEUE_KINDS} | {(CONFIG_GROUP, "Configuration")})
-# ``dralab allocate``: one node's devices and the claims to allocate on it.
+# ``dralab allocate``: one node's devices and the claims to allocate on it (a Namespace's
+# admin-access label decides whether a claim may ask for adminAccess).
 ALLOCATION_KINDS: frozenset[KindKey] = frozenset(
     (_group(k.API_VERSION), k.KIND) for k in KINDS
-    if k.KIND in ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Node"))
+    if k.KIND in ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Node",
+                  "Namespace"))
 
 SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS, FleetUse.EXPAND)
 EXPLAIN_POD = VerbKinds("explain pod", CLUSTER_KINDS, FleetUse.OWN)
@@ -135,7 +137,7 @@ def unused_kinds(docs: Iterable[Document], uses: frozenset[KindKey]
 
 def use_kinds(docs: Sequence[Document], verb: VerbKinds) -> list[Document]:
     """``docs`` as ``verb`` reads them: Fleets expanded, kept or refused (InputError,
-    exit 2), one ``warning:`` line per kind the verb does not use."""
+    exit 2). ``warn_unused`` then names the kinds it leaves out."""
     out: list[Document] = []
     for doc in docs:
         if not is_fleet(doc):
@@ -149,11 +151,17 @@ def use_kinds(docs: Sequence[Document], verb: VerbKinds) -> list[Document]:
                 f"{doc.where} {FLEET_KIND} ({FLEET_API_VERSION}): dralab {verb.verb} does not "
                 f"read a Fleet; `dralab fleet -f {doc.source}` prints its Nodes, "
                 "ResourceSlices and DeviceClasses")
-    if verb.uses is not None:
-        uses = verb.uses | ({(_group(FLEET_API_VERSION), FLEET_KIND)}
-                            if verb.fleet is FleetUse.OWN else set())
-        for shown, count, where in unused_kinds(out, uses):
-            objects = "1 object" if count == 1 else f"{count} objects"
-            click.echo(one_line(f"warning: dralab {verb.verb} does not use {shown}: "
-                                f"{objects} ignored (the first at {where})"), err=True)
     return out
+
+
+def warn_unused(docs: Iterable[Document], verb: VerbKinds) -> None:
+    """One ``warning:`` line per kind among ``docs`` that ``verb`` does not use. Called
+    once the input is known valid: invalid input gets its errors, and only them."""
+    if verb.uses is None:
+        return
+    uses = verb.uses | ({(_group(FLEET_API_VERSION), FLEET_KIND)}
+                        if verb.fleet is FleetUse.OWN else set())
+    for shown, count, where in unused_kinds(docs, uses):
+        objects = "1 object" if count == 1 else f"{count} objects"
+        click.echo(one_line(f"warning: dralab {verb.verb} does not use {shown}: "
+                            f"{objects} ignored (the first at {where})"), err=True)

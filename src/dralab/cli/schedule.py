@@ -27,7 +27,7 @@ from .common import (
     parse_gates,
     read_inputs,
 )
-from .kinds import SCHEDULE, VerbKinds, use_kinds
+from .kinds import SCHEDULE, VerbKinds, use_kinds, warn_unused
 
 
 def config_option(func: Any) -> Any:
@@ -62,6 +62,7 @@ def load_inputs(filenames: tuple[str, ...], gates: FeatureGates,
             click.echo(f"error: {problem}", err=True)
         raise SystemExit(EXIT_INPUT)
     objects = load_documents(docs)
+    warn_unused(docs, verb)
     if len(objects) == len(docs):
         for dup in apply_order(objects)[1]:
             click.echo(f"warning: {dup.ref} is given twice ({docs[dup.first].where} and "
