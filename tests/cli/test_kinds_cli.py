@@ -183,3 +183,21 @@ def test_a_fleet_of_another_version_is_not_silently_ignored(tmp_path: Path) -> N
     assert code == 1  # no nodes: the pods stay pending, and stderr says why
     assert err.splitlines()[0] == (f"warning: dralab schedule does not use Fleet "
                                    f"(dralab.dev/v1): 1 object ignored (the first at {other})")
+
+
+def test_validate_checks_a_fleet_as_dralab_fleet_reads_it(tmp_path: Path) -> None:
+    code, out, err = run("validate", "-f", str(FLEET), "-f", str(CLAIM))
+    assert (code, err) == (0, "")
+    assert out == "2 object(s) valid (1 Fleet, 1 ResourceClaim)\n"
+    bad = tmp_path / "fleet.yaml"
+    bad.write_text(FLEET.read_text().replace("count: 3", "count: -3", 1))
+    code, out, err = run("validate", "-f", str(bad), "-f", str(CLAIM))
+    assert code == 2
+    assert out == f"{bad} Fleet migrate-example: spec.pools[0].count: must be at least 1: -3\n"
+    assert err == "1 problem(s) in 1 of 2 object(s)\n"
+
+
+def test_a_fleet_on_stdin_is_read_once_and_expanded(expanded: Path) -> None:
+    rest = ["-f", str(CLAIM), "-f", str(WORKLOADS), "-o", "table"]
+    result = CliRunner().invoke(cli, ["schedule", "-f", "-", *rest], input=FLEET.read_text())
+    assert (result.exit_code, result.stdout) == run("schedule", "-f", str(expanded), *rest)[:2]

@@ -29,12 +29,13 @@ from dralab.api.io import Document
 from dralab.fleet import generate, parse_fleet
 from dralab.fleet.spec import API_VERSION as FLEET_API_VERSION
 from dralab.fleet.spec import KIND as FLEET_KIND
+from dralab.fleet.spec import FleetSpecError
 from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, KUEUE_KINDS
 
 __all__ = [
     "ADMIT", "ALLOCATE", "AUTOSCALE", "EXPLAIN_CLAIM", "EXPLAIN_POD", "EXPLAIN_WORKLOAD",
-    "IMPORT", "SCHEDULE", "FleetUse", "VerbKinds", "expand_fleet", "is_fleet", "migrate_verb",
-    "use_kinds", "warn_unused",
+    "IMPORT", "SCHEDULE", "FleetUse", "VerbKinds", "expand_fleet", "fleet_problem",
+    "is_fleet", "migrate_verb", "use_kinds", "warn_unused",
 ]
 
 # A kind as a verb tells it apart: (API group, kind). "Workload" is both
@@ -106,6 +107,17 @@ def expand_fleet(doc: Document) -> list[Document]:
     fleet = parse_fleet(doc.data, doc.where)
     return [Document(doc.source, doc.index, encode(obj))
             for obj in generate(fleet, None).objects()]
+
+
+def fleet_problem(doc: Document) -> str | None:
+    """What is wrong with the Fleet of ``doc``, as a ``dralab validate`` problem line
+    (``FILE[:DOC] Fleet NAME: field.path: message``), or None when it is valid."""
+    try:
+        parse_fleet(doc.data, doc.where)
+    except FleetSpecError as exc:
+        return f"{doc.describe()}: {exc.path}: {exc.detail}" if exc.path else \
+            f"{doc.describe()}: {exc.detail}"
+    return None
 
 
 def _key(data: Any) -> KindKey | None:

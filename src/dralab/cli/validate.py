@@ -6,6 +6,7 @@ from collections import Counter
 
 import click
 
+from dralab.api.errors import one_line
 from dralab.api.io import read_documents
 from dralab.validation.check import not_checked, validate_documents
 
@@ -16,6 +17,7 @@ from .common import (
     one_line_errors,
     parse_gates,
 )
+from .kinds import fleet_problem, is_fleet
 
 
 @click.command("validate")
@@ -30,22 +32,29 @@ def validate_cmd(filenames: tuple[str, ...], feature_gates: str) -> None:
     Objects of kinds dralab does not model (ConfigMap, CRDs, ...) are listed as
     not checked and never counted as valid. Older served versions
     (resource.k8s.io/v1beta1, v1beta2) are checked by their own rules;
-    removed and unknown versions are problems.
+    removed and unknown versions are problems. A Fleet (dralab.dev/v1alpha1) is
+    checked as `dralab fleet` reads it.
     """
     gates = parse_gates(feature_gates)
     docs = read_documents(filenames)
-    problems = validate_documents(docs, gates)
-    unchecked = not_checked(docs)
+    # A Fleet (dralab's own kind) is checked as `dralab fleet` reads it.
+    fleet_lines = [(d.where, line) for d in docs if is_fleet(d) and (line := fleet_problem(d))]
+    others = [d for d in docs if not is_fleet(d)]
+    problems = validate_documents(others, gates)
+    unchecked = not_checked(others)
     for problem in problems:
         click.echo(str(problem))
+    for _, line in fleet_lines:
+        click.echo(one_line(line))
     for doc in unchecked:
         # One line per object, as problem lines: a kind or name may hold a line break.
         where = doc.describe().replace("\r", "\\r").replace("\n", "\\n")
         click.echo(f"{where}: not checked (kind not modelled by dralab)")
     tail = f"; {len(unchecked)} not checked" if unchecked else ""
-    if problems:
-        bad = len({p.where for p in problems})
-        click.echo(f"{len(problems)} problem(s) in {bad} of {len(docs)} object(s){tail}",
+    if problems or fleet_lines:
+        bad = len({p.where for p in problems} | {where for where, _ in fleet_lines})
+        count = len(problems) + len(fleet_lines)
+        click.echo(f"{count} problem(s) in {bad} of {len(docs)} object(s){tail}",
                    err=True)
         raise SystemExit(EXIT_INPUT)
     skipped = {id(d) for d in unchecked}
