@@ -19,13 +19,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import click
 
 from dralab.api.codec import KINDS, encode
-from dralab.api.errors import InputError, one_line
+from dralab.api.errors import InputError
 from dralab.api.io import Document
+from dralab.api.kindcount import KindKey, api_group, warn_unused_kinds
 from dralab.fleet import generate, parse_fleet
 from dralab.fleet.spec import API_VERSION as FLEET_API_VERSION
 from dralab.fleet.spec import KIND as FLEET_KIND
@@ -37,14 +35,6 @@ __all__ = [
     "IMPORT", "SCHEDULE", "FleetUse", "VerbKinds", "expand_fleet", "fleet_problem",
     "is_fleet", "migrate_verb", "use_kinds", "warn_unused",
 ]
-
-# A kind as a verb tells it apart: (API group, kind). "Workload" is both
-# scheduling.k8s.io's and Kueue's; the group keeps them apart.
-KindKey = tuple[str, str]
-
-
-def _group(api_version: str) -> str:
-    return api_version.rpartition("/")[0]
 
 
 class FleetUse(enum.Enum):
@@ -65,13 +55,13 @@ class VerbKinds:
 
 # What kube-scheduler's side of dralab reads: the modelled Kubernetes kinds (older
 # served versions of a group are the same kind).
-CLUSTER_KINDS: frozenset[KindKey] = frozenset((_group(k.API_VERSION), k.KIND) for k in KINDS)
+CLUSTER_KINDS: frozenset[KindKey] = frozenset((api_group(k.API_VERSION), k.KIND) for k in KINDS)
 KUEUE_KIND_KEYS: frozenset[KindKey] = frozenset(
     {(KUEUE_GROUP, kind) for kind in KUEUE_KINDS} | {(CONFIG_GROUP, "Configuration")})
 # ``dralab allocate``: one node's devices and the claims to allocate on it (a Namespace's
 # admin-access label decides whether a claim may ask for adminAccess).
 ALLOCATION_KINDS: frozenset[KindKey] = frozenset(
-    (_group(k.API_VERSION), k.KIND) for k in KINDS
+    (api_group(k.API_VERSION), k.KIND) for k in KINDS
     if k.KIND in ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Node",
                   "Namespace"))
 
@@ -120,33 +110,6 @@ def fleet_problem(doc: Document) -> str | None:
     return None
 
 
-def _key(data: Any) -> KindKey | None:
-    if not isinstance(data, dict):
-        return None
-    api_version, kind = data.get("apiVersion"), data.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str):
-        return None  # decoding or validation names what is missing
-    return _group(api_version), kind
-
-
-def _shown_kind(data: dict[str, Any]) -> str:
-    return f"{data.get('kind')} ({data.get('apiVersion')})"
-
-
-def unused_kinds(docs: Iterable[Document], uses: frozenset[KindKey]
-                 ) -> list[tuple[str, int, str]]:
-    """Per kind ``uses`` leaves out, in order of first appearance: the kind as shown,
-    how many documents have it, and where the first is."""
-    found: dict[KindKey, list[Any]] = {}
-    for doc in docs:
-        key = _key(doc.data)
-        if key is None or key in uses:
-            continue
-        entry = found.setdefault(key, [_shown_kind(doc.data), 0, doc.where])
-        entry[1] += 1
-    return [(shown, count, where) for shown, count, where in found.values()]
-
-
 def use_kinds(docs: Sequence[Document], verb: VerbKinds) -> list[Document]:
     """``docs`` as ``verb`` reads them: Fleets expanded, kept or refused (InputError,
     exit 2). ``warn_unused`` then names the kinds it leaves out."""
@@ -171,9 +134,6 @@ def warn_unused(docs: Iterable[Document], verb: VerbKinds) -> None:
     once the input is known valid: invalid input gets its errors, and only them."""
     if verb.uses is None:
         return
-    uses = verb.uses | ({(_group(FLEET_API_VERSION), FLEET_KIND)}
+    uses = verb.uses | ({(api_group(FLEET_API_VERSION), FLEET_KIND)}
                         if verb.fleet is FleetUse.OWN else set())
-    for shown, count, where in unused_kinds(docs, uses):
-        objects = "1 object" if count == 1 else f"{count} objects"
-        click.echo(one_line(f"warning: dralab {verb.verb} does not use {shown}: "
-                            f"{objects} ignored (the first at {where})"), err=True)
+    warn_unused_kinds(docs, f"dralab {verb.verb}", uses.__contains__)
