@@ -121,7 +121,7 @@ def test_find_rejects_bad_or_non_re2_patterns(pattern: str) -> None:
 
 
 def test_invalid_constant_regex_for_matches_is_a_compile_error() -> None:
-    with pytest.raises(CelCompileError, match=r"1:14: invalid matches argument: .*missing \)"):
+    with pytest.raises(CelCompileError, match=r"1:14: invalid matches argument$"):
         compile_selector("'ab'.matches('(')")
     with pytest.raises(CelCompileError, match="invalid matches argument"):
         compile_selector("matches('ab', '[')")

@@ -77,6 +77,8 @@ def _library_cost(sizes: SizeOracle, function: str, target: CostOperand | None,
         return (MAX_LIST_VALUES, MAX_LIST_VALUES), None
     if function in _FLAT_LIBRARY_FUNCTIONS:
         return ONE, None
+    if function == "_==_" and _same_constant_cost_type(args):
+        return ONE, None
     if target is None:
         return None
     if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
@@ -108,6 +110,20 @@ def _library_cost(sizes: SizeOracle, function: str, target: CostOperand | None,
         pattern = scale(sizes.size(args[0]), REGEX_LENGTH)
         return mul(text, pattern), (0, size[1])
     return None
+
+
+# Kubernetes types whose equality the API server's estimator charges 1 (apiserver
+# library/cost.go, EstimateCallCost for "_==_"): without this, CEL's generic rule charges
+# an unbounded size and a plain `quantity == quantity(...)` selector is "too complex".
+_CONSTANT_EQUALITY_TYPES: Final = frozenset({"kubernetes.Quantity", "kubernetes.Semver"})
+
+
+def _same_constant_cost_type(args: list[CostOperand]) -> bool:
+    if len(args) != 2 or any(a.type is None or a.type.WhichOneof("kind") != "message_type"
+                             for a in args):
+        return False
+    left, right = (a.type.message_type for a in args)
+    return left == right and left in _CONSTANT_EQUALITY_TYPES
 
 
 def _join_cost(sizes: SizeOracle, target: CostOperand, args: list[CostOperand]) -> Estimate:

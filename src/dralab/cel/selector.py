@@ -34,6 +34,7 @@ from dralab.cel.errors import (
     CelCompileError,
     CelRuntimeError,
     compile_message,
+    display_message,
     runtime_message,
 )
 from dralab.cel.fastpath import FastPredicate, compile_fast
@@ -159,9 +160,15 @@ def _compile(expression: str, features: Features) -> CompiledSelector:
     try:
         serialized = checker_env(features).compile(expression).serialize()
     except RuntimeError as err:
-        raise CelCompileError(compile_message(str(err))) from None
+        raise CelCompileError(compile_message(str(err)),
+                              display_message(str(err), expression)) from None
     checked = decode_checked(serialized)
-    problem = validate(checked, expression) or _result_type_error(checked)
+    problems = validate(checked, expression)
+    if problems:
+        # Shown like the compiler's own diagnostics, as cel-go's validators' are.
+        raw = "\n".join(f"ERROR: {p}" for p in problems)
+        raise CelCompileError(compile_message(raw), display_message(raw, expression))
+    problem = _result_type_error(checked)
     if problem is not None:
         raise CelCompileError(problem)
     # Both on the AST as written, before rewriting.

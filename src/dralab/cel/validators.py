@@ -110,9 +110,9 @@ class _Validator:
         text = _string_const(arg)
         if text is None:
             return
-        problem = _literal_problem(function, text)
-        if problem is not None:
-            self.report(arg.id, f"invalid {function} argument: {problem}")
+        if _literal_problem(function, text) is not None:
+            # cel-go's literal validators say no more than this (cel/validator.go).
+            self.report(arg.id, f"invalid {function} argument")
 
     def walk(self, expr: Any) -> None:
         stack = [expr]
@@ -132,8 +132,8 @@ class _Validator:
             stack.extend(reversed(list(children(node))))
 
 
-def validate(checked: Any, expression: str) -> str | None:
-    """All validation problems of a checked expression on one line, or None."""
+def validate(checked: Any, expression: str) -> list[str]:
+    """Every validation problem of a checked expression, ``<input>:line:col: message`` each."""
     validator = _Validator(checked, expression)
     validator.walk(checked.expr)
-    return "; ".join(validator.problems) if validator.problems else None
+    return validator.problems

@@ -71,5 +71,6 @@ def _compile(expression: str, features: Features) -> tuple[str | None, int]:
     try:
         compiled = compile_selector(expression, features)
     except CelCompileError as err:
-        return str(err), 0
+        # The API server's text: cel-go's diagnostics with source line and caret marker.
+        return err.display, 0
     return None, compiled.estimated_cost
