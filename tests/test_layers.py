@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dralab.sim", "dralab.replay"),  # the event simulator; trace replay
     ("dralab.migrate",),              # the migration assistant (device plugin -> DRA)
     ("dralab.report",),               # files and pages from results
+    ("dralab.live",),                 # live clusters in: kubeconfig, get/list, snapshot
     ("dralab.cli",),                  # the command line
     ("dralab",),                      # the public facade: may import anything
 )
