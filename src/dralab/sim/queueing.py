@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dralab.api.base import KubeObject
+from dralab.api.codec import KINDS
 from dralab.api.errors import LoadError
 from dralab.api.io import read_documents
+from dralab.api.kindcount import api_group, warn_unused_kinds
 from dralab.queueing.configured import configuration, feasibility_on, kueue_policy
 from dralab.queueing.dra import Inadmissible
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import AdmissionPolicy, PodSetRequest, QueueingState, WorkloadSpec
-from dralab.queueing.objects import LocalQueue
+from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, LocalQueue
 from dralab.queueing.reader import pod_set_request, read_snapshot
 
 from .jobs import Arrival
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["QueueingSetup", "queueing_setup", "read_kueue"]
 
+# The Kubernetes kinds dralab models: what Kueue's snapshot may read from the file.
+_MODELLED = frozenset((api_group(k.API_VERSION), k.KIND) for k in KINDS)
+
 
 def read_kueue(ref: QueueingRef, workload: Sequence[JobKind], base_dir: str, source: str,
                allow_outside: bool) -> tuple[KubeObject, ...]:
@@ -46,7 +51,8 @@ def read_kueue(ref: QueueingRef, workload: Sequence[JobKind], base_dir: str, sou
         raise ScenarioError(source, field, "must name a file or directory of Kueue objects")
     try:
         path = resolve_path(ref.kueue, base_dir, allow_outside)
-        objects, problems = load_snapshot(read_documents([path]))
+        docs = read_documents([path])
+        objects, problems = load_snapshot(docs)
     except (TemplateError, LoadError) as exc:
         raise ScenarioError(source, field, str(exc)) from None
     if problems:
@@ -58,6 +64,10 @@ def read_kueue(ref: QueueingRef, workload: Sequence[JobKind], base_dir: str, sou
             raise ScenarioError(source, f"spec.workload[{i}].queue", (
                 f"no LocalQueue {job.queue!r} in {ref.kueue} (LocalQueues: {known}); "
                 "write namespace/name"))
+    # Kueue's objects and the Kubernetes kinds Kueue reads (Jobs, pods, classes) are used;
+    # anything else in the file changes nothing.
+    warn_unused_kinds(docs, f"dralab simulate ({field})",
+                      lambda key: key[0] in (KUEUE_GROUP, CONFIG_GROUP) or key in _MODELLED)
     return tuple(objects)
 
 

@@ -27,6 +27,7 @@ from dralab.api.codec import DecodeError, decode
 from dralab.api.core import Pod
 from dralab.api.errors import InputError
 from dralab.api.io import Document
+from dralab.api.kindcount import warn_unused_kinds
 from dralab.api.podtemplate import POD_TEMPLATE_KINDS, pod_template_data, template_path
 from dralab.api.resource import DeviceClass, ResourceClaimTemplate
 from dralab.validation.check import validate_documents
@@ -94,8 +95,8 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
     named ``kind_name``, may be referenced). Raises LoadError for unreadable files
     and TemplateError for manifests that cannot serve as a template.
     """
-    docs = [d for d in api_io.read_documents([path]) if isinstance(d.data, dict)
-            and d.data.get("kind") in _USED_KINDS]
+    read = api_io.read_documents([path])
+    docs = [d for d in read if isinstance(d.data, dict) and d.data.get("kind") in _USED_KINDS]
     carriers = [d for d in docs if d.data.get("kind") in ("Pod", *POD_CARRIERS)]
     if not carriers:
         raise TemplateError(
@@ -109,6 +110,8 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
     problem = _first_problem(docs)
     if problem is not None:
         raise TemplateError(problem)
+    warn_unused_kinds(read, f"dralab simulate (the template of job kind {kind_name})",
+                      lambda key: key[1] in _USED_KINDS)
     carrier = carriers[0]
     workload = carrier.describe()
     template = pod_template_data(carrier.data)
