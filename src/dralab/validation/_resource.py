@@ -75,8 +75,10 @@ def validate_resource_claim_template(ctx: Ctx, obj: Mapping[str, Any]) -> None:
 
 
 def validate_device_taint_rule(ctx: Ctx, obj: Mapping[str, Any]) -> None:
-    if not ctx.gate(Gate.DRA_DEVICE_TAINT_RULES, "kind"):
-        return
+    # No DRADeviceTaintRules check: the API server stores the kind whenever its version is
+    # served (v1.36.2 registry/resource/rest: storage per enabled resource, no gate) and accepts
+    # a rule with the gate off; the gate decides only whether the scheduler and the eviction
+    # controller honour it (the allocator ignores rules then).
     check_object_meta(ctx, obj.get("metadata"), name_is_dns_subdomain, namespaced=False)
     spec = ctx.as_map(obj.get("spec"), "spec")
     if spec is None and obj.get("spec") is not None:
