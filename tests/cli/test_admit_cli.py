@@ -102,10 +102,16 @@ def test_invalid_input_is_exit_2_with_one_line_per_problem(document: str, line: 
     assert lines[0].startswith(line), lines[0]
 
 
-def test_usage_errors_are_exit_2() -> None:
+def test_usage_errors_are_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without -f admit reads the current context's cluster (tests/cli/test_live_cli.py);
+    # with no kubeconfig anywhere that is one line and exit 2.
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
     code, _, err = run()
     assert code == 2
-    assert err.startswith("error: Missing option '-f'")
+    assert err.startswith("error: no cluster to read: no -f given and no kubeconfig found")
+    assert len(err.splitlines()) == 1
     code, _, err = run("-f", str(KUEUE / "dralab-two-team-cohort.yaml"), "-o", "xml")
     assert code == 2
     assert len(err.splitlines()) == 1

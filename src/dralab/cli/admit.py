@@ -9,6 +9,7 @@ import click
 from dralab.api.base import KubeObject
 from dralab.api.errors import one_line
 from dralab.api.io import dumps, to_list
+from dralab.live import KUEUE_GROUP
 from dralab.queueing.configured import kueue_policy
 from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
@@ -20,12 +21,11 @@ from .common import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_UNSCHEDULABLE,
-    filename_option,
     one_line_errors,
     output_option,
-    read_inputs,
 )
 from .kinds import ADMIT, use_kinds, warn_unused
+from .sources import LIVE_HELP, source_options, sources
 
 _EPOCH = "1970-01-01T00:00:00Z"
 
@@ -74,11 +74,12 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
     return [*decisions, *waiting], topology
 
 
-@click.command("admit")
-@filename_option
+@click.command("admit", epilog=LIVE_HELP)
+@source_options
 @output_option
 @one_line_errors
-def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
+def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+              output: str) -> None:
     """Admit queued workloads as Kueue would, until nothing changes.
 
     Inputs: Kueue objects (kueue.x-k8s.io v1beta1 or v1beta2: ResourceFlavor,
@@ -90,9 +91,10 @@ def admit_cmd(filenames: tuple[str, ...], output: str) -> None:
     (kueue.x-k8s.io/v1beta1, with status.admission and status.conditions as
     Kueue sets them; with the placement check, a TAS pod set's topologyAssignment)
     and the Jobs with spec.suspend updated. Exit 0 when every
-    workload is admitted, 1 when some stay pending, 2 on invalid input.
+    workload is admitted, 1 when some stay pending, 2 on invalid input or a live
+    cluster that cannot be read (without -f, one that does not serve Kueue's API).
     """
-    docs = use_kinds(read_inputs(filenames), ADMIT)
+    docs = use_kinds(sources(filenames, kubeconfig, context).read((KUEUE_GROUP,)), ADMIT)
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:

@@ -10,8 +10,9 @@ from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
 
-from .common import EXIT_OK, EXIT_UNSCHEDULABLE, filename_option, one_line_errors, read_inputs
+from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, use_kinds, warn_unused
+from .sources import LIVE_HELP, source_options, sources
 
 
 def render_table(doc: dict[str, Any]) -> str:
@@ -31,8 +32,8 @@ def render_table(doc: dict[str, Any]) -> str:
                               for i, cell in enumerate(row)) + "\n" for row in rows)
 
 
-@click.command("autoscale")
-@filename_option
+@click.command("autoscale", epilog=LIVE_HELP)
+@source_options
 @click.option("--model", type=click.Choice(list(MODELS)), default="cluster-autoscaler",
               show_default=True, help="The autoscaler to model.")
 @click.option("--expander", type=click.Choice(list(EXPANDERS)), default="least-waste",
@@ -40,7 +41,8 @@ def render_table(doc: dict[str, Any]) -> str:
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
 @one_line_errors
-def autoscale_cmd(filenames: tuple[str, ...], model: str, expander: str, output: str) -> None:
+def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+                  model: str, expander: str, output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
     nodes could go.
 
@@ -53,9 +55,11 @@ def autoscale_cmd(filenames: tuple[str, ...], model: str, expander: str, output:
     the utilisation threshold whose pods can all move are listed (scale-down).
     JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
     [{node, pool, utilization}]}. Exit 0 when every pending pod is placed or helped,
-    1 when some are not, 2 on invalid input.
+    1 when some are not, 2 on invalid input or a live cluster that cannot be read.
+    With a live cluster the Fleet comes from -f (`-f fleet.yaml --context NAME`): the
+    cluster has the pods and the Nodes labelled dralab.dev/pool.
     """
-    docs = use_kinds(read_inputs(filenames), AUTOSCALE)
+    docs = use_kinds(sources(filenames, kubeconfig, context).read(), AUTOSCALE)
     data = read_input(docs, FeatureGates())
     warn_unused(docs, AUTOSCALE)
     decisions = run_once(data, model, expander)

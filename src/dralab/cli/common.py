@@ -1,7 +1,10 @@
 """Shared CLI plumbing: options, the error contract and output.
 
 Exit codes (documented in the README): 0 success; 1 "does not fit"/problems a
-verb defines as such; 2 invalid input or usage; 3 an allocation error; 70 a bug
+verb defines as such; 2 invalid input or usage, and every live-cluster problem (no
+kubeconfig or context, unreachable server, TLS, expired credentials, forbidden, a
+missing API group or CRD: ``dralab.live.ClusterError``, an input error, since the
+cluster is the verb's input); 3 an allocation error; 70 a bug
 in dralab (reported in one line; ``DRALAB_DEBUG=1`` shows the traceback), and
 running out of memory or stack (``error: out of memory ...``); 128+N killed by
 signal N (SIGTERM 143, SIGHUP 129: worker processes killed, no output left half
@@ -121,10 +124,15 @@ _INPUTS: contextvars.ContextVar[list[Document] | None] = contextvars.ContextVar(
 def read_inputs(filenames: Iterable[str]) -> list[Document]:
     """``read_documents``, remembered for the error path of the running verb."""
     docs = read_documents(list(filenames))
+    remember_inputs(docs)
+    return docs
+
+
+def remember_inputs(docs: Iterable[Document]) -> None:
+    """Documents read otherwise (a live cluster's), remembered as ``read_inputs`` does."""
     seen = _INPUTS.get()
     if seen is not None:
         seen.extend(docs)
-    return docs
 
 
 def _named(exc: ObjectError) -> DralabError:

@@ -13,6 +13,7 @@ from dralab.api.io import Document
 from dralab.autoscale import AutoscaleInput, cluster_objects, read_input, run_once
 from dralab.fleet.spec import API_VERSION as FLEET_API
 from dralab.fleet.spec import KIND as FLEET_KIND
+from dralab.live import KUEUE_GROUP
 from dralab.scheduler import ConfigError, explain_claim
 from dralab.scheduler.targets import PodsExplanation, explain_pods, parse_pod_target
 
@@ -22,19 +23,20 @@ from .common import (
     errors_naming,
     fail,
     feature_gates_option,
-    filename_option,
     one_line_errors,
     parse_gates,
-    read_inputs,
 )
 from .kinds import EXPLAIN_CLAIM, EXPLAIN_POD, EXPLAIN_WORKLOAD, use_kinds, warn_unused
 from .schedule import config_option, load_config, load_inputs, seed_option
+from .sources import LIVE_HELP, source_options, sources
 
 
 def namespace_option(func: Any) -> Any:
     return click.option(
         "-n", "--namespace", default=None, metavar="NAMESPACE",
-        help="Namespace of the target, as with kubectl -n (default: default).")(func)
+        help="Namespace of the target, as with kubectl -n (default: default; with a live "
+             "cluster, a bare NAME is looked up in the context's namespace when it names "
+             "one).")(func)
 
 
 @click.group("explain")
@@ -42,16 +44,17 @@ def explain_cmd() -> None:
     """Explain scheduling decisions, node by node."""
 
 
-@explain_cmd.command("pod")
+@explain_cmd.command("pod", epilog=LIVE_HELP)
 @click.argument("target", metavar="TARGET")
 @namespace_option
-@filename_option
+@source_options
 @config_option
 @feature_gates_option
 @seed_option
 @one_line_errors
 def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ...],
-                    config_path: str | None, feature_gates: str, seed: int) -> None:
+                    kubeconfig: str | None, context: str | None, config_path: str | None,
+                    feature_gates: str, seed: int) -> None:
     """Schedule everything as `dralab schedule` does, then show for a pod which plugin
     rejected it on each node and why, and the nearest node with what blocks it there;
     for a placed pod, the feasible nodes and their scores.
@@ -66,10 +69,12 @@ def explain_pod_cmd(target: str, namespace: str | None, filenames: tuple[str, ..
     pending, one Cluster Autoscaler loop says which autoscaled pool would fix it
     ("would fit on pool X after a scale-up of N nodes") or why none would.
 
-    Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input or an
-    unknown target."""
+    Exit 0 if every explained pod is on a node, 1 if not, 2 on invalid input, an
+    unknown target or a live cluster that cannot be read."""
     gates = parse_gates(feature_gates)
-    docs = use_kinds(read_inputs(filenames), EXPLAIN_POD)
+    inputs = sources(filenames, kubeconfig, context)
+    namespace = inputs.namespace(target, namespace)
+    docs = use_kinds(inputs.read(), EXPLAIN_POD)
     autoscaling = _autoscale_input(docs, gates)
     if autoscaling is not None:
         warn_unused(docs, EXPLAIN_POD)
@@ -113,16 +118,17 @@ def _pools_that_help(data: AutoscaleInput, explanation: PodsExplanation,
     return ("\nautoscaling (one Cluster Autoscaler loop):\n" + "".join(lines)) if lines else ""
 
 
-@explain_cmd.command("claim")
+@explain_cmd.command("claim", epilog=LIVE_HELP)
 @click.argument("target", metavar="TARGET")
 @namespace_option
-@filename_option
+@source_options
 @config_option
 @feature_gates_option
 @seed_option
 @one_line_errors
 def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, ...],
-                      config_path: str | None, feature_gates: str, seed: int) -> None:
+                      kubeconfig: str | None, context: str | None, config_path: str | None,
+                      feature_gates: str, seed: int) -> None:
     """Show a ResourceClaim after scheduling (allocation, reservedFor) and explain
     each pod that uses it.
 
@@ -131,10 +137,13 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
     (the claim generated from its template has a random name). Without -n,
     NAMESPACE/NAME that names no claim is tried as POD/CLAIM in namespace default.
 
-    Exit 0 if the claim is allocated, 1 if not, 2 on invalid input or an unknown
-    claim."""
+    Exit 0 if the claim is allocated, 1 if not, 2 on invalid input, an unknown claim
+    or a live cluster that cannot be read."""
     gates = parse_gates(feature_gates)
-    objects = load_inputs(filenames, gates, verb=EXPLAIN_CLAIM)
+    inputs = sources(filenames, kubeconfig, context)
+    namespace = inputs.namespace(target, namespace)
+    objects = load_inputs(filenames, gates, use_kinds(inputs.read(), EXPLAIN_CLAIM),
+                          EXPLAIN_CLAIM)
     with errors_naming(config_path, ConfigError):
         explanation = explain_claim(objects, target, load_config(config_path), gates, seed,
                                     namespace=namespace)
@@ -143,11 +152,12 @@ def explain_claim_cmd(target: str, namespace: str | None, filenames: tuple[str, 
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
-@explain_cmd.command("workload")
+@explain_cmd.command("workload", epilog=LIVE_HELP)
 @click.argument("target", metavar="NAMESPACE/NAME")
-@filename_option
+@source_options
 @one_line_errors
-def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
+def explain_workload_cmd(target: str, filenames: tuple[str, ...], kubeconfig: str | None,
+                         context: str | None) -> None:
     """Why a queued workload is admitted or not, as Kueue would decide on the snapshot.
 
     NAMESPACE/NAME names the Workload or the Job (or pod) it stands for. Runs the
@@ -157,14 +167,16 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...]) -> None:
     ClusterQueue's nominal quota, borrowing limit and usage. With Nodes in the input,
     also whether the whole pod set fits on them now with the devices it claims.
 
-    Exit 0 if admitted, 1 if not, 2 on invalid input or an unknown workload."""
+    Exit 0 if admitted, 1 if not, 2 on invalid input, an unknown workload or a live
+    cluster that cannot be read (without -f, one that does not serve Kueue's API)."""
     from dralab.queueing.explain import explain_workload, find_workload
     from dralab.queueing.load import load_snapshot
     from dralab.queueing.reader import read_snapshot
 
     from .admit import admission_moment, run_admission
 
-    docs = use_kinds(read_inputs(filenames), EXPLAIN_WORKLOAD)
+    docs = use_kinds(sources(filenames, kubeconfig, context).read((KUEUE_GROUP,)),
+                     EXPLAIN_WORKLOAD)
     objects, problems = load_snapshot(docs)
     if problems:
         for problem in problems:

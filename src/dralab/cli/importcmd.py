@@ -9,29 +9,32 @@ import click
 from dralab.api.base import KubeObject
 from dralab.api.codec import DecodeError, decode, encode
 from dralab.api.errors import LoadError
-from dralab.api.io import Document, dumps, read_documents, to_list
+from dralab.api.io import Document, dumps, to_list
 from dralab.api.resource import ResourceSlice
 from dralab.api.versions import from_v1
 from dralab.fleet import import_slices, upgrade_slice_document
 
-from .common import filename_option, one_line_errors, output_option
+from .common import one_line_errors, output_option
 from .kinds import IMPORT, use_kinds
+from .sources import LIVE_HELP, source_options, sources
 
 
-@click.command("import")
-@filename_option
+@click.command("import", epilog=LIVE_HELP)
+@source_options
 @output_option
 @one_line_errors
-def import_cmd(filenames: tuple[str, ...], output: str) -> None:
+def import_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+               output: str) -> None:
     """Normalise `kubectl get resourceslices,deviceclasses,nodes -o yaml` output.
 
     ResourceSlices of any served API version (v1beta1, v1beta2, v1; v1alpha3 of
     1.31-1.33 clusters) and of older NVIDIA driver releases (old attribute and
     MIG device names) become current v1 slices; other objects are checked for
     their types and pass through in their own API version (a v1beta1 claim stays
-    v1beta1). Prints a v1 List; each rewritten slice is reported on stderr.
+    v1beta1). Prints a v1 List; each rewritten slice is reported on stderr. Exit 2 on
+    invalid input or a live cluster that cannot be read.
     """
-    docs = use_kinds(read_documents(filenames), IMPORT)
+    docs = use_kinds(sources(filenames, kubeconfig, context).read(), IMPORT)
     decoded = [_decode(d, upgrade_slice_document(d.data) if _is_slice(d) else d.data)
                for d in docs]
     result = import_slices(o for o in decoded if isinstance(o, ResourceSlice))

@@ -30,6 +30,7 @@ from .migrate import migrate_cmd
 from .replay import replay_cmd
 from .schedule import schedule_cmd
 from .simulate import simulate_cmd
+from .snapshot import snapshot_cmd
 from .sweep import sweep_cmd
 from .validate import validate_cmd
 
@@ -85,16 +86,21 @@ cli.add_command(sweep_cmd)
 cli.add_command(admit_cmd)
 cli.add_command(migrate_cmd)
 cli.add_command(autoscale_cmd)
+cli.add_command(snapshot_cmd)
+
+# kubectl runs a plugin named kubectl-dralab for `kubectl dralab ...`, with the
+# user's environment (KUBECONFIG, the current context): the same commands, named so.
+KUBECTL_PLUGIN_NAME = "kubectl dralab"
 
 
-def main() -> None:
+def main(prog_name: str = "dralab") -> None:
     """The ``dralab`` command: SIGTERM and SIGHUP end it in order (exit 128 + N, no
     worker process or half-written output left); running out of memory or stack
     outside a verb is one line and exit 70, like inside one."""
     exit_on_signals()
     failed = b""
     try:
-        cli(prog_name="dralab")
+        cli(prog_name=prog_name)
     except MemoryError:
         failed = OUT_OF_MEMORY
     except RecursionError:
@@ -106,3 +112,9 @@ def main() -> None:
         with contextlib.suppress(BaseException):
             os.write(2, failed)
         sys.exit(EXIT_INTERNAL)
+
+
+def kubectl_main() -> None:
+    """``kubectl-dralab``: ``kubectl dralab explain pod NAME -n NS`` with the current
+    context; help and usage lines read ``kubectl dralab``."""
+    main(KUBECTL_PLUGIN_NAME)

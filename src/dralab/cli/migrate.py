@@ -18,15 +18,15 @@ from typing import Any, TypeVar
 import click
 
 from dralab.api.errors import InputError, ValidationFailed, one_line
-from dralab.api.io import read_documents
 from dralab.migrate import inventory, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
+from dralab.migrate.models import models_from_documents
 from dralab.migrate.plan import make_plan
 from dralab.migrate.planreport import render_plan, write_plan
 from dralab.migrate.refusals import share_memory_amount
-from dralab.migrate.verify import render_verification, verify
+from dralab.migrate.verify import render_verification, verify, verify_models
 from dralab.sim.spec import parse_duration
 
 from .common import (
@@ -38,6 +38,7 @@ from .common import (
     signals_deferred,
 )
 from .kinds import migrate_verb, use_kinds
+from .sources import LIVE_HELP, cluster_options, source_options, sources
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,14 +71,15 @@ def migrate_cmd() -> None:
     """
 
 
-@migrate_cmd.command("inventory")
-@filename_option
+@migrate_cmd.command("inventory", epilog=LIVE_HELP)
+@source_options
 @click.option("-o", "--output", type=click.Choice(["table", "json", "csv"]), default="table",
               show_default=True, help="Output format: one line (table, csv) or object (json) "
                                       "per pod set of each workload.")
 @one_line_errors
 @_refusals_as_lines
-def inventory_cmd(filenames: tuple[str, ...], output: str) -> None:
+def inventory_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+                  output: str) -> None:
     """List every workload and what it asks of GPUs.
 
     Reads plain YAML, Helm-rendered output and `kubectl get -o yaml` dumps. For each
@@ -89,10 +91,10 @@ def inventory_cmd(filenames: tuple[str, ...], output: str) -> None:
 
     \b
     Exit codes: 0 listed (unsupported workloads included); 2 invalid input or usage,
-    and workloads the API server would refuse (one `error:` line per problem,
-    naming file, document, object and field path).
+    a live cluster that cannot be read, and workloads the API server would refuse
+    (one `error:` line per problem, naming file, document, object and field path).
     """
-    entries = inventory(read_documents(filenames))
+    entries = inventory(sources(filenames, kubeconfig, context).read())
     click.echo(render(entries, output), nl=False)
 
 
@@ -111,7 +113,11 @@ def _convert_table(conversion: Conversion) -> str:
                    .rstrip() + "\n" for line in lines)
 
 
-@migrate_cmd.command("convert")
+@migrate_cmd.command("convert", epilog=(
+    "Live cluster: --kubeconfig or --context make the cluster the --verify model (its "
+    "Nodes, ResourceSlices and DeviceClasses, read with get and list only); the workloads "
+    "to convert are always the -f files. Exit 2 when the cluster cannot be read, in one "
+    "line."))
 @filename_option
 @click.option("-o", "--output-dir", "out_dir", required=True, metavar="DIR",
               help="Where to write the converted files (one per input), "
@@ -124,10 +130,11 @@ def _convert_table(conversion: Conversion) -> str:
               help="Also schedule the workloads before (device plugin) and after (DRA) on "
                    "this Fleet spec or cluster dump, and report every pod whose feasibility "
                    "changed (exit 1 if any).")
+@cluster_options
 @one_line_errors
 @_refusals_as_lines
 def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
-                verify_with: str | None) -> None:
+                verify_with: str | None, kubeconfig: str | None, context: str | None) -> None:
     """Rewrite GPU workloads to DRA ResourceClaimTemplates and claims.
 
     Pods, Jobs, CronJobs, Deployments, StatefulSets, ReplicaSets, DaemonSets and the
@@ -142,13 +149,20 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     workload was not converted (its line and the summary say why; the other
     outputs are written) or, with --verify, a pod changed feasibility; 2 invalid
     input or usage, and workloads the API server would refuse (one `error:` line
-    per problem, naming file, document, object and field path; nothing written).
+    per problem, naming file, document, object and field path; nothing written), or
+    a live cluster (the --verify model) that cannot be read.
     """
     share_memory = _check_share(share_memory)
+    model = sources((), kubeconfig, context, cluster_without_files=False)
+    if model.cluster is not None and verify_with is not None:
+        raise click.UsageError("--verify FILE and --kubeconfig/--context each name the "
+                               "verification model; give one")
     check_output_dir("-o/--output-dir", out_dir,
-                     [*filenames, *([verify_with] if verify_with else [])])
+                     [*filenames, *([verify_with] if verify_with else []), *model.paths])
     conversion = convert_files(filenames, share_memory)
     report = verify(conversion, verify_with) if verify_with is not None else None
+    if model.cluster is not None:
+        report = verify_models(conversion, models_from_documents(model.read(), model.name))
     with signals_deferred():
         write_conversion(conversion, out_dir, filenames)
     click.echo(_convert_table(conversion), nl=False)
@@ -170,13 +184,14 @@ def _check_share(text: str) -> str:
         raise click.BadParameter(str(exc), param_hint="--share-memory") from None
 
 
-@migrate_cmd.command("check")
-@filename_option
+@migrate_cmd.command("check", epilog=LIVE_HELP)
+@source_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 @one_line_errors
 @_refusals_as_lines
-def check_cmd(filenames: tuple[str, ...], output: str) -> None:
+def check_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+              output: str) -> None:
     """Find GPUs advertised twice: by the device plugin and by DRA ResourceSlices.
 
     Reads a cluster dump (`kubectl get nodes,pods,resourceslices,resourceclaims,
@@ -188,18 +203,19 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
 
     \b
     Exit codes: 0 no node advertised twice; 1 such a node exists; 2 invalid input
-    or usage, and workloads the API server would refuse (one `error:` line per
-    problem, naming file, document, object and field path).
+    or usage, a live cluster that cannot be read, and workloads the API server would
+    refuse (one `error:` line per problem, naming file, document, object and field
+    path).
     """
-    docs = use_kinds(read_documents(filenames), migrate_verb("check"))
+    docs = use_kinds(sources(filenames, kubeconfig, context).read(), migrate_verb("check"))
     result = check_dump(read_dump(docs))
     click.echo(render_check(result, output), nl=False)
     if result.found:
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
-@migrate_cmd.command("plan")
-@filename_option
+@migrate_cmd.command("plan", epilog=LIVE_HELP)
+@source_options
 @click.option("--out", "out_dir", default=None, metavar="DIR",
               help="Write the pilot's files here: device classes, claim templates, the "
                    "smoke-test Job, the converted manifests in order, pilot-report.md and "
@@ -211,8 +227,8 @@ def check_cmd(filenames: tuple[str, ...], output: str) -> None:
               help="Simulated time of the predicted effect (e.g. 30m, 2h).")
 @one_line_errors
 @_refusals_as_lines
-def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
-             duration: str) -> None:
+def plan_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+             out_dir: str | None, share_memory: str, duration: str) -> None:
     """Plan the pilot: which pool first, its DeviceClasses, order and predicted effect.
 
     Reads a cluster dump (nodes, pods, ResourceSlices, DeviceClasses and the
@@ -223,25 +239,26 @@ def plan_cmd(filenames: tuple[str, ...], out_dir: str | None, share_memory: str,
     (pods started, wait, GPU capacity allocated vs requested).
 
     \b
-    Exit codes: 0 planned; 2 invalid input or usage, and workloads the API server
-    would refuse (one `error:` line per problem, naming file, document, object and
-    field path).
+    Exit codes: 0 planned; 2 invalid input or usage, a live cluster that cannot be
+    read, and workloads the API server would refuse (one `error:` line per problem,
+    naming file, document, object and field path).
     """
     share_memory = _check_share(share_memory)
+    inputs = sources(filenames, kubeconfig, context)
     if out_dir is not None:
-        check_output_dir("--out", out_dir, filenames)
+        check_output_dir("--out", out_dir, inputs.paths)
     try:
         parse_duration(duration)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--duration") from None
-    docs = use_kinds(read_documents(filenames), migrate_verb("plan"))
+    docs = use_kinds(inputs.read(), migrate_verb("plan"))
     try:
-        plan = make_plan(docs, ",".join(filenames), share_memory, duration)
+        plan = make_plan(docs, inputs.name, share_memory, duration)
     except ValueError as exc:
-        raise InputError(f"{','.join(filenames)}: {exc}") from None
+        raise InputError(f"{inputs.name}: {exc}") from None
     click.echo(render_plan(plan), nl=False)
     if out_dir is not None:
         with signals_deferred():
-            written = write_plan(plan, out_dir, list(filenames))
+            written = write_plan(plan, out_dir, inputs.paths)
         click.echo(f"wrote {len(written)} file(s) to {out_dir} (start with "
                    f"{os.path.join(out_dir, 'pilot-report.md')})")

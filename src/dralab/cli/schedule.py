@@ -22,12 +22,12 @@ from .common import (
     AsciiInt,
     errors_naming,
     feature_gates_option,
-    filename_option,
     one_line_errors,
     parse_gates,
     read_inputs,
 )
 from .kinds import SCHEDULE, VerbKinds, use_kinds, warn_unused
+from .sources import LIVE_HELP, source_options, sources
 
 
 def config_option(func: Any) -> Any:
@@ -97,8 +97,8 @@ def render_table(rows: list[PodRow]) -> str:
                               for i, cell in enumerate(line)) + "\n" for line in lines)
 
 
-@click.command("schedule")
-@filename_option
+@click.command("schedule", epilog=LIVE_HELP)
+@source_options
 @click.option("-o", "--output", type=click.Choice(["yaml", "json", "table"]), default="yaml",
               show_default=True,
               help="Output format: the List of pods and claims (yaml, json) or one line per "
@@ -107,8 +107,8 @@ def render_table(rows: list[PodRow]) -> str:
 @feature_gates_option
 @seed_option
 @one_line_errors
-def schedule_cmd(filenames: tuple[str, ...], output: str, config_path: str | None,
-                 feature_gates: str, seed: int) -> None:
+def schedule_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+                 output: str, config_path: str | None, feature_gates: str, seed: int) -> None:
     """Schedule every pending pod (no spec.nodeName) in queue order.
 
     Inputs: Nodes, Pods, PriorityClasses, DRA objects (DeviceClass, ResourceSlice,
@@ -124,10 +124,11 @@ def schedule_cmd(filenames: tuple[str, ...], output: str, config_path: str | Non
     unplaced or preempted pod on stderr. With -o table: one line per pod (node,
     status, devices per claim or the pending reason) and no per-pod lines on stderr.
     Exit 0 when every pod was placed, 1 when some were not (or were preempted), 2 on
-    invalid input or configuration.
+    invalid input or configuration, or a live cluster that cannot be read.
     """
     gates = parse_gates(feature_gates)
-    objects = load_inputs(filenames, gates)
+    inputs = sources(filenames, kubeconfig, context)
+    objects = load_inputs(filenames, gates, use_kinds(inputs.read(), SCHEDULE))
     with errors_naming(config_path, ConfigError):
         result = schedule(objects, load_config(config_path), gates, seed)
     for warning in result.warnings:

@@ -40,6 +40,7 @@ class ClusterConfig:
 
     single: SingleConfig
     source: str  # the file(s), or "in-cluster service account"
+    kubeconfigs: tuple[str, ...] = ()  # the kubeconfig files read (none in-cluster)
 
     @property
     def server(self) -> str:
@@ -48,6 +49,22 @@ class ClusterConfig:
     @property
     def context(self) -> str:
         return str(self.single.context_name)
+
+    @property
+    def namespace(self) -> str | None:
+        """The context's namespace when it names one (kubectl's default for a bare NAME)."""
+        namespace = self.single.context.namespace
+        return str(namespace) if namespace else None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every local file this context reads: the kubeconfig files and the certificate,
+        key and token files they name. An output must never replace one of them."""
+        cluster, user = self.single.cluster, self.single.user
+        named = [cluster.certificate_auth]
+        if user is not None:
+            named += [user.client_cert, user.client_key, user.token_file]
+        return (*self.kubeconfigs, *(str(f) for f in named if f))
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -177,4 +194,4 @@ def load_cluster_config(kubeconfig: str | None = None,
     assert single is not None
     if not single.cluster.server:
         raise ClusterError(f"kubeconfig {source}: cluster {ctx.cluster!r}: no server")
-    return ClusterConfig(single, source)
+    return ClusterConfig(single, source, tuple(str(p) for p in paths))

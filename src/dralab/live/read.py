@@ -192,6 +192,7 @@ def _read(config: ClusterConfig, client: ReadOnlyClient,
         api_version = f"{res.group}/{version}" if res.group else version
         result.versions[f"{res.group or 'core'}/{res.plural}"] = version
         what = f'resource "{res.plural}" ({api_version})'
+        objects: list[dict[str, Any]] = []
         for page in _pages(client, f"{_path(res.group, version)}/{res.plural}", what):
             items = page.get("items") or []
             if not isinstance(items, list):
@@ -205,5 +206,16 @@ def _read(config: ClusterConfig, client: ReadOnlyClient,
                     continue
                 obj = {"apiVersion": api_version, "kind": res.kind, **item}
                 obj["apiVersion"], obj["kind"] = api_version, res.kind
-                result.documents.append(Document(source, len(result.documents) + 1, obj))
+                objects.append(obj)
+        # kube-apiserver lists in storage-key order (namespace/name); sorted here as well
+        # so that a read, and the snapshot written from it, do not depend on the server.
+        objects.sort(key=_object_order)
+        result.documents.extend(Document(source, len(result.documents) + n, obj)
+                                for n, obj in enumerate(objects, start=1))
     return result
+
+
+def _object_order(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
