@@ -95,7 +95,14 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
     items = json.loads(out)["items"]
     assert [(i["metadata"]["namespace"], i["spec"]["nodeName"]) for i in items] == [
         ("default", "n1")]
-    assert items[0]["status"]["conditions"] == [{"status": "True", "type": "PodScheduled"}]
+    # As the API server leaves a bound pod without a kubelet: created Pending with
+    # its QoS class, then the binding's PodScheduled=True, stamped with the input's
+    # newest creationTimestamp (none here: the epoch), no observedGeneration.
+    assert items[0]["metadata"]["generation"] == 1
+    assert items[0]["status"] == {
+        "phase": "Pending", "qosClass": "Burstable",
+        "conditions": [{"status": "True", "type": "PodScheduled",
+                        "lastTransitionTime": "1970-01-01T00:00:00Z"}]}
 
 
 def test_schedule_seed_changes_generated_names() -> None:

@@ -128,7 +128,7 @@ def test_composite_pod_groups_are_refused() -> None:
 def test_explain_claim_of_a_pod_group(three_gpus: str) -> None:
     case = next(c for c in CASES if c.id == "both-gates")
     code, out, err = run("explain", "claim", *_inputs(case, three_gpus), "-n", NS,
-                         "group-1-548dc9f9d9-tpxjv/gpu")
+                         "group-1-548dc9f9d9-5n2lc/gpu")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith(f"ResourceClaim {NS}/group-1-gpu-") and \

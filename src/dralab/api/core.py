@@ -124,6 +124,8 @@ class PodSchedulingGroup(Spec, frozen=True):
 class PodSpec(Spec, frozen=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
+    # Pod-level resources (PodLevelResources, beta and on by default since 1.34).
+    resources: ResourceRequirements | None = None
     resource_claims: list[PodResourceClaim] = []
     node_name: str | None = None
     node_selector: dict[str, str] = {}
@@ -144,6 +146,8 @@ class PodCondition(Spec, frozen=True):
     message: str | None = None
     last_transition_time: str | None = None
     last_probe_time: str | None = None
+    # The pod generation the writer saw (PodObservedGenerationTracking, GA in 1.35).
+    observed_generation: int | None = None
 
 
 class PodResourceClaimStatus(Spec, frozen=True):
@@ -164,6 +168,8 @@ class ExtendedResourceClaimStatus(Spec, frozen=True):
 
 class PodStatus(Spec, frozen=True):
     phase: str | None = None
+    # BestEffort, Burstable or Guaranteed: set by the API server on create.
+    qos_class: str | None = msgspec.field(default=None, name="qosClass")
     conditions: list[PodCondition] = []
     nominated_node_name: str | None = None
     resource_claim_statuses: list[PodResourceClaimStatus] = []

@@ -12,6 +12,7 @@ Layer: above the allocator (it keeps the ``AllocatedState``), below the schedule
 
 from __future__ import annotations
 
+from .apitime import RunClock, api_time, snapshot_moment
 from .events import (
     ClaimChanged,
     ClassChanged,
@@ -33,6 +34,12 @@ from .events import (
 )
 from .listers import DRALister, NodeLister, PodLister, SharedLister
 from .nodetable import NodeTable, pick
+from .podstatus import (
+    observed_generation,
+    prepare_for_create,
+    qos_class,
+    update_condition,
+)
 from .records import (
     CPU,
     DEFAULT_MEMORY_MILLI,
@@ -77,14 +84,21 @@ __all__ = [
     "PodRemoved",
     "PodUpdated",
     "PriorityClassChanged",
+    "RunClock",
     "SharedLister",
     "SliceOwner",
     "SlicesChanged",
     "TaintRulesChanged",
     "TemplateChanged",
+    "api_time",
+    "observed_generation",
     "pick",
     "pod_non_zero_requests",
     "pod_requests",
+    "prepare_for_create",
+    "qos_class",
     "set_pod_condition",
     "slice_owner",
+    "snapshot_moment",
+    "update_condition",
 ]

@@ -61,6 +61,7 @@ from dralab.api.resource import (
 )
 from dralab.api.scheduling import PodGroup
 
+from .apitime import RunClock
 from .events import (
     ClaimChanged,
     ClassChanged,
@@ -81,6 +82,7 @@ from .events import (
     TemplateChanged,
 )
 from .nodetable import NodeTable
+from .podstatus import update_condition
 from .records import (
     FINISHED_PHASES,
     PREEMPT_LOWER_PRIORITY,
@@ -89,7 +91,6 @@ from .records import (
     pod_non_zero_requests,
     pod_requests,
     raw_spec_field,
-    with_condition,
 )
 from .table import Table
 
@@ -136,6 +137,7 @@ class ClusterState:
         "_claims",
         "_class_version",
         "_classes",
+        "_clock",
         "_events",
         "_features",
         "_forks",
@@ -162,8 +164,10 @@ class ClusterState:
         "_version",
     )
 
-    def __init__(self, features: FeatureGates | None = None) -> None:
+    def __init__(self, features: FeatureGates | None = None, moment: float = 0.0) -> None:
         self._features = features if features is not None else FeatureGates()
+        # The time objects are stamped with (see ``clock``); not part of what-ifs.
+        self._clock = RunClock(moment)
         self._nodes: Table[str, NodeInfo] = Table()
         self._pods: Table[str, PodInfo] = Table()
         self._claims: Table[str, ResourceClaim] = Table()
@@ -198,6 +202,13 @@ class ClusterState:
     @property
     def features(self) -> FeatureGates:
         return self._features
+
+    @property
+    def clock(self) -> RunClock:
+        """The API time of the run: the snapshot's ``moment`` plus the seconds the
+        run's clock says have passed (a Scheduler sets ``clock.elapsed`` to its own
+        clock). What the store and plugins write is stamped with ``clock.now()``."""
+        return self._clock
 
     @property
     def nodes(self) -> Mapping[str, NodeInfo]:
@@ -859,16 +870,17 @@ class ClusterState:
 
     def bind_pod(self, info: PodInfo, node_name: str) -> Pod:
         """Write the binding: a new Pod with spec.nodeName, condition PodScheduled=True
-        and no nominatedNodeName, as the API server's binding does. The pod must be
-        assumed on ``node_name`` already (it is assumed here otherwise)."""
+        (stamped with the clock; no reason, message or observedGeneration) and no
+        nominatedNodeName, as the API server's pods/binding does (v1.36.2
+        BindingREST.setPodNodeAndMetadata; ClearingNominatedNodeNameAfterBinding is
+        on by default since 1.35). The pod must be assumed on ``node_name`` already
+        (it is assumed here otherwise)."""
         if info.assumed_node != node_name:
             self.forget_pod(info)
             self.assume_pod(info, node_name)
-        pod = info.pod
-        status = msgspec.structs.replace(
-            pod.status, nominated_node_name=None,
-            conditions=with_condition(pod.status.conditions,
-                                      PodCondition(type="PodScheduled", status="True")))
+        pod = update_condition(info.pod, PodCondition(type="PodScheduled", status="True"),
+                               self._clock.now())
+        status = msgspec.structs.replace(pod.status, nominated_node_name=None)
         bound = msgspec.structs.replace(
             pod, spec=msgspec.structs.replace(pod.spec, node_name=node_name), status=status)
         self._update_pod(info, bound)

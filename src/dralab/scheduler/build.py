@@ -11,6 +11,10 @@
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``controllers``). Pods get namespace "default" when they
    have none and a UID when they have none; ResourceClaims get the namespace too.
+   A pod without status.phase is created as the API server creates it
+   (``dralab.cluster.prepare_for_create``: generation 1, phase Pending, qosClass).
+5. The run's clock starts at the newest creationTimestamp of the input
+   (``ClusterState.clock``): what the run writes is stamped from there.
 
 Bound pods (spec.nodeName) keep their node and its resources; pods that Succeeded
 or Failed hold nothing (the claims only they used are released as the claim
@@ -39,7 +43,7 @@ from dralab.api.resource import (
 from dralab.api.scheduling import PodGroup
 
 from .claims import release_pod_claims
-from .cluster import ClusterState, PodInfo
+from .cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
 from .controllers import Controllers
 from .expand import PodFactory
 from .names import NameGenerator
@@ -57,16 +61,17 @@ def _with_namespace(claim: ResourceClaim) -> ResourceClaim:
     return msgspec.structs.replace(claim, metadata=meta)
 
 
-def _normalise_pod(pod: Pod, names: NameGenerator) -> Pod:
+def _normalise_pod(pod: Pod, names: NameGenerator, now: str) -> Pod:
     meta = pod.metadata
     changes: dict[str, str] = {}
     if not meta.namespace:
         changes["namespace"] = "default"
     if not meta.uid:
         changes["uid"] = names.uid()
-    if not changes:
-        return pod
-    return msgspec.structs.replace(pod, metadata=msgspec.structs.replace(meta, **changes))
+    if changes:
+        pod = msgspec.structs.replace(pod, metadata=msgspec.structs.replace(meta, **changes))
+    # A pod without a phase never went through the API server: it is created now.
+    return prepare_for_create(pod, now) if pod.status.phase is None else pod
 
 
 def _normalise_pod_group(group: PodGroup, names: NameGenerator) -> PodGroup:
@@ -90,10 +95,15 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
                   seed: int = 0) -> tuple[ClusterState, list[PodInfo]]:
     """The cluster and its pending pods (no spec.nodeName), in arrival order."""
     objects, _ = apply_order(list(objects))
-    rng = random.Random(seed)
+    # The API server's names and UIDs: a stream of their own, not the scheduler's
+    # (``Scheduler.build`` seeds random.Random(seed)), or the claims the scheduler's
+    # claim controller creates would draw the UIDs of the pods made here.
+    rng = random.Random(f"{seed}:names")
     names = NameGenerator(rng, objects)
     objects = [names.name_object(o) for o in objects]
-    cluster = ClusterState(features=features or FeatureGates())
+    cluster = ClusterState(features=features or FeatureGates(),
+                           moment=snapshot_moment(objects))
+    now = cluster.clock.now()
     for obj in objects:
         if isinstance(obj, PriorityClass):
             cluster.add_priority_class(obj)
@@ -120,9 +130,9 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         if isinstance(obj, Pod):
             if controllers.replaced(obj):
                 continue
-            pods: Iterable[Pod] = [_normalise_pod(obj, names)]
+            pods: Iterable[Pod] = [_normalise_pod(obj, names, now)]
         else:
-            pods = [p for doc in controllers.create(obj, factory)
+            pods = [prepare_for_create(p, now) for doc in controllers.create(obj, factory)
                     if isinstance(p := decode(doc), Pod)]
         for pod in pods:
             info = cluster.add_pod(pod)

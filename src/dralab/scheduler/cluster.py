@@ -18,9 +18,13 @@ from dralab.cluster import (
     ClusterState,
     NodeInfo,
     PodInfo,
+    observed_generation,
     pod_non_zero_requests,
     pod_requests,
+    prepare_for_create,
     set_pod_condition,
+    snapshot_moment,
+    update_condition,
 )
 
 __all__ = [
@@ -34,7 +38,11 @@ __all__ = [
     "ClusterState",
     "NodeInfo",
     "PodInfo",
+    "observed_generation",
     "pod_non_zero_requests",
     "pod_requests",
+    "prepare_for_create",
     "set_pod_condition",
+    "snapshot_moment",
+    "update_condition",
 ]

@@ -31,7 +31,7 @@ from dralab.cluster import events as cluster_events
 from dralab.cluster.events import ClaimChanged, ClusterEvent
 
 from .claims import delete_pod
-from .cluster import ClusterState, PodInfo, set_pod_condition
+from .cluster import ClusterState, PodInfo, observed_generation, update_condition
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
@@ -114,6 +114,9 @@ class Scheduler:
             framework.waiting_pods = self.waiting
         self.observe = observe
         self.clock: Callable[[], float] = clock if clock is not None else StillClock()
+        # What the run writes into objects is stamped with the snapshot's moment plus
+        # this clock's seconds.
+        cluster.clock.elapsed = self.clock
         self.queue = SchedulingQueue(first.queue_sort)
         self.on_placed: Callable[[PodInfo, str], None] | None = None
         self.on_failed: Callable[[PodInfo, Attempt], None] | None = None
@@ -466,16 +469,21 @@ class Scheduler:
 
     # --- failures and evictions ---------------------------------------------------------
     def _record_failure(self, pod: PodInfo, attempt: Attempt) -> None:
-        """PodScheduled=False with the message, and nominatedNodeName as PostFilter said."""
+        """PodScheduled=False with the message and the pod's generation (v1.36.2
+        schedule_one.go handleSchedulingFailure), and nominatedNodeName as PostFilter
+        said."""
+        generation = observed_generation(pod.pod)
         if attempt.error is not None:
             condition = PodCondition(type="PodScheduled", status="False",
-                                     reason=REASON_SCHEDULER_ERROR, message=attempt.error.message)
+                                     reason=REASON_SCHEDULER_ERROR, message=attempt.error.message,
+                                     observed_generation=generation)
         else:
             assert attempt.diagnosis is not None
             condition = PodCondition(type="PodScheduled", status="False",
                                      reason=REASON_UNSCHEDULABLE,
-                                     message=attempt.diagnosis.message())
-        updated = set_pod_condition(pod.pod, condition)
+                                     message=attempt.diagnosis.message(),
+                                     observed_generation=generation)
+        updated = update_condition(pod.pod, condition, self.cluster.clock.now())
         if attempt.clear_nomination or attempt.nominated:
             updated = msgspec.structs.replace(updated, status=msgspec.structs.replace(
                 updated.status, nominated_node_name=attempt.nominated))
@@ -487,10 +495,12 @@ class Scheduler:
         if info is None:
             return None
         node = info.assumed_node or info.pod.spec.node_name or ""
-        info.pod = set_pod_condition(info.pod, PodCondition(
+        # v1.36.2 preemption/executor.go: the condition is patched before the delete.
+        info.pod = update_condition(info.pod, PodCondition(
             type="DisruptionTarget", status="True", reason="PreemptionByScheduler",
             message=f"{framework.profile_name}: preempting to accommodate a higher "
-                    "priority pod"))
+                    "priority pod", observed_generation=observed_generation(info.pod)),
+            self.cluster.clock.now())
         self._evicted[key] = info
         if self.on_evicted is not None:
             self.on_evicted(info, preemptor)
@@ -506,8 +516,9 @@ class Scheduler:
                 reason, message = REASON_SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
             else:
                 reason, message = REASON_NOT_READY, status.message
-            gated = set_pod_condition(pod.pod, PodCondition(
-                type="PodScheduled", status="False", reason=reason, message=message))
+            gated = update_condition(pod.pod, PodCondition(
+                type="PodScheduled", status="False", reason=reason, message=message),
+                self.cluster.clock.now())
             self.cluster.update_pod(pod, gated)
             left.append((pod.sequence, Unplaced(gated, reason, status.message, 0)))
         for pod in self._no_profile:

@@ -84,8 +84,10 @@ def pod_rows(result: ScheduleResult) -> list[PodRow]:
                 status = pod.status.phase
             elif pod.metadata.deletion_timestamp is not None:
                 status = "Terminating"
+            elif node and pod.status.phase in (None, "Pending"):
+                status = "Bound"  # on its node; Pending only until a kubelet starts it
             else:
-                status = pod.status.phase or ("Bound" if node else "Pending")
+                status = pod.status.phase or "Pending"
             finished = status in ("Succeeded", "Failed")
             rows.append(PodRow(key, node, status, () if finished else _claims_of(pod, result)))
     return rows

@@ -141,6 +141,12 @@ class DynamicResources:
         # KEP-5690: without the gate, victims' devices are never freed and the
         # allocation failures are final for the node (see ``_rejection``).
         self.preemption: bool = handle.cluster.features.is_enabled(DRA_PREEMPTION)
+        # v1.36.2 bindClaim: with both gates (on by default) a claim reserved for a
+        # pod gets status.allocation.allocationTimestamp if it has none yet.
+        features = handle.cluster.features
+        self.stamp_allocations: bool = features.is_enabled(
+            Gate.DRA_DEVICE_BINDING_CONDITIONS) and features.is_enabled(
+            Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
         self.cache = AllocatorCache(handle.rng, max_steps)
         # Extended resource mapping, rebuilt when the classes change.
         self._classes: tuple[DeviceClass, ...] = ()
@@ -568,6 +574,16 @@ class DynamicResources:
         s.extended_mappings = extended[1].mappings
         return object_key(namespace, name)
 
+    def _stamped(self, claim: ResourceClaim) -> ResourceClaim:
+        """``claim`` with allocationTimestamp set to now if the gates say so and its
+        allocation has none (a timestamp once written stays)."""
+        allocation = claim.status.allocation
+        if not self.stamp_allocations or allocation is None \
+                or allocation.allocation_timestamp is not None:
+            return claim
+        stamped = replace(allocation, allocation_timestamp=self.cluster.clock.now())
+        return replace(claim, status=replace(claim.status, allocation=stamped))
+
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Undo Reserve (and PreBind's pod status): created claims are deleted,
         claims allocated here are deallocated unless another pod reserved them
@@ -602,13 +618,21 @@ class DynamicResources:
 
     # --- PreBind ----------------------------------------------------------------------
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """Record the extended-resource claim and its request mappings in the pod
-        status. Claims were written in Reserve; binding conditions are not
+        """Stamp the claims Reserve wrote for the pod with allocationTimestamp (see
+        ``_stamped``), then record the extended-resource claim and its request
+        mappings in the pod status. Claims were written in Reserve (upstream writes
+        them here, after Permit: the time is PreBind's); binding conditions are not
         waited for (the simulation has no device drivers)."""
         try:
             s = state.read(NAME, DRAState)
         except MissingStateError:
             return _SUCCESS
+        if self.stamp_allocations:
+            cluster = self.cluster
+            for key, _ in s.reserved:
+                current = cluster.claims.get(key)
+                if current is not None and (stamped := self._stamped(current)) is not current:
+                    cluster.add_claim(stamped)
         if s.extended_claim is None:
             return _SUCCESS
         if not s.extended_mappings:
