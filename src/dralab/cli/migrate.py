@@ -153,10 +153,10 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     a live cluster (the --verify model) that cannot be read.
     """
     share_memory = _check_share(share_memory)
-    model = sources((), kubeconfig, context, cluster_without_files=False)
-    if model.cluster is not None and verify_with is not None:
+    if verify_with is not None and (kubeconfig is not None or context is not None):
         raise click.UsageError("--verify FILE and --kubeconfig/--context each name the "
                                "verification model; give one")
+    model = sources((), kubeconfig, context, cluster_without_files=False)
     check_output_dir("-o/--output-dir", out_dir,
                      [*filenames, *([verify_with] if verify_with else []), *model.paths])
     conversion = convert_files(filenames, share_memory)

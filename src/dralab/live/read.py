@@ -1,10 +1,16 @@
 """Discovery and paginated lists: every kind dralab models, in a version the server serves.
 
+The kinds: core (Namespace, Node, Pod), scheduling.k8s.io, resource.k8s.io, apps,
+batch, Kueue's CRDs and the operator workloads ``dralab migrate`` converts (JobSet,
+LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService); a group the server
+does not serve (CRDs not installed) is skipped, unless a verb requires it.
+
 Each kind is listed cluster-wide (all namespaces: claims and pods of every namespace
 hold devices and node capacity) in the first version of its preference list that the
 server serves. Items of a list carry no ``kind``/``apiVersion`` (the List has them);
 they are added, as ``kubectl get -o yaml`` does, so each object stands on its own.
-Everything else is kept as the server sent it (server-set fields too).
+Everything else is kept as the server sent it (server-set fields too), with keys in
+sorted order and objects by namespace and name, as ``kubectl get -o yaml`` prints them.
 """
 
 from __future__ import annotations
@@ -67,6 +73,16 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(KUEUE_GROUP, _KUEUE, "workloadpriorityclasses", "WorkloadPriorityClass"),
     Resource(KUEUE_GROUP, _KUEUE, "topologies", "Topology"),
     Resource(KUEUE_GROUP, _KUEUE, "workloads", "Workload"),
+    # Workloads of other operators that `dralab migrate` converts (read when installed).
+    Resource("jobset.x-k8s.io", ("v1alpha2",), "jobsets", "JobSet"),
+    Resource("leaderworkerset.x-k8s.io", ("v1",), "leaderworkersets", "LeaderWorkerSet"),
+    Resource("kubeflow.org", ("v1",), "pytorchjobs", "PyTorchJob"),
+    Resource("kubeflow.org", ("v1",), "tfjobs", "TFJob"),
+    Resource("kubeflow.org", ("v2beta1", "v1"), "mpijobs", "MPIJob"),
+    Resource("kubeflow.org", ("v1",), "xgboostjobs", "XGBoostJob"),
+    Resource("kubeflow.org", ("v1",), "paddlejobs", "PaddleJob"),
+    Resource("kubeflow.org", ("v1",), "jaxjobs", "JAXJob"),
+    Resource("serving.kserve.io", ("v1beta1",), "inferenceservices", "InferenceService"),
 )
 
 
@@ -210,9 +226,21 @@ def _read(config: ClusterConfig, client: ReadOnlyClient,
         # kube-apiserver lists in storage-key order (namespace/name); sorted here as well
         # so that a read, and the snapshot written from it, do not depend on the server.
         objects.sort(key=_object_order)
-        result.documents.extend(Document(source, len(result.documents) + n, obj)
-                                for n, obj in enumerate(objects, start=1))
+        first = len(result.documents) + 1
+        result.documents.extend(Document(source, first + n, _sorted_keys(obj))
+                                for n, obj in enumerate(objects))
     return result
+
+
+def _sorted_keys(value: Any) -> Any:
+    """``value`` with every mapping's keys in sorted order, as `kubectl get -o yaml` (and
+    ``dralab snapshot``) write them: outputs that keep the input's key order (``-o
+    json``) then read the same from a cluster as from a dump of it."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
 
 
 def _object_order(obj: dict[str, Any]) -> tuple[str, str]:
