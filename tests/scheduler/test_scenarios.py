@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from dralab.api.features import FeatureGates
 from dralab.scheduler import schedule
 
 from .builders import DRA_POST_FILTER, match, node, placements, pod, toleration
@@ -144,11 +145,19 @@ def test_gated_pod_stays_pending_with_reason() -> None:
 def test_pod_held_by_another_pre_enqueue_plugin_gets_no_gate_wording() -> None:
     # A pod whose claim template does not exist has no scheduling gates: DynamicResources'
     # PreEnqueue holds it, and its message is reported with NotReadyForScheduling.
+    # kube-scheduler 1.36.2 writes nothing into such a pod (its queue keeps it in
+    # unschedulablePods, scheduling_queue.go runPreEnqueuePlugins); KEP-5501's condition
+    # comes only with SchedulerPreEnqueuePodStatus.
     held = pod("h", "1", claims=[{"name": "gpu", "resourceClaimTemplateName": "missing"}])
     result = schedule([node("a"), held])
     (unplaced,) = result.unplaced
     assert unplaced.reason == "NotReadyForScheduling"
     assert unplaced.message == 'pod "default/h": ResourceClaim not created yet'
+    assert unplaced.pod.status.conditions == []
+    assert unplaced.pod.status.phase == "Pending"
+
+    gates = FeatureGates().with_overrides({"SchedulerPreEnqueuePodStatus": True})
+    (unplaced,) = schedule([node("a"), held], features=gates).unplaced
     condition = unplaced.pod.status.conditions[-1]
     assert (condition.reason, condition.message) == (
         "NotReadyForScheduling", 'pod "default/h": ResourceClaim not created yet')

@@ -17,7 +17,8 @@ def test_defaults_follow_the_137_table() -> None:
           "DRAExtendedResource", "DRASchedulerFilterTimeout", "DRAFractionalCapacityRange"}
     off = {"DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAWorkloadResourceClaims",
            "DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAOptionalNodeOperations",
-           "DRAPartitionableDevicesType", "GenericWorkload", "DRAPreemption"}
+           "DRAPartitionableDevicesType", "GenericWorkload", "DRAPreemption",
+           "SchedulerPreEnqueuePodStatus"}
     assert set(KNOWN_GATES) == on | off
     assert {name for name, value in gates.as_dict().items() if value} == on
 

@@ -123,7 +123,9 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
     ]
     if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION):
         # Before DefaultPreemption: deallocating an idle claim beats evicting a pod.
-        plugins.append(PluginRef(DYNAMIC_RESOURCES))
+        # Weight 2 (v1.36.2 pkg/scheduler/apis/config/v1/default_plugins.go,
+        # applyDynamicResources): its prioritized-list Score counts double.
+        plugins.append(PluginRef(DYNAMIC_RESOURCES, 2))
     plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1)]
     if features.is_enabled(Gate.GENERIC_WORKLOAD):
         # Gang scheduling of PodGroups is part of the Workload API's gate.

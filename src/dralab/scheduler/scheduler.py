@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from dralab.api.core import Pod, PodCondition
+from dralab.api.features import Gate
 from dralab.cluster import events as cluster_events
 from dralab.cluster.events import ClaimChanged, ClusterEvent
 
@@ -512,14 +513,20 @@ class Scheduler:
         for pod, status in self.queue.gated.values():
             # Only spec.schedulingGates get the API server's SchedulingGated wording;
             # any other PreEnqueue rejection is reported with the plugin's message.
+            # The API server wrote SchedulingGated when the pod was created; the other
+            # condition is written only with SchedulerPreEnqueuePodStatus (KEP-5501),
+            # off by default: kube-scheduler 1.36 leaves such a pod without one.
             if status.plugin == SCHEDULING_GATES:
                 reason, message = REASON_SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
             else:
                 reason, message = REASON_NOT_READY, status.message
-            gated = update_condition(pod.pod, PodCondition(
-                type="PodScheduled", status="False", reason=reason, message=message),
-                self.cluster.clock.now())
-            self.cluster.update_pod(pod, gated)
+            gated = pod.pod
+            if reason == REASON_SCHEDULING_GATED or self.cluster.features.is_enabled(
+                    Gate.SCHEDULER_PRE_ENQUEUE_POD_STATUS):
+                gated = update_condition(gated, PodCondition(
+                    type="PodScheduled", status="False", reason=reason, message=message),
+                    self.cluster.clock.now())
+                self.cluster.update_pod(pod, gated)
             left.append((pod.sequence, Unplaced(gated, reason, status.message, 0)))
         for pod in self._no_profile:
             name = pod.pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
