@@ -43,6 +43,7 @@ __all__ = [
     "ObjectError",
     "ValidationFailed",
     "format_value",
+    "go_quote",
     "one_line",
 ]
 
@@ -133,16 +134,47 @@ _SHOWS_VALUE = frozenset({ErrorType.INVALID, ErrorType.TYPE_INVALID, ErrorType.N
                           ErrorType.DUPLICATE, ErrorType.NOT_FOUND, ErrorType.TOO_MANY})
 
 
-def format_value(value: Any) -> str:
-    """Render a bad value the way Go's ``%#v``-ish field errors do: strings quoted.
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", '"': '\\"', "\\": "\\\\"}
 
-    At most MAX_VALUE_CHARS characters of the value are shown (JSON escapes
-    keep control characters visible), then how much was left out.
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` (strconv.Quote) prints it, which field errors use for strings.
+
+    Printable characters stay as they are, non-ASCII included (``"gpü"``, not JSON's
+    ``"gp\\u00fc"``); quotes and backslashes are escaped; other characters become
+    ``\\n``-style escapes, ``\\xHH`` below U+0020 and for DEL, else ``\\uHHHH`` /
+    ``\\UHHHHHHHH``. A lone surrogate reads U+FFFD, as Go's JSON decoding turns it into one.
+    """
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if 0xD800 <= code <= 0xDFFF:
+            char, code = "\ufffd", 0xFFFD
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable():  # Python's printable set is Go's unicode.IsPrint
+            out.append(char)
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def format_value(value: Any) -> str:
+    """Render a bad value the way apimachinery's field errors do: strings as Go's ``%q``.
+
+    At most MAX_VALUE_CHARS characters of the value are shown (escapes keep
+    control characters visible), then how much was left out.
     """
     if isinstance(value, str):
         if len(value) <= MAX_VALUE_CHARS:
-            return json.dumps(value)
-        return (f"{json.dumps(value[:MAX_VALUE_CHARS])}... "
+            return go_quote(value)
+        return (f"{go_quote(value[:MAX_VALUE_CHARS])}... "
                 f"({len(value) - MAX_VALUE_CHARS} more characters)")
     if isinstance(value, bool):
         return "true" if value else "false"

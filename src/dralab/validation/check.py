@@ -21,6 +21,7 @@ from dralab.api.io import Document
 from dralab.api.versions import Served, missing_api_version
 from dralab.validation._across import validate_across
 from dralab.validation._dispatch import validate_object
+from dralab.validation._strict import strict_decoding_message, unknown_fields
 
 __all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
 
@@ -76,6 +77,28 @@ def _decode_error(err: DecodeError) -> FieldError:
                       detail=err.detail)
 
 
+def _strict_problems(where: str, data: dict[str, object],
+                     errors: list[FieldError]) -> list[Problem]:
+    """The strict-decoding problem of a document with unknown fields, if it has any.
+
+    A field dralab already names as Forbidden (a removed field, the other version's layout)
+    keeps that error instead of the bare ``unknown field``; if only such fields are unknown,
+    validation goes on as usual.
+    """
+    unknown = unknown_fields(data)
+    if not unknown:
+        return []
+    named = {e.path: e for e in errors if e.type is ErrorType.FORBIDDEN}
+    bare = [(strict, path) for strict, path in unknown if path not in named]
+    if not bare:
+        return []
+    message = strict_decoding_message(str(data["kind"]), str(data["apiVersion"]),
+                                      [strict for strict, _ in bare])
+    first = FieldError(path=bare[0][1], type=ErrorType.FORBIDDEN, detail="unknown field")
+    return [Problem(where, first, message),
+            *(Problem(where, named[path]) for _, path in unknown if path in named)]
+
+
 def validate_documents(docs: Iterable[Document], features: FeatureGates | None = None, *,
                        stored: bool = False) -> list[Problem]:
     """All problems of all documents, in input order. Pure; never raises for bad content.
@@ -83,7 +106,9 @@ def validate_documents(docs: Iterable[Document], features: FeatureGates | None =
     ``stored=True`` reads the documents as a cluster's stored state rather than as
     objects about to be created: a field of a gate that is off now was accepted
     when it was written, so it is not a problem here (the allocator and
-    scheduler decide what it means under ``features``).
+    scheduler decide what it means under ``features``), and fields dralab does not
+    know are not checked (a newer server wrote them). Otherwise a resource.k8s.io/v1
+    object with unknown fields gets the API server's strict-decoding answer alone.
     """
     docs = list(docs)
     per_object = FeatureGates.all_enabled() if stored else features
@@ -103,6 +128,12 @@ def validate_documents(docs: Iterable[Document], features: FeatureGates | None =
             problems.append(Problem(where, whole[0], whole[1]))
             continue
         errors = validate_object(doc.data, features=per_object)
+        # Stored state may come from a newer server, whose fields are not unknown there.
+        strict = [] if stored else _strict_problems(where, doc.data, errors)
+        if strict:
+            # The API server rejects the request at decoding: no validation runs.
+            problems.extend(strict)
+            continue
         if not errors:
             # Rules passed; the types must decode too (the validator may be laxer on types).
             try:
