@@ -1,17 +1,18 @@
 """A loopback fake of kube-apiserver's read API, for the live-cluster tests.
 
-Answers as kube-apiserver 1.36 does (``Accept: application/json``, the legacy,
-unaggregated discovery a client without the aggregated-discovery Accept type gets):
+Answers as kube-apiserver 1.36.2 does to dralab's requests (GET, ``Accept:
+application/json``: the legacy, unaggregated discovery):
 
-- ``/api`` (APIVersions), ``/apis`` (APIGroupList with groupVersion/version entries and
-  preferredVersion), ``/api/v1`` and ``/apis/G/V`` (APIResourceList: every resource of
-  the version, subresources such as ``pods/status`` included, with their verbs);
-- lists (``PodList`` ...) paged by ``limit`` with an opaque ``continue`` token and
-  ``remainingItemCount``; items of built-in kinds carry no ``apiVersion``/``kind``, items
-  of custom resources (Kueue's) do;
-- ``Status`` objects for 401 (no or unknown bearer token), 403 (the RBAC message of
-  the authorizer, with ``details.group`` and ``details.kind``), 404 and 410 (an expired
-  continue token), 405 for every method but GET.
+- discovery (``/api``, ``/apis``, ``/api/v1``, ``/apis/G/V``) and the 401, 403 and 404
+  bodies are the real server's, captured from the tier's binary
+  (``data/kube-apiserver-v1.36.2.json``); CRD groups (Kueue, JobSet, LeaderWorkerSet,
+  Kubeflow, KServe) are added to ``/apis`` when "installed" (``FakeCluster.crds``);
+- lists (``NodeList`` ...) are paged by ``limit`` with the server's ``continue`` token
+  shape and ``remainingItemCount``; items of built-in kinds carry no ``apiVersion`` and
+  ``kind``, items of custom resources do; an expired token is etcd3's 410 ``Expired``
+  Status (with the token to go on from, which dralab does not use: it lists again);
+- 403 is the RBAC authorizer's Status (``details.group``, ``details.kind``), 404 the
+  plain-text ``404 page not found``, every method but GET a 405 (and recorded).
 
 Objects are made real-shaped from dralab's example manifests by ``as_served``: uid,
 resourceVersion, creationTimestamp, managedFields, and the defaults the API server
@@ -40,46 +41,39 @@ from dralab.live import KUEUE_GROUP, RESOURCES
 
 ROOT = Path(__file__).parent.parent.parent
 CREATED = "2026-12-01T10:00:00Z"
+# Discovery documents and error bodies of a real kube-apiserver v1.36.2 (see its _about).
+CAPTURED: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "data" / "kube-apiserver-v1.36.2.json").read_text())
 
-# What kube-apiserver 1.36 serves of the groups dralab reads, per group version (its
-# other resources left out; subresources in, to be skipped by the reader).
-SERVED: dict[tuple[str, str], list[tuple[str, str, bool, list[str]]]] = {
-    ("", "v1"): [("namespaces", "Namespace", False, []), ("nodes", "Node", False, []),
-                 ("nodes/status", "Node", False, ["get", "patch", "update"]),
-                 ("pods", "Pod", True, []),
-                 ("pods/status", "Pod", True, ["get", "patch", "update"]),
-                 ("configmaps", "ConfigMap", True, [])],
-    ("apps", "v1"): [("deployments", "Deployment", True, []),
-                     ("replicasets", "ReplicaSet", True, []),
-                     ("statefulsets", "StatefulSet", True, []),
-                     ("daemonsets", "DaemonSet", True, [])],
-    ("batch", "v1"): [("jobs", "Job", True, []), ("cronjobs", "CronJob", True, [])],
-    ("scheduling.k8s.io", "v1"): [("priorityclasses", "PriorityClass", False, [])],
-    ("resource.k8s.io", "v1"): [
-        ("deviceclasses", "DeviceClass", False, []),
-        ("resourceclaims", "ResourceClaim", True, []),
-        ("resourceclaims/status", "ResourceClaim", True, ["get", "patch", "update"]),
-        ("resourceclaimtemplates", "ResourceClaimTemplate", True, []),
-        ("resourceslices", "ResourceSlice", False, [])],
-    ("resource.k8s.io", "v1beta2"): [
-        ("deviceclasses", "DeviceClass", False, []),
-        ("resourceclaims", "ResourceClaim", True, []),
-        ("resourceclaimtemplates", "ResourceClaimTemplate", True, []),
-        ("resourceslices", "ResourceSlice", False, [])],
-    (KUEUE_GROUP, "v1beta2"): [
-        (r.plural, r.kind, r.kind in ("LocalQueue", "Workload"), [])
-        for r in RESOURCES if r.group == KUEUE_GROUP],
-    **{(g, v): [(r.plural, r.kind, True, []) for r in RESOURCES
-                if r.group == g and r.versions[-1] == v]
-       for g, v in (("jobset.x-k8s.io", "v1alpha2"), ("leaderworkerset.x-k8s.io", "v1"),
-                    ("kubeflow.org", "v1"), ("serving.kserve.io", "v1beta1"))},
-}
-# Groups served only when their CRDs are installed (FakeCluster.crds).
-CRD_GROUPS = {KUEUE_GROUP, "jobset.x-k8s.io", "leaderworkerset.x-k8s.io", "kubeflow.org",
-              "serving.kserve.io"}
-LIST_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update",
-              "watch"]
-PLURALS = {(r.group, r.kind): r.plural for r in RESOURCES}
+# Groups served only when their CRDs are installed (FakeCluster.crds), with the resources
+# dralab reads of them: (plural, kind, namespaced).
+CRD_VERSIONS = {KUEUE_GROUP: "v1beta2", "jobset.x-k8s.io": "v1alpha2",
+                "leaderworkerset.x-k8s.io": "v1", "kubeflow.org": "v1",
+                "serving.kserve.io": "v1beta1"}
+CRD_GROUPS = set(CRD_VERSIONS)
+CRD_RESOURCES: dict[str, list[dict[str, Any]]] = {
+    group: [{"name": r.plural, "singularName": r.kind.lower(),
+             "namespaced": r.kind not in ("ResourceFlavor", "Cohort", "ClusterQueue",
+                                          "WorkloadPriorityClass", "Topology"),
+             "kind": r.kind, "verbs": ["delete", "deletecollection", "get", "list", "patch",
+                                       "create", "update", "watch"]}
+            for r in RESOURCES if r.group == group and version in r.versions]
+    for group, version in CRD_VERSIONS.items()}
+NAMESPACED = {(path.rpartition("/")[0].removeprefix("/apis/").removeprefix("/api"), r["kind"]):
+              r["namespaced"] for path, doc in CAPTURED.items()
+              if isinstance(doc, dict) and doc.get("kind") == "APIResourceList"
+              for r in doc["resources"] if "/" not in r["name"]}
+NAMESPACED.update({(g, r["kind"]): r["namespaced"] for g, rs in CRD_RESOURCES.items()
+                   for r in rs})
+NOT_FOUND = CAPTURED["404 /apis/kueue.x-k8s.io/v1beta2/clusterqueues?limit=1"]["text"]
+# etcd3's message when a continue token's revision was compacted (apiserver's
+# storage/etcd3/errors.go, inconsistentContinue), sent with a token to go on from.
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You "
+    "can start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list.")
 
 
 def status(code: int, reason: str, message: str,
@@ -101,8 +95,7 @@ def as_served(obj: dict[str, Any], rv: int) -> dict[str, Any]:
     obj = copy.deepcopy(obj)
     meta = obj.setdefault("metadata", {})
     kind = obj["kind"]
-    namespaced = any(k == kind and ns for served in SERVED.values()
-                     for _, k, ns, _ in served)
+    namespaced = NAMESPACED.get((_group(obj["apiVersion"]), kind), False)
     if namespaced:
         meta.setdefault("namespace", "default")
     if "name" not in meta:  # the API server completes a generateName
@@ -199,61 +192,41 @@ class FakeCluster:
     expire_once: set[str] = field(default_factory=set)  # plurals: first continue is 410
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
 
-    def groups(self) -> dict[str, list[str]]:
-        groups: dict[str, list[str]] = {}
-        for group, version in SERVED:
-            if group in CRD_GROUPS and group not in self.crds:
-                continue
-            groups.setdefault(group, []).append(version)
-        return groups
-
     def answer(self, path: str, query: dict[str, list[str]], token: str | None
-               ) -> tuple[int, dict[str, Any]]:
+               ) -> tuple[int, dict[str, Any] | str]:
+        """(HTTP code, JSON body or plain text) for a GET of ``path``."""
         if token not in self.tokens:
-            return 401, status(401, "Unauthorized", "Unauthorized")
-        groups = self.groups()
-        if path == "/api":
-            return 200, {"kind": "APIVersions", "versions": ["v1"],
-                         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
-                                                         "serverAddress": "127.0.0.1:6443"}]}
+            return 401, CAPTURED["401 /api/v1/pods?limit=1"]
         if path == "/apis":
-            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v}
-                                         for v in versions],
-                 "preferredVersion": {"groupVersion": f"{g}/{versions[0]}",
-                                      "version": versions[0]}}
-                for g, versions in groups.items() if g]}
+            groups = copy.deepcopy(CAPTURED["/apis"])
+            groups["groups"] += [
+                {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v}],
+                 "preferredVersion": {"groupVersion": f"{g}/{v}", "version": v}}
+                for g, v in CRD_VERSIONS.items() if g in self.crds]
+            return 200, groups
+        if path in CAPTURED:
+            return 200, CAPTURED[path]
         parts = path.strip("/").split("/")
-        if parts[0] == "api":
-            group, rest = "", parts[1:]
-        elif parts[0] == "apis" and len(parts) >= 3:
-            group, rest = parts[1], parts[2:]
+        if parts[0] == "api" and len(parts) == 3:
+            group, version, plural = "", parts[1], parts[2]
+        elif parts[0] == "apis" and len(parts) in (3, 4):
+            group, version = parts[1], parts[2]
+            plural = parts[3] if len(parts) == 4 else ""
         else:
-            return 404, status(404, "NotFound", "the server could not find the requested "
-                               "resource", {})
-        version = rest[0] if rest else ""
-        if version not in groups.get(group, []):
-            return 404, status(404, "NotFound", "the server could not find the requested "
-                               "resource", {})
-        served = SERVED[(group, version)]
-        gv = f"{group}/{version}" if group else version
-        if len(rest) == 1:
-            return 200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
-                         "resources": [
-                             {"name": name, "singularName": "" if "/" in name else
-                              kind.lower(), "namespaced": ns, "kind": kind,
-                              "verbs": verbs or LIST_VERBS}
-                             for name, kind, ns, verbs in served]}
-        if len(rest) != 2:
-            return 404, status(404, "NotFound", "the server could not find the requested "
-                               "resource", {})
-        plural = rest[1]
-        kinds = [kind for name, kind, _, _ in served if name == plural]
+            return 404, NOT_FOUND
+        if group in self.crds and version == CRD_VERSIONS[group]:
+            resources = CRD_RESOURCES[group]
+            if not plural:
+                return 200, {"kind": "APIResourceList", "apiVersion": "v1",
+                             "groupVersion": f"{group}/{version}", "resources": resources}
+        else:
+            gv = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            resources = CAPTURED.get(gv, {}).get("resources", [])
+        kinds = [r["kind"] for r in resources if r["name"] == plural]
         if not kinds:
-            return 404, status(404, "NotFound", "the server could not find the requested "
-                               "resource", {})
+            return 404, NOT_FOUND
         if plural in self.tokens[token]:
-            # the RBAC authorizer's words (k8s.io/apiserver authorization/authorizer)
+            # the RBAC authorizer's words, as in the captured 403
             what = f"{plural}.{group}" if group else plural
             user = f"system:serviceaccount:default:{token}"
             return 403, status(
@@ -273,17 +246,16 @@ class FakeCluster:
         if token:
             if plural in self.expire_once:
                 self.expire_once.discard(plural)
-                return 410, status(410, "Expired", "The provided continue parameter is too "
-                                   "old to display a consistent list result. You can start "
-                                   "a new list without the continue parameter.", {})
-            start = int(json.loads(base64.b64decode(token))["start"])
+                gone = status(410, "Expired", CONTINUE_EXPIRED)
+                gone["metadata"] = {"continue": _token(-1, int(_untoken(token)["start"]))}
+                return 410, gone
+            start = int(_untoken(token)["start"])
         limit = int(query.get("limit", ["0"])[0] or 0)
         size = min(limit, self.page_size) if limit else len(items)
         page = items[start:start + size]
         meta: dict[str, Any] = {"resourceVersion": "1000"}
         if start + size < len(items):
-            meta["continue"] = base64.b64encode(json.dumps(
-                {"v": "meta.k8s.io/v1", "rv": 1000, "start": start + size}).encode()).decode()
+            meta["continue"] = _token(1000, start + size)
             meta["remainingItemCount"] = len(items) - start - size
         out = []
         for obj in page:
@@ -298,12 +270,27 @@ class FakeCluster:
                      "items": out}
 
 
+def _token(rv: int, start: int) -> str:
+    # kube-apiserver's shape: unpadded URL-safe base64 of {"v", "rv", "start"}; its
+    # "start" is the next storage key, here the next index
+    data = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": str(start)},
+                      separators=(",", ":"))
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
+def _untoken(token: str) -> dict[str, Any]:
+    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    return decoded
+
+
 def _handler(fake: FakeCluster) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def _send(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
+        def _send(self, code: int, body: dict[str, Any] | str) -> None:
+            text = isinstance(body, str)  # kube-apiserver's plain "404 page not found"
+            data = body.encode() if text else json.dumps(body).encode()
             self.send_response(code)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/plain; charset=utf-8" if text
+                             else "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
