@@ -10,8 +10,8 @@ order, each once, at most 100, quoted as Go's ``%q`` does.
 
 The known fields come from dralab's resource.k8s.io/v1 structs (1.37's fields), plus
 the parts of ObjectMeta, metav1.Condition and NetworkDeviceData that dralab keeps as
-plain data. Only resource.k8s.io/v1 documents are checked: older versions have their
-own layouts, which dralab reads by converting them.
+plain data. resource.k8s.io/v1 and v1beta2 documents are checked (the same fields);
+v1beta1 has a layout of its own, which dralab reads by converting it, and is not.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from dralab.api.errors import go_quote
 
 __all__ = ["STRICT_KINDS", "strict_decoding_message", "unknown_fields"]
 
-_V1: Final = "resource.k8s.io/v1"
+# v1beta2 has v1's layout and fields (new fields go into every served version); v1beta1 has
+# its own layout (request fields directly on the request, device fields under `basic`).
+_SAME_FIELDS: Final = frozenset({"resource.k8s.io/v1", "resource.k8s.io/v1beta2"})
 STRICT_KINDS: Final = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
                                  "ResourceSlice", "DeviceTaintRule"})
 _MAX_ERRORS: Final = 100  # the decoder stops collecting there
@@ -119,10 +121,10 @@ def _join(path: str, name: str) -> str:
 
 
 def unknown_fields(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(decoder path, field path)`` of each field of a resource.k8s.io/v1 DRA object that
+    """``(decoder path, field path)`` of each field of a resource.k8s.io/v1(beta2) DRA object that
     the API does not have, in document order, each once, at most 100; [] for other kinds."""
     kind = obj.get("kind")
-    if obj.get("apiVersion") != _V1 or kind not in STRICT_KINDS:
+    if obj.get("apiVersion") not in _SAME_FIELDS or kind not in STRICT_KINDS:
         return []
     out: list[tuple[str, str]] = []
     for found in _walk(obj, _schema(str(kind)), "", ""):
