@@ -41,12 +41,19 @@ DEVIATIONS: Final = (
     "v1beta1-style request fields directly under a v1 DeviceRequest, `basic` in a v1 Device, "
     "`exactly` in a v1beta1 DeviceRequest, device fields outside `basic` in v1beta1, fields "
     "removed in earlier releases (pod claim `source`, classic-DRA claim and class fields) and "
-    "adminAccess in a firstAvailable entry are Forbidden instead of dropped as unknown fields.",
+    "adminAccess in a firstAvailable entry are Forbidden, naming what to use, instead of the "
+    "strict-decoding answer (... cannot be handled as a <Kind>: strict decoding error: unknown "
+    "field \"...\").",
+    "Unknown fields get the API server's strict-decoding answer in resource.k8s.io/v1 and "
+    "v1beta2 DRA objects only; other kinds and resource.k8s.io/v1beta1 are not checked for "
+    "them, nor are documents read as a cluster's stored state.",
     "Objects in resource.k8s.io/v1beta1 are reported with v1beta1 field paths "
     "(spec.devices.requests[0].count, spec.devices[0].basic.attributes[x]); the API server's "
     "handwritten checks name the internal, v1-shaped path.",
-    "resource.k8s.io/v1beta1 and v1beta2 are accepted although a default 1.37 API server "
-    "serves these beta versions only when enabled with --runtime-config.",
+    "resource.k8s.io/v1beta1, v1beta2 and (DeviceTaintRule) v1alpha3 are accepted although a "
+    "default 1.37 API server serves these versions only when enabled with --runtime-config.",
+    "A removed version adds to kubectl's 'no matches for kind \"K\" in version \"G/V\"' "
+    "when it was removed and what to use instead.",
     "Duplicates are reported at the duplicate item, in document order, not after all items.",
     "A constraint with both matchAttribute and distinctAttribute is an error.",
     "Node taints are reported under spec.taints (upstream says metadata.taints) and node "
