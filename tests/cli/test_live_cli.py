@@ -11,6 +11,7 @@ with exit 2; only GET requests; the kubectl-dralab plugin.
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -161,7 +162,31 @@ def test_verb_on_the_cluster_answers_as_on_its_snapshot(live: Live, args: tuple[
     assert on_cluster[2] == live.swap(offline[2])
 
 
+def test_an_invalid_cluster_object_is_named_as_in_the_snapshot(live: Live, tmp_path: Path
+                                                               ) -> None:
+    claim = next(o for o in live.fake.objects if o["kind"] == "ResourceClaim")
+    broken = copy.deepcopy(claim)
+    broken["metadata"]["name"] = "broken"
+    broken["spec"]["devices"]["requests"][0]["exactly"]["count"] = -1
+    live.fake.objects.append(broken)
+    try:
+        err = _one_line_error(run("schedule", "--kubeconfig", live.kubeconfig))
+        snapshot = tmp_path / "broken.yaml"
+        assert run("snapshot", "--kubeconfig", live.kubeconfig, "-o", str(snapshot))[0] == 0
+    finally:
+        live.fake.objects.remove(broken)
+    # the document number is the object's place in the read, and in the snapshot
+    assert err == _one_line_error(run("schedule", "-f", str(snapshot))).replace(
+        str(snapshot), "cluster fake")
+    assert err == ("error: cluster fake:10 ResourceClaim ml/broken: spec.devices.requests[0]."
+                   "exactly.count: Invalid value: -1: must be greater than zero\n")
+
+
 def test_autoscale_takes_its_fleet_from_files_over_the_cluster(live: Live) -> None:
+    err = _one_line_error(run("autoscale", "--kubeconfig", live.kubeconfig))
+    assert err == ("error: dralab autoscale reads its node pools from a Fleet "
+                   "(dralab.dev/v1alpha1), which cluster fake cannot hold: give one with -f "
+                   "FLEET alongside the cluster\n")
     files = ["-f", str(AUTOSCALE / "fleet.yaml"), "-f", str(AUTOSCALE / "pending.yaml")]
     on_cluster = run("autoscale", *files, "--kubeconfig", live.kubeconfig, "-o", "yaml")
     offline = run("autoscale", "-f", live.snapshot, *files, "-o", "yaml")

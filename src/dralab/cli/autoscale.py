@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
+from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
-from .kinds import AUTOSCALE, use_kinds, warn_unused
+from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
 from .sources import LIVE_HELP, source_options, sources
 
 
@@ -59,7 +60,13 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     With a live cluster the Fleet comes from -f (`-f fleet.yaml --context NAME`): the
     cluster has the pods and the Nodes labelled dralab.dev/pool.
     """
-    docs = use_kinds(sources(filenames, kubeconfig, context).read(), AUTOSCALE)
+    inputs = sources(filenames, kubeconfig, context)
+    docs = use_kinds(inputs.read(), AUTOSCALE)
+    if inputs.cluster is not None and not any(is_fleet(d) for d in docs):
+        # a cluster has pods and nodes, never dralab's Fleet: say where the pools come from
+        raise InputError(f"dralab autoscale reads its node pools from a Fleet "
+                         f"(dralab.dev/v1alpha1), which cluster {inputs.cluster.context} "
+                         "cannot hold: give one with -f FLEET alongside the cluster")
     data = read_input(docs, FeatureGates())
     warn_unused(docs, AUTOSCALE)
     decisions = run_once(data, model, expander)
