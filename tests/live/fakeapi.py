@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import ssl
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
@@ -315,13 +316,19 @@ def _handler(fake: FakeCluster) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve(fake: FakeCluster) -> Iterator[str]:
-    """The fake on 127.0.0.1 (a free port) for the block: its base URL."""
+def serve(fake: FakeCluster, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """The fake on 127.0.0.1 (a free port) for the block: its base URL. ``tls``: the
+    serving certificate and key files, for https."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(tls[0]), str(tls[1]))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        scheme = "https" if tls is not None else "http"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
