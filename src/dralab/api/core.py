@@ -102,6 +102,8 @@ class Container(Spec, frozen=True):
     name: str = ""
     image: str | None = None
     resources: ResourceRequirements = ResourceRequirements()
+    # "Always" on an init container makes it a sidecar (its requests add up).
+    restart_policy: str | None = None
 
 
 class PodResourceClaim(Spec, frozen=True):
@@ -126,6 +128,8 @@ class PodSpec(Spec, frozen=True):
     init_containers: list[Container] = []
     # Pod-level resources (PodLevelResources, beta and on by default since 1.34).
     resources: ResourceRequirements | None = None
+    # RuntimeClass overhead, added to the pod's requests.
+    overhead: dict[str, Quantity] = {}
     resource_claims: list[PodResourceClaim] = []
     node_name: str | None = None
     node_selector: dict[str, str] = {}

@@ -21,7 +21,7 @@ Pure functions on immutable objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import msgspec
 
@@ -34,7 +34,10 @@ __all__ = [
     "GUARANTEED",
     "POD_PENDING",
     "SCHEDULING_GATED_MESSAGE",
+    "aggregate_requests",
+    "is_pod_level_resource",
     "observed_generation",
+    "pod_level_requests",
     "prepare_for_create",
     "qos_class",
     "update_condition",
@@ -86,28 +89,67 @@ def _container_qos(containers: Iterable[Container]) -> tuple[dict[str, int], dic
     return requests, limits, limits_everywhere
 
 
-def _pod_level_qos(pod: Pod) -> tuple[dict[str, int], dict[str, int], bool]:
-    """Pod-level resources (PodLevelResources, beta and on by default since 1.34) after
-    defaulting (defaultPodRequests): with pod-level limits, a missing pod-level
-    request is the containers' aggregated request, else the pod-level limit."""
+def aggregate_requests(pod: Pod, amounts: Callable[[Container], Mapping[str, int]]
+                       ) -> dict[str, int]:
+    """The containers' requests summed as the pod needs them (component-helpers
+    AggregateContainerRequests): the app containers and sidecars (init containers
+    with restartPolicy Always) add up; an ordinary init container needs its own
+    requests plus the sidecars started before it; the pod needs the larger."""
+    total: dict[str, int] = {}
+    for container in pod.spec.containers:
+        _add(total, amounts(container))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in pod.spec.init_containers:
+        own = amounts(container)
+        if container.restart_policy == "Always":
+            _add(total, own)
+            _add(sidecars, own)
+            during = sidecars
+        else:
+            during = dict(own)
+            _add(during, sidecars)
+        for name, amount in during.items():
+            init_peak[name] = max(init_peak.get(name, 0), amount)
+    for name, amount in init_peak.items():
+        total[name] = max(total.get(name, 0), amount)
+    return total
+
+
+def is_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* may be set at pod level (IsSupportedPodLevelResource)."""
+    return name in _QOS_RESOURCES or name.startswith("hugepages-")
+
+
+def pod_level_requests(pod: Pod) -> dict[str, Quantity]:
+    """spec.resources.requests after the API server's defaulting (defaultPodRequests):
+    with pod-level limits, a missing cpu or memory request is the containers'
+    aggregated request, else (any pod-level resource) the pod-level limit. Empty
+    without pod-level resources."""
     resources = pod.spec.resources
-    assert resources is not None
+    if resources is None:
+        return {}
     requests = dict(resources.requests)
     if resources.limits:
-        aggregated: dict[str, int] = {}
-        for container in pod.spec.containers:
-            _add(aggregated, {n: q.nano for n, q in _defaulted_requests(container).items()})
-        for container in pod.spec.init_containers:
-            for name, q in _defaulted_requests(container).items():
-                aggregated[name] = max(aggregated.get(name, 0), q.nano)
+        aggregated = aggregate_requests(
+            pod, lambda c: {n: q.nano for n, q in _defaulted_requests(c).items()})
         for name in _QOS_RESOURCES:  # the overcommittable pod-level resources
             if name not in requests and name in aggregated:
                 requests[name] = Quantity(aggregated[name])
         for name, quantity in resources.limits.items():
-            requests.setdefault(name, quantity)
+            if is_pod_level_resource(name):
+                requests.setdefault(name, quantity)
+    return requests
+
+
+def _pod_level_qos(pod: Pod) -> tuple[dict[str, int], dict[str, int], bool]:
+    """Pod-level resources (PodLevelResources, beta and on by default since 1.34):
+    the defaulted pod-level requests against the pod-level limits."""
+    resources = pod.spec.resources
+    assert resources is not None
     limits = _positive(resources.limits)
     limited = not resources.limits or all(name in limits for name in _QOS_RESOURCES)
-    return _positive(requests), limits, limited
+    return _positive(pod_level_requests(pod)), limits, limited
 
 
 def qos_class(pod: Pod) -> str:

@@ -25,6 +25,8 @@ from dralab.api.base import KubeObject
 from dralab.api.core import Container, Node, Pod, PodCondition
 from dralab.api.keys import key_of
 
+from .podstatus import aggregate_requests, is_pod_level_resource, pod_level_requests
+
 __all__ = [
     "CPU",
     "DEFAULT_MEMORY_MILLI",
@@ -66,36 +68,36 @@ def _container_requests(container: Container) -> dict[str, int]:
     return out
 
 
-def pod_requests(pod: Pod) -> dict[str, int]:
-    """Effective requests in milli-units: max(sum of containers, largest init container)."""
-    total: dict[str, int] = {}
-    for c in pod.spec.containers:
-        for name, v in _container_requests(c).items():
-            total[name] = total.get(name, 0) + v
-    for c in pod.spec.init_containers:
-        for name, v in _container_requests(c).items():
-            total[name] = max(total.get(name, 0), v)
+def _with_pod_level_and_overhead(pod: Pod, total: dict[str, int]) -> dict[str, int]:
+    """component-helpers PodRequests after the containers: pod-level requests (when
+    the pod sets any, PodLevelResources being on by default since 1.34) replace the
+    containers' cpu, memory and hugepages; the RuntimeClass overhead is added."""
+    for name, quantity in pod_level_requests(pod).items():
+        if is_pod_level_resource(name):
+            total[name] = quantity.milli_value()
+    for name, quantity in pod.spec.overhead.items():
+        total[name] = total.get(name, 0) + quantity.milli_value()
     return total
 
 
-def _non_zero(container: Container) -> tuple[int, int]:
+def pod_requests(pod: Pod) -> dict[str, int]:
+    """Effective requests in milli-units, as kube-scheduler's NodeResourcesFit counts
+    them: app containers and sidecars summed, at least the largest init-container
+    phase, pod-level requests over the containers', plus overhead."""
+    return _with_pod_level_and_overhead(pod, aggregate_requests(pod, _container_requests))
+
+
+def _non_zero(container: Container) -> dict[str, int]:
     req = _container_requests(container)
-    return req.get(CPU, DEFAULT_MILLI_CPU), req.get(MEMORY, DEFAULT_MEMORY_MILLI)
+    return {CPU: req.get(CPU, DEFAULT_MILLI_CPU), MEMORY: req.get(MEMORY, DEFAULT_MEMORY_MILLI)}
 
 
 def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
     """(cpu, memory) in milli-units as scoring sees them: a container that requests no
     cpu or memory counts with kube-scheduler's defaults (100m, 200Mi), so empty pods
-    still spread."""
-    cpu = mem = 0
-    for c in pod.spec.containers:
-        c_cpu, c_mem = _non_zero(c)
-        cpu += c_cpu
-        mem += c_mem
-    for c in pod.spec.init_containers:
-        c_cpu, c_mem = _non_zero(c)
-        cpu, mem = max(cpu, c_cpu), max(mem, c_mem)
-    return cpu, mem
+    still spread; summed as ``pod_requests`` sums (NonMissingContainerRequests)."""
+    total = _with_pod_level_and_overhead(pod, aggregate_requests(pod, _non_zero))
+    return total.get(CPU, 0), total.get(MEMORY, 0)
 
 
 def raw_spec_field(obj: KubeObject, name: str) -> Any:

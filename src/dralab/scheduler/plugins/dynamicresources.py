@@ -16,7 +16,10 @@ Follows kube-scheduler's plugin (pkg/scheduler/framework/plugins/dynamicresource
 * Score: upstream's prioritized-list score plus the ``DevicePolicy`` score.
 * Reserve: writes allocation and ``reservedFor`` into the cluster (so the next
   pod sees the devices in use); Unreserve takes it back, idempotently.
-* PreBind: records the extended-resource claim in the pod status.
+* PreBind: stamps the claims reserved for the pod with
+  ``status.allocation.allocationTimestamp`` (DRADeviceBindingConditions and
+  DRAResourceClaimDeviceStatus, both on by default) and records the
+  extended-resource claim in the pod status.
 * PreFilterExtensions, only with the ``DRAPreemption`` gate (alpha, off by
   default; KEP-5690): preemption may remove victims; their claims' devices are
   freed in a what-if allocated state used by that cycle's Filter. Without the
