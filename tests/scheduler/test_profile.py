@@ -172,3 +172,32 @@ def test_config_errors_name_the_field(doc: dict[str, Any], message: str) -> None
     assert str(info.value) == message
     assert isinstance(info.value, InputError)
     assert "\n" not in str(info.value)
+
+
+def test_queue_backoff_comes_from_the_configuration() -> None:
+    # kube-scheduler v1.36.2 pkg/scheduler/apis/config/v1/defaults.go (1 s and 10 s) and
+    # validation.go ValidateKubeSchedulerConfiguration; the queue doubles the back-off
+    # per attempt up to the maximum (backend/queue calculateBackoffDuration).
+    from dralab.scheduler import Scheduler
+    from dralab.scheduler.queue import QueuedPod
+
+    assert (parse_config(None).pod_initial_backoff_seconds,
+            parse_config(None).pod_max_backoff_seconds) == (1, 10)
+    doc = config(podInitialBackoffSeconds=5, podMaxBackoffSeconds=12)
+    scheduler = Scheduler.build(ClusterState(), doc)
+    assert scheduler.queue.backoff == (5.0, 12.0)
+    queued = QueuedPod(None, 0, 0, backoff=scheduler.queue.backoff)  # type: ignore[arg-type]
+    expiries = []
+    for attempts in (1, 2, 3):
+        queued.attempts, queued.failed_at = attempts, 100.0
+        expiries.append(queued.backoff_expiry())
+    assert expiries == [105.0, 110.0, 112.0]
+    for top, message in (
+            ({"podInitialBackoffSeconds": 0},
+             "podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"),
+            ({"podInitialBackoffSeconds": 3, "podMaxBackoffSeconds": 2},
+             "podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to "
+             "PodInitialBackoffSeconds")):
+        with pytest.raises(ConfigError) as info:
+            parse_config(config(**top))
+        assert str(info.value) == message

@@ -109,6 +109,9 @@ class ProfileConfig:
 class SchedulerConfig:
     profiles: tuple[ProfileConfig, ...] = (ProfileConfig(),)
     percentage_of_nodes_to_score: int | None = None
+    # The scheduling queue's back-off after a failed attempt (upstream's defaults).
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
 
 
 def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
@@ -252,8 +255,32 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
             raise _error(f"{profile.path}.schedulerName", ErrorType.DUPLICATE,
                          profile.scheduler_name)
         seen.add(profile.scheduler_name)
+    initial, longest = _backoff(data)
     return SchedulerConfig(tuple(profiles), _percentage(data.get("percentageOfNodesToScore"),
-                                                        "percentageOfNodesToScore"))
+                                                        "percentageOfNodesToScore"),
+                           initial, longest)
+
+
+def _seconds(value: Any, path: str, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(path, ErrorType.TYPE_INVALID, value, "must be an integer")
+    return value
+
+
+def _backoff(data: Mapping[str, Any]) -> tuple[int, int]:
+    """podInitialBackoffSeconds (default 1) and podMaxBackoffSeconds (default 10), checked
+    as kube-scheduler's ValidateKubeSchedulerConfiguration checks them."""
+    initial = _seconds(data.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", 1)
+    longest = _seconds(data.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", 10)
+    if initial <= 0:
+        raise _error("podInitialBackoffSeconds", ErrorType.INVALID, initial,
+                     "must be greater than 0")
+    if longest < initial:
+        raise _error("podMaxBackoffSeconds", ErrorType.INVALID, longest,
+                     "must be greater than or equal to PodInitialBackoffSeconds")
+    return initial, longest
 
 
 # --- merging and building -----------------------------------------------------------

@@ -92,15 +92,18 @@ class QueuedPod:
     def key(self) -> str:
         return self.info.key
 
+    # (podInitialBackoffSeconds, podMaxBackoffSeconds) of the queue that holds the pod.
+    backoff: tuple[float, float] = (INITIAL_BACKOFF, MAX_BACKOFF)
+
     def backoff_expiry(self) -> float:
         if self.attempts == 0:
             return -math.inf
-        duration = INITIAL_BACKOFF
+        duration, longest = self.backoff
         for _ in range(1, self.attempts):
             duration *= 2
-            if duration >= MAX_BACKOFF:
-                return self.failed_at + MAX_BACKOFF
-        return self.failed_at + duration
+            if duration >= longest:
+                return self.failed_at + longest
+        return self.failed_at + min(duration, longest)
 
 
 @dataclass(slots=True, eq=False)
@@ -120,7 +123,9 @@ class _Unit:
 class SchedulingQueue:
     """Pods waiting to be scheduled. Not thread-safe; owned by one Scheduler."""
 
-    def __init__(self, sort: QueueSortPlugin) -> None:
+    def __init__(self, sort: QueueSortPlugin, initial_backoff: float = INITIAL_BACKOFF,
+                 max_backoff: float = MAX_BACKOFF) -> None:
+        self.backoff = (initial_backoff, max_backoff)
         self._key: Callable[[PodInfo], Any]
         if isinstance(sort, SortKey):
             self._key = sort.sort_key
@@ -160,7 +165,8 @@ class SchedulingQueue:
         queued = self.pods.get(pod.key)
         if queued is None:
             self._counter += 1
-            queued = QueuedPod(pod, self._key(pod), self._counter, equivalence)
+            queued = QueuedPod(pod, self._key(pod), self._counter, equivalence,
+                               backoff=self.backoff)
             self.pods[pod.key] = queued
         else:
             queued.info = pod

@@ -39,7 +39,7 @@ from .hints import EnqueueExtensions, EventHint, HintFn
 from .plugins.gangscheduling import NAME as GANG_SCHEDULING
 from .plugins.gangscheduling import group_unplaceable
 from .podgroups import GroupIndex, group_key
-from .queue import QueuedPod, SchedulingQueue
+from .queue import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, SchedulingQueue
 from .result import (
     REASON_NO_PROFILE,
     REASON_NOT_READY,
@@ -93,14 +93,16 @@ class Scheduler:
     before its outcome is applied (victims are still on their nodes). ``clock``
     gives the time in seconds (default: a ``StillClock``). Callbacks for a caller
     that follows pods (the simulator): ``on_placed(pod, node)``,
-    ``on_failed(pod, attempt)``, ``on_evicted(victim, preemptor)``.
+    ``on_failed(pod, attempt)``, ``on_evicted(victim, preemptor)``. ``backoff``:
+    (podInitialBackoffSeconds, podMaxBackoffSeconds) of the scheduling queue.
     Use ``Scheduler.build`` or ``dralab.scheduler.schedule`` to construct from a config.
     """
 
     def __init__(self, cluster: ClusterState, frameworks: Mapping[str, Framework],
                  rng: random.Random, percentage_of_nodes_to_score: int | None = None,
                  observe: Callable[[Attempt], None] | None = None,
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None,
+                 backoff: tuple[float, float] = (INITIAL_BACKOFF, MAX_BACKOFF)) -> None:
         if not frameworks:
             raise ValueError("at least one profile is needed")
         first = next(iter(frameworks.values()))
@@ -118,7 +120,7 @@ class Scheduler:
         # What the run writes into objects is stamped with the snapshot's moment plus
         # this clock's seconds.
         cluster.clock.elapsed = self.clock
-        self.queue = SchedulingQueue(first.queue_sort)
+        self.queue = SchedulingQueue(first.queue_sort, *backoff)
         self.on_placed: Callable[[PodInfo, str], None] | None = None
         self.on_failed: Callable[[PodInfo, Attempt], None] | None = None
         self.on_evicted: Callable[[PodInfo, PodInfo], None] | None = None
@@ -155,7 +157,8 @@ class Scheduler:
         warnings: list[str] = []
         frameworks = build_frameworks(config, cluster, rng, registry, warnings)
         scheduler = cls(cluster, frameworks, rng, config.percentage_of_nodes_to_score, observe,
-                        clock)
+                        clock, (float(config.pod_initial_backoff_seconds),
+                                float(config.pod_max_backoff_seconds)))
         scheduler.warnings = tuple(warnings)
         return scheduler
 
