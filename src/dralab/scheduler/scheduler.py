@@ -52,6 +52,7 @@ from .result import (
     Unplaced,
 )
 from .runtime import Framework
+from .unmodelled import unmodelled_field_warnings
 from .waiting import WaitingPod, WaitingPods
 
 __all__ = ["MAX_ATTEMPTS", "Scheduler", "StillClock"]
@@ -278,7 +279,9 @@ class Scheduler:
         if pending is None:
             # Assumed but unbound pods wait at Permit: they hold a node already.
             pending = [p for p in self.cluster.pending_pods() if p.assumed_node is None]
-        for info in sorted(pending, key=lambda p: p.sequence):
+        pending = sorted(pending, key=lambda p: p.sequence)
+        self.warnings = (*self.warnings, *unmodelled_field_warnings(p.pod for p in pending))
+        for info in pending:
             self.enqueue(info)
         self.schedule_pending()
         clock = self.clock

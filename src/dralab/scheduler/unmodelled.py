@@ -1,0 +1,76 @@
+"""Pod fields that kube-scheduler's default profile acts on and dralab does not model.
+
+A pending pod may ask for something a default plugin dralab leaves out would
+check (InterPodAffinity, PodTopologySpread, NodePorts, VolumeBinding ...). dralab
+schedules it without that plugin, so where the real scheduler would refuse or
+prefer a node the answer may differ; the run says so, once per field, with a
+count and the first pod, instead of ignoring the field silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from dralab.api.core import Pod
+from dralab.api.keys import key_of
+
+__all__ = ["unmodelled_field_warnings"]
+
+
+def _spec(pod: Pod) -> dict[str, Any]:
+    raw = pod.raw if isinstance(pod.raw, dict) else {}
+    spec = raw.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _pod_affinity(pod: Pod) -> bool:
+    affinity = _spec(pod).get("affinity")
+    return isinstance(affinity, dict) and bool(
+        affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+
+
+def _spread(pod: Pod) -> bool:
+    return bool(_spec(pod).get("topologySpreadConstraints"))
+
+
+def _host_ports(pod: Pod) -> bool:
+    spec = _spec(pod)
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, dict) and any(
+                    isinstance(p, dict) and p.get("hostPort")
+                    for p in container.get("ports") or []):
+                return True
+    return False
+
+
+def _claimed_volumes(pod: Pod) -> bool:
+    return any(isinstance(v, dict) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
+               for v in _spec(pod).get("volumes") or [])
+
+
+# (field path as written in the message, the plugin that acts on it, test)
+_FIELDS: tuple[tuple[str, str, Callable[[Pod], bool]], ...] = (
+    ("spec.affinity.podAffinity/podAntiAffinity", "InterPodAffinity", _pod_affinity),
+    ("spec.topologySpreadConstraints", "PodTopologySpread", _spread),
+    ("spec.containers[].ports[].hostPort", "NodePorts", _host_ports),
+    ("spec.volumes[] with a PersistentVolumeClaim", "VolumeBinding", _claimed_volumes),
+)
+
+
+def unmodelled_field_warnings(pods: Iterable[Pod]) -> list[str]:
+    """One line per unmodelled field that some of ``pods`` set: how many do, the
+    first of them, and the plugin kube-scheduler would run on it."""
+    found: dict[str, list[str]] = {}
+    for pod in pods:
+        for path, _, test in _FIELDS:
+            if test(pod):
+                found.setdefault(path, []).append(key_of(pod))
+    lines = []
+    for path, plugin, _ in _FIELDS:
+        keys = found.get(path)
+        if keys:
+            lines.append(f"{len(keys)} pending pod(s) set {path} (first: {keys[0]}): "
+                         f"{plugin} is not modelled by dralab; their placement ignores it")
+    return lines
