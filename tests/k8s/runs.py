@@ -1,0 +1,101 @@
+"""Every scenario of ``scenarios.py`` run once per gate configuration, on the real control plane
+and in dralab; the scheduling and objects-written comparisons both read these runs, so the
+real components do the work once per session.
+
+A configuration is a set of ``--feature-gates`` for every component (empty: the binaries'
+defaults). dralab gets the gate values the API server reports, so that it answers for the
+server's version rather than for its own 1.37 defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from dralab.api.features import FeatureGates
+
+from .api import ApiError, Client
+from .conftest import dralab_gates_for, gates_of
+from .controlplane import ControlPlane
+from .scenario import Tracker, run_in_dralab, run_on_server
+from .scenarios import SCENARIOS
+
+__all__ = ["CONFIGS", "Config", "ScenarioRun", "runs_for"]
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    gates: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))
+
+
+# The server's defaults, and a second control plane with DRA gates turned the other way:
+# beta gates that 1.36 has on switched off (partitionable devices, consumable capacity,
+# binding conditions) and the off-by-default DeviceTaintRule API switched on. Gates that
+# dralab models as locked in 1.37 (DRAExtendedResource, DRAResourceClaimDeviceStatus) stay
+# as they are: dralab cannot describe a cluster that has them off.
+CONFIGS = (
+    Config("server-defaults"),
+    Config("dra-gates-switched", MappingProxyType({
+        "DRAPartitionableDevices": False, "DRAConsumableCapacity": False,
+        "DRADeviceBindingConditions": False, "DRADeviceTaintRules": True})),
+)
+
+
+@dataclass
+class ScenarioRun:
+    """One scenario on one configuration: the input, what the server holds afterwards and what
+    dralab printed (or why either refused the input)."""
+
+    name: str
+    namespace: str
+    objects: list[Obj]
+    stored: list[Obj] = field(default_factory=list)
+    server: list[Obj] = field(default_factory=list)
+    dralab: list[Obj] = field(default_factory=list)
+    server_error: str = ""
+    dralab_error: str = ""
+
+
+_RUNS: dict[str, list[ScenarioRun]] = {}
+
+
+def _run_one(kube: Client, gates: FeatureGates, name: str,
+             build: Callable[[str], list[Obj]]) -> ScenarioRun:
+    namespace = f"t-{uuid.uuid4().hex[:10]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    run = ScenarioRun(name, namespace, build(namespace))
+    tracker = Tracker(kube)
+    try:
+        try:
+            done = run_on_server(kube, tracker, namespace, run.objects)
+        except ApiError as err:
+            run.server_error = str(err)
+            return run
+        run.stored, run.server = done.stored, done.after
+        try:
+            run.dralab = run_in_dralab(run.stored, gates)
+        except AssertionError as err:
+            run.dralab_error = str(err)
+    finally:
+        tracker.cleanup()
+        with contextlib.suppress(ApiError):
+            kube.delete("v1", "Namespace", namespace)
+    return run
+
+
+def runs_for(config: Config, plane_with: Callable[[Mapping[str, bool]], ControlPlane],
+             client_for: Callable[[ControlPlane], Client]) -> list[ScenarioRun]:
+    """The runs of every scenario on ``config``'s control plane (made once per session)."""
+    if config.name not in _RUNS:
+        kube = client_for(plane_with(config.gates))
+        gates = dralab_gates_for(gates_of(kube))
+        _RUNS[config.name] = [_run_one(kube, gates, name, build)
+                              for name, build in SCENARIOS.items()]
+    return _RUNS[config.name]
