@@ -2,8 +2,9 @@
 API server, kube-scheduler and resourceclaim controller (v1.36.2) write when no
 kubelet runs:
 
-* pods created by the run: generation 1, phase Pending, qosClass
-  (pkg/registry/core/pod/strategy.go, podStrategy.PrepareForCreate);
+* pods and claims created by the run: creationTimestamp; pods also generation 1,
+  phase Pending, qosClass (pkg/registry/core/pod/strategy.go,
+  podStrategy.PrepareForCreate);
 * bound pods: PodScheduled=True with lastTransitionTime and no observedGeneration
   (pkg/registry/core/pod/storage/storage.go, BindingREST.setPodNodeAndMetadata);
   no nominatedNodeName (ClearingNominatedNodeNameAfterBinding, on since 1.35);
@@ -85,6 +86,7 @@ def test_bound_pod_and_its_template_claim() -> None:
     pods, claims = _run(_docs(gpus=1, pods=1))
     pod = pods["train-0"]
     assert pod["metadata"]["generation"] == 1
+    assert pod["metadata"]["creationTimestamp"] == MOMENT
     claim_name = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
     assert pod["status"] == {
         "phase": "Pending", "qosClass": "Burstable",
@@ -92,6 +94,7 @@ def test_bound_pod_and_its_template_claim() -> None:
                         "lastTransitionTime": MOMENT}],
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim_name}]}
     claim = claims[claim_name]
+    assert claim["metadata"]["creationTimestamp"] == MOMENT
     assert claim["status"]["allocation"]["allocationTimestamp"] == MOMENT
     assert claim["status"]["reservedFor"] == [
         {"resource": "pods", "name": "train-0", "uid": pod["metadata"]["uid"]}]

@@ -1,7 +1,8 @@
 """Pod status as the API server and kube-scheduler write it (no kubelet runs).
 
 * **Create** (kube-apiserver's pod strategy, PrepareForCreate, v1.36.2
-  pkg/registry/core/pod/strategy.go): ``metadata.generation`` 1, a status of
+  pkg/registry/core/pod/strategy.go): ``metadata.generation`` 1 (and the
+  creationTimestamp every created object gets), a status of
   ``phase: Pending`` and the ``qosClass`` (pkg/apis/core/helper/qos/qos.go,
   ComputePodQOS, after the v1 defaulting that copies limits into missing
   requests), and, for a pod with scheduling gates, PodScheduled=False with
@@ -192,16 +193,18 @@ def observed_generation(pod: Pod) -> int | None:
 
 
 def prepare_for_create(pod: Pod, now: str) -> Pod:
-    """``pod`` as the API server stores it on create: generation 1, phase Pending,
-    the QoS class, and PodScheduled=False (SchedulingGated) when it has scheduling
-    gates and no PodScheduled condition yet.
+    """``pod`` as the API server stores it on create: creationTimestamp ``now``,
+    generation 1, phase Pending, the QoS class, and PodScheduled=False
+    (SchedulingGated) when it has scheduling gates and no PodScheduled condition yet.
 
     Upstream also drops any status a create request carries; here a status given
     in the input (a hand-written snapshot: a nomination, conditions) is kept, and
     only what the API server always sets is filled in."""
     metadata = pod.metadata
-    if metadata.generation is None:
-        metadata = msgspec.structs.replace(metadata, generation=1)
+    if metadata.generation is None or metadata.creation_timestamp is None:
+        metadata = msgspec.structs.replace(
+            metadata, generation=metadata.generation or 1,
+            creation_timestamp=metadata.creation_timestamp or now)
     status = msgspec.structs.replace(pod.status, phase=pod.status.phase or POD_PENDING,
                                      qos_class=pod.status.qos_class or qos_class(pod))
     created = msgspec.structs.replace(pod, metadata=metadata, status=status)

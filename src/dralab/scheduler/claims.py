@@ -172,7 +172,8 @@ def _claim_from_template(cluster: ClusterState, namespace: str, template_name: s
         api_version=V1,
         kind="ResourceClaim",
         metadata=ObjectMeta(name=name, generate_name=base, namespace=namespace,
-                            uid=random_uid(rng), labels=dict(template.spec.metadata.labels),
+                            uid=random_uid(rng), creation_timestamp=cluster.clock.now(),
+                            labels=dict(template.spec.metadata.labels),
                             annotations=annotations, owner_references=[owner]),
         # Specs are immutable: the template's is shared, not copied.
         spec=template.spec.spec,

@@ -247,8 +247,10 @@ def extended_claim_base(pod_name: str) -> str:
     return (pod_name + "-extended-resources-")[:_MAX_GENERATED_BASE]
 
 
-def new_extended_claim(pod: Pod, spec: ResourceClaimSpec, name: str, uid: str) -> ResourceClaim:
-    """The special claim object for ``pod`` (owned by it, annotated), not yet allocated."""
+def new_extended_claim(pod: Pod, spec: ResourceClaimSpec, name: str, uid: str,
+                       created: str | None = None) -> ResourceClaim:
+    """The special claim object for ``pod`` (owned by it, annotated), not yet allocated;
+    ``created`` is its creationTimestamp."""
     owner = OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name or "",
                            uid=pod.metadata.uid or "", controller=True)
     return ResourceClaim(
@@ -256,6 +258,7 @@ def new_extended_claim(pod: Pod, spec: ResourceClaimSpec, name: str, uid: str) -
         kind="ResourceClaim",
         metadata=ObjectMeta(name=name, generate_name=extended_claim_base(pod.metadata.name or ""),
                             namespace=pod.metadata.namespace or "default", uid=uid,
+                            creation_timestamp=created,
                             annotations={EXTENDED_CLAIM_ANNOTATION: "true"},
                             owner_references=[owner]),
         spec=spec,

@@ -571,7 +571,7 @@ class DynamicResources:
         while object_key(namespace, name) in cluster.claims:
             name = generate_name(base, rng)
         uid = random_uid(rng)
-        claim = new_extended_claim(info, extended[1].spec, name, uid)
+        claim = new_extended_claim(info, extended[1].spec, name, uid, cluster.clock.now())
         cluster.add_claim(_allocated(claim, allocation, pod_reference(info)))
         s.extended_claim = name
         s.extended_mappings = extended[1].mappings
