@@ -274,12 +274,12 @@ def test_files_replace_cluster_objects_of_the_same_identity(live: Live, tmp_path
     assert rows["ml/extra"].split()[1] != "<none>"
     assert sum(name.startswith("ml/finetune-") for name in rows) == 2  # the cluster's Job
     assert "given twice" not in err
-    # the same objects, written as one input, read alike
-    objects = [d.data for d in read_documents([live.snapshot])
-               if not (d.data["kind"] == "Pod" and d.data["metadata"]["name"] == "pair")]
-    combined = tmp_path / "combined.yaml"
-    combined.write_text(yaml.safe_dump_all(objects) + "---\n" + WHAT_IF)
-    assert run("schedule", "-f", str(combined), "-o", "table")[:2] == (code, out)
+    # as the snapshot and the file read together: the file's pair in the cluster's place
+    offline = run("schedule", "-f", live.snapshot, "-f", str(what_if))
+    assert offline[:2] == run("schedule", "--kubeconfig", live.kubeconfig, "-f",
+                              str(what_if))[:2]
+    assert f"warning: Pod ml/pair is given twice ({live.snapshot}:5 and {what_if}:1)" \
+        in offline[2]
 
 
 def test_current_context_without_flags(live: Live, tmp_path: Path) -> None:

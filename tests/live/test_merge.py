@@ -43,6 +43,12 @@ def test_files_replace_and_are_added_after_the_cluster() -> None:
              Document("what-if.yaml", 2, _obj("v1", "Pod", "train", "ml")),
              Document("what-if.yaml", 3, _obj("v1", "Pod", "new", "ml"))]
     merged = merge_documents(cluster, files)
-    assert [d.where for d in merged] == ["cluster prod:3", "cluster prod:4", "what-if.yaml:1",
-                                         "what-if.yaml:2", "what-if.yaml:3"]
+    # in place, as kubectl apply changes an object that exists; new objects after
+    assert [d.where for d in merged] == ["what-if.yaml:1", "what-if.yaml:2", "cluster prod:3",
+                                         "cluster prod:4", "what-if.yaml:3"]
     assert merge_documents(cluster, []) == cluster
+    # a second file copy of one object stays among the files (the verb warns of both)
+    twice = [*files, Document("again.yaml", None, _obj("v1", "Pod", "train", "ml"))]
+    assert [d.where for d in merge_documents(cluster, twice)] == [
+        "what-if.yaml:1", "what-if.yaml:2", "cluster prod:3", "cluster prod:4",
+        "what-if.yaml:3", "again.yaml"]

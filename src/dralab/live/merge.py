@@ -2,8 +2,9 @@
 
 ``dralab schedule --context prod -f new-job.yaml`` asks "what if these objects were
 applied": an object of the files with the same API group, kind, namespace and name as
-one of the cluster's stands in for it (any version of the group: ``v1beta2`` and ``v1``
-of a kind are one object); every other file object is added after the cluster's.
+one of the cluster's stands in for it, in its place (any version of the group:
+``v1beta2`` and ``v1`` of a kind are one object); every other file object is added
+after the cluster's.
 """
 
 from __future__ import annotations
@@ -38,7 +39,27 @@ def object_identity(data: Any) -> ObjectIdentity | None:
 
 
 def merge_documents(cluster: Sequence[Document], files: Sequence[Document]) -> list[Document]:
-    """The cluster's documents without those a file object replaces, then the files'."""
-    replaced = {key for doc in files if (key := object_identity(doc.data)) is not None}
-    kept = [doc for doc in cluster if object_identity(doc.data) not in replaced]
-    return [*kept, *files]
+    """The cluster's documents, each replaced in its place by the first file object of the
+    same identity, then the files' other objects in their order.
+
+    In place, as ``kubectl apply`` changes an object that exists (and as dralab reads an
+    object given twice: the later copy in the first copy's place), so that reading a
+    cluster with files equals reading ``dralab snapshot``'s file followed by the files.
+    A second file object of one identity stays among the files: the verb names both.
+    """
+    first: dict[ObjectIdentity, int] = {}
+    for index, doc in enumerate(files):
+        key = object_identity(doc.data)
+        if key is not None:
+            first.setdefault(key, index)
+    used: set[int] = set()
+    merged: list[Document] = []
+    for doc in cluster:
+        key = object_identity(doc.data)
+        replacement = first.get(key) if key is not None else None
+        if replacement is None or replacement in used:
+            merged.append(doc)
+        else:
+            used.add(replacement)
+            merged.append(files[replacement])
+    return [*merged, *(doc for n, doc in enumerate(files) if n not in used)]
