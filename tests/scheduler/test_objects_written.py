@@ -12,7 +12,8 @@ kubelet runs:
   lastTransitionTime and observedGeneration (pkg/scheduler/schedule_one.go,
   handleSchedulingFailure; PodObservedGenerationTracking is locked on since 1.35);
 * preemption victims: DisruptionTarget with observedGeneration
-  (pkg/scheduler/framework/preemption/executor.go);
+  (pkg/scheduler/framework/preemption/executor.go), then a graceful delete
+  (deletionTimestamp = now + grace period, generation + 1);
 * claims: status.allocation.allocationTimestamp with DRADeviceBindingConditions and
   DRAResourceClaimDeviceStatus on, their default
   (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go, bindClaim);
@@ -164,11 +165,17 @@ def test_preemption_victim_gets_disruption_target() -> None:
                  "metadata": {"name": "high", "namespace": NS},
                  "spec": {"priority": 100,
                           "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}})
+    docs[-2]["spec"]["terminationGracePeriodSeconds"] = 45
     pods, _ = _run(docs)
-    assert pods["low"]["status"]["conditions"] == [{
+    low = pods["low"]
+    assert low["status"]["conditions"] == [{
         "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
         "message": "default-scheduler: preempting to accommodate a higher priority pod",
         "lastTransitionTime": MOMENT, "observedGeneration": 3}]
+    # Then deleted gracefully (apiserver rest.BeforeDelete): terminating, its grace period
+    # after now, the generation raised. Seen so on kube-apiserver v1.36.2 (default 30 s).
+    assert (low["metadata"]["deletionTimestamp"], low["metadata"]["deletionGracePeriodSeconds"],
+            low["metadata"]["generation"]) == ("2026-11-20T08:05:45Z", 45, 4)
 
 
 def test_generated_uids_are_unique_and_deterministic() -> None:

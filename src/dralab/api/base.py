@@ -50,6 +50,7 @@ class ObjectMeta(Spec, frozen=True):
     generation: int | None = None
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
     owner_references: list[OwnerReference] = []

@@ -35,6 +35,7 @@ from .events import (
 from .listers import DRALister, NodeLister, PodLister, SharedLister
 from .nodetable import NodeTable, pick
 from .podstatus import (
+    delete_gracefully,
     observed_generation,
     prepare_for_create,
     qos_class,
@@ -91,6 +92,7 @@ __all__ = [
     "TaintRulesChanged",
     "TemplateChanged",
     "api_time",
+    "delete_gracefully",
     "observed_generation",
     "pick",
     "pod_non_zero_requests",

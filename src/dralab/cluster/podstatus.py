@@ -29,6 +29,8 @@ import msgspec
 from dralab.api.core import Container, Pod, PodCondition
 from dralab.api.quantity import Quantity
 
+from .apitime import api_time
+
 __all__ = [
     "BEST_EFFORT",
     "BURSTABLE",
@@ -36,6 +38,7 @@ __all__ = [
     "POD_PENDING",
     "SCHEDULING_GATED_MESSAGE",
     "aggregate_requests",
+    "delete_gracefully",
     "is_pod_level_resource",
     "observed_generation",
     "pod_level_requests",
@@ -214,3 +217,23 @@ def prepare_for_create(pod: Pod, now: str) -> Pod:
             type=POD_SCHEDULED, status="False", reason=SCHEDULING_GATED,
             message=SCHEDULING_GATED_MESSAGE), now)
     return created
+
+
+# spec.terminationGracePeriodSeconds when the pod does not set it (v1 defaults).
+DEFAULT_GRACE_PERIOD = 30
+
+
+def delete_gracefully(pod: Pod, now: float) -> Pod:
+    """``pod`` as a delete without options leaves it (apiserver rest.BeforeDelete, the
+    pod strategy's CheckGracefulDelete): a pod on a node gets deletionTimestamp
+    ``now`` plus its grace period (spec.terminationGracePeriodSeconds, default 30),
+    deletionGracePeriodSeconds, and its generation raised by one."""
+    raw = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
+    grace = raw.get("terminationGracePeriodSeconds") if isinstance(raw, dict) else None
+    if isinstance(grace, bool) or not isinstance(grace, int) or grace < 0:
+        grace = DEFAULT_GRACE_PERIOD
+    metadata = msgspec.structs.replace(
+        pod.metadata, deletion_timestamp=api_time(now + grace),
+        deletion_grace_period_seconds=grace,
+        generation=pod.metadata.generation + 1 if pod.metadata.generation else None)
+    return msgspec.structs.replace(pod, metadata=metadata)

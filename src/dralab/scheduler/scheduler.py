@@ -32,7 +32,13 @@ from dralab.cluster import events as cluster_events
 from dralab.cluster.events import ClaimChanged, ClusterEvent
 
 from .claims import delete_pod
-from .cluster import ClusterState, PodInfo, observed_generation, update_condition
+from .cluster import (
+    ClusterState,
+    PodInfo,
+    delete_gracefully,
+    observed_generation,
+    update_condition,
+)
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
@@ -502,12 +508,14 @@ class Scheduler:
         if info is None:
             return None
         node = info.assumed_node or info.pod.spec.node_name or ""
-        # v1.36.2 preemption/executor.go: the condition is patched before the delete.
-        info.pod = update_condition(info.pod, PodCondition(
+        # v1.36.2 preemption/executor.go: the condition is patched, then the pod is
+        # deleted (gracefully: it stays, terminating, until its kubelet is done).
+        clock = self.cluster.clock
+        info.pod = delete_gracefully(update_condition(info.pod, PodCondition(
             type="DisruptionTarget", status="True", reason="PreemptionByScheduler",
             message=f"{framework.profile_name}: preempting to accommodate a higher "
                     "priority pod", observed_generation=observed_generation(info.pod)),
-            self.cluster.clock.now())
+            clock.now()), clock.seconds())
         self._evicted[key] = info
         if self.on_evicted is not None:
             self.on_evicted(info, preemptor)
