@@ -89,3 +89,27 @@ def test_a_server_certificate_of_another_ca(https: tuple[FakeCluster, str], pki:
     assert result.exit_code == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("error: TLS failure talking to https://127.0.0.1:")
+
+
+def test_in_cluster_service_account(https: tuple[FakeCluster, str], pki: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a pod, without any kubeconfig: the service account's token, CA and namespace
+    (kubectl's in-cluster config), the namespace being the default of a bare NAME."""
+    _, url = https
+    account = tmp_path / "serviceaccount"
+    account.mkdir()
+    (account / "token").write_text("good")
+    (account / "namespace").write_text("ml")
+    shutil.copy(pki / "ca.crt", account / "ca.crt")
+    monkeypatch.setattr("dralab.live.config.SERVICE_ACCOUNT_DIR", account)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", url.rsplit(":", 1)[1])
+    result = CliRunner().invoke(cli, ["explain", "pod", "pair"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Pod ml/pair: scheduled on h100-node-01\n")
+    result = CliRunner().invoke(cli, ["explain", "pod", "pair", "--context", "other"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("error: --context other: no kubeconfig file to find it in "
+                             "(in-cluster config has one context)\n")
