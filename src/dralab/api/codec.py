@@ -319,6 +319,11 @@ def encode(obj: KubeObject) -> dict[str, Any]:
     typed.pop("__raw__", None)
     typed["apiVersion"] = obj.api_version or type(obj).API_VERSION
     typed["kind"] = obj.kind or type(obj).KIND
+    if isinstance(obj, ResourceClaim):
+        # Go encodes the claim's status struct even when empty: the API server returns a
+        # claim nobody allocated yet with ``status: {}`` (k8s.io/api resource/v1 types.go,
+        # ``Status ResourceClaimStatus `json:"status,omitempty"```; omitempty keeps structs).
+        typed.setdefault("status", {})
     if obj.raw is None:
         head = {"apiVersion": typed.pop("apiVersion"), "kind": typed.pop("kind")}
         return head | typed
