@@ -30,7 +30,8 @@ from dralab.validation import validate_documents
 
 from .api import ApiError, Client
 
-__all__ = ["Observed", "ServerRun", "Tracker", "observe", "run_in_dralab", "run_on_server"]
+__all__ = ["Observed", "ServerRun", "Tracker", "claim_key", "observe", "run_in_dralab",
+           "run_on_server"]
 
 Obj = dict[str, Any]
 # Bounds a hang of the real scheduler; it measures nothing (the CPU budget is checked apart).
@@ -214,7 +215,7 @@ class Observed:
                    f"reservedFor={list(self.reserved.get(claim, ()))}")
 
 
-def _claim_key(claim: Obj) -> str:
+def claim_key(claim: Obj) -> str:
     """Generated claims have random suffixes on the server (and seeded ones in dralab): name
     them by owner pod and pod claim name instead (the scheduler's extended-resource claim by
     its owner), as the pod's status does."""
@@ -245,7 +246,7 @@ def observe(objects: Iterable[Obj]) -> Observed:
         elif kind == "ResourceClaim":
             status = obj.get("status") or {}
             results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
-            key = _claim_key(obj)
+            key = claim_key(obj)
             devices[key] = tuple(sorted((r["request"], r["driver"], r["pool"], r["device"])
                                         for r in results))
             reserved[key] = tuple(sorted(r.get("name", "") for r in
