@@ -224,3 +224,18 @@ def test_unmodelled_pod_fields_are_named_not_ignored() -> None:
         "1 pending pod(s) set spec.topologySpreadConstraints (first: ml/web-1): "
         "PodTopologySpread is not modelled by dralab; their placement ignores it")
     assert schedule([decode(d) for d in _docs()]).warnings == ()
+
+
+def test_a_gated_pod_gets_its_claims_from_the_controller() -> None:
+    # The resourceclaim controller creates claims from templates for every pod, gates or
+    # not (v1.36.2 pkg/controller/resourceclaim/controller.go, syncPod); the pod stays
+    # SchedulingGated as the API server set it at create.
+    docs = _docs(gpus=1, pods=1)
+    docs[-1]["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    pods, claims = _run(docs)
+    status = pods["train-0"]["status"]
+    (entry,) = status["resourceClaimStatuses"]
+    assert entry["name"] == "gpu" and entry["resourceClaimName"] in claims
+    assert "allocation" not in claims[entry["resourceClaimName"]].get("status", {})
+    assert [(c["reason"], c["lastTransitionTime"]) for c in status["conditions"]] == [
+        ("SchedulingGated", MOMENT)]

@@ -31,7 +31,7 @@ from dralab.api.features import Gate
 from dralab.cluster import events as cluster_events
 from dralab.cluster.events import ClaimChanged, ClusterEvent
 
-from .claims import delete_pod
+from .claims import delete_pod, ensure_pod_claims
 from .cluster import (
     ClusterState,
     PodInfo,
@@ -42,6 +42,7 @@ from .cluster import (
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
+from .plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from .plugins.gangscheduling import NAME as GANG_SCHEDULING
 from .plugins.gangscheduling import group_unplaceable
 from .podgroups import GroupIndex, group_key
@@ -522,7 +523,19 @@ class Scheduler:
         return Evicted(info.pod, node, preemptor.key)
 
     # --- the result ---------------------------------------------------------------------
+    def _claims_of_waiting_pods(self) -> None:
+        """The resourceclaim controller creates a pod's claims from templates whatever
+        the scheduler thinks of the pod (v1.36.2 pkg/controller/resourceclaim,
+        syncPod): pods kept out of the queue before DynamicResources' PreEnqueue ran
+        (scheduling gates) and pods of no profile get theirs too."""
+        held = [info for info, status in self.queue.gated.values()
+                if status.plugin != DYNAMIC_RESOURCES]
+        for info in sorted([*held, *self._no_profile], key=lambda p: p.sequence):
+            if self.cluster.pods.get(info.key) is info:
+                ensure_pod_claims(self.cluster, info, self.cycle.rng)
+
     def _result(self) -> ScheduleResult:
+        self._claims_of_waiting_pods()
         left: list[tuple[int, Unplaced]] = []
         for pod, status in self.queue.gated.values():
             # Only spec.schedulingGates get the API server's SchedulingGated wording;
