@@ -201,3 +201,17 @@ def test_queue_backoff_comes_from_the_configuration() -> None:
         with pytest.raises(ConfigError) as info:
             parse_config(config(**top))
         assert str(info.value) == message
+
+
+def test_dynamic_resources_args_are_checked() -> None:
+    # DynamicResourcesArgs (v1.36.2 pkg/scheduler/apis/config/types_pluginargs.go) has
+    # filterTimeout and bindingTimeout: accepted. A field nobody defines is refused, as
+    # kube-scheduler's strict decoding refuses it, instead of being ignored.
+    args = {"filterTimeout": "10s", "bindingTimeout": "600s", "devicePolicy": "first-fit"}
+    doc = config({"pluginConfig": [{"name": "DynamicResources", "args": args}]})
+    assert "DynamicResources" in frameworks(doc)["default-scheduler"].plugins
+    typo = {"devicePolicyy": "pack"}
+    doc = config({"pluginConfig": [{"name": "DynamicResources", "args": typo}]})
+    with pytest.raises(ConfigError) as info:
+        frameworks(doc)
+    assert str(info.value) == "profiles[0].pluginConfig[0].args.devicePolicyy: unknown field"

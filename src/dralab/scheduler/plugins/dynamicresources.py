@@ -114,6 +114,12 @@ _SUCCESS = Status.success()
 DRA_PREEMPTION = Gate.DRA_PREEMPTION.value
 
 
+# dralab's own args, and DynamicResourcesArgs' fields (accepted; filterTimeout and
+# bindingTimeout are wall-clock limits a run without a wall clock does not apply).
+_ARGS = frozenset({"devicePolicy", "device_policy", "maxSteps", "max_steps", "explain",
+                   "apiVersion", "kind", "filterTimeout", "bindingTimeout"})
+
+
 def _arg(args: Mapping[str, Any], camel: str, snake: str, default: Any) -> Any:
     return args.get(camel, args.get(snake, default))
 
@@ -129,6 +135,9 @@ class DynamicResources:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.handle = handle
+        unknown = sorted(set(args) - _ARGS)
+        if unknown:
+            raise PluginArgsError(unknown[0], "unknown field")
         policy = _arg(args, "devicePolicy", "device_policy", "first-fit")
         if isinstance(policy, str):
             try:
