@@ -215,3 +215,15 @@ def test_dynamic_resources_args_are_checked() -> None:
     with pytest.raises(ConfigError) as info:
         frameworks(doc)
     assert str(info.value) == "profiles[0].pluginConfig[0].args.devicePolicyy: unknown field"
+
+
+@pytest.mark.parametrize("plugin", ["DefaultPreemption", "NodeResourcesFit",
+                                    "NodeResourcesBalancedAllocation", "NodeAffinity"])
+def test_unknown_args_of_upstream_plugins_are_refused(plugin: str) -> None:
+    # Strict decoding of the plugin's Args type (kube-scheduler config/v1
+    # types_pluginargs.go): a misspelt field is an error, not a silent default.
+    doc = config({"pluginConfig": [{"name": plugin, "args": {"kind": plugin + "Args",
+                                                              "bogus": 1}}]})
+    with pytest.raises(ConfigError) as info:
+        frameworks(doc)
+    assert str(info.value) == "profiles[0].pluginConfig[0].args.bogus: unknown field"

@@ -59,6 +59,17 @@ UNMODELLED_PLUGINS = frozenset({
     "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
     "InterPodAffinity", "ImageLocality", "TopologyAwareWorkloadScheduling",
 })
+# The fields of the in-tree plugins' args (kube-scheduler config/v1 types_pluginargs.go,
+# v1.36.2): kube-scheduler decodes them strictly, so any other field is an error.
+_TYPE_META = frozenset({"apiVersion", "kind"})
+_ARGS_FIELDS: dict[str, frozenset[str]] = {
+    "DefaultPreemption": _TYPE_META | {"minCandidateNodesPercentage",
+                                       "minCandidateNodesAbsolute"},
+    "NodeResourcesFit": _TYPE_META | {"ignoredResources", "ignoredResourceGroups",
+                                      "scoringStrategy"},
+    "NodeResourcesBalancedAllocation": _TYPE_META | {"resources"},
+    "NodeAffinity": _TYPE_META | {"addedAffinity"},
+}
 _TOP_LEVEL = frozenset({
     "apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism",
     "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
@@ -412,6 +423,11 @@ def build_framework(profile: ProfileConfig, cluster: ClusterState, rng: random.R
             path = f"{profile.path}.{mention}" if mention else f"{profile.path}.plugins"
             raise _error(path, ErrorType.INVALID, name, "plugin does not exist")
         args = profile.plugin_args.get(name, {})
+        fields = _ARGS_FIELDS.get(name)
+        if fields is not None and (unknown := sorted(set(args) - fields)):
+            index = profile.args_index.get(name)
+            raise ConfigError(f"{profile.path}.pluginConfig[{index}].args.{unknown[0]}: "
+                              "unknown field")
         try:
             instances[name] = factory(args, handle)
         except PluginArgsError as exc:
