@@ -73,8 +73,11 @@ class Evicted:
 @dataclass(frozen=True, slots=True)
 class ScheduleResult:
     """The outcome of ``Scheduler.run``. ``pods`` is every pod of the run in arrival
-    order, in its final form (bound, pending with a PodScheduled=False condition, or
-    evicted with a DisruptionTarget condition)."""
+    order, in its final form, as the API server would hold it without kubelets:
+    created pods with phase Pending and their qosClass; bound with PodScheduled=True,
+    pending with PodScheduled=False (reason, message, observedGeneration), evicted
+    with DisruptionTarget and a graceful deletion's deletionTimestamp. Times are the
+    cluster's clock (``ClusterState.clock``)."""
 
     placed: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
