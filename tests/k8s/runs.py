@@ -21,10 +21,10 @@ from dralab.api.features import FeatureGates
 from .api import ApiError, Client
 from .conftest import dralab_gates_for, gates_of
 from .controlplane import ControlPlane
-from .scenario import Tracker, run_in_dralab, run_on_server
+from .scenario import Observed, Tracker, observe, run_in_dralab, run_on_server
 from .scenarios import SCENARIOS
 
-__all__ = ["CONFIGS", "Config", "ScenarioRun", "runs_for"]
+__all__ = ["CONFIGS", "Config", "ScenarioRun", "runs_for", "scheduling_differences"]
 
 Obj = dict[str, Any]
 
@@ -99,3 +99,26 @@ def runs_for(config: Config, plane_with: Callable[[Mapping[str, bool]], ControlP
         _RUNS[config.name] = [_run_one(kube, gates, name, build)
                               for name, build in SCENARIOS.items()]
     return _RUNS[config.name]
+
+
+def scheduling_differences(run: ScenarioRun) -> list[str]:
+    """What differs in placements, devices, reservations, pending messages and events."""
+    if run.server_error:
+        return [f"the API server refused the scenario: {run.server_error}"]
+    if run.dralab_error:
+        return [f"dralab refused the objects the server stored: {run.dralab_error}"]
+    server, dralab = observe(run.server), observe(run.dralab)
+    out = _diff_lines(server, dralab)
+    for pod, message in sorted(server.events.items()):
+        mine = dralab.messages.get(pod, "").partition(": ")[2]
+        if message != mine:
+            out.append(f"FailedScheduling event of {pod}: server {message!r}, dralab {mine!r}")
+    for pod in sorted(set(dralab.messages) - set(server.events)):
+        out.append(f"{pod}: dralab reports it pending, the server has no FailedScheduling event")
+    return out
+
+
+def _diff_lines(server: Observed, dralab: Observed) -> list[str]:
+    theirs, mine = list(server.lines()), list(dralab.lines())
+    return ([f"server only: {line}" for line in theirs if line not in mine]
+            + [f"dralab only: {line}" for line in mine if line not in theirs])

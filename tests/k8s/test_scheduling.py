@@ -16,8 +16,8 @@ import pytest
 
 from .api import Client
 from .controlplane import ControlPlane
-from .runs import CONFIGS, Config, ScenarioRun, runs_for
-from .scenario import Observed, observe
+from .runs import CONFIGS, Config, runs_for, scheduling_differences
+from .scenario import observe
 
 # Differences accepted with their reason, by (configuration, scenario). Empty: none left.
 KNOWN: dict[tuple[str, str], str] = {
@@ -29,34 +29,12 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 
 
-def _differences(run: ScenarioRun) -> list[str]:
-    if run.server_error:
-        return [f"the API server refused the scenario: {run.server_error}"]
-    if run.dralab_error:
-        return [f"dralab refused the objects the server stored: {run.dralab_error}"]
-    server, dralab = observe(run.server), observe(run.dralab)
-    out = _diff_lines(server, dralab)
-    for pod, message in sorted(server.events.items()):
-        mine = dralab.messages.get(pod, "").partition(": ")[2]
-        if message != mine:
-            out.append(f"FailedScheduling event of {pod}: server {message!r}, dralab {mine!r}")
-    for pod in sorted(set(dralab.messages) - set(server.events)):
-        out.append(f"{pod}: dralab reports it pending, the server has no FailedScheduling event")
-    return out
-
-
-def _diff_lines(server: Observed, dralab: Observed) -> list[str]:
-    theirs, mine = list(server.lines()), list(dralab.lines())
-    return ([f"server only: {line}" for line in theirs if line not in mine]
-            + [f"dralab only: {line}" for line in mine if line not in theirs])
-
-
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
 def test_scheduling_agrees_with_kube_scheduler(
         config: Config, control_plane_with: Callable[[Mapping[str, bool]], ControlPlane],
         client_for: Callable[[ControlPlane], Client]) -> None:
     runs = runs_for(config, control_plane_with, client_for)
-    differing = {run.name: diff for run in runs if (diff := _differences(run))}
+    differing = {run.name: diff for run in runs if (diff := scheduling_differences(run))}
     pods = sum(len(observe(run.server).nodes) for run in runs)
     print(f"\nscheduling conformance [{config.name}]: {len(runs)} scenarios, {pods} pods "
           f"compared, {len(runs) - len(differing)} agree, {len(differing)} differ")
