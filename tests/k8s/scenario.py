@@ -110,8 +110,11 @@ class ServerRun:
 
 
 def run_on_server(kube: Client, tracker: Tracker, namespace: str,
-                  objects: Iterable[Obj]) -> ServerRun:
-    """Create ``objects`` (namespaced ones in ``namespace``) and let the real components act."""
+                  objects: Iterable[Obj], *, wait_for_scheduler: bool = True) -> ServerRun:
+    """Create ``objects`` (namespaced ones in ``namespace``) and let the real components act.
+
+    ``wait_for_scheduler=False`` is for pods no running scheduler serves (their
+    ``schedulerName``): they are created without waiting for a verdict."""
     objects = [copy.deepcopy(o) for o in objects]
     stored: list[Obj] = []
     for obj in objects:
@@ -138,6 +141,8 @@ def run_on_server(kube: Client, tracker: Tracker, namespace: str,
     for pod in pods:
         name = pod["metadata"]["name"]
         stored.append(kube.create(pod, namespace))
+        if not wait_for_scheduler:
+            continue
         _wait(f"pod {namespace}/{name} to be scheduled or found unschedulable",
               functools.partial(_pod_settled, kube, name, namespace))
     # A bound pod's claims were allocated and reserved in PreBind, before the binding: nothing
