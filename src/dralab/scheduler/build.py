@@ -6,7 +6,8 @@
    would make it (``names``): Nodes, slices, claims, templates, workloads, pods.
 3. Nodes, PriorityClasses, DeviceClasses, ResourceSlices, DeviceTaintRules,
    ResourceClaims (allocated ones keep their devices and reservedFor),
-   ResourceClaimTemplates and PodGroups (with a namespace and a UID) go into the state.
+   ResourceClaimTemplates and PodGroups (with a namespace and a UID) go into the state;
+   claims and templates with the API server's defaults (``api.resourcedefaults``).
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``controllers``). Pods get namespace "default" when they
@@ -40,6 +41,7 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from dralab.api.resourcedefaults import default_claim_spec
 from dralab.api.scheduling import PodGroup
 
 from .claims import release_pod_claims
@@ -59,6 +61,23 @@ def _with_namespace(claim: ResourceClaim) -> ResourceClaim:
         return claim
     meta = msgspec.structs.replace(claim.metadata, namespace="default")
     return msgspec.structs.replace(claim, metadata=meta)
+
+
+def _with_api_defaults(claim: ResourceClaim) -> ResourceClaim:
+    # A claim written by hand lacks what kube-apiserver fills in on create (allocationMode,
+    # count, toleration operators); the claims a run writes read as the cluster stores them.
+    spec = default_claim_spec(claim.spec)
+    return claim if spec is claim.spec else msgspec.structs.replace(claim, spec=spec)
+
+
+def _template_with_api_defaults(template: ResourceClaimTemplate) -> ResourceClaimTemplate:
+    # The API server defaults a template's claim spec too, and the resourceclaim controller
+    # copies the stored spec into the claims it makes.
+    spec = default_claim_spec(template.spec.spec)
+    if spec is template.spec.spec:
+        return template
+    return msgspec.structs.replace(template, spec=msgspec.structs.replace(template.spec,
+                                                                          spec=spec))
 
 
 def _normalise_pod(pod: Pod, names: NameGenerator, now: str) -> Pod:
@@ -116,9 +135,9 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         elif isinstance(obj, DeviceTaintRule):
             cluster.add_taint_rule(obj)
         elif isinstance(obj, ResourceClaim):
-            cluster.add_claim(_with_namespace(obj))
+            cluster.add_claim(_with_namespace(_with_api_defaults(obj)))
         elif isinstance(obj, ResourceClaimTemplate):
-            cluster.add_template(obj)
+            cluster.add_template(_template_with_api_defaults(obj))
         elif isinstance(obj, PodGroup):
             cluster.add_pod_group(_normalise_pod_group(obj, names))
 
