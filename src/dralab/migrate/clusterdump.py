@@ -21,7 +21,8 @@ from dralab.api.quantity import QuantityError, parse_quantity
 from .demand import GPU, MIG_PREFIX, SHARED
 from .podsets import at_path
 
-__all__ = ["ClusterDump", "DumpNodeGpus", "PodGpus", "device_plugin_resources", "read_dump"]
+__all__ = ["NO_POOL_LABEL", "POOL_LABELS", "ClusterDump", "DumpNodeGpus", "PodGpus",
+           "device_plugin_resources", "read_dump"]
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 _NANO = 10**9
@@ -72,10 +73,19 @@ class DumpNodeGpus:
     dra: dict[str, int] = field(default_factory=dict)   # published devices by type
     dra_types: dict[str, str] = field(default_factory=dict)  # device name -> type
     pods: list[PodGpus] = field(default_factory=list)
+    pool_key: str = ""   # the label ``pool`` is the value of ("" when none)
 
     @property
     def double_advertised(self) -> bool:
         return bool(self.device_plugin) and bool(self.dra)
+
+    @property
+    def gpus(self) -> int:
+        """Physical GPUs: the GPU feature discovery count, else ``physical_gpus`` (a node of
+        the mixed MIG strategy advertises its whole GPUs only as nvidia.com/gpu)."""
+        label = self.labels.get("nvidia.com/gpu.count", "")
+        return int(label) if label.isascii() and label.isdigit() and len(label) <= 6 \
+            else self.physical_gpus
 
     @property
     def physical_gpus(self) -> int:
@@ -103,13 +113,19 @@ def _owner(meta: Mapping[str, Any]) -> str:
     return ""
 
 
-def _pool_label(labels: Mapping[str, str]) -> str:
-    for key in ("dralab.dev/pool", "cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
-                "karpenter.sh/nodepool", "kubernetes.azure.com/agentpool",
-                "node.kubernetes.io/instance-type", "nvidia.com/gpu.product"):
+# The labels a node's pool is read from, first present wins.
+POOL_LABELS = ("dralab.dev/pool", "cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
+               "karpenter.sh/nodepool", "kubernetes.azure.com/agentpool",
+               "node.kubernetes.io/instance-type", "nvidia.com/gpu.product")
+NO_POOL_LABEL = "<no pool label>"
+
+
+def _pool_label(labels: Mapping[str, str]) -> tuple[str, str]:
+    """(label key, value) naming the node's pool; ("", NO_POOL_LABEL) when none does."""
+    for key in POOL_LABELS:
         if labels.get(key):
-            return str(labels[key])
-    return "<no pool label>"
+            return key, str(labels[key])
+    return "", NO_POOL_LABEL
 
 
 def read_dump(docs: Iterable[Document]) -> ClusterDump:
@@ -126,11 +142,13 @@ def read_dump(docs: Iterable[Document]) -> ClusterDump:
         labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
         taints = at_path(obj, ("spec", "taints"))
         allocatable = at_path(obj, ("status", "allocatable"))
-        nodes[name] = DumpNodeGpus(name, labels, _pool_label(labels),
-                               device_plugin_resources(allocatable),
-                               [t for t in taints or [] if isinstance(t, Mapping)],
-                               {str(k): str(v) for k, v in allocatable.items()}
-                               if isinstance(allocatable, Mapping) else {})
+        pool_key, pool = _pool_label(labels)
+        nodes[name] = DumpNodeGpus(name, labels, pool,
+                                   device_plugin_resources(allocatable),
+                                   [t for t in taints or [] if isinstance(t, Mapping)],
+                                   {str(k): str(v) for k, v in allocatable.items()}
+                                   if isinstance(allocatable, Mapping) else {},
+                                   pool_key=pool_key)
     for rs in by_kind.get("ResourceSlice", []):
         spec = rs.get("spec")
         if not isinstance(spec, Mapping) or spec.get("driver") != NVIDIA_DRIVER:

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dralab.api.resource import DeviceClass
+from dralab.fleet.catalog import CATALOG
 from dralab.fleet.classes import platform_class
 from dralab.fleet.spec import PlatformClass
 
+from .poolnames import MAX_LABEL
 from .pools import GpuPool
 from .shapes import DeviceNeed
 
@@ -88,10 +90,10 @@ def smoke_test(pool: GpuPool, classes: PilotClasses, namespace: str) -> list[dic
     (``nvidia-smi -L``), and its ResourceClaimTemplate."""
     cls = classes.gpu or next(iter(classes.mig.values()), None)
     class_name = cls.name if cls else "gpu.nvidia.com"
-    pool_label = next((k for k in ("dralab.dev/pool", "cloud.google.com/gke-nodepool",
-                                   "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
-                                   "kubernetes.azure.com/agentpool")
-                       if pool.nodes and k in pool.nodes[0].labels), None)
+    # The label the pool was read from selects its nodes (the GPU product label too:
+    # GPU feature discovery keeps labelling nodes whose GPUs DRA hands out).
+    pool_label = pool.label_key if pool.nodes and pool.label_key in pool.nodes[0].labels \
+        else None
     tolerations = [{"key": t.get("key"), "operator": "Exists", "effect": t.get("effect")}
                    for t in (pool.nodes[0].taints if pool.nodes else [])
                    if t.get("effect") in ("NoSchedule", "NoExecute")]
@@ -117,6 +119,13 @@ def smoke_test(pool: GpuPool, classes: PilotClasses, namespace: str) -> list[dic
     return [template, job]
 
 
+def _node_prefix(pool_name: str, count: int) -> str:
+    """``<pool>-node-``, the pool name cut so that the last node name (``...-node-NN``)
+    is still a DNS label of at most 63 characters, as a Fleet requires."""
+    room = MAX_LABEL - len("-node-") - max(2, len(str(count)))
+    return f"{pool_name[:room].rstrip('-')}-node-"
+
+
 def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[str, Any]:
     """A Fleet of the pool alone, read from its nodes (GPU model and count from the GPU
     feature discovery labels, CPU and memory from allocatable, static MIG from the device
@@ -124,8 +133,9 @@ def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[s
     model = pool.model
     node = pool.nodes[0]
     if model is None:
-        raise ValueError(f"pool {pool.name}: GPU product {pool.product_label!r} is not in "
-                         "dralab's catalog; give the fleet with --fleet")
+        known = ", ".join(sorted(m.gpu_product_label for m in CATALOG.values()))
+        raise ValueError(f"pool {pool.name}: GPU product {pool.product_label!r} is not one "
+                         f"dralab models (known: {known}), so the pilot cannot be simulated")
     dump_alloc = node.allocatable
     count = int(node.labels.get("nvidia.com/gpu.count") or node.physical_gpus or 0)
     gpu: dict[str, Any] = {"model": model.key, "count": count}
@@ -139,7 +149,8 @@ def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[s
         gpu["sharing"] = {"consumableShares": "memory"}
     labels = {k: v for k, v in node.labels.items() if k not in _GENERATED_LABELS}
     spec: dict[str, Any] = {
-        "name": pool.name, "count": len(pool.nodes), "namePrefix": f"{pool.name}-node-",
+        "name": pool.name, "count": len(pool.nodes),
+        "namePrefix": _node_prefix(pool.name, len(pool.nodes)),
         "cpu": str(dump_alloc.get("cpu", "16")), "memory": str(dump_alloc.get("memory", "64Gi")),
         "gpu": gpu, "labels": labels,
         "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": t.get("effect")}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralab.api.codec import encode
+from dralab.api.errors import DralabError
 from dralab.api.io import Document, dumps, to_list, write_files
 from dralab.sim.scenario import load_scenario
 from dralab.sim.simulate import simulate
@@ -210,8 +211,21 @@ def make_plan(docs: list[Document], source: str, share_memory: str = "8Gi",
     if run_simulation:
         with tempfile.TemporaryDirectory(prefix="dralab-pilot-") as tmp:
             _write_simulation(plan, tmp)
-            plan.effect = _simulate(tmp)
+            try:
+                plan.effect = _simulate(tmp)
+            except (DralabError, OSError) as exc:
+                # The files are ours, in a directory that is gone once we return: name
+                # them as --out writes them (simulation/...), never by the temporary path.
+                raise ValueError("the pilot's simulation inputs (written by --out under "
+                                 f"simulation/): {_without_dir(str(exc), tmp)}") from None
     return plan
+
+
+def _without_dir(message: str, directory: str) -> str:
+    """``message`` with every mention of ``directory`` (as given or resolved) left out."""
+    for form in {os.path.realpath(directory), os.path.abspath(directory), directory}:
+        message = message.replace(form + os.sep, "").replace(form, ".")
+    return message
 
 
 def _write_simulation(plan: PilotPlan, directory: str) -> list[str]:

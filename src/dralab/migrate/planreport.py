@@ -33,6 +33,12 @@ def _pool_line(pool: GpuPool) -> tuple[str, ...]:
             str(len(pool.workloads)), str(pool.pods), str(pool.risk), ",".join(flags) or "-")
 
 
+def _pool_name(pool: GpuPool) -> str:
+    """The pool's name, and the node label it comes from when that is not the name itself
+    (a GPU product or instance type made a DNS label)."""
+    return pool.name if pool.label_value == pool.name else f"{pool.name} (nodes {pool.label})"
+
+
 def _columns(lines: list[tuple[str, ...]]) -> str:
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     return "".join("   ".join(c.ljust(widths[i]) for i, c in enumerate(line)).rstrip() + "\n"
@@ -53,7 +59,7 @@ def render_plan(plan: PilotPlan) -> str:
     """The summary printed by ``dralab migrate plan``."""
     text = _columns([("POOL", "NODES", "GPU", "GPUS", "WORKLOADS", "PODS", "RISK", "FLAGS")]
                     + [_pool_line(p) for p in plan.pools])
-    text += f"\npilot pool: {plan.pilot.name}\n"
+    text += f"\npilot pool: {_pool_name(plan.pilot)}\n"
     for blocker in plan.blockers:
         text += f"blocker: {blocker}\n"
     text += "device classes: " + ", ".join(c.name for c in plan.classes.all()) + "\n"
@@ -106,7 +112,8 @@ def pilot_report(plan: PilotPlan) -> str:
            "|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(_pool_line(pool)) + " |" for pool in plan.pools]
     out += ["", f"## Pilot pool: `{p.name}`", "",
-            f"{len(p.nodes)} node(s), {p.gpus} GPU(s) ({p.product_label or 'unknown model'}); "
+            ("" if p.label_value == p.name else f"The nodes labelled `{p.label}`. ")
+            + f"{len(p.nodes)} node(s), {p.gpus} GPU(s) ({p.product_label or 'unknown model'}); "
             f"its riskiest workload is of risk {p.risk} (whole-gpu/shared 1, mig 2, "
             "multi-gpu 3, multi-node 5). Chosen as the lowest-risk pool with work to move, "
             "then the smallest." + (" Its nodes are tainted: only workloads that tolerate "

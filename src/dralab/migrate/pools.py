@@ -1,7 +1,9 @@
 """Node pools of a cluster dump and the GPU workloads that can run on each.
 
 A pool is the nodes sharing a pool label (``dralab.dev/pool``, GKE/EKS/AKS/Karpenter
-node-pool labels, else instance type or GPU product). A workload can land on a
+node-pool labels, else instance type or GPU product), named by a DNS label derived
+from its value (``poolnames``: ``NVIDIA-H100-80GB-HBM3`` is pool
+``nvidia-h100-80gb-hbm3``), the value kept for display. A workload can land on a
 pool when, for one of its GPU pod sets, some node of the pool passes its node
 selector, required node affinity and taints and advertises (device plugin) the
 GPUs one pod needs. The risk of a workload is that of its class: a single-GPU
@@ -20,6 +22,7 @@ from .clusterdump import ClusterDump, DumpNodeGpus
 from .demand import GPU, PodGpuDemand
 from .inventory import InventoryEntry, inventory
 from .podsets import at_path
+from .poolnames import pool_names
 
 __all__ = ["CLASS_RISK", "GpuPool", "pools_of"]
 
@@ -30,9 +33,19 @@ CLASS_RISK: Mapping[str, int] = {"cpu-only": 0, "whole-gpu": 1, "shared": 1, "mi
 
 @dataclass(slots=True)
 class GpuPool:
+    """``name``: a DNS label (the pilot Fleet's pool name); ``label_key`` and
+    ``label_value``: the node label the pool was read from, as the cluster writes it."""
+
     name: str
     nodes: list[DumpNodeGpus]
     workloads: list[InventoryEntry] = field(default_factory=list)
+    label_key: str = ""
+    label_value: str = ""
+
+    @property
+    def label(self) -> str:
+        """``key=value`` of the pool's node label, or the value alone when no label names it."""
+        return f"{self.label_key}={self.label_value}" if self.label_key else self.label_value
 
     @property
     def product_label(self) -> str:
@@ -45,7 +58,7 @@ class GpuPool:
 
     @property
     def gpus(self) -> int:
-        return sum(_node_gpus(n) for n in self.nodes)
+        return sum(n.gpus for n in self.nodes)
 
     @property
     def mig_profiles(self) -> dict[str, int]:
@@ -76,12 +89,6 @@ class GpuPool:
         return sum(w.workload.total_pods or 0 for w in self.workloads)
 
 
-def _node_gpus(node: DumpNodeGpus) -> int:
-    """Physical GPUs: the GPU feature discovery count, else DRA full GPUs, else the plugin's."""
-    label = node.labels.get("nvidia.com/gpu.count", "")
-    return int(label) if label.isascii() and label.isdigit() else node.physical_gpus
-
-
 def _fits(node: DumpNodeGpus, demand: PodGpuDemand) -> bool:
     gpus = demand.per_pod("gpus") + demand.per_pod("shared")
     if gpus and node.device_plugin.get(GPU, 0) + node.device_plugin.get(
@@ -105,11 +112,17 @@ def _lands(entry: InventoryEntry, node: DumpNodeGpus) -> bool:
 
 
 def pools_of(dump: ClusterDump) -> list[GpuPool]:
-    """GPU pools (nodes with NVIDIA GPUs by either path), sorted by name, with their workloads."""
+    """GPU pools (nodes with NVIDIA GPUs by either path), sorted by (DNS label) name, with
+    their workloads."""
     pools: dict[str, GpuPool] = {}
     for node in sorted(dump.nodes.values(), key=lambda n: n.name):
         if node.device_plugin or node.dra:
-            pools.setdefault(node.pool, GpuPool(node.pool, [])).nodes.append(node)
+            pools.setdefault(node.pool, GpuPool(node.pool, [], label_key=node.pool_key,
+                                                label_value=node.pool)).nodes.append(node)
+    names = pool_names(pools)
+    pools = {names[value]: pool for value, pool in pools.items()}
+    for name, pool in pools.items():
+        pool.name = name
     for entry in inventory(dump.documents):
         if entry.workload.kind == "Pod" and at_path(entry.document.data, ("spec", "nodeName")):
             continue  # a running pod of some workload: the workload itself is counted
