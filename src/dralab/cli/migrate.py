@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from dralab.api.errors import InputError, ValidationFailed, one_line
-from dralab.migrate import inventory, render
+from dralab.migrate import inventory, not_workloads, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.convert import Conversion, convert_files, write_conversion
@@ -94,8 +94,9 @@ def inventory_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     a live cluster that cannot be read, and workloads the API server would refuse
     (one `error:` line per problem, naming file, document, object and field path).
     """
-    entries = inventory(sources(filenames, kubeconfig, context).read())
-    click.echo(render(entries, output), nl=False)
+    docs = sources(filenames, kubeconfig, context).read()
+    entries = inventory(docs)
+    click.echo(render(entries, output, not_workloads(docs)), nl=False)
 
 
 def _convert_table(conversion: Conversion) -> str:

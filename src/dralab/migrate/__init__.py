@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from .demand import CLASSES, PodGpuDemand, pod_demand, workload_class
-from .inventory import InventoryEntry, inventory, render
+from .inventory import InventoryEntry, inventory, not_workloads, render
 from .podsets import ManifestWorkload, PodSet, workload_of
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "PodGpuDemand",
     "PodSet",
     "inventory",
+    "not_workloads",
     "pod_demand",
     "render",
     "workload_class",

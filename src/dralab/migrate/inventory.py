@@ -1,7 +1,10 @@
 """``dralab migrate inventory``: every workload in some manifests, and what it asks of GPUs.
 
 One entry per workload (Pod, the built-in controllers, JobSet, LeaderWorkerSet,
-Kubeflow training jobs, KServe InferenceService), one row per pod set (role):
+Kubeflow training jobs, KServe InferenceService, and as ``unsupported`` any other
+kind with a container asking for NVIDIA resources; Nodes, Namespaces, ResourceSlices
+and the other objects of a cluster dump are no workloads: ``otherkinds``), one row
+per pod set (role):
 pods, containers, GPUs per pod (whole, time-sliced, MIG by profile), the
 requirements on GPU node labels, and the workload's class (``demand.CLASSES``).
 Rendered as a kubectl-style table, JSON or CSV. Pure apart from rendering.
@@ -19,12 +22,13 @@ import msgspec
 
 from dralab.api.io import Document
 
+from .clusterdump import read_dump
 from .demand import PodGpuDemand, pod_demand, workload_class
+from .otherkinds import is_unsupported_workload, not_workload_kinds
 from .podsets import ManifestWorkload, PodSet, identity, workload_of
 from .refusals import refuse_invalid
-from .rewrite import mentions_nvidia
 
-__all__ = ["InventoryEntry", "inventory", "render"]
+__all__ = ["InventoryEntry", "inventory", "not_workloads", "render"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
     for doc in docs:
         workload = workload_of(doc.data)
         if workload is None:
-            if mentions_nvidia(doc.data):  # a kind whose pod templates dralab cannot find
+            if is_unsupported_workload(doc.data):  # its pod templates are not where dralab looks
                 kind, namespace, name = identity(doc.data)
                 unknown = ManifestWorkload(kind, namespace, name, (), False)
                 out.append(InventoryEntry(doc, unknown, (), "unsupported"))
@@ -105,8 +109,9 @@ def _table(items: list[dict[str, Any]]) -> str:
         ref = f"{r['namespace']}/{r['name']}" if r["namespace"] else r["name"]
         gpus = str(r["gpusPerPod"]) + (f"+{r['sharedPerPod']}shared" if r["sharedPerPod"]
                                        else "")
-        lines.append((r["kind"], ref, r["role"] or "-",
-                      "per-node" if r["pods"] is None else str(r["pods"]),
+        pods = "-" if r["class"] == "unsupported" else \
+            "per-node" if r["pods"] is None else str(r["pods"])
+        lines.append((r["kind"], ref, r["role"] or "-", pods,
                       ",".join(r["containers"]) or "-", gpus, r["mig"] or "-",
                       ";".join(r["gpuSelectors"]) or "-", r["class"]))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -128,11 +133,31 @@ def _csv(items: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def render(entries: list[InventoryEntry], output: str) -> str:
-    """``table`` (one line per pod set), ``json`` (a list of rows) or ``csv``."""
+def not_workloads(docs: Iterable[Document]) -> str:
+    """One line counting the objects that are no workloads, by kind, Nodes with their
+    NVIDIA GPUs (``... -A -o yaml`` dumps hold them beside the workloads); "" if none."""
+    docs = list(docs)
+    counts = not_workload_kinds(docs)
+    if not counts:
+        return ""
+    parts = []
+    for kind in sorted(counts):
+        part = f"{counts[kind]} {kind}"
+        if kind == "Node":
+            gpu_nodes = [n for n in read_dump(docs).nodes.values() if n.device_plugin or n.dra]
+            if gpu_nodes:
+                part += f" ({len(gpu_nodes)} with NVIDIA GPUs: " \
+                        f"{sum(n.gpus for n in gpu_nodes)} GPUs)"
+        parts.append(part)
+    return "not workloads, not listed: " + ", ".join(parts) + "\n"
+
+
+def render(entries: list[InventoryEntry], output: str, others: str = "") -> str:
+    """``table`` (one line per pod set, then ``others``: the ``not_workloads`` line),
+    ``json`` (a list of rows) or ``csv``; the machine formats list workloads only."""
     items = rows(entries)
     if output == "json":
         return msgspec.json.format(msgspec.json.encode(items), indent=2).decode() + "\n"
     if output == "csv":
         return _csv(items)
-    return _table(items) if items else "no workloads found\n"
+    return (_table(items) if items else "no workloads found\n") + others

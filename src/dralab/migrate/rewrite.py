@@ -11,7 +11,7 @@ key order (``roundtrip``). Paths are structural, so both agree.
 Per container and GPU resource one pod claim: ``gpu`` (``mig-<profile>``,
 ``gpu-share``) or, when several containers hold GPUs, ``<container>-gpu``. A
 CPU-only pod set is left alone; a document of a kind dralab does not read is
-reported when it mentions NVIDIA resources.
+reported when a container of it asks for NVIDIA resources (``otherkinds``).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any
 
 from .demand import PodGpuDemand, is_shared, pod_demand
 from .gpulabels import LabelRequirement, Translation, translate
+from .otherkinds import is_unsupported_workload
 from .podsets import ManifestWorkload, PathKey, PodSet, at_path, path_text, workload_of
 from .shapes import DeviceNeed, TemplateNames
 
-__all__ = ["ClaimEdit", "DocumentPlan", "PodSetEdit", "apply_edits", "mentions_nvidia",
-           "plan_document"]
+__all__ = ["ClaimEdit", "DocumentPlan", "PodSetEdit", "apply_edits", "plan_document"]
 
 _LABEL = re.compile(r"[^a-z0-9-]+")
 
@@ -165,7 +165,7 @@ def plan_document(doc: Any, names: TemplateNames, share_memory: str = "8Gi") -> 
     """The conversion of one plain document (see the module doc)."""
     workload = workload_of(doc)
     if workload is None:
-        if mentions_nvidia(doc):
+        if is_unsupported_workload(doc):
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             return DocumentPlan(None, problems=[
                 f"kind {kind!s} asks for NVIDIA resources but dralab does not know where its "
@@ -183,16 +183,6 @@ def plan_document(doc: Any, names: TemplateNames, share_memory: str = "8Gi") -> 
     if plan.problems:
         plan.edits = []
     return plan
-
-
-def mentions_nvidia(data: Any) -> bool:
-    """Whether a document asks for NVIDIA device-plugin resources anywhere."""
-    if isinstance(data, Mapping):
-        return any((isinstance(k, str) and k.startswith(("nvidia.com/gpu", "nvidia.com/mig-")))
-                   or mentions_nvidia(v) for k, v in data.items())
-    if isinstance(data, list):
-        return any(mentions_nvidia(v) for v in data)
-    return False
 
 
 # --- carrying the edits out -------------------------------------------------------------------
