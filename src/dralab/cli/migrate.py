@@ -87,7 +87,9 @@ def inventory_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     JobSet, LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService) and
     each of its pod sets: pods, containers, GPUs per pod, MIG profiles, GPU-label
     node selectors and affinities, and the class: multi-node, mig, shared,
-    multi-gpu-one-node, whole-gpu, cpu-only or unsupported.
+    multi-gpu-one-node, whole-gpu, cpu-only or unsupported (another kind with a
+    container asking for NVIDIA resources). Nodes, Namespaces, ResourceSlices and the
+    other objects of a dump are no workloads: the table counts them in a last line.
 
     \b
     Exit codes: 0 listed (unsupported workloads included); 2 invalid input or usage,
