@@ -10,6 +10,8 @@ server's version rather than for its own 1.37 defaults.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,10 +23,18 @@ from dralab.api.features import FeatureGates
 from .api import ApiError, Client
 from .conftest import dralab_gates_for, gates_of
 from .controlplane import ControlPlane
-from .scenario import Observed, Tracker, observe, run_in_dralab, run_on_server
+from .scenario import (
+    CLUSTER_SCOPED,
+    Observed,
+    Tracker,
+    observe,
+    run_in_dralab,
+    run_on_server,
+)
 from .scenarios import SCENARIOS
 
-__all__ = ["CONFIGS", "Config", "ScenarioRun", "runs_for", "scheduling_differences"]
+__all__ = ["CONFIGS", "Config", "ScenarioRun", "in_namespace", "runs_for",
+           "scheduling_differences"]
 
 Obj = dict[str, Any]
 
@@ -61,9 +71,28 @@ class ScenarioRun:
     dralab: list[Obj] = field(default_factory=list)
     server_error: str = ""
     dralab_error: str = ""
+    # dralab on the scenario's manifests as a user wrote them (namespaced ones in the
+    # namespace): no server defaults, no uids, fields of disabled gates still there.
+    dralab_written: list[Obj] = field(default_factory=list)
+    dralab_written_error: str = ""
+
+    def as_written(self) -> ScenarioRun:
+        """This run with dralab's answer on the manifests as written in place of its answer on
+        the objects the server stored."""
+        return dataclasses.replace(self, dralab=self.dralab_written,
+                                   dralab_error=self.dralab_written_error)
 
 
 _RUNS: dict[str, list[ScenarioRun]] = {}
+
+
+def in_namespace(objects: list[Obj], namespace: str) -> list[Obj]:
+    """The manifests with their namespaced objects placed in ``namespace``."""
+    out = copy.deepcopy(objects)
+    for obj in out:
+        if obj["kind"] not in CLUSTER_SCOPED:
+            obj["metadata"]["namespace"] = namespace
+    return out
 
 
 def _run_one(kube: Client, gates: FeatureGates, name: str,
@@ -83,6 +112,10 @@ def _run_one(kube: Client, gates: FeatureGates, name: str,
             run.dralab = run_in_dralab(run.stored, gates)
         except AssertionError as err:
             run.dralab_error = str(err)
+        try:
+            run.dralab_written = run_in_dralab(in_namespace(run.objects, namespace), gates)
+        except AssertionError as err:
+            run.dralab_written_error = str(err)
     finally:
         tracker.cleanup()
         with contextlib.suppress(ApiError):
@@ -106,7 +139,7 @@ def scheduling_differences(run: ScenarioRun) -> list[str]:
     if run.server_error:
         return [f"the API server refused the scenario: {run.server_error}"]
     if run.dralab_error:
-        return [f"dralab refused the objects the server stored: {run.dralab_error}"]
+        return [f"dralab refused the objects: {run.dralab_error}"]
     server, dralab = observe(run.server), observe(run.dralab)
     out = _diff_lines(server, dralab)
     for pod, message in sorted(server.events.items()):

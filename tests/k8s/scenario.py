@@ -30,15 +30,15 @@ from dralab.validation import validate_documents
 
 from .api import ApiError, Client
 
-__all__ = ["Observed", "ServerRun", "Tracker", "claim_key", "observe", "run_in_dralab",
-           "run_on_server"]
+__all__ = ["CLUSTER_SCOPED", "Observed", "ServerRun", "Tracker", "claim_key", "observe",
+           "run_in_dralab", "run_on_server"]
 
 Obj = dict[str, Any]
 # Bounds a hang of the real scheduler; it measures nothing (the CPU budget is checked apart).
 _SETTLE_TIMEOUT_S = 90.0
 _POLL_S = 0.1
 _INFORMER_SETTLE_S = 1.0
-_CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule")
+CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule")
 
 
 @dataclass
@@ -123,7 +123,7 @@ def run_on_server(kube: Client, tracker: Tracker, namespace: str,
     for obj in objects:
         if obj["kind"] in ("Node", "Pod"):
             continue
-        if obj["kind"] in _CLUSTER_SCOPED:
+        if obj["kind"] in CLUSTER_SCOPED:
             made = kube.create(obj)
             tracker.created(made)
         else:

@@ -36,14 +36,13 @@ from dralab.cli.main import cli
 
 from .api import ApiError, Client
 from .controlplane import ControlPlane
-from .scenario import Tracker, observe, run_on_server
+from .scenario import CLUSTER_SCOPED, Tracker, observe, run_on_server
 from .scenarios import SCENARIOS
 
 Obj = dict[str, Any]
 HELD = "dralab-held"
 HELD_CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1",
                "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": HELD}]}
-_CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule")
 
 
 @pytest.fixture
@@ -131,7 +130,7 @@ def test_live_schedule_and_snapshot_agree_with_each_other_and_with_kube_schedule
         pending = [o for o in held.after if o["kind"] == "Pod"]
         assert pending and not any(p["spec"].get("nodeName") for p in pending)
         scoped = {(o["kind"], o["metadata"]["name"]) for o in held.stored
-                  if o["kind"] in _CLUSTER_SCOPED}
+                  if o["kind"] in CLUSTER_SCOPED}
         before = _versions(kube, held_ns, scoped)
 
         kubeconfig = _token_kubeconfig(tmp_path / "readonly.kubeconfig", control_plane,
@@ -156,7 +155,7 @@ def test_live_schedule_and_snapshot_agree_with_each_other_and_with_kube_schedule
                   if o["metadata"].get("namespace") == held_ns]
         # The real scheduler on the same pods (its own namespace, the same nodes and devices;
         # the held pods' claims are not allocated, so they take nothing away).
-        namespaced = [o for o in objects if o["kind"] not in _CLUSTER_SCOPED]
+        namespaced = [o for o in objects if o["kind"] not in CLUSTER_SCOPED]
         real = run_on_server(kube, tracker, real_ns, namespaced)
         theirs, mine = observe(real.after), observe(answer)
         print(f"\nlive end to end: {len(theirs.nodes)} pods, "

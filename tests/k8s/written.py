@@ -28,9 +28,19 @@ def _stamp(value: Any) -> Any:
     return _TIME if value else value
 
 
-def normalized(objects: Iterable[Obj]) -> dict[str, Obj]:
-    """``'<Kind> <key>'`` -> the object without server-set fields, generated names replaced."""
+def normalized(objects: Iterable[Obj], claims_only: bool = False) -> dict[str, Obj]:
+    """``'<Kind> <key>'`` -> the object without server-set fields, generated names replaced.
+
+    ``claims_only``: ResourceClaims alone, without the pod uids they name (in
+    ``ownerReferences`` and ``reservedFor``), for pods that did not come from the server."""
     objects = [json.loads(json.dumps(o)) for o in objects]
+    if claims_only:
+        objects = [o for o in objects if o.get("kind") == "ResourceClaim"]
+        for obj in objects:
+            owners = obj["metadata"].get("ownerReferences") or []
+            consumers = (obj.get("status") or {}).get("reservedFor") or []
+            for ref in [*owners, *consumers]:
+                ref.pop("uid", None)
     names = {o["metadata"]["name"]: claim_key(o) for o in objects
              if o.get("kind") == "ResourceClaim" and o["metadata"].get("generateName")}
     out: dict[str, Obj] = {}
@@ -89,12 +99,13 @@ def field_differences(server: Obj, dralab: Obj) -> list[str]:
     return out
 
 
-def compare_run(run: ScenarioRun) -> dict[str, list[str]]:
+def compare_run(run: ScenarioRun, claims_only: bool = False) -> dict[str, list[str]]:
     """Per object (``'<Kind> <key>'``) the differing fields; an object only one side has is
-    one line."""
+    one line. ``claims_only``: see ``normalized``."""
     if run.server_error or run.dralab_error:
         return {"<run>": [run.server_error or run.dralab_error]}
-    server, dralab = normalized(run.server), normalized(run.dralab)
+    server = normalized(run.server, claims_only)
+    dralab = normalized(run.dralab, claims_only)
     out: dict[str, list[str]] = {}
     for key in sorted(set(server) | set(dralab)):
         if key not in dralab:
