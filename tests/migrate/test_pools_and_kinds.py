@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from dralab.api.io import read_documents
 from dralab.fleet import parse_fleet
 from dralab.migrate.clusterdump import read_dump
 from dralab.migrate.otherkinds import is_unsupported_workload
+from dralab.migrate.plan import _without_dir
 from dralab.migrate.poolnames import dns_label, is_dns_label, pool_names
 from dralab.migrate.pools import pools_of
 
@@ -147,10 +150,10 @@ def test_plan_errors_never_name_a_temporary_file(tmp_path: Path) -> None:
     _no_temporary_path(err)
 
 
-def test_plan_of_a_mixed_mig_node_never_names_a_temporary_file(tmp_path: Path) -> None:
-    # One GPU of the H100 node split in seven 1g.10gb (mixed strategy), a Deployment on
-    # them: planned, or refused in one line naming the plan's own files, never the
-    # temporary directory its simulation runs in.
+def test_plan_of_a_mixed_mig_node(tmp_path: Path) -> None:
+    # The mixed MIG strategy: one GPU of the H100 node split in seven 1g.10gb, the other
+    # seven whole (allocatable nvidia.com/gpu: 7, GPU feature discovery's count still 8).
+    # The pilot's Fleet keeps that layout, so the MIG Deployment lands in both models.
     items = [i for i in _items()   # one H100 node; nothing of the L4 pool
              if "h100-02" not in i["metadata"]["name"] and "l4" not in str(i).lower()]
     node = next(i for i in items if i["kind"] == "Node" and "h100" in i["metadata"]["name"])
@@ -162,9 +165,31 @@ def test_plan_of_a_mixed_mig_node_never_names_a_temporary_file(tmp_path: Path) -
     spec = deployment["spec"]["template"]["spec"]
     del spec["nodeSelector"]
     spec["containers"][0]["resources"] = {"limits": {"nvidia.com/mig-1g.10gb": 1}}
-    code, stdout, err = run("migrate", "plan", "-f", str(_write(tmp_path, [*items, deployment])))
-    assert code == 0 or (code == 2 and err.count("\n") == 1 and "simulation/" in err), err
-    _no_temporary_path(stdout, err)
+    out = tmp_path / "pilot"
+    code, stdout, err = run("migrate", "plan", "-f", str(_write(tmp_path, [*items, deployment])),
+                            "--out", str(out))
+    assert code == 0, err
+    assert "  2. Deployment ml/embeddings: class mig (risk 2), 2 pod(s)" in stdout
+    # the 8-GPU finetune Job does not fit 7 whole GPUs: not a workload of the pool
+    assert stdout.splitlines()[1].split()[:5] == ["nvidia-h100-80gb-hbm3", "1",
+                                                  "NVIDIA-H100-80GB-HBM3", "8", "1"]
+    for line in stdout.splitlines():
+        if line.startswith(("device-plugin ", "dra ")):
+            assert line.split()[1:3] == ["3", "3"]      # smoke test and 2 pods, all started
+    pool = yaml.safe_load((out / "simulation" / "fleet.yaml").read_text())["spec"]["pools"][0]
+    assert pool["gpu"] == {"model": "h100-80gb-sxm", "count": 8, "mig": {
+        "mode": "static", "perGpu": [["1g.10gb"] * 7] + [[]] * 7}}
+
+
+def test_simulation_errors_name_the_plans_files() -> None:
+    tmp = tempfile.mkdtemp(prefix="dralab-pilot-")
+    try:
+        message = (f"{tmp}/scenario.yaml: spec.fleet.file: {os.path.realpath(tmp)}/fleet.yaml: "
+                   f"spec.pools[0].name: not read from {tmp}")
+        assert _without_dir(message, tmp) == \
+            "scenario.yaml: spec.fleet.file: fleet.yaml: spec.pools[0].name: not read from ."
+    finally:
+        os.rmdir(tmp)
 
 
 # --- what is a workload -----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dralab.fleet.catalog import CATALOG
 from dralab.fleet.classes import platform_class
 from dralab.fleet.spec import PlatformClass
 
+from .demand import GPU
 from .poolnames import MAX_LABEL
 from .pools import GpuPool
 from .shapes import DeviceNeed
@@ -119,6 +120,26 @@ def smoke_test(pool: GpuPool, classes: PilotClasses, namespace: str) -> list[dic
     return [template, job]
 
 
+def _static_mig(profiles: dict[str, int], count: int, whole: int,
+                nodes: int) -> dict[str, Any]:
+    """The Fleet ``mig`` of a node of ``count`` GPUs whose device plugin advertises
+    ``profiles`` (MIG devices by profile, over ``nodes`` nodes) and ``whole`` full GPUs.
+
+    With the mixed MIG strategy the GPUs left whole stay ``nvidia.com/gpu`` while GPU
+    feature discovery's count is every GPU: the MIG devices are on the other
+    ``count - whole`` GPUs, spread evenly (``perGpu``, an empty list for a whole GPU);
+    the same partitions on every GPU are ``profiles``.
+    """
+    split = count - whole if 0 < whole < count else count
+    lists: list[list[str]] = [[] for _ in range(split)]
+    for profile, total in sorted(profiles.items()):
+        for i in range(total // nodes):
+            lists[i % split].append(profile)
+    if split == count and all(items == lists[0] for items in lists):
+        return {"mode": "static", "profiles": lists[0]}
+    return {"mode": "static", "perGpu": lists + [[] for _ in range(count - split)]}
+
+
 def _node_prefix(pool_name: str, count: int) -> str:
     """``<pool>-node-``, the pool name cut so that the last node name (``...-node-NN``)
     is still a DNS label of at most 63 characters, as a Fleet requires."""
@@ -137,14 +158,11 @@ def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[s
         raise ValueError(f"pool {pool.name}: GPU product {pool.product_label!r} is not one "
                          f"dralab models (known: {known}), so the pilot cannot be simulated")
     dump_alloc = node.allocatable
-    count = int(node.labels.get("nvidia.com/gpu.count") or node.physical_gpus or 0)
+    count = node.gpus
     gpu: dict[str, Any] = {"model": model.key, "count": count}
     profiles = {k.replace(".me", "+me"): v for k, v in pool.mig_profiles.items()}
     if profiles and count:
-        per_gpu = []
-        for profile, total in sorted(profiles.items()):
-            per_gpu += [profile] * (total // (count * len(pool.nodes)))
-        gpu["mig"] = {"mode": "static", "profiles": per_gpu}
+        gpu["mig"] = _static_mig(profiles, count, node.device_plugin.get(GPU, 0), len(pool.nodes))
     elif shares:
         gpu["sharing"] = {"consumableShares": "memory"}
     labels = {k: v for k, v in node.labels.items() if k not in _GENERATED_LABELS}
