@@ -267,3 +267,25 @@ def test_convert_of_a_dump_converts_its_workloads_and_nothing_else(tmp_path: Pat
 ])
 def test_unsupported_workloads(data: dict[str, Any], unsupported: bool) -> None:
     assert is_unsupported_workload(data) is unsupported
+
+
+def test_plan_refuses_the_single_mig_strategy_in_one_line(tmp_path: Path) -> None:
+    # MIG 'single': GPU feature discovery writes the MIG profile into the product and
+    # counts MIG devices, and the device plugin advertises them as nvidia.com/gpu.
+    single = "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"
+    items = json.loads(json.dumps(_items()).replace('"NVIDIA-H100-80GB-HBM3"', f'"{single}"'))
+    items = [i for i in items if "l4" not in str(i).lower()]
+    for item in items:
+        if item["kind"] == "Node" and single in str(item):
+            item["metadata"]["labels"]["nvidia.com/gpu.count"] = "56"
+            item["status"]["allocatable"]["nvidia.com/gpu"] = "56"
+        if item["kind"] == "Job":
+            item["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+                "limits": {"nvidia.com/gpu": 1}}
+    dump = _write(tmp_path, items)
+    code, stdout, err = run("migrate", "plan", "-f", str(dump))
+    assert code == 2 and stdout == ""
+    assert err == (f"error: {dump}: pool nvidia-h100-80gb-hbm3-mig-1g-10gb: GPU product "
+                   f"'{single}' is the MIG 'single' strategy (its nvidia.com/gpu are MIG "
+                   "devices); dralab migrate plans pools of whole GPUs and of the 'mixed' "
+                   "strategy\n")

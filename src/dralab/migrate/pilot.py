@@ -30,6 +30,7 @@ _BATCH_KINDS = frozenset({"Job", "CronJob", "JobSet", "PyTorchJob", "TFJob", "MP
                           "XGBoostJob", "PaddleJob", "JAXJob"})
 _SMOKE_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 _MIG_G = re.compile(r"^([0-9]+)g\.")
+_SINGLE_MIG = re.compile(r"-MIG-[0-9]+g\.[0-9]+gb")   # NVIDIA-A100-SXM4-40GB-MIG-1g.5gb
 # Labels the Fleet generator sets itself; the others of a node are the pool's own.
 _GENERATED_LABELS = ("kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os",
                      "dralab.dev/pool", "nvidia.com/gpu.count", "nvidia.com/gpu.memory",
@@ -154,6 +155,12 @@ def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[s
     model = pool.model
     node = pool.nodes[0]
     if model is None:
+        if _SINGLE_MIG.search(pool.product_label):
+            # GPU feature discovery's product and count then describe MIG devices, and the
+            # device plugin's nvidia.com/gpu are those devices, not whole GPUs.
+            raise ValueError(f"pool {pool.name}: GPU product {pool.product_label!r} is the MIG "
+                             "'single' strategy (its nvidia.com/gpu are MIG devices); dralab "
+                             "migrate plans pools of whole GPUs and of the 'mixed' strategy")
         known = ", ".join(sorted(m.gpu_product_label for m in CATALOG.values()))
         raise ValueError(f"pool {pool.name}: GPU product {pool.product_label!r} is not one "
                          f"dralab models (known: {known}), so the pilot cannot be simulated")
