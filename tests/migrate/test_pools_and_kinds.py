@@ -289,3 +289,23 @@ def test_plan_refuses_the_single_mig_strategy_in_one_line(tmp_path: Path) -> Non
                    f"'{single}' is the MIG 'single' strategy (its nvidia.com/gpu are MIG "
                    "devices); dralab migrate plans pools of whole GPUs and of the 'mixed' "
                    "strategy\n")
+
+
+def test_check_names_pools_as_plan_does(tmp_path: Path) -> None:
+    # The NVIDIA DRA driver installed on the L4 node while its device plugin still runs.
+    node = "gpu-l4-01.cluster.local"
+    devices = [{"name": f"gpu-{i}", "attributes": {
+        "type": {"string": "gpu"}, "productName": {"string": "NVIDIA L4"},
+        "architecture": {"string": "Ada Lovelace"}, "index": {"int": i},
+        "uuid": {"string": f"GPU-6a1f7c2e-0b3d-4e5f-9a8b-7c6d5e4f3a{i:02d}"}},
+        "capacity": {"memory": {"value": "23034Mi"}}} for i in range(4)]
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+              "metadata": {"name": f"{node}-gpu.nvidia.com-x7k2p"},
+              "spec": {"driver": "gpu.nvidia.com", "nodeName": node,
+                       "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                       "devices": devices}}
+    code, stdout, err = run("migrate", "check", "-f", str(_write(tmp_path, [*_items(), slice_])),
+                            "-o", "json")
+    assert code == 1, err
+    [finding] = json.loads(stdout)["doubleAdvertisedNodes"]
+    assert (finding["node"], finding["pool"]) == (node, "nvidia-l4")

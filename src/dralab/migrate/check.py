@@ -22,6 +22,7 @@ import msgspec
 from .clusterdump import ClusterDump, DumpNodeGpus
 from .demand import pod_demand
 from .podsets import at_path, workload_of
+from .poolnames import pool_names
 from .refusals import refuse_invalid
 
 __all__ = ["CheckResult", "NodeFinding", "WorkloadRisk", "check_dump", "render_check"]
@@ -109,9 +110,9 @@ def may_land(spec: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     return True
 
 
-def _finding(node: DumpNodeGpus) -> NodeFinding:
+def _finding(node: DumpNodeGpus, pool: str) -> NodeFinding:
     plugin, dra = node.allocated()
-    return NodeFinding(node.name, node.pool, dict(node.device_plugin), dict(node.dra),
+    return NodeFinding(node.name, pool, dict(node.device_plugin), dict(node.dra),
                        node.physical_gpus, plugin, dra,
                        tuple(sorted(f"{p.ref}" for p in node.pods)))
 
@@ -124,7 +125,10 @@ def check_dump(dump: ClusterDump) -> CheckResult:
     refuse_invalid(dump.documents)
     flagged = [n for n in sorted(dump.nodes.values(), key=lambda n: n.name)
                if n.double_advertised]
-    result = CheckResult([_finding(n) for n in flagged], [], dict(dump.extended_classes))
+    # Pools by the names `migrate plan` gives them (DNS labels of the pool label values).
+    names = pool_names(n.pool for n in dump.nodes.values() if n.device_plugin or n.dra)
+    result = CheckResult([_finding(n, names[n.pool]) for n in flagged], [],
+                         dict(dump.extended_classes))
     if not flagged:
         return result
     for doc in dump.documents:
