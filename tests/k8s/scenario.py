@@ -30,7 +30,7 @@ from dralab.validation import validate_documents
 
 from .api import ApiError, Client
 
-__all__ = ["CLUSTER_SCOPED", "Observed", "ServerRun", "Tracker", "claim_key", "observe",
+__all__ = ["CLUSTER_SCOPED", "RUNNING", "Observed", "ServerRun", "Tracker", "claim_key", "observe",
            "run_in_dralab", "run_on_server"]
 
 Obj = dict[str, Any]
@@ -38,7 +38,10 @@ Obj = dict[str, Any]
 _SETTLE_TIMEOUT_S = 90.0
 _POLL_S = 0.1
 _INFORMER_SETTLE_S = 1.0
-CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule")
+# A key a scenario puts on a Pod (taken off before it is created): the pod is running before
+# the others arrive (see run_on_server).
+RUNNING = "x-dralab-running"
+CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "PriorityClass")
 
 
 @dataclass
@@ -103,10 +106,13 @@ class ServerRun:
     fields of disabled gates dropped, uids set); pods as created, before any scheduling, so
     this is the cluster a ``dralab snapshot`` taken just then would hold. ``after``: the
     scenario's Nodes, the namespace's Pods and ResourceClaims and FailedScheduling Events once
-    kube-scheduler and the resourceclaim controller are done."""
+    kube-scheduler and the resourceclaim controller are done. ``running``: the pods marked
+    ``RUNNING`` and their claims as the server held them before the other pods came (also in
+    ``stored``)."""
 
     stored: list[Obj]
     after: list[Obj]
+    running: list[Obj] = field(default_factory=list)
 
 
 def run_on_server(kube: Client, tracker: Tracker, namespace: str,
@@ -138,7 +144,23 @@ def run_on_server(kube: Client, tracker: Tracker, namespace: str,
     _wait(f"ServiceAccount {namespace}/default", lambda: _exists(kube, "ServiceAccount",
                                                                  "default", namespace))
     pods = [o for o in objects if o["kind"] == "Pod"]
+    running = [o for o in pods if o.pop(RUNNING, False)]
+    before: list[Obj] = []
+    if running:
+        # Pods already running when the others come: scheduled first, then taken into the
+        # stored state as the server holds them (bound, their claims allocated), as a
+        # snapshot taken just before the other pods arrive would have them.
+        for pod in running:
+            kube.create(pod, namespace)
+            _wait(f"pod {namespace}/{pod['metadata']['name']} to be scheduled",
+                  functools.partial(_pod_settled, kube, pod["metadata"]["name"], namespace))
+        _wait("generated claims", lambda: _claims_settled(kube, namespace, running))
+        before = _listed(kube, "v1", "Pod", namespace)
+        before += _listed(kube, "resource.k8s.io/v1", "ResourceClaim", namespace)
+        stored += before
     for pod in pods:
+        if pod in running:
+            continue
         name = pod["metadata"]["name"]
         stored.append(kube.create(pod, namespace))
         if not wait_for_scheduler:
@@ -155,7 +177,7 @@ def run_on_server(kube: Client, tracker: Tracker, namespace: str,
     after += _listed(kube, "resource.k8s.io/v1", "ResourceClaim", namespace)
     after += [e for e in _listed(kube, "v1", "Event", namespace)
               if e.get("reason") == "FailedScheduling"]
-    return ServerRun(stored, after)
+    return ServerRun(stored, after, before)
 
 
 def _pod_settled(kube: Client, name: str, namespace: str) -> bool:

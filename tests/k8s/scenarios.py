@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .scenario import RUNNING
+
 __all__ = ["SCENARIOS", "Obj", "claim", "class_", "node", "pod", "slice_", "template"]
 
 Obj = dict[str, Any]
@@ -285,9 +287,51 @@ def taint_rule(p: str) -> list[Obj]:
             pod("r1", templates={"gpu": "one-gpu"}), pod("r2", templates={"gpu": "one-gpu"})]
 
 
+def priority_class(name: str, value: int) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": name}, "value": value}
+
+
+def running(obj: Obj) -> Obj:
+    """A pod already running when the scenario's other pods arrive (``scenario.RUNNING``)."""
+    obj[RUNNING] = True
+    return obj
+
+
+def with_priority(obj: Obj, class_name: str) -> Obj:
+    obj["spec"]["priorityClassName"] = class_name
+    return obj
+
+
+def device_held_by_lower_priority(p: str) -> list[Obj]:
+    """A high-priority pod wants the GPU a low-priority pod holds: with DRAPreemption off (1.36
+    and 1.37 defaults) DynamicResources' rejection is UnschedulableAndUnresolvable and no
+    preemption is tried."""
+    drv = f"{p}.example.com"
+    return [node(f"{p}-n1"), class_(f"{p}-gpu", drv), priority_class(f"{p}-high", 1000),
+            slice_(f"{p}-n1", drv, f"{p}-n1", [gpu("gpu-0")]),
+            template("one-gpu", claim_spec(one_req(f"{p}-gpu"))),
+            running(pod("low", templates={"gpu": "one-gpu"})),
+            with_priority(pod("high", templates={"gpu": "one-gpu"}), f"{p}-high")]
+
+
+def cpu_preemption(p: str) -> list[Obj]:
+    """A high-priority pod preempts a low-priority one for CPU: the victim is deleted
+    gracefully (no kubelet here finishes it, so it stays terminating with its GPU) and the
+    preemptor is nominated to the node and waits."""
+    drv = f"{p}.example.com"
+    return [node(f"{p}-n1", cpu="2"), class_(f"{p}-gpu", drv),
+            priority_class(f"{p}-high", 1000),
+            slice_(f"{p}-n1", drv, f"{p}-n1", [gpu("gpu-0"), gpu("gpu-1")]),
+            template("one-gpu", claim_spec(one_req(f"{p}-gpu"))),
+            running(pod("low", templates={"gpu": "one-gpu"}, cpu="2")),
+            with_priority(pod("high", templates={"gpu": "one-gpu"}, cpu="2"), f"{p}-high")]
+
+
 SCENARIOS: dict[str, Callable[[str], list[Obj]]] = {
     f.__name__: f for f in (
         more_pods_than_devices, selector_picks_node, match_attribute, first_available,
         shared_claim, counters, device_taints, consumable_capacity, mixed_reasons,
-        missing_class, network_attached, extended_resource, taint_rule)
+        missing_class, network_attached, extended_resource, device_held_by_lower_priority,
+        cpu_preemption, taint_rule)
 }

@@ -51,6 +51,8 @@ def normalized(objects: Iterable[Obj], claims_only: bool = False) -> dict[str, O
         meta = obj["metadata"]
         for name in _SERVER_SET:
             meta.pop(name, None)
+        if "deletionTimestamp" in meta:
+            meta["deletionTimestamp"] = _stamp(meta["deletionTimestamp"])
         status = obj.get("status") or {}
         if kind == "ResourceClaim":
             meta["name"] = names.get(meta["name"], meta["name"])
