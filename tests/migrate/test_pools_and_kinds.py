@@ -309,3 +309,23 @@ def test_check_names_pools_as_plan_does(tmp_path: Path) -> None:
     assert code == 1, err
     [finding] = json.loads(stdout)["doubleAdvertisedNodes"]
     assert (finding["node"], finding["pool"]) == (node, "nvidia-l4")
+
+
+def test_plan_of_nodes_without_gpu_feature_discovery_says_what_is_missing(
+        tmp_path: Path) -> None:
+    # The device plugin alone (no GPU feature discovery): allocatable nvidia.com/gpu, no
+    # nvidia.com/ labels, so no pool label and no product either.
+    items = [i for i in _items() if not (i["kind"] == "Node" and "h100" in str(i))]
+    for item in items:
+        if item["kind"] == "Node":
+            labels = item["metadata"]["labels"]
+            item["metadata"]["labels"] = {k: v for k, v in labels.items()
+                                          if not k.startswith("nvidia.com/")}
+        if item["kind"] == "Deployment":
+            del item["spec"]["template"]["spec"]["nodeSelector"]
+    dump = _write(tmp_path, items)
+    code, stdout, err = run("migrate", "plan", "-f", str(dump))
+    assert (code, stdout) == (2, "")
+    assert err == (f"error: {dump}: pool no-pool-label: its nodes have no nvidia.com/gpu.product "
+                   "label (GPU feature discovery), so their GPU model is unknown and the pilot "
+                   "cannot be simulated\n")

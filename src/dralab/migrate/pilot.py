@@ -155,6 +155,10 @@ def fleet_document(pool: GpuPool, classes: PilotClasses, shares: bool) -> dict[s
     model = pool.model
     node = pool.nodes[0]
     if model is None:
+        if not pool.product_label:
+            raise ValueError(f"pool {pool.name}: its nodes have no nvidia.com/gpu.product label "
+                             "(GPU feature discovery), so their GPU model is unknown and the "
+                             "pilot cannot be simulated")
         if _SINGLE_MIG.search(pool.product_label):
             # GPU feature discovery's product and count then describe MIG devices, and the
             # device plugin's nvidia.com/gpu are those devices, not whole GPUs.

@@ -36,7 +36,10 @@ def _pool_line(pool: GpuPool) -> tuple[str, ...]:
 def _pool_name(pool: GpuPool) -> str:
     """The pool's name, and the node label it comes from when that is not the name itself
     (a GPU product or instance type made a DNS label)."""
-    return pool.name if pool.label_value == pool.name else f"{pool.name} (nodes {pool.label})"
+    if pool.label_value == pool.name:
+        return pool.name
+    return f"{pool.name} (nodes {pool.label})" if pool.label_key else \
+        f"{pool.name} (nodes without a pool label)"
 
 
 def _columns(lines: list[tuple[str, ...]]) -> str:
@@ -112,7 +115,8 @@ def pilot_report(plan: PilotPlan) -> str:
            "|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(_pool_line(pool)) + " |" for pool in plan.pools]
     out += ["", f"## Pilot pool: `{p.name}`", "",
-            ("" if p.label_value == p.name else f"The nodes labelled `{p.label}`. ")
+            ("" if p.label_value == p.name else f"The nodes labelled `{p.label}`. "
+             if p.label_key else "The GPU nodes without a pool label. ")
             + f"{len(p.nodes)} node(s), {p.gpus} GPU(s) ({p.product_label or 'unknown model'}); "
             f"its riskiest workload is of risk {p.risk} (whole-gpu/shared 1, mig 2, "
             "multi-gpu 3, multi-node 5). Chosen as the lowest-risk pool with work to move, "
