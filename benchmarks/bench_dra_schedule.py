@@ -47,7 +47,7 @@ from dralab.api.resource import (
     ResourceSlice,
     ResourceSliceSpec,
 )
-from dralab.scheduler.cluster import ClusterState
+from dralab.cluster import ClusterState
 from dralab.scheduler.scheduler import Scheduler
 
 TARGET = 350.0

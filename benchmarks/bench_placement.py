@@ -39,10 +39,10 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceClaimTemplateSpec,
 )
+from dralab.controllers.snapshotbuild import build_cluster
 from dralab.fleet import generate, parse_fleet
 from dralab.queueing.model import NodeTopology, TopologyRequest
 from dralab.queueing.placement import GangFailure, commit_pod_sets, place_pod_sets
-from dralab.scheduler.build import build_cluster
 from dralab.scheduler.scheduler import Scheduler
 
 NS = "bench"

@@ -45,7 +45,7 @@ from dralab.api.resource import (
 from dralab.cluster import ClusterState
 from dralab.fleet import generate, parse_fleet
 from dralab.scheduler import Scheduler, build_cluster
-from dralab.scheduler.plugins.dynamicresources import DynamicResources
+from dralab.scheduler.plugins.dynamicresources.plugin import DynamicResources
 
 CHURN_TARGET_MS = 50.0
 FORK_TARGET_MS = 10.0

@@ -32,6 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dralab.allocator",),            # DRA allocation on one node
     ("dralab.cluster",),              # the cluster store: state, events, forks
     ("dralab.policies",),             # node-choice policies (the FGD family)
+    ("dralab.controllers",),          # kube-controller-manager's part: workloads, claims,
+                                      # the snapshot a run starts from
     ("dralab.scheduler",),            # framework, plugins, queue, the scheduling loop
     ("dralab.queueing", "dralab.autoscale"),  # future: admission, node autoscaling
     ("dralab.sim", "dralab.replay"),  # the event simulator; trace replay

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from dralab.api.quantity import QuantityError, parse_quantity
 from dralab.api.semver import SemverError, parse_semver
+from dralab.controllers.cronschedule import next_activation
 from dralab.fleet.spec import parse_fleet_duration
-from dralab.scheduler.cron import next_activation
 from dralab.sim.spec import parse_duration
 from dralab.validation import validate_object
 

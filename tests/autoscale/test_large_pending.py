@@ -16,10 +16,10 @@ from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, cluster_objec
 from dralab.autoscale.estimator import MAX_NODES_PER_SCALE_UP, estimate, max_nodes_reason
 from dralab.autoscale.units import equivalence_key, pod_units
 from dralab.cli.main import cli
+from dralab.cluster import PodInfo
 from dralab.fleet import parse_fleet
 from dralab.fleet.spec import FleetSpecError
 from dralab.scheduler import Scheduler, build_cluster
-from dralab.scheduler.cluster import PodInfo
 
 from .helpers import fleet, load
 

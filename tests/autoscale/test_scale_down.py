@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, cluster_objects
+from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler, build_cluster
-from dralab.scheduler.cluster import PodInfo
 
 from .helpers import PRODUCT, Doc, fleet, load, pod, run, summary, template
 

@@ -38,7 +38,7 @@ from dralab.cluster import (
     TaintRulesChanged,
     TemplateChanged,
 )
-from dralab.scheduler.claims import delete_pod
+from dralab.controllers.resourceclaims import delete_pod
 from scheduler.dra.builders import DRIVER, claim, gpu_class, gpus, node, pod, template
 
 from .fingerprint import fingerprint

@@ -24,9 +24,9 @@ from dralab.api.resource import (
     ResourceClaimTemplate,
     ResourceClaimTemplateSpec,
 )
+from dralab.cluster import ClusterState
+from dralab.controllers.snapshotbuild import build_cluster
 from dralab.fleet import generate, parse_fleet
-from dralab.scheduler.build import build_cluster
-from dralab.scheduler.cluster import ClusterState
 
 NS = "team-a"
 BLOCK = "dralab.dev/topology-block"

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from dralab.api.core import Pod
+from dralab.controllers.cronschedule import next_activation
+from dralab.controllers.workloadobjects import safe_encode
 from dralab.scheduler import build_cluster, schedule
-from dralab.scheduler.cron import next_activation
-from dralab.scheduler.expand import safe_encode
 
 from .builders import node, pod, workload
 

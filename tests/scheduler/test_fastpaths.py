@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from dralab.cluster import NodeInfo, PodInfo
 from dralab.scheduler import Scheduler, build_cluster, schedule
-from dralab.scheduler.cluster import NodeInfo, PodInfo
 from dralab.scheduler.framework import CycleState, NodeScore
 from dralab.scheduler.runtime import Framework
 

@@ -11,8 +11,8 @@ import pytest
 
 import dralab.scheduler
 from dralab.api.core import Pod
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.scheduler import Scheduler, ScheduleResult, build_cluster
-from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.scheduler.framework import CycleState, Handle, PreFilterResult, Registry, Status
 from dralab.scheduler.plugins.nodename import NodeName
 from dralab.scheduler.plugins.registry import default_registry

@@ -15,8 +15,8 @@ import pytest
 from dralab.api.core import (
     Pod,
 )
+from dralab.cluster import ClusterState
 from dralab.queueing.placement import GangPlacement, commit_pod_sets, place_pod_sets
-from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.plugins.gangscheduling import GANG_LABEL, GANG_SIZE, NAME, gang_of
 from dralab.scheduler.profile import ConfigError
 from dralab.scheduler.scheduler import Scheduler, StillClock

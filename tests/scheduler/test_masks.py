@@ -16,8 +16,8 @@ from msgspec.structs import replace
 import dralab.scheduler.cycle as cycle_module
 from dralab.api.codec import encode
 from dralab.api.core import Pod
+from dralab.controllers.resourceclaims import delete_pod
 from dralab.scheduler import Scheduler, build_cluster
-from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cycle import Attempt
 
 from .builders import config, fit_args, match, node, pod, priority_class, toleration

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dralab.cluster import PodInfo
 from dralab.scheduler import schedule
-from dralab.scheduler.cluster import PodInfo
 from dralab.scheduler.plugins.defaultpreemption import Candidate, importance, pick_one_node
 
 from .builders import DRA_POST_FILTER, node, placements, pod, priority_class

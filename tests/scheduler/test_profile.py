@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from dralab.api.errors import InputError
+from dralab.cluster import ClusterState
 from dralab.scheduler import ConfigError, parse_config, schedule
-from dralab.scheduler.cluster import ClusterState
 from dralab.scheduler.plugins.noderesources import Fit
 from dralab.scheduler.profile import build_frameworks
 from dralab.scheduler.runtime import Framework

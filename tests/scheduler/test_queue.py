@@ -10,8 +10,7 @@ import msgspec
 import pytest
 
 from dralab.api.core import Pod
-from dralab.cluster import ClusterState
-from dralab.scheduler.cluster import PodInfo
+from dralab.cluster import ClusterState, PodInfo
 from dralab.scheduler.framework import CycleState, Handle, Status
 from dralab.scheduler.plugins.prioritysort import PrioritySort
 from dralab.scheduler.plugins.registry import default_registry

@@ -14,9 +14,9 @@ import pytest
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
 from dralab.api.errors import InputError
+from dralab.controllers.applyorder import apply_order
+from dralab.controllers.workloads import MAX_CREATED_PODS
 from dralab.scheduler import build_cluster, schedule
-from dralab.scheduler.controllers import MAX_CREATED_PODS
-from dralab.scheduler.snapshot import apply_order
 
 from .builders import node, pod, pod_spec, workload
 

@@ -15,8 +15,8 @@ import yaml
 import dralab.scheduler.cycle as cycle_module
 from dralab.allocator import Allocator
 from dralab.autoscale import clusterautoscaler, estimator
-from dralab.scheduler.draview import AllocatorCache, _outcome
 from dralab.scheduler.plugins.dryruns import DryRuns, PreemptorRuns
+from dralab.scheduler.plugins.dynamicresources.view import AllocatorCache, _outcome
 from dralab.sim.default import default_scenario_text
 from dralab.sim.jobs import draw_arrivals
 from dralab.sim.results import ModeResult

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dralab.scheduler.cluster import ClusterState
+from dralab.cluster import ClusterState
 from dralab.scheduler.diagnosis import Diagnosis, NodeToStatus
 from dralab.scheduler.framework import Code, Status
 from dralab.sim import observe

@@ -32,9 +32,9 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.gcpause import gc_paused
+from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason

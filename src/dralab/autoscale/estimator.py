@@ -21,9 +21,9 @@ from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
+from dralab.cluster import PodInfo
 from dralab.policies.frag import Shape, TargetWorkload, node_fragmentation
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
 
 from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes

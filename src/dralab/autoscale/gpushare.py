@@ -15,9 +15,9 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dralab.cluster import ClusterState, PodInfo
+from dralab.controllers.resourceclaims import resolve_pod_claims
 from dralab.policies.frag import Shape
-from dralab.scheduler.claims import resolve_pod_claims
-from dralab.scheduler.cluster import ClusterState, PodInfo
 
 from .utilization import Allocated
 

@@ -24,9 +24,9 @@ from functools import partial
 
 from dralab.api.core import Node
 from dralab.api.gcpause import gc_paused
+from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
 
 from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp

@@ -16,8 +16,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from dralab.cluster import NodeInfo, PodInfo
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import NodeInfo, PodInfo
 from dralab.scheduler.framework import CycleState, DryRunKey, Status
 from dralab.scheduler.runtime import Framework
 

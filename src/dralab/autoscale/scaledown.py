@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 import msgspec
 
 from dralab.api.core import Pod, PodStatus
+from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
 
 from .decisions import ScaleDown
 from .groups import NodeGroup, pool_of

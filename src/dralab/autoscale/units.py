@@ -17,8 +17,8 @@ import msgspec
 
 from dralab.api.core import Pod
 from dralab.api.quantity import Quantity
+from dralab.cluster import PodInfo
 from dralab.cluster.records import raw_spec_field
-from dralab.scheduler.cluster import PodInfo
 from dralab.scheduler.plugins.gangscheduling import gang_of
 
 __all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_movable", "pod_units",

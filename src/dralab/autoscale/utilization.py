@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dralab.api.resource import ResourceClaim, ResourceSlice
-from dralab.scheduler.cluster import ClusterState, NodeInfo
+from dralab.cluster import ClusterState, NodeInfo
 
 __all__ = ["AllocatedDevices", "NodeUtilization", "PoolCache", "allocated_devices",
            "node_utilization", "pool_utilization"]

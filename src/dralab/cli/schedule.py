@@ -11,8 +11,8 @@ from dralab.api.base import KubeObject
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document, dumps, load_documents, read_documents, to_list
+from dralab.controllers.applyorder import apply_order
 from dralab.scheduler import ConfigError, schedule
-from dralab.scheduler.snapshot import apply_order
 from dralab.scheduler.summary import PodRow, pod_rows
 from dralab.validation.check import validate_documents
 

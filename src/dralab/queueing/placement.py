@@ -35,8 +35,8 @@ import msgspec
 
 from dralab.api.core import Pod, PodStatus
 from dralab.api.keys import key_of
-from dralab.scheduler.claims import resolve_pod_claims
-from dralab.scheduler.cluster import PodInfo
+from dralab.cluster import PodInfo
+from dralab.controllers.resourceclaims import resolve_pod_claims
 from dralab.scheduler.cycle import Attempt
 from dralab.scheduler.scheduler import Scheduler
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from dralab.api.base import KubeObject
 from dralab.api.features import FeatureGates
+from dralab.cluster import ClusterState
+from dralab.controllers.snapshotbuild import build_cluster
 
-from .build import build_cluster
-from .cluster import ClusterState
 from .explain import ClaimExplanation, Explanation, explain_claim, explain_pod
 from .profile import ConfigError, SchedulerConfig, parse_config
 from .result import Evicted, Placement, ScheduleResult, Unplaced

@@ -21,9 +21,9 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.cluster.nodetable import pick
 
-from .cluster import ClusterState, NodeInfo, PodInfo
 from .diagnosis import Diagnosis, NodeToStatus
 from .framework import Code, CycleState, Status
 from .runtime import Framework, ScoreTable

@@ -22,12 +22,12 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.keys import key_of, object_key
 from dralab.api.resource import ResourceClaim
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.controllers.podgroups import GROUP_CLAIM_ANNOTATION
+from dralab.controllers.snapshotbuild import build_cluster
 
-from .build import build_cluster
-from .cluster import ClusterState, NodeInfo, PodInfo
 from .cycle import Attempt
 from .framework import Code, CycleState, Status
-from .podgroups import GROUP_CLAIM_ANNOTATION
 from .result import REASON_SCHEDULER_ERROR, ScheduleResult
 from .runtime import Framework
 

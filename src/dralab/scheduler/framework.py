@@ -35,8 +35,8 @@ from dralab.api.errors import InputError
 
 if TYPE_CHECKING:
     from dralab.api.features import FeatureGates
+    from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
-    from .cluster import ClusterState, NodeInfo, PodInfo
     from .cycle import Mask, Positions
     from .runtime import Framework
     from .waiting import WaitingPods

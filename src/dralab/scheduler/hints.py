@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 from dralab.cluster.events import ClusterEvent
 
 if TYPE_CHECKING:
-    from .cluster import ClusterState, PodInfo
+    from dralab.cluster import ClusterState, PodInfo
 
 __all__ = ["QUEUE", "SKIP", "EnqueueExtensions", "EventHint", "HintFn", "HintResult",
            "queue_always"]

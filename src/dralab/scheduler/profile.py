@@ -26,8 +26,8 @@ from typing import Any
 
 from dralab.api.errors import ErrorType, FieldError, InputError
 from dralab.api.features import FeatureGates, Gate
+from dralab.cluster import ClusterState
 
-from .cluster import ClusterState
 from .cycle import DEFAULT_SCHEDULER_NAME
 from .framework import Handle, Plugin, PluginArgsError, Registry
 from .plugins.registry import DYNAMIC_RESOURCES, default_registry

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
 
-from .cluster import PodInfo
+from dralab.cluster import PodInfo
+
 from .framework import QueueSortPlugin, SortKey, Status
 
 __all__ = [

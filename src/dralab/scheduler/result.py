@@ -9,8 +9,8 @@ from types import MappingProxyType
 
 from dralab.api.core import Pod
 from dralab.api.resource import ResourceClaim
+from dralab.cluster import ClusterState
 
-from .cluster import ClusterState
 from .framework import Status
 
 __all__ = [

@@ -61,7 +61,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .cluster import ClusterState, NodeInfo, PodInfo
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
+
 from .framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,

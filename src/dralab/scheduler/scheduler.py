@@ -28,24 +28,24 @@ import msgspec
 
 from dralab.api.core import Pod, PodCondition
 from dralab.api.features import Gate
-from dralab.cluster import events as cluster_events
-from dralab.cluster.events import ClaimChanged, ClusterEvent
-
-from .claims import delete_pod, ensure_pod_claims
-from .cluster import (
+from dralab.cluster import (
     ClusterState,
     PodInfo,
     delete_gracefully,
     observed_generation,
     update_condition,
 )
+from dralab.cluster import events as cluster_events
+from dralab.cluster.events import ClaimChanged, ClusterEvent
+from dralab.controllers.podgroups import GroupIndex, group_key
+from dralab.controllers.resourceclaims import delete_pod, ensure_pod_claims
+
 from .cycle import DEFAULT_SCHEDULER_NAME, Attempt, Cycle
 from .framework import Registry
 from .hints import EnqueueExtensions, EventHint, HintFn
-from .plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
+from .plugins.dynamicresources.plugin import NAME as DYNAMIC_RESOURCES
 from .plugins.gangscheduling import NAME as GANG_SCHEDULING
 from .plugins.gangscheduling import group_unplaceable
-from .podgroups import GroupIndex, group_key
 from .queue import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, SchedulingQueue
 from .result import (
     REASON_NO_PROFILE,

@@ -24,10 +24,10 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.keys import object_key
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from dralab.cluster import ClusterState
+from dralab.controllers.owners import controller_ref
 
-from .cluster import ClusterState
 from .explain import Explanation, not_scheduled, run_observed
-from .owners import controller_ref
 
 __all__ = ["PodTarget", "PodsExplanation", "explain_pods", "parse_pod_target"]
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .cluster import PodInfo
+from dralab.cluster import PodInfo
+
 from .framework import CycleState, Status
 from .runtime import Framework
 

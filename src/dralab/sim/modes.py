@@ -26,9 +26,9 @@ from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod
 from dralab.api.quantity import Quantity
 from dralab.api.resource import ResourceSlice
+from dralab.cluster import ClusterState
 from dralab.fleet import Fleet, parse_fleet
 from dralab.fleet.generate import GeneratedFleet
-from dralab.scheduler.cluster import ClusterState
 
 from .devplugin import GPU_RESOURCE
 from .fleets import (

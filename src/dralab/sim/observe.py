@@ -31,7 +31,7 @@ from typing import Protocol
 
 from dralab.api.core import Node
 from dralab.api.resource import ResourceSlice
-from dralab.scheduler.cluster import ClusterState, PodInfo
+from dralab.cluster import ClusterState, PodInfo
 
 from .fleets import DeviceMap, mig_fraction, mig_resource_fractions
 from .model import KindDevices

@@ -59,9 +59,9 @@ from dralab.api.resource import (
     ResourceSlice,
     ResourceSliceSpec,
 )
-from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.scheduler.framework import CycleState, Handle, NodeScore, Status
-from dralab.scheduler.plugins.dynamicresources import NAME, DynamicResources
+from dralab.scheduler.plugins.dynamicresources.plugin import NAME, DynamicResources
 
 DRIVER = "gpu.example.com"
 GPU = "gpu"

@@ -17,10 +17,10 @@ from dralab.api.base import ObjectMeta
 from dralab.api.core import Pod
 from dralab.api.resource import ResourceSlice
 from dralab.cluster import ClusterState
+from dralab.controllers.resourceclaims import delete_pod
 from dralab.scheduler import Scheduler
-from dralab.scheduler.claims import delete_pod
 from dralab.scheduler.cycle import Attempt
-from dralab.scheduler.plugins.dynamicresources import DynamicResources
+from dralab.scheduler.plugins.dynamicresources.plugin import DynamicResources
 
 from .builders import gpu_class, gpus, mig_slices, node, pod, request, template
 

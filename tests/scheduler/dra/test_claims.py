@@ -8,7 +8,7 @@ import pytest
 from msgspec.structs import replace
 
 from dralab.api.codec import encode
-from dralab.scheduler.claims import (
+from dralab.controllers.resourceclaims import (
     DELETE_PROTECTION_FINALIZER,
     NAME_ALPHABET,
     POD_CLAIM_ANNOTATION,

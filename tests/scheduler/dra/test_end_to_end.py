@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dralab.api.features import FeatureGates
 from dralab.api.resource import ResourceClaim
-from dralab.scheduler.cluster import ClusterState
+from dralab.cluster import ClusterState
 from dralab.scheduler.result import ScheduleResult
 from dralab.scheduler.scheduler import Scheduler
 

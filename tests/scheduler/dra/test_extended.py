@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dralab.api.core import ContainerExtendedResourceRequest
-from dralab.scheduler.claims import EXTENDED_CLAIM_ANNOTATION, delete_pod
-from dralab.scheduler.extended import (
+from dralab.controllers.resourceclaims import EXTENDED_CLAIM_ANNOTATION, delete_pod
+from dralab.scheduler.framework import Code
+from dralab.scheduler.plugins.dynamicresources.extended import (
     DEVICE_CLASS_PREFIX,
     dra_backed_resources,
     extended_resource_classes,
     extended_spec,
     node_serves_via_dra,
 )
-from dralab.scheduler.framework import Code
 
 from .builders import GPU, Harness, cluster, container, gpu_class, gpus, node, pod
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import pytest
 
 from dralab.api.resource import ResourceClaimConsumerReference
-from dralab.scheduler.claims import delete_pod
-from dralab.scheduler.cluster import ClusterState
+from dralab.cluster import ClusterState
+from dralab.controllers.resourceclaims import delete_pod
 from dralab.scheduler.framework import Code, CycleState
-from dralab.scheduler.plugins.dynamicresources import NAME
+from dralab.scheduler.plugins.dynamicresources.plugin import NAME
 from dralab.scheduler.plugins.nodeaffinity import NodeAffinityPlugin
 
 from .builders import (

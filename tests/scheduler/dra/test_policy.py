@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dralab.scheduler.devicepolicy import FirstFit, Pack, make_policy
 from dralab.scheduler.framework import PluginArgsError
+from dralab.scheduler.plugins.dynamicresources.devicepolicy import FirstFit, Pack, make_policy
 
 from .builders import Harness, claim, claims_of, cluster, devices_of, gpus, mig_slices, node, pod
 from .builders import template as tpl

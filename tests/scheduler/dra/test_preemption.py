@@ -17,10 +17,10 @@ from msgspec.structs import replace
 
 from dralab.api.features import FeatureGates
 from dralab.api.resource import ResourceClaimConsumerReference
-from dralab.scheduler.claims import delete_pod
-from dralab.scheduler.cluster import PodInfo
+from dralab.cluster import PodInfo
+from dralab.controllers.resourceclaims import delete_pod
 from dralab.scheduler.framework import Code, CycleState
-from dralab.scheduler.plugins.dynamicresources import NAME
+from dralab.scheduler.plugins.dynamicresources.plugin import NAME
 
 from .builders import Harness, claim, cluster, gpu_nodes, pod, template
 

@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cluster import PREEMPT_NEVER, ClusterState, NodeInfo, PodInfo
+from dralab.cluster import PREEMPT_NEVER, ClusterState, NodeInfo, PodInfo
+
 from ..diagnosis import NodeToStatus, fit_error_message
 from ..framework import Code, CycleState, Handle, PluginArgsError, PostFilterResult, Status
 from .dryruns import DryRuns

@@ -39,6 +39,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from dralab.api.codec import fingerprint
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.cluster.events import (
     ClaimChanged,
     ClusterEvent,
@@ -55,7 +56,6 @@ from dralab.cluster.events import (
     TemplateChanged,
 )
 
-from ..cluster import ClusterState, NodeInfo, PodInfo
 from ..framework import CycleState, Status
 from ..runtime import Framework
 

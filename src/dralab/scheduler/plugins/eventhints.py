@@ -10,6 +10,7 @@ taint rules for DynamicResources, the pod's gates removed for SchedulingGates.
 from __future__ import annotations
 
 from dralab.api.keys import object_key
+from dralab.cluster import ClusterState, PodInfo
 from dralab.cluster.events import (
     ClaimChanged,
     ClassChanged,
@@ -24,7 +25,6 @@ from dralab.cluster.events import (
     TemplateChanged,
 )
 
-from ..cluster import ClusterState, PodInfo
 from ..hints import QUEUE, SKIP, EventHint, HintResult
 
 __all__ = ["DRA_HINTS", "FIT_HINTS", "NODE_HINTS", "NODE_NAME_HINTS", "SCHEDULING_GATES_HINTS"]

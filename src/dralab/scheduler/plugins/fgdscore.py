@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from dralab.api.quantity import Quantity
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.policies import (
     GPU_MILLI,
     POLICIES,
@@ -59,7 +60,6 @@ from dralab.policies import (
     gpu_class,
 )
 
-from ..cluster import ClusterState, NodeInfo, PodInfo
 from ..framework import CycleState, Handle, PluginArgsError, ScoreExtensions, Status
 from .gpuview import DEFAULT_GPU_RESOURCE, GpuIndex, pod_demand
 

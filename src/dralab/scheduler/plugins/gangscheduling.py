@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dralab.api.core import Pod
+from dralab.cluster import ClusterState, PodInfo
 from dralab.cluster.events import (
     ClusterEvent,
     NodeAdded,
@@ -39,11 +40,10 @@ from dralab.cluster.events import (
     PodRemoved,
     SlicesChanged,
 )
+from dralab.controllers.podgroups import GroupIndex, group_key, pod_group_of
 
-from ..cluster import ClusterState, PodInfo
 from ..framework import CycleState, Handle, PluginArgsError, Status
 from ..hints import QUEUE, SKIP, EventHint, HintResult
-from ..podgroups import GroupIndex, group_key, pod_group_of
 
 __all__ = ["DEFAULT_TIMEOUT", "GANG_LABEL", "GANG_SIZE", "NAME", "GangScheduling", "gang_of",
            "gang_of_pod", "group_unplaceable"]

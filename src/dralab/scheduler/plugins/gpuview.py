@@ -25,10 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dralab.api.resource import ResourceClaim
+from dralab.cluster import CPU, ClusterState, NodeInfo, PodInfo
+from dralab.controllers.resourceclaims import resolve_pod_claims
 from dralab.policies import GPU_MILLI, MAX_GPUS, PodDemand, PolicyNode
-
-from ..claims import resolve_pod_claims
-from ..cluster import CPU, ClusterState, NodeInfo, PodInfo
 
 __all__ = ["DEFAULT_GPU_RESOURCE", "GpuIndex", "pod_demand"]
 

@@ -14,7 +14,7 @@ from dralab.api.taints import tolerates
 from ..framework import MAX_NODE_SCORE, NodeScore
 
 if TYPE_CHECKING:
-    from ..cluster import ClusterState, NodeInfo
+    from dralab.cluster import ClusterState, NodeInfo
 
 __all__ = [
     "NodeMasks",

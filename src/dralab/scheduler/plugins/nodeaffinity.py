@@ -23,8 +23,8 @@ from dralab.allocator.nodes import (
 )
 from dralab.api.core import NodeAffinity as NodeAffinitySpec
 from dralab.api.core import NodeSelector, NodeSelectorTerm
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
-from ..cluster import ClusterState, NodeInfo, PodInfo
 from ..framework import (
     MAX_NODE_SCORE,
     Code,

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..cluster import NodeInfo, PodInfo
+from dralab.cluster import NodeInfo, PodInfo
+
 from ..framework import CycleState, Handle, Status
 from ..hints import EventHint
 from .eventhints import NODE_NAME_HINTS

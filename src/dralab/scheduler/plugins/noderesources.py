@@ -27,8 +27,8 @@ import numpy.typing as npt
 
 from dralab.api.errors import ErrorType, FieldError
 from dralab.api.features import Gate
+from dralab.cluster import CPU, MEMORY, ClusterState, NodeInfo, PodInfo
 
-from ..cluster import CPU, MEMORY, ClusterState, NodeInfo, PodInfo
 from ..framework import (
     MAX_NODE_SCORE,
     CycleState,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from dralab.api.core import Taint
+from dralab.cluster import NodeInfo, PodInfo
 
-from ..cluster import NodeInfo, PodInfo
 from ..framework import CycleState, Handle, Status
 from ..hints import EventHint
 from .eventhints import NODE_HINTS

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..cluster import PodInfo
+from dralab.cluster import PodInfo
+
 from ..framework import Handle, Status
 from ..hints import EventHint
 from .eventhints import SCHEDULING_GATES_HINTS

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dralab.api.core import Taint, Toleration
+from dralab.cluster import NodeInfo, PodInfo
 
-from ..cluster import NodeInfo, PodInfo
 from ..framework import (
     MAX_NODE_SCORE,
     Code,

@@ -7,8 +7,8 @@ import functools
 from collections.abc import Callable
 
 from dralab.api.core import Pod
+from dralab.cluster import ClusterState, PodInfo
 from dralab.queueing.model import WorkloadSpec
-from dralab.scheduler.cluster import ClusterState, PodInfo
 
 from ..engine import Environment, Stage
 from ..jobs import Arrival

@@ -20,7 +20,7 @@ import msgspec
 
 from dralab.api.core import Node, Taint
 from dralab.api.resource import ResourceSlice
-from dralab.scheduler.cluster import ClusterState
+from dralab.cluster import ClusterState
 
 from ..engine import Environment, Stage
 from ..model import NodeChange

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dralab.scheduler.cluster import PodInfo
+from dralab.cluster import PodInfo
 
 from ..engine import Event
 from ..jobs import Arrival

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
-from dralab.scheduler.cluster import PodInfo
 from dralab.scheduler.cycle import Attempt
 
 from ..engine import Environment, Stage

@@ -62,18 +62,19 @@ from dralab.api.resource import (
 from dralab.cluster import (
     ClassChanged,
     ClusterEvent,
+    ClusterState,
+    NodeInfo,
     SliceOwner,
     SlicesChanged,
     TaintRulesChanged,
     slice_owner,
 )
+from dralab.scheduler.framework import Status
 
-from .cluster import ClusterState, NodeInfo
 from .devicepolicy import DevicePolicy, FirstFit, OrderedAllocator
-from .framework import Status
 
 if TYPE_CHECKING:
-    from .drastate import NodeResult
+    from .state import NodeResult
 
 __all__ = ["AllocatorCache", "NodeOutcome", "SpecKey", "Visit"]
 

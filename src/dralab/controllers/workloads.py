@@ -58,18 +58,7 @@ from dralab.api.errors import InputError, ObjectError
 from dralab.api.limits import MAX_CREATED_PODS, too_many_pods_message
 from dralab.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
-from .cron import next_activation
-from .expand import (
-    COMPLETION_INDEX,
-    JOB_TRACKING_FINALIZER,
-    POD_TEMPLATE_HASH,
-    PodFactory,
-    daemon_template,
-    pinned_node,
-    raw_template,
-    should_run_daemon,
-    template_hash,
-)
+from .cronschedule import next_activation
 from .owners import (
     controller_ref,
     is_active,
@@ -81,6 +70,17 @@ from .owners import (
     raw_map,
     raw_str,
     stateful_ordinal,
+)
+from .workloadobjects import (
+    COMPLETION_INDEX,
+    JOB_TRACKING_FINALIZER,
+    POD_TEMPLATE_HASH,
+    PodFactory,
+    daemon_template,
+    pinned_node,
+    raw_template,
+    should_run_daemon,
+    template_hash,
 )
 
 __all__ = ["MAX_CREATED_PODS", "Controllers"]

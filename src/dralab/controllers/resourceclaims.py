@@ -38,8 +38,8 @@ from dralab.api.resource import (
     ResourceClaimStatus,
 )
 from dralab.api.scheduling import PodGroup
+from dralab.cluster import ClusterState, PodInfo
 
-from .cluster import ClusterState, PodInfo
 from .podgroups import (
     GROUP_CLAIM_ANNOTATION,
     group_claim_entry,

@@ -17,8 +17,8 @@ from dralab.allocator.nodes import CompiledNodeSelector
 from dralab.api.core import ContainerExtendedResourceRequest
 from dralab.api.resource import AllocationResult, ResourceClaim
 
-from .draview import Mask, NodeOutcome, OutcomeTable, Visit
 from .extended import ExtendedClaimSpec
+from .view import Mask, NodeOutcome, OutcomeTable, Visit
 
 __all__ = ["ClaimEntry", "DRAState", "ExtendedNeed", "NodeResult"]
 

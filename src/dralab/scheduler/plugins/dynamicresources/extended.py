@@ -39,9 +39,8 @@ from dralab.api.resource import (
     ResourceClaim,
     ResourceClaimSpec,
 )
-
-from .claims import EXTENDED_CLAIM_ANNOTATION
-from .cluster import ClusterState, NodeInfo
+from dralab.cluster import ClusterState, NodeInfo
+from dralab.controllers.resourceclaims import EXTENDED_CLAIM_ANNOTATION
 
 __all__ = [
     "DEVICE_CLASS_PREFIX",

@@ -33,10 +33,11 @@ import msgspec
 
 from dralab.allocator.nodes import NodeSelectorError, NodeView, compile_node_selector
 from dralab.api.base import KubeObject
-from dralab.api.core import Node, NodeSelector, Pod, Taint, Toleration
+from dralab.api.core import Node, NodeSelector, Pod, Toleration
 from dralab.api.quantity import Quantity
+from dralab.api.taints import tolerates
 
-from .names import ALPHANUMS, NameGenerator
+from .generatednames import ALPHANUMS, NameGenerator
 
 __all__ = [
     "ALPHANUMS",
@@ -288,12 +289,10 @@ def should_run_daemon(node: Node, selector: Mapping[str, str], required: NodeSel
                 return False
         except NodeSelectorError:
             return False
-    from .plugins.helpers import find_untolerated_taint
-
-    def blocking(taint: Taint) -> bool:
-        return taint.effect in ("NoSchedule", "NoExecute")
-
-    return find_untolerated_taint(node.spec.taints, tolerations, blocking) is None
+    # The DaemonSet controller's check (v1helper.FindMatchingUntoleratedTaint over the
+    # NoSchedule and NoExecute taints), on the API's toleration rule.
+    return all(any(tolerates(toleration, taint) for toleration in tolerations)
+               for taint in node.spec.taints if taint.effect in ("NoSchedule", "NoExecute"))
 
 
 def _child_map(parent: dict[str, Any], key: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dralab.api.base import KubeObject
 
-from .names import api_identity
+from .generatednames import api_identity
 
 __all__ = ["Duplicate", "apply_order"]
 

@@ -25,9 +25,8 @@ from dralab.api.features import Gate
 from dralab.api.keys import object_key
 from dralab.api.resource import ResourceClaim, ResourceClaimConsumerReference
 from dralab.api.scheduling import PodGroup, PodGroupResourceClaim
+from dralab.cluster import ClusterState, PodInfo
 from dralab.cluster.events import PodAdded, PodRemoved
-
-from .cluster import ClusterState, PodInfo
 
 __all__ = [
     "GROUP_API",

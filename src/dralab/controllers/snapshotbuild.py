@@ -43,14 +43,14 @@ from dralab.api.resource import (
 )
 from dralab.api.resourcedefaults import default_claim_spec
 from dralab.api.scheduling import PodGroup
+from dralab.cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
 
-from .claims import release_pod_claims
-from .cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
-from .controllers import Controllers
-from .expand import PodFactory
-from .names import NameGenerator
+from .applyorder import apply_order
+from .generatednames import NameGenerator
 from .owners import is_being_deleted, is_terminal
-from .snapshot import apply_order
+from .resourceclaims import release_pod_claims
+from .workloadobjects import PodFactory
+from .workloads import Controllers
 
 __all__ = ["build_cluster"]
 

@@ -56,7 +56,9 @@ from dralab.api.resource import (
     ResourceClaimConsumerReference,
     ResourceClaimSpec,
 )
-from dralab.scheduler.claims import (
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.controllers.podgroups import GROUP_RESOURCE, group_key
+from dralab.controllers.resourceclaims import (
     DELETE_PROTECTION_FINALIZER,
     RESERVED_FOR_MAX,
     add_consumer,
@@ -71,21 +73,6 @@ from dralab.scheduler.claims import (
     remove_consumer,
     resolve_pod_claims,
 )
-from dralab.scheduler.cluster import ClusterState, NodeInfo, PodInfo
-from dralab.scheduler.devicepolicy import DevicePolicy, FirstFit, make_policy
-from dralab.scheduler.drastate import ClaimEntry, DRAState, ExtendedNeed
-from dralab.scheduler.draview import AllocatorCache, Mask, NodeOutcome, Positions
-from dralab.scheduler.extended import (
-    GATE,
-    ExtendedClaimSpec,
-    extended_claim_base,
-    extended_resource_classes,
-    extended_spec,
-    find_extended_claim,
-    is_dra_extended_resource_name,
-    new_extended_claim,
-    pod_extended_requests,
-)
 from dralab.scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
@@ -99,10 +86,23 @@ from dralab.scheduler.framework import (
     ScoreExtensions,
     Status,
 )
-from dralab.scheduler.podgroups import GROUP_RESOURCE, group_key
+from dralab.scheduler.hints import EventHint
+from dralab.scheduler.plugins.eventhints import DRA_HINTS
 
-from ..hints import EventHint
-from .eventhints import DRA_HINTS
+from .devicepolicy import DevicePolicy, FirstFit, make_policy
+from .extended import (
+    GATE,
+    ExtendedClaimSpec,
+    extended_claim_base,
+    extended_resource_classes,
+    extended_spec,
+    find_extended_claim,
+    is_dra_extended_resource_name,
+    new_extended_claim,
+    pod_extended_requests,
+)
+from .state import ClaimEntry, DRAState, ExtendedNeed
+from .view import AllocatorCache, Mask, NodeOutcome, Positions
 
 __all__ = ["NAME", "DynamicResources"]
 
