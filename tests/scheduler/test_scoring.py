@@ -10,6 +10,7 @@ from dralab.scheduler import schedule
 from dralab.scheduler.framework import NodeScore
 from dralab.scheduler.plugins.helpers import default_normalize_score
 from dralab.scheduler.plugins.noderesources import (
+    _balance,
     _balanced,
     _least,
     _most,
@@ -82,9 +83,14 @@ def test_broken_linear_and_ratio() -> None:
 
 
 def test_balanced_allocation() -> None:
-    assert _balanced([2000, 4 << 30], [4000, 8 << 30]) == 100
-    assert _balanced([4000, 0], [4000, 8 << 30]) == 50
-    assert _balanced([1000, 1, 1], [2000, 2, 4]) == 88  # three resources: std formula
+    assert _balance([2000, 4 << 30], [4000, 8 << 30]) == 100
+    assert _balance([4000, 0], [4000, 8 << 30]) == 50
+    assert _balance([1000, 1, 1], [2000, 2, 4]) == 88  # three resources: std formula
+    # Scored as the change the pod makes (v1.36.2): from 50 to 100 is the best move,
+    # from 100 to 50 the worst, no change 75.
+    assert _balanced([4000, 8 << 30], [0, 8 << 30], [4000, 8 << 30]) == 100
+    assert _balanced([4000, 0], [0, 0], [4000, 8 << 30]) == 50
+    assert _balanced([0, 0], [0, 0], [4000, 8 << 30]) == 75
 
 
 def test_default_normalize_score() -> None:

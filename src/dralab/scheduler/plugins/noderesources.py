@@ -12,6 +12,12 @@ per resource, then a weighted mean over the resources the node has:
 LeastAllocated ``(alloc - req) * 100 / alloc``, MostAllocated ``req * 100 / alloc``,
 RequestedToCapacityRatio a broken-linear ``shape`` of ``req * 100 / alloc``. cpu and
 memory use "non-zero" requests (see ``cluster.pod_non_zero_requests``).
+
+BalancedAllocation scores the *change* in balance that placing the pod makes
+(kubernetes#135573, in v1.36.2 and 1.37): ``50 + (50 + after - before) / 2`` where
+``after``/``before`` are ``(1 - std of the requested fractions) * 100`` with and
+without the pod. An empty node scores about 75 for a small pod; a node the pod
+balances better scores towards 100, one it unbalances towards 50.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
+HALF_SCORE = MAX_NODE_SCORE // 2
 IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 _FIT_KEY = "PreFilter" + FIT
@@ -225,7 +232,9 @@ def _ratio(weights: Sequence[int], shape: Sequence[tuple[int, int]]) -> Scorer:
     return score
 
 
-def _balanced(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+def _balance(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``(1 - std of the requested/allocatable fractions) * 100``, truncated; resources
+    with nothing allocatable are left out (upstream's balancedResourceScore)."""
     fractions = [min(req / alloc, 1.0) for req, alloc in zip(requested, allocatable, strict=True)
                  if alloc]
     std = 0.0
@@ -235,6 +244,16 @@ def _balanced(requested: Sequence[int], allocatable: Sequence[int]) -> int:
         mean = sum(fractions) / len(fractions)
         std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
     return int((1 - std) * MAX_NODE_SCORE)
+
+
+def _balanced(requested: Sequence[int], allocated: Sequence[int],
+              allocatable: Sequence[int]) -> int:
+    """The change in balance placing the pod makes, in [50, 100] (v1.36.2
+    balanced_allocation.go balancedResourceScorer): both balances lie in [50, 100],
+    so their difference in [-50, 50] is mapped back to [50, 100]; ~75 when the pod
+    barely changes the balance. ``requested`` includes the pod, ``allocated`` not."""
+    change = _balance(requested, allocatable) - _balance(allocated, allocatable)
+    return HALF_SCORE + (HALF_SCORE + change) // 2
 
 
 def _alloc_and_request(node: NodeInfo, resource: str, pod_request: int, non_zero: bool
@@ -627,7 +646,7 @@ class Fit:
 
 
 class BalancedAllocation:
-    """Prefers nodes whose resource fractions stay close to each other after placing."""
+    """Prefers nodes the pod leaves better balanced (cpu, memory... fractions closer)."""
 
     def __init__(self, resources: tuple[tuple[str, int], ...],
                  handle: Handle | None = None) -> None:
@@ -653,15 +672,21 @@ class BalancedAllocation:
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         data = state.get(_BALANCED_KEY)
-        pod_requests = data.values if isinstance(data, _Requests) else \
-            _pod_request_list(pod, self.resources, False)
+        if isinstance(data, _Requests):
+            pod_requests = data.values
+        else:  # PreScore not run (or disabled): upstream computes, and skips best effort
+            pod_requests = _pod_request_list(pod, self.resources, False)
+            if not any(pod_requests):
+                return 0, _SUCCESS
         allocatable: list[int] = []
         requested: list[int] = []
+        allocated: list[int] = []
         for (resource, _), pod_request in zip(self.resources, pod_requests, strict=True):
             alloc, req = _alloc_and_request(node, resource, pod_request, False)
             allocatable.append(alloc)
             requested.append(req)
-        return _balanced(requested, allocatable), _SUCCESS
+            allocated.append(req - pod_request if alloc else 0)
+        return _balanced(requested, allocated, allocatable), _SUCCESS
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                     ) -> tuple[list[int], Status]:
@@ -675,15 +700,13 @@ class BalancedAllocation:
             a_cpu, a_mem = node.alloc_cpu, node.alloc_memory
             if a_cpu and a_mem:
                 requested = node.requested
-                f_cpu = (requested.get(CPU, 0) + p_cpu) / a_cpu
-                f_mem = (requested.get(MEMORY, 0) + p_mem) / a_mem
-                if f_cpu > 1.0:
-                    f_cpu = 1.0
-                if f_mem > 1.0:
-                    f_mem = 1.0
-                append(int((1 - abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE))
+                u_cpu = requested.get(CPU, 0)
+                u_mem = requested.get(MEMORY, 0)
+                append(_two_balanced(u_cpu / a_cpu, u_mem / a_mem,
+                                     (u_cpu + p_cpu) / a_cpu, (u_mem + p_mem) / a_mem))
             else:
-                append(MAX_NODE_SCORE)  # one fraction or none: deviation 0
+                # One fraction or none: deviation 0 before and after, no change.
+                append(_NO_CHANGE)
         return out, _SUCCESS
 
     def score_positions(self, state: CycleState, pod: PodInfo, positions: Positions
@@ -702,16 +725,42 @@ class BalancedAllocation:
         a_cpu = table.alloc_cpu[positions]
         a_mem = table.alloc_memory[positions]
         both = (a_cpu != 0) & (a_mem != 0)
-        # Nodes without both amounts score 100 and are divided by 1 only to stay quiet.
-        f_cpu = (table.req_cpu[positions] + p_cpu) / np.where(both, a_cpu, 1)
-        f_mem = (table.req_memory[positions] + p_mem) / np.where(both, a_mem, 1)
-        np.minimum(f_cpu, 1.0, out=f_cpu)
-        np.minimum(f_mem, 1.0, out=f_mem)
-        scores = ((1 - np.abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE).astype(np.int64)
-        return np.where(both, scores, MAX_NODE_SCORE), _SUCCESS
+        # Nodes without both amounts score 75 and are divided by 1 only to stay quiet.
+        d_cpu = np.where(both, a_cpu, 1)
+        d_mem = np.where(both, a_mem, 1)
+        u_cpu = table.req_cpu[positions]
+        u_mem = table.req_memory[positions]
+        after = _two_balance_array((u_cpu + p_cpu) / d_cpu, (u_mem + p_mem) / d_mem)
+        before = _two_balance_array(u_cpu / d_cpu, u_mem / d_mem)
+        scores = HALF_SCORE + (HALF_SCORE + after - before) // 2
+        return np.where(both, scores, _NO_CHANGE), _SUCCESS
 
     def score_extensions(self) -> None:
         return None
+
+
+_NO_CHANGE = HALF_SCORE + HALF_SCORE // 2  # 75: the balance is the same with the pod
+
+
+def _two_balance(f_cpu: float, f_mem: float) -> int:
+    """``_balance`` for two fractions (the default cpu+memory), same float operations."""
+    if f_cpu > 1.0:
+        f_cpu = 1.0
+    if f_mem > 1.0:
+        f_mem = 1.0
+    return int((1 - abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE)
+
+
+def _two_balanced(before_cpu: float, before_mem: float, after_cpu: float,
+                  after_mem: float) -> int:
+    change = _two_balance(after_cpu, after_mem) - _two_balance(before_cpu, before_mem)
+    return HALF_SCORE + (HALF_SCORE + change) // 2
+
+
+def _two_balance_array(f_cpu: npt.NDArray[np.float64], f_mem: npt.NDArray[np.float64]) -> I64:
+    f_cpu = np.minimum(f_cpu, 1.0)
+    f_mem = np.minimum(f_mem, 1.0)
+    return ((1 - np.abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE).astype(np.int64)
 
 
 def format_amount(resource: str, milli: int) -> str:
