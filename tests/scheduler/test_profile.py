@@ -33,14 +33,16 @@ def test_default_profile_matches_upstream_order_and_weights() -> None:
     fw = default()
     assert fw.points["queueSort"] == ("PrioritySort",)
     assert fw.points["filter"] == ("NodeUnschedulable", "NodeName", "TaintToleration",
-                                   "NodeAffinity", "NodeResourcesFit", *DRA)
+                                   "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", *DRA)
     assert fw.points["postFilter"] == (*DRA, "DefaultPreemption")
     assert fw.points["bind"] == ("DefaultBinder",)
     assert fw.points["preEnqueue"][0] == "SchedulingGates"
     # kubernetes v1.36.2 pkg/scheduler/apis/config/v1/default_plugins.go,
     # getDefaultPlugins and applyDynamicResources: DynamicResources has weight 2.
+    # PodTopologySpread has weight 2 as well.
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                          **{d: 2 for d in DRA}, "NodeResourcesBalancedAllocation": 1}
+                          "PodTopologySpread": 2, **{d: 2 for d in DRA},
+                          "NodeResourcesBalancedAllocation": 1}
     fit = fw.plugins["NodeResourcesFit"]
     assert isinstance(fit, Fit)
     assert (fit.strategy, fit.resources) == ("LeastAllocated", (("cpu", 1), ("memory", 1)))

@@ -13,7 +13,7 @@ it, ``disabled`` removes (``*`` = all defaults of that point); a plugin configur
 at a specific point comes first there, then multiPoint plugins, then the rest.
 Score weights: the Score point's entry, else multiPoint's, else 1.
 
-Upstream plugins dralab does not model (NodePorts, Volume*, PodTopologySpread,
+Upstream plugins dralab does not model (NodePorts, Volume*,
 InterPodAffinity, ImageLocality, ...) are accepted and left out with a warning.
 """
 
@@ -56,7 +56,7 @@ MAX_WEIGHT = 100
 
 UNMODELLED_PLUGINS = frozenset({
     "NodePorts", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
-    "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+    "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone",
     "InterPodAffinity", "ImageLocality", "TopologyAwareWorkloadScheduling",
 })
 # The fields of the in-tree plugins' args (kube-scheduler config/v1 types_pluginargs.go,
@@ -69,6 +69,7 @@ _ARGS_FIELDS: dict[str, frozenset[str]] = {
                                       "scoringStrategy"},
     "NodeResourcesBalancedAllocation": _TYPE_META | {"resources"},
     "NodeAffinity": _TYPE_META | {"addedAffinity"},
+    "PodTopologySpread": _TYPE_META | {"defaultConstraints", "defaultingType"},
 }
 _TOP_LEVEL = frozenset({
     "apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism",
@@ -134,6 +135,8 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
         PluginRef("NodeUnschedulable"), PluginRef("NodeName"),
         PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
         PluginRef("NodeResourcesFit", 1),
+        # Weight 2 (v1.36.2 default_plugins.go getDefaultPlugins).
+        PluginRef("PodTopologySpread", 2),
     ]
     if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION):
         # Before DefaultPreemption: deallocating an idle claim beats evicting a pod.
