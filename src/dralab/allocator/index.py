@@ -32,7 +32,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dralab.api.core import NodeSelector
 from dralab.api.gcpause import gc_paused as _gc_paused
@@ -47,9 +47,6 @@ from dralab.api.resource import (
 )
 
 from .nodes import CompiledNodeSelector, NodeView, compile_node_selector
-
-if TYPE_CHECKING:
-    from .pools import NodePools
 
 __all__ = ["DeviceRecord", "SliceEntry", "SliceIndex", "SliceScope", "capacity_fqn",
            "distinct_and_counterless"]
@@ -409,8 +406,10 @@ class SliceIndex:
         # Cluster-wide slices per pool, and those whose relevance depends on the node.
         self.shared_by_pool: dict[tuple[str, str], list[SliceEntry]] = {}
         self.conditional_shared: list[SliceEntry] = []
-        # Memo of gathered pools: node name -> (node key, gather-relevant features) -> pools.
-        self.node_pools: dict[str, dict[object, NodePools]] = {}
+        # Memo of gathered pools: node name -> (node key, gather-relevant features) ->
+        # pools.NodePools. These memos are pools.py's (typed where it reads them); the
+        # index only holds them and forgets what a slice change makes stale.
+        self.node_pools: dict[str, dict[object, Any]] = {}
         # Memo of built pools: pool key -> (partitionable, ids of the collected slices)
         # -> Pool. Pools visible from many nodes (allNodes, shared counters) are built once.
         self.built_pools: dict[tuple[str, str], dict[object, Any]] = {}

@@ -241,7 +241,7 @@ def _pool(index: SliceIndex, key: tuple[str, str], slices: list[SliceEntry],
 def gather_pools(index: SliceIndex, node: NodeView, partitionable: bool) -> NodePools:
     """The pools usable from ``node``; memoised in ``index``. Raises PoolGatherError."""
     memo_key = (node.cache_key(), partitionable)
-    memo = index.node_pools.get(node.name)
+    memo: dict[object, NodePools] | None = index.node_pools.get(node.name)
     if memo is None:
         memo = index.node_pools[node.name] = {}
     else:

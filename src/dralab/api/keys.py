@@ -10,12 +10,23 @@ whichever component draws.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .base import KubeObject
+from typing import Protocol
 
 __all__ = ["key_of", "object_key", "random_uid", "uid_text"]
+
+
+# What ``key_of`` reads of an object (any ``base.KubeObject``): named structurally, so
+# that this module, which ``base`` imports, does not import ``base`` back.
+class _Metadata(Protocol):
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+
+
+class _Object(Protocol):
+    @property
+    def metadata(self) -> _Metadata: ...
 
 
 def object_key(namespace: str | None, name: str | None) -> str:
@@ -23,7 +34,7 @@ def object_key(namespace: str | None, name: str | None) -> str:
     return f"{namespace or 'default'}/{name or ''}"
 
 
-def key_of(obj: KubeObject) -> str:
+def key_of(obj: _Object) -> str:
     """``object_key`` of an object's metadata (for namespaced kinds: pods, claims, ...)."""
     return object_key(obj.metadata.namespace, obj.metadata.name)
 

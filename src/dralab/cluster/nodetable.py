@@ -18,17 +18,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from dralab.allocator.changelog import ChangeFeed
+
 from .records import CPU, MEMORY, PODS, NodeInfo
 
-if TYPE_CHECKING:
-    from .store import ClusterState
+__all__ = ["NodeSource", "NodeTable", "pick"]
 
-__all__ = ["NodeTable", "pick"]
+
+class NodeSource(Protocol):
+    """What the table reads of the cluster (``store.ClusterState``, which owns the
+    table): named here so that this module does not import the store back."""
+
+    @property
+    def node_version(self) -> int: ...
+    def node_infos(self) -> list[NodeInfo]: ...
+    def node_index(self) -> dict[str, int]: ...
+    def node_log(self) -> ChangeFeed[str]: ...
 
 I64 = npt.NDArray[np.int64]
 T = TypeVar("T")
@@ -40,7 +50,7 @@ _EXACT_LIMIT = 1 << 52
 class NodeTable:
     """See the module docstring. Columns are read-only for callers."""
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: NodeSource) -> None:
         self.cluster = cluster
         self._version = -1
         self._cursor = 0

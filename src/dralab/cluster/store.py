@@ -35,7 +35,7 @@ Pod lifecycle::
                     └─forget_pod─┘                                         remove_pod
 
 Releasing a removed pod's claims is the claim controller's business
-(``dralab.scheduler.claims.release_pod_claims``), not the store's.
+(``dralab.controllers.resourceclaims.release_pod_claims``), not the store's.
 """
 
 from __future__ import annotations

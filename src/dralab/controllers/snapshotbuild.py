@@ -1,16 +1,16 @@
 """Building the ClusterState of a run from loaded API objects: a cluster snapshot.
 
 1. Repeated objects (same kind, namespace and name) are reduced as ``kubectl
-   apply`` would leave them (``snapshot.apply_order``: first place, last content).
+   apply`` would leave them (``applyorder.apply_order``: first place, last content).
 2. Every object with ``generateName`` and no name gets a name as the API server
-   would make it (``names``): Nodes, slices, claims, templates, workloads, pods.
+   would make it (``generatednames``): Nodes, slices, claims, templates, workloads, pods.
 3. Nodes, PriorityClasses, DeviceClasses, ResourceSlices, DeviceTaintRules,
    ResourceClaims (allocated ones keep their devices and reservedFor),
    ResourceClaimTemplates and PodGroups (with a namespace and a UID) go into the state;
    claims and templates with the API server's defaults (``api.resourcedefaults``).
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
-   controller is missing (``controllers``). Pods get namespace "default" when they
+   controller is missing (``workloads``). Pods get namespace "default" when they
    have none and a UID when they have none; ResourceClaims get the namespace too.
    A pod without status.phase is created as the API server creates it
    (``dralab.cluster.prepare_for_create``: generation 1, phase Pending, qosClass).

@@ -1,7 +1,7 @@
 """The objects workload controllers create, named and labelled as they name them.
 
 This module only builds; what to build (which replicas, indexes, ordinals or
-nodes are missing) is decided in ``controllers``.
+nodes are missing) is decided in ``workloads``.
 
 * Job pods: ``<job>-<5 random>`` (Indexed: ``<job>-<index>-<5 random>``), job-name /
   controller-uid labels, the job-tracking finalizer.

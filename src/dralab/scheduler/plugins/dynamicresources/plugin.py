@@ -7,7 +7,7 @@ Follows kube-scheduler's plugin (pkg/scheduler/framework/plugins/dynamicresource
 * PreFilter: collects the claims; rejects the pod (UnschedulableAndUnresolvable,
   upstream's wording) for a missing or deleted claim, a claim with 256
   consumers, an unknown device class; remembers allocated claims' node
-  selectors; prepares the allocator (shared across pods, see ``draview``).
+  selectors; prepares the allocator (shared across pods, see ``view``).
 * Filter: allocated claims must be reachable ("resourceclaim not available on
   the node", unresolvable); pending claims are allocated on the node
   (Unschedulable "cannot allocate all claims" if they do not fit, Error for

@@ -8,19 +8,18 @@ the allocated state (copy-on-write), never the cluster's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
 
 from dralab.allocator import AllocatedState, Allocator
 from dralab.allocator.nodes import CompiledNodeSelector
 from dralab.api.core import ContainerExtendedResourceRequest
-from dralab.api.resource import AllocationResult, ResourceClaim
+from dralab.api.resource import ResourceClaim
 
 from .extended import ExtendedClaimSpec
-from .view import Mask, NodeOutcome, OutcomeTable, Visit
+from .view import Mask, NodeResult, OutcomeTable, Visit
 
-__all__ = ["ClaimEntry", "DRAState", "ExtendedNeed", "NodeResult"]
+__all__ = ["ClaimEntry", "DRAState", "ExtendedNeed"]
 
 
 @dataclass(slots=True, eq=False)
@@ -54,16 +53,6 @@ class ExtendedNeed:
         default_factory=dict)
     # Per kind: the outcome-cache token of the pod's pending claims plus the special one.
     tokens: dict[frozenset[str], int] = field(default_factory=dict)
-
-
-# Filter's answer for a feasible node: one allocation per pending claim (in order,
-# then the special claim's); the special claim with its spec when the node serves
-# extended resources through DRA; the cached outcome it came from (None for
-# what-if searches), on which Score memoises the policy's opinion. A plain tuple:
-# one is made per feasible node and pod.
-NodeResult: TypeAlias = tuple[Sequence[AllocationResult],
-                              tuple[ResourceClaim, ExtendedClaimSpec] | None,
-                              NodeOutcome | None]
 
 
 @dataclass(slots=True, eq=False)

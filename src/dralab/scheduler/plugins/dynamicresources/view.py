@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, TypeAlias, overload
+from typing import TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -72,11 +72,9 @@ from dralab.cluster import (
 from dralab.scheduler.framework import Status
 
 from .devicepolicy import DevicePolicy, FirstFit, OrderedAllocator
+from .extended import ExtendedClaimSpec
 
-if TYPE_CHECKING:
-    from .state import NodeResult
-
-__all__ = ["AllocatorCache", "NodeOutcome", "SpecKey", "Visit"]
+__all__ = ["AllocatorCache", "NodeOutcome", "NodeResult", "SpecKey", "Visit"]
 
 # (namespace, spec object) per claim to allocate; specs are compared by identity.
 SpecKey = tuple[tuple[str, int], ...]
@@ -116,6 +114,17 @@ class NodeOutcome:
     # For such a copy: the remembered outcome it was made from (which keeps ``score``).
     origin: NodeOutcome | None = None
     share_count: int = -1  # how many results hold a share ID (-1: not counted yet)
+
+
+# Filter's answer for a feasible node: one allocation per pending claim (in order,
+# then the special claim's); the special claim with its spec when the node serves
+# extended resources through DRA; the cached outcome it came from (None for
+# what-if searches), on which Score memoises the policy's opinion. A plain tuple:
+# one is made per feasible node and pod. Defined here, where the table keeps them;
+# ``state.DRAState`` holds them per node name.
+NodeResult: TypeAlias = tuple[Sequence[AllocationResult],
+                              tuple[ResourceClaim, ExtendedClaimSpec] | None,
+                              NodeOutcome | None]
 
 
 @dataclass(slots=True, eq=False)
