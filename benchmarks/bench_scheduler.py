@@ -13,8 +13,13 @@ fleet size; "2nd half" is the cost per pod over the last half of the pods, once
 every node has been looked at (one-time work per node, such as the first device
 search, is then behind).
 
+``spread`` measures PodTopologySpread's cost in one run: the fill shape with the default
+profile and with PodTopologySpread disabled (the profile before the plugin existed),
+alternated, bare pods (no spread: the plugin skips them); then 1,000 nodes with pods a
+ReplicaSet controls (the system default constraints spread them), CPU time per pod.
+
     python benchmarks/bench_scheduler.py [--quick] [--mode dra|device-plugin] [--profile]
-        [--only fill|large|fleet ...] [--fleet NODES ...]
+        [--only fill|large|fleet|spread ...] [--fleet NODES ...]
 """
 
 from __future__ import annotations
@@ -77,7 +82,13 @@ def node(name: str, gpus: int) -> KubeObject:
         "status": {"allocatable": allocatable, "capacity": allocatable}})
 
 
-def pod(name: str, dra: bool) -> KubeObject:
+_WITHOUT_SPREAD = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+        "multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}}]}
+
+
+def pod(name: str, dra: bool, owner: str | None = None) -> KubeObject:
     requests: dict[str, str] = {"cpu": "100m", "memory": "128Mi"}
     container: dict[str, Any] = {"name": "main", "image": "pause",
                                  "resources": {"requests": requests}}
@@ -88,12 +99,16 @@ def pod(name: str, dra: bool) -> KubeObject:
     else:
         requests["nvidia.com/gpu"] = "1"
         container["resources"]["limits"] = {"nvidia.com/gpu": "1"}
-    return decode({"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
-                   "spec": spec})
+    meta: dict[str, Any] = {"name": name, "namespace": "bench", "uid": f"uid-{name}"}
+    if owner:  # a ReplicaSet's pod: PodTopologySpread's system defaults apply
+        meta["labels"] = {"app": owner}
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                    "name": owner, "uid": f"uid-{owner}", "controller": True}]
+    return decode({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
-def objects(nodes: int, devices: int, pods: int, dra: bool) -> list[KubeObject]:
+def objects(nodes: int, devices: int, pods: int, dra: bool, owners: int = 0
+            ) -> list[KubeObject]:
     names = [f"node-{i:05d}" for i in range(nodes)]
     out: list[KubeObject] = [node(n, 0 if dra else devices) for n in names]
     if dra:
@@ -104,15 +119,17 @@ def objects(nodes: int, devices: int, pods: int, dra: bool) -> list[KubeObject]:
             "metadata": {"name": "one-device", "namespace": "bench"},
             "spec": {"spec": {"devices": {"requests": [
                 {"name": "req-0", "exactly": {"deviceClassName": CLASS}}]}}}}))
-    out.extend(pod(f"pod-{i:05d}", dra) for i in range(pods))
+    out.extend(pod(f"pod-{i:05d}", dra, f"rs-{i % owners}" if owners else None)
+               for i in range(pods))
     return out
 
 
-def run(nodes: int, devices: int, pods: int, dra: bool, profile: bool = False
+def run(nodes: int, devices: int, pods: int, dra: bool, profile: bool = False,
+        config: dict[str, Any] | None = None, owners: int = 0
         ) -> tuple[float, float, int, float]:
     """(build seconds, scheduling seconds, pods placed, seconds for the second half
     of the pods: the steady state, once every node has been looked at)."""
-    inputs = objects(nodes, devices, pods, dra)
+    inputs = objects(nodes, devices, pods, dra, owners)
     gc.collect()
     start = time.perf_counter()
     cluster, pending = build_cluster(inputs)
@@ -123,7 +140,7 @@ def run(nodes: int, devices: int, pods: int, dra: bool, profile: bool = False
         if len(half) == pods // 2:
             half[0] = time.perf_counter()
 
-    scheduler = Scheduler.build(cluster, observe=observe)
+    scheduler = Scheduler.build(cluster, config, observe=observe)
     built = time.perf_counter()
     profiler = cProfile.Profile() if profile else None
     if profiler:
@@ -149,19 +166,54 @@ def report(label: str, nodes: int, devices: int, pods: int, dra: bool, profile: 
     return rate
 
 
+def cpu_per_pod(nodes: int, pods: int, dra: bool, config: dict[str, Any] | None,
+                owners: int = 0) -> tuple[float, int, int]:
+    """(CPU seconds per scheduled pod, pods placed, nodes used): scheduling only."""
+    inputs = objects(nodes, 10, pods, dra, owners)
+    gc.collect()
+    cluster, pending = build_cluster(inputs)
+    scheduler = Scheduler.build(cluster, config)
+    start = time.process_time()
+    result = scheduler.run(pending)
+    cpu = time.process_time() - start
+    used = len({p.node for p in result.placed})
+    return cpu / max(len(result.placed), 1), len(result.placed), used
+
+
+def spread(scale: int, dra: bool) -> None:
+    """PodTopologySpread's cost, measured in one run (see the module docstring)."""
+    nodes, pods = 500 // scale, 5000 // scale
+    best: dict[str, float] = {}
+    for _ in range(3):  # alternated, best of three: the machine's noise hits both alike
+        for label, config in (("without PodTopologySpread", _WITHOUT_SPREAD),
+                              ("default profile", None)):
+            cpu, _, _ = cpu_per_pod(nodes, pods, dra, config)
+            best[label] = min(best.get(label, cpu), cpu)
+    for label, cpu in best.items():
+        print(f"bare pods, {label:<26} {nodes:>5} nodes {pods:>6} pods  "
+              f"{cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
+    ratio = best["default profile"] / best["without PodTopologySpread"]
+    print(f"bare pods: default profile / without PodTopologySpread = {ratio:.3f}")
+    nodes, pods = 1000 // scale, 2000 // scale
+    cpu, placed, used = cpu_per_pod(nodes, pods, dra, None, owners=4)
+    print(f"4 ReplicaSets (system default spread) {nodes:>5} nodes {pods:>6} pods  placed "
+          f"{placed}  on {used} nodes  {cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes")
     parser.add_argument("--mode", choices=["dra", "device-plugin"], default="dra")
     parser.add_argument("--profile", action="store_true", help="cProfile the first shape")
-    parser.add_argument("--only", action="append", choices=["fill", "large", "fleet"],
+    parser.add_argument("--only", action="append",
+                        choices=["fill", "large", "fleet", "spread"],
                         help="run only these shapes (repeatable)")
     parser.add_argument("--fleet", type=int, action="append",
                         help="fleet sizes for the per-pod cost (repeatable)")
     args = parser.parse_args(argv)
     dra = args.mode == "dra"
     scale = 10 if args.quick else 1
-    only = set(args.only or ("fill", "large", "fleet"))
+    only = set(args.only or ("fill", "large", "fleet", "spread"))
     print(f"mode: {args.mode}; target >= {TARGET_PODS_PER_S} pods/s end to end")
     if "fill" in only:
         report("fill: 500 nodes x 10 devices", 500 // scale, 10, 5000 // scale, dra,
@@ -173,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         print("per-pod cost vs fleet size (1,000 pods):")
         for nodes in args.fleet or (100, 500, 1000, 2000, 5000, 10000):
             report(f"  fleet {nodes}", nodes // scale, 10, 1000 // scale, dra, False)
+    if "spread" in only:
+        spread(scale, dra)
     return 0
 
 

@@ -139,6 +139,9 @@ class PodTopologySpread:
     def __init__(self, args: SpreadArgs, handle: Handle) -> None:
         self._args = args
         self._handle = handle
+        # The last pod object's (DoNotSchedule, ScheduleAnyway) constraints: PreFilter and
+        # PreScore of one cycle ask for the same pod, and most pods have none.
+        self._last: tuple[object, list[SpreadConstraint], list[SpreadConstraint]] | None = None
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> PodTopologySpread:
@@ -149,9 +152,22 @@ class PodTopologySpread:
         return NAME
 
     # --- filtering ----------------------------------------------------------------------
+    def _both(self, pod: PodInfo) -> tuple[list[SpreadConstraint], list[SpreadConstraint]]:
+        last = self._last
+        if last is not None and last[0] is pod.pod:
+            return last[1], last[2]
+        if not own_constraints(pod) and not pod.pod.metadata.owner_references:
+            hard: list[SpreadConstraint] = []
+            soft: list[SpreadConstraint] = []  # nothing to spread: the common case, cheaply
+        else:
+            hard = pod_constraints(pod, self._args, DO_NOT_SCHEDULE)
+            soft = pod_constraints(pod, self._args, SCHEDULE_ANYWAY)
+        self._last = (pod.pod, hard, soft)
+        return hard, soft
+
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
-        constraints = pod_constraints(pod, self._args, DO_NOT_SCHEDULE)
+        constraints = self._both(pod)[0]
         if not constraints:
             return None, Status.skip(NAME)
         counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -229,11 +245,11 @@ class PodTopologySpread:
 
     # --- scoring ------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        constraints = self._both(pod)[1]
+        if not constraints:
+            return Status.skip(NAME)
         all_nodes = self._handle.cluster.node_infos()
         if not all_nodes:
-            return Status.skip(NAME)
-        constraints = pod_constraints(pod, self._args, SCHEDULE_ANYWAY)
-        if not constraints:
             return Status.skip(NAME)
         require_all = bool(own_constraints(pod)) or not self._args.system_defaulted
         data = _ScoreState(constraints)
@@ -326,7 +342,7 @@ class PodTopologySpread:
                 EventHint((NodeRemoved,)))
 
     def _constraints(self, pod: PodInfo) -> list[SpreadConstraint]:
-        return pod_constraints(pod, self._args, DO_NOT_SCHEDULE)
+        return self._both(pod)[0]
 
     def _pod_placed(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
         """isSchedulableAfterPodChange for a pod placed: only a placed (or nominated) pod of
