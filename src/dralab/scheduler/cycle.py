@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 import numpy as np
-import numpy.typing as npt
 
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.cluster.nodetable import pick
 
 from .diagnosis import Diagnosis, NodeToStatus
-from .framework import Code, CycleState, Status
+from .framework import Code, CycleState, Mask, Positions, Status
 from .runtime import Framework, ScoreTable
 
 __all__ = [
@@ -47,8 +46,6 @@ FILTER_CHUNK = 64
 MASK_MIN_NODES = 32
 _SUCCESS = Status.success()
 
-Positions: TypeAlias = npt.NDArray[np.int64]
-Mask: TypeAlias = npt.NDArray[np.bool_]
 FilterFn: TypeAlias = Callable[[CycleState, PodInfo, NodeInfo], Status]
 
 

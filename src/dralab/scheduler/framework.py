@@ -26,20 +26,19 @@ The in-tree plugins and their registry live in ``dralab.scheduler.plugins``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from dralab.api.errors import InputError
 
 if TYPE_CHECKING:
     from dralab.api.features import FeatureGates
     from dralab.cluster import ClusterState, NodeInfo, PodInfo
-
-    from .cycle import Mask, Positions
-    from .runtime import Framework
-    from .waiting import WaitingPods
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -58,13 +57,16 @@ __all__ = [
     "FilterVisits",
     "FilterVouched",
     "Handle",
+    "Mask",
     "MissingStateError",
     "NodeScore",
     "PermitPlugin",
     "Plugin",
     "PluginArgsError",
     "PluginFactory",
+    "PluginsRunner",
     "PositionScore",
+    "Positions",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
@@ -81,10 +83,16 @@ __all__ = [
     "SortKey",
     "StateData",
     "Status",
+    "WaitingPodHandle",
 ]
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+
+# Node positions (``ClusterState.node_infos()`` order) and a bool per position: what
+# the fast paths below trade in.
+Positions: TypeAlias = npt.NDArray[np.int64]
+Mask: TypeAlias = npt.NDArray[np.bool_]
 
 
 class Code(IntEnum):
@@ -372,6 +380,43 @@ class PluginArgsError(InputError):
         self.detail = message
 
 
+class WaitingPodHandle(Protocol):
+    """A pod waiting at Permit, as a plugin sees it (kube-scheduler's
+    ``framework.WaitingPod``; ``dralab.scheduler.waiting.WaitingPod`` is the record)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def pod(self) -> PodInfo: ...
+    @property
+    def rejected(self) -> Status | None: ...
+    def allow(self, plugin: str) -> None: ...
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class PluginsRunner(Protocol):
+    """What a plugin may run of its own profile at scheduling time (kube-scheduler's
+    ``framework.PluginsRunner``), implemented by ``dralab.scheduler.runtime.Framework``:
+    preemption's dry runs run the profile's Filter and PreFilter extensions, see the
+    pods nominated to each node and remember runs by the Filter plugins' keys.
+    Named here, so that this module does not import the runtime that imports it."""
+
+    @property
+    def nominated(self) -> Mapping[str, Sequence[PodInfo]]: ...
+    @property
+    def waiting_pods(self) -> Iterable[WaitingPodHandle] | None: ...
+    def run_filter_with_nominated(self, state: CycleState, pod: PodInfo,
+                                  node: NodeInfo) -> Status: ...
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo,
+                                         to_add: PodInfo, node: NodeInfo) -> Status: ...
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo,
+                                            to_remove: PodInfo, node: NodeInfo) -> Status: ...
+    def dry_run_key(self, state: CycleState, pod: PodInfo) -> tuple[Hashable, ...] | None: ...
+    def dry_run_cursors(self) -> tuple[object, ...]: ...
+    def dry_run_changed(self, cursors: tuple[object, ...]) -> set[str] | None: ...
+    def dry_run_local(self, state: CycleState) -> bool: ...
+
+
 class Handle:
     """What a plugin factory gets, ``factory(args, handle) -> plugin``.
 
@@ -385,7 +430,8 @@ class Handle:
     ``features``      the run's ``FeatureGates`` (resolved once, never re-read);
     ``rng``           the run's seeded ``random.Random``, the only randomness allowed;
     ``profile_name``  the profile's schedulerName;
-    ``framework``     the profile's ``Framework`` (``dralab.scheduler.runtime``), bound
+    ``framework``     the profile's ``Framework`` (``dralab.scheduler.runtime``, seen as a
+                      ``PluginsRunner``), bound
                       after every plugin is built: use it at run time, not in the factory.
                       It runs other plugins, e.g. ``run_filter`` and
                       ``run_pre_filter_extension_remove_pod`` during preemption;
@@ -403,20 +449,20 @@ class Handle:
         self.features = features
         self.rng = rng
         self.profile_name = profile_name
-        self._framework: Framework | None = None
+        self._framework: PluginsRunner | None = None
 
     @property
-    def framework(self) -> Framework:
+    def framework(self) -> PluginsRunner:
         if self._framework is None:
             raise RuntimeError("the framework is not built yet: use handle.framework at "
                                "scheduling time, not in the plugin factory")
         return self._framework
 
-    def bind(self, framework: Framework) -> None:
+    def bind(self, framework: PluginsRunner) -> None:
         self._framework = framework
 
     @property
-    def waiting_pods(self) -> WaitingPods:
+    def waiting_pods(self) -> Iterable[WaitingPodHandle]:
         waiting = self.framework.waiting_pods
         if waiting is None:
             raise RuntimeError("no Scheduler runs this profile: waiting pods exist only "

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -95,10 +95,8 @@ from .framework import (
     ReservePlugin,
     ScorePlugin,
     Status,
+    WaitingPodHandle,
 )
-
-if TYPE_CHECKING:
-    from .waiting import WaitingPods
 
 __all__ = ["EXTENSION_POINTS", "Framework", "NodePluginScores", "ScoreTable", "implements"]
 
@@ -285,7 +283,7 @@ class Framework:
         self.nominated: dict[str, list[PodInfo]] = {}
         # The Scheduler's pods waiting at Permit (bound by the Scheduler; None for a
         # framework run without one). Plugins reach it through ``Handle.waiting_pods``.
-        self.waiting_pods: WaitingPods | None = None
+        self.waiting_pods: Iterable[WaitingPodHandle] | None = None
 
     # --- queueing -------------------------------------------------------------------
     def has_score_plugins(self) -> bool:

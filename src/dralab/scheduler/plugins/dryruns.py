@@ -56,8 +56,7 @@ from dralab.cluster.events import (
     TemplateChanged,
 )
 
-from ..framework import CycleState, Status
-from ..runtime import Framework
+from ..framework import CycleState, PluginsRunner, Status
 
 __all__ = ["MAX_PREEMPTORS", "DryRuns", "PreemptorRuns"]
 
@@ -121,7 +120,7 @@ class DryRuns:
         self.hits = 0
         self.misses = 0
 
-    def runs_for(self, framework: Framework, state: CycleState, pod: PodInfo,
+    def runs_for(self, framework: PluginsRunner, state: CycleState, pod: PodInfo,
                  cluster: ClusterState) -> PreemptorRuns | None:
         """The preemptor's remembered dry runs, brought up to date with the cluster
         (what may have changed is forgotten); None when this cycle's dry runs cannot
@@ -146,7 +145,7 @@ class DryRuns:
                 self._runs.popitem(last=False)
         return runs
 
-    def _catch_up(self, framework: Framework, cluster: ClusterState,
+    def _catch_up(self, framework: PluginsRunner, cluster: ClusterState,
                   runs: PreemptorRuns) -> None:
         feed = cluster.events
         events = feed.since(runs.events)
