@@ -30,7 +30,7 @@ from .spec import ScenarioError
 from .templates import TemplateError, resolve_path
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = ["DeviceInfo", "DeviceMap", "device_plugin_fleet", "device_plugin_fleet_spec",
            "device_plugin_node", "dra_fleet", "fleet_document",
@@ -64,7 +64,7 @@ def mig_resource_fractions() -> Mapping[str, float]:
     return {mig_resource(name): share for name, share in _mig_fractions().items()}
 
 
-def fleet_path(scenario: Scenario, allow_outside: bool = True) -> str:
+def fleet_path(scenario: ParsedScenario, allow_outside: bool = True) -> str:
     """The file ``spec.fleet.file`` names, relative to the scenario's directory; unless
     ``allow_outside``, ScenarioError if it lies outside that directory."""
     assert scenario.fleet.file is not None
@@ -74,7 +74,7 @@ def fleet_path(scenario: Scenario, allow_outside: bool = True) -> str:
         raise ScenarioError(scenario.source, "spec.fleet.file", str(exc)) from None
 
 
-def fleet_document(scenario: Scenario) -> dict[str, Any]:
+def fleet_document(scenario: ParsedScenario) -> dict[str, Any]:
     """The scenario's Fleet as a plain document (a copy). A loaded scenario carries it
     (``Scenario.fleet_data``, read when it loaded); otherwise it is read here."""
     if scenario.fleet_data is not None:
@@ -82,7 +82,7 @@ def fleet_document(scenario: Scenario) -> dict[str, Any]:
     return read_fleet_document(scenario)
 
 
-def read_fleet_document(scenario: Scenario) -> dict[str, Any]:
+def read_fleet_document(scenario: ParsedScenario) -> dict[str, Any]:
     """The Fleet document ``spec.fleet`` names: inline, a file, or the default fleet."""
     ref = scenario.fleet
     if ref.spec is not None:
@@ -102,7 +102,7 @@ def read_fleet_document(scenario: Scenario) -> dict[str, Any]:
     return data
 
 
-def load_fleet(scenario: Scenario) -> Fleet:
+def load_fleet(scenario: ParsedScenario) -> Fleet:
     """The scenario's Fleet, parsed and checked. Errors name the scenario field of an
     inline fleet (``spec.fleet.spec.pools[0].count``) or the fleet file."""
     doc = fleet_document(scenario)

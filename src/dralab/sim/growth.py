@@ -23,7 +23,7 @@ from .modes import MODES
 from .spec import ScenarioError
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = ["PoolNodes", "grow_pools"]
 
@@ -31,7 +31,7 @@ __all__ = ["PoolNodes", "grow_pools"]
 PoolNodes = dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]]
 
 
-def grow_pools(scenario: Scenario, fleet: Fleet) -> tuple[PoolNodes, dict[int, str]]:
+def grow_pools(scenario: ParsedScenario, fleet: Fleet) -> tuple[PoolNodes, dict[int, str]]:
     """The nodes the scenario's pool ``add`` events bring, per mode, and the name of each
     such event's node by event index. ScenarioError naming the event's ``pool`` field for
     an unknown pool or one that lists its ``nodeNames``."""

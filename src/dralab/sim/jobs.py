@@ -41,7 +41,7 @@ from .model import Kind
 from .spec import DeviceShape, JobKind, ScenarioError
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = [
     "GPU_RESOURCE",
@@ -72,7 +72,7 @@ class Arrival:
         return f"{self.kind.name}-{self.index:05d}"
 
 
-def draw_arrivals(scenario: Scenario) -> list[Arrival]:
+def draw_arrivals(scenario: ParsedScenario) -> list[Arrival]:
     """Every job arriving before the scenario ends, in time order (ties: kind order).
 
     The scenario's expected pods were checked against MAX_SCENARIO_PODS when it

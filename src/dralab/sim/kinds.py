@@ -33,7 +33,7 @@ from .spec import DeviceShape, JobKind, ScenarioError
 from .templates import KindTemplate, TemplateError, read_kind_template, resolve_path
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = [
     "check_translations",
@@ -99,7 +99,7 @@ def read_templates(workload: Sequence[JobKind], base_dir: str, source: str,
     return out
 
 
-def template_objects(scenario: Scenario) -> list[KubeObject]:
+def template_objects(scenario: ParsedScenario) -> list[KubeObject]:
     """The ResourceClaimTemplates and DeviceClasses the templates bring (DRA mode)."""
     out: list[KubeObject] = []
     names: set[tuple[str, str]] = set()
@@ -120,7 +120,7 @@ def _advertised(nodes: Sequence[Node]) -> set[str]:
     return {name for n in nodes for name, q in n.status.allocatable.items() if q.value() > 0}
 
 
-def translate_templates(scenario: Scenario) -> dict[str, DevicePluginPlan]:
+def translate_templates(scenario: ParsedScenario) -> dict[str, DevicePluginPlan]:
     """The device-plugin translation of every template kind, against the scenario's fleet.
 
     Fails for nothing: a kind that cannot be translated gets a plan with ``error``
@@ -156,7 +156,7 @@ def translate_templates(scenario: Scenario) -> dict[str, DevicePluginPlan]:
     return plans
 
 
-def check_translations(scenario: Scenario) -> None:
+def check_translations(scenario: ParsedScenario) -> None:
     """ScenarioError for the first template kind without a device-plugin translation (run
     when device-plugin mode is compared, see ``modes``)."""
     for i, kind in enumerate(scenario.workload):
@@ -167,7 +167,7 @@ def check_translations(scenario: Scenario) -> None:
                 "(spec.compare: [dra] or --compare dra)"))
 
 
-def metrics_shape(scenario: Scenario, kind: JobKind) -> DeviceShape | None:
+def metrics_shape(scenario: ParsedScenario, kind: JobKind) -> DeviceShape | None:
     """The device demand of ``kind`` as a built-in shape, for metrics: its ``devices``, or
     for a manifest template its device-plugin translation's shape."""
     plan = scenario.device_plugin.get(kind.name)
@@ -176,7 +176,7 @@ def metrics_shape(scenario: Scenario, kind: JobKind) -> DeviceShape | None:
     return kind.devices
 
 
-def device_plugin_prototypes(scenario: Scenario) -> dict[str, Pod]:
+def device_plugin_prototypes(scenario: ParsedScenario) -> dict[str, Pod]:
     """Per template kind, the pod every replica copies in device-plugin mode (no name yet):
     the manifest's pod with its claims translated into extended resources."""
     return {name: device_plugin_pod(template.pod, scenario.device_plugin.get(

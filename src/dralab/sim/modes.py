@@ -45,7 +45,7 @@ from .model import Kind, KindDevices
 from .observe import Accounting, ClaimAccounting, ExtendedResourceAccounting
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = ["DEVICE_PLUGIN", "DRA", "MODES", "DevicePluginMode", "DraMode", "Mode",
            "check_modes", "mode_objects", "resolve_mode", "resolve_modes"]
@@ -62,20 +62,20 @@ class Mode:
     def __repr__(self) -> str:
         return f"<Mode {self.name}>"
 
-    def check(self, scenario: Scenario) -> None:
+    def check(self, scenario: ParsedScenario) -> None:
         """ScenarioError if the scenario cannot run in this mode."""
 
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
         """The fleet document as this mode sees it (the fleet transform)."""
         raise NotImplementedError
 
-    def objects(self, scenario: Scenario) -> list[KubeObject]:
+    def objects(self, scenario: ParsedScenario) -> list[KubeObject]:
         """Classes, nodes and slices of the scenario's fleet in this mode."""
         fleet = self.fleet(fleet_document(scenario), scenario.seed,
                            scenario.source + " (fleet)")
         return fleet.objects()
 
-    def pool_fleet(self, scenario: Scenario) -> Fleet:
+    def pool_fleet(self, scenario: ParsedScenario) -> Fleet:
         """The Fleet whose pools' next nodes are this mode's nodes (autoscaling)."""
         raise NotImplementedError
 
@@ -84,12 +84,12 @@ class Mode:
         """A ``pool_fleet`` node as it joins a run in this mode."""
         return node, slices
 
-    def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
+    def cluster_objects(self, scenario: ParsedScenario, fleet: Sequence[KubeObject]
                         ) -> list[KubeObject]:
         """What a run's cluster starts with: the fleet and what the workload brings."""
         return list(fleet)
 
-    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+    def prototypes(self, scenario: ParsedScenario) -> dict[str, Pod]:
         """Per template kind, the pod every replica copies (no name yet)."""
         raise NotImplementedError
 
@@ -128,15 +128,15 @@ class DraMode(Mode):
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
         return dra_fleet(dict(doc), seed, source)
 
-    def pool_fleet(self, scenario: Scenario) -> Fleet:
+    def pool_fleet(self, scenario: ParsedScenario) -> Fleet:
         return parse_fleet(fleet_document(scenario), scenario.source + " (fleet)")
 
-    def cluster_objects(self, scenario: Scenario, fleet: Sequence[KubeObject]
+    def cluster_objects(self, scenario: ParsedScenario, fleet: Sequence[KubeObject]
                         ) -> list[KubeObject]:
         # After the fleet's: a manifest's DeviceClass replaces the fleet's of that name.
         return [*fleet, *scenario.claim_templates, *template_objects(scenario)]
 
-    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+    def prototypes(self, scenario: ParsedScenario) -> dict[str, Pod]:
         return {name: template.pod for name, template in scenario.templates.items()}
 
     def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
@@ -155,20 +155,20 @@ class DevicePluginMode(Mode):
     name = "device-plugin"
     label = "Device plugin (whole GPUs)"
 
-    def check(self, scenario: Scenario) -> None:
+    def check(self, scenario: ParsedScenario) -> None:
         check_translations(scenario)
 
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:
         return device_plugin_fleet(dict(doc), seed, source)
 
-    def pool_fleet(self, scenario: Scenario) -> Fleet:
+    def pool_fleet(self, scenario: ParsedScenario) -> Fleet:
         return device_plugin_fleet_spec(fleet_document(scenario), scenario.source + " (fleet)")
 
     def join_form(self, node: Node, slices: tuple[ResourceSlice, ...]
                   ) -> tuple[Node, tuple[ResourceSlice, ...]]:
         return device_plugin_node(node, slices)
 
-    def prototypes(self, scenario: Scenario) -> dict[str, Pod]:
+    def prototypes(self, scenario: ParsedScenario) -> dict[str, Pod]:
         return device_plugin_prototypes(scenario)
 
     def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
@@ -205,13 +205,13 @@ def resolve_modes(names: Iterable[Mode | str]) -> tuple[Mode, ...]:
     return tuple(resolve_mode(n) for n in names)
 
 
-def check_modes(scenario: Scenario, modes: Iterable[Mode | str] | None = None) -> None:
+def check_modes(scenario: ParsedScenario, modes: Iterable[Mode | str] | None = None) -> None:
     """ScenarioError if the scenario cannot run in one of ``modes`` (default: its own)."""
     for mode in resolve_modes(scenario.compare if modes is None else modes):
         mode.check(scenario)
 
 
-def mode_objects(scenario: Scenario, mode: Mode | str) -> list[KubeObject]:
+def mode_objects(scenario: ParsedScenario, mode: Mode | str) -> list[KubeObject]:
     """Nodes, DeviceClasses and ResourceSlices for ``mode`` (no slices in device-plugin
     mode)."""
     return resolve_mode(mode).objects(scenario)

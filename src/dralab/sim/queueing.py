@@ -34,7 +34,7 @@ from .spec import JobKind, QueueingRef, ScenarioError
 from .templates import TemplateError, resolve_path
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .parsedscenario import ParsedScenario
 
 __all__ = ["QueueingSetup", "queueing_setup", "read_kueue"]
 
@@ -83,7 +83,7 @@ class QueueingSetup:
     feasibility: bool = False
 
 
-def queueing_setup(scenario: Scenario) -> QueueingSetup | None:
+def queueing_setup(scenario: ParsedScenario) -> QueueingSetup | None:
     """The scenario's queueing (None when ``spec.queueing`` is not set)."""
     objects = scenario.kueue_objects
     if objects is None:

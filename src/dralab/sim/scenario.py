@@ -92,22 +92,19 @@ from typing import Any
 import msgspec
 
 from dralab.allocator.prepare import MAX_RESULTS
-from dralab.api.base import KubeObject
-from dralab.api.core import Node
 from dralab.api.features import FeatureGates
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
-from dralab.api.resource import ResourceClaimTemplate, ResourceSlice
 
-from .autoscaling import AutoscalingSettings, parse_autoscaling
+from .autoscaling import parse_autoscaling
 from .checks import check_event, check_kind
-from .devplugin import DevicePluginPlan
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
 from .jobs import templates_for
 from .kinds import metrics_shape, read_templates, translate_templates
 from .limits import MAX_EVENTS, MAX_JOB_KINDS, MAX_SCENARIO_PODS, MAX_SIGMA, check_work
-from .model import Kind, NodeChange, typed_event, typed_kind
+from .model import typed_event, typed_kind
 from .modes import Mode, check_modes, resolve_modes
+from .parsedscenario import ParsedScenario
 from .queueing import read_kueue
 from .spec import (
     API_VERSION,
@@ -123,7 +120,6 @@ from .spec import (
     parse_rate,
     short_repr,
 )
-from .templates import KindTemplate
 
 __all__ = [
     "MODES",
@@ -140,44 +136,10 @@ __all__ = [
     "parse_scenario",
 ]
 
-class Scenario(msgspec.Struct, frozen=True, kw_only=True):
-    """A parsed, checked scenario. Times are seconds; rates are jobs per second.
-
-    ``templates`` holds, per job kind with a manifest ``template``, that manifest as
-    read when the scenario loaded; ``device_plugin`` the translation of its claims
-    for device-plugin mode (see ``dralab.sim.devplugin``).
+class Scenario(ParsedScenario, frozen=True, kw_only=True):
+    """A parsed, checked scenario (the fields: ``parsedscenario.ParsedScenario``) and
+    the modes it compares.
     """
-
-    name: str
-    seed: int
-    duration: float
-    sample_interval: float
-    compare: tuple[str, ...]
-    fleet: FleetRef
-    scheduler: dict[str, Any] | None
-    workload: tuple[JobKind, ...]
-    events: tuple[NodeEvent, ...] = ()
-    base_dir: str = "."   # where relative file references resolve
-    source: str = "<scenario>"
-    templates: dict[str, KindTemplate] = {}
-    device_plugin: dict[str, DevicePluginPlan] = {}
-    # Typed, built once when the scenario loads (``model``):
-    kinds: tuple[Kind, ...] = ()              # the workload's job kinds
-    timeline: tuple[NodeChange, ...] = ()     # the events, in file order
-    fleet_data: dict[str, Any] | None = None  # the Fleet document (a fleet file, read once)
-    claim_templates: tuple[ResourceClaimTemplate, ...] = ()  # generated from ``devices``
-    # Per mode name, the nodes pool ``add`` events bring: name -> (Node, its slices).
-    pool_nodes: dict[str, dict[str, tuple[Node, tuple[ResourceSlice, ...]]]] = {}
-    # ``spec.queueing``: the Kueue objects (queues, flavors, Configuration), read once.
-    kueue_objects: tuple[KubeObject, ...] | None = None
-    kueue_file: str = ""  # where they came from (spec.queueing.kueue, as written)
-    # The fleet has autoscaled pools: ``spec.autoscaling`` with its defaults (``autoscaling``).
-    autoscaling: AutoscalingSettings | None = None
-    # ``spec.featureGates``: the gates every mode's cluster runs with (default: 1.37's).
-    features: FeatureGates = FeatureGates()
-
-    def with_seed(self, seed: int) -> Scenario:
-        return msgspec.structs.replace(self, seed=seed)
 
     def with_compare(self, modes: tuple[str, ...]) -> Scenario:
         """The scenario comparing ``modes``; ScenarioError if device-plugin mode is among
