@@ -5,8 +5,10 @@ later but tie the modules together all the same). The rules:
 
 * a module never imports a module of a higher layer (``LAYERS``, lowest first);
   the fleet layer imports only ``api`` (it describes hardware, nothing else);
-* there are no import cycles between modules, except through imports made only
-  for type checking (``if TYPE_CHECKING:``), which never run;
+* there are no import cycles between modules, imports made only for type checking
+  (``if TYPE_CHECKING:``) included: they never run, but a reader still has to read
+  both files to read either, so each file must be readable with only what it imports
+  (a Protocol or a type defined below both breaks such a circle);
 * no two public classes in dralab share a name, so that a name says which thing
   it is without its module.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import collections
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -150,12 +153,12 @@ def layer_violations() -> list[str]:
     return out
 
 
-def cycles() -> list[list[str]]:
-    """Strongly connected groups of modules (size > 1 or a self-import), typing-only edges out."""
+def cycles(found: Iterable[Edge] | None = None) -> list[list[str]]:
+    """Strongly connected groups of modules (size > 1 or a self-import) over every edge,
+    typing-only and function-local ones included (``found``: the source's edges)."""
     graph: dict[str, set[str]] = collections.defaultdict(set)
-    for edge in edges():
-        if not edge.typing_only:
-            graph[edge.source].add(edge.target)
+    for edge in edges() if found is None else found:
+        graph[edge.source].add(edge.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -183,7 +186,7 @@ def cycles() -> list[list[str]]:
             if len(group) > 1 or v in graph[v]:
                 groups.append(sorted(group))
 
-    for module in sorted(MODULES):
+    for module in sorted(set(MODULES) | set(graph)):
         if module not in index:
             connect(module)
     return sorted(groups)
@@ -209,6 +212,16 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
 
 def test_no_import_cycles_between_modules() -> None:
     assert cycles() == []
+
+
+def test_a_circle_through_a_type_only_import_counts() -> None:
+    # Guards the guard: the framework <-> runtime circle issue 39 broke had one leg
+    # under ``if TYPE_CHECKING:`` and one function-local import would hide another.
+    a, b, c = "dralab.scheduler.framework", "dralab.scheduler.runtime", "dralab.scheduler.cycle"
+    circle = [Edge(a, b, 1, typing_only=True), Edge(b, c, 2, typing_only=False),
+              Edge(c, a, 3, typing_only=False)]
+    assert cycles(circle) == [sorted([a, b, c])]
+    assert cycles(circle[1:]) == []
 
 
 def test_no_two_public_classes_share_a_name() -> None:
