@@ -14,7 +14,8 @@ def test_defaults_follow_the_137_table() -> None:
     on = {"DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
           "DRAResourceClaimDeviceStatus", "DRAPartitionableDevices", "DRADeviceTaints",
           "DRADeviceTaintRules", "DRAConsumableCapacity", "DRADeviceBindingConditions",
-          "DRAExtendedResource", "DRASchedulerFilterTimeout", "DRAFractionalCapacityRange"}
+          "DRAExtendedResource", "DRASchedulerFilterTimeout", "DRAFractionalCapacityRange",
+          "MatchLabelKeysInPodTopologySpread"}
     off = {"DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAWorkloadResourceClaims",
            "DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAOptionalNodeOperations",
            "DRAPartitionableDevicesType", "GenericWorkload", "DRAPreemption",

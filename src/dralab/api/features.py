@@ -46,6 +46,7 @@ class Gate(StrEnum):
     GENERIC_WORKLOAD = "GenericWorkload"
     DRA_PREEMPTION = "DRAPreemption"
     SCHEDULER_PRE_ENQUEUE_POD_STATUS = "SchedulerPreEnqueuePodStatus"
+    MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD = "MatchLabelKeysInPodTopologySpread"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,9 @@ KNOWN_GATES: Final[Mapping[str, GateInfo]] = MappingProxyType({
         # NotReadyForScheduling. Not in kube-scheduler 1.36.2 nor in 1.37's gate
         # list as far as it is known: off, and opt-in.
         _info(Gate.SCHEDULER_PRE_ENQUEUE_POD_STATUS, False, "ALPHA"),
+        # kube-scheduler's PodTopologySpread adds the values of the pod's labels named in
+        # a constraint's matchLabelKeys to its selector (beta since 1.27, on).
+        _info(Gate.MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD, True, "BETA"),
     )
 })
 

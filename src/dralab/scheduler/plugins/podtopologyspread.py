@@ -19,10 +19,12 @@ Constraints, selectors and the args live in ``podtopologyspread_constraints``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dralab.api.features import Gate
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.cluster.events import (
     ClusterEvent,
@@ -145,7 +147,10 @@ class PodTopologySpread:
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> PodTopologySpread:
-        return cls(parse_args(args), handle)
+        parsed = parse_args(args)
+        if not handle.features.is_enabled(Gate.MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD):
+            parsed = dataclasses.replace(parsed, match_label_keys=False)
+        return cls(parsed, handle)
 
     @property
     def name(self) -> str:

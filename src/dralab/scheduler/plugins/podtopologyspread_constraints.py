@@ -145,10 +145,12 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 
 @dataclass(frozen=True, slots=True)
 class SpreadArgs:
-    """PodTopologySpreadArgs: the default constraints and whether they are the system's."""
+    """PodTopologySpreadArgs: the default constraints and whether they are the system's;
+    ``match_label_keys``: gate MatchLabelKeysInPodTopologySpread (off: matchLabelKeys ignored)."""
 
     defaults: tuple[DefaultConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
     system_defaulted: bool = True
+    match_label_keys: bool = True
 
 
 def _invalid(path: str, value: Any, detail: str) -> PluginArgsError:
@@ -215,14 +217,14 @@ def _policy(value: Any, default: str) -> str:
     return value if value in (HONOR, IGNORE) else default
 
 
-def _from_spec(raw: Sequence[Any], labels: Mapping[str, str], action: str
-               ) -> list[SpreadConstraint]:
+def _from_spec(raw: Sequence[Any], labels: Mapping[str, str], action: str,
+               match_label_keys: bool = True) -> list[SpreadConstraint]:
     out: list[SpreadConstraint] = []
     for item in raw:
         if not isinstance(item, Mapping) or item.get("whenUnsatisfiable") != action:
             continue
         selector = parse_selector(item.get("labelSelector"))
-        keys = item.get("matchLabelKeys") or []
+        keys = (item.get("matchLabelKeys") or []) if match_label_keys else []
         if keys and not selector.nothing:
             picked = {k: labels[k] for k in keys if isinstance(k, str) and k in labels}
             if picked:
@@ -251,7 +253,7 @@ def pod_constraints(info: PodInfo, args: SpreadArgs, action: str) -> list[Spread
     own = own_constraints(info)
     labels = info.pod.metadata.labels
     if own:
-        return _from_spec(own, labels, action)
+        return _from_spec(own, labels, action, args.match_label_keys)
     wanted = [c for c in args.defaults if c.when_unsatisfiable == action]
     if not wanted:
         return []
