@@ -7,11 +7,13 @@ profiles of a KubeSchedulerConfiguration-shaped ``config``) and returns a
 a pod off it and what would make it fit. Deterministic for a given ``seed``.
 
 Layers (private modules): ``framework`` (statuses, cycle state, one Protocol per
-extension point, the plugin factory's Handle, the Registry type and the optional
-fast paths), ``cluster`` (the names of the cluster store, ``dralab.cluster``, that
-the scheduler uses), ``claims`` (the claim controller's part), ``profile`` (plugin
-configuration), ``runtime`` (running the plugins of one profile), ``cycle`` and
-``scheduler`` (the loop), ``plugins`` (in-tree plugins and ``plugins.registry``).
+extension point, the plugin factory's Handle and what it reaches, the Registry type
+and the optional fast paths), ``profile`` (plugin configuration), ``runtime``
+(running the plugins of one profile), ``cycle``, ``queue``, ``waiting`` and
+``scheduler`` (the loop), ``plugins`` (in-tree plugins, ``plugins.dynamicresources``
+and ``plugins.registry``), ``explain``/``targets`` (why a pod is where it is). The
+cluster store is ``dralab.cluster``; building it from objects and what the
+controllers do (workloads, resource claims) is ``dralab.controllers``, a layer below.
 """
 
 from __future__ import annotations
