@@ -178,7 +178,11 @@ class ControlPlane:
                 "--leader-elect=false", "--use-service-account-credentials=true",
                 f"--service-account-private-key-file={pki / 'sa.key'}",
                 f"--root-ca-file={pki / 'ca.crt'}", "--controllers=*",
-                "--service-cluster-ip-range=10.0.0.0/24", *gate_args])
+                "--service-cluster-ip-range=10.0.0.0/24",
+                # Nodes here have no kubelet to post heartbeats: without this the node
+                # lifecycle controller marks them unreachable (and taints them) 50 s after
+                # they are made Ready, in the middle of a slow test on a loaded machine.
+                "--node-monitor-grace-period=1h", *gate_args])
         self.startup_cpu_s = _children_cpu() - cpu0 + self._live_cpu()
         return self
 
