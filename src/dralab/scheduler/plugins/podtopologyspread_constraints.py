@@ -18,7 +18,10 @@ the selector of a pod controlled by one of those kinds is the pod's own labels: 
 controller's selector is a subset of its template's labels, so both select the pod's
 siblings (they differ only for pods that carry the controller's selector labels without
 the rest of the template's labels). A pod controlled by anything else, or by nothing,
-gets no default constraints, as upstream without a Service.
+gets no default constraints, as upstream without a Service. Labels the StatefulSet and
+DaemonSet controllers add per pod or per revision (``statefulset.kubernetes.io/pod-name``,
+``apps.kubernetes.io/pod-index``, ``controller-revision-hash``) are no part of a controller's
+selector and are left out, or each pod would select only itself.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ IGNORE = "Ignore"
 SYSTEM = "System"
 LIST = "List"
 _DEFAULTED_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
+_CONTROLLER_ADDED_LABELS = frozenset({"statefulset.kubernetes.io/pod-name",
+                                      "apps.kubernetes.io/pod-index", "controller-revision-hash"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,9 +248,10 @@ def default_selector(info: PodInfo) -> SpreadSelector:
     """helper.DefaultSelector without Services and controller listers (module docstring)."""
     owner = next((r for r in info.pod.metadata.owner_references if r.controller), None)
     labels = info.pod.metadata.labels
-    if owner is None or owner.kind not in _DEFAULTED_OWNERS or not labels:
+    if owner is None or owner.kind not in _DEFAULTED_OWNERS:
         return SpreadSelector()
-    return SpreadSelector().with_labels(labels)
+    return SpreadSelector().with_labels(
+        {k: v for k, v in labels.items() if k not in _CONTROLLER_ADDED_LABELS})
 
 
 def pod_constraints(info: PodInfo, args: SpreadArgs, action: str) -> list[SpreadConstraint]:
