@@ -3,7 +3,7 @@
 kubernetes v1.36.2, pkg/scheduler/framework/plugins/podtopologyspread/filtering_test.go
 (TestPreFilterState, TestPreFilterStateAddPod, TestPreFilterStateRemovePod,
 TestSingleConstraint, TestMultipleConstraints) and scoring_test.go
-(TestPreScoreStateEmptyNodes, TestPodTopologySpreadScore): every case of those tables, in
+(TestPreScoreSkip, TestPreScoreStateEmptyNodes, TestPodTopologySpreadScore): every case of those tables, in
 order, under its upstream name. Pods and nodes are the arguments of ``kube.make_pod`` /
 ``kube.make_node`` (upstream's ``st.MakePod()``/``st.MakeNode()`` chains); constraints are
 ``topologySpreadConstraints`` documents; ``want`` keeps upstream's field names
@@ -3353,3 +3353,21 @@ SCORE: list[dict[str, Any]] = [{'name': 'one constraint on node, no existing pod
            {'Name': 'node-c', 'Score': 60},
            {'Name': 'node-d', 'Score': 100}],
   'enableMatchLabelKeys': True}]
+
+PRE_SCORE_SKIP: list[dict[str, Any]] = [
+    {'name': "the pod doesn't have soft topology spread Constraints",
+     'pod': {'name': 'p', 'namespace': 'default'},
+     'config': {'DefaultingType': 'List'},
+     'nodes': [{'name': 'node-a', 'labels': {'kubernetes.io/hostname': 'node-a'}},
+               {'name': 'node-b', 'labels': {'kubernetes.io/hostname': 'node-b'}}]},
+    {'name': "default constraints and a replicaset that doesn't match",
+     'pod': {'name': 'p', 'namespace': 'default', 'labels': {'foo': 'bar', 'baz': 'sup'},
+             'owner': ('ReplicaSet', 'rs2')},
+     'config': {'DefaultConstraints': [{'MaxSkew': 2, 'TopologyKey': 'planet',
+                                        'WhenUnsatisfiable': 'ScheduleAnyway'}],
+                'DefaultingType': 'List'},
+     'nodes': [{'name': 'node-a', 'labels': {'planet': 'mars'}}],
+     'objs': [{'ObjectMeta': {'Namespace': 'default', 'Name': 'rs1'},
+               'Spec': {'Selector': {'matchExpressions': [{'key': 'tar',
+                                                           'operator': 'Exists'}]}}}]},
+]

@@ -9,6 +9,8 @@ the test id). Each test runs what the upstream test runs on the same objects:
   paths (compared as upstream's comparer does, tied values sorted).
 * TestPreFilterStateAddPod / RemovePod: PreFilter for the preemptor, then AddPod/RemovePod.
 * TestSingleConstraint / TestMultipleConstraints: PreFilter, then Filter's code per node.
+* TestPreFilterDisabled: Filter without PreFilter's state is an Error.
+* TestPreScoreSkip: PreScore skips.
 * TestPreScoreStateEmptyNodes: PreScore's state (ignored nodes, counts, weights).
 * TestPodTopologySpreadScore: SystemDefaulting; PreScore on the case's nodes (failedNodes are
   in the cluster only), Score and NormalizeScore per node.
@@ -56,6 +58,9 @@ SERVICE = "needs a Service (dralab models none)"
 REPLICA_SET = ("needs the ReplicaSet object's selector (dralab's store holds no ReplicaSets; the "
                "pod's own labels stand for it)")
 KNOWN: dict[tuple[str, str], str] = {
+    ("TestPreScoreSkip", "default constraints and a replicaset that doesn't match"):
+        "the pod's ReplicaSet does not exist, which dralab cannot tell (its store holds no "
+        "ReplicaSets): the pod's labels stand for its selector and it is spread",
     ("TestPreFilterState", "default constraints and a service"): SERVICE,
     ("TestPreScoreStateEmptyNodes", "system default constraints and a replicaset"): REPLICA_SET,
     ("TestPreScoreStateEmptyNodes", "default constraints and a replicaset"): REPLICA_SET,
@@ -215,7 +220,26 @@ def test_multiple_constraints(row: Mapping[str, Any]) -> None:
     assert _filter_codes(row) == {k: CODES[v] for k, v in row["wantStatusCode"].items()}
 
 
+def test_pre_filter_disabled() -> None:
+    """TestPreFilterDisabled: Filter without PreFilter's state is an Error."""
+    cluster = cluster_of([make_node("n", 1000, 1 << 30)])
+    incoming = cluster.add_pod(make_pod("p"))
+    plugin = plugin_for(cluster, SpreadArgs((), False))
+    assert plugin.filter(CycleState(), incoming, cluster.nodes["n"]).code is Code.ERROR
+
+
 # --- scoring_test.go -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("row", _known("TestPreScoreSkip", cases.PRE_SCORE_SKIP))
+def test_pre_score_skip(row: Mapping[str, Any]) -> None:
+    nodes = nodes_of(row.get("nodes") or [])
+    cluster = cluster_of(nodes)
+    incoming = cluster.add_pod(pod_of(row["pod"]))
+    plugin = plugin_for(cluster, list_args(row["config"]))
+    status = plugin.pre_score(CycleState(), incoming,
+                              [cluster.nodes[n.metadata.name or ""] for n in nodes])
+    assert status.code is Code.SKIP
+
 
 @pytest.mark.parametrize("row", _known("TestPreScoreStateEmptyNodes", cases.PRE_SCORE_STATE))
 def test_pre_score_state_empty_nodes(row: Mapping[str, Any]) -> None:
@@ -270,6 +294,7 @@ def test_every_upstream_case_is_here() -> None:
     """The tables' sizes in v1.36.2 (a case lost while editing would go unnoticed)."""
     assert [len(t) for t in (cases.PRE_FILTER_STATE, cases.ADD_POD, cases.REMOVE_POD,
                              cases.SINGLE_CONSTRAINT, cases.MULTIPLE_CONSTRAINTS,
-                             cases.PRE_SCORE_STATE, cases.SCORE)] == [36, 16, 9, 23, 13, 12, 28]
+                             cases.PRE_SCORE_SKIP, cases.PRE_SCORE_STATE, cases.SCORE)] == [
+        36, 16, 9, 23, 13, 2, 12, 28]
     assert math.isclose(cases.PRE_SCORE_STATE[0]["want"]["TopologyNormalizingWeight"][0],
                         math.log(4))
