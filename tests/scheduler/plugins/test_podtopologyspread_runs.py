@@ -86,3 +86,65 @@ def test_skew_rejection_is_unschedulable() -> None:
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology "
         "spread constraints. no new claims to deallocate, preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod.")
+
+
+def _on(obj: Pod, node_name: str, name: str | None = None, priority: int | None = None) -> Pod:
+    raw = obj.raw or {}
+    meta = {**raw["metadata"], **({"name": name} if name else {})}
+    spec = {**raw["spec"], "nodeName": node_name,
+            **({"priority": priority} if priority is not None else {})}
+    placed = decode({**raw, "metadata": meta, "spec": spec})
+    assert isinstance(placed, Pod)
+    return placed
+
+
+def test_preemption_evicts_what_the_spread_needs() -> None:
+    """Node a (zone z1) is full with two low-priority pods of the spread; node b (z2) with a
+    pod of higher priority than the preemptor. Freeing one cpu on a would do for
+    NodeResourcesFit, but with one pod left in z1 and none in z2 the skew is still 2: the dry
+    run counts the victims out through RemovePod and keeps both as victims."""
+    nodes = [node("a", "2", labels={"zone": "z1"}), node("b", "2", labels={"zone": "z2"})]
+    low = [_on(spread_pod("low1", "zone"), "a", priority=0),
+           _on(spread_pod("low2", "zone"), "a", priority=0)]
+    guard = pod("guard", "2", node_name="b", priority=100)
+    web = decode({**(spread_pod("web", "zone").raw or {})})
+    raw = web.raw or {}
+    high = decode({**raw, "spec": {**raw["spec"], "priority": 50}})
+    result = schedule([*nodes, *low, guard, high])
+    assert sorted(e.pod.metadata.name for e in result.evicted) == ["low1", "low2"]
+    assert placements(result)["web"] == "a"
+
+
+def test_queueing_hints() -> None:
+    """A pod PodTopologySpread rejected is tried again when a placed pod it selects arrives or a
+    placed pod leaves, or when a node with its topology keys comes; not for an unplaced pod,
+    nor for a pod of another namespace or that its constraints do not select."""
+    import random
+
+    from dralab.api.features import FeatureGates
+    from dralab.cluster import ClusterState
+    from dralab.cluster.events import NodeAdded, PodAdded, PodRemoved
+    from dralab.scheduler.framework import Handle
+    from dralab.scheduler.plugins.podtopologyspread import PodTopologySpread
+
+    cluster = ClusterState()
+    cluster.add_node(node("a", "2", labels={"zone": "z1"}))
+    cluster.add_node(node("bare", "2"))
+    rejected = cluster.add_pod(spread_pod("web", "zone"))
+    plugin = PodTopologySpread.create({}, Handle(cluster, FeatureGates(), random.Random(0), "x"))
+    hints = {event: hint.hint for hint in plugin.events_to_register() for event in hint.events}
+
+    def answer(event: Any) -> bool:
+        result = hints[type(event)](event, cluster)
+        return result(rejected) if callable(result) else bool(result)
+
+    same = cluster.add_pod(_on(spread_pod("other-web", "zone"), "a"))
+    assert answer(PodAdded(same.key, "a"))
+    unplaced = cluster.add_pod(spread_pod("pending-web", "zone"))
+    assert not answer(PodAdded(unplaced.key, None))
+    unrelated = cluster.add_pod(pod("db", "1", node_name="a", labels={"app": "db"}))
+    assert not answer(PodAdded(unrelated.key, "a"))
+    assert answer(PodRemoved("default/gone", "a"))
+    assert not answer(PodRemoved("default/gone", None))
+    assert answer(NodeAdded("a"))
+    assert not answer(NodeAdded("bare"))
