@@ -253,9 +253,11 @@ def test_paper_policies_are_usable_from_a_scenario() -> None:
     plain = simulate(default_scenario().with_compare(("device-plugin",))).modes[0]
     placements = {p.key: p.node for p in with_fgd.pods}
     assert placements != {p.key: p.node for p in plain.pods}
-    # Packing against fragmentation pays off in waiting time on the default mix.
-    assert with_fgd.summary()["pods_never_started"] <= plain.summary()["pods_never_started"]
-    assert with_fgd.summary()["wait_mean"] < plain.summary()["wait_mean"]
+    # No claim that FGD wins here: since the default profile scores balance as 1.36 does
+    # (the change a pod makes, which already packs), FGD at weight 5 waits longer on
+    # the default mix (13 pods never started against 2). The paper's claims are checked
+    # by replay on its own trace.
+    assert with_fgd.summary()["pods_arrived"] == plain.summary()["pods_arrived"]
 
 
 def test_job_kind_from_a_real_manifest(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
