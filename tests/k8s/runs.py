@@ -96,10 +96,18 @@ def in_namespace(objects: list[Obj], namespace: str) -> list[Obj]:
     return out
 
 
-def _run_one(kube: Client, gates: FeatureGates, name: str,
-             build: Callable[[str], list[Obj]]) -> ScenarioRun:
+def run_scenario(kube: Client, gates: FeatureGates, name: str,
+                 build: Callable[[str], list[Obj]], *,
+                 namespace_labels: Mapping[str, str] | None = None,
+                 as_written: bool = True) -> ScenarioRun:
+    """``build``'s objects on the server (in a fresh namespace with ``namespace_labels``)
+    and in dralab on what the server stored; with ``as_written`` also in dralab on the
+    manifests as written. The namespace is deleted afterwards."""
     namespace = f"t-{uuid.uuid4().hex[:10]}"
-    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    metadata: dict[str, Any] = {"name": namespace}
+    if namespace_labels:
+        metadata["labels"] = dict(namespace_labels)
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
     run = ScenarioRun(name, namespace, build(namespace))
     tracker = Tracker(kube)
     try:
@@ -113,6 +121,8 @@ def _run_one(kube: Client, gates: FeatureGates, name: str,
             run.dralab = run_in_dralab(run.stored, gates)
         except AssertionError as err:
             run.dralab_error = str(err)
+        if not as_written:
+            return run
         try:
             # Pods running before the others came are the server's (a manifest cannot say
             # "already running"); the rest as written.
@@ -134,7 +144,7 @@ def runs_for(config: Config, plane_with: Callable[[Mapping[str, bool]], ControlP
     if config.name not in _RUNS:
         kube = client_for(plane_with(config.gates))
         gates = dralab_gates_for(gates_of(kube))
-        _RUNS[config.name] = [_run_one(kube, gates, name, build)
+        _RUNS[config.name] = [run_scenario(kube, gates, name, build)
                               for name, build in SCENARIOS.items()]
     return _RUNS[config.name]
 
