@@ -33,16 +33,17 @@ def test_default_profile_matches_upstream_order_and_weights() -> None:
     fw = default()
     assert fw.points["queueSort"] == ("PrioritySort",)
     assert fw.points["filter"] == ("NodeUnschedulable", "NodeName", "TaintToleration",
-                                   "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", *DRA)
+                                   "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                   "PodTopologySpread", "InterPodAffinity", *DRA)
     assert fw.points["postFilter"] == (*DRA, "DefaultPreemption")
     assert fw.points["bind"] == ("DefaultBinder",)
     assert fw.points["preEnqueue"][0] == "SchedulingGates"
     # kubernetes v1.36.2 pkg/scheduler/apis/config/v1/default_plugins.go,
     # getDefaultPlugins and applyDynamicResources: DynamicResources has weight 2.
-    # PodTopologySpread has weight 2 as well.
+    # PodTopologySpread and InterPodAffinity have weight 2 as well, ImageLocality 1.
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                          "PodTopologySpread": 2, **{d: 2 for d in DRA},
-                          "NodeResourcesBalancedAllocation": 1}
+                          "PodTopologySpread": 2, "InterPodAffinity": 2, **{d: 2 for d in DRA},
+                          "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     fit = fw.plugins["NodeResourcesFit"]
     assert isinstance(fit, Fit)
     assert (fit.strategy, fit.resources) == ("LeastAllocated", (("cpu", 1), ("memory", 1)))
@@ -103,10 +104,10 @@ def test_plugin_args_strategies() -> None:
 def test_unmodelled_upstream_plugins_are_ignored_with_a_warning() -> None:
     warnings: list[str] = []
     fw = frameworks(config({"schedulerName": "x", "plugins": {
-        "score": {"enabled": [{"name": "ImageLocality", "weight": 1}]},
-        "filter": {"disabled": [{"name": "NodePorts"}]}}}), warnings)["x"]
-    assert "ImageLocality" not in fw.plugins
-    assert warnings == ["profiles[0]: plugin ImageLocality is not modelled; ignored"]
+        "filter": {"enabled": [{"name": "VolumeZone"}],
+                   "disabled": [{"name": "VolumeBinding"}]}}}), warnings)["x"]
+    assert "VolumeZone" not in fw.plugins
+    assert warnings == ["profiles[0]: plugin VolumeZone is not modelled; ignored"]
 
 
 ERRORS = [

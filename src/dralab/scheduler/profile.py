@@ -13,8 +13,8 @@ it, ``disabled`` removes (``*`` = all defaults of that point); a plugin configur
 at a specific point comes first there, then multiPoint plugins, then the rest.
 Score weights: the Score point's entry, else multiPoint's, else 1.
 
-Upstream plugins dralab does not model (NodePorts, Volume*,
-InterPodAffinity, ImageLocality, ...) are accepted and left out with a warning.
+Upstream plugins dralab does not model (Volume*, ...) are accepted and left out
+with a warning.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ POINT_KEYS = (MULTI_POINT, *EXTENSION_POINTS, "postBind")
 MAX_WEIGHT = 100
 
 UNMODELLED_PLUGINS = frozenset({
-    "NodePorts", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
+    "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
     "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone",
-    "InterPodAffinity", "ImageLocality", "TopologyAwareWorkloadScheduling",
+    "TopologyAwareWorkloadScheduling",
 })
 # The fields of the in-tree plugins' args (kube-scheduler config/v1 types_pluginargs.go,
 # v1.36.2): kube-scheduler decodes them strictly, so any other field is an error.
@@ -70,6 +70,8 @@ _ARGS_FIELDS: dict[str, frozenset[str]] = {
     "NodeResourcesBalancedAllocation": _TYPE_META | {"resources"},
     "NodeAffinity": _TYPE_META | {"addedAffinity"},
     "PodTopologySpread": _TYPE_META | {"defaultConstraints", "defaultingType"},
+    "InterPodAffinity": _TYPE_META | {"hardPodAffinityWeight",
+                                      "ignorePreferredTermsOfExistingPods"},
 }
 _TOP_LEVEL = frozenset({
     "apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism",
@@ -134,16 +136,17 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
         PluginRef("SchedulingGates"), PluginRef("PrioritySort"),
         PluginRef("NodeUnschedulable"), PluginRef("NodeName"),
         PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
-        PluginRef("NodeResourcesFit", 1),
+        PluginRef("NodePorts"), PluginRef("NodeResourcesFit", 1),
         # Weight 2 (v1.36.2 default_plugins.go getDefaultPlugins).
-        PluginRef("PodTopologySpread", 2),
+        PluginRef("PodTopologySpread", 2), PluginRef("InterPodAffinity", 2),
     ]
     if features.is_enabled(Gate.DYNAMIC_RESOURCE_ALLOCATION):
         # Before DefaultPreemption: deallocating an idle claim beats evicting a pod.
         # Weight 2 (v1.36.2 pkg/scheduler/apis/config/v1/default_plugins.go,
         # applyDynamicResources): its prioritized-list Score counts double.
         plugins.append(PluginRef(DYNAMIC_RESOURCES, 2))
-    plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1)]
+    plugins += [PluginRef("DefaultPreemption"), PluginRef("NodeResourcesBalancedAllocation", 1),
+                PluginRef("ImageLocality", 1)]
     if features.is_enabled(Gate.GENERIC_WORKLOAD):
         # Gang scheduling of PodGroups is part of the Workload API's gate.
         plugins.append(PluginRef("GangScheduling"))

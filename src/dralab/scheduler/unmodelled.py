@@ -1,7 +1,7 @@
 """Pod fields that kube-scheduler's default profile acts on and dralab does not model.
 
 A pending pod may ask for something a default plugin dralab leaves out would
-check (InterPodAffinity, PodTopologySpread, NodePorts, VolumeBinding ...). dralab
+check (VolumeBinding ...). dralab
 schedules it without that plugin, so where the real scheduler would refuse or
 prefer a node the answer may differ; the run says so, once per field, with a
 count and the first pod, instead of ignoring the field silently.
@@ -24,25 +24,8 @@ def _spec(pod: Pod) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-def _pod_affinity(pod: Pod) -> bool:
-    affinity = _spec(pod).get("affinity")
-    return isinstance(affinity, dict) and bool(
-        affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
-
-
 def _spread(pod: Pod) -> bool:
     return bool(_spec(pod).get("topologySpreadConstraints"))
-
-
-def _host_ports(pod: Pod) -> bool:
-    spec = _spec(pod)
-    for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
-            if isinstance(container, dict) and any(
-                    isinstance(p, dict) and p.get("hostPort")
-                    for p in container.get("ports") or []):
-                return True
-    return False
 
 
 def _claimed_volumes(pod: Pod) -> bool:
@@ -52,9 +35,7 @@ def _claimed_volumes(pod: Pod) -> bool:
 
 # (field path as written in the message, the plugin that acts on it, test)
 _FIELDS: tuple[tuple[str, str, Callable[[Pod], bool]], ...] = (
-    ("spec.affinity.podAffinity/podAntiAffinity", "InterPodAffinity", _pod_affinity),
     ("spec.topologySpreadConstraints", "PodTopologySpread", _spread),
-    ("spec.containers[].ports[].hostPort", "NodePorts", _host_ports),
     ("spec.volumes[] with a PersistentVolumeClaim", "VolumeBinding", _claimed_volumes),
 )
 

@@ -1,0 +1,364 @@
+"""InterPodAffinity (PreFilter, Filter, PreScore, Score, NormalizeScore, AddPod/RemovePod),
+as kube-scheduler v1.36.2 computes it (pkg/scheduler/framework/plugins/interpodaffinity).
+
+Filter: PreFilter counts, per (topology key, value), the placed pods that match all of the
+incoming pod's required affinity terms, those matching each required anti-affinity term,
+and the placed pods whose required anti-affinity terms match the incoming pod. A node
+fails
+
+* ``node(s) didn't match pod affinity rules`` (UnschedulableAndUnresolvable: evicting pods
+  cannot help) when a term's topology key is missing from it or no matching pod is in its
+  domain, unless no pod matches anywhere and the pod matches its own terms (the first pod
+  of a group);
+* ``node(s) didn't match pod anti-affinity rules`` (Unschedulable) when a pod its
+  anti-affinity selects is in the node's domain of that term;
+* ``node(s) didn't satisfy existing pods anti-affinity rules`` (Unschedulable) when a placed
+  pod's anti-affinity selects the incoming pod in a domain the node is in.
+
+Preemption keeps the counts right through AddPod/RemovePod.
+
+Score: per (topology key, value), the weights of the incoming pod's preferred terms that
+match placed pods (anti-affinity negative), ``hardPodAffinityWeight`` for placed pods whose
+required affinity selects the incoming pod, and the placed pods' preferred terms that select
+it (unless ``ignorePreferredTermsOfExistingPods``); a node scores the sum over its labels,
+normalised to 0..100 between the lowest and the highest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.cluster.events import (
+    ClusterEvent,
+    NodeAdded,
+    NodeUpdated,
+    PodAdded,
+    PodAssumed,
+    PodBound,
+    PodForgotten,
+    PodRemoved,
+)
+
+from ..framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult, Status
+from ..hints import QUEUE, SKIP, EventHint, HintResult
+from .interpodaffinity_terms import (
+    AffinityArgs,
+    AffinityIndex,
+    AffinityTerm,
+    PodTerms,
+    WeightedTerm,
+    matches_all,
+    parse_args,
+)
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "NAME",
+    "InterPodAffinity",
+]
+
+NAME = "InterPodAffinity"
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = \
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_SUCCESS = Status.success()
+_AFFINITY = Status.unresolvable(NAME, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+_ANTI_AFFINITY = Status.unschedulable(NAME, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+_EXISTING = Status.unschedulable(NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+
+Pair = tuple[str, str]
+
+
+def _bump(counts: dict[Pair, int], labels: Mapping[str, str], key: str, delta: int) -> None:
+    """topologyToMatchedTermCount.update: a pair that reaches 0 is dropped."""
+    value = labels.get(key)
+    if value is None:
+        return
+    pair = (key, value)
+    total = counts.get(pair, 0) + delta
+    if total == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = total
+
+
+class _FilterState:
+    __slots__ = ("affinity", "anti_affinity", "existing", "pod", "terms")
+
+    def __init__(self, pod: PodInfo, terms: PodTerms) -> None:
+        self.pod = pod
+        self.terms = terms
+        self.existing: dict[Pair, int] = {}
+        self.affinity: dict[Pair, int] = {}
+        self.anti_affinity: dict[Pair, int] = {}
+
+    def clone(self) -> _FilterState:
+        copy = _FilterState(self.pod, self.terms)
+        copy.existing = dict(self.existing)
+        copy.affinity = dict(self.affinity)
+        copy.anti_affinity = dict(self.anti_affinity)
+        return copy
+
+    def count_existing(self, other: PodTerms, labels: Mapping[str, str], delta: int) -> None:
+        """The placed pod's required anti-affinity terms that select the incoming pod."""
+        for term in other.anti_affinity:
+            if term.matches(self.pod, None):
+                _bump(self.existing, labels, term.topology_key, delta)
+
+    def count_incoming(self, other: PodInfo, labels: Mapping[str, str], delta: int) -> None:
+        """The incoming pod's required terms against the placed pod."""
+        affinity = self.terms.affinity
+        if matches_all(affinity, other):
+            for term in affinity:
+                _bump(self.affinity, labels, term.topology_key, delta)
+        for term in self.terms.anti_affinity:
+            if term.matches(other, None):
+                _bump(self.anti_affinity, labels, term.topology_key, delta)
+
+
+class _ScoreState:
+    __slots__ = ("scores",)
+
+    def __init__(self, scores: dict[str, dict[str, int]]) -> None:
+        self.scores = scores
+
+    def clone(self) -> _ScoreState:
+        return self  # read-only after PreScore
+
+
+class InterPodAffinity:
+    """The plugin; ``args`` are InterPodAffinityArgs."""
+
+    def __init__(self, args: AffinityArgs, handle: Handle) -> None:
+        self._args = args
+        self._handle = handle
+        self._index = AffinityIndex()
+
+    @classmethod
+    def create(cls, args: Mapping[str, Any], handle: Handle) -> InterPodAffinity:
+        return cls(parse_args(args), handle)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    @property
+    def args(self) -> AffinityArgs:
+        return self._args
+
+    # --- filtering ----------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
+                   ) -> tuple[PreFilterResult | None, Status]:
+        index = self._index
+        terms = index.terms(pod).resolved()
+        data = _FilterState(pod, terms)
+        for node, found in index.with_affinity(cluster):
+            labels = node.node.metadata.labels
+            for _, other in found:
+                if other.anti_affinity:
+                    data.count_existing(other, labels, 1)
+        if terms.affinity or terms.anti_affinity:
+            for node in cluster.node_infos():
+                labels = node.node.metadata.labels
+                for other_pod in node.pods:
+                    data.count_incoming(other_pod, labels, 1)
+        elif not data.existing:
+            return None, Status.skip(NAME)
+        state.write(_PRE_FILTER_KEY, data)
+        return None, _SUCCESS
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
+                node: NodeInfo) -> Status:
+        return self._update(state, to_add, node, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo,
+                   node: NodeInfo) -> Status:
+        return self._update(state, to_remove, node, -1)
+
+    def _update(self, state: CycleState, changed: PodInfo, node: NodeInfo,
+                delta: int) -> Status:
+        data = state.get(_PRE_FILTER_KEY)
+        if not isinstance(data, _FilterState):
+            return Status.error(NAME, f"reading {_PRE_FILTER_KEY!r} from cycleState: not found")
+        labels = node.node.metadata.labels
+        data.count_existing(self._index.terms(changed), labels, delta)
+        data.count_incoming(changed, labels, delta)
+        return _SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        data = state.get(_PRE_FILTER_KEY)
+        if not isinstance(data, _FilterState):
+            return Status.error(NAME, f"reading {_PRE_FILTER_KEY!r} from cycleState: not found")
+        labels = node.node.metadata.labels
+        if not _satisfies_affinity(data, labels):
+            return _AFFINITY
+        if data.anti_affinity:
+            for term in data.terms.anti_affinity:
+                value = labels.get(term.topology_key)
+                if value is not None and data.anti_affinity.get(
+                        (term.topology_key, value), 0) > 0:
+                    return _ANTI_AFFINITY
+        if data.existing:
+            existing = data.existing
+            for pair in labels.items():
+                if existing.get(pair, 0) > 0:
+                    return _EXISTING
+        return _SUCCESS
+
+    # --- scoring ------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        index = self._index
+        own = index.terms(pod)
+        has_constraints = own.has_preferred
+        if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.skip(NAME)
+        terms = own.resolved()
+        scores: dict[str, dict[str, int]] = {}
+        if has_constraints:
+            for node in self._handle.cluster.node_infos():
+                labels = node.node.metadata.labels
+                if not labels:
+                    continue
+                for other in node.pods:
+                    self._score_pair(scores, pod, terms, other, index.terms(other), labels)
+        else:
+            for node, found in index.with_affinity(self._handle.cluster):
+                labels = node.node.metadata.labels
+                if not labels:
+                    continue
+                for other, other_terms in found:
+                    self._score_pair(scores, pod, terms, other, other_terms, labels)
+        if not scores:
+            return Status.skip(NAME)
+        state.write(_PRE_SCORE_KEY, _ScoreState(scores))
+        return _SUCCESS
+
+    def _score_pair(self, scores: dict[str, dict[str, int]], pod: PodInfo, terms: PodTerms,
+                    other: PodInfo, other_terms: PodTerms, labels: Mapping[str, str]) -> None:
+        """processExistingPod; placed pods' terms see the incoming pod's namespace labels,
+        which are empty (the store holds no Namespace objects)."""
+        _add_weighted(scores, terms.preferred_affinity, other, labels, 1)
+        _add_weighted(scores, terms.preferred_anti_affinity, other, labels, -1)
+        weight = self._args.hard_pod_affinity_weight
+        if weight > 0:
+            for term in other_terms.affinity:
+                _add_term(scores, term, weight, pod, labels)
+        if not self._args.ignore_preferred_terms_of_existing_pods:
+            _add_weighted(scores, other_terms.preferred_affinity, pod, labels, 1)
+            _add_weighted(scores, other_terms.preferred_anti_affinity, pod, labels, -1)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        data = state.get(_PRE_SCORE_KEY)
+        if not isinstance(data, _ScoreState):
+            return 0, Status.error(NAME, f"reading {_PRE_SCORE_KEY!r} from cycleState: "
+                                         "not found")
+        labels = node.node.metadata.labels
+        total = 0
+        for key, values in data.scores.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total, _SUCCESS
+
+    def score_extensions(self) -> InterPodAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]
+                        ) -> Status:
+        data = state.get(_PRE_SCORE_KEY)
+        if not isinstance(data, _ScoreState) or not data.scores or not scores:
+            return _SUCCESS
+        low = min(s.score for s in scores)
+        spread = max(s.score for s in scores) - low
+        # Go's int64(float64(MaxNodeScore) * (float64(s - min) / float64(max - min))).
+        scores[:] = [NodeScore(s.name, int(MAX_NODE_SCORE * ((s.score - low) / spread))
+                               if spread > 0 else 0) for s in scores]
+        return _SUCCESS
+
+    # --- queueing hints -----------------------------------------------------------------
+    def events_to_register(self) -> Sequence[EventHint]:
+        # A placed pod's label update (UpdatePodLabel) is not registered: dralab's PodUpdated
+        # carries no old labels (as PodTopologySpread). A node's taint change is not either:
+        # with queueing hints on, upstream registers Add and UpdateNodeLabel only.
+        return (EventHint((PodAdded, PodAssumed, PodBound), self._pod_placed),
+                EventHint((PodRemoved, PodForgotten), _pod_gone),
+                EventHint((NodeAdded, NodeUpdated), self._node_changed))
+
+    def _pod_placed(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
+        """isSchedulableAfterPodChange for an added pod: queue a pod whose required affinity
+        the placed (or nominated) pod matches."""
+        assert isinstance(event, PodAdded | PodAssumed | PodBound)
+        info = cluster.pods.get(event.key)
+        if info is None:
+            return QUEUE
+        if info.assumed_node is None and not info.pod.status.nominated_node_name:
+            return SKIP
+        index = self._index
+        return lambda pod: matches_all(index.terms(pod).affinity, info)
+
+    def _node_changed(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
+        """isSchedulableAfterNodeChange: a node with a topology key of the pod's required
+        affinity, or any node when the pod has required anti-affinity (the node's old labels
+        are not kept, so an update that may have removed or moved a key queues)."""
+        assert isinstance(event, NodeAdded | NodeUpdated)
+        node = cluster.nodes.get(event.name)
+        if node is None:
+            return QUEUE
+        labels = node.node.metadata.labels
+        index = self._index
+
+        def helps(pod: PodInfo) -> bool:
+            # Anti-affinity: a new node, or one whose key may have gone or changed value.
+            terms = index.terms(pod)
+            return bool(terms.anti_affinity) or any(
+                t.topology_key in labels for t in terms.affinity)
+        return helps
+
+
+def _pod_gone(event: ClusterEvent, cluster: ClusterState) -> HintResult:
+    """A placed pod left: it may have been one an anti-affinity rule counted (its labels and
+    terms are gone with it)."""
+    assert isinstance(event, PodRemoved | PodForgotten)
+    return QUEUE if event.node is not None else SKIP
+
+
+def _satisfies_affinity(data: _FilterState, labels: Mapping[str, str]) -> bool:
+    """satisfyPodAffinity, with the first-pod-of-a-group exception."""
+    terms = data.terms.affinity
+    pods_exist = True
+    for term in terms:
+        value = labels.get(term.topology_key)
+        if value is None:
+            return False
+        if data.affinity.get((term.topology_key, value), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    return not data.affinity and matches_all(terms, data.pod)
+
+
+def _add_term(scores: dict[str, dict[str, int]], term: AffinityTerm, weight: int,
+              pod: PodInfo, labels: Mapping[str, str]) -> None:
+    if not term.matches(pod, None):
+        return
+    value = labels.get(term.topology_key)
+    if value is None:
+        return
+    values = scores.setdefault(term.topology_key, {})
+    values[value] = values.get(value, 0) + weight
+
+
+def _add_weighted(scores: dict[str, dict[str, int]], terms: Sequence[WeightedTerm],
+                  pod: PodInfo, labels: Mapping[str, str], sign: int) -> None:
+    for weighted in terms:
+        _add_term(scores, weighted.term, weighted.weight * sign, pod, labels)
