@@ -49,7 +49,7 @@ import msgspec
 
 from dralab.allocator.changelog import ChangeFeed, ChangeLog
 from dralab.allocator.state import AllocatedState
-from dralab.api.core import Node, Pod, PodCondition, PriorityClass
+from dralab.api.core import Namespace, Node, Pod, PodCondition, PriorityClass
 from dralab.api.features import FeatureGates
 from dralab.api.keys import object_key
 from dralab.api.resource import (
@@ -141,6 +141,7 @@ class ClusterState:
         "_events",
         "_features",
         "_forks",
+        "_namespace_labels",
         "_node_index",
         "_node_list",
         "_node_log",
@@ -173,6 +174,8 @@ class ClusterState:
         self._claims: Table[str, ResourceClaim] = Table()
         self._templates: Table[str, ResourceClaimTemplate] = Table()
         self._pod_groups: Table[str, PodGroup] = Table()
+        # Namespace name -> its labels (InterPodAffinity's namespaceSelector reads them).
+        self._namespace_labels: dict[str, dict[str, str]] = {}
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()
         self._slices: Table[str, ResourceSlice] = Table()
@@ -712,6 +715,24 @@ class ClusterState:
 
     def _restore_pod_group(self, key: str, group: PodGroup, position: int) -> None:
         self._pod_groups.restore(key, group, position)
+
+    @property
+    def namespace_labels(self) -> Mapping[str, Mapping[str, str]]:
+        """The labels of the Namespaces the store was given, by name."""
+        return self._namespace_labels
+
+    def add_namespace(self, namespace: Namespace) -> None:
+        """Keep a Namespace's labels, replacing those of the same name. No event."""
+        name = namespace.metadata.name or ""
+        self._set_namespace_labels(name, dict(namespace.metadata.labels))
+
+    def _set_namespace_labels(self, name: str, labels: dict[str, str] | None) -> None:
+        prior = self._namespace_labels.get(name)
+        if labels is None:
+            self._namespace_labels.pop(name, None)
+        else:
+            self._namespace_labels[name] = labels
+        self._record(self._set_namespace_labels, name, prior)
 
     def add_priority_class(self, pc: PriorityClass) -> None:
         """Add a PriorityClass, or replace the class of that name. Pods already in

@@ -32,7 +32,7 @@ import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
-from dralab.api.core import Node, Pod, PriorityClass
+from dralab.api.core import Namespace, Node, Pod, PriorityClass
 from dralab.api.features import FeatureGates
 from dralab.api.resource import (
     DeviceClass,
@@ -140,6 +140,8 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
             cluster.add_template(_template_with_api_defaults(obj))
         elif isinstance(obj, PodGroup):
             cluster.add_pod_group(_normalise_pod_group(obj, names))
+        elif isinstance(obj, Namespace):
+            cluster.add_namespace(obj)
 
     controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
     factory = PodFactory(names)

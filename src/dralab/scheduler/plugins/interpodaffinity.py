@@ -90,17 +90,20 @@ def _bump(counts: dict[Pair, int], labels: Mapping[str, str], key: str, delta: i
 
 
 class _FilterState:
-    __slots__ = ("affinity", "anti_affinity", "existing", "pod", "terms")
+    __slots__ = ("affinity", "anti_affinity", "existing", "namespace_labels", "pod", "terms")
 
-    def __init__(self, pod: PodInfo, terms: PodTerms) -> None:
+    def __init__(self, pod: PodInfo, terms: PodTerms,
+                 namespace_labels: Mapping[str, str]) -> None:
         self.pod = pod
         self.terms = terms
+        # The labels of the incoming pod's namespace (placed pods' selectors read them).
+        self.namespace_labels = namespace_labels
         self.existing: dict[Pair, int] = {}
         self.affinity: dict[Pair, int] = {}
         self.anti_affinity: dict[Pair, int] = {}
 
     def clone(self) -> _FilterState:
-        copy = _FilterState(self.pod, self.terms)
+        copy = _FilterState(self.pod, self.terms, self.namespace_labels)
         copy.existing = dict(self.existing)
         copy.affinity = dict(self.affinity)
         copy.anti_affinity = dict(self.anti_affinity)
@@ -109,7 +112,7 @@ class _FilterState:
     def count_existing(self, other: PodTerms, labels: Mapping[str, str], delta: int) -> None:
         """The placed pod's required anti-affinity terms that select the incoming pod."""
         for term in other.anti_affinity:
-            if term.matches(self.pod, None):
+            if term.matches(self.pod, self.namespace_labels):
                 _bump(self.existing, labels, term.topology_key, delta)
 
     def count_incoming(self, other: PodInfo, labels: Mapping[str, str], delta: int) -> None:
@@ -157,8 +160,11 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
         index = self._index
-        terms = index.terms(pod).resolved()
-        data = _FilterState(pod, terms)
+        terms = index.terms(pod).resolved(cluster.namespace_labels)
+        if terms.error:
+            return None, Status.unresolvable(NAME, f"parsing pod: {terms.error}")
+        data = _FilterState(pod, terms, cluster.namespace_labels.get(
+            pod.pod.metadata.namespace or "", {}))
         for node, found in index.with_affinity(cluster):
             labels = node.node.metadata.labels
             for _, other in found:
@@ -222,40 +228,48 @@ class InterPodAffinity:
         has_constraints = own.has_preferred
         if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip(NAME)
-        terms = own.resolved()
+        cluster = self._handle.cluster
+        terms = own.resolved(cluster.namespace_labels)
+        namespace_labels = cluster.namespace_labels.get(pod.pod.metadata.namespace or "", {})
         scores: dict[str, dict[str, int]] = {}
         if has_constraints:
-            for node in self._handle.cluster.node_infos():
+            for node in cluster.node_infos():
                 labels = node.node.metadata.labels
                 if not labels:
                     continue
                 for other in node.pods:
-                    self._score_pair(scores, pod, terms, other, index.terms(other), labels)
+                    self._score_pair(scores, pod, terms, namespace_labels, other,
+                                     index.terms(other), labels)
         else:
-            for node, found in index.with_affinity(self._handle.cluster):
+            for node, found in index.with_affinity(cluster):
                 labels = node.node.metadata.labels
                 if not labels:
                     continue
                 for other, other_terms in found:
-                    self._score_pair(scores, pod, terms, other, other_terms, labels)
+                    self._score_pair(scores, pod, terms, namespace_labels, other, other_terms,
+                                     labels)
         if not scores:
             return Status.skip(NAME)
         state.write(_PRE_SCORE_KEY, _ScoreState(scores))
         return _SUCCESS
 
     def _score_pair(self, scores: dict[str, dict[str, int]], pod: PodInfo, terms: PodTerms,
-                    other: PodInfo, other_terms: PodTerms, labels: Mapping[str, str]) -> None:
-        """processExistingPod; placed pods' terms see the incoming pod's namespace labels,
-        which are empty (the store holds no Namespace objects)."""
-        _add_weighted(scores, terms.preferred_affinity, other, labels, 1)
-        _add_weighted(scores, terms.preferred_anti_affinity, other, labels, -1)
+                    namespace_labels: Mapping[str, str], other: PodInfo, other_terms: PodTerms,
+                    labels: Mapping[str, str]) -> None:
+        """processExistingPod: the placed pod ``other`` on a node with ``labels``; its terms
+        see the incoming pod's ``namespace_labels``."""
+        _add_weighted(scores, terms.preferred_affinity, other, None, labels, 1)
+        _add_weighted(scores, terms.preferred_anti_affinity, other, None, labels, -1)
         weight = self._args.hard_pod_affinity_weight
         if weight > 0:
             for term in other_terms.affinity:
-                _add_term(scores, term, weight, pod, labels)
-        if not self._args.ignore_preferred_terms_of_existing_pods:
-            _add_weighted(scores, other_terms.preferred_affinity, pod, labels, 1)
-            _add_weighted(scores, other_terms.preferred_anti_affinity, pod, labels, -1)
+                _add_term(scores, term, weight, pod, namespace_labels, labels)
+        # Upstream adds the placed pods' preferred terms even with
+        # ignorePreferredTermsOfExistingPods (that arg only lets PreScore skip pods without
+        # preferred terms of their own).
+        _add_weighted(scores, other_terms.preferred_affinity, pod, namespace_labels, labels, 1)
+        _add_weighted(scores, other_terms.preferred_anti_affinity, pod, namespace_labels,
+                      labels, -1)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         data = state.get(_PRE_SCORE_KEY)
@@ -348,8 +362,10 @@ def _satisfies_affinity(data: _FilterState, labels: Mapping[str, str]) -> bool:
 
 
 def _add_term(scores: dict[str, dict[str, int]], term: AffinityTerm, weight: int,
-              pod: PodInfo, labels: Mapping[str, str]) -> None:
-    if not term.matches(pod, None):
+              pod: PodInfo, namespace_labels: Mapping[str, str] | None,
+              labels: Mapping[str, str]) -> None:
+    """scoreMap.processTerm: ``weight`` for the node's domain when ``term`` selects ``pod``."""
+    if not term.matches(pod, namespace_labels):
         return
     value = labels.get(term.topology_key)
     if value is None:
@@ -359,6 +375,7 @@ def _add_term(scores: dict[str, dict[str, int]], term: AffinityTerm, weight: int
 
 
 def _add_weighted(scores: dict[str, dict[str, int]], terms: Sequence[WeightedTerm],
-                  pod: PodInfo, labels: Mapping[str, str], sign: int) -> None:
+                  pod: PodInfo, namespace_labels: Mapping[str, str] | None,
+                  labels: Mapping[str, str], sign: int) -> None:
     for weighted in terms:
-        _add_term(scores, weighted.term, weighted.weight * sign, pod, labels)
+        _add_term(scores, weighted.term, weighted.weight * sign, pod, namespace_labels, labels)

@@ -12,9 +12,10 @@ create (``key In (value)`` / ``key NotIn (value)`` for the pod's own label value
 pkg/registry/core/pod/strategy.go mutatePodAffinity): a pod read from a live cluster
 already carries the merged requirements and merging again changes nothing.
 
-dralab's cluster store holds no Namespace objects, so a non-empty ``namespaceSelector``
-selects no namespace and every namespace's labels are empty, as in a cluster whose
-namespaces carry no labels; ``namespaceSelector: {}`` selects every namespace.
+A ``namespaceSelector`` selects among the Namespace objects the cluster store was given
+(``ClusterState.namespace_labels``); a namespace without such an object has no labels, as
+upstream's lister answers for a namespace it does not know. ``namespaceSelector: {}``
+selects every namespace.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from dralab.api.errors import ErrorType, FieldError
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.validation._formats import is_label_value
 
 from ..framework import PluginArgsError
 from .podtopologyspread_constraints import SpreadSelector, parse_selector
@@ -98,13 +100,14 @@ class AffinityTerm:
             return self.selector.matches(meta.labels)
         return False
 
-    def resolved(self) -> AffinityTerm:
+    def resolved(self, namespaces: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
         """mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespace selector becomes the
-        namespaces it selects (none: the store holds no Namespace objects)."""
+        namespaces it selects among ``namespaces`` (name -> labels)."""
         ns = self.namespace_selector
         if ns is None or (not ns.nothing and not ns.requirements):
             return self
-        return AffinityTerm(self.selector, self.namespaces, None, self.topology_key)
+        picked = {name for name, labels in namespaces.items() if ns.matches(labels)}
+        return AffinityTerm(self.selector, self.namespaces | picked, None, self.topology_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +128,21 @@ class PodTerms:
     has_affinity: bool = False
     # The pod's own preferred terms (PreScore looks at every pod then).
     has_preferred: bool = False
+    # Why a selector of the pod does not parse (upstream's NewPodInfo error), or "".
+    error: str = ""
 
-    def resolved(self) -> PodTerms:
+    def resolved(self, namespaces: Mapping[str, Mapping[str, str]]) -> PodTerms:
+        """The terms with their namespace selectors resolved (AffinityTerm.resolved)."""
+        if not namespaces and not self.has_affinity:
+            return self
         return PodTerms(
-            tuple(t.resolved() for t in self.affinity),
-            tuple(t.resolved() for t in self.anti_affinity),
-            tuple(WeightedTerm(w.weight, w.term.resolved()) for w in self.preferred_affinity),
-            tuple(WeightedTerm(w.weight, w.term.resolved())
+            tuple(t.resolved(namespaces) for t in self.affinity),
+            tuple(t.resolved(namespaces) for t in self.anti_affinity),
+            tuple(WeightedTerm(w.weight, w.term.resolved(namespaces))
+                  for w in self.preferred_affinity),
+            tuple(WeightedTerm(w.weight, w.term.resolved(namespaces))
                   for w in self.preferred_anti_affinity),
-            self.has_affinity, self.has_preferred)
+            self.has_affinity, self.has_preferred, self.error)
 
 
 NO_TERMS = PodTerms()
@@ -197,6 +206,49 @@ def _affinity_doc(pod: PodInfo) -> Mapping[str, Any] | None:
     return affinity if isinstance(affinity, Mapping) else None
 
 
+def _selector_error(raw: Any) -> str:
+    """labels.NewRequirement's check of In/NotIn values (the API server refuses such a
+    pod, so only hand-made objects get here)."""
+    selector = raw.get("labelSelector") if isinstance(raw, Mapping) else None
+    if not isinstance(selector, Mapping):
+        return ""
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, Mapping) or expr.get("operator") not in ("In", "NotIn"):
+            continue
+        for i, value in enumerate(expr.get("values") or []):
+            problems = is_label_value(str(value))
+            if problems:
+                return (f'values[{i}][{expr.get("key")}]: Invalid value: "{value}": '
+                        + "; ".join(problems))
+    return ""
+
+
+def _parse_error(affinity: Mapping[str, Any]) -> str:
+    """NewPodInfo's aggregated parse errors, one per term list (the first bad term)."""
+    errors = []
+    for section, field, label in (
+            ("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+             "requiredAffinityTerms"),
+            ("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+             "requiredAntiAffinityTerms"),
+            ("podAffinity", "preferredDuringSchedulingIgnoredDuringExecution",
+             "preferredAffinityTerms"),
+            ("podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution",
+             "preferredAntiAffinityTerms")):
+        part = affinity.get(section)
+        items = part.get(field) if isinstance(part, Mapping) else None
+        for item in items or []:
+            raw = item.get("podAffinityTerm") if "preferred" in field and isinstance(
+                item, Mapping) else item
+            problem = _selector_error(raw)
+            if problem:
+                errors.append(f"{label}: {problem}")
+                break
+    if len(errors) > 1:
+        return "[" + ", ".join(errors) + "]"
+    return errors[0] if errors else ""
+
+
 def pod_terms(pod: PodInfo) -> PodTerms:
     """The pod's terms as written (namespace selectors not yet resolved)."""
     affinity = _affinity_doc(pod)
@@ -209,7 +261,8 @@ def pod_terms(pod: PodInfo) -> PodTerms:
     preferred_affinity = _preferred(pa, pod)
     preferred_anti = _preferred(paa, pod)
     return PodTerms(_required(pa, pod), _required(paa, pod), preferred_affinity,
-                    preferred_anti, True, bool(preferred_affinity or preferred_anti))
+                    preferred_anti, True, bool(preferred_affinity or preferred_anti),
+                    _parse_error(affinity))
 
 
 def matches_all(terms: Sequence[AffinityTerm], pod: PodInfo) -> bool:

@@ -136,6 +136,8 @@ class NodePorts:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         data = state.get(_PRE_FILTER_KEY)
         if not isinstance(data, _Wanted):
+            if not self.ports(pod):
+                return _SUCCESS  # PreFilter skipped the plugin: nothing to check
             return Status.error(NAME, f"reading {_PRE_FILTER_KEY!r} from cycleState: not found")
         if ports_conflict(data.ports, self.used_ports(node)):
             return _CONFLICT
