@@ -225,6 +225,8 @@ class InterPodAffinity:
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         index = self._index
         own = index.terms(pod)
+        if own.error:
+            return Status.error(NAME, own.error)
         has_constraints = own.has_preferred
         if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip(NAME)
