@@ -145,7 +145,26 @@ class NodePorts:
 
     def events_to_register(self) -> Sequence[EventHint]:
         # With queueing hints on, upstream registers Pod/Delete and Node/Add only.
-        return (EventHint((PodRemoved, PodForgotten), _pod_gone), EventHint((NodeAdded,)))
+        return (EventHint((PodRemoved, PodForgotten), self._pod_gone), EventHint((NodeAdded,)))
+
+    def _pod_gone(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
+        """isSchedulableAfterPodDeleted: only a placed pod holding a host port the rejected
+        pod wants frees something. The deleted pod is gone from the store; its ports are
+        known when Filter read its node (a pod rejected here was filtered on every node);
+        otherwise the event queues."""
+        assert isinstance(event, PodRemoved | PodForgotten)
+        if event.node is None:
+            return SKIP
+        cached = self._ports.get(event.key)
+        if cached is None:
+            return QUEUE
+        freed = cached[1]
+        if not freed:
+            return SKIP
+        used: dict[str, set[tuple[str, int]]] = {}
+        for ip, protocol, port in freed:
+            used.setdefault(ip, set()).add((protocol, port))
+        return lambda pod: ports_conflict(self.ports(pod), used)
 
 
 class _Wanted:
@@ -157,9 +176,3 @@ class _Wanted:
     def clone(self) -> _Wanted:
         return self
 
-
-def _pod_gone(event: ClusterEvent, cluster: ClusterState) -> HintResult:
-    """isSchedulableAfterPodDeleted: only a placed pod frees ports (the deleted pod's ports
-    are gone with it, so any placed pod's deletion queues)."""
-    assert isinstance(event, PodRemoved | PodForgotten)
-    return QUEUE if event.node is not None else SKIP
