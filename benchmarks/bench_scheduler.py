@@ -17,9 +17,12 @@ search, is then behind).
 profile and with PodTopologySpread disabled (the profile before the plugin existed),
 alternated, bare pods (no spread: the plugin skips them); then 1,000 nodes with pods a
 ReplicaSet controls (the system default constraints spread them), CPU time per pod.
+``affinity`` does the same for InterPodAffinity, NodePorts and ImageLocality (bare pods with
+and without them; then 1,000 nodes with 4 ReplicaSets keeping one replica per node by
+required anti-affinity).
 
     python benchmarks/bench_scheduler.py [--quick] [--mode dra|device-plugin] [--profile]
-        [--only fill|large|fleet|spread ...] [--fleet NODES ...]
+        [--only fill|large|fleet|spread|affinity ...] [--fleet NODES ...]
 """
 
 from __future__ import annotations
@@ -88,7 +91,15 @@ _WITHOUT_SPREAD = {
         "multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}}]}
 
 
-def pod(name: str, dra: bool, owner: str | None = None) -> KubeObject:
+_WITHOUT_AFFINITY = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+        "multiPoint": {"disabled": [{"name": "InterPodAffinity"}, {"name": "NodePorts"},
+                                    {"name": "ImageLocality"}]}}}]}
+
+
+def pod(name: str, dra: bool, owner: str | None = None,
+        anti_affinity: bool = False) -> KubeObject:
     requests: dict[str, str] = {"cpu": "100m", "memory": "128Mi"}
     container: dict[str, Any] = {"name": "main", "image": "pause",
                                  "resources": {"requests": requests}}
@@ -104,11 +115,16 @@ def pod(name: str, dra: bool, owner: str | None = None) -> KubeObject:
         meta["labels"] = {"app": owner}
         meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
                                     "name": owner, "uid": f"uid-{owner}", "controller": True}]
+    if anti_affinity and owner:  # one replica of the ReplicaSet per node
+        spec["affinity"] = {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {"app": owner}},
+                "topologyKey": "kubernetes.io/hostname"}]}}
     return decode({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
-def objects(nodes: int, devices: int, pods: int, dra: bool, owners: int = 0
-            ) -> list[KubeObject]:
+def objects(nodes: int, devices: int, pods: int, dra: bool, owners: int = 0,
+            anti_affinity: bool = False) -> list[KubeObject]:
     names = [f"node-{i:05d}" for i in range(nodes)]
     out: list[KubeObject] = [node(n, 0 if dra else devices) for n in names]
     if dra:
@@ -119,8 +135,8 @@ def objects(nodes: int, devices: int, pods: int, dra: bool, owners: int = 0
             "metadata": {"name": "one-device", "namespace": "bench"},
             "spec": {"spec": {"devices": {"requests": [
                 {"name": "req-0", "exactly": {"deviceClassName": CLASS}}]}}}}))
-    out.extend(pod(f"pod-{i:05d}", dra, f"rs-{i % owners}" if owners else None)
-               for i in range(pods))
+    out.extend(pod(f"pod-{i:05d}", dra, f"rs-{i % owners}" if owners else None,
+                   anti_affinity) for i in range(pods))
     return out
 
 
@@ -167,9 +183,9 @@ def report(label: str, nodes: int, devices: int, pods: int, dra: bool, profile: 
 
 
 def cpu_per_pod(nodes: int, pods: int, dra: bool, config: dict[str, Any] | None,
-                owners: int = 0) -> tuple[float, int, int]:
+                owners: int = 0, anti_affinity: bool = False) -> tuple[float, int, int]:
     """(CPU seconds per scheduled pod, pods placed, nodes used): scheduling only."""
-    inputs = objects(nodes, 10, pods, dra, owners)
+    inputs = objects(nodes, 10, pods, dra, owners, anti_affinity)
     gc.collect()
     cluster, pending = build_cluster(inputs)
     scheduler = Scheduler.build(cluster, config)
@@ -200,20 +216,44 @@ def spread(scale: int, dra: bool) -> None:
           f"{placed}  on {used} nodes  {cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
 
 
+def affinity(scale: int, dra: bool) -> None:
+    """InterPodAffinity's, NodePorts' and ImageLocality's cost, measured in one run: bare pods
+    (none of them acts: PreFilter and PreScore skip) with the default profile and without the
+    three plugins, alternated, best of three; then 4 ReplicaSets whose pods keep one replica per
+    node (required hostname anti-affinity) and are spread by the system defaults."""
+    nodes, pods = 500 // scale, 5000 // scale
+    best: dict[str, float] = {}
+    for _ in range(3):
+        for label, config in (("without the three plugins", _WITHOUT_AFFINITY),
+                              ("default profile", None)):
+            cpu, _, _ = cpu_per_pod(nodes, pods, dra, config)
+            best[label] = min(best.get(label, cpu), cpu)
+    for label, cpu in best.items():
+        print(f"bare pods, {label:<26} {nodes:>5} nodes {pods:>6} pods  "
+              f"{cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
+    ratio = best["default profile"] / best["without the three plugins"]
+    print(f"bare pods: default profile / without InterPodAffinity, NodePorts, ImageLocality = "
+          f"{ratio:.3f}")
+    nodes, pods = 1000 // scale, 2000 // scale
+    cpu, placed, used = cpu_per_pod(nodes, pods, dra, None, owners=4, anti_affinity=True)
+    print(f"4 ReplicaSets, anti-affinity + spread {nodes:>5} nodes {pods:>6} pods  placed "
+          f"{placed}  on {used} nodes  {cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes")
     parser.add_argument("--mode", choices=["dra", "device-plugin"], default="dra")
     parser.add_argument("--profile", action="store_true", help="cProfile the first shape")
     parser.add_argument("--only", action="append",
-                        choices=["fill", "large", "fleet", "spread"],
+                        choices=["fill", "large", "fleet", "spread", "affinity"],
                         help="run only these shapes (repeatable)")
     parser.add_argument("--fleet", type=int, action="append",
                         help="fleet sizes for the per-pod cost (repeatable)")
     args = parser.parse_args(argv)
     dra = args.mode == "dra"
     scale = 10 if args.quick else 1
-    only = set(args.only or ("fill", "large", "fleet", "spread"))
+    only = set(args.only or ("fill", "large", "fleet", "spread", "affinity"))
     print(f"mode: {args.mode}; target >= {TARGET_PODS_PER_S} pods/s end to end")
     if "fill" in only:
         report("fill: 500 nodes x 10 devices", 500 // scale, 10, 5000 // scale, dra,
@@ -227,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
             report(f"  fleet {nodes}", nodes // scale, 10, 1000 // scale, dra, False)
     if "spread" in only:
         spread(scale, dra)
+    if "affinity" in only:
+        affinity(scale, dra)
     return 0
 
 

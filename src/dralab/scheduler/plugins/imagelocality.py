@@ -138,6 +138,8 @@ class ImageLocality:
         """Not upstream's (it has no PreScore): skips when no node holds any of the pod's
         images, where every node would score 0."""
         table = self._images()
+        if not table.nodes:
+            return Status.skip(NAME)  # no node lists an image: every node scores 0
         names, containers = pod_images(pod)
         if not any(name in table.nodes for name in names):
             return Status.skip(NAME)

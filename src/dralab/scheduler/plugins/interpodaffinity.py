@@ -160,12 +160,16 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
         index = self._index
-        terms = index.terms(pod).resolved(cluster.namespace_labels)
+        own = index.terms(pod)
+        placed = index.with_affinity(cluster)
+        if not placed and not own.has_affinity:
+            return None, Status.skip(NAME)  # the common case, decided cheaply
+        terms = own.resolved(cluster.namespace_labels)
         if terms.error:
             return None, Status.unresolvable(NAME, f"parsing pod: {terms.error}")
         data = _FilterState(pod, terms, cluster.namespace_labels.get(
             pod.pod.metadata.namespace or "", {}))
-        for node, found in index.with_affinity(cluster):
+        for node, found in placed:
             labels = node.node.metadata.labels
             for _, other in found:
                 if other.anti_affinity:
@@ -231,6 +235,13 @@ class InterPodAffinity:
         if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip(NAME)
         cluster = self._handle.cluster
+        placed = [] if has_constraints else [
+            (node, scoring) for node, found in index.with_affinity(cluster)
+            if (scoring := [(p, t) for p, t in found if t.scores_others])]
+        if not has_constraints and not placed:
+            # No placed pod has a term that could score (upstream walks them all and finds
+            # its score map empty: Skip as well).
+            return Status.skip(NAME)
         terms = own.resolved(cluster.namespace_labels)
         namespace_labels = cluster.namespace_labels.get(pod.pod.metadata.namespace or "", {})
         scores: dict[str, dict[str, int]] = {}
@@ -243,7 +254,7 @@ class InterPodAffinity:
                     self._score_pair(scores, pod, terms, namespace_labels, other,
                                      index.terms(other), labels)
         else:
-            for node, found in index.with_affinity(cluster):
+            for node, found in placed:
                 labels = node.node.metadata.labels
                 if not labels:
                     continue

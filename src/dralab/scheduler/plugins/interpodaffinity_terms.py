@@ -131,9 +131,15 @@ class PodTerms:
     # Why a selector of the pod does not parse (upstream's NewPodInfo error), or "".
     error: str = ""
 
+    @property
+    def scores_others(self) -> bool:
+        """Whether, as a placed pod, its terms can score an incoming pod (required affinity
+        through hardPodAffinityWeight, preferred terms)."""
+        return bool(self.affinity or self.preferred_affinity or self.preferred_anti_affinity)
+
     def resolved(self, namespaces: Mapping[str, Mapping[str, str]]) -> PodTerms:
         """The terms with their namespace selectors resolved (AffinityTerm.resolved)."""
-        if not namespaces and not self.has_affinity:
+        if not self.has_affinity:
             return self
         return PodTerms(
             tuple(t.resolved(namespaces) for t in self.affinity),
@@ -277,9 +283,15 @@ class AffinityIndex:
     PodsWithAffinity / PodsWithRequiredAntiAffinity), kept up to date from the nodes'
     generations so a cycle does not parse every pod of the cluster again."""
 
-    __slots__ = ("_nodes", "_terms")
+    __slots__ = ("_cluster", "_cursor", "_nodes", "_terms", "_version", "_with")
 
     def __init__(self) -> None:
+        # The nodes holding pods with affinity, kept from the store's node journal (the names
+        # of nodes whose pods changed) so that a cycle looks at the nodes that changed only.
+        self._cluster: ClusterState | None = None
+        self._version = -1
+        self._cursor = 0
+        self._with: dict[str, tuple[NodeInfo, list[tuple[PodInfo, PodTerms]]]] = {}
         # node name -> (NodeInfo, generation, [(pod, terms)] of the pods with affinity);
         # the NodeInfo object too: a what-if clone may share a name and a generation.
         self._nodes: dict[str, tuple[NodeInfo, int, list[tuple[PodInfo, PodTerms]]]] = {}
@@ -311,9 +323,29 @@ class AffinityIndex:
     def with_affinity(self, cluster: ClusterState
                       ) -> list[tuple[NodeInfo, list[tuple[PodInfo, PodTerms]]]]:
         """Every node holding a pod with affinity, with those pods."""
-        out = []
-        for node in cluster.node_infos():
-            found = self.on_node(node)
-            if found:
-                out.append((node, found))
-        return out
+        log = cluster.node_log()
+        changed = None
+        if cluster is self._cluster and cluster.node_version == self._version:
+            changed = log.since(self._cursor)
+        if changed is None:
+            self._cluster, self._version = cluster, cluster.node_version
+            self._with = {}
+            for node in cluster.node_infos():
+                self._refresh(node)
+        else:
+            nodes = cluster.nodes
+            for name in set(changed):
+                info = nodes.get(name)
+                if info is None:
+                    self._with.pop(name, None)
+                else:
+                    self._refresh(info)
+        self._cursor = log.end
+        return list(self._with.values())
+
+    def _refresh(self, node: NodeInfo) -> None:
+        found = self.on_node(node)
+        if found:
+            self._with[node.name] = (node, found)
+        else:
+            self._with.pop(node.name, None)
