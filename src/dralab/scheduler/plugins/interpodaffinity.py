@@ -318,7 +318,7 @@ class InterPodAffinity:
         # carries no old labels (as PodTopologySpread). A node's taint change is not either:
         # with queueing hints on, upstream registers Add and UpdateNodeLabel only.
         return (EventHint((PodAdded, PodAssumed, PodBound), self._pod_placed),
-                EventHint((PodRemoved, PodForgotten), _pod_gone),
+                EventHint((PodRemoved, PodForgotten), self._pod_gone),
                 EventHint((NodeAdded, NodeUpdated), self._node_changed))
 
     def _pod_placed(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
@@ -333,30 +333,56 @@ class InterPodAffinity:
         index = self._index
         return lambda pod: matches_all(index.terms(pod).affinity, info)
 
+    def _pod_gone(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
+        """isSchedulableAfterPodChange for a deleted placed pod: queue a pod whose required
+        anti-affinity terms all match it, or that all of its anti-affinity terms match. The
+        deleted pod is read as the plugin last saw it; one it never read queues."""
+        assert isinstance(event, PodRemoved | PodForgotten)
+        if event.node is None:
+            return SKIP
+        seen = self._index.placed_pod(event.key)
+        if seen is None:
+            return QUEUE
+        gone = PodInfo(seen[0])
+        gone_anti = seen[1].anti_affinity
+        index = self._index
+        return lambda pod: (matches_all(index.terms(pod).anti_affinity, gone)
+                            or matches_all(gone_anti, pod))
+
     def _node_changed(self, event: ClusterEvent, cluster: ClusterState) -> HintResult:
-        """isSchedulableAfterNodeChange: a node with a topology key of the pod's required
-        affinity, or any node when the pod has required anti-affinity (the node's old labels
-        are not kept, so an update that may have removed or moved a key queues)."""
+        """isSchedulableAfterNodeChange. Affinity: a node added with a term's topology key,
+        or updated to get the key or a new value for it. Anti-affinity: any node added, or
+        one updated to lose a term's key or change its value. An updated node's labels before
+        the update are those the plugin last read; for a node it never read, an update queues
+        when the node has an affinity key, or always for anti-affinity."""
         assert isinstance(event, NodeAdded | NodeUpdated)
         node = cluster.nodes.get(event.name)
         if node is None:
             return QUEUE
-        labels = node.node.metadata.labels
+        new = node.node.metadata.labels
         index = self._index
+        old = None if isinstance(event, NodeAdded) else index.node_labels(event.name)
+        added = isinstance(event, NodeAdded)
 
         def helps(pod: PodInfo) -> bool:
-            # Anti-affinity: a new node, or one whose key may have gone or changed value.
             terms = index.terms(pod)
-            return bool(terms.anti_affinity) or any(
-                t.topology_key in labels for t in terms.affinity)
+            for term in terms.affinity:
+                key = term.topology_key
+                if added or old is None:
+                    if key in new:
+                        return True
+                elif key in new and old.get(key) != new[key]:
+                    return True
+            for term in terms.anti_affinity:
+                if added or old is None:
+                    return True
+                key = term.topology_key
+                if key in old and old[key] != new.get(key):
+                    return True
+            return False
         return helps
 
 
-def _pod_gone(event: ClusterEvent, cluster: ClusterState) -> HintResult:
-    """A placed pod left: it may have been one an anti-affinity rule counted (its labels and
-    terms are gone with it)."""
-    assert isinstance(event, PodRemoved | PodForgotten)
-    return QUEUE if event.node is not None else SKIP
 
 
 def _satisfies_affinity(data: _FilterState, labels: Mapping[str, str]) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dralab.api.core import Pod
 from dralab.api.errors import ErrorType, FieldError
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 from dralab.validation._formats import is_label_value
@@ -306,6 +307,20 @@ class AffinityIndex:
         terms = pod_terms(pod)
         self._terms[key] = (pod.pod, terms)
         return terms
+
+    def placed_pod(self, key: str) -> tuple[Pod, PodTerms] | None:
+        """The pod object and terms last read for ``key`` (a pod the store no longer holds
+        is still here: queueing hints read a deleted pod's labels and terms from it)."""
+        cached = self._terms.get(key)
+        if cached is None or not isinstance(cached[0], Pod):
+            return None
+        return cached[0], cached[1]
+
+    def node_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels the node had when its pods were last read (before an update the
+        store has since applied), None when it was never read."""
+        cached = self._nodes.get(name)
+        return cached[0].node.metadata.labels if cached is not None else None
 
     def on_node(self, node: NodeInfo) -> list[tuple[PodInfo, PodTerms]]:
         """The node's pods with affinity (a NodeInfo clone of preemption is read afresh)."""
