@@ -47,12 +47,13 @@ def _node_images(node: NodeInfo) -> list[tuple[str, int]]:
     status = raw.get("status") if isinstance(raw, dict) else None
     images = status.get("images") if isinstance(status, dict) else None
     out: list[tuple[str, int]] = []
-    for image in images or []:
+    for image in images if isinstance(images, list) else []:
         if not isinstance(image, Mapping):
             continue
         size = image.get("sizeBytes")
         size = size if isinstance(size, int) and not isinstance(size, bool) else 0
-        for name in image.get("names") or []:
+        names = image.get("names")
+        for name in names if isinstance(names, list) else []:
             if isinstance(name, str):
                 out.append((name, size))
     return out
@@ -68,11 +69,13 @@ def pod_images(pod: PodInfo) -> tuple[list[str], int]:
     names: list[str] = []
     containers = 0
     for key in ("initContainers", "containers"):
-        for container in spec.get(key) or []:
+        listed = spec.get(key)
+        for container in listed if isinstance(listed, list) else []:
             containers += 1
             if isinstance(container, Mapping):
                 names.append(normalized_image_name(str(container.get("image") or "")))
-    for volume in spec.get("volumes") or []:
+    volumes = spec.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
         image = volume.get("image") if isinstance(volume, Mapping) else None
         if isinstance(image, Mapping):
             names.append(normalized_image_name(str(image.get("reference") or "")))

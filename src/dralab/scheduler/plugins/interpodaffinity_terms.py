@@ -155,13 +155,18 @@ class PodTerms:
 NO_TERMS = PodTerms()
 
 
+def _list(value: Any) -> list[Any]:
+    """A list field as written; anything else (the API would refuse it) as empty."""
+    return value if isinstance(value, list) else []
+
+
 def _with_label_keys(raw: Mapping[str, Any], labels: Mapping[str, str]) -> SpreadSelector:
     selector = parse_selector(raw.get("labelSelector"))
     if selector.nothing:
         return selector  # a missing selector stays match-none (strategy.go does the same)
     extra: list[tuple[str, str, frozenset[str]]] = []
     for field, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
-        for key in raw.get(field) or []:
+        for key in _list(raw.get(field)):
             if isinstance(key, str) and key in labels:
                 extra.append((key, operator, frozenset({labels[key]})))
     if not extra:
@@ -173,7 +178,7 @@ def _term(raw: Any, pod: PodInfo) -> AffinityTerm | None:
     if not isinstance(raw, Mapping):
         return None
     meta = pod.pod.metadata
-    names = [str(n) for n in raw.get("namespaces") or []]
+    names = [str(n) for n in _list(raw.get("namespaces"))]
     raw_ns_selector = raw.get("namespaceSelector")
     if not names and raw_ns_selector is None:
         namespaces = frozenset({meta.namespace or ""})
@@ -187,8 +192,8 @@ def _term(raw: Any, pod: PodInfo) -> AffinityTerm | None:
 def _required(section: Any, pod: PodInfo) -> tuple[AffinityTerm, ...]:
     if not isinstance(section, Mapping):
         return ()
-    out = (_term(t, pod) for t in section.get("requiredDuringSchedulingIgnoredDuringExecution")
-           or [])
+    out = (_term(t, pod)
+           for t in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")))
     return tuple(t for t in out if t is not None)
 
 
@@ -196,7 +201,7 @@ def _preferred(section: Any, pod: PodInfo) -> tuple[WeightedTerm, ...]:
     if not isinstance(section, Mapping):
         return ()
     out: list[WeightedTerm] = []
-    for item in section.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+    for item in _list(section.get("preferredDuringSchedulingIgnoredDuringExecution")):
         if not isinstance(item, Mapping):
             continue
         term = _term(item.get("podAffinityTerm"), pod)
@@ -219,10 +224,10 @@ def _selector_error(raw: Any) -> str:
     selector = raw.get("labelSelector") if isinstance(raw, Mapping) else None
     if not isinstance(selector, Mapping):
         return ""
-    for expr in selector.get("matchExpressions") or []:
+    for expr in _list(selector.get("matchExpressions")):
         if not isinstance(expr, Mapping) or expr.get("operator") not in ("In", "NotIn"):
             continue
-        for i, value in enumerate(expr.get("values") or []):
+        for i, value in enumerate(_list(expr.get("values"))):
             problems = is_label_value(str(value))
             if problems:
                 return (f'values[{i}][{expr.get("key")}]: Invalid value: "{value}": '
@@ -244,7 +249,7 @@ def _parse_error(affinity: Mapping[str, Any]) -> str:
              "preferredAntiAffinityTerms")):
         part = affinity.get(section)
         items = part.get(field) if isinstance(part, Mapping) else None
-        for item in items or []:
+        for item in _list(items):
             raw = item.get("podAffinityTerm") if "preferred" in field and isinstance(
                 item, Mapping) else item
             problem = _selector_error(raw)

@@ -39,7 +39,8 @@ def _ports_of(container: Any) -> list[HostPort]:
     if not isinstance(container, Mapping):
         return []
     out = []
-    for port in container.get("ports") or []:
+    ports = container.get("ports")
+    for port in ports if isinstance(ports, list) else []:
         if not isinstance(port, Mapping):
             continue
         number = port.get("hostPort")
@@ -57,10 +58,12 @@ def host_ports(pod: PodInfo) -> tuple[HostPort, ...]:
     if not isinstance(spec, dict):
         return ()
     out: list[HostPort] = []
-    for container in spec.get("initContainers") or []:
+    init = spec.get("initContainers")
+    for container in init if isinstance(init, list) else []:
         if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
             out.extend(_ports_of(container))
-    for container in spec.get("containers") or []:
+    containers = spec.get("containers")
+    for container in containers if isinstance(containers, list) else []:
         out.extend(_ports_of(container))
     return tuple(out)
 
