@@ -203,7 +203,7 @@ def test_generated_uids_are_unique_and_deterministic() -> None:
 
 def test_unmodelled_pod_fields_are_named_not_ignored() -> None:
     # Fields of plugins dralab leaves out are named once per field for the pending pods;
-    # InterPodAffinity (spec.affinity.podAntiAffinity here) is modelled: no warning.
+    # InterPodAffinity and PodTopologySpread are modelled: no warning for theirs.
     docs = _docs(gpus=0, pods=0)
     for i, extra in enumerate(({"affinity": {"podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [{
@@ -213,14 +213,15 @@ def test_unmodelled_pod_fields_are_named_not_ignored() -> None:
                 "maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
                 "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
             {})):
         docs.append({"apiVersion": "v1", "kind": "Pod",
                      "metadata": {"name": f"web-{i}", "namespace": NS, "labels": {"app": "web"}},
                      "spec": {"containers": [{"name": "c"}], **extra}})
     result = schedule([decode(d) for d in docs])
     assert result.warnings == (
-        "1 pending pod(s) set spec.topologySpreadConstraints (first: ml/web-1): "
-        "PodTopologySpread is not modelled by dralab; their placement ignores it",)
+        "1 pending pod(s) set spec.volumes[] with a PersistentVolumeClaim (first: ml/web-2): "
+        "VolumeBinding is not modelled by dralab; their placement ignores it",)
     assert schedule([decode(d) for d in _docs()]).warnings == ()
 
 

@@ -1,7 +1,7 @@
 """Pod fields that kube-scheduler's default profile acts on and dralab does not model.
 
 A pending pod may ask for something a default plugin dralab leaves out would
-check (VolumeBinding ...). dralab
+check (the volume plugins). dralab
 schedules it without that plugin, so where the real scheduler would refuse or
 prefer a node the answer may differ; the run says so, once per field, with a
 count and the first pod, instead of ignoring the field silently.
@@ -24,10 +24,6 @@ def _spec(pod: Pod) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-def _spread(pod: Pod) -> bool:
-    return bool(_spec(pod).get("topologySpreadConstraints"))
-
-
 def _claimed_volumes(pod: Pod) -> bool:
     return any(isinstance(v, dict) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
                for v in _spec(pod).get("volumes") or [])
@@ -35,7 +31,6 @@ def _claimed_volumes(pod: Pod) -> bool:
 
 # (field path as written in the message, the plugin that acts on it, test)
 _FIELDS: tuple[tuple[str, str, Callable[[Pod], bool]], ...] = (
-    ("spec.topologySpreadConstraints", "PodTopologySpread", _spread),
     ("spec.volumes[] with a PersistentVolumeClaim", "VolumeBinding", _claimed_volumes),
 )
 
