@@ -31,6 +31,7 @@ from .resource import (
     ResourceSlice,
 )
 from .scheduling import PodGroup, Workload
+from .service import Service
 from .versions import Resolution, Served, missing_api_version, resolve, to_v1
 from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
@@ -43,7 +44,7 @@ __all__ = [
 KINDS: tuple[type[KubeObject], ...] = (
     DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
     Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
-    Namespace, PodGroup, Workload,
+    Namespace, PodGroup, Workload, Service,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
 # The version each modelled kind is decoded into; older served versions convert to it.

@@ -3,7 +3,9 @@
 ``ClusterState`` holds nodes (``NodeInfo``: a node with the pods placed on it),
 pods (``PodInfo``), ResourceClaims with the devices they hold
 (``AllocatedState``), claim templates, device classes, ResourceSlices, device
-taint rules and priority classes. It plays the parts of kube-scheduler's cache
+taint rules and priority classes, and the label selectors of Services and
+ReplicaSets/StatefulSets/ReplicationControllers (PodTopologySpread's default
+constraints read them). It plays the parts of kube-scheduler's cache
 and shared listers and of the DRA manager that Cluster Autoscaler reuses:
 
 * **Private state, one method per mutation.** Every method bumps the versions
@@ -138,6 +140,7 @@ class ClusterState:
         "_class_version",
         "_classes",
         "_clock",
+        "_controller_selectors",
         "_events",
         "_features",
         "_forks",
@@ -157,6 +160,7 @@ class ClusterState:
         "_replaying",
         "_rules",
         "_sequence",
+        "_service_selectors",
         "_slice_list",
         "_slice_version",
         "_slices",
@@ -176,6 +180,11 @@ class ClusterState:
         self._pod_groups: Table[str, PodGroup] = Table()
         # Namespace name -> its labels (InterPodAffinity's namespaceSelector reads them).
         self._namespace_labels: dict[str, dict[str, str]] = {}
+        # What PodTopologySpread's default selector reads (upstream's Service, ReplicaSet,
+        # StatefulSet and ReplicationController listers): namespace -> Service name -> its
+        # spec.selector, and (kind, namespace, name) -> a controller's spec.selector.
+        self._service_selectors: dict[str, dict[str, dict[str, str]]] = {}
+        self._controller_selectors: dict[tuple[str, str, str], Any] = {}
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()
         self._slices: Table[str, ResourceSlice] = Table()
@@ -733,6 +742,49 @@ class ClusterState:
         else:
             self._namespace_labels[name] = labels
         self._record(self._set_namespace_labels, name, prior)
+
+    @property
+    def service_selectors(self) -> Mapping[str, Mapping[str, Mapping[str, str]]]:
+        """``spec.selector`` of the Services the store was given, by namespace, then name.
+        A Service without a selector selects no pod and is not kept."""
+        return self._service_selectors
+
+    def set_service_selector(self, namespace: str, name: str,
+                             selector: Mapping[str, str] | None) -> None:
+        """Keep (or, with None, forget) Service ``namespace/name``'s selector. No event:
+        the plugin that reads selectors reads them when it looks at a pod."""
+        kept = dict(selector) if selector else None
+        in_namespace = self._service_selectors.get(namespace, {})
+        prior = in_namespace.get(name)
+        if kept == prior:
+            return
+        if kept is not None:
+            self._service_selectors.setdefault(namespace, {})[name] = kept
+        else:
+            del in_namespace[name]
+            if not in_namespace:
+                del self._service_selectors[namespace]
+        self._record(self.set_service_selector, namespace, name, prior)
+
+    @property
+    def controller_selectors(self) -> Mapping[tuple[str, str, str], Any]:
+        """``spec.selector`` of the ReplicaSets, StatefulSets (a LabelSelector document, None
+        when unset) and ReplicationControllers (a label map) the store was given, created
+        ones included, by (kind, namespace, name)."""
+        return self._controller_selectors
+
+    def set_controller_selector(self, kind: str, namespace: str, name: str,
+                                selector: Any, present: bool = True) -> None:
+        """Keep controller ``kind`` ``namespace/name``'s selector (``present=False``: forget
+        the controller). No event, as ``set_service_selector``."""
+        key = (kind, namespace, name)
+        had = key in self._controller_selectors
+        prior = self._controller_selectors.get(key)
+        if present:
+            self._controller_selectors[key] = selector
+        else:
+            self._controller_selectors.pop(key, None)
+        self._record(self.set_controller_selector, kind, namespace, name, prior, had)
 
     def add_priority_class(self, pc: PriorityClass) -> None:
         """Add a PriorityClass, or replace the class of that name. Pods already in

@@ -8,6 +8,8 @@
    ResourceClaims (allocated ones keep their devices and reservedFor),
    ResourceClaimTemplates and PodGroups (with a namespace and a UID) go into the state;
    claims and templates with the API server's defaults (``api.resourcedefaults``).
+   So do the selectors of Services, ReplicaSets and StatefulSets (and of the ReplicaSets
+   Deployments create here), which PodTopologySpread's default constraints read.
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``workloads``). Pods get namespace "default" when they
@@ -43,6 +45,8 @@ from dralab.api.resource import (
 )
 from dralab.api.resourcedefaults import default_claim_spec
 from dralab.api.scheduling import PodGroup
+from dralab.api.service import Service
+from dralab.api.workloads import ReplicaSet, StatefulSet
 from dralab.cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
 
 from .applyorder import apply_order
@@ -142,6 +146,12 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
             cluster.add_pod_group(_normalise_pod_group(obj, names))
         elif isinstance(obj, Namespace):
             cluster.add_namespace(obj)
+        elif isinstance(obj, Service):
+            cluster.set_service_selector(obj.metadata.namespace or "default", obj.name,
+                                         obj.spec.selector)
+        elif isinstance(obj, ReplicaSet | StatefulSet):
+            cluster.set_controller_selector(obj.KIND, obj.metadata.namespace or "default",
+                                            obj.name, obj.spec.selector)
 
     controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
     factory = PodFactory(names)
@@ -161,5 +171,7 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
                 finished.append(info)
             elif not pod.spec.node_name and not is_being_deleted(pod):
                 pending.append(info)
+    for kind, namespace, name, selector in controllers.created_controllers:
+        cluster.set_controller_selector(kind, namespace, name, selector)
     _release_finished(cluster, finished)
     return cluster, pending

@@ -365,6 +365,9 @@ class Controllers:
         self._plans: dict[int, _Plan] = {}
         self._replaced: set[int] = set()
         self._rs_targets: dict[int, int] = {}
+        # (kind, namespace, name, spec.selector) of the controllers ``create`` made (a
+        # Deployment's new ReplicaSet): the scheduler's store keeps their selectors.
+        self.created_controllers: list[tuple[str, str, str, Any]] = []
         self.pods = OwnerIndex(o for o in objects if isinstance(o, Pod))
         self.replica_sets = OwnerIndex(o for o in objects if isinstance(o, ReplicaSet))
         self.jobs = OwnerIndex(o for o in objects if isinstance(o, Job))
@@ -586,6 +589,9 @@ class Controllers:
             owner = factory.head(obj)
             head, template = factory.replica_set_head(owner, dict(plan.template),
                                                       plan.selector)
+            meta = head["metadata"]
+            self.created_controllers.append((head["kind"], meta["namespace"], meta["name"],
+                                             head["spec"]["selector"]))
             for _ in range(plan.count):
                 yield factory.replica_pod(head, template)
         elif isinstance(plan, _Replicas):

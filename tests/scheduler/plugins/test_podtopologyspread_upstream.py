@@ -17,10 +17,13 @@ the test id). Each test runs what the upstream test runs on the same objects:
 
 Upstream toggles the NodeInclusionPolicyInPodTopologySpread and MatchLabelKeysInPodTopologySpread
 gates per case; both are on in v1.36.2 and dralab models them on, so a case written for a gate
-switched off expects what that gate's absence does. Those, and the cases that need a Service or
-a ReplicaSet object (dralab's store holds neither: a controlled pod's own labels stand for its
-controller's selector), are marked as expected failures with the reason (strict: a case that
-starts passing fails the run, so the list stays true).
+switched off expects what that gate's absence does. ``KNOWN`` would list a case dralab answers
+differently, as a strict expected failure with the reason; none is left.
+
+A case's ``objs`` (the Services and ReplicaSets upstream gives its informer factory) go into the
+store as ``build_cluster`` puts them there (``set_service_selector`` /
+``set_controller_selector``). Upstream's Services have no namespace, as its pods; dralab's
+test pods are in "default", and so are the Services here.
 """
 
 from __future__ import annotations
@@ -54,19 +57,22 @@ from .kube import cluster_of, make_node, make_pod
 
 CODES = {"Success": Code.SUCCESS, "Unschedulable": Code.UNSCHEDULABLE,
          "UnschedulableAndUnresolvable": Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
-SERVICE = "needs a Service (dralab models none)"
-REPLICA_SET = ("needs the ReplicaSet object's selector (dralab's store holds no ReplicaSets; the "
-               "pod's own labels stand for it)")
-KNOWN: dict[tuple[str, str], str] = {
-    ("TestPreScoreSkip", "default constraints and a replicaset that doesn't match"):
-        "the pod's ReplicaSet does not exist, which dralab cannot tell (its store holds no "
-        "ReplicaSets): the pod's labels stand for its selector and it is spread",
-    ("TestPreFilterState", "default constraints and a service"): SERVICE,
-    ("TestPreScoreStateEmptyNodes", "system default constraints and a replicaset"): REPLICA_SET,
-    ("TestPreScoreStateEmptyNodes", "default constraints and a replicaset"): REPLICA_SET,
-    ("TestPodTopologySpreadScore", "system defaulting, nodes don't have zone, pods match service"):
-        SERVICE,
-}
+# (table, case name) -> why dralab differs; every case passes since the store holds the
+# Services' and controllers' selectors.
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+def add_objects(cluster: ClusterState, rows: Sequence[Mapping[str, Any]] | None) -> None:
+    """The case's Services (``Spec.Selector`` a label map) and ReplicaSets (``ObjectMeta``
+    and a LabelSelector) into the store."""
+    for row in rows or ():
+        meta = row.get("ObjectMeta") or {}
+        selector = row["Spec"]["Selector"]
+        if meta:
+            cluster.set_controller_selector("ReplicaSet", meta["Namespace"], meta["Name"],
+                                            selector)
+        else:
+            cluster.set_service_selector("default", meta.get("Name", "svc"), selector)
 
 
 def _known(table: str, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -145,6 +151,7 @@ def check_filter_state(state: CycleState, want: Mapping[str, Any]) -> None:
 @pytest.mark.parametrize("row", _known("TestPreFilterState", cases.PRE_FILTER_STATE))
 def test_pre_filter_state(row: Mapping[str, Any]) -> None:
     cluster = cluster_of(nodes_of(row.get("nodes") or []), pods_of(row.get("existingPods")))
+    add_objects(cluster, row.get("objs"))
     incoming = cluster.add_pod(pod_of(row["pod"]))
     plugin = plugin_for(cluster, list_args(row), row)
     state = CycleState()
@@ -234,6 +241,7 @@ def test_pre_filter_disabled() -> None:
 def test_pre_score_skip(row: Mapping[str, Any]) -> None:
     nodes = nodes_of(row.get("nodes") or [])
     cluster = cluster_of(nodes)
+    add_objects(cluster, row.get("objs"))
     incoming = cluster.add_pod(pod_of(row["pod"]))
     plugin = plugin_for(cluster, list_args(row["config"]))
     status = plugin.pre_score(CycleState(), incoming,
@@ -245,6 +253,7 @@ def test_pre_score_skip(row: Mapping[str, Any]) -> None:
 def test_pre_score_state_empty_nodes(row: Mapping[str, Any]) -> None:
     nodes = nodes_of(row.get("nodes") or [])
     cluster = cluster_of(nodes)
+    add_objects(cluster, row.get("objs"))
     incoming = cluster.add_pod(pod_of(row["pod"]))
     config = row.get("config") or {}
     args = list_args(config) if config.get("DefaultingType") == "List" else SpreadArgs()
@@ -267,6 +276,7 @@ def test_pod_topology_spread_score(row: Mapping[str, Any]) -> None:
     nodes = nodes_of(row.get("nodes") or [])
     cluster = cluster_of([*nodes, *nodes_of(row.get("failedNodes") or [])],
                          pods_of(row.get("existingPods")))
+    add_objects(cluster, row.get("objs"))
     incoming = cluster.add_pod(pod_of(row["pod"]))
     plugin = plugin_for(cluster, SpreadArgs(), row)
     state = CycleState()

@@ -161,12 +161,15 @@ class PodTopologySpread:
         last = self._last
         if last is not None and last[0] is pod.pod:
             return last[1], last[2]
-        if not own_constraints(pod) and not pod.pod.metadata.owner_references:
+        cluster = self._handle.cluster
+        meta = pod.pod.metadata
+        if not meta.owner_references and not own_constraints(pod) \
+                and (meta.namespace or "") not in cluster.service_selectors:
             hard: list[SpreadConstraint] = []
             soft: list[SpreadConstraint] = []  # nothing to spread: the common case, cheaply
         else:
-            hard = pod_constraints(pod, self._args, DO_NOT_SCHEDULE)
-            soft = pod_constraints(pod, self._args, SCHEDULE_ANYWAY)
+            hard = pod_constraints(pod, self._args, DO_NOT_SCHEDULE, cluster)
+            soft = pod_constraints(pod, self._args, SCHEDULE_ANYWAY, cluster)
         self._last = (pod.pod, hard, soft)
         return hard, soft
 

@@ -10,18 +10,15 @@ selector.
 
 A pod without constraints of its own gets the profile's default constraints
 (``PodTopologySpreadArgs``; ``defaultingType: System`` gives hostname maxSkew 3 and zone
-maxSkew 5, both ScheduleAnyway) with a selector deduced from what controls the pod
-(helper.DefaultSelector). Upstream merges the selectors of the Services selecting the
-pod and of its controlling ReplicationController, ReplicaSet or StatefulSet. dralab
-models no Services, and the scheduler's store holds no ReplicaSets or StatefulSets, so
-the selector of a pod controlled by one of those kinds is the pod's own labels: the
-controller's selector is a subset of its template's labels, so both select the pod's
-siblings (they differ only for pods that carry the controller's selector labels without
-the rest of the template's labels). A pod controlled by anything else, or by nothing,
-gets no default constraints, as upstream without a Service. Labels the StatefulSet and
-DaemonSet controllers add per pod or per revision (``statefulset.kubernetes.io/pod-name``,
-``apps.kubernetes.io/pod-index``, ``controller-revision-hash``) are no part of a controller's
-selector and are left out, or each pod would select only itself.
+maxSkew 5, both ScheduleAnyway) with a selector deduced from what selects and controls the
+pod (upstream's helper.DefaultSelector, v1.36.2 plugins/helper/spread.go): the labels of the
+``spec.selector`` of every Service of the pod's namespace that selects it, merged, and the
+selector of its controlling ReplicationController (``v1``, a label map, merged too),
+ReplicaSet or StatefulSet (``apps/v1``, a LabelSelector whose requirements are added), as the
+cluster store holds them (``ClusterState.service_selectors`` / ``controller_selectors``:
+the objects of the input and the ReplicaSets the Deployment controller creates). A
+controller the store does not hold adds nothing, as upstream when its lister does not find
+it; a pod that ends up with an empty selector gets no default constraints.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from typing import Any
 from dralab.allocator.nodes import CompiledNodeSelector, NodeSelectorError, compile_node_selector
 from dralab.api.core import Taint, Toleration
 from dralab.api.errors import ErrorType, FieldError
-from dralab.cluster import NodeInfo, PodInfo
+from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
 from ..framework import PluginArgsError
 from .helpers import find_untolerated_taint
@@ -60,9 +57,9 @@ HONOR = "Honor"
 IGNORE = "Ignore"
 SYSTEM = "System"
 LIST = "List"
-_DEFAULTED_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
-_CONTROLLER_ADDED_LABELS = frozenset({"statefulset.kubernetes.io/pod-name",
-                                      "apps.kubernetes.io/pod-index", "controller-revision-hash"})
+# The controllers DefaultSelector reads, by the owner reference's (apiVersion, kind).
+_LABEL_MAP_OWNERS = frozenset({("v1", "ReplicationController")})
+_LABEL_SELECTOR_OWNERS = frozenset({("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,18 +241,36 @@ def _from_spec(raw: Sequence[Any], labels: Mapping[str, str], action: str,
     return out
 
 
-def default_selector(info: PodInfo) -> SpreadSelector:
-    """helper.DefaultSelector without Services and controller listers (module docstring)."""
-    owner = next((r for r in info.pod.metadata.owner_references if r.controller), None)
-    labels = info.pod.metadata.labels
-    if owner is None or owner.kind not in _DEFAULTED_OWNERS:
-        return SpreadSelector()
-    return SpreadSelector().with_labels(
-        {k: v for k, v in labels.items() if k not in _CONTROLLER_ADDED_LABELS})
+def default_selector(info: PodInfo, cluster: ClusterState) -> SpreadSelector:
+    """helper.DefaultSelector over the store's Services and controllers (module docstring)."""
+    meta = info.pod.metadata
+    namespace = meta.namespace or ""
+    labels = meta.labels
+    merged: dict[str, str] = {}
+    for selector in cluster.service_selectors.get(namespace, {}).values():
+        if all(labels.get(k) == v for k, v in selector.items()):
+            merged.update(selector)
+    added: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    owner = next((r for r in meta.owner_references if r.controller), None)
+    if owner is not None:
+        kind = (owner.api_version, owner.kind)
+        key = (owner.kind, namespace, owner.name)
+        if kind in _LABEL_MAP_OWNERS and key in cluster.controller_selectors:
+            found = cluster.controller_selectors[key]
+            if isinstance(found, Mapping):
+                merged.update({str(k): str(v) for k, v in found.items()})
+        elif kind in _LABEL_SELECTOR_OWNERS and key in cluster.controller_selectors:
+            # A selector that does not parse, or none at all (labels.Nothing()), adds nothing.
+            parsed = parse_selector(cluster.controller_selectors[key])
+            if not parsed.nothing:
+                added = parsed.requirements
+    return SpreadSelector(added).with_labels(merged)
 
 
-def pod_constraints(info: PodInfo, args: SpreadArgs, action: str) -> list[SpreadConstraint]:
-    """The constraints of ``action`` (DoNotSchedule or ScheduleAnyway) that apply to the pod."""
+def pod_constraints(info: PodInfo, args: SpreadArgs, action: str,
+                    cluster: ClusterState) -> list[SpreadConstraint]:
+    """The constraints of ``action`` (DoNotSchedule or ScheduleAnyway) that apply to the pod;
+    ``cluster`` holds the Services' and controllers' selectors the default ones read."""
     own = own_constraints(info)
     labels = info.pod.metadata.labels
     if own:
@@ -263,7 +278,7 @@ def pod_constraints(info: PodInfo, args: SpreadArgs, action: str) -> list[Spread
     wanted = [c for c in args.defaults if c.when_unsatisfiable == action]
     if not wanted:
         return []
-    selector = default_selector(info)
+    selector = default_selector(info, cluster)
     if selector.empty:
         return []
     return [SpreadConstraint(c.max_skew, c.topology_key, selector) for c in wanted]
