@@ -16,6 +16,7 @@ document, object and field path, never a Python rendering of the input.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,13 @@ class TemplateError(InputError):
 class KindTemplate(msgspec.Struct, frozen=True, kw_only=True):
     """A job kind's manifest, resolved.
 
-    ``pod`` is the pod template as a Pod without name or namespace (``raw`` unset,
-    so copies carry only typed fields). ``claim_templates`` are the manifest's
-    ResourceClaimTemplates the pod uses, without namespace (the run puts them in
-    its own); ``uses_kind_template`` says whether the pod also uses the template
-    generated from the kind's ``devices``. ``device_classes`` are the manifest's
-    DeviceClasses. ``workload`` names the carrier for messages
-    (``FILE:DOC Job ml/trainer``).
+    ``pod`` is the pod template as a Pod without name or namespace; its ``raw`` is the
+    template as written (``_scheduling_document``), which the scheduler's plugins read.
+    ``claim_templates`` are the manifest's ResourceClaimTemplates the pod uses, without
+    namespace (the run puts them in its own); ``uses_kind_template`` says whether the
+    pod also uses the template generated from the kind's ``devices``.
+    ``device_classes`` are the manifest's DeviceClasses. ``workload`` names the carrier
+    for messages (``FILE:DOC Job ml/trainer``).
     """
 
     source: str
@@ -86,6 +87,22 @@ def _decode(doc: Document, data: Mapping[str, Any]) -> Any:
         return decode(data)
     except DecodeError as exc:
         raise TemplateError(f"{doc.describe()}: {exc}") from None
+
+
+def _scheduling_document(pod_data: Mapping[str, Any]) -> dict[str, Any]:
+    """The template's pod as written, for every copy to carry as its ``raw``: the
+    scheduler's InterPodAffinity, PodTopologySpread, NodePorts and ImageLocality read
+    affinity terms, spread constraints, host ports and images from the document, not
+    the typed fields, so without it a copy would schedule as if the manifest had none
+    of them. Name and namespace are each copy's own typed fields. Volumes that claim
+    storage are left out: a run has no PersistentVolumeClaims (a template brings only
+    ResourceClaimTemplates and DeviceClasses), and storage is not what it compares."""
+    document = copy.deepcopy(dict(pod_data))
+    spec = document.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("volumes"), list):
+        spec["volumes"] = [v for v in spec["volumes"] if not (
+            isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral")))]
+    return document
 
 
 def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTemplate:
@@ -143,7 +160,7 @@ def read_kind_template(path: str, kind_name: str, kind_devices: bool) -> KindTem
                 "spec": template.get("spec") or {}}
     pod = _decode(carrier, pod_data)
     assert isinstance(pod, Pod)
-    pod = msgspec.structs.replace(pod, raw=None)
+    pod = msgspec.structs.replace(pod, raw=_scheduling_document(pod_data))
     used: list[ResourceClaimTemplate] = []
     uses_kind = False
     base = template_path(str(carrier.data.get("kind")))
