@@ -309,12 +309,13 @@ class _TemplatePods(Sequence[Pod]):
     the placement stops at the first pod that does not fit, so a set that cannot be
     placed costs the pods up to that one, not its whole count. Read-only."""
 
-    __slots__ = ("_built", "_count", "_namespace", "_prefix", "_spec")
+    __slots__ = ("_built", "_count", "_meta", "_namespace", "_prefix", "_spec")
 
     def __init__(self, namespace: str, prefix: str, count: int,
-                 spec: Mapping[str, object]) -> None:
+                 spec: Mapping[str, object], meta: Mapping[str, object]) -> None:
         self._namespace, self._prefix, self._count, self._spec = \
             namespace, prefix, count, spec
+        self._meta = meta  # the template's labels and annotations
         self._built: dict[int, Pod] = {}
 
     def __len__(self) -> int:
@@ -334,7 +335,7 @@ class _TemplatePods(Sequence[Pod]):
         pod = self._built.get(index)
         if pod is None:
             made = decode({"apiVersion": "v1", "kind": "Pod",
-                           "metadata": {"name": f"{self._prefix}-{index}",
+                           "metadata": {**self._meta, "name": f"{self._prefix}-{index}",
                                         "namespace": self._namespace},
                            "spec": self._spec})
             assert isinstance(made, Pod)
@@ -349,7 +350,9 @@ class _TemplatePods(Sequence[Pod]):
 def pod_set_pods(namespace: str, prefix: str, count: int, template: dict[str, object],
                  node_labels: Mapping[str, str]) -> Sequence[Pod]:
     """``count`` pods ``prefix-0``, ``prefix-1``, ... from a pod set's template, with
-    ``node_labels`` added to their node selector (a flavor's). Each pod is built when
+    ``node_labels`` added to their node selector (a flavor's), and the template's labels
+    and annotations, as the pods the job's controller creates carry them (InterPodAffinity
+    and PodTopologySpread select pods by labels). Each pod is built when
     first read (the same object on every read); InputError for a ``count`` past
     ``MAX_CREATED_PODS`` (callers check first, to name the field)."""
     if count > MAX_CREATED_PODS:
@@ -359,7 +362,10 @@ def pod_set_pods(namespace: str, prefix: str, count: int, template: dict[str, ob
         selector = dict(spec.get("nodeSelector") or {})
         selector.update(node_labels)
         spec["nodeSelector"] = selector
-    return _TemplatePods(namespace, prefix, max(count, 0), spec)
+    raw_meta = template.get("metadata")
+    meta = {key: dict(value) for key in ("labels", "annotations")
+            if isinstance(raw_meta, Mapping) and isinstance(value := raw_meta.get(key), Mapping)}
+    return _TemplatePods(namespace, prefix, max(count, 0), spec, meta)
 
 
 def topology_assignment(scheduler: Scheduler, topology: NodeTopology,
