@@ -21,8 +21,13 @@ ReplicaSet controls (the system default constraints spread them), CPU time per p
 and without them; then 1,000 nodes with 4 ReplicaSets keeping one replica per node by
 required anti-affinity).
 
+``--ref COMMIT`` compares the fill shape's scheduling CPU per pod with the tree at COMMIT in
+the same run: a temporary ``git worktree`` of COMMIT, and this script run once per tree per
+round in a fresh interpreter (``PYTHONPATH`` = that tree's ``src``), alternated, best of
+three. E.g. ``--ref f5a16a6^``: the profile before issue 39's scoring and plugins.
+
     python benchmarks/bench_scheduler.py [--quick] [--mode dra|device-plugin] [--profile]
-        [--only fill|large|fleet|spread|affinity ...] [--fleet NODES ...]
+        [--only fill|large|fleet|spread|affinity ...] [--fleet NODES ...] [--ref COMMIT]
 """
 
 from __future__ import annotations
@@ -30,9 +35,13 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import os
 import pstats
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from dralab.api.base import KubeObject, ObjectMeta
@@ -240,6 +249,45 @@ def affinity(scale: int, dra: bool) -> None:
           f"{placed}  on {used} nodes  {cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
 
 
+def _fill_cpu_in(src: Path, nodes: int, pods: int, mode: str) -> tuple[float, int]:
+    """(CPU seconds per pod, pods placed) of the fill shape, scheduled by the dralab in
+    ``src`` in a fresh interpreter (this script's ``--fill-cpu``)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, __file__, "--fill-cpu", str(nodes), str(pods),
+                          "--mode", mode], env=env, check=True, capture_output=True, text=True)
+    origin, cpu, placed = out.stdout.split()
+    if Path(origin).resolve().parent.parent != src.resolve():
+        raise RuntimeError(f"dralab came from {origin}, not {src}")
+    return float(cpu), int(placed)
+
+
+def against_ref(ref: str, scale: int, mode: str) -> None:
+    """The fill shape's scheduling CPU per pod here and at ``ref``, in one run."""
+    repo = Path(__file__).resolve().parent.parent
+    nodes, pods = 500 // scale, 5000 // scale
+    tree = Path(tempfile.mkdtemp(prefix="dralab-bench-ref-"))
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=repo,
+                   check=True, capture_output=True)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, check=True,
+                                capture_output=True, text=True).stdout.strip()
+        trees = {"this tree": repo / "src", f"{ref} ({commit})": tree / "src"}
+        best: dict[str, tuple[float, int]] = {}
+        for _ in range(3):  # alternated, best of three: the machine's noise hits both alike
+            for label, src in trees.items():
+                cpu, placed = _fill_cpu_in(src, nodes, pods, mode)
+                if label not in best or cpu < best[label][0]:
+                    best[label] = (cpu, placed)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=repo,
+                       check=False, capture_output=True)
+    for label, (cpu, placed) in best.items():
+        print(f"fill, {label:<28} {nodes:>5} nodes {pods:>6} pods  placed {placed:>6}  "
+              f"{cpu * 1e6:7.0f} us CPU/pod  {1 / cpu:7.0f} pods/CPU-s")
+    here, there = (best[label][0] for label in trees)
+    print(f"fill: this tree / {ref} = {here / there:.3f} (CPU per pod; < 1 is faster)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes")
@@ -250,8 +298,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only these shapes (repeatable)")
     parser.add_argument("--fleet", type=int, action="append",
                         help="fleet sizes for the per-pod cost (repeatable)")
+    parser.add_argument("--ref", help="compare the fill shape with the tree at this commit")
+    parser.add_argument("--fill-cpu", nargs=2, type=int, metavar=("NODES", "PODS"),
+                        help=argparse.SUPPRESS)  # the child of --ref
     args = parser.parse_args(argv)
     dra = args.mode == "dra"
+    if args.fill_cpu:
+        import dralab
+        cpu, placed, _ = cpu_per_pod(*args.fill_cpu, dra, None)
+        print(dralab.__file__, cpu, placed)
+        return 0
     scale = 10 if args.quick else 1
     only = set(args.only or ("fill", "large", "fleet", "spread", "affinity"))
     print(f"mode: {args.mode}; target >= {TARGET_PODS_PER_S} pods/s end to end")
@@ -269,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         spread(scale, dra)
     if "affinity" in only:
         affinity(scale, dra)
+    if args.ref:
+        against_ref(args.ref, scale, args.mode)
     return 0
 
 
