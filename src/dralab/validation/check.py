@@ -20,7 +20,7 @@ from dralab.api.features import FeatureGates
 from dralab.api.io import Document
 from dralab.api.versions import Served, missing_api_version
 from dralab.validation._across import validate_across
-from dralab.validation._dispatch import validate_object
+from dralab.validation._dispatch import SUPPORTED_KINDS, validate_object
 from dralab.validation._strict import strict_decoding_message, unknown_fields
 
 __all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
@@ -62,12 +62,16 @@ def _document_problem(data: dict[str, object]) -> tuple[FieldError, str] | None:
 
 
 def not_checked(docs: Iterable[Document]) -> list[Document]:
-    """The documents whose kind dralab does not model (passed through, never validated)."""
+    """The documents whose kind dralab does not model (passed through, never validated), or
+    models without the API server's rules (a Service: dralab reads only its selector)."""
     out: list[Document] = []
     for doc in docs:
         data = doc.data
-        if isinstance(data, dict) and _document_problem(data) is None \
-                and resolve_kind(data["apiVersion"], data["kind"]).served is Served.UNMODELLED:
+        if not isinstance(data, dict) or _document_problem(data) is not None:
+            continue
+        resolution = resolve_kind(data["apiVersion"], data["kind"])
+        if resolution.served is Served.UNMODELLED or \
+                (resolution.hub, data["kind"]) not in SUPPORTED_KINDS:
             out.append(doc)
     return out
 

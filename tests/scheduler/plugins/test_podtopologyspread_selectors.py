@@ -207,3 +207,14 @@ def test_a_service_round_trips() -> None:
     svc = service("web", {"app": "web"})
     assert isinstance(svc, Service) and svc.spec.selector == {"app": "web"}
     assert encode(svc) == svc.raw
+
+
+def test_validate_lists_a_service_as_not_checked(tmp_path: Path) -> None:
+    """dralab reads a Service's selector but not the API server's rules for Services: `dralab
+    validate` says it did not check one rather than calling it valid."""
+    path = tmp_path / "svc.yaml"
+    path.write_text(yaml.safe_dump(encode(service("Bad_Name", {"app": "web"}))))
+    result = CliRunner().invoke(cli, ["validate", "-f", str(path)])
+    assert result.exit_code == 0
+    assert result.stdout == (f"{path} Service default/Bad_Name: not checked (kind not modelled "
+                             "by dralab)\nno object checked; 1 not checked\n")
