@@ -305,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     dra = args.mode == "dra"
     if args.fill_cpu:
         import dralab
-        cpu, placed, _ = cpu_per_pod(*args.fill_cpu, dra, None)
+        nodes, pods = args.fill_cpu
+        cpu, placed, _ = cpu_per_pod(nodes, pods, dra, None)
         print(dralab.__file__, cpu, placed)
         return 0
     scale = 10 if args.quick else 1
