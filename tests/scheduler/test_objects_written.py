@@ -203,7 +203,7 @@ def test_generated_uids_are_unique_and_deterministic() -> None:
 
 def test_unmodelled_pod_fields_are_named_not_ignored() -> None:
     # Fields of plugins dralab leaves out are named once per field for the pending pods;
-    # InterPodAffinity and PodTopologySpread are modelled: no warning for theirs.
+    # InterPodAffinity, PodTopologySpread and the volume plugins are modelled: no warning.
     docs = _docs(gpus=0, pods=0)
     for i, extra in enumerate(({"affinity": {"podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [{
@@ -219,9 +219,11 @@ def test_unmodelled_pod_fields_are_named_not_ignored() -> None:
                      "metadata": {"name": f"web-{i}", "namespace": NS, "labels": {"app": "web"}},
                      "spec": {"containers": [{"name": "c"}], **extra}})
     result = schedule([decode(d) for d in docs])
-    assert result.warnings == (
-        "1 pending pod(s) set spec.volumes[] with a PersistentVolumeClaim (first: ml/web-2): "
-        "VolumeBinding is not modelled by dralab; their placement ignores it",)
+    # The volume plugins are modelled (issue 39): no warning; the missing claim is named.
+    assert result.warnings == ()
+    (left,) = [u for u in result.unplaced if u.pod.metadata.name == "web-2"]
+    assert left.message.startswith(
+        '0/1 nodes are available: persistentvolumeclaim "data" not found.')
     assert schedule([decode(d) for d in _docs()]).warnings == ()
 
 

@@ -62,6 +62,7 @@ from dralab.api.resource import (
     ResourceSlice,
 )
 from dralab.api.scheduling import PodGroup
+from dralab.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 
 from .apitime import RunClock
 from .events import (
@@ -96,7 +97,9 @@ from .records import (
 )
 from .table import Table
 
-__all__ = ["ClusterState", "slice_owner"]
+__all__ = ["ClusterState", "VolumeObject", "slice_owner"]
+
+VolumeObject = PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
 
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 _REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -167,6 +170,7 @@ class ClusterState:
         "_templates",
         "_undo",
         "_version",
+        "_volume_objects",
     )
 
     def __init__(self, features: FeatureGates | None = None, moment: float = 0.0) -> None:
@@ -185,6 +189,9 @@ class ClusterState:
         # spec.selector, and (kind, namespace, name) -> a controller's spec.selector.
         self._service_selectors: dict[str, dict[str, dict[str, str]]] = {}
         self._controller_selectors: dict[tuple[str, str, str], Any] = {}
+        # The volume plugins' listers: (kind, namespace, name) -> a PersistentVolumeClaim,
+        # PersistentVolume, StorageClass or CSINode (namespace "" for the cluster-scoped).
+        self._volume_objects: dict[tuple[str, str, str], VolumeObject] = {}
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()
         self._slices: Table[str, ResourceSlice] = Table()
@@ -742,6 +749,35 @@ class ClusterState:
         else:
             self._namespace_labels[name] = labels
         self._record(self._set_namespace_labels, name, prior)
+
+    @property
+    def has_volume_objects(self) -> bool:
+        return bool(self._volume_objects)
+
+    def volume_object(self, kind: str, name: str, namespace: str = "") -> VolumeObject | None:
+        """The PersistentVolumeClaim (with its namespace), PersistentVolume, StorageClass or
+        CSINode of that name the store was given, or None."""
+        return self._volume_objects.get((kind, namespace, name))
+
+    def volume_keys(self) -> list[tuple[str, str, str]]:
+        """(kind, namespace, name) of every volume object the store was given."""
+        return list(self._volume_objects)
+
+    def put_volume_object(self, obj: VolumeObject, present: bool = True) -> None:
+        """Keep (``present=False``: forget) a volume object, replacing the one of that
+        kind and name. No event: the volume plugins read these when they look at a pod
+        that uses volumes."""
+        key = (obj.KIND, obj.metadata.namespace or "default" if obj.NAMESPACED else "",
+               obj.name)
+        self._set_volume_object(key, obj if present else None)
+
+    def _set_volume_object(self, key: tuple[str, str, str], obj: VolumeObject | None) -> None:
+        prior = self._volume_objects.get(key)
+        if obj is None:
+            self._volume_objects.pop(key, None)
+        else:
+            self._volume_objects[key] = obj
+        self._record(self._set_volume_object, key, prior)
 
     @property
     def service_selectors(self) -> Mapping[str, Mapping[str, Mapping[str, str]]]:

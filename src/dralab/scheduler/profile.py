@@ -137,6 +137,8 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
         PluginRef("NodeUnschedulable"), PluginRef("NodeName"),
         PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
         PluginRef("NodePorts"), PluginRef("NodeResourcesFit", 1),
+        PluginRef("VolumeRestrictions"), PluginRef("NodeVolumeLimits"),
+        PluginRef("VolumeBinding", 1), PluginRef("VolumeZone"),
         # Weight 2 (v1.36.2 default_plugins.go getDefaultPlugins).
         PluginRef("PodTopologySpread", 2), PluginRef("InterPodAffinity", 2),
     ]

@@ -1,10 +1,11 @@
 """Pod fields that kube-scheduler's default profile acts on and dralab does not model.
 
 A pending pod may ask for something a default plugin dralab leaves out would
-check (the volume plugins). dralab
-schedules it without that plugin, so where the real scheduler would refuse or
-prefer a node the answer may differ; the run says so, once per field, with a
-count and the first pod, instead of ignoring the field silently.
+check. Since the volume plugins (VolumeBinding, VolumeRestrictions, VolumeZone,
+NodeVolumeLimits) are modelled, no field of the default profile is left; the list stays
+for the next one. dralab schedules such a pod without that plugin, so where the real
+scheduler would refuse or prefer a node the answer may differ; the run says so, once
+per field, with a count and the first pod, instead of ignoring the field silently.
 """
 
 from __future__ import annotations
@@ -24,15 +25,8 @@ def _spec(pod: Pod) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-def _claimed_volumes(pod: Pod) -> bool:
-    return any(isinstance(v, dict) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
-               for v in _spec(pod).get("volumes") or [])
-
-
 # (field path as written in the message, the plugin that acts on it, test)
-_FIELDS: tuple[tuple[str, str, Callable[[Pod], bool]], ...] = (
-    ("spec.volumes[] with a PersistentVolumeClaim", "VolumeBinding", _claimed_volumes),
-)
+_FIELDS: tuple[tuple[str, str, Callable[[Pod], bool]], ...] = ()
 
 
 def unmodelled_field_warnings(pods: Iterable[Pod]) -> list[str]:

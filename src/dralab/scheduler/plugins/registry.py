@@ -22,10 +22,14 @@ from . import (
     nodeports,
     noderesources,
     nodeunschedulable,
+    nodevolumelimits,
     podtopologyspread,
     prioritysort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 
 __all__ = ["DYNAMIC_RESOURCES", "POLICY_SCORES", "default_registry"]
@@ -58,6 +62,10 @@ def default_registry() -> Registry:
         nodeaffinity.NAME: nodeaffinity.NodeAffinityPlugin.create,
         nodeports.NAME: nodeports.NodePorts.create,
         noderesources.FIT: noderesources.Fit.create,
+        volumerestrictions.NAME: volumerestrictions.VolumeRestrictions.create,
+        nodevolumelimits.NAME: nodevolumelimits.NodeVolumeLimits.create,
+        volumebinding.NAME: volumebinding.VolumeBinding.create,
+        volumezone.NAME: volumezone.VolumeZone.create,
         podtopologyspread.NAME: podtopologyspread.PodTopologySpread.create,
         interpodaffinity.NAME: interpodaffinity.InterPodAffinity.create,
         noderesources.BALANCED_ALLOCATION: noderesources.BalancedAllocation.create,
