@@ -29,7 +29,8 @@ def test_a_bound_claim_follows_its_volume_node_affinity() -> None:
 
 def test_missing_claim_and_unbound_immediate_claim_fail_prefilter() -> None:
     _, why = _run([node("a"), volume_pod("p", "missing")])
-    assert why["p"].startswith('0/1 nodes are available: persistentvolumeclaim "missing" not found.')
+    assert why["p"].startswith(
+        '0/1 nodes are available: persistentvolumeclaim "missing" not found.')
     _, why = _run([node("a"), storage_class("std", mode="Immediate"), pvc("d", sc="std"),
                    volume_pod("p", "d")])
     assert why["p"].startswith(
