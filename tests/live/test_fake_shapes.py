@@ -42,9 +42,11 @@ def test_read_picks_served_versions_and_skips_what_is_not_served(tmp_path: Path)
     with serve(fake) as url:
         read = read_cluster(load_cluster_config(str(kubeconfig(tmp_path / "config", url))))
     # v1 preferred over the v1beta2 and v1beta1 the server also serves; DeviceTaintRule
-    # only in v1beta2 there; scheduling.k8s.io's Workload and PodGroup and Kueue not at all
+    # only in v1beta2 there; scheduling.k8s.io's Workload and PodGroup, Kueue and
+    # storage.k8s.io (not in the captured discovery) not at all
     assert read.versions == {
         "core/namespaces": "v1", "core/nodes": "v1", "core/pods": "v1", "core/services": "v1",
+        "core/persistentvolumeclaims": "v1", "core/persistentvolumes": "v1",
         "scheduling.k8s.io/priorityclasses": "v1", "resource.k8s.io/deviceclasses": "v1",
         "resource.k8s.io/resourceslices": "v1", "resource.k8s.io/resourceclaims": "v1",
         "resource.k8s.io/resourceclaimtemplates": "v1",

@@ -1,6 +1,7 @@
 """Discovery and paginated lists: every kind dralab models, in a version the server serves.
 
-The kinds: core (Namespace, Node, Pod, Service), scheduling.k8s.io, resource.k8s.io, apps,
+The kinds: core (Namespace, Node, Pod, Service, PersistentVolumeClaim, PersistentVolume),
+storage.k8s.io (StorageClass, CSINode), scheduling.k8s.io, resource.k8s.io, apps,
 batch, Kueue's CRDs and the operator workloads ``dralab migrate`` converts (JobSet,
 LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService); a group the server
 does not serve (CRDs not installed) is skipped, unless a verb requires it.
@@ -54,6 +55,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", ("v1",), "pods", "Pod"),
     # PodTopologySpread's default constraints read the selectors of the pod's Services.
     Resource("", ("v1",), "services", "Service"),
+    # The volume plugins read claims, volumes, classes and CSINodes' attach limits.
+    Resource("", ("v1",), "persistentvolumeclaims", "PersistentVolumeClaim"),
+    Resource("", ("v1",), "persistentvolumes", "PersistentVolume"),
+    Resource("storage.k8s.io", ("v1",), "storageclasses", "StorageClass"),
+    Resource("storage.k8s.io", ("v1",), "csinodes", "CSINode"),
     Resource("scheduling.k8s.io", ("v1",), "priorityclasses", "PriorityClass"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "workloads", "Workload"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "podgroups", "PodGroup"),
