@@ -28,6 +28,7 @@ NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
+_SKIP = Status.skip(NAME)
 _EXCEEDED = Status.unschedulable(NAME, ERR_REASON_MAX_VOLUME_COUNT)
 
 
@@ -99,7 +100,7 @@ class NodeVolumeLimits:
         CSI volumes are worked out once per cycle, with Filter's message for a missing
         claim."""
         if not claim_volumes(pod):
-            return None, Status.skip(NAME)
+            return None, _SKIP
         try:
             volumes = csi_volumes(cluster, pod, True)
         except NotFound as missing:
@@ -107,7 +108,7 @@ class NodeVolumeLimits:
             return None, Status.unresolvable(
                 NAME, f"looking up PVC {namespace}/{missing.name}: {missing}")
         if not volumes:
-            return None, Status.skip(NAME)
+            return None, _SKIP
         state.write(_PRE_FILTER_KEY, _New(volumes))
         return None, _SUCCESS
 

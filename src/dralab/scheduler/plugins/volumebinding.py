@@ -64,6 +64,7 @@ ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
+_SKIP = Status.skip(NAME)
 
 
 def claim_is_bound(claim: PersistentVolumeClaim) -> bool:
@@ -154,7 +155,7 @@ class VolumeBinding:
                    ) -> tuple[PreFilterResult | None, Status]:
         volumes = claim_volumes(pod)
         if not volumes:
-            return None, Status.skip(NAME)
+            return None, _SKIP
         bound: list[PersistentVolumeClaim] = []
         delayed: list[PersistentVolumeClaim] = []
         immediate = False

@@ -68,8 +68,11 @@ def pod_volumes(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
 
 def claim_volumes(pod: PodInfo) -> tuple[ClaimVolume, ...]:
     """The pod's volumes that use a PVC, in order."""
+    volumes = pod_volumes(pod)
+    if not volumes:
+        return ()
     out: list[ClaimVolume] = []
-    for volume in pod_volumes(pod):
+    for volume in volumes:
         source = volume.get("persistentVolumeClaim")
         if isinstance(source, Mapping):
             out.append(ClaimVolume(str(source.get("claimName") or ""), False, volume))

@@ -33,6 +33,7 @@ _RWOP = "ReadWriteOncePod"
 _RESTRICTED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
+_SKIP = Status.skip(NAME)
 _DISK_CONFLICT = Status.unschedulable(NAME, ERR_REASON_DISK_CONFLICT)
 _RWOP_CONFLICT = Status.unschedulable(NAME, ERR_REASON_RWOP_CONFLICT)
 
@@ -110,7 +111,7 @@ class VolumeRestrictions:
         volumes = claim_volumes(pod)
         needs_check = bool(_restricted(pod))
         if not volumes and not needs_check:
-            return None, Status.skip(NAME)
+            return None, _SKIP
         namespace = pod.pod.metadata.namespace or "default"
         rwop: set[str] = set()
         for volume in volumes:
@@ -128,7 +129,7 @@ class VolumeRestrictions:
                         continue
                     conflicts += sum(key in rwop for key in _claim_keys(placed))
         if not needs_check and conflicts == 0:
-            return None, Status.skip(NAME)
+            return None, _SKIP
         state.write(_PRE_FILTER_KEY, _State(frozenset(rwop), conflicts))
         return None, _SUCCESS
 

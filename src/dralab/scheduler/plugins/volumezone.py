@@ -35,6 +35,7 @@ TOPOLOGY_LABELS = (_BETA_ZONE, _BETA_REGION, _ZONE, _REGION)
 _GA_OF = {_BETA_ZONE: _ZONE, _BETA_REGION: _REGION}
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
+_SKIP = Status.skip(NAME)
 _CONFLICT = Status.unresolvable(NAME, ERR_REASON_CONFLICT)
 
 
@@ -111,12 +112,12 @@ class VolumeZone:
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
         if not claim_names(pod):
-            return None, Status.skip(NAME)
+            return None, _SKIP
         found = self.topologies(cluster, pod)
         if isinstance(found, Status):
             return None, found
         if not found:
-            return None, Status.skip(NAME)
+            return None, _SKIP
         state.write(_PRE_FILTER_KEY, _Topologies(found))
         return None, _SUCCESS
 
