@@ -88,3 +88,20 @@ def test_csi_node_attach_limit() -> None:
     assert sorted(n for n in got.values() if n) == ["a", "a"]
     (left,) = why.values()
     assert left.startswith("0/1 nodes are available: 1 node(s) exceed max volume count.")
+
+
+def test_generic_ephemeral_volume_gets_its_claim_from_the_template() -> None:
+    """A pod written with a generic ephemeral volume gets the claim the ephemeral volume
+    controller would create (<pod>-<volume>, unbound, the template's class); a claim of
+    that name the pod does not control is refused as upstream's VolumeIsForPod does."""
+    ephemeral = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "ebs",
+        "resources": {"requests": {"storage": "1Gi"}}}}}}]
+    zones = [node("a", labels={ZONE: "z1"}), node("b", labels={ZONE: "z2"})]
+    got, _ = _run([*zones, storage_class("ebs", zones=("z2",)),
+                   volume_pod("p", volumes=ephemeral)])
+    assert got == {"p": "b"}
+    _, why = _run([*zones, storage_class("ebs", zones=("z2",)), pvc("p-scratch", sc="ebs"),
+                   volume_pod("p", volumes=ephemeral)])
+    assert why["p"].startswith("0/2 nodes are available: PVC default/p-scratch was not created "
+                               "for pod default/p (pod is not owner).")

@@ -20,7 +20,7 @@ from dralab.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim,
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
 from ..framework import CycleState, Handle, PreFilterResult, Status
-from .volumeclaims import NotFound, claim_class, claim_volumes, find_claim
+from .volumeclaims import NotFound, NotOwned, claim_class, claim_volumes, find_claim
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "NodeVolumeLimits", "csi_volumes"]
 
@@ -58,6 +58,10 @@ def csi_volumes(cluster: ClusterState, pod: PodInfo, new_pod: bool) -> dict[str,
             if new_pod:
                 raise
             continue
+        except NotOwned:
+            if new_pod:
+                raise
+            continue
         driver, handle = _driver_info(cluster, claim)
         if driver and handle:
             out[f"{driver}/{handle}"] = driver
@@ -70,10 +74,11 @@ def volume_limits(csi_node: CSINode) -> dict[str, int]:
 
 
 class _New:
-    __slots__ = ("volumes",)
+    __slots__ = ("failure", "volumes")
 
-    def __init__(self, volumes: dict[str, str]) -> None:
+    def __init__(self, volumes: dict[str, str], failure: Status | None = None) -> None:
         self.volumes = volumes
+        self.failure = failure  # what Filter answers on every node (a claim not readable)
 
     def clone(self) -> _New:
         return self
@@ -96,17 +101,22 @@ class NodeVolumeLimits:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
-        """Not upstream's PreFilter (which only skips a pod without volumes): the pod's new
-        CSI volumes are worked out once per cycle, with Filter's message for a missing
-        claim."""
+        """Upstream's PreFilter only skips a pod without volumes; the pod's new CSI volumes
+        are worked out here once per cycle instead of per node. A claim that cannot be read
+        fails in Filter, as upstream's does (VolumeBinding's PreFilter, later in the
+        profile, usually rejects such a pod first)."""
         if not claim_volumes(pod):
             return None, _SKIP
         try:
             volumes = csi_volumes(cluster, pod, True)
         except NotFound as missing:
             namespace = pod.pod.metadata.namespace or "default"
-            return None, Status.unresolvable(
-                NAME, f"looking up PVC {namespace}/{missing.name}: {missing}")
+            state.write(_PRE_FILTER_KEY, _New({}, Status.unresolvable(
+                NAME, f"looking up PVC {namespace}/{missing.name}: {missing}")))
+            return None, _SUCCESS
+        except NotOwned as foreign:
+            state.write(_PRE_FILTER_KEY, _New({}, Status.error(NAME, str(foreign))))
+            return None, _SUCCESS
         if not volumes:
             return None, _SKIP
         state.write(_PRE_FILTER_KEY, _New(volumes))
@@ -123,6 +133,8 @@ class NodeVolumeLimits:
         data = state.get(_PRE_FILTER_KEY)
         if not isinstance(data, _New) or self._handle is None:
             return _SUCCESS
+        if data.failure is not None:
+            return data.failure
         cluster = self._handle.cluster
         csi_node = cluster.volume_object("CSINode", node.name)
         if not isinstance(csi_node, CSINode):

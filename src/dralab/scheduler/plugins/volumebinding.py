@@ -41,6 +41,7 @@ from ..framework import CycleState, Handle, PreFilterResult, Status
 from .volumeclaims import (
     ANN_BIND_COMPLETED,
     NotFound,
+    NotOwned,
     claim_class,
     claim_volumes,
     find_claim,
@@ -168,6 +169,8 @@ class VolumeBinding:
                     message = ("waiting for ephemeral volume controller to create the "
                                f'persistentvolumeclaim "{volume.claim_name}"')
                 return None, Status.unresolvable(NAME, message)
+            except NotOwned as foreign:
+                return None, Status.unresolvable(NAME, str(foreign))
             if claim.status.phase == "Lost":
                 return None, Status.unresolvable(
                     NAME, f'persistentvolumeclaim "{claim.name}" bound to non-existent '

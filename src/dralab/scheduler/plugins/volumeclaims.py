@@ -21,6 +21,7 @@ __all__ = [
     "ANN_BIND_COMPLETED",
     "ClaimVolume",
     "NotFound",
+    "NotOwned",
     "claim_class",
     "claim_volumes",
     "find_claim",
@@ -42,6 +43,16 @@ class NotFound(Exception):
     def __init__(self, message: str, name: str = "") -> None:
         super().__init__(message)
         self.name = name
+
+
+class NotOwned(Exception):
+    """A generic ephemeral volume's claim exists but the pod does not control it."""
+
+
+def _controlled_by(claim: PersistentVolumeClaim, pod: PodInfo) -> bool:
+    uid = pod.pod.metadata.uid
+    return any(ref.controller and ref.uid == uid and uid
+               for ref in claim.metadata.owner_references)
 
 
 class ClaimVolume:
@@ -90,10 +101,15 @@ def find_claim(cluster: ClusterState, pod: PodInfo, volume: ClaimVolume
     """The volume's claim. For a generic ephemeral volume whose claim is not in the store,
     the claim the ephemeral volume controller would create from ``volumeClaimTemplate``
     (unbound; dralab runs no such controller, so a pod written in a file gets the claim a
-    cluster would give it a moment after its creation). Raises NotFound."""
+    cluster would give it a moment after its creation). Raises NotFound, and NotOwned for an
+    ephemeral volume's claim the pod does not control."""
     namespace = _pod_namespace(pod)
     claim = cluster.volume_object("PersistentVolumeClaim", volume.claim_name, namespace)
     if isinstance(claim, PersistentVolumeClaim):
+        if volume.ephemeral and not _controlled_by(claim, pod):
+            # ephemeral.VolumeIsForPod
+            raise NotOwned(f"PVC {namespace}/{claim.name} was not created for pod "
+                           f"{namespace}/{pod.pod.name} (pod is not owner)")
         return claim
     if volume.ephemeral:
         made = _ephemeral_claim(pod, volume)

@@ -108,7 +108,9 @@ class VolumeRestrictions:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, cluster: ClusterState
                    ) -> tuple[PreFilterResult | None, Status]:
-        volumes = claim_volumes(pod)
+        # Only persistentVolumeClaim volumes (readWriteOncePodPVCsForPod reads no
+        # ephemeral ones).
+        volumes = [v for v in claim_volumes(pod) if not v.ephemeral]
         needs_check = bool(_restricted(pod))
         if not volumes and not needs_check:
             return None, _SKIP
