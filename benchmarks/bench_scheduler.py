@@ -146,6 +146,16 @@ def objects(nodes: int, devices: int, pods: int, dra: bool, owners: int = 0,
                 {"name": "req-0", "exactly": {"deviceClassName": CLASS}}]}}}}))
     out.extend(pod(f"pod-{i:05d}", dra, f"rs-{i % owners}" if owners else None,
                    anti_affinity) for i in range(pods))
+    # The ReplicaSets themselves: PodTopologySpread's default selector is theirs (a pod whose
+    # ReplicaSet is not in the input gets none, as upstream). Each owns its pods: none created.
+    out.extend(decode({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": f"rs-{j}", "namespace": "bench", "uid": f"uid-rs-{j}"},
+        "spec": {"replicas": len(range(j, pods, owners)),
+                 "selector": {"matchLabels": {"app": f"rs-{j}"}},
+                 "template": {"metadata": {"labels": {"app": f"rs-{j}"}},
+                              "spec": {"containers": [{"name": "c", "image": "pause"}]}}}})
+        for j in range(owners))
     return out
 
 
