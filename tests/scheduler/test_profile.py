@@ -34,7 +34,8 @@ def test_default_profile_matches_upstream_order_and_weights() -> None:
     assert fw.points["queueSort"] == ("PrioritySort",)
     assert fw.points["filter"] == ("NodeUnschedulable", "NodeName", "TaintToleration",
                                    "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                                   "PodTopologySpread", "InterPodAffinity", *DRA)
+                                   "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                                   "VolumeZone", "PodTopologySpread", "InterPodAffinity", *DRA)
     assert fw.points["postFilter"] == (*DRA, "DefaultPreemption")
     assert fw.points["bind"] == ("DefaultBinder",)
     assert fw.points["preEnqueue"][0] == "SchedulingGates"
@@ -104,10 +105,10 @@ def test_plugin_args_strategies() -> None:
 def test_unmodelled_upstream_plugins_are_ignored_with_a_warning() -> None:
     warnings: list[str] = []
     fw = frameworks(config({"schedulerName": "x", "plugins": {
-        "filter": {"enabled": [{"name": "VolumeZone"}],
-                   "disabled": [{"name": "VolumeBinding"}]}}}), warnings)["x"]
-    assert "VolumeZone" not in fw.plugins
-    assert warnings == ["profiles[0]: plugin VolumeZone is not modelled; ignored"]
+        "filter": {"enabled": [{"name": "EBSLimits"}],
+                   "disabled": [{"name": "GCEPDLimits"}]}}}), warnings)["x"]
+    assert "EBSLimits" not in fw.plugins
+    assert warnings == ["profiles[0]: plugin EBSLimits is not modelled; ignored"]
 
 
 ERRORS = [

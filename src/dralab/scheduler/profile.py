@@ -55,8 +55,7 @@ POINT_KEYS = (MULTI_POINT, *EXTENSION_POINTS, "postBind")
 MAX_WEIGHT = 100
 
 UNMODELLED_PLUGINS = frozenset({
-    "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
-    "AzureDiskLimits", "CinderLimits", "VolumeBinding", "VolumeZone",
+    "EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits",
     "TopologyAwareWorkloadScheduling",
 })
 # The fields of the in-tree plugins' args (kube-scheduler config/v1 types_pluginargs.go,
@@ -72,6 +71,8 @@ _ARGS_FIELDS: dict[str, frozenset[str]] = {
     "PodTopologySpread": _TYPE_META | {"defaultConstraints", "defaultingType"},
     "InterPodAffinity": _TYPE_META | {"hardPodAffinityWeight",
                                       "ignorePreferredTermsOfExistingPods"},
+    # Read and ignored: dralab binds nothing and VolumeBinding does not score.
+    "VolumeBinding": _TYPE_META | {"bindTimeoutSeconds", "shape"},
 }
 _TOP_LEVEL = frozenset({
     "apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism",
@@ -138,7 +139,7 @@ def default_plugins(features: FeatureGates) -> tuple[PluginRef, ...]:
         PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
         PluginRef("NodePorts"), PluginRef("NodeResourcesFit", 1),
         PluginRef("VolumeRestrictions"), PluginRef("NodeVolumeLimits"),
-        PluginRef("VolumeBinding", 1), PluginRef("VolumeZone"),
+        PluginRef("VolumeBinding"), PluginRef("VolumeZone"),
         # Weight 2 (v1.36.2 default_plugins.go getDefaultPlugins).
         PluginRef("PodTopologySpread", 2), PluginRef("InterPodAffinity", 2),
     ]

@@ -13,13 +13,15 @@ VolumeLimitScaling check that the driver is installed.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from dralab.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.cluster.events import NodeAdded, PodForgotten, PodRemoved
 
 from ..framework import CycleState, Handle, PreFilterResult, Status
+from ..hints import EventHint
 from .volumeclaims import NotFound, NotOwned, claim_class, claim_volumes, find_claim
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "NodeVolumeLimits", "csi_volumes"]
@@ -29,6 +31,7 @@ ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
 _SKIP = Status.skip(NAME)
+_HINTS = (EventHint((PodRemoved, PodForgotten)), EventHint((NodeAdded,)))
 _EXCEEDED = Status.unschedulable(NAME, ERR_REASON_MAX_VOLUME_COUNT)
 
 
@@ -157,3 +160,8 @@ class NodeVolumeLimits:
             if limit is not None and counts.get(driver, 0) + count > limit:
                 return _EXCEEDED
         return _SUCCESS
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        # A pod leaving frees attach slots; a new node has its own. (Upstream also queues
+        # on CSINode, PVC and VolumeAttachment events.)
+        return _HINTS

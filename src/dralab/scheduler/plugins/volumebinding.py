@@ -38,6 +38,8 @@ from dralab.api.storage import PersistentVolume, PersistentVolumeClaim
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
 from ..framework import CycleState, Handle, PreFilterResult, Status
+from ..hints import EventHint
+from .eventhints import NODE_HINTS
 from .volumeclaims import (
     ANN_BIND_COMPLETED,
     NotFound,
@@ -265,6 +267,11 @@ class VolumeBinding:
             if sc.allowed_topologies and not _topology_matches(sc, node):
                 return False, None
         return True, None
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        # Upstream also queues on PVC, PV, StorageClass, CSINode, CSIDriver and
+        # CSIStorageCapacity events; dralab's store raises none for volume objects.
+        return NODE_HINTS
 
 
 def _topology_matches(sc: Any, node: NodeInfo) -> bool:

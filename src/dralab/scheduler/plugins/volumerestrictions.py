@@ -18,8 +18,10 @@ from typing import Any
 
 from dralab.api.storage import PersistentVolumeClaim
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
+from dralab.cluster.events import NodeAdded, PodForgotten, PodRemoved
 
 from ..framework import CycleState, Handle, PreFilterResult, Status
+from ..hints import EventHint
 from .volumeclaims import NotFound, claim_volumes, find_claim, pod_volumes
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "NAME",
@@ -34,6 +36,7 @@ _RESTRICTED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _SUCCESS = Status.success()
 _SKIP = Status.skip(NAME)
+_HINTS = (EventHint((PodRemoved, PodForgotten)), EventHint((NodeAdded,)))
 _DISK_CONFLICT = Status.unschedulable(NAME, ERR_REASON_DISK_CONFLICT)
 _RWOP_CONFLICT = Status.unschedulable(NAME, ERR_REASON_RWOP_CONFLICT)
 
@@ -171,3 +174,8 @@ class VolumeRestrictions:
         if isinstance(data, _State) and data.conflicts > 0:
             return _RWOP_CONFLICT
         return _SUCCESS
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        # A pod leaving frees its disks and ReadWriteOncePod claims; a new node may hold
+        # none of the conflicting disks. (Upstream also queues on PVC events.)
+        return _HINTS

@@ -14,13 +14,15 @@ server defaults it: Immediate.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from dralab.api.storage import PersistentVolumeClaim
 from dralab.cluster import ClusterState, NodeInfo, PodInfo
 
 from ..framework import CycleState, Handle, PreFilterResult, Status
+from ..hints import EventHint
+from .eventhints import NODE_HINTS
 from .volumeclaims import NotFound, claim_class, find_class, find_volume, pod_volumes
 
 __all__ = ["ERR_REASON_CONFLICT", "NAME", "VolumeZone"]
@@ -152,3 +154,7 @@ class VolumeZone:
             if value is None or value not in zones:
                 return _CONFLICT
         return _SUCCESS
+
+    def events_to_register(self) -> Sequence[EventHint]:
+        # Upstream also queues on PVC, PV and StorageClass events (none in dralab's store).
+        return NODE_HINTS
