@@ -181,7 +181,12 @@ class StateData(Protocol):
 
 
 class MissingStateError(KeyError):
-    """A plugin read state that its PreFilter did not write: a framework bug -> Error status."""
+    """A plugin read state that its PreFilter did not write (or did not run: an earlier
+    PreFilter rejected the pod) -> Error status with the message upstream's CycleState
+    gives (``not found``, fwk.ErrNotFound), unquoted as a Go error prints."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "not found"
 
 
 S = TypeVar("S")
@@ -207,8 +212,10 @@ class CycleState:
     def read(self, key: str, kind: type[S]) -> S:
         """The entry under ``key``, checked to be a ``kind``; MissingStateError otherwise."""
         value = self._data.get(key)
-        if value is None or not isinstance(value, kind):
-            raise MissingStateError(f"no {kind.__name__} in cycle state under {key!r}")
+        if value is None:
+            raise MissingStateError("not found")
+        if not isinstance(value, kind):
+            raise MissingStateError(f"unable to convert state into {kind.__name__}")
         return value
 
     def get(self, key: str) -> StateData | None:

@@ -29,8 +29,13 @@ def test_a_bound_claim_follows_its_volume_node_affinity() -> None:
 
 def test_missing_claim_and_unbound_immediate_claim_fail_prefilter() -> None:
     _, why = _run([node("a"), volume_pod("p", "missing")])
-    assert why["p"].startswith(
-        '0/1 nodes are available: persistentvolumeclaim "missing" not found.')
+    # VolumeBinding's PreFilter rejects before DynamicResources' PreFilter writes its
+    # state, so DynamicResources' PostFilter (first of the PostFilter plugins) fails to
+    # read it: Error "not found" (fwk.ErrNotFound), which ends PostFilter and is appended
+    # as FitError.Error appends a PostFilter message (v1.36.2 pkg/scheduler/framework/
+    # types.go FitError.Error; dynamicresources.go PostFilter, getStateData).
+    assert why["p"] == ('0/1 nodes are available: persistentvolumeclaim "missing" not found.'
+                        " not found")
     _, why = _run([node("a"), storage_class("std", mode="Immediate"), pvc("d", sc="std"),
                    volume_pod("p", "d")])
     assert why["p"].startswith(

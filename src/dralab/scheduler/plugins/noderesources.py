@@ -438,7 +438,7 @@ class Fit:
         data = state.get(_FIT_KEY)
         if isinstance(data, _FitState):
             return data
-        raise MissingStateError(f"no _FitState in cycle state under {_FIT_KEY!r}")
+        raise MissingStateError("not found")
 
     def dry_run_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
         """Filter reads PreFilter's checks (the pod's requests) and the node's
@@ -449,7 +449,7 @@ class Fit:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         data = state.get(_FIT_KEY)
         if not isinstance(data, _FitState):
-            return Status.error(FIT, f"no _FitState in cycle state under {_FIT_KEY!r}")
+            return Status.error(FIT, "not found")
         checks = data.checks
         allocatable = node.allocatable
         requested = node.requested

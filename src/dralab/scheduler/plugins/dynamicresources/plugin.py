@@ -354,9 +354,10 @@ class DynamicResources:
         return self._filter(state, pod, node, True)
 
     def _filter(self, state: CycleState, pod: PodInfo, node: NodeInfo, explain: bool) -> Status:
-        s = state.get(NAME)
-        if not isinstance(s, DRAState):
-            return Status.error(NAME, f"no DRAState in cycle state under {NAME!r}")
+        try:
+            s = state.read(NAME, DRAState)
+        except MissingStateError as exc:
+            return Status.error(NAME, str(exc))
         pending = s.pending_claims
         token = s.token
         extended: tuple[ResourceClaim, ExtendedClaimSpec] | None = None
