@@ -252,3 +252,18 @@ def test_import_passes_a_foreign_resourceslice_kind_through() -> None:
     code, out, err = run("import", "-f", "-", stdin=crd)
     assert code == 0, err
     assert yaml.safe_load(out)["items"] == [yaml.safe_load(crd)]
+
+
+def test_kinds_read_but_not_validated_say_so() -> None:
+    # A Service (its selector feeds PodTopologySpread) and a PersistentVolumeClaim (the
+    # volume plugins') are modelled but have no validation rules here: not called valid,
+    # and not called unmodelled either.
+    stdin = ("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ml}\n"
+             "spec: {selector: {app: web}}\n---\n"
+             "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
+             "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n")
+    code, out, _ = run("validate", "-f", "-", stdin=stdin)
+    assert code == 0, out
+    assert out == ("-:1 Service ml/web: not checked (kind read by dralab, not validated)\n"
+                   "-:2 PersistentVolumeClaim ml/data: not checked (kind read by dralab, "
+                   "not validated)\nno object checked; 2 not checked\n")

@@ -8,7 +8,7 @@ import click
 
 from dralab.api.errors import one_line
 from dralab.api.io import read_documents
-from dralab.validation.check import not_checked, validate_documents
+from dralab.validation.check import not_checked, not_checked_reason, validate_documents
 
 from .common import (
     EXIT_INPUT,
@@ -49,7 +49,7 @@ def validate_cmd(filenames: tuple[str, ...], feature_gates: str) -> None:
     for doc in unchecked:
         # One line per object, as problem lines: a kind or name may hold a line break.
         where = doc.describe().replace("\r", "\\r").replace("\n", "\\n")
-        click.echo(f"{where}: not checked (kind not modelled by dralab)")
+        click.echo(f"{where}: not checked ({not_checked_reason(doc)})")
     tail = f"; {len(unchecked)} not checked" if unchecked else ""
     if problems or fleet_lines:
         bad = len({p.where for p in problems} | {where for where, _ in fleet_lines})

@@ -23,7 +23,7 @@ from dralab.validation._across import validate_across
 from dralab.validation._dispatch import SUPPORTED_KINDS, validate_object
 from dralab.validation._strict import strict_decoding_message, unknown_fields
 
-__all__ = ["Problem", "not_checked", "validate_documents", "validate_objects"]
+__all__ = ["Problem", "not_checked", "not_checked_reason", "validate_documents", "validate_objects"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,18 @@ def not_checked(docs: Iterable[Document]) -> list[Document]:
                 (resolution.hub, data["kind"]) not in SUPPORTED_KINDS:
             out.append(doc)
     return out
+
+
+def not_checked_reason(doc: Document) -> str:
+    """Why ``not_checked`` lists ``doc``: a kind dralab does not model at all, or one it
+    reads (a Service's selector, the storage kinds the volume plugins read) without the
+    API server's validation rules."""
+    data = doc.data
+    if isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and \
+            isinstance(data.get("kind"), str) and \
+            resolve_kind(data["apiVersion"], data["kind"]).served is not Served.UNMODELLED:
+        return "kind read by dralab, not validated"
+    return "kind not modelled by dralab"
 
 
 def _decode_error(err: DecodeError) -> FieldError:
