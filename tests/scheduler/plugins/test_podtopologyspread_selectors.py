@@ -216,5 +216,5 @@ def test_validate_lists_a_service_as_not_checked(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(encode(service("Bad_Name", {"app": "web"}))))
     result = CliRunner().invoke(cli, ["validate", "-f", str(path)])
     assert result.exit_code == 0
-    assert result.stdout == (f"{path} Service default/Bad_Name: not checked (kind not modelled "
-                             "by dralab)\nno object checked; 1 not checked\n")
+    assert result.stdout == (f"{path} Service default/Bad_Name: not checked (kind read by "
+                             "dralab, not validated)\nno object checked; 1 not checked\n")
