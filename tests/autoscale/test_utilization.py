@@ -101,17 +101,18 @@ def _mixed() -> list[ResourceSlice]:
     return [obj]
 
 
+# CA (simulator/dynamicresources/utils calculatePoolUtil): a pool whose slices declare
+# shared counters is measured by its counter sets alone; its atomic devices do not count.
 MIXED = [
-    ("only atomic allocated: the atomic ratio", {"a0"}, 0.5),
+    ("only atomic allocated: not counted in a partitionable pool", {"a0"}, 0.0),
     ("only partitionable allocated: the set's highest ratio", {"p-half"}, 0.5),
-    ("both: weighted by atomic devices and counter sets", {"a0", "p-quarter"},
-     0.5 * 2 / 3 + 0.25 * 1 / 3),
+    ("both: the counter set's highest ratio only", {"a0", "p-quarter"}, 0.25),
 ]
 
 
 @pytest.mark.parametrize(("allocated", "expected"), [m[1:] for m in MIXED],
                          ids=[m[0] for m in MIXED])
-def test_mixed_pool_weighting(allocated: set[str], expected: float) -> None:
+def test_mixed_pool_counts_counter_sets_only(allocated: set[str], expected: float) -> None:
     assert pool_utilization(_mixed(), frozenset(allocated)) == pytest.approx(expected)
 
 
