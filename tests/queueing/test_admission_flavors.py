@@ -47,10 +47,11 @@ def test_no_flavor_fits_lists_every_flavor() -> None:
     admit_until_stable(policy, st, 0.0)
     assert policy.pending_messages["ns/a"] == (
         "couldn't assign flavors to pod set main: "
-        "insufficient quota for cpu in flavor spot, previously considered podsets requests (0) "
-        "+ current podset request (20) > maximum capacity (9), "
+        # Kueue's Status.Message sorts the reasons (flavorassigner.go).
         "insufficient quota for cpu in flavor on-demand, previously considered podsets requests "
-        "(0) + current podset request (20) > maximum capacity (18)")
+        "(0) + current podset request (20) > maximum capacity (18), "
+        "insufficient quota for cpu in flavor spot, previously considered podsets requests (0) "
+        "+ current podset request (20) > maximum capacity (9)")
 
 
 def cohort_pair(fungibility: FlavorFungibility, preemption: PreemptionPolicy = NO_PREEMPTION):

@@ -84,6 +84,9 @@ class FlavorFungibility:
 
     when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] = "MayStopSearch"
     when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] = "TryNextFlavor"
+    # Which flavor wins when every candidate needs borrowing, preemption or both
+    # (``spec.flavorFungibility.preference``); None reads as BorrowingOverPreemption.
+    preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +166,9 @@ class PodSetRequest:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[tuple[str, str, str, str], ...] = ()
     topology: TopologyRequest | None = None
+    # requiredDuringSchedulingIgnoredDuringExecution node affinity: terms (ORed), each
+    # a tuple of (key, operator, values) expressions (ANDed); () when there is none.
+    node_affinity: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

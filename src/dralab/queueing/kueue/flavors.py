@@ -1,77 +1,175 @@
 """Flavor assignment: for every pod set and resource group, the flavor to charge.
 
 Kueue's rule (``cluster_queue.md``, "Flavors and borrowing semantics" and
-"FlavorFungibility"; ``pkg/scheduler/flavorassigner``): pod sets in order, and for
-each the resource groups of the ClusterQueue in order; within a group the flavors
-in order. A flavor is skipped when one of its taints is not tolerated or its node
-labels contradict the pod set's node selector. Otherwise every covered resource
-the pod set asks for is checked against the quota tree, counting what earlier pod
-sets of the same workload already took of that flavor:
+"FlavorFungibility"; ``pkg/scheduler/flavorassigner``), pod set by pod set; within
+a pod set, resource group by resource group; within a group the flavors in order.
 
-* more than the flavor's maximum capacity: no fit at all;
-* more than what is available now: preemption may help (if the oracle finds
-  targets), else no fit;
-* otherwise it fits, borrowing if it goes beyond the ClusterQueue's own quota.
+A flavor is skipped when one of its taints is not tolerated or the pod set's node
+selector or required node affinity (read with the flavor's own label keys only)
+rejects its labels. Otherwise every resource of the group the pod set asks for is
+checked against the quota tree, counting what earlier pod sets of the workload
+already took of that flavor:
 
-A fit without borrowing is taken at once. A fit by borrowing stops the search
-under ``whenCanBorrow: MayStopSearch``; a fit by preemption stops it under
-``whenCanPreempt: MayStopSearch``; else the next flavor is tried and the best seen
-wins: fit > fit by borrowing > preemption without borrowing > preemption with.
+* more than the flavor's maximum capacity: no fit;
+* within what is free now: fit, at a *borrowing level* (0: inside the
+  ClusterQueue's own quota; else the height of the lowest cohort subtree whose
+  quota holds it);
+* else preemption may help, but is considered only when the request is within the
+  ClusterQueue's nominal quota, or a lower cohort subtree than the whole tree holds
+  it (reclaim), or ``borrowWithinCohort`` (or fair sharing with
+  ``reclaimWithinCohort``) allows preempting while borrowing; the preemption
+  oracle then says whether targets exist, whether any is in the ClusterQueue
+  itself (preempt) or only elsewhere (reclaim), and the borrowing level after them.
+
+A flavor's mode is the worst over its resources. ``whenCanBorrow`` and
+``whenCanPreempt`` decide whether a flavor that needs borrowing or preemption ends
+the search (``MayStopSearch``) or the next flavor is tried (``TryNextFlavor``);
+among the tried flavors the preferred one wins: ``BorrowingOverPreemption`` (the
+default) ranks the preemption mode first, then the borrowing level;
+``PreemptionOverBorrowing`` the other way round. A flavor whose preemption finds no
+candidates ranks below every other usable one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
 from dralab.queueing.model import (
     ClusterQueueSpec,
+    FlavorFungibility,
     FlavorSpec,
     PodSetAssignment,
     PodSetRequest,
+    ResourceGroup,
     WorkloadSpec,
 )
 
 __all__ = [
     "AssignMode",
+    "GranularMode",
+    "PodSetOutcome",
+    "PreemptionMode",
+    "PreemptionOracle",
     "WorkloadAssignment",
     "assign_flavors",
     "flavor_rejection",
+    "is_preferred",
     "pod_set_totals",
 ]
 
 
 class AssignMode(IntEnum):
-    """How a workload (or one flavor) fits; higher is better."""
+    """How a workload (or one flavor of a resource) fits; higher is better."""
 
     NO_FIT = 0
     PREEMPT = 1
     FIT = 2
 
 
+class PreemptionMode(IntEnum):
+    """Kueue's finer mode of one flavor: higher is better."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1   # only preemption would help, and the oracle found no targets
+    PREEMPT = 2         # targets found, some in the ClusterQueue itself
+    RECLAIM = 3         # targets found, all in other ClusterQueues of the cohort
+    FIT = 4
+
+    def assign_mode(self) -> AssignMode:
+        if self == PreemptionMode.NO_FIT:
+            return AssignMode.NO_FIT
+        return AssignMode.FIT if self == PreemptionMode.FIT else AssignMode.PREEMPT
+
+
+@dataclass(frozen=True, slots=True)
+class GranularMode:
+    preemption: PreemptionMode
+    borrowing: int  # 0: within the ClusterQueue; higher: from a more distant cohort
+
+
+_WORST = GranularMode(PreemptionMode.NO_FIT, 1 << 62)
+_BEST = GranularMode(PreemptionMode.FIT, 0)
+
+
+def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bool:
+    """Whether flavor mode ``a`` is better than ``b`` under ``preference``."""
+    if a.preemption == PreemptionMode.NO_FIT:
+        return False
+    if b.preemption == PreemptionMode.NO_FIT:
+        return True
+    a_none = a.preemption == PreemptionMode.NO_CANDIDATES
+    b_none = b.preemption == PreemptionMode.NO_CANDIDATES
+    if a_none != b_none:
+        return not a_none
+    if preference == "PreemptionOverBorrowing":
+        if a.borrowing != b.borrowing:
+            return a.borrowing < b.borrowing
+        return a.preemption > b.preemption
+    if a.preemption != b.preemption:
+        return a.preemption > b.preemption
+    return a.borrowing < b.borrowing
+
+
+def _try_next_flavor(mode: GranularMode, fungibility: FlavorFungibility) -> bool:
+    if mode.preemption in (PreemptionMode.NO_FIT, PreemptionMode.NO_CANDIDATES):
+        return True
+    if mode.preemption in (PreemptionMode.PREEMPT, PreemptionMode.RECLAIM) \
+            and fungibility.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode.borrowing != 0 and fungibility.when_can_borrow == "TryNextFlavor"
+
+
+# (flavor, resource), the total the workload needs there -> the oracle's answer:
+# NO_CANDIDATES, PREEMPT or RECLAIM, and the borrowing level once the targets are gone.
+PreemptionOracle = Callable[[FlavorResource, int], tuple[PreemptionMode, int]]
+
+
+@dataclass(slots=True)
+class PodSetOutcome:
+    """One pod set as Kueue's PodSetAssignment shows it: per resource the flavor and
+    its mode, the reasons (its Status), its requests (totals) and count."""
+
+    name: str
+    flavors: dict[str, tuple[str, AssignMode]]
+    reasons: list[str]
+    requests: dict[str, int]
+    count: int
+
+    def mode(self) -> AssignMode:
+        if not self.reasons:
+            return AssignMode.FIT
+        if not self.flavors:
+            return AssignMode.NO_FIT
+        return min(mode for _, mode in self.flavors.values())
+
+    def message(self) -> str:
+        return messages.pod_set_message(self.name, sorted(self.reasons))
+
+
 @dataclass(slots=True)
 class WorkloadAssignment:
     """The flavors chosen for a workload, its usage per (flavor, resource), how it
-    fits (the worst over its pod sets), whether it borrows, and the pending message."""
+    fits (the worst over its pod sets), how far it borrows (``borrowing``: Kueue's
+    borrowing level, 0 without borrowing), and the pending message."""
 
     mode: AssignMode
     pod_sets: tuple[PodSetAssignment, ...]
     usage: dict[FlavorResource, int]
     borrows: bool
     message: str = ""
-
-
-# (needed (flavor, resource), total amount the workload needs there) -> can
-# preemption make room for it?
-PreemptionOracle = Callable[[FlavorResource, int], bool]
+    borrowing: int = 0
+    outcomes: tuple[PodSetOutcome, ...] = field(default_factory=tuple)
 
 
 def pod_set_totals(pod_set: PodSetRequest) -> dict[str, int]:
+    """What the pod set charges in total per resource (zero requests kept: a covered
+    resource asked at zero still gets a flavor)."""
     count = pod_set.count
-    return {resource: amount * count for resource, amount in pod_set.per_pod.items() if amount}
+    return {resource: amount * count for resource, amount in pod_set.per_pod.items()}
 
 
 def _tolerated(taint: tuple[str, str, str],
@@ -86,6 +184,40 @@ def _tolerated(taint: tuple[str, str, str],
         elif t_key == key and t_value == value:
             return True
     return False
+
+
+def _expression_matches(labels: Mapping[str, str], key: str, operator: str,
+                        values: tuple[str, ...]) -> bool:
+    present = key in labels
+    if operator == "In":
+        return present and labels[key] in values
+    if operator == "NotIn":
+        return not present or labels[key] not in values
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt") and present and len(values) == 1:
+        try:
+            have, bound = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > bound if operator == "Gt" else have < bound
+    return False
+
+
+def _affinity_matches(pod_set: PodSetRequest, labels: Mapping[str, str]) -> bool:
+    """Required node affinity against the flavor's labels, reading only the flavor's
+    own keys: a term left without expressions matches any flavor (terms are ORed)."""
+    terms = []
+    for term in pod_set.node_affinity:
+        kept = [e for e in term if e[0] in labels]
+        if not kept:
+            return True
+        terms.append(kept)
+    if not terms:
+        return True
+    return any(all(_expression_matches(labels, *e) for e in term) for term in terms)
 
 
 def flavor_rejection(flavor_name: str, flavor: FlavorSpec | None,
@@ -103,111 +235,135 @@ def flavor_rejection(flavor_name: str, flavor: FlavorSpec | None,
         # Only the flavor's own label keys count: other keys are for other flavors.
         if key in labels and labels[key] != value:
             return messages.flavor_node_affinity(flavor_name)
+    if pod_set.node_affinity and not _affinity_matches(pod_set, labels):
+        return messages.flavor_node_affinity(flavor_name)
     return ""
 
 
-def _better(a: tuple[AssignMode, bool], b: tuple[AssignMode, bool]) -> bool:
-    """Whether (mode, borrows) ``a`` is preferred to ``b``."""
-    if a[0] != b[0]:
-        return a[0] > b[0]
-    return not a[1] and b[1]
+class _Assigner:
+    """One workload's flavor assignment in one ClusterQueue."""
+
+    def __init__(self, spec: ClusterQueueSpec, node: QuotaNode, tree: QuotaTree,
+                 flavors: Mapping[str, FlavorSpec], oracle: PreemptionOracle | None,
+                 fair_sharing: bool) -> None:
+        self.spec, self.node, self.tree = spec, node, tree
+        self.flavors = flavors
+        self.oracle = oracle
+        policy = spec.preemption
+        self.preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
+            fair_sharing and policy.reclaim_within_cohort != "Never")
+        self.nominal: dict[FlavorResource, int] = {}
+        for group in spec.resource_groups:
+            for flavor_quotas in group.flavors:
+                for resource, quota in flavor_quotas.resources.items():
+                    self.nominal[(flavor_quotas.flavor, resource)] = quota.nominal
+
+    def fits_quota(self, fr: FlavorResource, before: int, amount: int,
+                   reasons: list[str]) -> tuple[PreemptionMode, int]:
+        tree, node = self.tree, self.node
+        value = before + amount
+        capacity = tree.potential(node, fr)
+        if value > capacity:
+            reasons.append(messages.max_capacity_exceeded(fr[1], fr[0], before, amount,
+                                                          capacity))
+            return PreemptionMode.NO_FIT, 0
+        borrow, may_reclaim = tree.lowest_fitting_subtree(node, fr, value)
+        free = tree.available(node, fr)
+        if value <= free:
+            return PreemptionMode.FIT, borrow
+        reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))
+        if self.nominal.get(fr, 0) >= value or may_reclaim or self.preempt_while_borrowing:
+            if self.oracle is None:
+                return PreemptionMode.NO_CANDIDATES, borrow
+            return self.oracle(fr, value)
+        return PreemptionMode.NO_FIT, borrow
+
+    def group_flavor(self, pod_set: PodSetRequest, group: ResourceGroup,
+                     wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int]
+                     ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str]]:
+        """The flavor of ``group`` for the pod set's ``wanted`` resources, per resource
+        (flavor, mode, borrowing level), and the reasons; None when no flavor serves."""
+        fungibility = self.spec.flavor_fungibility
+        reasons: list[str] = []
+        best: dict[str, tuple[str, AssignMode, int]] | None = None
+        best_mode = _WORST
+        for flavor_quotas in group.flavors:
+            name = flavor_quotas.flavor
+            rejection = flavor_rejection(name, self.flavors.get(name), pod_set)
+            if rejection:
+                reasons.append(rejection)
+                continue
+            chosen: dict[str, tuple[str, AssignMode, int]] = {}
+            mode = _BEST
+            for resource, amount in wanted:
+                fr = (name, resource)
+                preemption, borrow = self.fits_quota(fr, taken.get(fr, 0), amount, reasons)
+                this = GranularMode(preemption, borrow)
+                if is_preferred(mode, this, fungibility.preference):
+                    mode = this  # the flavor's mode is the worst of its resources
+                if mode.preemption == PreemptionMode.NO_FIT:
+                    continue
+                chosen[resource] = (name, preemption.assign_mode(), borrow)
+            if not _try_next_flavor(mode, fungibility):
+                best, best_mode = chosen, mode
+                break
+            if is_preferred(mode, best_mode, fungibility.preference):
+                best, best_mode = chosen, mode
+        if best is not None and best_mode.preemption == PreemptionMode.FIT:
+            return best, []
+        return best, reasons
 
 
 def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
                    tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
-                   preemption_possible: PreemptionOracle | None) -> WorkloadAssignment:
+                   preemption_possible: PreemptionOracle | None,
+                   fair_sharing: bool = False) -> WorkloadAssignment:
     """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``."""
+    assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing)
+    group_of = {resource: group for group in spec.resource_groups for resource in group.covered}
+    counts_pods = "pods" in group_of
     taken: dict[FlavorResource, int] = {}
+    outcomes: list[PodSetOutcome] = []
     assignments: list[PodSetAssignment] = []
-    overall = AssignMode.FIT
-    borrows = False
-    groups = spec.resource_groups
-    fungibility = spec.flavor_fungibility
-    stop_on_borrow = fungibility.when_can_borrow == "MayStopSearch"
-    stop_on_preempt = fungibility.when_can_preempt == "MayStopSearch"
+    borrowing = 0
+    failed = False
     for pod_set in workload.pod_sets:
         totals = pod_set_totals(pod_set)
-        chosen: dict[str, str] = {}
-        for resource in totals:
-            if not any(resource in group.covered for group in groups):
-                message = messages.pod_set_message(
-                    pod_set.name, [messages.resource_not_covered(resource)])
-                return WorkloadAssignment(AssignMode.NO_FIT, (), {}, False, message)
-        for group in groups:
+        if counts_pods:
+            totals["pods"] = pod_set.count
+        chosen: dict[str, tuple[str, AssignMode, int]] = {}
+        reasons: list[str] = []
+        for resource, amount in totals.items():
+            group = group_of.get(resource)
+            if group is None:
+                if amount == 0:
+                    continue  # a zero request for an undeclared resource asks nothing
+                chosen, reasons = {}, [messages.resource_not_covered(resource)]
+                break
+            if resource in chosen:
+                continue  # assigned with its resource group
             wanted = [(r, totals[r]) for r in group.covered if r in totals]
-            if not wanted:
-                continue
-            reasons: list[str] = []
-            best: tuple[AssignMode, bool] | None = None
-            best_flavor = ""
-            for flavor_quotas in group.flavors:
-                name = flavor_quotas.flavor
-                rejection = flavor_rejection(name, flavors.get(name), pod_set)
-                if rejection:
-                    reasons.append(rejection)
-                    continue
-                mode = AssignMode.FIT
-                flavor_borrows = False
-                for resource, amount in wanted:
-                    fr = (name, resource)
-                    before = taken.get(fr, 0)
-                    value = before + amount
-                    covered = resource in flavor_quotas.resources
-                    capacity = tree.potential(node, fr) if covered else 0
-                    if value > capacity:
-                        reasons.append(messages.max_capacity_exceeded(
-                            resource, name, before, amount, capacity))
-                        mode = AssignMode.NO_FIT
-                        break
-                    flavor_borrows = flavor_borrows or tree.borrowing(node, fr, value)
-                    free = tree.available(node, fr)
-                    if value <= free:
-                        continue
-                    reasons.append(messages.insufficient_unused_quota(resource, name, value - free))
-                    if preemption_possible is not None and preemption_possible(fr, value):
-                        mode = min(mode, AssignMode.PREEMPT)
-                    else:
-                        mode = AssignMode.NO_FIT
-                        break
-                if mode == AssignMode.NO_FIT:
-                    continue
-                candidate = (mode, flavor_borrows)
-                if best is None or _better(candidate, best):
-                    best, best_flavor = candidate, name
-                if mode == AssignMode.FIT and not flavor_borrows:
-                    break
-                if (mode == AssignMode.FIT and stop_on_borrow) or (
-                        mode == AssignMode.PREEMPT and stop_on_preempt):
-                    best, best_flavor = candidate, name
-                    break
-            if best is None:
-                message = messages.pod_set_message(pod_set.name, reasons)
-                return WorkloadAssignment(AssignMode.NO_FIT, (), {}, False, message)
-            overall = min(overall, best[0])
-            borrows = borrows or best[1]
-            for resource, amount in wanted:
-                fr = (best_flavor, resource)
-                taken[fr] = taken.get(fr, 0) + amount
-                chosen[resource] = best_flavor
-        assignments.append(PodSetAssignment(pod_set.name, chosen, totals, pod_set.count))
-    message = ""
-    if overall == AssignMode.PREEMPT:
-        message = _preempt_message(workload, assignments, taken, node, tree)
-    return WorkloadAssignment(overall, tuple(assignments), taken, borrows, message)
-
-
-def _preempt_message(workload: WorkloadSpec, assignments: list[PodSetAssignment],
-                     taken: dict[FlavorResource, int], node: QuotaNode, tree: QuotaTree) -> str:
-    """The message a workload waiting for preemption would show if none is found:
-    the first pod set's quota shortfalls in its chosen flavors."""
-    for assignment in assignments:
-        reasons = []
-        for resource, flavor in assignment.flavors.items():
+            found, why = assigner.group_flavor(pod_set, group, wanted, taken)
+            if found is None:
+                chosen, reasons = {}, why
+                break
+            chosen.update(found)
+            reasons.extend(why)
+        outcome = PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in chosen.items()},
+                                reasons, totals, pod_set.count)
+        outcomes.append(outcome)
+        for resource, (flavor, _, borrow) in chosen.items():
+            borrowing = max(borrowing, borrow)
             fr = (flavor, resource)
-            free = tree.available(node, fr)
-            if taken[fr] > free:
-                reasons.append(
-                    messages.insufficient_unused_quota(resource, flavor, taken[fr] - free))
-        if reasons:
-            return messages.pod_set_message(assignment.name, reasons)
-    return messages.pod_set_message(workload.pod_sets[0].name if workload.pod_sets else "main", [])
+            taken[fr] = taken.get(fr, 0) + totals[resource]
+        assignments.append(PodSetAssignment(
+            pod_set.name, {r: f for r, (f, _, _) in chosen.items()},
+            {r: a for r, a in totals.items() if r in chosen}, pod_set.count))
+        if totals and not chosen:
+            failed = True
+            break
+    mode = AssignMode.NO_FIT if failed or not outcomes else \
+        min(outcome.mode() for outcome in outcomes)
+    message = "; ".join(o.message() for o in outcomes if o.reasons)
+    return WorkloadAssignment(mode, tuple(assignments), taken, borrowing > 0, message,
+                              borrowing, tuple(outcomes))

@@ -31,7 +31,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dralab.queueing.kueue import messages
-from dralab.queueing.kueue.flavors import AssignMode, WorkloadAssignment, assign_flavors
+from dralab.queueing.kueue.flavors import (
+    AssignMode,
+    PreemptionMode,
+    WorkloadAssignment,
+    assign_flavors,
+)
 from dralab.queueing.kueue.index import AdmittedIndex, admission_usage
 from dralab.queueing.kueue.preemption import (
     DEFAULT_FAIR_STRATEGIES,
@@ -141,7 +146,7 @@ class KueuePolicy:
         self._preempted_at: dict[str, float] = {}
         # The preemption oracle's answers for the current admitted workloads (see
         # ``_nominate``); forgotten whenever the state may have changed from outside.
-        self._oracle_answers: dict[tuple[object, ...], bool] = {}
+        self._oracle_answers: dict[tuple[object, ...], tuple[PreemptionMode, int]] = {}
 
     # -- keeping in step with the state -------------------------------------------------
     def _rebuild(self, state: QueueingState) -> None:
@@ -308,7 +313,7 @@ class KueuePolicy:
                                          entry.assignment.usage)
             entries.sort(key=lambda e: (e.share, -e.workload.priority, e.workload.created, e.key))
         else:
-            entries.sort(key=lambda e: (e.assignment.borrows, -e.workload.priority,
+            entries.sort(key=lambda e: (e.assignment.borrowing, -e.workload.priority,
                                         e.workload.created, e.key))
         for entry in entries:
             spec = state.cluster_queues[entry.cluster_queue]
@@ -375,9 +380,10 @@ class KueuePolicy:
                 if policy.within_cluster_queue == "LowerOrNewerEqualPriority" else 0.0
             others = self._may_preempt_others(workload.key)
 
-            def oracle(fr: FlavorResource, amount: int) -> bool:
+            def oracle(fr: FlavorResource, amount: int) -> tuple[PreemptionMode, int]:
                 if not self._preemption_plausible(workload, name, spec, fr, amount):
-                    return False
+                    return PreemptionMode.NO_CANDIDATES, \
+                        tree.lowest_fitting_subtree(node, fr, amount)[0]
                 # Heads of a deep queue ask the same question again and again while
                 # their cohort tree is unchanged: the answer is kept until it changes.
                 key = (name, fr, amount, workload.priority, created, others,
@@ -386,11 +392,37 @@ class KueuePolicy:
                 if known is None:
                     if len(self._oracle_answers) >= _ORACLE_ANSWERS_KEPT:
                         self._oracle_answers.clear()  # mostly answers of past states
-                    known = self._oracle_answers[key] = bool(find_targets(
-                        workload, name, spec, {fr: amount}, index, state.workloads,
-                        state.admitted_at, self.fair_sharing, self.fair_strategies, others))
+                    known = self._oracle_answers[key] = self._simulate_preemption(
+                        workload, name, spec, fr, amount, state, others)
                 return known
-        return assign_flavors(workload, spec, node, tree, state.flavors, oracle)
+        return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
+                              self.fair_sharing)
+
+    def _simulate_preemption(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
+                             fr: FlavorResource, amount: int, state: QueueingState,
+                             others: bool) -> tuple[PreemptionMode, int]:
+        """Kueue's preemption oracle for one (flavor, resource): no candidates, or
+        targets in the ClusterQueue itself (preempt) or only in others (reclaim), with
+        the borrowing level the workload would have once they are gone."""
+        assert self._tree is not None and self._index is not None
+        tree, index = self._tree, self._index
+        node = tree.cluster_queues[name]
+        targets = find_targets(workload, name, spec, {fr: amount}, index, state.workloads,
+                               state.admitted_at, self.fair_sharing, self.fair_strategies,
+                               others)
+        if not targets:
+            return PreemptionMode.NO_CANDIDATES, tree.lowest_fitting_subtree(node, fr, amount)[0]
+        removed = [(index.cluster_queue[t.workload], index.usage[t.workload]) for t in targets]
+        for cluster_queue, usage in removed:
+            tree.add_usage(cluster_queue, usage, -1)
+        try:
+            borrow = tree.lowest_fitting_subtree(node, fr, amount)[0]
+        finally:
+            for cluster_queue, usage in removed:
+                tree.add_usage(cluster_queue, usage, 1)
+        mode = PreemptionMode.PREEMPT if any(q == name for q, _ in removed) \
+            else PreemptionMode.RECLAIM
+        return mode, borrow
 
     def _preemption_plausible(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                               fr: FlavorResource, amount: int) -> bool:

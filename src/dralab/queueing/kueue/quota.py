@@ -107,6 +107,7 @@ class QuotaTree:
         self._potential: dict[tuple[str, FlavorResource], int] = {}
         self._lendable: dict[str, dict[str, int]] = {}
         self._members: dict[str, list[str]] = {}
+        self._heights: dict[str, int] = {}
         self._root_names: dict[str, str] = {}
         # Per cohort tree and (flavor, resource): the ClusterQueues that borrow it now
         # (``borrowing``), kept by ``add_usage``; preemption looks for its cohort
@@ -249,6 +250,50 @@ class QuotaTree:
     def borrowing(self, node: QuotaNode, fr: FlavorResource, extra: int = 0) -> bool:
         """Whether ``node`` uses (with ``extra`` more) beyond its own subtree quota."""
         return node.usage.get(fr, 0) + extra > node.subtree.get(fr, 0)
+
+    @staticmethod
+    def local_available(node: QuotaNode, fr: FlavorResource) -> int:
+        """What ``node`` still has of the part it never lends (0 without a lending limit)."""
+        return max(0, node.guaranteed.get(fr, 0) - node.usage.get(fr, 0))
+
+    def height(self, cohort: QuotaNode) -> int:
+        """Kueue's height of a cohort: 1 for one with only ClusterQueues (0 for an
+        empty one), else one more than its highest child cohort. A loop, cached."""
+        cached = self._heights.get(cohort.name)
+        if cached is not None:
+            return cached
+        order: list[QuotaNode] = []
+        stack = [cohort]
+        while stack:
+            current = stack.pop()
+            order.append(current)
+            stack.extend(c for c in current.children if c.is_cohort)
+        for current in reversed(order):
+            value = min(len(current.children), 1)
+            for child in current.children:
+                if child.is_cohort:
+                    value = max(value, self._heights[child.name] + 1)
+            self._heights[current.name] = value
+        return self._heights[cohort.name]
+
+    def lowest_fitting_subtree(self, node: QuotaNode, fr: FlavorResource,
+                               amount: int) -> tuple[int, bool]:
+        """Kueue's borrowing level of ``amount`` more of ``fr`` in ClusterQueue ``node``:
+        0 if it stays within its own quota, else the height of the lowest cohort whose
+        subtree quota holds it (the root's if none); and whether that cohort is below
+        the root (so reclaiming inside it may make room)."""
+        if node.parent is None or not self.borrowing(node, fr, amount):
+            return 0, node.parent is not None
+        remaining = amount - self.local_available(node, fr)
+        current: QuotaNode | None = node.parent
+        root = node.parent
+        while current is not None:
+            if not self.borrowing(current, fr, remaining):
+                return self.height(current), current.parent is not None
+            remaining -= self.local_available(current, fr)
+            root = current
+            current = current.parent
+        return self.height(root), False
 
     # fair sharing --------------------------------------------------------------
     def lendable(self, cohort: QuotaNode) -> dict[str, int]:
