@@ -83,8 +83,11 @@ def test_unneeded_time_must_pass() -> None:
     assert pending == []
     first = model.loop([], 0.0)
     assert [d.node for d in first.unneeded] == ["h100-01"] and first.scale_downs == ()
+    # CA (unneeded.Nodes.RemovableAt) removes a node unneeded for longer than the
+    # unneeded time: at exactly 600 s it is not yet; its next loop (10 s on) removes it.
     assert model.loop([], 599.0).scale_downs == ()
-    ready = model.loop([], 600.0)
+    assert model.loop([], 600.0).scale_downs == ()
+    ready = model.loop([], 610.0)
     assert [(d.node, d.since) for d in ready.scale_downs] == [("h100-01", 0.0)]
 
 

@@ -61,8 +61,9 @@ def test_scale_from_zero_then_down_after_unneeded_time(mode_name: str) -> None:
     auto = mode.autoscaling
     assert auto is not None
     pool = auto.pools["h100"]
-    # They end at 35 min; unneeded for 10 min, the nodes go at 45 min.
-    assert pool.nodes == ((0.0, 0), (300.0, 2), (2700.0, 0))
+    # They end at 35 min; unneeded for longer than 10 min (CA's RemovableAt), the nodes
+    # go at the first scan after 45 min.
+    assert pool.nodes == ((0.0, 0), (300.0, 2), (2710.0, 0))
     assert (pool.scale_ups, pool.scale_downs) == (2, 2)
     assert auto.node_waits == (300.0, 300.0)
 
@@ -71,12 +72,13 @@ def test_cost_is_price_times_node_hours() -> None:
     mode = _run(_scenario([_pool("h100", pricePerHour=10)], ["0s", "0s"]))
     auto = mode.autoscaling
     assert auto is not None
-    # Two nodes from 5 min to 45 min: 2 x 40 min = 4/3 node-hours at 10 per hour.
-    assert auto.pools["h100"].node_hours == pytest.approx(4 / 3, abs=1e-12)
-    assert auto.cost == pytest.approx(40 / 3, abs=1e-9)
+    # Two nodes from 5 min to 45 min 10 s (the first scan after they were unneeded for
+    # longer than 10 min): 2 x 2410 s node-hours at 10 per hour.
+    assert auto.pools["h100"].node_hours == pytest.approx(2 * 2410 / 3600, abs=1e-12)
+    assert auto.cost == pytest.approx(2 * 2410 / 3600 * 10, abs=1e-9)
     by_time = {t: (total, rate) for t, total, rate in auto.samples}
     assert by_time[600.0] == pytest.approx((2 * 300 / 3600 * 10, 20.0))
-    assert by_time[7200.0] == pytest.approx((40 / 3, 0.0))
+    assert by_time[7200.0] == pytest.approx((2 * 2410 / 3600 * 10, 0.0))
 
 
 def test_never_below_min() -> None:
@@ -84,9 +86,10 @@ def test_never_below_min() -> None:
     auto = mode.autoscaling
     assert auto is not None
     # One pod starts on the existing node at 0 (ends 30 min), the other on a new node at
-    # 5 min (ends 35 min); only one node may go: the first unneeded, at 40 min.
+    # 5 min (ends 35 min); only one node may go: the first unneeded, at the first scan
+    # after 40 min.
     assert _starts(mode) == [(0.0, 0.0, "h100-01"), (0.0, 300.0, "h100-02")]
-    assert auto.pools["h100"].nodes == ((0.0, 1), (300.0, 2), (2400.0, 1))
+    assert auto.pools["h100"].nodes == ((0.0, 1), (300.0, 2), (2410.0, 1))
 
 
 def test_delay_after_add_holds_scale_down() -> None:

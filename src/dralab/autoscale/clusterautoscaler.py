@@ -37,14 +37,21 @@ from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
+from .eligibility import Unremovable, is_ready
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
 from .expanders import EXPANDERS, READS, choose
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_sizes, template_signatures
 from .scaledown import unneeded_nodes
 from .units import PodUnit, pod_units, topology_sensitive
-from .utilization import PoolCache
+from .utilization import GPU_LABELS, PoolCache
 
-__all__ = ["AutoscalerOptions", "ClusterAutoscaler", "pending_reason"]
+__all__ = ["DEFAULT_MAX_CORES_TOTAL", "DEFAULT_MAX_MEMORY_TOTAL", "AutoscalerOptions",
+           "ClusterAutoscaler", "pending_reason"]
+
+GIB = 1 << 30
+# config: DefaultMaxClusterCores (5000 * 64) and DefaultMaxClusterMemory (5000 * 64 * 20 GiB).
+DEFAULT_MAX_CORES_TOTAL = 5000 * 64
+DEFAULT_MAX_MEMORY_TOTAL = 5000 * 64 * 20 * GIB
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +60,26 @@ class AutoscalerOptions:
 
     expander: str = "least-waste"
     scale_down_utilization_threshold: float = 0.5
+    scale_down_gpu_utilization_threshold: float = 0.5
     scale_down_unneeded_time: float = 600.0
+    scale_down_unready_time: float = 1200.0
     scale_down_delay_after_add: float = 600.0
+    scale_down_unready_enabled: bool = True
+    ignore_daemonsets_utilization: bool = False
+    ignore_mirror_pods_utilization: bool = False
+    # --max-nodes-total (0: no limit), --cores-total and --memory-total as (min, max):
+    # cores, and bytes (CA's flag is in GiB). Scale-up keeps under the maxima,
+    # scale-down above the minima.
+    max_nodes_total: int = 0
+    cores_total: tuple[int, int] = (0, DEFAULT_MAX_CORES_TOTAL)
+    memory_total: tuple[int, int] = (0, DEFAULT_MAX_MEMORY_TOTAL)
+    # --enable-dynamic-resource-allocation (CA: "locked to true").
+    dynamic_resource_allocation: bool = True
+    # The labels that make a node a GPU node (CA asks its cloud provider).
+    gpu_labels: tuple[str, ...] = GPU_LABELS
+    # The unix time of the loop's clock 0 (deletion taints, terminating pods); None:
+    # no wall clock.
+    clock_epoch: float | None = None
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -63,6 +88,14 @@ class AutoscalerOptions:
         if self.max_nodes_per_scale_up < 0:
             raise ValueError(f"max_nodes_per_scale_up must be 0 (no limit) or more, not "
                              f"{self.max_nodes_per_scale_up}")
+        for name, (low, high) in (("cores_total", self.cores_total),
+                                  ("memory_total", self.memory_total)):
+            if low < 0 or high < low:
+                raise ValueError(f"{name} must be (min, max) with 0 <= min <= max, not "
+                                 f"{(low, high)}")
+        if self.max_nodes_total < 0:
+            raise ValueError(f"max_nodes_total must be 0 (no limit) or more, not "
+                             f"{self.max_nodes_total}")
         if self.expander not in EXPANDERS:
             raise ValueError(f"unknown expander {self.expander!r} "
                              f"(known: {', '.join(EXPANDERS)})")
@@ -213,11 +246,13 @@ class ClusterAutoscaler:
                 self._in_flight.append(_InFlight(up.pool, up.add, up.ready_at))
         unneeded: tuple[ScaleDown, ...] = ()
         scale_downs: tuple[ScaleDown, ...] = ()
+        unremovable: tuple[Unremovable, ...] = ()
         # As Cluster Autoscaler's loop: only a scale-up made in this loop skips scale-down;
         # pods that no group can help do not.
         if not ups:
-            unneeded, scale_downs = self._scale_down(groups, now)
-        return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming))
+            unneeded, scale_downs, unremovable = self._scale_down(groups, now)
+        return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming),
+                             unremovable)
 
     def _signatures(self, units: Sequence[PodUnit]) -> dict[str, bytes]:
         """Template signatures for sharing estimates between alike groups; none when a
@@ -253,20 +288,29 @@ class ClusterAutoscaler:
         return offsets
 
     def _scale_down(self, groups: dict[str, NodeGroup], now: float
-                    ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleDown, ...]]:
-        found = unneeded_nodes(self.scheduler, groups,
-                               self.options.scale_down_utilization_threshold, now,
-                               self._utilization)
+                    ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleDown, ...],
+                               tuple[Unremovable, ...]]:
+        opts = self.options
+        wall = None if opts.clock_epoch is None else opts.clock_epoch + now
+        found, kept = unneeded_nodes(self.scheduler, groups, opts, now, self._utilization,
+                                     wall)
         names = {d.node for d in found}
         self._unneeded_since = {n: t for n, t in self._unneeded_since.items() if n in names}
         unneeded = []
         for d in found:
             since = self._unneeded_since.setdefault(d.node, now)
             unneeded.append(ScaleDown(d.node, d.pool, d.utilization, since))
-        opts = self.options
         if self._last_scale_up is not None and \
                 now - self._last_scale_up < opts.scale_down_delay_after_add:
-            return tuple(unneeded), ()
-        ready = tuple(d for d in unneeded if now - d.since >= opts.scale_down_unneeded_time)
-        return tuple(unneeded), ready
+            return tuple(unneeded), (), tuple(kept)
+        nodes = self.scheduler.cluster.nodes
+
+        def due(d: ScaleDown) -> bool:
+            # CA (unneeded.Nodes.RemovableAt): unneeded for longer than the unneeded
+            # time (the unready time for a node that is not Ready); 0: at once.
+            wait = opts.scale_down_unneeded_time if is_ready(nodes[d.node].node) \
+                else opts.scale_down_unready_time
+            return wait <= 0 or now - d.since > wait
+
+        return tuple(unneeded), tuple(d for d in unneeded if due(d)), tuple(kept)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .eligibility import Unremovable
+
 __all__ = ["LoopDecisions", "PendingPod", "ScaleDown", "ScaleUp"]
 
 
@@ -49,6 +51,9 @@ class LoopDecisions:
     unneeded: tuple[ScaleDown, ...] = ()
     scale_downs: tuple[ScaleDown, ...] = ()
     helped_by_upcoming: tuple[str, ...] = ()  # pods the nodes in flight will take
+    # Nodes of autoscaled pools that scale-down keeps, with CA's reason (none in a
+    # loop that scaled up: CA skips scale-down then).
+    unremovable: tuple[Unremovable, ...] = ()
 
     @property
     def all_helped(self) -> bool:
@@ -56,11 +61,12 @@ class LoopDecisions:
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's document: scaleUp by pool, pending by pod, scaleDown (the unneeded
-        nodes) by node."""
+        nodes) by node, and when there are any, unremovable (the other nodes of
+        autoscaled pools, with Cluster Autoscaler's reason) by node."""
         ups: dict[str, list[ScaleUp]] = {}
         for up in self.scale_ups:
             ups.setdefault(up.pool, []).append(up)
-        return {
+        doc: dict[str, Any] = {
             "scaleUp": [{"pool": pool, "add": sum(u.add for u in items),
                          "pods": sorted(p for u in items for p in u.pods)}
                         for pool, items in sorted(ups.items())],
@@ -70,3 +76,8 @@ class LoopDecisions:
                            "utilization": round(d.utilization, 4)}
                           for d in sorted(self.unneeded, key=lambda d: d.node)],
         }
+        if self.unremovable:  # left out when empty, as Kubernetes omits empty fields
+            doc["unremovable"] = [{"node": u.node, "pool": u.pool, "reason": u.reason,
+                                   "detail": u.detail}
+                                  for u in sorted(self.unremovable, key=lambda u: u.node)]
+        return doc
