@@ -8,21 +8,27 @@ pods, then the type's name). Repeated until no type takes any unit: the cheapest
 set of nodes this greedy finds. Units no type can take are pending with the same
 reasons as the Cluster Autoscaler model gives.
 
-Consolidation (only when nothing is pending, as CA's scale-down): nodes of the
-autoscaled pools, emptiest first, are deleted when their pods fit on the other
-nodes, or replaced by one node of a cheaper type that takes all their pods.
-A replacement is a scale-down of the old node plus a scale-up of one node of
-the new type for the moved pods. Pools' min sizes are respected.
+Limits (``spec.limits``): the NodePool's nodes' capacity summed (cpu, memory,
+any resource; ``nodes`` counts nodes) never passes them; a type whose node would
+is not launched, and a pod only such types could take is pending with Karpenter's
+"all available instance types exceed limits for nodepool".
+
+Consolidation (only in a loop that launched nothing; pods no type can take do not
+block it): Karpenter's disruption methods (``karpenter_disruption``) with the
+NodePool's ``spec.disruption`` (``karpenter_nodepool``): one command per loop --
+delete the empty nodes, or delete/replace several nodes at once, or one node. A
+replacement is a scale-down of the old nodes plus a scale-up of one node of the new
+type for the moved pods. A node is consolidatable once no pod arrived on or left it
+for ``consolidateAfter`` (by the loops' clock; a node first seen counts from then).
+Pools' min sizes are respected (a dralab addition; Karpenter has none).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
-from dralab.api.core import Node
 from dralab.api.gcpause import gc_paused
 from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
@@ -32,8 +38,9 @@ from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
-from .scaledown import move_pods
-from .units import PodUnit, is_daemon_pod, pod_units, topology_sensitive
+from .karpenter_disruption import Candidate, Command, find_command, node_candidates
+from .karpenter_nodepool import NodePoolSettings
+from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
 
 __all__ = ["Karpenter"]
@@ -59,32 +66,19 @@ def _cost(option: Estimate) -> tuple[float, int, str]:
             -option.pod_count, option.group.name)
 
 
-def _may_hold(node: Node, pods: Sequence[PodInfo]) -> bool:
-    """False when the pods' summed requests of a resource, or their number, exceed what
-    ``node`` can allocate: they cannot all move there (NodeResourcesFit would refuse)."""
-    allocatable = node.status.allocatable or node.status.capacity
-    total: Counter[str] = Counter()
-    for info in pods:
-        total.update(info.requests)
-    pods_room = allocatable.get("pods")
-    if pods_room is not None and len(pods) * 1000 > pods_room.milli_value():
-        return False
-    for resource in ("cpu", "memory"):
-        have = allocatable.get(resource)
-        if have is not None and total[resource] > have.milli_value():
-            return False
-    return True
-
-
 @dataclass(slots=True)
 class Karpenter:
     scheduler: Scheduler
     fleet: Fleet
     fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
     consolidation: bool = True
+    nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
+    nodepool_name: str = "default"
     _templates: TemplateNodes | None = field(default=None)
     # Pool utilisations across loops (consolidation measures every node each loop).
     _utilization: PoolCache = field(default_factory=PoolCache)
+    # Per node, its pods at the last loop they changed and when (consolidateAfter).
+    _pod_events: dict[str, tuple[frozenset[str], float]] = field(default_factory=dict)
 
     def _sizes(self) -> dict[str, int]:
         return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
@@ -172,73 +166,59 @@ class Karpenter:
         pending_pods = tuple(PendingPod(key, blocked[unit.name])
                              for unit in pod_units(p for p in pending if p.assumed_node is None)
                              if unit.name in blocked for key in unit.keys)
-        if ups or pending_pods or not self.consolidation:
+        if ups or not self.consolidation:
             return LoopDecisions(ups, pending_pods)
         removed, replacements = self._consolidate(groups, now)
-        return LoopDecisions(replacements, (), removed, removed)
+        return LoopDecisions(replacements, pending_pods, removed, removed)
+
+    def _consolidatable(self, now: float) -> Callable[[str], bool]:
+        """Per node, whether no pod event happened for consolidateAfter (the
+        NodeClaim's Consolidatable condition). Pod events are seen loop by loop."""
+        cluster = self.scheduler.cluster
+        seen: dict[str, tuple[frozenset[str], float]] = {}
+        for name in cluster.node_names():
+            pods = frozenset(p.key for p in cluster.nodes[name].pods)
+            before = self._pod_events.get(name)
+            seen[name] = before if before is not None and before[0] == pods else (pods, now)
+        self._pod_events = seen
+        after = self.nodepool.consolidate_after
+
+        def consolidatable(node: str) -> bool:
+            return after is not None and now - seen[node][1] >= after
+        return consolidatable
 
     def _consolidate(self, groups: dict[str, NodeGroup], now: float
                      ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
         scheduler = self.scheduler
         cluster = scheduler.cluster
-        allocated = AllocatedDevices(cluster)
+        candidates = node_candidates(scheduler, groups, self._consolidatable(now))
         sizes = self._sizes()
-        gone: set[str] = set()
-        replaced: Counter[str] = Counter()
-        downs: list[ScaleDown] = []
-        ups: list[ScaleUp] = []
+        # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
+        spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}
+        kept: list[Candidate] = []
+        for c in candidates:
+            if spare[c.pool] > 0:
+                spare[c.pool] -= 1
+                kept.append(c)
+        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
+        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
+                       and i.node.metadata.deletion_timestamp)
+        command = find_command(scheduler, self.templates(), groups, self.nodepool, kept,
+                               num_nodes, deleting)
+        if command is None:
+            return (), ()
+        return self._decisions(command, groups, now)
 
-        def others() -> list[str]:
-            return [n for n in cluster.node_names() if n not in gone]
-
-        candidates = []
-        for name in cluster.node_names():
-            info = cluster.nodes[name]
-            pool = pool_of(info.node)
-            if pool in groups:
-                movable = [p for p in info.pods if not is_daemon_pod(p.pod)]
-                # Measured before any move is simulated (it is reported, not compared).
-                util = node_utilization(cluster, info, allocated, self._utilization).value
-                candidates.append((len(movable), name, pool, util))
-        scheduler.fork()
-        try:
-            for _, name, pool, util in sorted(candidates):
-                group = groups[pool]
-                if sizes[pool] <= group.min_size:
-                    continue
-                movable = [p for p in cluster.nodes[name].pods if not is_daemon_pod(p.pod)]
-                moved = [p.key for p in movable]
-                gone.add(name)
-                scheduler.fork()
-                if move_pods(scheduler, name, others) is None:
-                    scheduler.commit()
-                    sizes[pool] -= 1
-                    downs.append(ScaleDown(name, pool, util, now))
-                    continue
-                scheduler.revert()
-                cheaper = sorted((g for g in groups.values()
-                                  if g.price_per_hour < group.price_per_hour
-                                  and g.room - replaced[g.name] > 0),
-                                 key=lambda g: (g.price_per_hour, g.name))
-                for target in cheaper:
-                    node, slices = self.templates().node(target.name, replaced[target.name])
-                    if not _may_hold(node, movable):
-                        continue  # their requests alone exceed the new node's allocatable
-                    scheduler.fork()
-                    cluster.add_node(node, slices)
-                    new = node.metadata.name or ""
-                    if move_pods(scheduler, name, partial(tuple, (new,))) is None:
-                        scheduler.commit()
-                        sizes[pool] -= 1
-                        replaced[target.name] += 1
-                        downs.append(ScaleDown(name, pool, util, now))
-                        ups.append(ScaleUp(target.name, 1, tuple(sorted(moved)),
-                                           now + target.provisioning_delay, (new,)))
-                        gone.add(new)  # the replacement is not a target for others
-                        break
-                    scheduler.revert()
-                else:
-                    gone.discard(name)
-        finally:
-            scheduler.revert()
-        return tuple(downs), tuple(ups)
+    def _decisions(self, command: Command, groups: dict[str, NodeGroup], now: float
+                   ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
+        cluster = self.scheduler.cluster
+        allocated = AllocatedDevices(cluster)
+        downs = tuple(ScaleDown(c.node, c.pool, node_utilization(
+            cluster, cluster.nodes[c.node], allocated, self._utilization).value, now)
+            for c in command.candidates)
+        ups: tuple[ScaleUp, ...] = ()
+        if command.replacement is not None:
+            target = groups[command.replacement]
+            ups = (ScaleUp(target.name, 1, command.moved, now + target.provisioning_delay,
+                           (command.new_node or "",)),)
+        return downs, ups

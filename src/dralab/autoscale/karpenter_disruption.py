@@ -1,0 +1,280 @@
+"""Karpenter's consolidation, as its disruption controller decides it
+(sigs.k8s.io/karpenter pkg/controllers/disruption: emptiness.go,
+multinodeconsolidation.go, singlenodeconsolidation.go, consolidation.go, types.go).
+
+Candidates are the NodePool's nodes (the autoscaled pools) that are consolidatable
+(no pod event for ``consolidateAfter``), not annotated ``karpenter.sh/do-not-disrupt:
+"true"``, not deleting, and without a running pod whose do-not-disrupt is active.
+Their reschedulable pods are the active ones not owned by a DaemonSet or a Node; a
+pod without an owner is evicted too (Karpenter does not need a controller).
+A candidate's disruption cost is 1 plus each reschedulable pod's eviction cost
+(1 + pod-deletion-cost/2^27 + priority/2^25, clamped to [-10, 10], at least 0); it is
+empty when that is 1. Candidates are tried by savings ratio (price / cost), highest
+first.
+
+One command per loop, the first of these methods that finds one:
+
+1. Emptiness: every empty candidate, as far as the budgets for ``Empty`` allow.
+2. Multi-node consolidation (policy WhenEmptyOrUnderutilized, non-empty candidates
+   within the ``Underutilized`` budget): the longest prefix (binary search over 2..100
+   candidates) whose pods all land on the other nodes plus at most one new node,
+   cheaper than the candidates together and than any of their own instance types.
+3. Single-node consolidation: the first candidate whose pods land on the other
+   nodes (delete) or on them plus one new node cheaper than it (replace).
+
+A simulation deletes the candidates' pods, re-creates them pending and places them,
+largest first (CPU, then memory), with the scheduler's plugins on the other nodes;
+those left over must all fit one fresh node of a single instance type -- the cheapest
+such type is the replacement (Karpenter launches the cheapest of its options).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from dralab.api.core import Pod, PodStatus
+from dralab.cluster import PodInfo
+from dralab.scheduler import Scheduler
+
+from .groups import NodeGroup, TemplateNodes, pool_of
+from .karpenter_nodepool import (
+    REASON_EMPTY,
+    REASON_UNDERUTILIZED,
+    WHEN_EMPTY_OR_UNDERUTILIZED,
+    NodePoolSettings,
+    do_not_disrupt_node,
+    do_not_disrupt_pod,
+)
+from .placement import place_pod
+
+__all__ = ["Candidate", "Command", "eviction_cost", "find_command", "node_candidates"]
+
+# Upstream's constants (multinodeconsolidation.go, types.go).
+MAX_MULTI_NODE_CANDIDATES = 100
+PER_NODE_BASE_DISRUPTION_COST = 1.0
+
+
+def eviction_cost(pod: Pod) -> float:
+    """disruption.EvictionCost: 1, plus the pod-deletion-cost and priority terms."""
+    cost = 1.0
+    text = (pod.metadata.annotations or {}).get("controller.kubernetes.io/pod-deletion-cost")
+    if text is not None:
+        with contextlib.suppress(ValueError):  # upstream logs and ignores a bad cost
+            cost += float(text) / 2**27
+    if pod.spec.priority is not None:
+        cost += pod.spec.priority / 2**25
+    return min(10.0, max(-10.0, cost))
+
+
+def _owned_by(pod: Pod, api_version: str, kind: str) -> bool:
+    return any(ref.kind == kind and ref.api_version == api_version
+               for ref in pod.metadata.owner_references)
+
+
+def _active(pod: Pod) -> bool:
+    return pod.status.phase not in ("Succeeded", "Failed") and \
+        pod.metadata.deletion_timestamp is None
+
+
+def reschedulable(pod: Pod) -> bool:
+    """pod.IsReschedulable: active, not a DaemonSet's or a Node's (mirror) pod."""
+    return _active(pod) and not _owned_by(pod, "apps/v1", "DaemonSet") and \
+        not _owned_by(pod, "v1", "Node")
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    pool: str          # the instance type (the Fleet pool)
+    price: float
+    pods: list[PodInfo]  # reschedulable
+    cost: float        # RescheduleDisruptionCost
+
+    @property
+    def empty(self) -> bool:
+        return self.cost <= PER_NODE_BASE_DISRUPTION_COST
+
+    @property
+    def savings_ratio(self) -> float:
+        return self.price / self.cost
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Delete ``candidates``; with ``replacement`` (an instance type), launch one node of
+    it for ``moved`` pods. ``reason``: Empty or Underutilized."""
+
+    candidates: tuple[Candidate, ...]
+    reason: str
+    replacement: str | None = None
+    new_node: str | None = None
+    moved: tuple[str, ...] = ()
+
+
+def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
+                    consolidatable: Callable[[str], bool]) -> list[Candidate]:
+    """The NodePool's nodes that may be disrupted now, in name order."""
+    cluster = scheduler.cluster
+    out = []
+    for name in sorted(cluster.node_names()):
+        info = cluster.nodes[name]
+        pool = pool_of(info.node)
+        if pool not in groups or pool is None:
+            continue  # not Karpenter's (non-NodePool capacity)
+        if do_not_disrupt_node(info.node) or info.node.metadata.deletion_timestamp:
+            continue
+        if not consolidatable(name):
+            continue
+        pods = [p.pod for p in info.pods]
+        if any(_active(p) and do_not_disrupt_pod(p) for p in pods):
+            continue
+        moving = [p for p in info.pods if reschedulable(p.pod)]
+        cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))
+                                                   for p in moving)
+        out.append(Candidate(name, pool, groups[pool].price_per_hour, moving, cost))
+    return out
+
+
+def _sorted(candidates: Sequence[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: (-c.savings_ratio, c.node))
+
+
+def _fresh(pod: Pod) -> Pod:
+    """The pod as its controller re-creates it: no node, no status."""
+    spec = msgspec.structs.replace(pod.spec, node_name=None)
+    return msgspec.structs.replace(pod, spec=spec, status=PodStatus())
+
+
+def _size(info: PodInfo) -> tuple[int, int, str]:
+    return (-info.requests.get("cpu", 0), -info.requests.get("memory", 0), info.key)
+
+
+@dataclass(slots=True)
+class _Simulation:
+    scheduler: Scheduler
+    templates: TemplateNodes
+    groups: Mapping[str, NodeGroup]
+    leftover: list[PodInfo] = field(default_factory=list)
+
+    def evict(self, candidates: Sequence[Candidate]) -> None:
+        """On the open fork: the candidates' pods re-created pending and placed on the
+        nodes that stay; those that fit nowhere are left over."""
+        cluster = self.scheduler.cluster
+        gone = {c.node for c in candidates}
+        targets = [n for n in cluster.node_names() if n not in gone
+                   and not cluster.nodes[n].node.metadata.deletion_timestamp]
+        pods = sorted((p for c in candidates for p in c.pods), key=_size)
+        for pod in pods:
+            self.scheduler.delete_pod(pod.key)
+        for pod in pods:
+            moved = cluster.add_pod(_fresh(pod.pod))
+            # PreEnqueue: what the claim controller does for a new pod (its claims
+            # from templates) before it can be scheduled.
+            framework = self.scheduler.framework_for(moved)
+            if framework is None or not framework.run_pre_enqueue(moved).is_success() \
+                    or place_pod(self.scheduler, moved, targets).node is None:
+                self.leftover.append(moved)
+
+    def cheapest_replacement(self) -> tuple[NodeGroup, str] | None:
+        """The cheapest instance type one fresh node of which takes every leftover pod."""
+        scheduler = self.scheduler
+        for group in sorted(self.groups.values(), key=lambda g: (g.price_per_hour, g.name)):
+            if group.room <= 0:
+                continue
+            node, slices = self.templates.node(group.name, 0)
+            scheduler.fork()
+            try:
+                scheduler.cluster.add_node(node, slices)
+                new = node.metadata.name or ""
+                if all(place_pod(scheduler, p, (new,)).node is not None
+                       for p in self.leftover):
+                    return group, new
+            finally:
+                scheduler.revert()
+        return None
+
+
+def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str, NodeGroup],
+             candidates: Sequence[Candidate], reason: str, multi: bool) -> Command | None:
+    """consolidation.computeConsolidation for ``candidates`` (None: no valid command)."""
+    scheduler.fork()
+    try:
+        sim = _Simulation(scheduler, templates, groups)
+        sim.evict(candidates)
+        if not sim.leftover:
+            return Command(tuple(candidates), reason)
+        found = sim.cheapest_replacement()
+    finally:
+        scheduler.revert()
+    if found is None:
+        return None  # more than one new node would be needed, or none takes the pods
+    group, new = found
+    if group.price_per_hour >= sum(c.price for c in candidates):
+        return None  # "Can't replace with a cheaper node"
+    if multi and group.name in {c.pool for c in candidates}:
+        return None  # filterOutSameInstanceType: never merge into a type being removed
+    moved = tuple(sorted(p.key for c in candidates for p in c.pods))
+    return Command(tuple(candidates), reason, group.name, new, moved)
+
+
+def _within_budget(candidates: Sequence[Candidate], allowed: int) -> list[Candidate]:
+    return list(candidates[:max(0, allowed)])
+
+
+def find_command(scheduler: Scheduler, templates: TemplateNodes,
+                 groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
+                 candidates: Sequence[Candidate], num_nodes: int, deleting: int = 0
+                 ) -> Command | None:
+    """The loop's one disruption command (see the module docstring). ``num_nodes``:
+    the NodePool's nodes, ``deleting``: those already being deleted (they use up
+    the budgets, BuildDisruptionBudgetMapping)."""
+    if settings.consolidate_after is None:
+        return None  # consolidateAfter: Never
+    ordered = _sorted(candidates)
+    empty = [c for c in ordered if c.empty]
+    if empty:
+        budget = settings.allowed_disruptions(num_nodes, REASON_EMPTY) - deleting
+        chosen = _within_budget(empty, budget)
+        if chosen:
+            return Command(tuple(chosen), REASON_EMPTY)
+    if settings.consolidation_policy != WHEN_EMPTY_OR_UNDERUTILIZED:
+        return None
+    busy = [c for c in ordered if not c.empty]
+    allowed = settings.allowed_disruptions(num_nodes, REASON_UNDERUTILIZED) - deleting
+    batch = _within_budget(busy, allowed)
+    best = _multi_node(scheduler, templates, groups, batch)
+    if best is not None:
+        return best
+    if allowed <= 0:
+        return None
+    for candidate in busy:
+        command = _compute(scheduler, templates, groups, (candidate,), REASON_UNDERUTILIZED,
+                           multi=False)
+        if command is not None:
+            return command
+    return None
+
+
+def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
+                groups: Mapping[str, NodeGroup], batch: Sequence[Candidate]) -> Command | None:
+    """firstNConsolidationOption: binary search for the longest prefix with a command."""
+    if len(batch) < 2:
+        return None
+    low, high = 1, min(len(batch), MAX_MULTI_NODE_CANDIDATES)
+    if len(batch) <= high:
+        high = len(batch) - 1
+    saved: Command | None = None
+    while low <= high:
+        mid = (low + high) // 2
+        command = _compute(scheduler, templates, groups, batch[:mid + 1],
+                           REASON_UNDERUTILIZED, multi=True)
+        if command is not None:
+            saved = command
+            low = mid + 1
+        else:
+            high = mid - 1
+    return saved

@@ -1,0 +1,179 @@
+"""The NodePool settings the Karpenter model reads, with Karpenter's field names and
+defaults (sigs.k8s.io/karpenter pkg/apis/v1/nodepool.go):
+
+    spec.disruption.consolidationPolicy   WhenEmptyOrUnderutilized (or WhenEmpty)
+    spec.disruption.consolidateAfter      0s ("Never": no consolidation at all)
+    spec.disruption.budgets               [{nodes: "10%"}] (reasons: Empty, Underutilized, Drifted)
+    spec.limits                           none (cpu, memory, nodes, any resource)
+
+and the ``karpenter.sh/do-not-disrupt`` annotation (pods: "true" or a positive Go
+duration; nodes: "true"). Budgets with a ``schedule`` need a wall clock and cron:
+they are refused here (an offline model has neither).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dralab.api.core import Node, Pod
+from dralab.api.errors import InputError
+from dralab.api.quantity import Quantity, parse_quantity
+
+__all__ = ["DISRUPTION_REASONS", "DO_NOT_DISRUPT", "REASON_EMPTY", "REASON_UNDERUTILIZED",
+           "WHEN_EMPTY", "WHEN_EMPTY_OR_UNDERUTILIZED", "Budget", "NodePoolSettings",
+           "do_not_disrupt_node", "do_not_disrupt_pod", "parse_go_duration", "parse_nodepool"]
+
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+WHEN_EMPTY = "WhenEmpty"
+WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+REASON_EMPTY = "Empty"
+REASON_UNDERUTILIZED = "Underutilized"
+DISRUPTION_REASONS = (REASON_EMPTY, REASON_UNDERUTILIZED, "Drifted")
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
+             "m": 60.0, "h": 3600.0}
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_PERCENT = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")  # nodepool.go's Budget.Nodes pattern
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds from a Go duration ("30s", "1h30m", "1.5h", "0s"); ValueError otherwise."""
+    rest = text.strip()
+    sign = -1.0 if rest.startswith("-") else 1.0
+    rest = rest.lstrip("+-")
+    if rest == "0":
+        return 0.0
+    if not rest:
+        raise ValueError(f"invalid duration {text!r}")
+    total, pos = 0.0, 0
+    while pos < len(rest):
+        match = _GO_PART.match(rest, pos)
+        if match is None:
+            raise ValueError(f"invalid duration {text!r}")
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One disruption budget: at most ``nodes`` ("N" or "N%" of the NodePool's nodes,
+    a percentage rounded up as Karpenter does) disrupted at once, for ``reasons``
+    (None: every reason)."""
+
+    nodes: str = "10%"
+    reasons: tuple[str, ...] | None = None
+
+    def allowed(self, num_nodes: int) -> int:
+        if self.nodes.endswith("%"):
+            return math.ceil(int(self.nodes[:-1]) * num_nodes / 100)
+        return int(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class NodePoolSettings:
+    """The NodePool's disruption block and limits. ``consolidate_after``: seconds, None
+    for "Never"."""
+
+    consolidation_policy: str = WHEN_EMPTY_OR_UNDERUTILIZED
+    consolidate_after: float | None = 0.0
+    budgets: tuple[Budget, ...] = (Budget(),)
+    limits: Mapping[str, Quantity] = field(default_factory=dict)
+
+    def allowed_disruptions(self, num_nodes: int, reason: str) -> int:
+        """GetAllowedDisruptionsByReason: the least any budget for ``reason`` allows."""
+        allowed = 2**31 - 1
+        for budget in self.budgets:
+            if budget.reasons is None or reason in budget.reasons:
+                allowed = min(allowed, budget.allowed(num_nodes))
+        return allowed
+
+
+def do_not_disrupt_pod(pod: Pod) -> bool:
+    """Whether the pod's ``karpenter.sh/do-not-disrupt`` blocks its node's disruption:
+    "true", or a positive duration (the model has no pod start times against its
+    clock, so a duration counts as still running -- upstream's answer for a pod
+    without a start time). Any other value is ignored, as Karpenter ignores it (with
+    an event)."""
+    value = (pod.metadata.annotations or {}).get(DO_NOT_DISRUPT)
+    if value is None:
+        return False
+    if value == "true":
+        return True
+    try:
+        return parse_go_duration(value) > 0
+    except ValueError:
+        return False
+
+
+def do_not_disrupt_node(node: Node) -> bool:
+    return (node.metadata.annotations or {}).get(DO_NOT_DISRUPT) == "true"
+
+
+def _fail(where: str, path: str, message: str) -> InputError:
+    return InputError(f"{where}: {path}: {message}")
+
+
+def _budget(item: Any, where: str, path: str) -> Budget:
+    if not isinstance(item, dict):
+        raise _fail(where, path, "must be an object")
+    unknown = set(item) - {"nodes", "reasons", "schedule", "duration"}
+    if unknown:
+        raise _fail(where, f"{path}.{sorted(unknown)[0]}", "unknown field")
+    if "schedule" in item or "duration" in item:
+        raise _fail(where, f"{path}.schedule", "scheduled budgets are not modelled "
+                    "(they need a wall clock)")
+    nodes = str(item.get("nodes", "10%"))
+    if not _PERCENT.match(nodes):
+        raise _fail(where, f"{path}.nodes", f"must match {_PERCENT.pattern}: {nodes!r}")
+    reasons = item.get("reasons")
+    if reasons is not None:
+        if not isinstance(reasons, list) or any(r not in DISRUPTION_REASONS for r in reasons):
+            raise _fail(where, f"{path}.reasons",
+                        f"must be a list of {', '.join(DISRUPTION_REASONS)}")
+        return Budget(nodes, tuple(reasons))
+    return Budget(nodes)
+
+
+def parse_nodepool(data: Mapping[str, Any], where: str) -> NodePoolSettings:
+    """A karpenter.sh/v1 NodePool's ``spec.disruption`` and ``spec.limits``.
+    InputError naming ``where`` and the field path for a bad value."""
+    spec = data.get("spec") or {}
+    if not isinstance(spec, dict):
+        raise _fail(where, "spec", "must be an object")
+    disruption = spec.get("disruption") or {}
+    if not isinstance(disruption, dict):
+        raise _fail(where, "spec.disruption", "must be an object")
+    policy = disruption.get("consolidationPolicy", WHEN_EMPTY_OR_UNDERUTILIZED)
+    if policy not in (WHEN_EMPTY, WHEN_EMPTY_OR_UNDERUTILIZED):
+        raise _fail(where, "spec.disruption.consolidationPolicy",
+                    f"must be {WHEN_EMPTY} or {WHEN_EMPTY_OR_UNDERUTILIZED}: {policy!r}")
+    after_text = disruption.get("consolidateAfter", "0s")
+    after: float | None
+    if after_text == "Never":
+        after = None
+    else:
+        try:
+            after = parse_go_duration(str(after_text))
+        except ValueError:
+            raise _fail(where, "spec.disruption.consolidateAfter",
+                        f"must be a duration or Never: {after_text!r}") from None
+    raw_budgets = disruption.get("budgets", [{"nodes": "10%"}])
+    if not isinstance(raw_budgets, list):
+        raise _fail(where, "spec.disruption.budgets", "must be a list")
+    budgets = tuple(_budget(b, where, f"spec.disruption.budgets[{i}]")
+                    for i, b in enumerate(raw_budgets))
+    raw_limits = spec.get("limits") or {}
+    if not isinstance(raw_limits, dict):
+        raise _fail(where, "spec.limits", "must be an object")
+    limits: dict[str, Quantity] = {}
+    for name, value in raw_limits.items():
+        try:
+            limits[str(name)] = parse_quantity(str(value))
+        except (ValueError, InputError):
+            raise _fail(where, f"spec.limits.{name}", f"not a quantity: {value!r}") from None
+    return NodePoolSettings(policy, after, budgets, limits)
