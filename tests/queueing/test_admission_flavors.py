@@ -134,7 +134,9 @@ def test_untolerated_taint_and_node_affinity_messages() -> None:
     admit_until_stable(policy, st, 0.0)
     assert policy.pending_messages["ns/a"] == (
         "couldn't assign flavors to pod set main: flavor a100 doesn't match node affinity, "
-        "untolerated taint dedicated=h100:NoSchedule in flavor h100")
+        # Kueue prints the corev1.Taint struct with %s (flavorassigner_test.go,
+        # scheduler_test.go: "untolerated taint {key val NoSchedule <nil>} in flavor ...").
+        "untolerated taint {dedicated h100 NoSchedule <nil>} in flavor h100")
 
 
 def test_exists_toleration() -> None:

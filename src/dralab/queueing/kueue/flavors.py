@@ -330,7 +330,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     for pod_set in workload.pod_sets:
         totals = pod_set_totals(pod_set)
         if counts_pods:
-            totals["pods"] = pod_set.count
+            totals["pods"] = pod_set.count * 1000  # one pod is 1000 milli-units
         chosen: dict[str, tuple[str, AssignMode, int]] = {}
         reasons: list[str] = []
         for resource, amount in totals.items():

@@ -57,9 +57,9 @@ def resource_not_covered(resource: str) -> str:
 
 
 def untolerated_taint(taint: tuple[str, str, str], flavor: str) -> str:
+    # Kueue formats the corev1.Taint struct with %s: {key value effect timeAdded}.
     key, value, effect = taint
-    text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
-    return f"untolerated taint {text} in flavor {flavor}"
+    return f"untolerated taint {{{key} {value} {effect} <nil>}} in flavor {flavor}"
 
 
 def flavor_node_affinity(flavor: str) -> str:
