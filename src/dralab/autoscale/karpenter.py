@@ -38,7 +38,7 @@ from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
-from .karpenter_disruption import Candidate, Command, find_command, node_candidates
+from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_nodepool import NodePoolSettings
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
@@ -195,7 +195,7 @@ class Karpenter:
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}
-        kept: list[Candidate] = []
+        kept: list[DisruptionCandidate] = []
         for c in candidates:
             if spare[c.pool] > 0:
                 spare[c.pool] -= 1

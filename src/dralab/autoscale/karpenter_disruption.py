@@ -51,7 +51,7 @@ from .karpenter_nodepool import (
 )
 from .placement import place_pod
 
-__all__ = ["Candidate", "Command", "eviction_cost", "find_command", "node_candidates"]
+__all__ = ["Command", "DisruptionCandidate", "eviction_cost", "find_command", "node_candidates"]
 
 # Upstream's constants (multinodeconsolidation.go, types.go).
 MAX_MULTI_NODE_CANDIDATES = 100
@@ -87,7 +87,7 @@ def reschedulable(pod: Pod) -> bool:
 
 
 @dataclass(slots=True)
-class Candidate:
+class DisruptionCandidate:
     node: str
     pool: str          # the instance type (the Fleet pool)
     price: float
@@ -108,7 +108,7 @@ class Command:
     """Delete ``candidates``; with ``replacement`` (an instance type), launch one node of
     it for ``moved`` pods. ``reason``: Empty or Underutilized."""
 
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[DisruptionCandidate, ...]
     reason: str
     replacement: str | None = None
     new_node: str | None = None
@@ -116,7 +116,7 @@ class Command:
 
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
-                    consolidatable: Callable[[str], bool]) -> list[Candidate]:
+                    consolidatable: Callable[[str], bool]) -> list[DisruptionCandidate]:
     """The NodePool's nodes that may be disrupted now, in name order."""
     cluster = scheduler.cluster
     out = []
@@ -135,11 +135,11 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         moving = [p for p in info.pods if reschedulable(p.pod)]
         cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))
                                                    for p in moving)
-        out.append(Candidate(name, pool, groups[pool].price_per_hour, moving, cost))
+        out.append(DisruptionCandidate(name, pool, groups[pool].price_per_hour, moving, cost))
     return out
 
 
-def _sorted(candidates: Sequence[Candidate]) -> list[Candidate]:
+def _sorted(candidates: Sequence[DisruptionCandidate]) -> list[DisruptionCandidate]:
     return sorted(candidates, key=lambda c: (-c.savings_ratio, c.node))
 
 
@@ -160,7 +160,7 @@ class _Simulation:
     groups: Mapping[str, NodeGroup]
     leftover: list[PodInfo] = field(default_factory=list)
 
-    def evict(self, candidates: Sequence[Candidate]) -> None:
+    def evict(self, candidates: Sequence[DisruptionCandidate]) -> None:
         """On the open fork: the candidates' pods re-created pending and placed on the
         nodes that stay; those that fit nowhere are left over."""
         cluster = self.scheduler.cluster
@@ -199,7 +199,7 @@ class _Simulation:
 
 
 def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str, NodeGroup],
-             candidates: Sequence[Candidate], reason: str, multi: bool) -> Command | None:
+             candidates: Sequence[DisruptionCandidate], reason: str, multi: bool) -> Command | None:
     """consolidation.computeConsolidation for ``candidates`` (None: no valid command)."""
     scheduler.fork()
     try:
@@ -221,13 +221,14 @@ def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str
     return Command(tuple(candidates), reason, group.name, new, moved)
 
 
-def _within_budget(candidates: Sequence[Candidate], allowed: int) -> list[Candidate]:
+def _within_budget(candidates: Sequence[DisruptionCandidate], allowed: int
+                   ) -> list[DisruptionCandidate]:
     return list(candidates[:max(0, allowed)])
 
 
 def find_command(scheduler: Scheduler, templates: TemplateNodes,
                  groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
-                 candidates: Sequence[Candidate], num_nodes: int, deleting: int = 0
+                 candidates: Sequence[DisruptionCandidate], num_nodes: int, deleting: int = 0
                  ) -> Command | None:
     """The loop's one disruption command (see the module docstring). ``num_nodes``:
     the NodePool's nodes, ``deleting``: those already being deleted (they use up
@@ -260,7 +261,8 @@ def find_command(scheduler: Scheduler, templates: TemplateNodes,
 
 
 def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
-                groups: Mapping[str, NodeGroup], batch: Sequence[Candidate]) -> Command | None:
+                groups: Mapping[str, NodeGroup], batch: Sequence[DisruptionCandidate]
+                ) -> Command | None:
     """firstNConsolidationOption: binary search for the longest prefix with a command."""
     if len(batch) < 2:
         return None
