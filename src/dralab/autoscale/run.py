@@ -25,8 +25,10 @@ MODELS = ("cluster-autoscaler", "karpenter")
 
 def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
              expander: str = "least-waste", features: FeatureGates | None = None,
-             seed: int = 0) -> LoopDecisions:
-    """Schedule, then one loop of ``model``. Deterministic for a seed."""
+             seed: int = 0, options: AutoscalerOptions | None = None) -> LoopDecisions:
+    """Schedule, then one loop of ``model``. Deterministic for a seed. ``options``:
+    Cluster Autoscaler's flags (default: CA's defaults with ``expander`` and ``seed``;
+    given, they are used as they are)."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
     cluster, pending = build_cluster(cluster_objects(data), features, seed)
@@ -45,7 +47,8 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
     if model == "karpenter":
         decisions = Karpenter(scheduler, data.fleet).loop(waiting, 0.0)
     else:
-        options = AutoscalerOptions(expander=expander, seed=seed)
+        if options is None:
+            options = AutoscalerOptions(expander=expander, seed=seed)
         decisions = ClusterAutoscaler(scheduler, data.fleet, options).loop(waiting, 0.0)
     if other:
         decisions = replace(decisions, pending=(*decisions.pending, *other), unneeded=())

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
-from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
+from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
@@ -26,11 +28,75 @@ def render_table(doc: dict[str, Any]) -> str:
     for down in doc["scaleDown"]:
         rows.append(("scale-down", down["node"], "-1",
                      f"pool {down['pool']}, utilization {down['utilization']:.2f}"))
+    for kept in doc.get("unremovable", []):
+        detail = f"{kept['reason']}: {kept['detail']}" if kept["detail"] else kept["reason"]
+        rows.append(("keep", kept["node"], "-", detail))
     if len(rows) == 1:
         rows.append(("none", "-", "-", "no pending pods and no node to remove"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "".join("   ".join(cell.ljust(widths[i]) if i < 3 else cell
                               for i, cell in enumerate(row)) + "\n" for row in rows)
+
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+GIB = 1 << 30
+
+
+class GoDuration(click.ParamType[float]):
+    """A duration as Cluster Autoscaler's flags take it (Go's time.ParseDuration:
+    "10m", "1h30m", "90s", "0"), in seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip()
+        if text == "0":
+            return 0.0
+        total, at = 0.0, 0
+        for match in _GO_DURATION.finditer(text):
+            if match.start() != at:
+                break
+            total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+            at = match.end()
+        if at != len(text) or not text:
+            self.fail(f"invalid duration {text!r} (use e.g. 10m, 1h30m, 90s)", param, ctx)
+        return total
+
+
+class MinMax(click.ParamType[tuple[int, int]]):
+    """CA's "<min>:<max>" integer pair (--cores-total, --memory-total)."""
+
+    name = "min:max"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        low, sep, high = str(value).partition(":")
+        try:
+            pair = (int(low), int(high)) if sep else None
+        except ValueError:
+            pair = None
+        if pair is None:
+            self.fail(f"wrong configuration {value!r}: expected <min>:<max> integers",
+                      param, ctx)
+        if pair[0] < 0 or pair[1] < pair[0]:
+            self.fail(f"{value!r}: min must be 0 or more and max greater or equal to min",
+                      param, ctx)
+        return pair
+
+
+FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
+    """A Go-style boolean flag: ``--name`` alone is true, ``--name=false`` false."""
+    return click.option(f"--{name}", type=click.BOOL, default=default, is_flag=False,
+                        flag_value=True, show_default=True, help=text)
 
 
 @click.command("autoscale", epilog=LIVE_HELP)
@@ -39,11 +105,40 @@ def render_table(doc: dict[str, Any]) -> str:
               show_default=True, help="The autoscaler to model.")
 @click.option("--expander", type=click.Choice(list(EXPANDERS)), default="least-waste",
               show_default=True, help="How Cluster Autoscaler picks among node groups.")
+@click.option("--scale-down-utilization-threshold", type=click.FloatRange(0, 1), default=0.5,
+              show_default=True, help="Cluster Autoscaler: a node whose utilisation (CPU or "
+              "memory requests, or its most used DRA pool) is above this is kept.")
+@click.option("--scale-down-gpu-utilization-threshold", type=click.FloatRange(0, 1),
+              default=0.5, show_default=True,
+              help="The same for GPU nodes (a GPU label or GPU extended resource).")
+@click.option("--scale-down-unneeded-time", type=GoDuration(), default="10m",
+              show_default=True, help="How long a node must be unneeded before it goes.")
+@click.option("--scale-down-unready-time", type=GoDuration(), default="20m",
+              show_default=True, help="The same for a node that is not Ready.")
+@click.option("--scale-down-delay-after-add", type=GoDuration(), default="10m",
+              show_default=True, help="No scale-down this long after a scale-up.")
+@_ca_bool("scale-down-unready-enabled", True, "Whether nodes that are not Ready may go.")
+@_ca_bool("ignore-daemonsets-utilization", False,
+          "Leave DaemonSet pods out of the utilisation of a node.")
+@_ca_bool("ignore-mirror-pods-utilization", False,
+          "Leave mirror (static) pods out of the utilisation of a node.")
+@click.option("--max-nodes-total", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Most nodes in all node groups together (0: no limit).")
+@click.option("--cores-total", type=MinMax(), default="0:320000", show_default=True,
+              help="Fewest and most cores in the cluster, <min>:<max>.")
+@click.option("--memory-total", type=MinMax(), default="0:6400000", show_default=True,
+              help="Fewest and most gigabytes (GiB) of memory in the cluster, <min>:<max>.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
 @one_line_errors
 def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
-                  model: str, expander: str, output: str) -> None:
+                  model: str, expander: str, scale_down_utilization_threshold: float,
+                  scale_down_gpu_utilization_threshold: float, scale_down_unneeded_time: float,
+                  scale_down_unready_time: float, scale_down_delay_after_add: float,
+                  scale_down_unready_enabled: bool, ignore_daemonsets_utilization: bool,
+                  ignore_mirror_pods_utilization: bool, max_nodes_total: int,
+                  cores_total: tuple[int, int], memory_total: tuple[int, int],
+                  output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
     nodes could go.
 
@@ -52,10 +147,14 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     templates and classes; the Fleet's current nodes are generated as `dralab fleet`
     would, or are the input's Nodes labelled dralab.dev/pool: NAME. Pending pods are
     first scheduled on the existing nodes; those still pending are tried on each
-    pool's template nodes (scale-up); when none needed a scale-up, the nodes under
-    the utilisation threshold whose pods can all move are listed (scale-down).
+    pool's template nodes (scale-up); when none needed a scale-up, the nodes at or
+    under the utilisation threshold whose pods can all move are listed (scale-down),
+    and the other nodes of the autoscaled pools are kept with Cluster Autoscaler's
+    reason (NotUnderutilized, NoPlaceToMovePods, ScaleDownDisabledAnnotation, ...).
+    The Cluster Autoscaler flags are CA's, with CA's defaults.
     JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
-    [{node, pool, utilization}]}. Exit 0 when every pending pod is placed or helped,
+    [{node, pool, utilization}], unremovable (when any): [{node, pool, reason,
+    detail}]}. Exit 0 when every pending pod is placed or helped,
     1 when some are not, 2 on invalid input or a live cluster that cannot be read.
     With a live cluster the Fleet comes from -f (`-f fleet.yaml --context NAME`): the
     cluster has the pods and the Nodes labelled dralab.dev/pool.
@@ -69,7 +168,19 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                          "cannot hold: give one with -f FLEET alongside the cluster")
     data = read_input(docs, FeatureGates())
     warn_unused(docs, AUTOSCALE)
-    decisions = run_once(data, model, expander)
+    options = AutoscalerOptions(
+        expander=expander,
+        scale_down_utilization_threshold=scale_down_utilization_threshold,
+        scale_down_gpu_utilization_threshold=scale_down_gpu_utilization_threshold,
+        scale_down_unneeded_time=scale_down_unneeded_time,
+        scale_down_unready_time=scale_down_unready_time,
+        scale_down_delay_after_add=scale_down_delay_after_add,
+        scale_down_unready_enabled=scale_down_unready_enabled,
+        ignore_daemonsets_utilization=ignore_daemonsets_utilization,
+        ignore_mirror_pods_utilization=ignore_mirror_pods_utilization,
+        max_nodes_total=max_nodes_total, cores_total=cores_total,
+        memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
+    decisions = run_once(data, model, expander, options=options)
     doc = decisions.to_dict()
     if output == "table":
         click.echo(render_table(doc), nl=False)
