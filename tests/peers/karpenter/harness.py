@@ -1,0 +1,173 @@
+"""Karpenter's test fixtures as dralab inputs.
+
+Upstream's fake cloud provider (pkg/cloudprovider/fake/instancetype.go) is a list of
+instance types; here each is a Fleet pool of the one NodePool (``autoscaling`` with the
+type's price), its nodes labelled as Karpenter labels them. ``assorted()`` is
+InstanceTypesAssorted restricted to amd64/linux (the other architectures and
+operating systems only duplicate sizes and prices for pods that select neither),
+with PriceFromResources' prices (0.1 per CPU, 0.1 per GB of memory) and the fake's
+default of 5 pods per node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document
+from dralab.autoscale import LoopDecisions, read_input
+from dralab.autoscale.inputs import cluster_objects
+from dralab.autoscale.karpenter import Karpenter
+from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
+from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.result import REASON_UNSCHEDULABLE
+
+Doc = dict[str, Any]
+
+UPSTREAM = "kubernetes-sigs/karpenter@2266468104f36373ed002241afaee2d3bbc26078"
+NODEPOOL = "default"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+ZONE = "topology.kubernetes.io/zone"
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    name: str
+    cpu: int
+    memory_gi: int
+    pods: int = 5
+    zone: str = "test-zone-1"
+    capacity_type: str = "on-demand"
+    price: float | None = None
+
+    @property
+    def cost(self) -> float:
+        # fake.PriceFromResources: 0.1 per CPU and 0.1 per 1e9 bytes of memory.
+        if self.price is not None:
+            return self.price
+        return round(0.1 * self.cpu + 0.1 * self.memory_gi * 2**30 / 1e9, 9)
+
+
+def assorted(zone: str = "test-zone-1", capacity_type: str = "on-demand"
+             ) -> list[InstanceType]:
+    return [InstanceType(f"{cpu}-cpu-{mem}-mem-amd64-linux-{zone}-{capacity_type}", cpu, mem,
+                         zone=zone, capacity_type=capacity_type)
+            for cpu in (1, 2, 4, 8, 16, 32, 64) for mem in (1, 2, 4, 8, 16, 32, 64, 128)]
+
+
+def by_price(types: list[InstanceType]) -> list[InstanceType]:
+    return sorted(types, key=lambda t: (t.cost, t.name))
+
+
+def fleet(types: list[InstanceType]) -> Doc:
+    pools = []
+    for t in types:
+        pools.append({
+            "name": t.name, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
+            "pods": t.pods, "topology": {"zone": t.zone},
+            "labels": {INSTANCE_TYPE: t.name, CAPACITY_TYPE: t.capacity_type,
+                       "karpenter.sh/nodepool": NODEPOOL,
+                       "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"},
+            "autoscaling": {"min": 0, "max": 20, "pricePerHour": t.cost}})
+    return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
+            "metadata": {"name": "karpenter"}, "spec": {"pools": pools}}
+
+
+def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "100",
+         memory: str | None = None, annotations: dict[str, str] | None = None,
+         labels: dict[str, str] | None = None) -> Doc:
+    """A node as test.NodeClaimAndNode makes it (allocatable from the NodeClaim's
+    status); ``itype`` None: a node Karpenter does not manage."""
+    meta_labels: dict[str, str] = {"kubernetes.io/hostname": name}
+    if itype is not None:
+        meta_labels.update({"dralab.dev/pool": itype.name, "karpenter.sh/nodepool": NODEPOOL,
+                            INSTANCE_TYPE: itype.name, CAPACITY_TYPE: itype.capacity_type,
+                            ZONE: itype.zone})
+    meta_labels.update(labels or {})
+    resources = {"cpu": cpu, "pods": pods}
+    if memory is not None:
+        resources["memory"] = memory
+    meta: Doc = {"name": name, "labels": meta_labels}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta,
+            "status": {"capacity": dict(resources), "allocatable": dict(resources),
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(name: str, on: str | None = None, cpu: str | None = None, memory: str | None = None,
+        owner: str | None = "ReplicaSet", annotations: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None, spec: Doc | None = None) -> Doc:
+    """test.Pod: ``owner`` None for a pod without ownerReferences."""
+    requests: Doc = {}
+    if cpu is not None:
+        requests["cpu"] = cpu
+    if memory is not None:
+        requests["memory"] = memory
+    container: Doc = {"name": "main", "image": "busybox"}
+    if requests:
+        container["resources"] = {"requests": requests}
+    body: Doc = {"containers": [container], **(spec or {})}
+    if on is not None:
+        body["nodeName"] = on
+    meta: Doc = {"name": name, "namespace": "default", "labels": labels or {"app": "test"}}
+    if owner is not None:
+        api = "apps/v1" if owner in ("ReplicaSet", "DaemonSet", "StatefulSet") else "v1"
+        meta["ownerReferences"] = [{"apiVersion": api, "kind": owner, "name": f"{owner.lower()}-x",
+                                    "uid": f"uid-{owner.lower()}-x", "controller": True}]
+    if annotations:
+        meta["annotations"] = annotations
+    doc: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+    if on is not None:
+        doc["status"] = {"phase": "Running"}
+    return doc
+
+
+def nodepool(disruption: Doc | None = None, limits: Doc | None = None) -> NodePoolSettings:
+    """test.NodePool with the consolidation suite's disruption block unless given."""
+    block = disruption if disruption is not None else {
+        "consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s",
+        "budgets": [{"nodes": "100%"}]}
+    spec: Doc = {"disruption": block}
+    if limits is not None:
+        spec["limits"] = limits
+    return parse_nodepool({"spec": spec}, "nodepool.yaml")
+
+
+@dataclass(slots=True)
+class Run:
+    karpenter: Karpenter
+    decisions: LoopDecisions
+
+    @property
+    def deleted(self) -> list[str]:
+        return sorted(d.node for d in self.decisions.scale_downs)
+
+    @property
+    def launched(self) -> list[tuple[str, int]]:
+        return [(u.pool, u.add) for u in self.decisions.scale_ups]
+
+    @property
+    def pending(self) -> list[str]:
+        return sorted(p.pod for p in self.decisions.pending)
+
+
+def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
+        consolidation: bool = True, now: float = 0.0) -> Run:
+    """Schedule the pending pods on the nodes, then one loop of the Karpenter model."""
+    docs = [Document("karpenter.yaml", i + 1, d) for i, d in enumerate((fleet(types), *objects))]
+    data = read_input(docs, FeatureGates())
+    cluster, pending = build_cluster(cluster_objects(data), None, 0)
+    scheduler = Scheduler.build(cluster, None, 0)
+    result = scheduler.run(pending)
+    waiting = []
+    for item in result.unplaced:
+        key = f"{item.pod.metadata.namespace or 'default'}/{item.pod.metadata.name}"
+        info = cluster.pods.get(key)
+        if item.reason == REASON_UNSCHEDULABLE and info is not None:
+            waiting.append(info)
+    model = Karpenter(scheduler, data.fleet, nodepool=settings or nodepool(),
+                      consolidation=consolidation)
+    return Run(model, model.loop(waiting, now))

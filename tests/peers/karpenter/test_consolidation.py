@@ -1,0 +1,291 @@
+"""Karpenter's consolidation tests, ported case by case.
+
+Source: kubernetes-sigs/karpenter at 2266468104f36373ed002241afaee2d3bbc26078,
+pkg/controllers/disruption/consolidation_test.go, Describe("Consolidation"). Each
+test's id is the upstream Context/It (or DescribeTable/Entry) path. Upstream runs
+one disruption reconcile and reads the command queue; here one loop of the
+Karpenter model (``Run.deleted``: the nodes its command deletes, ``Run.launched``:
+the replacement). The fixtures follow the suite's BeforeEach: NodePool with
+consolidationPolicy WhenEmptyOrUnderutilized, consolidateAfter 0s, budget 100%;
+nodes as test.NodeClaimAndNode makes them (allocatable from the NodeClaim status);
+pods of one ReplicaSet, without requests unless the case gives them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .harness import (
+    InstanceType,
+    assorted,
+    by_price,
+    node,
+    nodepool,
+    pod,
+    run,
+)
+
+ON_DEMAND = by_price(assorted())
+SPOT = by_price(assorted(capacity_type="spot"))
+LEAST, MOST = ON_DEMAND[0], ON_DEMAND[-1]
+ENTRIES = [pytest.param(False, id="if the candidate is on-demand node"),
+           pytest.param(True, id="if the candidate is spot node")]
+
+
+def _types(spot: bool) -> list[InstanceType]:
+    return SPOT if spot else ON_DEMAND
+
+
+# -- Context("Budgets"): ten nodes of the most expensive type, 32 CPUs, 100 pods ----
+
+def _ten(**kw: str) -> list[dict]:
+    return [node(f"node-{i}", MOST, **kw) for i in range(10)]
+
+
+@pytest.mark.parametrize(("budget", "deleted"), [
+    pytest.param("30%", 3, id="Budgets/should only allow 3 empty nodes to be disrupted"),
+    pytest.param("100%", 10, id="Budgets/should allow all empty nodes to be disrupted"),
+    pytest.param("0%", 0, id="Budgets/should allow no empty nodes to be disrupted"),
+])
+def test_budgets_empty(budget: str, deleted: int) -> None:
+    settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
+                         "consolidateAfter": "0s", "budgets": [{"nodes": budget}]})
+    result = run(ON_DEMAND, *_ten(), settings=settings)
+    assert len(result.deleted) == deleted
+    assert result.launched == []
+
+
+@pytest.mark.parametrize("cpu", [
+    pytest.param("100m", id="Budgets/should only allow 3 nodes to be deleted in multi node "
+                            "consolidation delete"),
+    pytest.param("15", id="Budgets/should only allow 3 nodes to be deleted in single node "
+                          "consolidation delete"),
+])
+def test_budgets_busy(cpu: str) -> None:
+    settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
+                         "consolidateAfter": "0s", "budgets": [{"nodes": "30%"}]})
+    pods = [pod(f"p{i}", on=f"node-{i}", cpu=cpu) for i in range(10)]
+    result = run(ON_DEMAND, *_ten(), *pods, settings=settings)
+    assert len(result.deleted) == 3  # 7 NodeClaims left
+    assert result.launched == []
+
+
+# -- Context("Replace") --------------------------------------------------------------
+
+@pytest.mark.parametrize("spot", ENTRIES)
+def test_replace_can_replace_node(spot: bool) -> None:
+    types = _types(spot)
+    result = run(types, node("node", types[-1]), pod("p", on="node"))
+    assert result.deleted == ["node"]
+    assert len(result.launched) == 1 and result.launched[0][0] != types[-1].name
+
+
+@pytest.mark.parametrize("spot", ENTRIES)
+def test_replace_considers_do_not_disrupt_on_nodes(spot: bool) -> None:
+    # "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on nodes"
+    types = _types(spot)
+    result = run(types, node("node", types[-1]),
+                 node("annotated", types[-1], cpu="5",
+                      annotations={"karpenter.sh/do-not-disrupt": "true"}),
+                 pod("p0", on="node", cpu="2"), pod("p1", on="node", cpu="2"),
+                 pod("p2", on="annotated", cpu="2"))
+    assert result.deleted == ["node"]
+    assert len(result.launched) == 1  # two NodeClaims left: the annotated one and the new
+
+
+@pytest.mark.parametrize("spot", ENTRIES)
+def test_replace_considers_do_not_disrupt_on_pods(spot: bool) -> None:
+    # "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on pods"
+    types = _types(spot)
+    result = run(types, node("node", types[-1]), node("node2", types[-1], cpu="5"),
+                 pod("p0", on="node", cpu="2"), pod("p1", on="node", cpu="2"),
+                 pod("p2", on="node2", cpu="2",
+                     annotations={"karpenter.sh/do-not-disrupt": "true"}))
+    assert result.deleted == ["node"]
+    assert len(result.launched) == 1
+
+
+# -- Context("Delete"): two nodes of the least expensive type, 32 CPUs, 100 pods -----
+
+def _two(*pods: dict, annotate: int | None = None) -> list[dict]:
+    nodes = [node(f"node-{i}", LEAST, annotations={"karpenter.sh/do-not-disrupt": "true"}
+                  if annotate == i else None) for i in range(2)]
+    return [*nodes, *pods]
+
+
+def _three_pods(annotations: dict[int, dict[str, str]] | None = None,
+                owner_less: int | None = None) -> list[dict]:
+    annotations = annotations or {}
+    return [pod(f"p{i}", on="node-0" if i < 2 else "node-1", annotations=annotations.get(i),
+                owner=None if owner_less == i else "ReplicaSet") for i in range(3)]
+
+
+def test_delete_can_delete_nodes() -> None:
+    result = run(ON_DEMAND, *_two(*_three_pods()))
+    assert result.deleted == ["node-1"] and result.launched == []
+
+
+def test_delete_when_non_karpenter_capacity_can_fit_pods() -> None:
+    # "can delete nodes, when non-Karpenter capacity can fit pods"
+    pods = [pod(f"p{i}", on="node-0") for i in range(3)]
+    result = run(ON_DEMAND, node("node-0", LEAST), node("unmanaged", None), *pods)
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+def test_delete_considers_do_not_disrupt_on_nodes() -> None:
+    result = run(ON_DEMAND, *_two(*_three_pods(), annotate=1))
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+def test_delete_considers_do_not_disrupt_on_pods() -> None:
+    pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "true"}})
+    result = run(ON_DEMAND, *_two(*pods))
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+def test_delete_does_not_consolidate_do_not_disrupt_pods_with_termination_grace_period() -> None:
+    # "does not consolidate nodes with karpenter.sh/do-not-disrupt set to true on pods when
+    # the NodePool's TerminationGracePeriod is not nil": a grace period only lets
+    # eventual disruption (drift, expiration) past blocking pods; consolidation is
+    # graceful, so the model (which has no eventual disruption) gives the same answer.
+    dnd = {"karpenter.sh/do-not-disrupt": "true"}
+    result = run(ON_DEMAND, *_two(*_three_pods({0: dnd, 1: dnd, 2: dnd})))
+    assert result.deleted == [] and result.launched == []
+
+
+def test_delete_duration_do_not_disrupt_still_active() -> None:
+    # "does not consolidate nodes with pods that have a duration-based do-not-disrupt
+    # annotation that is still active"
+    pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "2m"}})
+    result = run(ON_DEMAND, *_two(*pods))
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+def test_delete_invalid_do_not_disrupt_is_not_blocking() -> None:
+    # "can delete nodes, considers invalid do-not-disrupt annotation format as not blocking"
+    pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "invalid-format"}})
+    result = run(ON_DEMAND, *_two(*pods))
+    assert result.deleted == ["node-1"] and result.launched == []
+
+
+def test_delete_evicts_pods_without_an_owner_ref() -> None:
+    result = run(ON_DEMAND, *_two(*_three_pods(owner_less=2)))
+    assert result.deleted == ["node-1"] and result.launched == []
+
+
+def test_delete_not_onto_a_destination_under_consolidate_after() -> None:
+    # "should not consolidate pods onto a destination node that is under its
+    # consolidateAfter window": nothing within the minute, node-1 goes after two.
+    settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
+                         "consolidateAfter": "1m", "budgets": [{"nodes": "100%"}]})
+    first = run(ON_DEMAND, *_two(*_three_pods()), settings=settings)
+    assert first.deleted == [] and first.launched == []
+    later = first.karpenter.loop([], 120.0)
+    assert sorted(d.node for d in later.scale_downs) == ["node-1"]
+    assert later.scale_ups == ()
+
+
+def test_delete_replace_cheaper_after_consolidate_after() -> None:
+    # "should replace a node with a cheaper one even when consolidateAfter has not
+    # expired": upstream steps the clock two minutes before reconciling.
+    settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
+                         "consolidateAfter": "1m", "budgets": [{"nodes": "100%"}]})
+    first = run(ON_DEMAND, node("node", MOST), pod("p", on="node"), settings=settings)
+    later = first.karpenter.loop([], 120.0)
+    assert [d.node for d in later.scale_downs] == ["node"]
+    assert len(later.scale_ups) == 1 and later.scale_ups[0].pool != MOST.name
+
+
+def test_delete_with_a_permanently_pending_pod() -> None:
+    # "can delete nodes with a permanently pending pod": a pod selecting a label no
+    # node or instance type has stays pending and blocks nothing.
+    pending = pod("pending", spec={"nodeSelector": {"non-existent": "node-label"}})
+    result = run(ON_DEMAND, *_two(*_three_pods(), pending))
+    assert result.deleted == ["node-1"] and result.launched == []
+    assert result.pending == ["default/pending"]
+
+
+def test_delete_wont_make_a_non_pending_pod_go_pending() -> None:
+    # "won't delete nodes if it would make a non-pending pod go pending": the pods
+    # select a label only their own node has.
+    nodes = [node("node-0", LEAST, labels={"foo": "1"}), node("node-1", LEAST, labels={"foo": "2"})]
+    pods = [pod(f"p{i}", on="node-0" if i < 2 else "node-1",
+                spec={"nodeSelector": {"foo": "1" if i < 2 else "2"}}) for i in range(3)]
+    result = run(ON_DEMAND, *nodes, *pods)
+    assert result.deleted == [] and result.launched == []
+
+
+# -- Context("Multi-NodeClaim"): three nodes of the most expensive type -------------
+
+@pytest.mark.parametrize("spot", ENTRIES)
+def test_multi_can_merge_3_nodes_into_1(spot: bool) -> None:
+    types = _types(spot)
+    nodes = [node(f"node-{i}", types[-1]) for i in range(3)]
+    pods = [pod(f"p{i}", on=f"node-{i}") for i in range(3)]
+    result = run(types, *nodes, *pods)
+    assert result.deleted == ["node-0", "node-1", "node-2"]
+    assert len(result.launched) == 1 and result.launched[0][1] == 1
+
+
+def test_multi_can_merge_3_nodes_into_1_with_spot_and_on_demand() -> None:
+    # "can merge 3 nodes into 1 if the candidates have both spot and on-demand"
+    types = [*ON_DEMAND, SPOT[-1]]
+    nodes = [node("node-0", SPOT[-1]), node("node-1", SPOT[-1]), node("node-2", MOST)]
+    pods = [pod(f"p{i}", on=f"node-{i}") for i in range(3)]
+    result = run(types, *nodes, *pods)
+    assert result.deleted == ["node-0", "node-1", "node-2"]
+    assert len(result.launched) == 1
+
+
+@pytest.mark.parametrize("spot", ENTRIES)
+def test_multi_wont_merge_2_nodes_into_1_of_the_same_type(spot: bool) -> None:
+    types = _types(not spot)  # upstream's Ternary picks the other capacity type
+    least = types[0]
+    nodes = [node("node-0", least), node("node-1", least)]
+    pods = [pod("p0", on="node-0"), pod("p1", on="node-1"), pod("p2", on="node-1")]
+    result = run(types, *nodes, *pods)
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+# -- Context("Topology Consideration"): zone 1 and 3 cheapest, zone 2 most expensive,
+#    one CPU allocatable each ---------------------------------------------------------
+
+ZONED = by_price([*assorted("test-zone-1"), *assorted("test-zone-2"),
+                  *assorted("test-zone-3")])
+
+
+def _cheapest(zone: str) -> InstanceType:
+    return next(t for t in ZONED if t.zone == zone)
+
+
+def _dearest(zone: str) -> InstanceType:
+    return [t for t in ZONED if t.zone == zone][-1]
+
+
+def test_topology_can_replace_node_maintaining_zonal_topology_spread() -> None:
+    labels = {"app": "test-zonal-spread"}
+    spread = {"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": labels}}]}
+    nodes = [node("node-0", _cheapest("test-zone-1"), cpu="1"),
+             node("node-1", _dearest("test-zone-2"), cpu="1"),
+             node("node-2", _cheapest("test-zone-3"), cpu="1")]
+    pods = [pod(f"p{i}", on=f"node-{i}", cpu="1", labels=labels, spec=spread)
+            for i in range(3)]
+    result = run(ZONED, *nodes, *pods)
+    assert result.deleted == ["node-1"]
+    assert len(result.launched) == 1
+    new = next(t for t in ZONED if t.name == result.launched[0][0])
+    assert new.zone == "test-zone-2"  # the skew stays 1, 1, 1
+
+
+def test_topology_wont_delete_node_if_it_would_violate_pod_anti_affinity() -> None:
+    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "test"}},
+         "topologyKey": "kubernetes.io/hostname"}]}}}
+    nodes = [node("node-0", _cheapest("test-zone-1"), cpu="1"),
+             node("node-1", _cheapest("test-zone-2"), cpu="1"),
+             node("node-2", _cheapest("test-zone-3"), cpu="1")]
+    pods = [pod(f"p{i}", on=f"node-{i}", cpu="1", spec=anti) for i in range(3)]
+    result = run(ZONED, *nodes, *pods)
+    assert result.deleted == [] and result.launched == []
