@@ -49,24 +49,27 @@ def _seconds(stamp: str) -> float:
 
 
 def run_admission(snapshot: KueueSnapshot, now: float,
-                  objects: list[KubeObject] | None = None) -> list[Decision]:
-    """Admission cycles until nothing changes: every decision made, in order, then the
-    last pending message of each workload still waiting (the conditions show it)."""
-    return admit_snapshot(snapshot, now, objects)[0]
+                  objects: list[KubeObject] | None = None,
+                  cycles: int | None = None) -> list[Decision]:
+    """Admission cycles until nothing changes (or at most ``cycles`` of them): every
+    decision made, in order, then the last pending message of each workload still
+    waiting (the conditions show it)."""
+    return admit_snapshot(snapshot, now, objects, cycles)[0]
 
 
 def admit_snapshot(snapshot: KueueSnapshot, now: float,
-                   objects: list[KubeObject] | None = None
+                   objects: list[KubeObject] | None = None,
+                   cycles: int | None = None
                    ) -> tuple[list[Decision], dict[str, tuple[TopologyAssignment | None, ...]]]:
     """``run_admission``, and the topologyAssignments the placement check computed for
     the workloads it placed (empty without the gate)."""
-    from dralab.queueing.kueue import admit_until_stable
+    from dralab.queueing.kueue import admit_cycles
 
     policy = kueue_policy(snapshot.config)
     placement = placement_check(snapshot, objects) if objects is not None else None
     # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
     policy.placement = placement
-    decisions = admit_until_stable(policy, snapshot.state, now)
+    decisions = admit_cycles(policy, snapshot.state, now, cycles)
     waiting = [Decision(key, pending=message)
                for key, message in sorted(policy.pending_messages.items())
                if key not in snapshot.state.admitted]
@@ -77,10 +80,13 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
 @click.command("admit", epilog=LIVE_HELP)
 @source_options
 @output_option
+@click.option("--cycles", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Run at most N admission cycles (one is one pass of Kueue's scheduler: "
+                   "one head per ClusterQueue). Default: until nothing changes.")
 @one_line_errors
 def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
-              output: str) -> None:
-    """Admit queued workloads as Kueue would, until nothing changes.
+              output: str, cycles: int | None) -> None:
+    """Admit queued workloads as Kueue would, until nothing changes (or N cycles).
 
     Inputs: Kueue objects (kueue.x-k8s.io v1beta1 or v1beta2: ResourceFlavor,
     ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology, Workload),
@@ -103,7 +109,7 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     warn_unused(docs, ADMIT)
     snapshot = read_snapshot(objects)
     moment = _latest_timestamp(objects)
-    decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects)
+    decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects, cycles)
     workloads = write_workloads(snapshot, decisions, moment, topology)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)

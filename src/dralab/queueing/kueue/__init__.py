@@ -4,7 +4,7 @@
 Kueue's scheduler (heads of the ClusterQueues, flavor assignment, quota with
 borrowing and lending in cohorts, classic or fair-sharing preemption); the
 decisions are applied to the state. ``admit_until_stable`` runs cycles until
-nothing changes.
+nothing changes; ``admit_cycles`` runs at most N of them.
 
 * ``quota``: ClusterQueues and cohorts as one quota tree, usage kept incrementally;
 * ``flavors``: flavor assignment with fungibility, taints and node labels;
@@ -18,6 +18,7 @@ from dralab.queueing.kueue.preemption import DEFAULT_FAIR_STRATEGIES, FairStrate
 from dralab.queueing.kueue.stable import (
     MAX_ADMISSION_CYCLES,
     AdmissionDidNotSettle,
+    admit_cycles,
     admit_until_stable,
 )
 
@@ -28,5 +29,6 @@ __all__ = [
     "AdmissionDidNotSettle",
     "FairStrategy",
     "KueuePolicy",
+    "admit_cycles",
     "admit_until_stable",
 ]

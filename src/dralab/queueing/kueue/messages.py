@@ -83,7 +83,8 @@ def local_queue_missing(name: str) -> str:
 
 
 def namespace_mismatch() -> str:
-    return "Workload namespace doesn't match ClusterQueue selector"
+    # Kueue's workload.ErrNamespaceMismatch (pkg/workload/resources.go).
+    return "workload namespace doesn't match ClusterQueue selector"
 
 
 def preemption_unplaceable(victims: int, why: str) -> str:

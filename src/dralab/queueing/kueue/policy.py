@@ -121,6 +121,9 @@ class KueuePolicy:
         self.fair_strategies: tuple[FairStrategy, ...] = tuple(fair_strategies)
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
+        # The preemptors of the last cycle and the message Kueue shows on each while its
+        # targets go ("<flavor assignment message>. Pending the preemption of N workload(s)").
+        self.preemption_messages: dict[str, str] = {}
         # Beyond Kueue's quota check: is the whole pod set placeable on the nodes now?
         # (None: quota only, as Kueue.) Asked before a workload is admitted (after its
         # victims are evicted, chosen so that it places); a message keeps it pending.
@@ -131,6 +134,7 @@ class KueuePolicy:
         self._queues: dict[str, _ClusterQueueQueue] = {}
         self._queued: dict[str, str] = {}        # pending key -> ClusterQueue whose heap has it
         self._blocked: dict[str, str] = {}       # key -> why it has no ClusterQueue to queue in
+        self._blocked_in: dict[str, str] = {}    # blocked key -> the ClusterQueue it names
         self._known: set[str] = set()
         self._now = 0.0
         # Evictions of this cycle: per ClusterQueue, the usage of it and its cohorts
@@ -155,6 +159,7 @@ class KueuePolicy:
         self._queues = {name: _ClusterQueueQueue() for name in sorted(state.cluster_queues)}
         self._queued.clear()
         self._blocked.clear()
+        self._blocked_in.clear()
         self._known = set(state.workloads)
         for key in sorted(state.admitted):
             admission = state.admitted[key]
@@ -193,6 +198,7 @@ class KueuePolicy:
         for key in self._known - workloads_now:
             self._queued.pop(key, None)
             self._blocked.pop(key, None)
+            self._blocked_in.pop(key, None)
             self.pending_messages.pop(key, None)
         self._known &= workloads_now
 
@@ -218,6 +224,7 @@ class KueuePolicy:
             return None
         if spec.namespaces is not None and workload.key.split("/", 1)[0] not in spec.namespaces:
             self._block(workload.key, messages.namespace_mismatch())
+            self._blocked_in[workload.key] = name  # Kueue lists it as inadmissible there
             return None
         return name
 
@@ -269,6 +276,21 @@ class KueuePolicy:
             heapq.heappop(heap)
         return None
 
+    def queue_contents(self, state: QueueingState) -> dict[str, tuple[list[str], list[str]]]:
+        """Per ClusterQueue, the pending workloads still in its queue (in queue order)
+        and those set aside as inadmissible (by key): Kueue's queue manager Dump and
+        DumpInadmissible. ClusterQueues with neither are left out."""
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        for name, queue in self._queues.items():
+            queued = [key for _, _, key in sorted(queue.heap)
+                      if self._queued.get(key) == name and key in state.workloads
+                      and key not in state.admitted]
+            parked = sorted({*queue.parked, *(k for k, q in self._blocked_in.items()
+                                              if q == name and k in self._blocked)})
+            if queued or parked:
+                out[name] = (list(dict.fromkeys(queued)), parked)
+        return out
+
     # -- the cycle ----------------------------------------------------------------------
     def cycle(self, state: QueueingState, now: float, *,
               state_unchanged: bool = False) -> list[Decision]:
@@ -283,6 +305,7 @@ class KueuePolicy:
         assert tree is not None and index is not None
         decisions: list[Decision] = []
         progressed = False
+        self.preemption_messages = {}
         for key in sorted(self._blocked):
             message = self._blocked[key]
             if self.pending_messages.get(key) != message:
@@ -347,6 +370,10 @@ class KueuePolicy:
                                                                message)
                     progressed |= self._not_admitted(entry, spec, message, decisions)
                     continue
+                # Kueue leaves the preemptor pending for this cycle with this message and
+                # admits it once its targets are gone; dralab admits it at once.
+                self.preemption_messages[entry.key] = (
+                    f"{assignment.message}. Pending the preemption of {len(targets)} workload(s)")
                 for target in targets:
                     self._evict(state, target.workload, target.reason, entry.key, decisions)
                 if not tree.fits(node, assignment.usage):  # targets were chosen to make room

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dralab.queueing.model import AdmissionPolicy, Decision, QueueingState
 
-__all__ = ["MAX_ADMISSION_CYCLES", "AdmissionDidNotSettle", "admit_until_stable"]
+__all__ = ["MAX_ADMISSION_CYCLES", "AdmissionDidNotSettle", "admit_cycles", "admit_until_stable"]
 
 # Kueue takes one workload per ClusterQueue per cycle, so a queue N deep needs about
 # N cycles (more with preemption); this bound only stops a policy that never settles.
@@ -46,3 +46,24 @@ def admit_until_stable(policy: AdmissionPolicy, state: QueueingState, now: float
         if not progressed:
             return decisions
     raise AdmissionDidNotSettle(max_cycles, decisions)
+
+
+def admit_cycles(policy: AdmissionPolicy, state: QueueingState, now: float,
+                 cycles: int | None = None) -> list[Decision]:
+    """At most ``cycles`` admission cycles (one is one pass of Kueue's scheduler, as
+    Kueue's TestSchedule runs it), fewer if one changes nothing; ``None``: until
+    nothing changes (``admit_until_stable``). Every decision, in order."""
+    if cycles is None:
+        return admit_until_stable(policy, state, now)
+    if cycles < 1:
+        raise ValueError(f"cycles must be at least 1, not {cycles}")
+    decisions: list[Decision] = []
+    for _ in range(cycles):
+        made = policy.cycle(state, now)
+        decisions.extend(made)
+        progressed = getattr(policy, "progressed", None)
+        if progressed is None:
+            progressed = any(d.admitted is not None or d.preempted for d in made)
+        if not progressed:
+            break
+    return decisions
