@@ -32,6 +32,17 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from tests.peers.kueue.schedule_builders import (
+    NO_SCHEDULE,
+    cq,
+    fq,
+    fungibility,
+    group,
+    milli,
+    preemption,
+    ps,
+    rf,
+)
 
 from dralab.cli.main import cli
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
@@ -43,17 +54,6 @@ from dralab.queueing.model import (
     PodSetRequest,
     QueueingState,
     WorkloadSpec,
-)
-from tests.peers.kueue.schedule_builders import (
-    NO_SCHEDULE,
-    cq,
-    fq,
-    fungibility,
-    group,
-    milli,
-    preemption,
-    ps,
-    rf,
 )
 
 FILE = "pkg/scheduler/scheduler_test.go"
@@ -182,7 +182,8 @@ def _shape(admission: Admission) -> tuple[str, tuple[PodSetFlavors, ...]]:
         for p in admission.pod_sets)
 
 
-def _want_shape(want: tuple[str, tuple[PodSetFlavors, ...]]) -> tuple[str, tuple[PodSetFlavors, ...]]:
+def _want_shape(want: tuple[str, tuple[PodSetFlavors, ...]]
+                ) -> tuple[str, tuple[PodSetFlavors, ...]]:
     return _shape(_admission(*want))
 
 
