@@ -32,7 +32,13 @@ from .resource import (
 )
 from .scheduling import PodGroup, Workload
 from .service import Service
-from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from .storage import (
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from .versions import Resolution, Served, missing_api_version, resolve, to_v1
 from .workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
@@ -46,7 +52,7 @@ KINDS: tuple[type[KubeObject], ...] = (
     DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule,
     Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
     Namespace, PodGroup, Workload, Service,
-    PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode,
+    PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, VolumeAttachment,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
 # The version each modelled kind is decoded into; older served versions convert to it.

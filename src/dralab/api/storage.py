@@ -1,9 +1,10 @@
 """The volume kinds kube-scheduler's volume plugins read: core/v1 PersistentVolumeClaim and
-PersistentVolume, storage.k8s.io/v1 StorageClass and CSINode.
+PersistentVolume, storage.k8s.io/v1 StorageClass, CSINode and VolumeAttachment.
 
 Only the fields the scheduler reads are typed (access modes, the claim's class and bound
 volume, the volume's node affinity, class and CSI driver, the class's binding mode and
-allowed topologies, CSINode's per-driver attach limit). Everything else (capacity, status
+allowed topologies, CSINode's per-driver attach limit, a VolumeAttachment's attacher, node
+and PersistentVolume). Everything else (capacity, status
 conditions, parameters, ...) is carried in ``raw`` and written back unchanged.
 """
 
@@ -30,6 +31,9 @@ __all__ = [
     "StorageClass",
     "TopologySelectorLabelRequirement",
     "TopologySelectorTerm",
+    "VolumeAttachment",
+    "VolumeAttachmentSource",
+    "VolumeAttachmentSpec",
     "VolumeNodeAffinity",
     "VolumeNodeResources",
 ]
@@ -131,3 +135,24 @@ class CSINode(KubeObject, frozen=True):
     KIND: ClassVar[str] = "CSINode"
 
     spec: CSINodeSpec = CSINodeSpec()
+
+
+class VolumeAttachmentSource(Spec, frozen=True):
+    # None: an inline volume's attachment (inlineVolumeSpec, kept in raw).
+    persistent_volume_name: str | None = None
+
+
+class VolumeAttachmentSpec(Spec, frozen=True):
+    attacher: str = ""
+    node_name: str = ""
+    source: VolumeAttachmentSource = VolumeAttachmentSource()
+
+
+class VolumeAttachment(KubeObject, frozen=True):
+    """A CSI volume attached (or being attached) to a node: NodeVolumeLimits counts it
+    against the attacher's limit on ``spec.nodeName`` even when no pod there uses it."""
+
+    API_VERSION: ClassVar[str] = "storage.k8s.io/v1"
+    KIND: ClassVar[str] = "VolumeAttachment"
+
+    spec: VolumeAttachmentSpec = VolumeAttachmentSpec()

@@ -62,7 +62,13 @@ from dralab.api.resource import (
     ResourceSlice,
 )
 from dralab.api.scheduling import PodGroup
-from dralab.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from dralab.api.storage import (
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 from .apitime import RunClock
 from .events import (
@@ -99,7 +105,8 @@ from .table import Table
 
 __all__ = ["ClusterState", "VolumeObject", "slice_owner"]
 
-VolumeObject = PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
+VolumeObject = (PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
+                | VolumeAttachment)
 
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 _REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -190,7 +197,8 @@ class ClusterState:
         self._service_selectors: dict[str, dict[str, dict[str, str]]] = {}
         self._controller_selectors: dict[tuple[str, str, str], Any] = {}
         # The volume plugins' listers: (kind, namespace, name) -> a PersistentVolumeClaim,
-        # PersistentVolume, StorageClass or CSINode (namespace "" for the cluster-scoped).
+        # PersistentVolume, StorageClass, CSINode or VolumeAttachment (namespace "" for the
+        # cluster-scoped).
         self._volume_objects: dict[tuple[str, str, str], VolumeObject] = {}
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()

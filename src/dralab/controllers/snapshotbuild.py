@@ -46,7 +46,13 @@ from dralab.api.resource import (
 from dralab.api.resourcedefaults import default_claim_spec
 from dralab.api.scheduling import PodGroup
 from dralab.api.service import Service
-from dralab.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from dralab.api.storage import (
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from dralab.api.workloads import ReplicaSet, StatefulSet
 from dralab.cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
 
@@ -147,7 +153,8 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
             cluster.add_pod_group(_normalise_pod_group(obj, names))
         elif isinstance(obj, Namespace):
             cluster.add_namespace(obj)
-        elif isinstance(obj, PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode):
+        elif isinstance(obj, PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
+                        | VolumeAttachment):
             cluster.put_volume_object(obj)
         elif isinstance(obj, Service):
             cluster.set_service_selector(obj.metadata.namespace or "default", obj.name,

@@ -1,10 +1,10 @@
 """Discovery and paginated lists: every kind dralab models, in a version the server serves.
 
 The kinds: core (Namespace, Node, Pod, Service, PersistentVolumeClaim, PersistentVolume),
-storage.k8s.io (StorageClass, CSINode), scheduling.k8s.io, resource.k8s.io, apps,
-batch, Kueue's CRDs and the operator workloads ``dralab migrate`` converts (JobSet,
-LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService); a group the server
-does not serve (CRDs not installed) is skipped, unless a verb requires it.
+storage.k8s.io (StorageClass, CSINode, VolumeAttachment), scheduling.k8s.io,
+resource.k8s.io, apps, batch, Kueue's CRDs and the operator workloads ``dralab migrate``
+converts (JobSet, LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService); a
+group the server does not serve (CRDs not installed) is skipped, unless a verb requires it.
 
 Each kind is listed cluster-wide (all namespaces: claims and pods of every namespace
 hold devices and node capacity) in the first version of its preference list that the
@@ -60,6 +60,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", ("v1",), "persistentvolumes", "PersistentVolume"),
     Resource("storage.k8s.io", ("v1",), "storageclasses", "StorageClass"),
     Resource("storage.k8s.io", ("v1",), "csinodes", "CSINode"),
+    # NodeVolumeLimits counts attachments against a node's limit.
+    Resource("storage.k8s.io", ("v1",), "volumeattachments", "VolumeAttachment"),
     Resource("scheduling.k8s.io", ("v1",), "priorityclasses", "PriorityClass"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "workloads", "Workload"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "podgroups", "PodGroup"),
