@@ -289,3 +289,173 @@ def test_topology_wont_delete_node_if_it_would_violate_pod_anti_affinity() -> No
     pods = [pod(f"p{i}", on=f"node-{i}", cpu="1", spec=anti) for i in range(3)]
     result = run(ZONED, *nodes, *pods)
     assert result.deleted == [] and result.launched == []
+
+
+# -- Context("Preferences"): upstream runs these with --preference-policy=Ignore, which
+#    is the model's only behaviour (it places pods by Filter plugins; preferred
+#    affinities are Score plugins). Karpenter's default, Respect, is a known difference.
+
+def test_preferences_deletion_when_ignoring_preferences() -> None:
+    anti = {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "foo"}},
+                                          "topologyKey": "kubernetes.io/hostname"}}]}}}
+    nodes = [node(f"node-{i}", LEAST, cpu="5") for i in range(2)]
+    pods = [pod(f"p{i}", on="node-0" if i < 2 else "node-1", owner=None,
+                labels={"app": "foo"}, spec=anti) for i in range(3)]
+    result = run(ON_DEMAND, *nodes, *pods)
+    assert result.deleted == ["node-1"] and result.launched == []
+
+
+def test_preferences_replacement_when_ignoring_preferences() -> None:
+    prefer = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [
+            {"key": "node.kubernetes.io/instance-type", "operator": "In",
+             "values": [MOST.name]}]}}]}}}
+    result = run(ON_DEMAND, node("node", MOST), pod("p", on="node", owner=None,
+                                                     labels={"app": "foo"}, spec=prefer))
+    assert result.deleted == ["node"]
+    assert len(result.launched) == 1 and result.launched[0][0] != MOST.name
+
+
+# -- The cases a one-NodePool offline model cannot run, each with its reason ---------
+
+EVENTS = "asserts Kubernetes events, which the model does not emit (it returns decisions)"
+METRICS = "asserts Prometheus metrics of the disruption controller, not modelled"
+POOLS = "needs several NodePools (the model is one NodePool over the Fleet's pools)"
+MARKED = "asserts the controller's internal 'consolidated' memo, not a decision"
+OFFERINGS = ("needs per-offering prices and spot-to-spot rules (zone x capacity type "
+             "offerings, minValues); the model has one price per instance type")
+PDB = "needs PodDisruptionBudgets, which dralab does not read"
+VALIDATION = ("needs the command's 15 s validation wait with pods arriving during it "
+              "(the controller's asynchronous queue)")
+INIT = "needs NodeClaim initialization state, which dralab's nodes do not carry"
+START = "needs pod start times against a wall clock (the model's clock is relative)"
+LIFETIME = "needs expireAfter and NodeClaim ages (node lifetime), not modelled"
+RESERVED = "needs reserved-capacity offerings, not modelled"
+BUFFER = "needs CapacityBuffer pods, a kind dralab does not read"
+STATIC = "needs a static NodePool (spec.replicas), not modelled"
+QUEUE = "needs the orchestration queue running concurrently with provisioning"
+
+SKIPPED = [
+    ("Events/should not fire an event for ConsolidationDisabled when the NodePool has "
+     "consolidation set to WhenEmptyOrUnderutilized", EVENTS),
+    ("Events/should fire an event for ConsolidationDisabled when the NodePool has "
+     "consolidation set to WhenEmpty", EVENTS),
+    ("Events/should fire an event for ConsolidationDisabled when the NodePool has "
+     "consolidateAfter set to 'Never'", EVENTS),
+    ("Events/should fire an event when a candidate does not have a resolvable instance type",
+     EVENTS),
+    ("Events/should fire an event when a candidate does not have the capacity type label",
+     EVENTS),
+    ("Events/should fire an event when a candidate does not have the zone label", EVENTS),
+    ("Metrics/should correctly report eligible nodes", METRICS),
+    *[(f"Metrics/should correctly report invalidated commands for {kind} disruption/{entry}",
+       METRICS)
+      for kind, entries in (
+          ("emptiness", ("when a candidate is blocked by budgets",
+                         "when candidates are filtered out due to pod churn",
+                         "when candidates are filtered out due to candidate being nominated")),
+          ("multi node", ("when candidates are blocked by budgets",
+                          "when candidates are filtered out due to pod churn",
+                          "when candidates are filtered out due to candidate being nominated")),
+          ("single node", ("when a candidate is blocked by budgets",
+                           "when candidates are filtered out due to pod churn",
+                           "when candidates are filtered out due to candidate being "
+                           "nominated")))
+      for entry in entries],
+    ("Budgets/should allow 2 nodes from each nodePool to be deleted", POOLS),
+    ("Budgets/should allow all nodes from each nodePool to be deleted", POOLS),
+    ("Budgets/should allow no nodes from each nodePool to be deleted", POOLS),
+    *[(f"Budgets/should not mark {kind} consolidated if {what}", MARKED)
+      for kind in ("empty node", "multi node", "single node")
+      for what in ("the candidates can't be disrupted due to budgets with one nodepool",
+                   "all candidates can't be disrupted due to budgets with many nodepools")],
+    ("Replace/cannot replace spot with spot if less than minimum InstanceTypes flexibility",
+     OFFERINGS),
+    ("Replace/cannot replace spot with spot if the spotToSpotConsolidation is disabled",
+     OFFERINGS),
+    ("Replace/cannot replace spot with spot if it is part of the 15 cheapest instance types.",
+     OFFERINGS),
+    ("Replace/spot to spot consolidation should order the instance types by price before "
+     "enforcing minimum flexibility.", OFFERINGS),
+    ("Replace/spot to spot consolidation should consider the max of default and minimum "
+     "number of instanceTypeOptions from minValues in requirement for truncation if minimum "
+     "number of instanceTypeOptions from minValues in requirement is greater than 15.",
+     OFFERINGS),
+    ("Replace/should handle failing filterOutSameInstanceType correctly (without a panic) "
+     "when minValues isn't satisfied", OFFERINGS),
+    ("Replace/spot to spot consolidation should consider the default for truncation if "
+     "minimum number of instanceTypeOptions from minValues in requirement is less than 15.",
+     OFFERINGS),
+    *[(f"Replace/{table}/{entry}", reason)
+      for table, reason in (
+          ("Consolidation should fail if filterByPrice breaks the minimum requirement from "
+           "the NodePools.", OFFERINGS),
+          ("can replace nodes if another nodePool returns no instance types", POOLS),
+          ("can replace nodes, considers PDB", PDB),
+          ("can replace nodes, considers PDB policy", PDB),
+          ("can replace nodes, PDB namespace must match", PDB))
+      for entry in ("if the candidate is on-demand node", "if the candidate is spot node")],
+    ("Replace/won't replace node if any spot replacement is more expensive", OFFERINGS),
+    ("Replace/won't replace on-demand node if on-demand replacement is more expensive",
+     OFFERINGS),
+    ("Delete/does not delete nodes with pod churn, deletes nodes without pod churn",
+     VALIDATION),
+    ("Delete/can delete nodes if another nodePool has no node template", POOLS),
+    ("Delete/can delete nodes, considers PDB", PDB),
+    ("Delete/does not consolidate nodes with pods with blocking PDBs when the NodePool's "
+     "TerminationGracePeriod is not nil", PDB),
+    ("Delete/can consolidate nodes after duration-based do-not-disrupt annotation expires",
+     START),
+    ("Delete/won't delete node if it would require pods to schedule on an uninitialized node",
+     INIT),
+    ("Delete/should consolidate pods onto a destination node with consolidateAfter set to "
+     "Never", POOLS),
+    ("Delete/should consider initialized nodes before uninitialized nodes", INIT),
+    ("Delete/can delete nodes while an invalid node pool exists", POOLS),
+    ("TTL/should wait for the node TTL for non-empty nodes before consolidating", VALIDATION),
+    ("TTL/should not consolidate if the action picks different instance types after the "
+     "node TTL wait", VALIDATION),
+    ("TTL/should not consolidate if the action becomes invalid during the node TTL wait",
+     VALIDATION),
+    ("TTL/should not replace node if a pod schedules with karpenter.sh/do-not-disrupt set to "
+     "true during the TTL wait", VALIDATION),
+    ("TTL/should not replace node if a pod schedules with a blocking PDB during the TTL wait",
+     VALIDATION),
+    ("TTL/should not delete node if pods schedule with karpenter.sh/do-not-disrupt set to "
+     "true during the TTL wait", VALIDATION),
+    ("TTL/should not delete node if pods schedule with a blocking PDB during the TTL wait",
+     VALIDATION),
+    *[(f"Multi-NodeClaim/{table}/{entry}", VALIDATION)
+      for table in ("should wait for the node TTL for non-empty nodes before consolidating "
+                    "(multi-node)",
+                    "should consolidate multiple empty nodes via multi-nodeclaim consolidation",
+                    "should continue to single nodeclaim consolidation when multi-nodeclaim "
+                    "consolidation fails validation after the node ttl")
+      for entry in ("if the candidate is on-demand node", "if the candidate is spot node")],
+    ("Node Lifetime Consideration/should consolidate the node with best savings ratio first",
+     LIFETIME),
+    ("Parallelization/should not schedule an additional node when receiving pending pods "
+     "while consolidating", QUEUE),
+    ("Parallelization/should not consolidate a node that is launched for pods on a deleting "
+     "node", QUEUE),
+    ("Reserved Capacity/can consolidate from one reserved offering to another", RESERVED),
+    ("Reserved Capacity/can consolidate into reserved capacity for the same instance pool/"
+     "from on-demand", RESERVED),
+    ("Reserved Capacity/can consolidate into reserved capacity for the same instance pool/"
+     "from spot", RESERVED),
+    ("MinValuesPolicy/should not consolidate a node by relaxing min values when policy is set "
+     "to BestEffort", OFFERINGS),
+    ("Buffer Pods/should not empty-consolidate a node with only buffer pods", BUFFER),
+    ("Buffer Pods/should allow consolidation of a node with real pods and buffer pods to a "
+     "cheaper instance", BUFFER),
+    ("Buffer Pods/should skip buffer-only nodes in single-node consolidation but protect via "
+     "emptiness", BUFFER),
+    ("Buffer Pods/should consolidate a buffer node once buffer pods are cleared", BUFFER),
+    ("Static NodePool/should not consolidate static NodePool nodes", STATIC),
+]
+
+
+@pytest.mark.parametrize("reason", [pytest.param(r, id=case) for case, r in SKIPPED])
+def test_not_expressible(reason: str) -> None:
+    pytest.skip(reason)
