@@ -28,10 +28,11 @@ nodes that arrived (``nodes_ready``).
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.gcpause import gc_paused
+from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
@@ -39,10 +40,19 @@ from dralab.scheduler import Scheduler
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .eligibility import Unremovable, is_ready
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
-from .expanders import EXPANDERS, READS, choose
-from .groups import NodeGroup, TemplateNodes, node_groups, pool_sizes, template_signatures
+from .expanders import choose, expander_error, measures_for
+from .groups import (
+    NodeExample,
+    NodeGroup,
+    TemplateNodes,
+    example_of,
+    node_groups,
+    pool_sizes,
+    template_signatures,
+)
+from .limits import ScaleUpBudget
 from .scaledown import unneeded_nodes
-from .units import PodUnit, pod_units, topology_sensitive
+from .units import PodUnit, is_daemon_pod, is_mirror_pod, pod_units, topology_sensitive
 from .utilization import GPU_LABELS, PoolCache
 
 __all__ = ["DEFAULT_MAX_CORES_TOTAL", "DEFAULT_MAX_MEMORY_TOTAL", "AutoscalerOptions",
@@ -83,6 +93,12 @@ class AutoscalerOptions:
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
+    # --enforce-node-group-min-size: scale groups below their min size up to it.
+    enforce_node_group_min_size: bool = False
+    # The priority expander's configuration (CA's cluster-autoscaler-priority-expander
+    # ConfigMap, "priorities": priority -> regular expressions on group names); None:
+    # the pools' autoscaling.priority.
+    expander_priorities: Mapping[int, tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -96,9 +112,9 @@ class AutoscalerOptions:
         if self.max_nodes_total < 0:
             raise ValueError(f"max_nodes_total must be 0 (no limit) or more, not "
                              f"{self.max_nodes_total}")
-        if self.expander not in EXPANDERS:
-            raise ValueError(f"unknown expander {self.expander!r} "
-                             f"(known: {', '.join(EXPANDERS)})")
+        problem = expander_error(self.expander)
+        if problem is not None:
+            raise ValueError(problem)
 
 
 @dataclass(slots=True)
@@ -108,12 +124,19 @@ class _InFlight:
     ready_at: float
 
 
-def pending_reason(unit: PodUnit, options: Sequence[Estimate]) -> str:
-    """Why no group helps ``unit`` (``options``: every group's estimate)."""
+def pending_reason(unit: PodUnit, options: Sequence[Estimate],
+                   limited: Mapping[str, str] | None = None) -> str:
+    """Why no group helps ``unit`` (``options``: every group's estimate; ``limited``:
+    groups left out for a cluster-wide limit, with CA's reason)."""
     full = sorted(o.group.name for o in options if unit.name in o.at_max)
     if full:
         by_name = {o.group.name: o.group for o in options}
         return "; ".join(max_size_reason(by_name[n]) for n in full)
+    if limited:
+        helpable = sorted(o.group.name for o in options if unit.name in {
+            u.name for u in o.units} and o.group.name in limited)
+        if helpable:
+            return "; ".join(f"{n}: {limited[n]}" for n in helpable)
     if not options:
         return "no node group fits: the fleet has no autoscaled pool"
     reasons = [f"{o.group.name}: {o.blocked.get(unit.name, 'does not fit')}"
@@ -129,6 +152,9 @@ class ClusterAutoscaler:
     fleet: Fleet
     options: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
+    # The cluster's DaemonSets: their pods come with a template node built from the
+    # Fleet (a template copied from a real node takes that node's DaemonSet pods).
+    daemon_sets: tuple[DaemonSet, ...] = ()
     _templates: TemplateNodes | None = None
     _in_flight: list[_InFlight] = field(default_factory=list)
     _unneeded_since: dict[str, float] = field(default_factory=dict)
@@ -163,8 +189,28 @@ class ClusterAutoscaler:
         if self._templates is None:
             cluster = self.scheduler.cluster
             self._templates = TemplateNodes(self.fleet, self._cluster_sizes(),
-                                            cluster.node_names(), self.fleet_seed)
+                                            cluster.node_names(), self.fleet_seed,
+                                            self._examples(), self.daemon_sets)
         return self._templates
+
+    def _examples(self) -> dict[str, NodeExample]:
+        """Per autoscaled pool, the real node CA would build its template from, with
+        its slices and the DaemonSet and mirror pods on it."""
+        cluster = self.scheduler.cluster
+        nodes = [cluster.nodes[n].node for n in cluster.node_names()]
+        out: dict[str, NodeExample] = {}
+        for pool in self.fleet.spec.pools:
+            if pool.autoscaling is None:
+                continue
+            node = example_of(nodes, pool.name)
+            if node is None:
+                continue
+            name = node.metadata.name or ""
+            pods = tuple(p.pod for p in cluster.nodes[name].pods
+                         if (is_daemon_pod(p.pod) or is_mirror_pod(p.pod))
+                         and not p.pod.metadata.deletion_timestamp)
+            out[pool.name] = NodeExample(node, cluster.slices_of(name), pods)
+        return out
 
     # --- the loop -----------------------------------------------------------------------
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:
@@ -191,13 +237,20 @@ class ClusterAutoscaler:
             # no trace on its nodes (their tries were undone).
             cache: dict[str, tuple[int, Estimate]] = {}
             stalled: set[str] = set()
-            reads = READS.get(self.options.expander, frozenset())
+            reads = measures_for(self.options.expander)
             limit = self.options.max_nodes_per_scale_up
+            budget = self._budget(templates)
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
                 alike: dict[tuple[bytes, int, int], Estimate] = {}
+                # Groups the cluster-wide limits leave no node for (CA skips them).
+                caps: dict[str, int | None] = {}
+                limited: dict[str, str] = {}
                 for g in ordered:
+                    caps[g.name], why = budget.allowed(templates.node(g.name, 0)[0])
+                    if why:
+                        limited[g.name] = why
                     hit = cache.get(g.name)
                     if hit is None or hit[0] != offsets[g.name]:
                         twin_key = (signatures[g.name], g.room - offsets[g.name],
@@ -211,15 +264,20 @@ class ClusterAutoscaler:
                         if twin_key is not None:
                             alike.setdefault(twin_key, option)
                     options.append(hit[1])
-                helpful = [o for o in options if o.units and o.group.name not in stalled]
+                helpful = [o for o in options if o.units and o.group.name not in stalled
+                           and o.group.name not in limited]
                 if not helpful:
                     for unit in units:
-                        blocked[unit.name] = pending_reason(unit, options)
+                        blocked[unit.name] = pending_reason(unit, options, limited)
                     break
-                best = choose(self.options.expander, helpful, self._rng)
+                best = choose(self.options.expander, helpful, self._rng,
+                              self.options.expander_priorities)
+                # The limits cap the chosen option (CA: applyLimits, GetCappedNewNodeCount).
+                cap = caps[best.group.name]
+                capped = limit if cap is None else (min(limit, cap) if limit else cap)
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True, measures=(),
-                                max_nodes=limit)
+                                max_nodes=capped)
                 if not kept.units:
                     # A reused estimate that no longer holds: estimate the group
                     # afresh, and leave it out until something else moves.
@@ -228,13 +286,16 @@ class ClusterAutoscaler:
                     continue
                 stalled.clear()
                 offsets[best.group.name] += len(kept.nodes)
-                ups.append(ScaleUp(best.group.name, len(kept.nodes), tuple(kept.pods),
+                budget.add(templates.node(best.group.name, 0)[0], kept.node_count)
+                ups.append(ScaleUp(best.group.name, kept.node_count, tuple(kept.pods),
                                    now + best.group.provisioning_delay, tuple(kept.nodes)))
                 helped = {u.name for u in kept.units}
                 units = [u for u in units if u.name not in helped]
                 for name, (_, option) in list(cache.items()):
                     if any(u.name in helped for u in option.units):
                         del cache[name]
+            if self.options.enforce_node_group_min_size:
+                ups += self._up_to_min_size(groups, offsets, budget, templates, now)
         finally:
             scheduler.revert()
         pending_pods = tuple(PendingPod(key, reason) for unit in pod_units(
@@ -253,6 +314,39 @@ class ClusterAutoscaler:
             unneeded, scale_downs, unremovable = self._scale_down(groups, now)
         return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming),
                              unremovable)
+
+    def _budget(self, templates: TemplateNodes) -> ScaleUpBudget:
+        """What --max-nodes-total, --cores-total and --memory-total leave: the cluster's
+        nodes and those being provisioned count."""
+        opts = self.options
+        cluster = self.scheduler.cluster
+        budget = ScaleUpBudget(opts.max_nodes_total, opts.cores_total[1], opts.memory_total[1],
+                               (i.node for i in cluster.nodes.values()))
+        for flight in self._in_flight:
+            budget.add(templates.node(flight.pool, 0)[0], flight.nodes)
+        return budget
+
+    def _up_to_min_size(self, groups: dict[str, NodeGroup], offsets: dict[str, int],
+                        budget: ScaleUpBudget, templates: TemplateNodes, now: float
+                        ) -> list[ScaleUp]:
+        """--enforce-node-group-min-size (CA's ScaleUpToNodeGroupMinSize): each group
+        whose size, nodes in flight and this loop's scale-ups included, is under its
+        min size grows to it, within the limits."""
+        ups: list[ScaleUp] = []
+        for group in sorted(groups.values(), key=lambda g: g.name):
+            target = group.size + offsets[group.name]
+            missing = group.min_size - target
+            if missing <= 0:
+                continue
+            template = templates.node(group.name, 0)[0]
+            cap, _ = budget.allowed(template)
+            add = missing if cap is None else min(missing, cap)
+            if add <= 0:
+                continue
+            budget.add(template, add)
+            offsets[group.name] += add
+            ups.append(ScaleUp(group.name, add, (), now + group.provisioning_delay))
+        return ups
 
     def _signatures(self, units: Sequence[PodUnit]) -> dict[str, bytes]:
         """Template signatures for sharing estimates between alike groups; none when a

@@ -4,26 +4,41 @@ need, simulated with the scheduler's own plugins on a fork of the cluster.
 Units go in Cluster Autoscaler's order (largest first: CPU and memory requests
 relative to the template node, then arrival). Each pod tries the nodes this
 estimate added (an equivalence class skips those it already failed on: nodes
-only fill up), else one more template node if the group has room. A pod that
-does not fit a fresh template node cannot be helped by the group, nor can its
+only fill up -- except for pods with topology spread or pod affinity, whose
+answer can turn), else one more template node if the group has room. A new
+node first gets the pods that come with it (DaemonSet pods, ``TemplateNodes.
+pods``), placed by the scheduler, before any pending pod. A pod that does not
+fit a fresh template node cannot be helped by the group, nor can its
 equivalents; one that would fit but finds the group at its max size is blocked
 by "max size N reached". A gang is placed whole or not at all (a nested fork).
 
-The ``Estimate`` also measures the new nodes for the expanders: CA's least-waste
-score (unused CPU and memory fractions, plus unused GPU capacity, 1 - the mean
-DRA utilisation of nodes with slices) and the FGD fragmentation of the new
-nodes towards the helped pods' shapes (stranded milli-GPU).
+As CA's binpacking estimator (estimator/binpacking_estimator.go), a pod with a
+hostname topology spread constraint that the newest node rejects for the
+constraint may go to any other node, the cluster's own included (a new domain
+can lift the global minimum); the estimate's node count is every node that took
+a pod, cluster nodes included, as CA counts it.
+
+The ``Estimate`` also measures the option for the expanders: CA's least-waste
+score (unused CPU and memory fractions: the helped pods' requests against the
+template's capacity times the node count), the unused DRA capacity of the new
+nodes (1 - their mean DRA utilisation; only ``least-waste-dra`` reads it) and
+the FGD fragmentation of the new nodes towards the helped pods' shapes.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
+from dralab.api.core import Pod
 from dralab.cluster import PodInfo
+from dralab.cluster.records import raw_spec_field
+from dralab.controllers.resourceclaims import ensure_pod_claims
 from dralab.policies.frag import Shape, TargetWorkload, node_fragmentation
 from dralab.scheduler import Scheduler
+from dralab.scheduler.plugins.podtopologyspread import ERR_REASON_CONSTRAINTS_NOT_MATCH
 
 from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes
@@ -72,6 +87,14 @@ class Estimate:
     waste: float = 0.0
     fragmentation: float = 0.0
     max_nodes: int = 0  # the limiter's cap it was made with (0: none)
+    # Cluster nodes that took pods of this estimate (hostname topology spread).
+    existing: list[str] = field(default_factory=list)
+    dra_waste: float = 0.0
+
+    @property
+    def node_count(self) -> int:
+        """CA's estimated node count: the new nodes and the cluster's that took pods."""
+        return len(self.nodes) + len(self.existing)
 
     @property
     def pods(self) -> list[str]:
@@ -93,7 +116,18 @@ def as_group(option: Estimate, group: NodeGroup) -> Estimate:
     blocked = {k: renamed.get(v, v) for k, v in option.blocked.items()}
     return Estimate(group, list(option.nodes), list(option.units), blocked,
                     set(option.at_max), option.waste, option.fragmentation,
-                    option.max_nodes)
+                    option.max_nodes, list(option.existing), option.dra_waste)
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _hostname_spread(pod: Pod) -> bool:
+    """Whether a topology spread constraint of the pod is per node (CA's
+    isPodUsingHostNameTopologyKey)."""
+    constraints = raw_spec_field(pod, "topologySpreadConstraints")
+    return isinstance(constraints, list) and any(
+        isinstance(c, dict) and c.get("topologyKey") == HOSTNAME for c in constraints)
 
 
 def _size_score(info: PodInfo, cpu: int, memory: int) -> float:
@@ -136,19 +170,49 @@ class _Packer:
         # leaves it empty, and adding and removing nodes again and again would make
         # the DRA plugin re-index their slices each time.
         self.spare: str | None = None
+        # Cluster nodes (not added here) that took pods of this estimate.
+        self.existing: list[str] = []
+        self.monotone: dict[Hashable, bool] = {}
+        self._rng = random.Random(f"template-pods:{group.name}:{offset}")
 
     def _spare(self) -> str:
         if self.spare is None:
-            node, slices = self.templates.node(self.group.name,
-                                               self.offset + len(self.nodes))
-            self.scheduler.cluster.add_node(node, slices)
+            index = self.offset + len(self.nodes)
+            node, slices = self.templates.node(self.group.name, index)
+            cluster = self.scheduler.cluster
+            cluster.add_node(node, slices)
             self.spare = node.metadata.name or ""
+            for pod in self.templates.pods(self.group.name, index):
+                self._place_template_pod(pod, self.spare)
         return self.spare
+
+    def _place_template_pod(self, pod: Pod, node: str) -> None:
+        """A pod that comes with a fresh node, placed there by the scheduler (its claims
+        allocated on the node's devices); one the scheduler rejects is counted on the
+        node all the same, as CA force-adds a template's pods."""
+        cluster = self.scheduler.cluster
+        if f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}" in cluster.pods:
+            return
+        info = ensure_pod_claims(cluster, cluster.add_pod(pod), self._rng)
+        if place_pod(self.scheduler, info, (node,)).node is None:
+            cluster.assume_pod(info, node)
+
+    def _is_monotone(self, info: PodInfo, key: Hashable) -> bool:
+        """Whether a node that rejected the pod rejects it for the rest of the estimate:
+        not so with topology spread or pod affinity, which more pods can satisfy."""
+        known = self.monotone.get(key)
+        if known is None:
+            affinity = raw_spec_field(info.pod, "affinity")
+            known = not raw_spec_field(info.pod, "topologySpreadConstraints") and not (
+                isinstance(affinity, dict) and affinity.get("podAffinity"))
+            self.monotone[key] = known
+        return known
 
     def _try_added(self, info: PodInfo, key: Hashable, shared: bool) -> bool:
         """Place ``info`` on the first node this estimate added that takes it, skipping
         those known to reject it. True when placed."""
-        start = self.first_open.get(key, 0)
+        monotone = self._is_monotone(info, key)
+        start = self.first_open.get(key, 0) if monotone else 0
         nodes = self.nodes
         if start >= len(nodes):
             return False
@@ -157,7 +221,7 @@ class _Packer:
             self.first_open[key] = len(nodes)
             return False
         fkey = None
-        if shared:
+        if shared and monotone:
             fns = self.key_fns.get(id(prepared.framework))
             if fns is None:
                 fns = self.key_fns[id(prepared.framework)] = dry_run_key_fns(prepared.framework)
@@ -170,7 +234,25 @@ class _Packer:
         self.first_open[key] = at
         if fkey is not None:
             self.first_open_filter[fkey] = at
+        if outcome.node is None and outcome.reason.endswith(ERR_REASON_CONSTRAINTS_NOT_MATCH) \
+                and _hostname_spread(info.pod):
+            return self._try_elsewhere(info)
         return outcome.node is not None
+
+    def _try_elsewhere(self, info: PodInfo) -> bool:
+        """CA's retry of a pod the newest node rejected for its hostname topology spread:
+        any node but that one may take it, the cluster's own included."""
+        tried = set(self.index)
+        others = [n for n in self.scheduler.cluster.node_names()
+                  if n not in tried and n != self.spare]
+        if not others:
+            return False
+        outcome = place_pod(self.scheduler, info, others)
+        if outcome.node is None:
+            return False
+        if outcome.node not in self.existing:
+            self.existing.append(outcome.node)
+        return True
 
     def place(self, info: PodInfo, key: Hashable, shared: bool = True) -> str | None:
         """None when placed, else why not. ``shared``: whether what the nodes answered
@@ -178,7 +260,7 @@ class _Packer:
         placements are undone)."""
         if key in self.hopeless:
             return self.hopeless[key]
-        if key in self.capped:
+        if key in self.capped and self._is_monotone(info, key):
             return self.capped[key]
         if self._try_added(info, key, shared):
             return None
@@ -203,12 +285,15 @@ class _Packer:
                 self.nodes.append(name)
                 self.spare = None
                 return None
-        self.hopeless[key] = outcome.reason or "does not fit a new node"
-        return self.hopeless[key]
+        reason = outcome.reason or "does not fit a new node"
+        if self._is_monotone(info, key):
+            self.hopeless[key] = reason
+        return reason
 
-    def undo_to(self, before: int) -> None:
-        """After reverting a gang's fork: forget the nodes it added (one that was the
-        spare before the fork is still there, empty: the spare again)."""
+    def undo_to(self, before: int, existing_before: int) -> None:
+        """After reverting a gang's fork: forget the nodes it added and the cluster nodes
+        it used (one that was the spare before the fork is still there, empty: the
+        spare again)."""
         cluster = self.scheduler.cluster
         survivors = [n for n in self.nodes[before:] if n in cluster.nodes]
         for name in self.nodes[before:]:
@@ -222,6 +307,7 @@ class _Packer:
         self.first_open_filter = {k: min(v, before)
                                   for k, v in self.first_open_filter.items()}
         self.capped.clear()
+        del self.existing[existing_before:]
 
     def drop_spare(self) -> None:
         if self.spare is not None:
@@ -262,6 +348,7 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
             if gang:
                 scheduler.fork()
             before = len(packer.nodes)
+            existing_before = len(packer.existing)
             reason = None
             for info in unit.pods:
                 reason = packer.place(info, unit.key if not gang else info.key, not gang)
@@ -272,7 +359,7 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                     scheduler.commit()
                 else:
                     scheduler.revert()
-                    packer.undo_to(before)
+                    packer.undo_to(before, existing_before)
             if reason is None:
                 result.units.append(unit)
             else:
@@ -280,8 +367,9 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                 if reason == max_size_reason(group):
                     result.at_max.add(unit.name)
         result.nodes = list(packer.nodes)
+        result.existing = list(packer.existing)
         if measures:
-            _measure(scheduler, result, measures)
+            _measure(scheduler, templates, result, measures)
         if keep:
             packer.drop_spare()
     finally:
@@ -295,28 +383,21 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     return result
 
 
-def _measure(scheduler: Scheduler, result: Estimate, measures: Collection[str]) -> None:
-    if not result.nodes:
+def _measure(scheduler: Scheduler, templates: TemplateNodes, result: Estimate,
+             measures: Collection[str]) -> None:
+    if not result.nodes and not result.existing:
         return
     cluster = scheduler.cluster
     allocated = AllocatedDevices(cluster)
     if "waste" in measures:
-        alloc_cpu = used_cpu = alloc_mem = used_mem = 0
+        result.waste = _least_waste(templates, result)
+    if "dra_waste" in measures:
         dra: list[float] = []
         for name in result.nodes:
-            node = cluster.nodes[name]
-            alloc_cpu += node.alloc_cpu
-            used_cpu += node.requested.get("cpu", 0)
-            alloc_mem += node.alloc_memory
-            used_mem += node.requested.get("memory", 0)
-            util = node_utilization(cluster, node, allocated)
+            util = node_utilization(cluster, cluster.nodes[name], allocated)
             if util.dra is not None:
                 dra.append(util.dra)
-        waste = (alloc_cpu - used_cpu) / alloc_cpu if alloc_cpu else 0.0
-        waste += (alloc_mem - used_mem) / alloc_mem if alloc_mem else 0.0
-        if dra:
-            waste += 1.0 - sum(dra) / len(dra)
-        result.waste = waste
+        result.dra_waste = 1.0 - sum(dra) / len(dra) if dra else 0.0
     if "fragmentation" not in measures:
         return
     views = {name: node_gpus(cluster, name, allocated) for name in result.nodes}
@@ -331,3 +412,24 @@ def _measure(scheduler: Scheduler, result: Estimate, measures: Collection[str]) 
         total += node_fragmentation(node.alloc_cpu - node.requested.get("cpu", 0),
                                     views[name].free_shares(), 0, target)
     result.fragmentation = total
+
+
+def _least_waste(templates: TemplateNodes, result: Estimate) -> float:
+    """CA's least-waste score (expander/waste/waste.go): the unused fraction of CPU
+    plus that of memory, the helped pods' requests against the template's capacity
+    times the node count. A resource the template has none of counts as NaN there;
+    here as 0 (no waste to speak of)."""
+    node, _ = templates.node(result.group.name, 0)
+    capacity = node.status.capacity or node.status.allocatable
+    count = result.node_count
+    cpu_q, mem_q = capacity.get("cpu"), capacity.get("memory")
+    avail_cpu = (cpu_q.milli_value() if cpu_q is not None else 0) * count
+    avail_mem = (mem_q.milli_value() if mem_q is not None else 0) * count
+    used_cpu = used_mem = 0
+    for unit in result.units:
+        for info in unit.pods:
+            used_cpu += info.requests.get("cpu", 0)
+            used_mem += info.requests.get("memory", 0)
+    waste = (avail_cpu - used_cpu) / avail_cpu if avail_cpu else 0.0
+    waste += (avail_mem - used_mem) / avail_mem if avail_mem else 0.0
+    return waste

@@ -1,26 +1,46 @@
 """Expanders: which group's option a scale-up takes (Cluster Autoscaler's
-``--expander``), plus ours, ``fragmentation``.
+``--expander``), plus two of ours, named as such.
+
+As in CA (expander/*, expander/factory/chain.go), each expander is a filter that
+keeps the best options; ``--expander=a,b`` chains them (each filter sees what the
+previous kept, and the chain stops as soon as one option is left):
 
 * ``random``: any option (seeded);
-* ``most-pods``: the one that helps most pods;
-* ``least-waste``: the least unused CPU + memory (+ GPU) fraction on the new nodes;
-* ``price``: the lowest cost per helped pod (new nodes x price per hour / pods);
-* ``priority``: the group with the highest ``priority``;
-* ``fragmentation``: the least stranded GPU capacity on the new nodes (FGD's
-  measure towards the helped pods' shapes).
+* ``most-pods``: the options that help most pods;
+* ``least-nodes``: the options that add fewest nodes (options adding none are
+  dropped);
+* ``least-waste``: the least unused CPU fraction plus unused memory fraction:
+  the helped pods' requests against the template node's capacity times the
+  node count (expander/waste/waste.go; nothing else counts, DRA devices not);
+* ``price``: the lowest cost per helped pod (new nodes x the pool's price per
+  hour / pods). Not CA's price expander, which needs a cloud provider's pricing
+  model (node and pod prices, a preferred node size);
+* ``priority``: the options whose group matches the highest priority of
+  ``priorities`` (CA's cluster-autoscaler-priority-expander ConfigMap: priority
+  -> regular expressions searched in the group name); a group no expression
+  matches is not used, and when none matches, nothing is filtered. Without
+  ``priorities``, the pools' ``autoscaling.priority`` stand in for it;
+* ``least-waste-dra`` (ours): least-waste plus the unused fraction of the DRA
+  devices of the new nodes (1 - their mean DRA utilisation);
+* ``fragmentation`` (ours): the least stranded GPU capacity on the new nodes
+  (FGD's measure towards the helped pods' shapes).
 
-Ties go to the option that helps more pods, then fewer nodes, then the group
-name, so that every expander is deterministic (CA falls back to random).
+Where CA falls back to a random choice among the options left, ties go to the
+option that helps more pods, then fewer nodes, then the group name, so that
+every chain is deterministic (``random`` alone draws from the seeded RNG).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 from .estimator import Estimate
 
-__all__ = ["EXPANDERS", "READS", "choose"]
+__all__ = ["EXPANDERS", "READS", "best_options", "choose", "expander_error", "measures_for"]
+
+Priorities = Mapping[int, Sequence[str]]
 
 
 def _tie(option: Estimate) -> tuple[int, int, str]:
@@ -31,22 +51,95 @@ def _price(option: Estimate) -> float:
     return len(option.nodes) * option.group.price_per_hour / max(1, option.pod_count)
 
 
-_KEYS: dict[str, Callable[[Estimate], tuple[object, ...]]] = {
-    "most-pods": lambda o: (-o.pod_count, *_tie(o)),
-    "least-waste": lambda o: (round(o.waste, 9), *_tie(o)),
-    "price": lambda o: (round(_price(o), 9), *_tie(o)),
-    "priority": lambda o: (-o.group.priority, *_tie(o)),
-    "fragmentation": lambda o: (round(o.fragmentation, 6), *_tie(o)),
+def _keep_least(options: Sequence[Estimate], score: Callable[[Estimate], float]
+                ) -> list[Estimate]:
+    if not options:
+        return []
+    scores = [score(o) for o in options]
+    low = min(scores)
+    return [o for o, s in zip(options, scores, strict=True) if s == low]
+
+
+def _least_nodes(options: Sequence[Estimate]) -> list[Estimate]:
+    return _keep_least([o for o in options if o.node_count > 0], lambda o: o.node_count)
+
+
+def _priority(options: Sequence[Estimate], priorities: Priorities | None) -> list[Estimate]:
+    if not options:
+        return []
+    if priorities is None:
+        return _keep_least(options, lambda o: -o.group.priority)
+    compiled = [(p, [re.compile(x) for x in exprs]) for p, exprs in priorities.items()]
+    ranked: list[tuple[int, Estimate]] = []
+    for option in options:
+        matched = [p for p, exprs in compiled if any(e.search(option.group.name) for e in exprs)]
+        if matched:
+            ranked.append((max(matched), option))
+    if not ranked:
+        return list(options)
+    top = max(p for p, _ in ranked)
+    return [o for p, o in ranked if p == top]
+
+
+_FILTERS: dict[str, Callable[[Sequence[Estimate], Priorities | None], list[Estimate]]] = {
+    "most-pods": lambda os, _: _keep_least(os, lambda o: -o.pod_count),
+    "least-nodes": lambda os, _: _least_nodes(os),
+    "least-waste": lambda os, _: _keep_least(os, lambda o: round(o.waste, 12)),
+    "price": lambda os, _: _keep_least(os, lambda o: round(_price(o), 9)),
+    "priority": _priority,
+    "least-waste-dra": lambda os, _: _keep_least(os, lambda o: round(o.waste + o.dra_waste, 12)),
+    "fragmentation": lambda os, _: _keep_least(os, lambda o: round(o.fragmentation, 6)),
 }
 
-EXPANDERS: tuple[str, ...] = ("random", *_KEYS)
+EXPANDERS: tuple[str, ...] = ("random", "most-pods", "least-waste", "price", "priority",
+                              "least-nodes", "least-waste-dra", "fragmentation")
 # The estimate measures (``estimate(measures=...)``) each expander reads.
 READS: dict[str, frozenset[str]] = {"least-waste": frozenset({"waste"}),
+                                    "least-waste-dra": frozenset({"waste", "dra_waste"}),
                                     "fragmentation": frozenset({"fragmentation"})}
 
 
-def choose(name: str, options: Sequence[Estimate], rng: random.Random) -> Estimate:
-    """The option ``name`` picks among ``options`` (not empty)."""
+def _chain(name: str) -> list[str]:
+    return [part.strip() for part in name.split(",")]
+
+
+def expander_error(name: str) -> str | None:
+    """Why ``name`` (one expander or a comma-separated chain) is not valid; None if it is."""
+    for part in _chain(name):
+        if part not in EXPANDERS:
+            return f"unknown expander {part!r} (known: {', '.join(EXPANDERS)})"
+    return None
+
+
+def measures_for(name: str) -> frozenset[str]:
+    """What the estimates must measure for the expander (or chain) ``name``."""
+    out: frozenset[str] = frozenset()
+    for part in _chain(name):
+        out |= READS.get(part, frozenset())
+    return out
+
+
+def best_options(name: str, options: Sequence[Estimate], priorities: Priorities | None = None
+                 ) -> list[Estimate]:
+    """The options the filter ``name`` keeps (CA's ``BestOptions``); ``random`` keeps all."""
     if name == "random":
-        return rng.choice(sorted(options, key=lambda o: o.group.name))
-    return min(options, key=_KEYS[name])
+        return list(options)
+    return _FILTERS[name](options, priorities)
+
+
+def choose(name: str, options: Sequence[Estimate], rng: random.Random,
+           priorities: Priorities | None = None) -> Estimate:
+    """The option the expander (or chain) ``name`` picks among ``options`` (not empty)."""
+    kept = list(options)
+    for part in _chain(name):
+        if part == "random":
+            return rng.choice(sorted(kept, key=lambda o: o.group.name))
+        narrowed = best_options(part, kept, priorities)
+        # An empty answer (e.g. least-nodes over options adding no node) ends the chain
+        # on what was left before it, as CA's fallback would get nothing to pick from.
+        if not narrowed:
+            break
+        kept = narrowed
+        if len(kept) == 1:
+            return kept[0]
+    return min(kept, key=_tie)

@@ -1,33 +1,94 @@
 """Node groups: the Fleet pools that carry ``autoscaling``, and their template nodes.
 
-A pool's template node is exactly what ``dralab fleet`` publishes for one more
-node of the pool (``dralab.fleet.generate.grown_pool_nodes``): the next name by
-the pool's naming, its labels, taints and topology, and the node's
-ResourceSlices. The k-th new node of a scale-up is the pool k nodes larger.
-Templates are built lazily and cached: an estimate that needs 40 nodes of a pool
-builds them once per run.
+A pool's template node is, as Cluster Autoscaler builds it
+(processors/nodeinfosprovider/mixed_nodeinfos_processor.go, simulator/
+node_info_utils.go):
+
+* when the pool has a node in the cluster that is a good example (schedulable,
+  not being deleted by CA; the first in the cluster's order): a copy of that
+  node -- labels (the hostname set to the new name), taints without CA's own,
+  node-condition, startup and status taints, capacity -- with copies of its
+  ResourceSlices (pools renamed to the new node), and the pods that come with a
+  fresh node: the example's DaemonSet and mirror pods (``example_pods``);
+* otherwise what ``dralab fleet`` publishes for one more node of the pool
+  (``dralab.fleet.generate.grown_pool_nodes``): the next name by the pool's
+  naming, its labels, taints and topology, and the node's ResourceSlices; with
+  it, the pods of the input's DaemonSets that would run there (CA's template
+  from the node group, forceDaemonSets).
+
+The k-th new node of a scale-up is named as the pool k nodes larger (so names
+never clash with the Fleet's). Templates are built lazily and cached: an
+estimate that needs 40 nodes of a pool builds them once per run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import copy
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
-from dralab.api.core import Node
+from dralab.api.base import ObjectMeta
+from dralab.api.codec import decode
+from dralab.api.core import Node, Pod
 from dralab.api.resource import ResourceSlice
+from dralab.api.workloads import DaemonSet
+from dralab.controllers.generatednames import NameGenerator
+from dralab.controllers.workloadobjects import PodFactory
+from dralab.controllers.workloads import Controllers
 from dralab.fleet import Fleet
 from dralab.fleet.generate import grown_pool_nodes
 from dralab.fleet.spec import TopologySpec
 
-__all__ = ["POOL_LABEL", "NodeGroup", "TemplateNodes", "node_groups", "pool_of",
-           "template_signatures"]
+__all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "example_of",
+           "node_groups", "pool_of", "template_signatures"]
 
 # The label dralab fleet puts on every node of a pool: the node's group.
 POOL_LABEL = "dralab.dev/pool"
 
 TemplateNode = tuple[Node, tuple[ResourceSlice, ...]]
+
+HOSTNAME = "kubernetes.io/hostname"
+# Taints a template never carries (utils/taints/taints.go, SanitizeTaints): CA's own,
+# the node-condition taints, and the startup/status taint prefixes.
+_SANITIZED_TAINTS = frozenset({
+    "ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler",
+    "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable", "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure", "node.kubernetes.io/network-unavailable",
+    "node.kubernetes.io/pid-pressure", "node.cloudprovider.kubernetes.io/uninitialized",
+    "node.cloudprovider.kubernetes.io/shutdown", "cloud.google.com/impending-node-termination",
+    "NodeWithImpairedVolumes"})
+_SANITIZED_PREFIXES = ("ignore-taint.cluster-autoscaler.kubernetes.io/",
+                       "startup-taint.cluster-autoscaler.kubernetes.io/",
+                       "status-taint.cluster-autoscaler.kubernetes.io/")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeExample:
+    """A real node of a group that its template nodes copy, with its slices and the
+    pods a fresh node would have (its DaemonSet and mirror pods)."""
+
+    node: Node
+    slices: tuple[ResourceSlice, ...] = ()
+    pods: tuple[Pod, ...] = ()
+
+
+def _good_example(node: Node) -> bool:
+    # isNodeGoodTemplateCandidate: schedulable and not being deleted by CA (readiness
+    # and its one-minute stabilisation are not modelled: dralab's nodes are Ready).
+    return not node.spec.unschedulable and not any(
+        t.key == "ToBeDeletedByClusterAutoscaler" for t in node.spec.taints)
+
+
+def example_of(nodes: Iterable[Node], pool: str) -> Node | None:
+    """The node of ``pool`` CA would build its template from: the first good one."""
+    for node in nodes:
+        if pool_of(node) == pool and _good_example(node):
+            return node
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +144,13 @@ def pool_of(node: Node) -> str | None:
 
 class TemplateNodes:
     """The next nodes of each pool, built on demand. ``taken``: node names already in
-    the cluster (a template never reuses one)."""
+    the cluster (a template never reuses one). ``examples``: per pool, the real node
+    its templates copy (else the Fleet's generator makes them). ``daemon_sets``: the
+    DaemonSets whose pods go on a generated template node."""
 
     def __init__(self, fleet: Fleet, sizes: Mapping[str, int], taken: Iterable[str],
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, examples: Mapping[str, NodeExample] | None = None,
+                 daemon_sets: Sequence[DaemonSet] = ()) -> None:
         pools = {p.name: p for p in fleet.spec.pools}
         # The pool at its current size, so that the next names follow the nodes it has.
         resized = [msgspec.structs.replace(p, count=sizes.get(p.name, p.size))
@@ -97,9 +161,11 @@ class TemplateNodes:
         self._seed = seed
         self._taken = frozenset(taken)
         self._built: dict[str, list[TemplateNode]] = {}
+        self._examples = dict(examples or {})
+        self._daemon_sets = tuple(daemon_sets)
+        self._pods: dict[tuple[str, int], tuple[Pod, ...]] = {}
 
-    def node(self, pool: str, index: int) -> TemplateNode:
-        """The ``index``-th (0-based) new node of ``pool``."""
+    def _generated(self, pool: str, index: int) -> TemplateNode:
         built = self._built.setdefault(pool, [])
         want = max(4, 2 * (index + 1))
         while len(built) <= index:
@@ -108,6 +174,86 @@ class TemplateNodes:
                         if t[0].metadata.name not in self._taken]
             want *= 2
         return built[index]
+
+    def node(self, pool: str, index: int) -> TemplateNode:
+        """The ``index``-th (0-based) new node of ``pool``."""
+        generated = self._generated(pool, index)
+        example = self._examples.get(pool)
+        if example is None:
+            return generated
+        return _copy_example(example, generated[0].metadata.name or "")
+
+    def pods(self, pool: str, index: int) -> tuple[Pod, ...]:
+        """The pods that come with the ``index``-th new node of ``pool`` (not bound: the
+        caller places them on the node)."""
+        key = (pool, index)
+        if key not in self._pods:
+            node, _ = self.node(pool, index)
+            example = self._examples.get(pool)
+            if example is not None:
+                # forceDaemonSets is off for a template from a real node: the example's
+                # pods only.
+                made = tuple(_fresh_pod(p, node.metadata.name or "") for p in example.pods)
+            else:
+                made = _daemon_pods(self._daemon_sets, node, self._seed or 0)
+            self._pods[key] = made
+        return self._pods[key]
+
+
+def _copy_example(example: NodeExample, name: str) -> TemplateNode:
+    old = example.node.metadata.name or ""
+    labels = dict(example.node.metadata.labels or {})
+    labels[HOSTNAME] = name
+    meta = ObjectMeta(name=name, labels=labels,
+                      annotations=dict(example.node.metadata.annotations or {}))
+    taints = [t for t in example.node.spec.taints if t.key not in _SANITIZED_TAINTS
+              and not t.key.startswith(_SANITIZED_PREFIXES)]
+    node = msgspec.structs.replace(
+        example.node, metadata=meta,
+        spec=msgspec.structs.replace(example.node.spec, taints=taints, unschedulable=None))
+    slices = []
+    for i, s in enumerate(example.slices):
+        # drautils.SanitizedNodeResourceSlices: a node-local pool is the new node's own.
+        pool_name = s.spec.pool.name.replace(old, name) if old and old in s.spec.pool.name \
+            else f"{s.spec.pool.name}-{name}"
+        spec = msgspec.structs.replace(
+            s.spec, node_name=name if s.spec.node_name else s.spec.node_name,
+            pool=msgspec.structs.replace(s.spec.pool, name=pool_name))
+        slices.append(msgspec.structs.replace(
+            s, metadata=ObjectMeta(name=f"{name}-{s.spec.driver}-{i}"), spec=spec))
+    return node, tuple(slices)
+
+
+def _fresh_pod(pod: Pod, node: str) -> Pod:
+    """A copy of an example's pod for a new node: its own name, no binding, no status
+    (its claims from templates are made afresh)."""
+    doc = copy.deepcopy(pod.raw) if isinstance(pod.raw, dict) else \
+        msgspec.to_builtins(pod)
+    meta = doc.setdefault("metadata", {})
+    meta["name"] = f"{pod.metadata.name}-{node}"
+    for key in ("uid", "resourceVersion"):
+        meta.pop(key, None)
+    doc.setdefault("spec", {}).pop("nodeName", None)
+    doc.pop("status", None)
+    fresh = decode(doc)
+    assert isinstance(fresh, Pod)
+    return fresh
+
+
+def _daemon_pods(daemon_sets: Sequence[DaemonSet], node: Node, seed: int) -> tuple[Pod, ...]:
+    """The pods the DaemonSet controller would create for ``node`` (those whose selector,
+    affinity and tolerations let them run there)."""
+    if not daemon_sets:
+        return ()
+    controllers = Controllers(list(daemon_sets), [node])
+    factory = PodFactory(NameGenerator(random.Random(f"{seed}:daemons:{node.metadata.name}")))
+    out: list[Pod] = []
+    for ds in daemon_sets:
+        for doc in controllers.create(ds, factory):
+            pod = decode(doc)
+            if isinstance(pod, Pod):
+                out.append(pod)
+    return tuple(out)
 
 
 def pool_sizes(fleet: Fleet, nodes: Iterable[Node]) -> dict[str, int]:

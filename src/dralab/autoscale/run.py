@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dralab.api.features import FeatureGates
+from dralab.api.workloads import DaemonSet
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
@@ -49,7 +50,9 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
     else:
         if options is None:
             options = AutoscalerOptions(expander=expander, seed=seed)
-        decisions = ClusterAutoscaler(scheduler, data.fleet, options).loop(waiting, 0.0)
+        daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
+        decisions = ClusterAutoscaler(scheduler, data.fleet, options,
+                                      daemon_sets=daemon_sets).loop(waiting, 0.0)
     if other:
         decisions = replace(decisions, pending=(*decisions.pending, *other), unneeded=())
     return decisions

@@ -21,10 +21,11 @@ from dralab.cluster import PodInfo
 from dralab.cluster.records import raw_spec_field
 from dralab.scheduler.plugins.gangscheduling import gang_of
 
-__all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_movable", "pod_units",
-           "topology_sensitive"]
+__all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_mirror_pod", "is_movable",
+           "pod_units", "topology_sensitive"]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 
 def _quantity_text(obj: object) -> object:
@@ -140,6 +141,12 @@ def is_daemon_pod(pod: Pod) -> bool:
     """Owned by a DaemonSet: it goes with its node and never blocks a scale-down."""
     return any(ref.kind == "DaemonSet" and ref.controller
                for ref in pod.metadata.owner_references)
+
+
+def is_mirror_pod(pod: Pod) -> bool:
+    """A static pod's mirror (the kubelet's ``kubernetes.io/config.mirror`` annotation):
+    it comes with its node."""
+    return MIRROR_ANNOTATION in (pod.metadata.annotations or {})
 
 
 def is_movable(pod: Pod) -> bool:

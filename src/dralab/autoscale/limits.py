@@ -1,0 +1,74 @@
+"""Cluster-wide limits on scale-up: ``--max-nodes-total``, ``--cores-total`` and
+``--memory-total`` (their maxima), as Cluster Autoscaler applies them
+(core/scaleup/orchestrator/orchestrator.go: GetCappedNewNodeCount, and the
+"cluster-wide" quota of resourcequotas built from the cloud provider's resource
+limiter).
+
+The usage is every node of the cluster (autoscaled or not) plus the nodes being
+provisioned; a node counts its capacity, CPU in whole cores (rounded up, as
+``Quantity.Value()``) and memory in bytes. A group whose one more node would pass a
+limit is left out ("exceeded quota"); an option larger than what is left is capped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dralab.api.core import Node
+
+__all__ = ["ScaleUpBudget", "node_cores_memory"]
+
+MAX_NODES_TOTAL_REACHED = "max node total count already reached"
+
+
+def node_cores_memory(node: Node) -> tuple[int, int]:
+    """The node's capacity in whole cores (rounded up) and bytes (rounded up)."""
+    capacity = node.status.capacity or node.status.allocatable
+    cpu, memory = capacity.get("cpu"), capacity.get("memory")
+    cores = -(-cpu.milli_value() // 1000) if cpu is not None else 0
+    mem = -(-memory.milli_value() // 1000) if memory is not None else 0
+    return cores, mem
+
+
+class ScaleUpBudget:
+    """What the limits leave for scale-ups in one loop (``take`` what each uses)."""
+
+    def __init__(self, max_nodes_total: int, max_cores: int, max_memory: int,
+                 nodes: Iterable[Node]) -> None:
+        self.max_nodes_total = max_nodes_total
+        self.max_cores = max_cores
+        self.max_memory = max_memory
+        self.nodes = self.cores = self.memory = 0
+        for node in nodes:
+            self.add(node, 1)
+
+    def add(self, node: Node, count: int) -> None:
+        cores, memory = node_cores_memory(node)
+        self.nodes += count
+        self.cores += cores * count
+        self.memory += memory * count
+
+    def allowed(self, template: Node) -> tuple[int | None, str]:
+        """How many nodes like ``template`` the limits let in (None: no limit), and when
+        none, why (CA's wording)."""
+        cores, memory = node_cores_memory(template)
+        caps: list[int] = []
+        exceeded: list[str] = []
+        if cores > 0:
+            fit = max(0, self.max_cores - self.cores) // cores
+            caps.append(fit)
+            if fit == 0:
+                exceeded.append("cpu")
+        if memory > 0:
+            fit = max(0, self.max_memory - self.memory) // memory
+            caps.append(fit)
+            if fit == 0:
+                exceeded.append("memory")
+        if exceeded:
+            return 0, f'exceeded quota: "cluster-wide", resources: {", ".join(exceeded)}'
+        if self.max_nodes_total > 0:
+            left = max(0, self.max_nodes_total - self.nodes)
+            if left == 0:
+                return 0, MAX_NODES_TOTAL_REACHED
+            caps.append(left)
+        return (min(caps) if caps else None), ""
