@@ -28,8 +28,18 @@ from .harness import (
 ON_DEMAND = by_price(assorted())
 SPOT = by_price(assorted(capacity_type="spot"))
 LEAST, MOST = ON_DEMAND[0], ON_DEMAND[-1]
-ENTRIES = [pytest.param(False, id="if the candidate is on-demand node"),
-           pytest.param(True, id="if the candidate is spot node")]
+
+
+def entries(table: str) -> pytest.MarkDecorator:
+    """A DescribeTable's two Entries (on-demand, spot candidate) as pytest ids."""
+    return pytest.mark.parametrize("spot", [
+        pytest.param(False, id=f"{table}/if the candidate is on-demand node"),
+        pytest.param(True, id=f"{table}/if the candidate is spot node")])
+
+
+def upstream(path: str) -> pytest.MarkDecorator:
+    """One upstream It, its Context/It path as the test id."""
+    return pytest.mark.parametrize("case", [pytest.param(path, id=path)])
 
 
 def _types(spot: bool) -> list[InstanceType]:
@@ -72,7 +82,7 @@ def test_budgets_busy(cpu: str) -> None:
 
 # -- Context("Replace") --------------------------------------------------------------
 
-@pytest.mark.parametrize("spot", ENTRIES)
+@entries("Replace/can replace node")
 def test_replace_can_replace_node(spot: bool) -> None:
     types = _types(spot)
     result = run(types, node("node", types[-1]), pod("p", on="node"))
@@ -80,7 +90,7 @@ def test_replace_can_replace_node(spot: bool) -> None:
     assert len(result.launched) == 1 and result.launched[0][0] != types[-1].name
 
 
-@pytest.mark.parametrize("spot", ENTRIES)
+@entries("Replace/can replace nodes, considers karpenter.sh/do-not-disrupt set to true on nodes")
 def test_replace_considers_do_not_disrupt_on_nodes(spot: bool) -> None:
     # "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on nodes"
     types = _types(spot)
@@ -93,7 +103,7 @@ def test_replace_considers_do_not_disrupt_on_nodes(spot: bool) -> None:
     assert len(result.launched) == 1  # two NodeClaims left: the annotated one and the new
 
 
-@pytest.mark.parametrize("spot", ENTRIES)
+@entries("Replace/can replace nodes, considers karpenter.sh/do-not-disrupt set to true on pods")
 def test_replace_considers_do_not_disrupt_on_pods(spot: bool) -> None:
     # "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on pods"
     types = _types(spot)
@@ -120,30 +130,35 @@ def _three_pods(annotations: dict[int, dict[str, str]] | None = None,
                 owner=None if owner_less == i else "ReplicaSet") for i in range(3)]
 
 
-def test_delete_can_delete_nodes() -> None:
+@upstream('Delete/can delete nodes')
+def test_delete_can_delete_nodes(case: str) -> None:
     result = run(ON_DEMAND, *_two(*_three_pods()))
     assert result.deleted == ["node-1"] and result.launched == []
 
 
-def test_delete_when_non_karpenter_capacity_can_fit_pods() -> None:
+@upstream('Delete/can delete nodes, when non-Karpenter capacity can fit pods')
+def test_delete_when_non_karpenter_capacity_can_fit_pods(case: str) -> None:
     # "can delete nodes, when non-Karpenter capacity can fit pods"
     pods = [pod(f"p{i}", on="node-0") for i in range(3)]
     result = run(ON_DEMAND, node("node-0", LEAST), node("unmanaged", None), *pods)
     assert result.deleted == ["node-0"] and result.launched == []
 
 
-def test_delete_considers_do_not_disrupt_on_nodes() -> None:
+@upstream('Delete/can delete nodes, considers karpenter.sh/do-not-disrupt set to true on nodes')
+def test_delete_considers_do_not_disrupt_on_nodes(case: str) -> None:
     result = run(ON_DEMAND, *_two(*_three_pods(), annotate=1))
     assert result.deleted == ["node-0"] and result.launched == []
 
 
-def test_delete_considers_do_not_disrupt_on_pods() -> None:
+@upstream('Delete/can delete nodes, considers karpenter.sh/do-not-disrupt set to true on pods')
+def test_delete_considers_do_not_disrupt_on_pods(case: str) -> None:
     pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "true"}})
     result = run(ON_DEMAND, *_two(*pods))
     assert result.deleted == ["node-0"] and result.launched == []
 
 
-def test_delete_does_not_consolidate_do_not_disrupt_pods_with_termination_grace_period() -> None:
+@upstream("Delete/does not consolidate nodes with karpenter.sh/do-not-disrupt set to true on pods when the NodePool's TerminationGracePeriod is not nil")  # noqa: E501 (the upstream case name)
+def test_delete_do_not_disrupt_pods_with_termination_grace_period(case: str) -> None:
     # "does not consolidate nodes with karpenter.sh/do-not-disrupt set to true on pods when
     # the NodePool's TerminationGracePeriod is not nil": a grace period only lets
     # eventual disruption (drift, expiration) past blocking pods; consolidation is
@@ -153,7 +168,8 @@ def test_delete_does_not_consolidate_do_not_disrupt_pods_with_termination_grace_
     assert result.deleted == [] and result.launched == []
 
 
-def test_delete_duration_do_not_disrupt_still_active() -> None:
+@upstream('Delete/does not consolidate nodes with pods that have a duration-based do-not-disrupt annotation that is still active')  # noqa: E501 (the upstream case name)
+def test_delete_duration_do_not_disrupt_still_active(case: str) -> None:
     # "does not consolidate nodes with pods that have a duration-based do-not-disrupt
     # annotation that is still active"
     pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "2m"}})
@@ -161,19 +177,22 @@ def test_delete_duration_do_not_disrupt_still_active() -> None:
     assert result.deleted == ["node-0"] and result.launched == []
 
 
-def test_delete_invalid_do_not_disrupt_is_not_blocking() -> None:
+@upstream('Delete/can delete nodes, considers invalid do-not-disrupt annotation format as not blocking')  # noqa: E501 (the upstream case name)
+def test_delete_invalid_do_not_disrupt_is_not_blocking(case: str) -> None:
     # "can delete nodes, considers invalid do-not-disrupt annotation format as not blocking"
     pods = _three_pods({2: {"karpenter.sh/do-not-disrupt": "invalid-format"}})
     result = run(ON_DEMAND, *_two(*pods))
     assert result.deleted == ["node-1"] and result.launched == []
 
 
-def test_delete_evicts_pods_without_an_owner_ref() -> None:
+@upstream('Delete/can delete nodes, evicts pods without an ownerRef')
+def test_delete_evicts_pods_without_an_owner_ref(case: str) -> None:
     result = run(ON_DEMAND, *_two(*_three_pods(owner_less=2)))
     assert result.deleted == ["node-1"] and result.launched == []
 
 
-def test_delete_not_onto_a_destination_under_consolidate_after() -> None:
+@upstream('Delete/should not consolidate pods onto a destination node that is under its consolidateAfter window')  # noqa: E501 (the upstream case name)
+def test_delete_not_onto_a_destination_under_consolidate_after(case: str) -> None:
     # "should not consolidate pods onto a destination node that is under its
     # consolidateAfter window": nothing within the minute, node-1 goes after two.
     settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
@@ -185,7 +204,8 @@ def test_delete_not_onto_a_destination_under_consolidate_after() -> None:
     assert later.scale_ups == ()
 
 
-def test_delete_replace_cheaper_after_consolidate_after() -> None:
+@upstream('Delete/should replace a node with a cheaper one even when consolidateAfter has not expired')  # noqa: E501 (the upstream case name)
+def test_delete_replace_cheaper_after_consolidate_after(case: str) -> None:
     # "should replace a node with a cheaper one even when consolidateAfter has not
     # expired": upstream steps the clock two minutes before reconciling.
     settings = nodepool({"consolidationPolicy": "WhenEmptyOrUnderutilized",
@@ -196,7 +216,8 @@ def test_delete_replace_cheaper_after_consolidate_after() -> None:
     assert len(later.scale_ups) == 1 and later.scale_ups[0].pool != MOST.name
 
 
-def test_delete_with_a_permanently_pending_pod() -> None:
+@upstream('Delete/can delete nodes with a permanently pending pod')
+def test_delete_with_a_permanently_pending_pod(case: str) -> None:
     # "can delete nodes with a permanently pending pod": a pod selecting a label no
     # node or instance type has stays pending and blocks nothing.
     pending = pod("pending", spec={"nodeSelector": {"non-existent": "node-label"}})
@@ -205,7 +226,8 @@ def test_delete_with_a_permanently_pending_pod() -> None:
     assert result.pending == ["default/pending"]
 
 
-def test_delete_wont_make_a_non_pending_pod_go_pending() -> None:
+@upstream("Delete/won't delete nodes if it would make a non-pending pod go pending")
+def test_delete_wont_make_a_non_pending_pod_go_pending(case: str) -> None:
     # "won't delete nodes if it would make a non-pending pod go pending": the pods
     # select a label only their own node has.
     nodes = [node("node-0", LEAST, labels={"foo": "1"}), node("node-1", LEAST, labels={"foo": "2"})]
@@ -217,7 +239,7 @@ def test_delete_wont_make_a_non_pending_pod_go_pending() -> None:
 
 # -- Context("Multi-NodeClaim"): three nodes of the most expensive type -------------
 
-@pytest.mark.parametrize("spot", ENTRIES)
+@entries("Multi-NodeClaim/can merge 3 nodes into 1")
 def test_multi_can_merge_3_nodes_into_1(spot: bool) -> None:
     types = _types(spot)
     nodes = [node(f"node-{i}", types[-1]) for i in range(3)]
@@ -227,7 +249,8 @@ def test_multi_can_merge_3_nodes_into_1(spot: bool) -> None:
     assert len(result.launched) == 1 and result.launched[0][1] == 1
 
 
-def test_multi_can_merge_3_nodes_into_1_with_spot_and_on_demand() -> None:
+@upstream('Multi-NodeClaim/can merge 3 nodes into 1 if the candidates have both spot and on-demand')
+def test_multi_can_merge_3_nodes_into_1_with_spot_and_on_demand(case: str) -> None:
     # "can merge 3 nodes into 1 if the candidates have both spot and on-demand"
     types = [*ON_DEMAND, SPOT[-1]]
     nodes = [node("node-0", SPOT[-1]), node("node-1", SPOT[-1]), node("node-2", MOST)]
@@ -237,7 +260,7 @@ def test_multi_can_merge_3_nodes_into_1_with_spot_and_on_demand() -> None:
     assert len(result.launched) == 1
 
 
-@pytest.mark.parametrize("spot", ENTRIES)
+@entries("Multi-NodeClaim/won't merge 2 nodes into 1 of the same type")
 def test_multi_wont_merge_2_nodes_into_1_of_the_same_type(spot: bool) -> None:
     types = _types(not spot)  # upstream's Ternary picks the other capacity type
     least = types[0]
@@ -262,7 +285,8 @@ def _dearest(zone: str) -> InstanceType:
     return [t for t in ZONED if t.zone == zone][-1]
 
 
-def test_topology_can_replace_node_maintaining_zonal_topology_spread() -> None:
+@upstream('Topology Consideration/can replace node maintaining zonal topology spread')
+def test_topology_can_replace_node_maintaining_zonal_topology_spread(case: str) -> None:
     labels = {"app": "test-zonal-spread"}
     spread = {"topologySpreadConstraints": [{
         "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
@@ -279,7 +303,8 @@ def test_topology_can_replace_node_maintaining_zonal_topology_spread() -> None:
     assert new.zone == "test-zone-2"  # the skew stays 1, 1, 1
 
 
-def test_topology_wont_delete_node_if_it_would_violate_pod_anti_affinity() -> None:
+@upstream("Topology Consideration/won't delete node if it would violate pod anti-affinity")
+def test_topology_wont_delete_node_if_it_would_violate_pod_anti_affinity(case: str) -> None:
     anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "test"}},
          "topologyKey": "kubernetes.io/hostname"}]}}}
@@ -295,7 +320,8 @@ def test_topology_wont_delete_node_if_it_would_violate_pod_anti_affinity() -> No
 #    is the model's only behaviour (it places pods by Filter plugins; preferred
 #    affinities are Score plugins). Karpenter's default, Respect, is a known difference.
 
-def test_preferences_deletion_when_ignoring_preferences() -> None:
+@upstream('Preferences/should consolidate a node through deletion when ignoring preferences')
+def test_preferences_deletion_when_ignoring_preferences(case: str) -> None:
     anti = {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 1, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "foo"}},
                                           "topologyKey": "kubernetes.io/hostname"}}]}}}
@@ -306,7 +332,8 @@ def test_preferences_deletion_when_ignoring_preferences() -> None:
     assert result.deleted == ["node-1"] and result.launched == []
 
 
-def test_preferences_replacement_when_ignoring_preferences() -> None:
+@upstream('Preferences/should consolidate a node through replacement when ignoring preferences')
+def test_preferences_replacement_when_ignoring_preferences(case: str) -> None:
     prefer = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 1, "preference": {"matchExpressions": [
             {"key": "node.kubernetes.io/instance-type", "operator": "In",
