@@ -61,6 +61,7 @@ DAEMONSET_POD_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 # utils/drain: a pod is "long terminating" this long after its grace period ran out.
 _LONG_TERMINATING_EXTRA = 30.0
+_DEFAULT_GRACE = 30  # core/v1 DefaultTerminationGracePeriodSeconds
 
 
 class UtilizationError(ValueError):
@@ -280,20 +281,20 @@ def _unix(timestamp: str) -> float | None:
 
 
 def _long_terminating(pod: Pod, now: float | None) -> bool:
-    """utils/drain ``IsPodLongTerminating``: deleted more than its grace period (plus
-    30 s) before ``now`` (unix seconds; None: no clock, never)."""
+    """utils/drain ``IsPodLongTerminating``: deleted more than its
+    terminationGracePeriodSeconds (default 30) plus 30 s before ``now`` (unix
+    seconds; None: no clock, never)."""
     deleted = pod.metadata.deletion_timestamp
     if now is None or not deleted:
         return False
     since = _unix(deleted)
     if since is None:
         return False
-    grace = pod.metadata.deletion_grace_period_seconds
-    if grace is None:
-        raw = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
-        value = raw.get("terminationGracePeriodSeconds") if isinstance(raw, dict) else None
-        grace = value if isinstance(value, int) else 0
-    return now - since > grace + _LONG_TERMINATING_EXTRA
+    raw = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
+    grace = raw.get("terminationGracePeriodSeconds") if isinstance(raw, dict) else None
+    if not isinstance(grace, int) or isinstance(grace, bool):
+        grace = _DEFAULT_GRACE
+    return since + grace + _LONG_TERMINATING_EXTRA < now
 
 
 def resource_utilization(node: NodeInfo, resource: str, ignore_daemonsets: bool = False,
