@@ -154,6 +154,7 @@ class KueuePolicy:
 
     # -- keeping in step with the state -------------------------------------------------
     def _rebuild(self, state: QueueingState) -> None:
+        self._evicted_from.clear()  # every workload is queued afresh below
         self._tree = QuotaTree(state.cluster_queues, state.cohorts)
         self._index = AdmittedIndex(self._tree)
         self._queues = {name: _ClusterQueueQueue() for name in sorted(state.cluster_queues)}
@@ -301,6 +302,10 @@ class KueuePolicy:
         if not (state_unchanged and self._index is not None):
             self._oracle_answers.clear()
             self._sync(state)
+        # The last cycle's evictions: their set-aside neighbours come back now, not at
+        # the end of that cycle. Kueue's victims hold their quota until they are gone,
+        # so at the end of the cycle that preempted, the others are still inadmissible.
+        self._release()
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
         decisions: list[Decision] = []
@@ -387,7 +392,6 @@ class KueuePolicy:
                         continue
             self._admit(state, entry, now, decisions)
             progressed = True
-        self._release()
         self.progressed = progressed
         return decisions
 
