@@ -359,7 +359,8 @@ CASES += [
                        "insufficient unused quota for cpu in flavor spot, 1 more needed"},
          want_left={"eng-alpha": ("eng-alpha/can-reclaim",)}),
     Case("workload exceeds lending limit when borrow in cohort",
-         workloads=(wl("lend/a", "", main("2"), admitted=adm("lend-b", psa("main", cpu=("default", "2")))),
+         workloads=(wl("lend/a", "", main("2"),
+                       admitted=adm("lend-b", psa("main", cpu=("default", "2")))),
                     wl("lend/b", "lend-b-queue", main("3"))),
          want_pending={"lend/b": "couldn't assign flavors to pod set main: insufficient unused "
                        "quota for cpu in flavor default, 1 more needed"},
