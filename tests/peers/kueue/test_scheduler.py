@@ -458,6 +458,91 @@ CASES += [
         "partial admission disabled, multiple variable pod sets")),
 ]
 
+def _r_queues() -> tuple[ClusterQueueSpec, ...]:
+    policy = preemption(within="LowerPriority", reclaim="Any")
+    rg = group(fq("default", r1=("10", "10"), r2=("10", "10")))
+    return tuple(cq(name, rg, cohort="co", policy=policy) for name in ("cq1", "cq2", "cq3"))
+
+
+R_LQ = {"sales/lq1": "cq1", "sales/lq2": "cq2", "sales/lq3": "cq3"}
+OTHER_LQ = {"eng-alpha/other": "other-alpha", "eng-beta/other": "other-beta",
+            "eng-gamma/other": "other-gamma"}
+
+
+def _other(*extra: str, alpha_cpu: str = "2") -> tuple[ClusterQueueSpec, ...]:
+    alpha = cq("other-alpha", group(fq("on-demand", cpu=alpha_cpu)), cohort="other",
+               policy=preemption(within="LowerPriority", reclaim="Any"))
+    return (alpha, *(cq(name, group(fq("on-demand", cpu="2")), cohort="other") for name in extra))
+
+
+def one(key: str, cq_name: str, flavor: str = "on-demand", cpu: str = "1", priority: int = 0,
+        queue: str = "other") -> Wl:
+    """A workload of one pod asking ``cpu``, already holding quota in ``cq_name``."""
+    return wl(key, queue, main(cpu), priority=priority,
+              admitted=adm(cq_name, psa("main", cpu=(flavor, cpu))))
+
+
+CASES += [
+    Case("two workloads can borrow different resources from the same flavor in the same cycle",
+         workloads=(wl("sales/wl1", "lq1", ps("main", 1, {"r1": "16"}), priority=-1),
+                    wl("sales/wl2", "lq2", ps("main", 1, {"r2": "16"}), priority=-2)),
+         cluster_queues=_r_queues(), local_queues=R_LQ,
+         want_admitted={"sales/wl1": adm("cq1", psa("main", r1=("default", "16"))),
+                        "sales/wl2": adm("cq2", psa("main", r2=("default", "16")))}),
+    Case("two workloads can borrow the same resources from the same flavor in the same cycle if "
+         "fits in the cohort quota",
+         workloads=(wl("sales/wl1", "lq1", ps("main", 1, {"r1": "16"}), priority=-1),
+                    wl("sales/wl2", "lq2", ps("main", 1, {"r1": "14"}), priority=-2)),
+         cluster_queues=_r_queues(), local_queues=R_LQ,
+         want_admitted={"sales/wl1": adm("cq1", psa("main", r1=("default", "16"))),
+                        "sales/wl2": adm("cq2", psa("main", r1=("default", "14")))}),
+    Case("only one workload can borrow one resources from the same flavor in the same cycle if "
+         "cohort quota cannot fit",
+         workloads=(wl("sales/wl1", "lq1", ps("main", 1, {"r1": "16"}), priority=-1),
+                    wl("sales/wl2", "lq2", ps("main", 1, {"r1": "16"}), priority=-2)),
+         cluster_queues=_r_queues(), local_queues=R_LQ,
+         want_admitted={"sales/wl1": adm("cq1", psa("main", r1=("default", "16")))},
+         want_pending={"sales/wl2": "Workload no longer fits after processing another workload"},
+         want_left={"cq2": ("sales/wl2",)}),
+    Case("preemption while borrowing, workload waiting for preemption should not block a "
+         "borrowing workload in another CQ",
+         workloads=(wl("eng-alpha/a", "lq_a", main("3")),
+                    wl("eng-beta/b", "lq_b", main("1")),
+                    one("eng-alpha/admitted_a", "cq_a", "default", "2", queue="lq_a")),
+         cluster_queues=(
+             cq("cq_shared", group(fq("default", cpu=("4", "0"))), cohort="pwb"),
+             cq("cq_a", group(fq("default", cpu=("0", "3"))), cohort="pwb",
+                policy=preemption(reclaim="LowerPriority", borrow="LowerPriority")),
+             cq("cq_b", group(fq("default", cpu="0")), cohort="pwb",
+                policy=preemption(reclaim="LowerPriority", borrow="LowerPriority"))),
+         local_queues={"eng-alpha/lq_a": "cq_a", "eng-beta/lq_b": "cq_b"},
+         want_admitted={"eng-beta/b": adm("cq_b", psa("main", cpu=("default", "1")))},
+         want_pending={"eng-alpha/a": "couldn't assign flavors to pod set main: insufficient "
+                       "unused quota for cpu in flavor default, 2 more needed"},
+         want_inadmissible={"cq_a": ("eng-alpha/a",)}),
+    Case("minimal preemptions when target queue is exhausted",
+         workloads=(one("eng-alpha/a1", "other-alpha", priority=-2),
+                    one("eng-alpha/a2", "other-alpha", priority=-2),
+                    one("eng-alpha/a3", "other-alpha", priority=-1),
+                    one("eng-beta/b1", "other-beta"), one("eng-beta/b2", "other-beta"),
+                    one("eng-beta/b3", "other-beta"),
+                    wl("eng-alpha/incoming", "other", main("2"))),
+         cluster_queues=_other("other-beta", "other-gamma"), local_queues=OTHER_LQ,
+         want_preempted={"eng-alpha/a1": "InClusterQueue", "eng-alpha/a2": "InClusterQueue"},
+         want_pending={"eng-alpha/incoming": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor on-demand, 2 more needed. "
+                       "Pending the preemption of 2 workload(s)"},
+         want_left={"other-alpha": ("eng-alpha/incoming",)}),
+    Case("A workload is only eligible to do preemptions if it fits fully within nominal quota",
+         workloads=(one("eng-alpha/a1", "other-alpha", priority=-1),
+                    one("eng-beta/b1", "other-beta", priority=-1),
+                    wl("eng-alpha/incoming", "other", main("3"), priority=1)),
+         cluster_queues=_other("other-beta"), local_queues=OTHER_LQ,
+         want_pending={"eng-alpha/incoming": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor on-demand, 1 more needed"},
+         want_inadmissible={"other-alpha": ("eng-alpha/incoming",)}),
+]
+
 # -- more cases above this line --------------------------------------------------------
 
 
