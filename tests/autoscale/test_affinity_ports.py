@@ -2,10 +2,11 @@
 and InterPodAffinity plugins decide how many pods a new node takes, as in Cluster Autoscaler's
 binpacking estimator (which runs kube-scheduler's Filter plugins on its template node).
 
-Ported: kubernetes/autoscaler cluster-autoscaler/estimator/binpacking_estimator_test.go
-(commit 07f2cb9a2888bb0eb4b06dcb0bc24f14915235aa), TestBinpackingEstimate, case "hostport
-conflict forces pod-per-node": a 1-CPU, 5000 MiB template node; 8 pods of 200m CPU and 1000 MiB
-with hostPort 5555 need 8 nodes (without the port they fit 5 to a node).
+Upstream's case "hostport conflict forces pod-per-node" (binpacking_estimator_test.go,
+TestBinpackingEstimate) is ported with the whole table in
+tests/peers/ca/test_binpacking_estimator.py; here, the same shape through a whole loop: a
+1-CPU, 5000 MiB template node; 8 pods of 200m CPU and 1000 MiB with hostPort 5555 need 8
+nodes (without the port they fit 5 to a node).
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ def _added(*pods: dict[str, Any]) -> list[tuple[str, int]]:
     decisions = run(fleet("cpu", cpu=POOL), *pods).to_dict()
     assert decisions["pending"] == []
     return [(up["pool"], up["add"]) for up in decisions["scaleUp"]]
-
-
-def test_host_port_conflict_forces_a_pod_per_node() -> None:
-    assert _added(*(_estimatee(i, host_port=5555) for i in range(8))) == [("cpu", 8)]
 
 
 def test_without_the_port_pods_share_nodes() -> None:

@@ -3,21 +3,13 @@ many pods each new node takes, as in Cluster Autoscaler's binpacking estimator (
 kube-scheduler's Filter plugins on its template nodes, the cluster's other nodes counting as
 domains).
 
-Ported: kubernetes/autoscaler cluster-autoscaler/estimator/binpacking_estimator_test.go
-(commit 07f2cb9a2888bb0eb4b06dcb0bc24f14915235aa), TestBinpackingEstimate, cases
-"hostname topology spreading with maxSkew=2 forces 2 pods/node" (8 pods need 4 nodes) and
-"zonal topology spreading with maxSkew=2 only allows 2 pods to schedule" (1 node, 2 pods).
-Upstream's snapshot holds one node, "oldnode" (100m CPU, 100 MiB, zone-jupiter), which the
-estimator never places on; here the loop first schedules on the existing nodes, so the old node
-carries a NoSchedule taint: PodTopologySpread still counts it as an empty domain
-(nodeTaintsPolicy Ignore, the default) and no pod lands on it, as upstream. The template node:
-1 CPU, 5000 MiB, 10 pods, zone-mars. Upstream's pods request bytes of memory (200 and 100).
-
-Not ported: "hostname topology spreading with maxSkew=1 with a large scaleup handles scheduling
-pods retroactively" (12 pods, minDomains 3, upstream 3 nodes): with the old node an empty
-hostname domain, PodTopologySpread's Filter as we read it allows one pod per new node and
-dralab says 12; we have not traced upstream's 3 (its test adds one pod object 12 times,
-makePodEquivalenceGroup, which may be what it rests on).
+Upstream's table (kubernetes/autoscaler cluster-autoscaler/estimator/
+binpacking_estimator_test.go, TestBinpackingEstimate), its topology spreading cases included,
+is ported whole in tests/peers/ca/test_binpacking_estimator.py. Here, the zonal case through a
+whole loop: the old node (100m CPU, 100 MiB, zone-jupiter) carries a NoSchedule taint so the
+loop's scheduling leaves it empty; PodTopologySpread still counts it as an empty domain
+(nodeTaintsPolicy Ignore, the default) and no pod lands on it. The template node: 1 CPU,
+5000 MiB, 10 pods, zone-mars.
 """
 
 from __future__ import annotations
@@ -57,12 +49,6 @@ def _outcome(model: str, *pods: dict[str, Any]) -> tuple[list[tuple[str, int, in
     decisions = run(_fleet(), *pods, model=model).to_dict()
     ups = [(up["pool"], up["add"], len(up["pods"])) for up in decisions["scaleUp"]]
     return ups, len(decisions["pending"])
-
-
-def test_hostname_spread_max_skew_2_forces_2_pods_per_node() -> None:
-    pods = [_estimatee(i, HOSTNAME, 2, "200m", "200") for i in range(8)]
-    # Without the constraint the 1-CPU template takes 5 such pods: 2 nodes.
-    assert _outcome("cluster-autoscaler", *pods) == ([("cpu", 4, 8)], 0)
 
 
 def test_zonal_spread_max_skew_2_only_allows_2_pods() -> None:
