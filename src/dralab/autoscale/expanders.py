@@ -38,7 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .estimator import Estimate
 
-__all__ = ["EXPANDERS", "READS", "best_options", "choose", "expander_error", "measures_for"]
+__all__ = ["EXPANDERS", "READS", "best_options", "choose", "expander_error", "measures_for",
+           "run_chain"]
 
 Priorities = Mapping[int, Sequence[str]]
 
@@ -127,19 +128,33 @@ def best_options(name: str, options: Sequence[Estimate], priorities: Priorities 
     return _FILTERS[name](options, priorities)
 
 
+Filter = Callable[[Sequence[Estimate]], list[Estimate]]
+Strategy = Callable[[Sequence[Estimate]], Estimate | None]
+
+
+def run_chain(filters: Sequence[Filter], fallback: Strategy, options: Sequence[Estimate]
+              ) -> Estimate | None:
+    """CA's chain strategy (expander/factory/chain.go): each filter narrows the options,
+    stopping as soon as one is left; the fallback picks among what remains (None: no
+    option)."""
+    kept = list(options)
+    for narrow in filters:
+        kept = narrow(kept)
+        if len(kept) == 1:
+            return kept[0]
+    return fallback(kept)
+
+
 def choose(name: str, options: Sequence[Estimate], rng: random.Random,
            priorities: Priorities | None = None) -> Estimate:
     """The option the expander (or chain) ``name`` picks among ``options`` (not empty)."""
-    kept = list(options)
-    for part in _chain(name):
-        if part == "random":
-            return rng.choice(sorted(kept, key=lambda o: o.group.name))
-        narrowed = best_options(part, kept, priorities)
-        # An empty answer (e.g. least-nodes over options adding no node) ends the chain
-        # on what was left before it, as CA's fallback would get nothing to pick from.
-        if not narrowed:
-            break
-        kept = narrowed
-        if len(kept) == 1:
-            return kept[0]
-    return min(kept, key=_tie)
+    parts = _chain(name)
+    if parts == ["random"]:
+        return rng.choice(sorted(options, key=lambda o: o.group.name))
+    filters: list[Filter] = [
+        (lambda os, part=part: best_options(part, os, priorities))  # type: ignore[misc]
+        for part in parts if part != "random"]
+    picked = run_chain(filters, lambda os: min(os, key=_tie) if os else None, options)
+    # A chain whose filters leave nothing (CA would scale nothing up) cannot happen with
+    # options that help pods; should it, the tie rule decides among them all.
+    return picked if picked is not None else min(options, key=_tie)
