@@ -39,6 +39,7 @@ from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
+from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import NodePoolSettings
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
@@ -107,6 +108,10 @@ class Karpenter:
         added: Counter[str] = Counter()
         launched: dict[str, list[str]] = {}
         blocked: dict[str, str] = {}
+        limits = NodePoolLimits(self.nodepool.limits, (
+            i.node for i in scheduler.cluster.nodes.values() if pool_of(i.node) in groups),
+            self.nodepool_name)
+        beyond: set[str] = set()  # types whose next node would pass the limits
         scheduler.fork()
         try:
             # One node's estimate per type, reused while every class of pods it packed
@@ -122,6 +127,10 @@ class Karpenter:
                 alike: dict[bytes, Estimate] = {}
                 for g in ordered:
                     if g.room - added[g.name] <= 0 or g.name in stalled:
+                        continue
+                    if limits.limited and not limits.allows(
+                            templates.node(g.name, added[g.name])[0]):
+                        beyond.add(g.name)
                         continue
                     hit = cache.get(g.name)
                     if hit is None or any(left[k] < n for k, n in hit[0].items()):
@@ -139,9 +148,15 @@ class Karpenter:
                 helpful = [o for o in options if o.units]
                 if not helpful:
                     everything = [estimate(scheduler, templates, g, units, added[g.name],
-                                           measures=()) for g in ordered]
+                                           measures=()) for g in ordered
+                                  if g.name not in beyond]
+                    # A unit only types beyond the limits could take: Karpenter's error.
+                    over = {u.name for g in ordered if g.name in beyond
+                            for u in estimate(scheduler, templates, _one_more(g, added[g.name]),
+                                              units, added[g.name], measures=()).units}
                     for unit in units:
-                        blocked[unit.name] = pending_reason(unit, everything)
+                        blocked[unit.name] = limits.reason() if unit.name in over else \
+                            pending_reason(unit, everything)
                     break
                 best = min(helpful, key=_cost)
                 name = best.group.name
@@ -154,6 +169,9 @@ class Karpenter:
                     stalled.add(name)
                     continue
                 stalled.clear()
+                for index in range(added[name], added[name] + len(kept.nodes)):
+                    limits.take(templates.node(name, index)[0])
+                beyond.clear()  # limits only shrink, but each type is checked again
                 added[name] += len(kept.nodes)
                 launched.setdefault(name, []).extend(kept.pods)
                 taken = {u.name for u in kept.units}

@@ -6,7 +6,12 @@ type's price), its nodes labelled as Karpenter labels them. ``assorted()`` is
 InstanceTypesAssorted restricted to amd64/linux (the other architectures and
 operating systems only duplicate sizes and prices for pods that select neither),
 with PriceFromResources' prices (0.1 per CPU, 0.1 per GB of memory) and the fake's
-default of 5 pods per node.
+default of 5 pods per node. Every fake type reserves 100m CPU and 10Mi memory
+(kubeReserved), the pool's ``reserved``. ``defaults()`` is the fake cloud provider's
+default list (cloudprovider.go GetInstanceTypes) without its two GPU types, whose
+fake extended resources no Fleet pool has; they are dearer than the default type of
+the same size, so no case without GPU requests would launch them. A type offered in
+several zones is one pool per zone.
 """
 
 from __future__ import annotations
@@ -41,6 +46,23 @@ class InstanceType:
     zone: str = "test-zone-1"
     capacity_type: str = "on-demand"
     price: float | None = None
+    arch: str = "amd64"
+    os: str = "linux"
+    per_zone: bool = False  # the pool's name carries zone and OS (a type offered widely)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The fake's provider-specific labels: size (large above 4 CPUs and 8Gi, with the
+        exotic "special" label), and the CPU count as "integer"."""
+        large = self.cpu > 4 and self.memory_gi > 8
+        out = {"size": "large" if large else "small", "integer": str(self.cpu)}
+        if large:
+            out["special"] = "optional"
+        return out
+
+    @property
+    def pool(self) -> str:
+        return f"{self.name}-{self.zone}-{self.os}" if self.per_zone else self.name
 
     @property
     def cost(self) -> float:
@@ -57,6 +79,29 @@ def assorted(zone: str = "test-zone-1", capacity_type: str = "on-demand"
             for cpu in (1, 2, 4, 8, 16, 32, 64) for mem in (1, 2, 4, 8, 16, 32, 64, 128)]
 
 
+ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
+
+
+OSES = ("linux", "windows", "darwin")
+
+
+def defaults() -> list[InstanceType]:
+    """fake.NewInstanceType's defaults: 4 CPUs, 4Gi, 5 pods, amd64, zones 1-3, operating
+    systems linux, windows and darwin (a node has one: one pool per zone and OS)."""
+    shapes = [("default-instance-type", 4, 4, 5, "amd64", OSES),
+              ("small-instance-type", 2, 2, 5, "amd64", OSES),
+              ("arm-instance-type", 16, 128, 5, "arm64", ("ios", *OSES)),
+              ("single-pod-instance-type", 4, 4, 1, "amd64", OSES)]
+    return [InstanceType(name, cpu, mem, pods, zone, arch=arch, os=os, per_zone=True)
+            for name, cpu, mem, pods, arch, oses in shapes for zone in ZONES for os in oses]
+
+
+def numbered(total: int) -> list[InstanceType]:
+    """fake.InstanceTypes(total): fake-it-i with i+1 CPUs, 2(i+1)Gi and 10(i+1) pods."""
+    return [InstanceType(f"fake-it-{i}", i + 1, 2 * (i + 1), 10 * (i + 1))
+            for i in range(total)]
+
+
 def by_price(types: list[InstanceType]) -> list[InstanceType]:
     return sorted(types, key=lambda t: (t.cost, t.name))
 
@@ -65,11 +110,15 @@ def fleet(types: list[InstanceType]) -> Doc:
     pools = []
     for t in types:
         pools.append({
-            "name": t.name, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
+            "name": t.pool, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
             "pods": t.pods, "topology": {"zone": t.zone},
-            "labels": {INSTANCE_TYPE: t.name, CAPACITY_TYPE: t.capacity_type,
+            "reserved": {"cpu": "100m", "memory": "10Mi"},
+            # The deprecated instance-type label too, as cloud kubelets set it (Karpenter
+            # reads it as an alias of the stable one).
+            "labels": {INSTANCE_TYPE: t.name, "beta.kubernetes.io/instance-type": t.name,
+                       CAPACITY_TYPE: t.capacity_type, **t.labels,
                        "karpenter.sh/nodepool": NODEPOOL,
-                       "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"},
+                       "kubernetes.io/arch": t.arch, "kubernetes.io/os": t.os},
             "autoscaling": {"min": 0, "max": 20, "pricePerHour": t.cost}})
     return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
             "metadata": {"name": "karpenter"}, "spec": {"pools": pools}}
@@ -77,12 +126,12 @@ def fleet(types: list[InstanceType]) -> Doc:
 
 def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "100",
          memory: str | None = None, annotations: dict[str, str] | None = None,
-         labels: dict[str, str] | None = None) -> Doc:
+         labels: dict[str, str] | None = None, taints: list[Doc] | None = None) -> Doc:
     """A node as test.NodeClaimAndNode makes it (allocatable from the NodeClaim's
     status); ``itype`` None: a node Karpenter does not manage."""
     meta_labels: dict[str, str] = {"kubernetes.io/hostname": name}
     if itype is not None:
-        meta_labels.update({"dralab.dev/pool": itype.name, "karpenter.sh/nodepool": NODEPOOL,
+        meta_labels.update({"dralab.dev/pool": itype.pool, "karpenter.sh/nodepool": NODEPOOL,
                             INSTANCE_TYPE: itype.name, CAPACITY_TYPE: itype.capacity_type,
                             ZONE: itype.zone})
     meta_labels.update(labels or {})
@@ -92,24 +141,31 @@ def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "10
     meta: Doc = {"name": name, "labels": meta_labels}
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta,
+    body: Doc = {"taints": taints} if taints else {}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": body,
             "status": {"capacity": dict(resources), "allocatable": dict(resources),
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
 def pod(name: str, on: str | None = None, cpu: str | None = None, memory: str | None = None,
         owner: str | None = "ReplicaSet", annotations: dict[str, str] | None = None,
-        labels: dict[str, str] | None = None, spec: Doc | None = None) -> Doc:
-    """test.Pod: ``owner`` None for a pod without ownerReferences."""
+        labels: dict[str, str] | None = None, spec: Doc | None = None,
+        limits: Doc | None = None, init: Doc | None = None) -> Doc:
+    """test.Pod: ``owner`` None for a pod without ownerReferences; ``limits`` and an
+    init container's requests (``init``) as test.PodOptions gives them."""
     requests: Doc = {}
     if cpu is not None:
         requests["cpu"] = cpu
     if memory is not None:
         requests["memory"] = memory
     container: Doc = {"name": "main", "image": "busybox"}
-    if requests:
-        container["resources"] = {"requests": requests}
+    if requests or limits:
+        container["resources"] = {k: v for k, v in (("requests", requests),
+                                                     ("limits", limits)) if v}
     body: Doc = {"containers": [container], **(spec or {})}
+    if init is not None:
+        body["initContainers"] = [{"name": "init", "image": "busybox",
+                                   "resources": {"requests": init}}]
     if on is not None:
         body["nodeName"] = on
     meta: Doc = {"name": name, "namespace": "default", "labels": labels or {"app": "test"}}
@@ -148,6 +204,11 @@ class Run:
     @property
     def launched(self) -> list[tuple[str, int]]:
         return [(u.pool, u.add) for u in self.decisions.scale_ups]
+
+    @property
+    def placed(self) -> list[str]:
+        """The pods the launched nodes are for."""
+        return sorted(p for u in self.decisions.scale_ups for p in u.pods)
 
     @property
     def pending(self) -> list[str]:
