@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from .harness import (
+    Doc,
     InstanceType,
     assorted,
     by_price,
@@ -48,8 +49,8 @@ def _types(spot: bool) -> list[InstanceType]:
 
 # -- Context("Budgets"): ten nodes of the most expensive type, 32 CPUs, 100 pods ----
 
-def _ten(**kw: str) -> list[dict]:
-    return [node(f"node-{i}", MOST, **kw) for i in range(10)]
+def _ten() -> list[Doc]:
+    return [node(f"node-{i}", MOST) for i in range(10)]
 
 
 @pytest.mark.parametrize(("budget", "deleted"), [
@@ -117,14 +118,14 @@ def test_replace_considers_do_not_disrupt_on_pods(spot: bool) -> None:
 
 # -- Context("Delete"): two nodes of the least expensive type, 32 CPUs, 100 pods -----
 
-def _two(*pods: dict, annotate: int | None = None) -> list[dict]:
+def _two(*pods: Doc, annotate: int | None = None) -> list[Doc]:
     nodes = [node(f"node-{i}", LEAST, annotations={"karpenter.sh/do-not-disrupt": "true"}
                   if annotate == i else None) for i in range(2)]
     return [*nodes, *pods]
 
 
 def _three_pods(annotations: dict[int, dict[str, str]] | None = None,
-                owner_less: int | None = None) -> list[dict]:
+                owner_less: int | None = None) -> list[Doc]:
     annotations = annotations or {}
     return [pod(f"p{i}", on="node-0" if i < 2 else "node-1", annotations=annotations.get(i),
                 owner=None if owner_less == i else "ReplicaSet") for i in range(3)]

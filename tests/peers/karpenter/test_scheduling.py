@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import InstanceType, defaults, node, numbered, pod, run
+from .harness import Doc, InstanceType, defaults, node, numbered, pod, run
 
 DEFAULTS = defaults()
 AMD64 = [t for t in DEFAULTS if t.arch == "amd64"]
@@ -74,7 +74,7 @@ def test_different_selectors_different_instances(selectors: tuple[dict[str, str]
                  id="Instance Type Compatibility/should exclude instance types that are not "
                     "supported by the pod constraints (node affinity/operating system)"),
 ])
-def test_excluded_by_nodepool_arch(requirement: dict, case: str) -> None:
+def test_excluded_by_nodepool_arch(requirement: Doc, case: str) -> None:
     # The NodePool requires amd64: its types are the amd64 ones.
     affinity = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [requirement]}]}}}}
