@@ -36,6 +36,7 @@ from tests.peers.kueue.schedule_builders import (
     NO_SCHEDULE,
     cq,
     fq,
+    fq_map,
     fungibility,
     group,
     milli,
@@ -50,8 +51,10 @@ from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
     CohortSpec,
+    FlavorQuotas,
     PodSetAssignment,
     PodSetRequest,
+    PreemptionPolicy,
     QueueingState,
     WorkloadSpec,
 )
@@ -221,6 +224,7 @@ CLASSIC_MIXED = ("classic preemption needing victims in the preemptor's own Clus
                  "the cohort: Kueue orders candidates other queues first, then by priority, takes "
                  "them until the preemptor fits without borrowing, then shrinks the set; dralab "
                  "picks the within-queue victim alone")
+MSS = fungibility("MayStopSearch", "MayStopSearch")
 PARTIAL = "partial admission (PartialAdmission, podSets[].minCount) is not modelled"
 NEW_IN_CQ = "Quota reserved"
 
@@ -541,6 +545,210 @@ CASES += [
          want_pending={"eng-alpha/incoming": "couldn't assign flavors to pod set main: "
                        "insufficient unused quota for cpu in flavor on-demand, 1 more needed"},
          want_inadmissible={"other-alpha": ("eng-alpha/incoming",)}),
+]
+
+def _within(name: str, cpu: str, borrow: bool = False) -> ClusterQueueSpec:
+    policy = preemption(within="LowerPriority", borrow="LowerPriority" if borrow else "Never")
+    return cq(name, group(fq("default", cpu=cpu)), cohort="other", policy=policy)
+
+
+CASES += [
+    Case("multiple preemptions without borrowing",
+         workloads=(one("eng-alpha/a1", "other-alpha", "default", "2"),
+                    one("eng-beta/b1", "other-beta", "default", "2"),
+                    wl("eng-alpha/preemptor", "other", main("2"), priority=100),
+                    wl("eng-beta/preemptor", "other", main("2"), priority=100)),
+         cluster_queues=(_within("other-alpha", "2"), _within("other-beta", "2")),
+         local_queues=OTHER_LQ,
+         want_preempted={"eng-alpha/a1": "InClusterQueue", "eng-beta/b1": "InClusterQueue"},
+         want_pending={
+             "eng-alpha/preemptor": "couldn't assign flavors to pod set main: insufficient "
+                                    "unused quota for cpu in flavor default, 2 more needed. "
+                                    "Pending the preemption of 1 workload(s)",
+             "eng-beta/preemptor": "couldn't assign flavors to pod set main: insufficient "
+                                   "unused quota for cpu in flavor default, 2 more needed. "
+                                   "Pending the preemption of 1 workload(s)"},
+         want_left={"other-alpha": ("eng-alpha/preemptor",),
+                    "other-beta": ("eng-beta/preemptor",)}),
+    Case("multiple preemptions preemption possible after earlier workload fits",
+         workloads=(one("eng-beta/b1", "other-beta", "default", "2"),
+                    wl("eng-alpha/fit", "other", main("1"), priority=100),
+                    wl("eng-beta/preemptor", "other", main("2"), priority=99)),
+         cluster_queues=(_within("other-alpha", "1"), _within("other-beta", "2")),
+         local_queues=OTHER_LQ,
+         want_admitted={"eng-alpha/fit": adm("other-alpha", psa("main", cpu=("default", "1")))},
+         want_preempted={"eng-beta/b1": "InClusterQueue"},
+         want_pending={"eng-beta/preemptor": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor default, 1 more needed. "
+                       "Pending the preemption of 1 workload(s)"},
+         want_left={"other-beta": ("eng-beta/preemptor",)}),
+    Case("multiple preemptions skip preemption when shared limited resource",
+         workloads=(one("eng-alpha/a1", "other-alpha", "default", "2"),
+                    one("eng-beta/b1", "other-beta", "default", "2"),
+                    wl("eng-alpha/preemptor", "other", main("3"), priority=100),
+                    wl("eng-beta/pretending-preemptor", "other", main("3"), priority=99)),
+         cluster_queues=(_within("other-alpha", "2", borrow=True),
+                         _within("other-beta", "2", borrow=True),
+                         cq("resource-bank", group(fq("default", cpu="1")), cohort="other")),
+         local_queues=OTHER_LQ,
+         want_preempted={"eng-alpha/a1": "InClusterQueue"},
+         want_pending={
+             "eng-alpha/preemptor": "couldn't assign flavors to pod set main: insufficient "
+                                    "unused quota for cpu in flavor default, 2 more needed. "
+                                    "Pending the preemption of 1 workload(s)",
+             "eng-beta/pretending-preemptor": "Workload no longer fits after processing another "
+                                              "workload"},
+         want_left={"other-alpha": ("eng-alpha/preemptor",),
+                    "other-beta": ("eng-beta/pretending-preemptor",)}),
+    Case("not enough resources",
+         workloads=(wl("sales/new", "main", ps("one", 1, {"cpu": "100"})),),
+         want_pending={"sales/new": "couldn't assign flavors to pod set one: insufficient quota "
+                       "for cpu in flavor default, previously considered podsets requests (0) + "
+                       "current podset request (100) > maximum capacity (50)"},
+         want_left={"sales": ("sales/new",)}),
+    Case("container does not satisfy limitRange constraints",
+         skip="LimitRange objects are not read by dralab admit (no LimitRange validation of "
+              "workloads)"),
+    Case("container resource requests exceed limits",
+         skip="container limits are not part of dralab's workload model (requests only), so "
+              "'requests must not exceed its limits' is not checked"),
+]
+
+def gq(flavor: str, nominal: str) -> FlavorQuotas:
+    """MakeFlavorQuotas(flavor).Resource("gpu", nominal): the resource literally "gpu"."""
+    return fq_map(flavor, {"gpu": nominal})
+
+
+def gpu_wl(key: str, amount: str, priority: int = 0, queue: str = "other",
+           reserved: tuple[str, str] | None = None) -> Wl:
+    """Request("gpu", amount), with SimpleReserveQuota(cq, flavor) when ``reserved``."""
+    admitted = None
+    if reserved is not None:
+        admitted = (reserved[0], (("main", {"gpu": (reserved[1], amount)}, 1),))
+    return wl(key, queue, ps("main", 1, {"gpu": amount}), priority=priority, admitted=admitted)
+
+
+def _gpu_pair(beta_policy: bool) -> tuple[ClusterQueueSpec, ...]:
+    policy = preemption(within="LowerPriority", reclaim="LowerPriority")
+    return (cq("other-alpha", group(gq("on-demand", "10"), gq("spot", "10")), cohort="other",
+               policy=policy),
+            cq("other-beta", group(gq("on-demand", "0"), gq("spot", "0")), cohort="other",
+               policy=policy if beta_policy else PreemptionPolicy()))
+
+
+def _reclaim_pair(reclaim: str) -> tuple[ClusterQueueSpec, ...]:
+    return (cq("ClusterQueueA", group(gq("on-demand", "2")), cohort="root",
+               policy=preemption(reclaim=reclaim)),
+            cq("ClusterQueueB", group(gq("on-demand", "0")), cohort="root"))
+
+
+AB_LQ = {"eng-alpha/lq": "ClusterQueueA", "eng-beta/lq": "ClusterQueueB"}
+GPU_PREEMPTOR_MSG = ("couldn't assign flavors to pod set main: insufficient unused quota for gpu "
+                     "in flavor on-demand, 1 more needed, insufficient unused quota for gpu in "
+                     "flavor spot, {spot} more needed. Pending the preemption of 1 workload(s)")
+
+CASES += [
+    Case("prefer reclamation over cq priority based preemption",
+         workloads=(gpu_wl("eng-alpha/a1", "5", 50, reserved=("other-alpha", "on-demand")),
+                    gpu_wl("eng-beta/b1", "5", 50, reserved=("other-beta", "spot")),
+                    gpu_wl("eng-alpha/preemptor", "6", 100)),
+         cluster_queues=_gpu_pair(True), local_queues=OTHER_LQ,
+         want_preempted={"eng-beta/b1": "InCohortReclamation"},
+         want_pending={"eng-alpha/preemptor": GPU_PREEMPTOR_MSG.format(spot="1")},
+         want_left={"other-alpha": ("eng-alpha/preemptor",)}),
+    Case("prefer first preemption flavor when second flavor requires both reclaim and cq "
+         "priority preemption",
+         workloads=(gpu_wl("eng-alpha/a1", "5", 50, reserved=("other-alpha", "on-demand")),
+                    gpu_wl("eng-alpha/a2", "5", 50, reserved=("other-alpha", "spot")),
+                    gpu_wl("eng-beta/b1", "5", 50, reserved=("other-beta", "spot")),
+                    gpu_wl("eng-alpha/preemptor", "6", 100)),
+         cluster_queues=_gpu_pair(False), local_queues=OTHER_LQ,
+         want_preempted={"eng-alpha/a1": "InClusterQueue"},
+         want_pending={"eng-alpha/preemptor": GPU_PREEMPTOR_MSG.format(spot="6")},
+         want_left={"other-alpha": ("eng-alpha/preemptor",)}),
+    Case("prefer first preemption flavor when second flavor also requires cq preemption",
+         workloads=(gpu_wl("eng-alpha/a1", "6", 50, reserved=("other-alpha", "on-demand")),
+                    gpu_wl("eng-alpha/a2", "5", 50, reserved=("other-alpha", "spot")),
+                    gpu_wl("eng-beta/b1", "5", 9001, reserved=("other-beta", "spot")),
+                    gpu_wl("eng-alpha/preemptor", "5", 100)),
+         cluster_queues=_gpu_pair(False), local_queues=OTHER_LQ,
+         want_preempted={"eng-alpha/a1": "InClusterQueue"},
+         want_pending={"eng-alpha/preemptor": GPU_PREEMPTOR_MSG.format(spot="5")},
+         want_left={"other-alpha": ("eng-alpha/preemptor",)}),
+    Case("workload requiring reclaimation prioritized over wl in another full cq",
+         workloads=(gpu_wl("eng-alpha/Admitted-Workload-1", "5", queue="lq",
+                           reserved=("CQ1", "on-demand")),
+                    gpu_wl("eng-alpha/WL1", "10", queue="lq"),
+                    gpu_wl("eng-beta/WL2", "10", queue="lq"),
+                    gpu_wl("eng-gamma/Admitted-Workload-2", "5", 0, queue="lq",
+                           reserved=("CQ3", "on-demand")),
+                    gpu_wl("eng-gamma/Admitted-Workload-3", "5", 1, queue="lq",
+                           reserved=("CQ3", "on-demand"))),
+         cluster_queues=(cq("CQ1", group(gq("on-demand", "10")), cohort="other"),
+                         cq("CQ2", group(gq("on-demand", "10")), cohort="other",
+                            policy=preemption(reclaim="Any")),
+                         cq("CQ3", group(gq("on-demand", "0")), cohort="other")),
+         local_queues={"eng-alpha/lq": "CQ1", "eng-beta/lq": "CQ2", "eng-gamma/lq": "CQ3"},
+         want_preempted={"eng-gamma/Admitted-Workload-2": "InCohortReclamation"},
+         want_pending={
+             "eng-alpha/WL1": "couldn't assign flavors to pod set main: insufficient unused "
+                              "quota for gpu in flavor on-demand, 5 more needed",
+             "eng-beta/WL2": "couldn't assign flavors to pod set main: insufficient unused quota "
+                             "for gpu in flavor on-demand, 5 more needed. Pending the preemption "
+                             "of 1 workload(s)"},
+         want_left={"CQ2": ("eng-beta/WL2",)},
+         want_inadmissible={"CQ1": ("eng-alpha/WL1",)}),
+    Case("capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)",
+         workloads=(gpu_wl("eng-alpha/a1-admitted", "1", queue="lq",
+                           reserved=("ClusterQueueA", "on-demand")),
+                    gpu_wl("eng-alpha/a2-pending", "2", queue="lq"),
+                    gpu_wl("eng-beta/b1-pending", "1", queue="lq")),
+         cluster_queues=_reclaim_pair("Any"), local_queues=AB_LQ,
+         want_admitted={"eng-beta/b1-pending": ("ClusterQueueB",
+                                                (("main", {"gpu": ("on-demand", "1")}, 1),))},
+         want_pending={"eng-alpha/a2-pending": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for gpu in flavor on-demand, 1 more needed"},
+         want_inadmissible={"ClusterQueueA": ("eng-alpha/a2-pending",)}),
+    *(Case("capacity blocked when lending clusterqueue not guaranteed to reclaim "
+           f"(ReclaimWithinCohort={reclaim})",
+           workloads=(gpu_wl("eng-alpha/a1-admitted", "1", queue="lq",
+                             reserved=("ClusterQueueA", "on-demand")),
+                      gpu_wl("eng-alpha/a2-pending", "2", queue="lq"),
+                      gpu_wl("eng-beta/b1-pending", "1", queue="lq")),
+           cluster_queues=_reclaim_pair(reclaim), local_queues=AB_LQ,
+           want_pending={
+               "eng-alpha/a2-pending": "couldn't assign flavors to pod set main: insufficient "
+                                       "unused quota for gpu in flavor on-demand, 1 more needed",
+               "eng-beta/b1-pending": "Workload no longer fits after processing another "
+                                      "workload"},
+           want_left={"ClusterQueueB": ("eng-beta/b1-pending",)},
+           want_inadmissible={"ClusterQueueA": ("eng-alpha/a2-pending",)})
+      for reclaim in ("LowerPriority", "Never")),
+    Case("in a hierarchical cohort, workload borrowing less is scheduled first",
+         workloads=(wl("eng-alpha/guaranteed", "lq-guaranteed", ps("one", 1, {"cpu": "4"})),
+                    wl("eng-alpha/best-effort", "lq-best-effort", ps("one", 1, {"cpu": "4"}),
+                       priority=3)),
+         cluster_queues=(cq("guaranteed", group(fq("default", cpu="0")), cohort="guaranteed"),
+                         cq("best-effort", group(fq("default", cpu="0")), cohort="root")),
+         cohorts=(CohortSpec("root"),
+                  CohortSpec("guaranteed", "root", (group(fq("default", cpu="4")),))),
+         local_queues={"eng-alpha/lq-guaranteed": "guaranteed",
+                       "eng-alpha/lq-best-effort": "best-effort"},
+         want_admitted={"eng-alpha/guaranteed": adm("guaranteed",
+                                                    psa("one", cpu=("default", "4")))},
+         want_pending={"eng-alpha/best-effort": "Workload no longer fits after processing "
+                       "another workload"},
+         want_left={"best-effort": ("eng-alpha/best-effort",)}),
+    Case("don't assign flavor if there are no candidates for preemption",
+         workloads=(one("eng-alpha/admitted", "cq2", "on-demand", "1", queue="lq2"),
+                    wl("eng-alpha/new", "lq1", main("1"), priority=100)),
+         cluster_queues=(
+             cq("cq1", group(fq("on-demand", cpu=("0", "1")), fq("spot", cpu=("0", "1"))),
+                cohort="cohort", flavor_fungibility=MSS,
+                policy=preemption(within="LowerPriority", reclaim="Any", borrow="LowerPriority")),
+             cq("cq2", group(fq("on-demand", cpu="1"), fq("spot", cpu="1")), cohort="cohort")),
+         local_queues={"eng-alpha/lq1": "cq1", "eng-alpha/lq2": "cq2"},
+         want_admitted={"eng-alpha/new": adm("cq1", psa("main", cpu=("spot", "1")))}),
 ]
 
 # -- more cases above this line --------------------------------------------------------

@@ -13,6 +13,7 @@ from dralab.api.quantity import Quantity, QuantityFormat
 
 __all__ = [
     "NO_LONGER_FITS",
+    "OVERLAPPING_TARGETS",
     "cluster_queue_inactive",
     "cluster_queue_missing",
     "flavor_node_affinity",
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
 
 _BINARY_RESOURCES = ("memory", "ephemeral-storage", "storage")
 

@@ -72,6 +72,9 @@ class _Entry:
     cluster_queue: str
     assignment: WorkloadAssignment
     share: float = 0.0
+    # Kueue's preemption targets, chosen at nomination against the cycle's start
+    # (quota-only admission; with the placement check they are chosen in the loop).
+    targets: list[PreemptionTarget] | None = None
 
 
 class _ClusterQueueQueue:
@@ -311,6 +314,8 @@ class KueuePolicy:
         decisions: list[Decision] = []
         progressed = False
         self.preemption_messages = {}
+        # Quota held back for the rest of the cycle by preemptors that found no targets.
+        reserved: list[tuple[str, dict[FlavorResource, int]]] = []
         for key in sorted(self._blocked):
             message = self._blocked[key]
             if self.pending_messages.get(key) != message:
@@ -335,6 +340,11 @@ class KueuePolicy:
                 continue
             assignment = self._nominate(workload, name, spec, state)
             entries.append(_Entry(head, workload, name, assignment))
+        if self.placement is None:
+            for entry in entries:
+                if entry.assignment.mode == AssignMode.PREEMPT:
+                    entry.targets = self._targets(
+                        entry, state.cluster_queues[entry.cluster_queue], state)
         if self.fair_sharing:
             for entry in entries:
                 entry.share = tree.share(tree.cluster_queues[entry.cluster_queue],
@@ -367,13 +377,22 @@ class KueuePolicy:
                 admission = Admission(entry.cluster_queue, assignment.pod_sets)
                 preemptor = self.placement.for_preemptor(entry.key, entry.workload, admission) \
                     if self.placement is not None else None
-                targets = self._targets(entry, spec, state, preemptor)
+                if entry.targets is not None:
+                    skipped = self._skip_preemption(entry, spec, state, node)
+                    if skipped:
+                        self._not_admitted(entry, spec, skipped, decisions, set_aside=False)
+                        continue
+                    targets = entry.targets
+                else:
+                    targets = self._targets(entry, spec, state, preemptor)
                 if not targets:
                     message = assignment.message
                     if preemptor is not None:
                         message = self._unplaceable_preemption(entry, spec, state, preemptor,
                                                                message)
                     progressed |= self._not_admitted(entry, spec, message, decisions)
+                    if spec.preemption.reclaim_within_cohort != "Any":
+                        reserved.append(self._reserve(entry, spec, node))
                     continue
                 # Kueue leaves the preemptor pending for this cycle with this message and
                 # admits it once its targets are gone; dralab admits it at once.
@@ -392,8 +411,62 @@ class KueuePolicy:
                         continue
             self._admit(state, entry, now, decisions)
             progressed = True
+        for cluster_queue, usage in reserved:
+            tree.add_usage(cluster_queue, usage, -1)
         self.progressed = progressed
         return decisions
+
+    def _reserve(self, entry: _Entry, spec: ClusterQueueSpec,
+                 node: QuotaNode) -> tuple[str, dict[FlavorResource, int]]:
+        """Kueue's reserveCapacityForUnreclaimablePreempt: a workload that needs
+        preemption and found no targets, in a ClusterQueue that cannot always reclaim
+        (reclaimWithinCohort is not Any), holds for the rest of the cycle what it may
+        still take of its own quota (up to nominal, or nominal plus the borrowing limit
+        when it borrows), so that entries after it cannot borrow that room away."""
+        assert self._tree is not None
+        quotas = {(fq.flavor, resource): quota for group in spec.resource_groups
+                  for fq in group.flavors for resource, quota in fq.resources.items()}
+        held: dict[FlavorResource, int] = {}
+        for fr, amount in entry.assignment.usage.items():
+            quota = quotas.get(fr)
+            used = node.usage.get(fr, 0)
+            if quota is None:
+                continue
+            if entry.assignment.borrowing > 0:
+                limit = quota.borrowing_limit
+                held[fr] = amount if limit is None else min(amount, quota.nominal + limit - used)
+            else:
+                held[fr] = max(0, min(amount, quota.nominal - used))
+        held = {fr: amount for fr, amount in held.items() if amount > 0}
+        self._tree.add_usage(entry.cluster_queue, held, 1)
+        return entry.cluster_queue, held
+
+    def _skip_preemption(self, entry: _Entry, spec: ClusterQueueSpec, state: QueueingState,
+                         node: QuotaNode) -> str:
+        """Why Kueue skips this cycle a preemptor whose targets were chosen at
+        nomination ("" if it does not): a target already evicted by an entry before it
+        (its targets are then chosen afresh, as Kueue's recomputation on overlap; none
+        left: skipped), or, with its targets gone, it no longer fits after the entries
+        before it. Skipped entries are requeued at once, not set aside."""
+        assert self._index is not None and entry.targets is not None
+        index = self._index
+        if not entry.targets:
+            return ""
+        if any(t.workload not in index for t in entry.targets):
+            entry.targets = self._targets(entry, spec, state)
+            if not entry.targets:
+                return messages.OVERLAPPING_TARGETS
+        removed = [(index.cluster_queue[t.workload], index.usage[t.workload])
+                   for t in entry.targets]
+        tree = index.tree
+        for cluster_queue, usage in removed:
+            tree.add_usage(cluster_queue, usage, -1)
+        try:
+            fits = tree.fits(node, entry.assignment.usage)
+        finally:
+            for cluster_queue, usage in removed:
+                tree.add_usage(cluster_queue, usage, 1)
+        return "" if fits else messages.NO_LONGER_FITS
 
     def _nominate(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                   state: QueueingState) -> WorkloadAssignment:
