@@ -38,7 +38,7 @@ from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
-from .eligibility import Unremovable, is_ready
+from .eligibility import Unremovable
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
 from .expanders import choose, expander_error, measures_for
 from .groups import (
@@ -47,11 +47,12 @@ from .groups import (
     TemplateNodes,
     example_of,
     node_groups,
+    pool_of,
     pool_sizes,
     template_signatures,
 )
 from .limits import ScaleUpBudget
-from .scaledown import unneeded_nodes
+from .scaledown import UnneededNodes, has_pods_to_move, unneeded_nodes
 from .units import PodUnit, is_daemon_pod, is_mirror_pod, pod_units, topology_sensitive
 from .utilization import GPU_LABELS, PoolCache
 
@@ -90,6 +91,10 @@ class AutoscalerOptions:
     # The unix time of the loop's clock 0 (deletion taints, terminating pods); None:
     # no wall clock.
     clock_epoch: float | None = None
+    # --node-deletion-candidate-ttl: with a wall clock, nodes tainted
+    # DeletionCandidateOfClusterAutoscaler less than this ago are unneeded since then
+    # from the first loop (0, CA's default: the taints are not read back).
+    node_deletion_candidate_ttl: float = 0.0
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -157,7 +162,8 @@ class ClusterAutoscaler:
     daemon_sets: tuple[DaemonSet, ...] = ()
     _templates: TemplateNodes | None = None
     _in_flight: list[_InFlight] = field(default_factory=list)
-    _unneeded_since: dict[str, float] = field(default_factory=dict)
+    # The unneeded nodes across loops (CA's unneeded.Nodes), made by the first scale-down.
+    _unneeded: UnneededNodes | None = None
     _last_scale_up: float | None = None
     _rng: random.Random = field(default_factory=random.Random)
     # Pool utilisations across loops: a loop every 10 s re-measures mostly the same pools.
@@ -386,25 +392,43 @@ class ClusterAutoscaler:
                                tuple[Unremovable, ...]]:
         opts = self.options
         wall = None if opts.clock_epoch is None else opts.clock_epoch + now
+        cluster = self.scheduler.cluster
+        tracker = self._unneeded
+        if tracker is None:
+            tracker = self._unneeded = UnneededNodes(
+                lambda _, ready: opts.scale_down_unneeded_time if ready
+                else opts.scale_down_unready_time,
+                lambda node: pool if (pool := pool_of(node)) in groups else None)
+            if opts.node_deletion_candidate_ttl and opts.clock_epoch is not None and \
+                    wall is not None:
+                # CA's planner picks up its DeletionCandidate taints on start, on the
+                # wall clock; the loop's clock is that less clock_epoch.
+                tracker.load_from_existing_taints(
+                    (i.node for i in cluster.nodes.values()), wall,
+                    opts.node_deletion_candidate_ttl)
+                for item in tracker.as_list():
+                    item.since -= opts.clock_epoch
         found, kept = unneeded_nodes(self.scheduler, groups, opts, now, self._utilization,
                                      wall)
-        names = {d.node for d in found}
-        self._unneeded_since = {n: t for n, t in self._unneeded_since.items() if n in names}
-        unneeded = []
-        for d in found:
-            since = self._unneeded_since.setdefault(d.node, now)
-            unneeded.append(ScaleDown(d.node, d.pool, d.utilization, since))
+        tracker.update(((cluster.nodes[d.node].node, not has_pods_to_move(self.scheduler, d.node))
+                        for d in found), now)
+        since = {item.name: item.since for item in tracker.as_list()}
+        unneeded = tuple(ScaleDown(d.node, d.pool, d.utilization, since[d.node])
+                         for d in found)
         if self._last_scale_up is not None and \
                 now - self._last_scale_up < opts.scale_down_delay_after_add:
-            return tuple(unneeded), (), tuple(kept)
-        nodes = self.scheduler.cluster.nodes
-
-        def due(d: ScaleDown) -> bool:
-            # CA (unneeded.Nodes.RemovableAt): unneeded for longer than the unneeded
-            # time (the unready time for a node that is not Ready); 0: at once.
-            wait = opts.scale_down_unneeded_time if is_ready(nodes[d.node].node) \
-                else opts.scale_down_unready_time
-            return wait <= 0 or now - d.since > wait
-
-        return tuple(unneeded), tuple(d for d in unneeded if due(d)), tuple(kept)
+            return unneeded, (), tuple(kept)
+        # CA (unneeded.Nodes.RemovableAt): a node unneeded for longer than the unneeded
+        # time (the unready time for a node that is not Ready; 0: at once), its group
+        # above its min size, the cluster above --cores-total/--memory-total's minima.
+        # A node not unneeded long enough is only in ``unneeded``.
+        sizes = {name: group.size for name, group in groups.items()}
+        empty, drain, waiting = tracker.removable_at(
+            now, sizes, {name: group.min_size for name, group in groups.items()},
+            minimums={"cores": opts.cores_total[0], "memory": opts.memory_total[0]},
+            cluster_nodes=(i.node for i in cluster.nodes.values()))
+        removable = set(empty) | set(drain)
+        kept += [u for u in waiting
+                 if u.reason not in ("NotUnneededLongEnough", "NotUnreadyLongEnough")]
+        return unneeded, tuple(d for d in unneeded if d.node in removable), tuple(kept)
 

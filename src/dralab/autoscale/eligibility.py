@@ -108,17 +108,18 @@ def being_deleted(node: Node, now: float | None) -> bool:
 
 
 def is_ready(node: Node) -> bool:
-    """The node's Ready condition is True. A node written without conditions is
-    taken as Ready (dralab's inputs rarely carry status; CA would call it unready)."""
+    """The node's Ready condition is True (CA's GetReadinessState): a node written
+    without one is not Ready. Nodes dralab generates from a Fleet (no document
+    behind them) are Ready."""
     raw = node.raw
+    if raw is None:
+        return True
     status = raw.get("status") if isinstance(raw, dict) else None
     conditions = status.get("conditions") if isinstance(status, dict) else None
-    if not isinstance(conditions, list):
-        return True
-    for condition in conditions:
+    for condition in conditions if isinstance(conditions, list) else ():
         if isinstance(condition, dict) and condition.get("type") == "Ready":
             return condition.get("status") == "True"
-    return True
+    return False
 
 
 def filter_out_unremovable(cluster: ClusterState, candidates: Iterable[str],

@@ -18,6 +18,7 @@ unneeded nodes can all go together. Every node kept says why, with CA's
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
@@ -27,13 +28,23 @@ from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
 from .decisions import ScaleDown
-from .eligibility import EligibilityOptions, Unremovable, filter_out_unremovable
+from .eligibility import (
+    EligibilityOptions,
+    Unremovable,
+    filter_out_unremovable,
+    is_ready,
+    scale_down_disabled,
+)
 from .groups import NodeGroup, pool_of
 from .placement import place_pod
 from .units import is_movable
 from .utilization import AllocatedDevices, PoolCache, is_daemonset_pod, is_mirror_pod
 
-__all__ = ["ScaleDownOptions", "move_pods", "node_cores_memory", "unneeded_nodes"]
+__all__ = ["DELETION_CANDIDATE_TAINT", "ScaleDownOptions", "UnneededNode", "UnneededNodes",
+           "has_pods_to_move", "move_pods", "node_cores_memory", "unneeded_nodes"]
+
+# CA's soft taint on the nodes it found unneeded (its value: the unix time it was set).
+DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
 
 
 class ScaleDownOptions(EligibilityOptions, Protocol):
@@ -163,3 +174,163 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
     finally:
         scheduler.revert()
     return out, kept
+
+
+def has_pods_to_move(scheduler: Scheduler, node: str) -> bool:
+    """Whether removing ``node`` needs a drain: it runs pods other than DaemonSet and
+    mirror pods (CA's NodeToBeRemoved.PodsToReschedule)."""
+    info = scheduler.cluster.nodes.get(node)
+    return info is not None and any(not _goes_with_node(p.pod) for p in info.pods)
+
+
+# (node group or None, node Ready) -> the unneeded (Ready) or unready time, seconds;
+# ValueError when it cannot be had.
+RemovalTime = Callable[[str | None, bool], float]
+
+
+@dataclass(slots=True)
+class UnneededNode:
+    """A node found unneeded: since when (the caller's clock) and how long it must stay
+    unneeded before it may go (``threshold``; None: it could not be had)."""
+
+    node: Node
+    since: float
+    threshold: float | None
+    empty: bool
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name or ""
+
+
+class UnneededNodes:
+    """The unneeded nodes across loops, as CA's ``core/scaledown/unneeded.Nodes``:
+    ``update`` keeps the time a node was first found unneeded (and takes its newest
+    object and removal time: the unready time for a node that is not Ready);
+    ``removable_at`` says which may go now, empty nodes first, and why the others
+    may not. ``group_of``: a node's node group, None when it is not autoscaled."""
+
+    def __init__(self, removal_time: RemovalTime,
+                 group_of: Callable[[Node], str | None]) -> None:
+        self._removal_time = removal_time
+        self._group_of = group_of
+        self._by_name: dict[str, UnneededNode] = {}
+
+    def _threshold(self, node: Node) -> float | None:
+        group = self._group_of(node)
+        if group is None:
+            return 0.0  # not autoscaled: removable_at says so
+        try:
+            return self._removal_time(group, is_ready(node))
+        except ValueError:
+            return None
+
+    def update(self, nodes: Iterable[tuple[Node, bool]], now: float,
+               since: Callable[[Node], float | None] | None = None) -> None:
+        """The nodes unneeded at ``now``, each with whether it is empty; nodes no longer
+        among them are forgotten. ``since``: when a new node was unneeded already
+        (None: now)."""
+        updated: dict[str, UnneededNode] = {}
+        for node, empty in nodes:
+            name = node.metadata.name or ""
+            known = self._by_name.get(name)
+            first = known.since if known is not None else \
+                (since(node) if since is not None else None)
+            updated[name] = UnneededNode(node, now if first is None else first,
+                                         self._threshold(node), empty)
+        self._by_name = updated
+
+    def load_from_existing_taints(self, nodes: Iterable[Node], now: float, ttl: float) -> None:
+        """CA's LoadFromExistingTaints: nodes carrying the DeletionCandidate taint set
+        less than ``ttl`` before ``now`` (unix seconds) are unneeded since then; a taint
+        value that is not a unix time is skipped."""
+        found: dict[str, tuple[Node, float]] = {}
+        for node in nodes:
+            for taint in node.spec.taints:
+                if taint.key != DELETION_CANDIDATE_TAINT:
+                    continue
+                try:
+                    since = float(int(taint.value or ""))
+                except ValueError:
+                    break
+                if since + ttl >= now:
+                    found[node.metadata.name or ""] = (node, since)
+                break
+        if found:
+            self.update(((n, True) for n, _ in found.values()), now,
+                        lambda n: found[n.metadata.name or ""][1])
+
+    def contains(self, name: str) -> bool:
+        return name in self._by_name
+
+    def drop(self, name: str) -> None:
+        self._by_name.pop(name, None)
+
+    def as_list(self) -> list[UnneededNode]:
+        return [self._by_name[n] for n in sorted(self._by_name)]
+
+    def removable_at(self, now: float, sizes: Mapping[str, int], min_sizes: Mapping[str, int],
+                     deletions: Mapping[str, int] | None = None,
+                     minimums: Mapping[str, int] | None = None,
+                     cluster_nodes: Iterable[Node] = ()
+                     ) -> tuple[list[str], list[str], list[Unremovable]]:
+        """(empty nodes, nodes to drain, the others with CA's reason) at ``now``.
+        ``sizes``/``min_sizes``: per node group; ``deletions``: deletions in progress per
+        group; ``minimums``: cluster-wide minima of "cores", "memory" (bytes) and
+        "nodes", over ``cluster_nodes``."""
+        sizes = dict(sizes)
+        deletions = deletions or {}
+        minimums = {k: v for k, v in (minimums or {}).items() if v > 0}
+        totals = dict.fromkeys(minimums, 0)
+        if minimums:
+            for node in cluster_nodes:
+                for key, value in zip(("cores", "memory", "nodes"),
+                                      (*node_cores_memory(node), 1), strict=True):
+                    if key in totals:
+                        totals[key] += value
+        empty: list[str] = []
+        drain: list[str] = []
+        kept: list[Unremovable] = []
+        for want_empty, out in ((True, empty), (False, drain)):
+            for item in self.as_list():
+                if item.empty != want_empty:
+                    continue
+                reason = self._unremovable_reason(item, now, sizes, min_sizes, deletions,
+                                                  minimums, totals)
+                if reason is None:
+                    out.append(item.name)
+                else:
+                    kept.append(Unremovable(item.name, reason[0], reason[1],
+                                            self._group_of(item.node) or ""))
+        return empty, drain, kept
+
+    def _unremovable_reason(self, item: UnneededNode, now: float, sizes: dict[str, int],
+                            min_sizes: Mapping[str, int], deletions: Mapping[str, int],
+                            minimums: Mapping[str, int], totals: dict[str, int]
+                            ) -> tuple[str, str] | None:
+        if item.threshold is None:
+            return "UnexpectedError", "the unneeded or unready time could not be had"
+        if scale_down_disabled(item.node):
+            return "ScaleDownDisabledAnnotation", ""
+        if item.threshold > 0 and not item.since + item.threshold < now:
+            if is_ready(item.node):
+                return "NotUnneededLongEnough", f"unneeded since {item.since:g}"
+            return "NotUnreadyLongEnough", f"unready and unneeded since {item.since:g}"
+        group = self._group_of(item.node)
+        if group is None:
+            return "NotAutoscaled", ""
+        size = sizes.get(group)
+        if size is None:
+            return "UnexpectedError", f"node group {group} size not known"
+        low = min_sizes.get(group, 0)
+        if size - deletions.get(group, 0) <= low:
+            return "NodeGroupMinSizeReached", f"{group}: min size {low}"
+        usage = dict(zip(("cores", "memory", "nodes"), (*node_cores_memory(item.node), 1),
+                         strict=True))
+        if any(totals[k] - usage[k] < low for k, low in minimums.items()):
+            return "MinimalResourceLimitExceeded", \
+                "the cluster would go under a minimum (--cores-total, --memory-total)"
+        for key in minimums:
+            totals[key] -= usage[key]
+        sizes[group] = size - 1
+        return None
