@@ -49,6 +49,7 @@ class InstanceType:
     arch: str = "amd64"
     os: str = "linux"
     per_zone: bool = False  # the pool's name carries zone and OS (a type offered widely)
+    pool_name: str | None = None  # for types the fake names alike
 
     @property
     def labels(self) -> dict[str, str]:
@@ -62,6 +63,8 @@ class InstanceType:
 
     @property
     def pool(self) -> str:
+        if self.pool_name is not None:
+            return self.pool_name
         return f"{self.name}-{self.zone}-{self.os}" if self.per_zone else self.name
 
     @property
@@ -106,10 +109,11 @@ def by_price(types: list[InstanceType]) -> list[InstanceType]:
     return sorted(types, key=lambda t: (t.cost, t.name))
 
 
-def fleet(types: list[InstanceType]) -> Doc:
+def fleet(types: list[InstanceType], taints: list[Doc] | None = None) -> Doc:
+    """One pool per type; ``taints``: the NodePool template's taints, on every pool."""
     pools = []
     for t in types:
-        pools.append({
+        pools.append({**({"taints": taints} if taints else {}),
             "name": t.pool, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
             "pods": t.pods, "topology": {"zone": t.zone},
             "reserved": {"cpu": "100m", "memory": "10Mi"},
@@ -216,9 +220,10 @@ class Run:
 
 
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
-        consolidation: bool = True, now: float = 0.0) -> Run:
+        consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model."""
-    docs = [Document("karpenter.yaml", i + 1, d) for i, d in enumerate((fleet(types), *objects))]
+    docs = [Document("karpenter.yaml", i + 1, d)
+            for i, d in enumerate((fleet(types, taints), *objects))]
     data = read_input(docs, FeatureGates())
     cluster, pending = build_cluster(cluster_objects(data), None, 0)
     scheduler = Scheduler.build(cluster, None, 0)

@@ -1,0 +1,209 @@
+"""Karpenter's provisioner tests, ported case by case.
+
+Source: kubernetes-sigs/karpenter at 2266468104f36373ed002241afaee2d3bbc26078,
+pkg/controllers/provisioning/suite_test.go, Describe("Provisioning"). Each test's id
+is the upstream Context/It path. Upstream provisions pending pods and reads whether
+each was scheduled on a launched node; here one loop of the Karpenter model (a pod is
+scheduled when a scale-up is for it). The instance types are the fake cloud
+provider's defaults (``harness.defaults``); a NodePool's limits are
+``spec.limits`` of the model's NodePool, its template taints every pool's taints.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .harness import Doc, InstanceType, defaults, node, nodepool, pod, run
+
+DEFAULTS = defaults()
+
+
+def upstream(path: str) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("case", [pytest.param(path, id=path)])
+
+
+@upstream("should provision nodes")
+def test_provision_nodes(case: str) -> None:
+    result = run(DEFAULTS, pod("p"))
+    assert sum(n for _, n in result.launched) == 1 and result.placed == ["default/p"]
+
+
+@upstream("Should provision nodes for multiple pods")
+def test_provision_multiple_pods(case: str) -> None:
+    result = run(DEFAULTS, *[pod(f"p{i:03d}") for i in range(100)])
+    assert result.launched and len(result.placed) == 100 and result.pending == []
+
+
+SCHEDULABLE = [{"karpenter.sh/nodepool": "default"},
+               {"topology.kubernetes.io/zone": "test-zone-1"},
+               {"node.kubernetes.io/instance-type": "default-instance-type"},
+               {"kubernetes.io/arch": "arm64"},
+               {"kubernetes.io/os": "linux"}]
+UNSCHEDULABLE = [{"karpenter.sh/nodepool": "unknown"},
+                 {"topology.kubernetes.io/zone": "unknown"},
+                 {"node.kubernetes.io/instance-type": "unknown"},
+                 {"kubernetes.io/arch": "unknown"},
+                 {"kubernetes.io/os": "unknown"},
+                 {"karpenter.sh/capacity-type": "unknown"},
+                 {"foo": "bar"}]
+
+
+def _affinity(selector: dict[str, str]) -> Doc:
+    ((key, value),) = selector.items()
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": key, "operator": "In", "values": [value]}]}]}}}}
+
+
+@pytest.mark.parametrize(("as_affinity", "case"), [
+    pytest.param(False, "", id="should provision nodes for pods with supported node "
+                               "selectors"),
+    pytest.param(True, "", id="should provision nodes for pods with supported node "
+                              "affinities"),
+])
+def test_supported_selectors(as_affinity: bool, case: str) -> None:
+    def spec(selector: dict[str, str]) -> Doc:
+        return _affinity(selector) if as_affinity else {"nodeSelector": selector}
+    good = [pod(f"good{i}", spec=spec(s)) for i, s in enumerate(SCHEDULABLE)]
+    result = run(DEFAULTS, *good)
+    assert result.placed == [f"default/good{i}" for i in range(len(SCHEDULABLE))]
+    bad = [pod(f"bad{i}", spec=spec(s)) for i, s in enumerate(UNSCHEDULABLE)]
+    result = run(DEFAULTS, *bad)
+    assert result.launched == []
+    assert result.pending == [f"default/bad{i}" for i in range(len(UNSCHEDULABLE))]
+
+
+@upstream("should provision multiple nodes when maxPods is set")
+def test_max_pods(case: str) -> None:
+    # The NodePool requires single-pod-instance-type: it is the Fleet's only type.
+    types = [t for t in DEFAULTS if t.name == "single-pod-instance-type"]
+    result = run(types, *[pod(f"p{i}") for i in range(3)])
+    assert sum(n for _, n in result.launched) == 3 and len(result.placed) == 3
+
+
+# -- initContainers, sidecars and pod-level resources: three "example" types of
+#    AddInstanceResources (10 CPUs/4Gi, 11/5Gi, 12/6Gi) next to the defaults -------
+
+EXAMPLES = [InstanceType("example", cpu, mem, capacity_type="spot", arch="arch",
+                         pool_name=f"example-{cpu}")
+            for cpu, mem in ((10, 4), (11, 5), (12, 6))]
+
+
+def _containers(main: tuple[str, str], init: list[tuple[str, str, bool]],
+                pod_level: tuple[str, str] | None = None) -> Doc:
+    def resources(cpu: str, memory: str) -> Doc:
+        amount = {"cpu": cpu, "memory": memory}
+        return {"requests": dict(amount), "limits": dict(amount)}
+    spec: Doc = {"containers": [{"name": "main", "image": "busybox",
+                                 "resources": resources(*main)}],
+                 "initContainers": [{"name": f"init{i}", "image": "busybox",
+                                     "resources": resources(cpu, memory),
+                                     **({"restartPolicy": "Always"} if sidecar else {})}
+                                    for i, (cpu, memory, sidecar) in enumerate(init)]}
+    if pod_level is not None:
+        spec["resources"] = {"requests": {"cpu": pod_level[0], "memory": pod_level[1]},
+                             "limits": {"cpu": "10", "memory": "4Gi"}}
+    return spec
+
+
+@pytest.mark.parametrize(("spec", "capacity", "case"), [
+    pytest.param(_containers(("6", "2Gi"), [("10", "4Gi", False), ("4.9", "2.9Gi", True)]),
+                 (11, 5), "",
+                 id="should schedule based on the max resource requests of containers and "
+                    "initContainers with sidecar containers when initcontainer comes first"),
+    pytest.param(_containers(("6", "2Gi"), [("4.9", "2.9Gi", True), ("5", "1Gi", False)]),
+                 (11, 5), "",
+                 id="should schedule based on the max resource requests of containers and "
+                    "initContainers with sidecar containers when sidecar container comes "
+                    "first and init container resources are smaller than container resources"),
+    pytest.param(_containers(("5", "1Gi"), [("4.9", "2.9Gi", True), ("6", "2Gi", False)]),
+                 (11, 5), "",
+                 id="should schedule based on the max resource requests of containers and "
+                    "initContainers with sidecar containers when sidecar container comes "
+                    "first and init container resources are bigger than container resources"),
+    pytest.param(_containers(("5", "1Gi"), [("6", "2Gi", False), ("4", "2Gi", True)],
+                             ("9.9", "3.9Gi")),
+                 (10, 4), "", id="should schedule based on the pod level resources requests"),
+])
+def test_container_requests(spec: Doc, capacity: tuple[int, int], case: str) -> None:
+    types = [*DEFAULTS, *EXAMPLES]
+    doc = pod("p")
+    doc["spec"] = spec
+    result = run(types, doc)
+    by_pool = {t.pool: (t.cpu, t.memory_gi) for t in types}
+    assert [by_pool[p] for p, _ in result.launched] == [capacity]
+
+
+# -- Context("Resource Limits") ------------------------------------------------------
+
+ANTI = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "foo"}},
+     "topologyKey": "kubernetes.io/hostname"}]}}}
+
+
+@upstream("Resource Limits/should not schedule when limits are exceeded")
+def test_limits_exceeded(case: str) -> None:
+    # An existing NodeClaim of the NodePool with 100 CPUs of capacity (upstream has no
+    # Node for it: here a node the pod cannot use, tainted).
+    full = node("in-flight", DEFAULTS[0], cpu="100",
+                taints=[{"key": "not-ready", "effect": "NoSchedule"}])
+    result = run(DEFAULTS, full, pod("p"), settings=nodepool(None, {"cpu": "20"}),
+                 consolidation=False)
+    assert result.launched == [] and result.pending == ["default/p"]
+    assert result.decisions.pending[0].reason == \
+        'all available instance types exceed limits for nodepool "default"'
+
+
+@upstream("Resource Limits/should schedule if limits would be met")
+def test_limits_met(case: str) -> None:
+    result = run(DEFAULTS, pod("p", cpu="1.75"), settings=nodepool(None, {"cpu": "2"}))
+    assert result.placed == ["default/p"]
+
+
+@upstream("Resource Limits/should partially schedule if limits would be exceeded")
+def test_limits_partial(case: str) -> None:
+    pods = [pod(f"p{i}", cpu="1.5", labels={"app": "foo"}, spec=ANTI) for i in range(2)]
+    result = run(DEFAULTS, *pods, settings=nodepool(None, {"cpu": "3"}))
+    assert len(result.placed) == 1 and len(result.pending) == 1
+
+
+@upstream("Resource Limits/should not schedule if limits would be exceeded")
+def test_limits_would_be_exceeded(case: str) -> None:
+    result = run(DEFAULTS, pod("p", cpu="2.1"), settings=nodepool(None, {"cpu": "2"}))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("Resource Limits/should not schedule to a nodepool after a scheduling round if "
+          "limits would be exceeded")
+def test_limits_after_a_round(case: str) -> None:
+    # Upstream's two rounds, one pod each, as one loop with both pods: the first
+    # node takes the two CPUs the limit allows.
+    result = run(DEFAULTS, pod("p0", cpu="1.75"), pod("p1", cpu="1.75"),
+                 settings=nodepool(None, {"cpu": "2"}))
+    assert len(result.placed) == 1 and len(result.pending) == 1
+
+
+@upstream("Resource Limits/should not schedule if limits would be exceeded (node)")
+def test_limits_nodes(case: str) -> None:
+    # Upstream's three rounds of one pod each, as one loop with three pods.
+    pods = [pod(f"p{i}", cpu="1.5", labels={"app": "foo"}, spec=ANTI) for i in range(3)]
+    result = run(DEFAULTS, *pods, settings=nodepool(None, {"nodes": "2"}))
+    assert len(result.placed) == 2 and len(result.pending) == 1
+    assert result.decisions.pending[0].reason == \
+        'node limits have been exhausted for nodepool "default"'
+
+
+# -- Taints -------------------------------------------------------------------------
+
+@upstream("Taints/should schedule pods that tolerate taints")
+def test_tolerated_taints(case: str) -> None:
+    taint = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    tolerations = [
+        [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true",
+          "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        [{"operator": "Exists"}]]
+    pods = [pod(f"p{i}", spec={"tolerations": t}) for i, t in enumerate(tolerations)]
+    result = run(DEFAULTS, *pods, taints=[taint])
+    assert result.placed == [f"default/p{i}" for i in range(4)]
