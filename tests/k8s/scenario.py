@@ -41,7 +41,8 @@ _INFORMER_SETTLE_S = 1.0
 # A key a scenario puts on a Pod (taken off before it is created): the pod is running before
 # the others arrive (see run_on_server).
 RUNNING = "x-dralab-running"
-CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "PriorityClass")
+CLUSTER_SCOPED = ("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "PriorityClass",
+                  "PersistentVolume", "StorageClass", "CSINode", "VolumeAttachment")
 
 
 @dataclass
