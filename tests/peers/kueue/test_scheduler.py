@@ -219,6 +219,7 @@ def run_cycle(case: Case) -> None:
     assert inadmissible == {k: tuple(sorted(v)) for k, v in case.want_inadmissible.items()}
 
 
+MSS = fungibility("MayStopSearch", "MayStopSearch")
 PARTIAL = "partial admission (PartialAdmission, podSets[].minCount) is not modelled"
 NEW_IN_CQ = "Quota reserved"
 
