@@ -160,6 +160,9 @@ class ClusterAutoscaler:
     # The cluster's DaemonSets: their pods come with a template node built from the
     # Fleet (a template copied from a real node takes that node's DaemonSet pods).
     daemon_sets: tuple[DaemonSet, ...] = ()
+    # Per pool, the template the cloud provider would give (CA's TemplateNodeInfo),
+    # used when the pool has no node to copy; without one the Fleet makes it.
+    provider_templates: Mapping[str, NodeExample] = field(default_factory=dict)
     _templates: TemplateNodes | None = None
     _in_flight: list[_InFlight] = field(default_factory=list)
     # The unneeded nodes across loops (CA's unneeded.Nodes), made by the first scale-down.
@@ -210,6 +213,8 @@ class ClusterAutoscaler:
                 continue
             node = example_of(nodes, pool.name)
             if node is None:
+                if pool.name in self.provider_templates:
+                    out[pool.name] = self.provider_templates[pool.name]
                 continue
             name = node.metadata.name or ""
             pods = tuple(p.pod for p in cluster.nodes[name].pods

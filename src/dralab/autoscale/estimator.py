@@ -33,6 +33,7 @@ from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.core import Pod
+from dralab.api.resource import ResourceClaim
 from dralab.cluster import PodInfo
 from dralab.cluster.records import raw_spec_field
 from dralab.controllers.resourceclaims import ensure_pod_claims
@@ -182,17 +183,20 @@ class _Packer:
             cluster = self.scheduler.cluster
             cluster.add_node(node, slices)
             self.spare = node.metadata.name or ""
-            for pod in self.templates.pods(self.group.name, index):
-                self._place_template_pod(pod, self.spare)
+            for pod, claims in self.templates.pods(self.group.name, index):
+                self._place_template_pod(pod, claims, self.spare)
         return self.spare
 
-    def _place_template_pod(self, pod: Pod, node: str) -> None:
+    def _place_template_pod(self, pod: Pod, claims: Sequence[ResourceClaim],
+                            node: str) -> None:
         """A pod that comes with a fresh node, placed there by the scheduler (its claims
         allocated on the node's devices); one the scheduler rejects is counted on the
         node all the same, as CA force-adds a template's pods."""
         cluster = self.scheduler.cluster
         if f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}" in cluster.pods:
             return
+        for claim in claims:
+            cluster.add_claim(claim)
         info = ensure_pod_claims(cluster, cluster.add_pod(pod), self._rng)
         if place_pod(self.scheduler, info, (node,)).node is None:
             cluster.assume_pod(info, node)

@@ -33,7 +33,7 @@ import msgspec
 from dralab.api.base import ObjectMeta
 from dralab.api.codec import decode
 from dralab.api.core import Node, Pod
-from dralab.api.resource import ResourceSlice
+from dralab.api.resource import ResourceClaim, ResourceSlice
 from dralab.api.workloads import DaemonSet
 from dralab.controllers.generatednames import NameGenerator
 from dralab.controllers.workloadobjects import PodFactory
@@ -49,6 +49,8 @@ __all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "example_o
 POOL_LABEL = "dralab.dev/pool"
 
 TemplateNode = tuple[Node, tuple[ResourceSlice, ...]]
+# A pod that comes with a template node, and the claims it owns (not yet allocated).
+TemplatePod = tuple[Pod, tuple[ResourceClaim, ...]]
 
 HOSTNAME = "kubernetes.io/hostname"
 # Taints a template never carries (utils/taints/taints.go, SanitizeTaints): CA's own,
@@ -74,6 +76,12 @@ class NodeExample:
     node: Node
     slices: tuple[ResourceSlice, ...] = ()
     pods: tuple[Pod, ...] = ()
+    # The claims those pods own (made for them from a template): each new node gets
+    # its own copies, as CA's SanitizedPodResourceClaims makes them.
+    claims: tuple[ResourceClaim, ...] = ()
+    # A template the cloud provider gives (TemplateNodeInfo) rather than a real node:
+    # the DaemonSets' pods are added to it (CA's forceDaemonSets).
+    from_provider: bool = False
 
 
 def _good_example(node: Node) -> bool:
@@ -163,7 +171,7 @@ class TemplateNodes:
         self._built: dict[str, list[TemplateNode]] = {}
         self._examples = dict(examples or {})
         self._daemon_sets = tuple(daemon_sets)
-        self._pods: dict[tuple[str, int], tuple[Pod, ...]] = {}
+        self._pods: dict[tuple[str, int], tuple[TemplatePod, ...]] = {}
 
     def _generated(self, pool: str, index: int) -> TemplateNode:
         built = self._built.setdefault(pool, [])
@@ -183,9 +191,9 @@ class TemplateNodes:
             return generated
         return _copy_example(example, generated[0].metadata.name or "")
 
-    def pods(self, pool: str, index: int) -> tuple[Pod, ...]:
-        """The pods that come with the ``index``-th new node of ``pool`` (not bound: the
-        caller places them on the node)."""
+    def pods(self, pool: str, index: int) -> tuple[TemplatePod, ...]:
+        """The pods that come with the ``index``-th new node of ``pool``, with the claims
+        they own (not bound, not allocated: the caller places them on the node)."""
         key = (pool, index)
         if key not in self._pods:
             node, _ = self.node(pool, index)
@@ -193,9 +201,14 @@ class TemplateNodes:
             if example is not None:
                 # forceDaemonSets is off for a template from a real node: the example's
                 # pods only.
-                made = tuple(_fresh_pod(p, node.metadata.name or "") for p in example.pods)
+                made = tuple(_fresh_pod(p, node.metadata.name or "", example.claims)
+                             for p in example.pods)
+                if example.from_provider:
+                    made += tuple((p, ()) for p in
+                                  _daemon_pods(self._daemon_sets, node, self._seed or 0))
             else:
-                made = _daemon_pods(self._daemon_sets, node, self._seed or 0)
+                made = tuple((p, ()) for p in
+                             _daemon_pods(self._daemon_sets, node, self._seed or 0))
             self._pods[key] = made
         return self._pods[key]
 
@@ -224,20 +237,52 @@ def _copy_example(example: NodeExample, name: str) -> TemplateNode:
     return node, tuple(slices)
 
 
-def _fresh_pod(pod: Pod, node: str) -> Pod:
-    """A copy of an example's pod for a new node: its own name, no binding, no status
-    (its claims from templates are made afresh)."""
+def _fresh_pod(pod: Pod, node: str, claims: Sequence[ResourceClaim]) -> TemplatePod:
+    """A copy of an example's pod for a new node: its own name and UID, no binding, and
+    copies of the claims it owns (``claims``: the example's), unallocated, under names
+    of its own; shared claims stay shared."""
+    namespace = pod.metadata.namespace or "default"
+    name = f"{pod.metadata.name}-{node}"
+    uid = f"{pod.metadata.uid or pod.metadata.name}-{node}"
+    owned = {c.metadata.name: c for c in claims
+             if (c.metadata.namespace or "default") == namespace and any(
+                 r.kind == "Pod" and r.name == pod.metadata.name
+                 for r in c.metadata.owner_references)}
     doc = copy.deepcopy(pod.raw) if isinstance(pod.raw, dict) else \
         msgspec.to_builtins(pod)
     meta = doc.setdefault("metadata", {})
-    meta["name"] = f"{pod.metadata.name}-{node}"
-    for key in ("uid", "resourceVersion"):
-        meta.pop(key, None)
-    doc.setdefault("spec", {}).pop("nodeName", None)
-    doc.pop("status", None)
-    fresh = decode(doc)
-    assert isinstance(fresh, Pod)
-    return fresh
+    meta.update(name=name, uid=uid, namespace=namespace)
+    meta.pop("resourceVersion", None)
+    spec = doc.setdefault("spec", {})
+    spec.pop("nodeName", None)
+    statuses = []
+    copies: list[ResourceClaim] = []
+
+    def copy_claim(old: str) -> str:
+        claim = owned[old]
+        fresh = f"{old}-{node}"
+        refs = [msgspec.structs.replace(r, name=name, uid=uid) if r.kind == "Pod" else r
+                for r in claim.metadata.owner_references]
+        cmeta = msgspec.structs.replace(claim.metadata, name=fresh, uid=None,
+                                        resource_version=None, owner_references=refs)
+        copies.append(msgspec.structs.replace(claim, metadata=cmeta,
+                                              status=type(claim.status)(), raw=None))
+        return fresh
+
+    by_entry = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    for entry in spec.get("resourceClaims") or []:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("resourceClaimName") in owned:
+            entry["resourceClaimName"] = copy_claim(entry["resourceClaimName"])
+        elif entry.get("resourceClaimTemplateName"):
+            made = by_entry.get(entry.get("name", ""))
+            if made is not None and made in owned:
+                statuses.append({"name": entry["name"], "resourceClaimName": copy_claim(made)})
+    doc["status"] = {"resourceClaimStatuses": statuses} if statuses else {}
+    fresh_pod = decode(doc)
+    assert isinstance(fresh_pod, Pod)
+    return fresh_pod, tuple(copies)
 
 
 def _daemon_pods(daemon_sets: Sequence[DaemonSet], node: Node, seed: int) -> tuple[Pod, ...]:

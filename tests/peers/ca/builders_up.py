@@ -14,7 +14,7 @@ from typing import Any
 
 from dralab.api.codec import decode
 from dralab.api.core import Node, Pod
-from dralab.api.resource import ResourceSlice
+from dralab.api.resource import ResourceClaim, ResourceSlice
 from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, Estimate, LoopDecisions
 from dralab.autoscale.estimator import estimate
 from dralab.autoscale.groups import NodeExample, TemplateNodes, node_groups, pool_sizes
@@ -52,7 +52,8 @@ def node(name: str, cpu_m: int, mem: int, pods: int = 110, group: str | None = N
 def pod(name: str, cpu_m: int = 0, mem: int = 0, node_name: str | None = None,
         labels: Mapping[str, str] | None = None, namespace: str = "default",
         gpu: int = 0, owner: str | None = "rs", claims: Sequence[Doc] = (),
-        tolerate_gpu: bool = False, daemon_set: str | None = None) -> Doc:
+        tolerate_gpu: bool = False, daemon_set: str | None = None,
+        claim_statuses: Sequence[Doc] = ()) -> Doc:
     """BuildTestPod: one container requesting ``cpu_m`` millicores and ``mem`` bytes;
     owned by ReplicaSet ``owner`` (CA's test pods are replicated unless said not).
     ``claims``: spec.resourceClaims entries (the container uses them all)."""
@@ -73,7 +74,7 @@ def pod(name: str, cpu_m: int = 0, mem: int = 0, node_name: str | None = None,
         spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     if node_name:
         spec["nodeName"] = node_name
-    meta: Doc = {"name": name, "namespace": namespace}
+    meta: Doc = {"name": name, "namespace": namespace, "uid": name}
     if labels:
         meta["labels"] = dict(labels)
     if daemon_set:
@@ -85,8 +86,13 @@ def pod(name: str, cpu_m: int = 0, mem: int = 0, node_name: str | None = None,
                                     "name": owner, "uid": f"uid-rs-{owner}",
                                     "controller": True}]
     doc: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    status: Doc = {}
     if node_name:
-        doc["status"] = {"phase": "Running"}
+        status["phase"] = "Running"
+    if claim_statuses:
+        status["resourceClaimStatuses"] = list(claim_statuses)
+    if status:
+        doc["status"] = status
     return doc
 
 
@@ -113,6 +119,7 @@ class ProviderTemplate:
     node: Doc
     slices: Sequence[Doc] = ()
     pods: Sequence[Doc] = ()
+    claims: Sequence[Doc] = ()
 
     def example(self) -> NodeExample:
         n = decode(self.node)
@@ -120,7 +127,9 @@ class ProviderTemplate:
         slices = tuple(s for s in (decode(d) for d in self.slices)
                        if isinstance(s, ResourceSlice))
         pods = tuple(p for p in (decode(d) for d in self.pods) if isinstance(p, Pod))
-        return NodeExample(n, slices, pods, from_provider=True)
+        claims = tuple(c for c in (decode(d) for d in self.claims)
+                       if isinstance(c, ResourceClaim))
+        return NodeExample(n, slices, pods, claims, from_provider=True)
 
 
 @dataclass

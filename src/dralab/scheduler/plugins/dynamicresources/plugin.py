@@ -675,7 +675,7 @@ class DynamicResources:
         s = state.get(NAME)
         if not isinstance(s, DRAState) or self.explain or s.extended is not None:
             return None
-        return (s.token, tuple(c.claim for c in s.claims if not c.pending), s.allocator)
+        return (s.token, tuple(_Same(c.claim) for c in s.claims if not c.pending), s.allocator)
 
     def dry_run_cursor(self) -> object:
         allocated = self.cluster.allocated
@@ -757,6 +757,23 @@ class DynamicResources:
                 s.defer_what_if(+1, claim)
                 s.released.discard(key)
         return _SUCCESS
+
+
+class _Same:
+    """A stored API object in a key, compared by identity: one that holds dicts (labels,
+    its raw document) has no value hash, and the store replaces rather than changes its
+    objects, so the same object means the same content."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
 
 
 @dataclass(frozen=True, slots=True)
