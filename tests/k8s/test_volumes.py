@@ -10,7 +10,9 @@ allocatable CPU so the real scheduler's pick is no coin toss):
   the other zone stays pending;
 * VolumeRestrictions: two pods using one ReadWriteOncePod claim, the second pending;
 * NodeVolumeLimits: two nodes whose CSINodes allow one attached volume of a driver, three
-  pods each with its own volume of it, the third pending.
+  pods each with its own volume of it, the third pending; and inline awsElasticBlockStore
+  volumes counted as the ebs.csi.aws.com volumes they migrated to, next to VolumeAttachments
+  that fill one node's limit.
 
 There is no kubelet and nothing provisions; each claim is written bound to its volume
 (``spec.volumeName`` with the bind-completed annotation), volumes before claims, and the PV
@@ -37,6 +39,7 @@ from .scenarios import node, pod
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
 DRIVER = "csi.dralab.test"
+EBS = "ebs.csi.aws.com"
 
 
 def _two_nodes(p: str, labels: Sequence[Mapping[str, str]] = ({}, {})) -> list[Obj]:
@@ -133,12 +136,41 @@ def csi_attach_limit(p: str) -> list[Obj]:
             *(_pod_with(f"pod-{n}", f"data-{n}") for n in names)]
 
 
+def _attachment(name: str, node_name: str, volume: str) -> Obj:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+            "metadata": {"name": name},
+            "spec": {"attacher": EBS, "nodeName": node_name,
+                     "source": {"persistentVolumeName": volume}}}
+
+
+def migrated_inline_and_attachments(p: str) -> list[Obj]:
+    """Inline awsElasticBlockStore volumes count as ebs.csi.aws.com volumes (CSI migration);
+    two VolumeAttachments fill n0's limit of 2 though no pod there uses them."""
+    n0, n1 = f"{p}-n0", f"{p}-n1"
+    limits = [{"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": n},
+               "spec": {"drivers": [{"name": EBS, "nodeID": n, "allocatable": {"count": 2}}]}}
+              for n in (n0, n1)]
+    attached = [_volume(f"{p}-pv-{x}", source={"csi": {"driver": EBS,
+                                                       "volumeHandle": f"vol-{p}-{x}"}})
+                for x in ("x", "y")]
+    pods = []
+    for i in (1, 2, 3):
+        made = pod(f"inline-{i}", cpu="100m")
+        made["spec"]["volumes"] = [{"name": "disk", "awsElasticBlockStore": {
+            "volumeID": f"vol-{p}-{i}"}}]
+        pods.append(made)
+    return [*_two_nodes(p), *limits, *attached,
+            _attachment(f"{p}-va-x", n0, f"{p}-pv-x"), _attachment(f"{p}-va-y", n0, f"{p}-pv-y"),
+            *pods]
+
+
 SCENARIOS: dict[str, Callable[[str], list[Obj]]] = {
     "missing_claim": missing_claim,
     "volume_node_affinity": volume_node_affinity,
     "volume_zone": volume_zone,
     "read_write_once_pod": read_write_once_pod,
     "csi_attach_limit": csi_attach_limit,
+    "migrated_inline_and_attachments": migrated_inline_and_attachments,
 }
 
 
