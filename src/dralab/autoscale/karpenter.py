@@ -30,6 +30,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.gcpause import gc_paused
+from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
@@ -73,6 +74,9 @@ class Karpenter:
     fleet: Fleet
     fleet_seed: int | None = None  # the Fleet's seed for template nodes (spec.seed)
     consolidation: bool = True
+    # The DaemonSets whose pods a new node gets (Karpenter's daemonset overhead): each
+    # launch and replacement is sized with them on it.
+    daemon_sets: tuple[DaemonSet, ...] = ()
     nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
     nodepool_name: str = "default"
     _templates: TemplateNodes | None = field(default=None)
@@ -92,7 +96,8 @@ class Karpenter:
     def templates(self) -> TemplateNodes:
         if self._templates is None:
             self._templates = TemplateNodes(self.fleet, self._sizes(),
-                                            self.scheduler.cluster.node_names(), self.fleet_seed)
+                                            self.scheduler.cluster.node_names(), self.fleet_seed,
+                                            daemon_sets=self.daemon_sets)
         return self._templates
 
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -40,6 +40,7 @@ from dralab.api.core import Pod, PodStatus
 from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
+from .estimator import estimate
 from .groups import NodeGroup, TemplateNodes, pool_of
 from .karpenter_nodepool import (
     REASON_EMPTY,
@@ -50,6 +51,7 @@ from .karpenter_nodepool import (
     do_not_disrupt_pod,
 )
 from .placement import place_pod
+from .units import pod_units
 
 __all__ = ["Command", "DisruptionCandidate", "eviction_cost", "find_command", "node_candidates"]
 
@@ -180,21 +182,16 @@ class _Simulation:
                 self.leftover.append(moved)
 
     def cheapest_replacement(self) -> tuple[NodeGroup, str] | None:
-        """The cheapest instance type one fresh node of which takes every leftover pod."""
-        scheduler = self.scheduler
+        """The cheapest instance type one fresh node of which (its DaemonSet pods on it,
+        as the estimator places them) takes every leftover pod."""
+        units = pod_units(self.leftover)
         for group in sorted(self.groups.values(), key=lambda g: (g.price_per_hour, g.name)):
             if group.room <= 0:
                 continue
-            node, slices = self.templates.node(group.name, 0)
-            scheduler.fork()
-            try:
-                scheduler.cluster.add_node(node, slices)
-                new = node.metadata.name or ""
-                if all(place_pod(scheduler, p, (new,)).node is not None
-                       for p in self.leftover):
-                    return group, new
-            finally:
-                scheduler.revert()
+            one = replace(group, size=group.max_size - 1)  # room for exactly one node
+            option = estimate(self.scheduler, self.templates, one, units, measures=())
+            if len(option.units) == len(units) and len(option.nodes) == 1:
+                return group, option.nodes[0]
         return None
 
 

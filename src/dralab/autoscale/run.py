@@ -45,12 +45,12 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
         else:
             # Gated or unprofiled pods are not the autoscaler's to help (nor CA's).
             other.append(PendingPod(key, f"{item.reason}: {item.message}"))
+    daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
     if model == "karpenter":
-        decisions = Karpenter(scheduler, data.fleet).loop(waiting, 0.0)
+        decisions = Karpenter(scheduler, data.fleet, daemon_sets=daemon_sets).loop(waiting, 0.0)
     else:
         if options is None:
             options = AutoscalerOptions(expander=expander, seed=seed)
-        daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
         decisions = ClusterAutoscaler(scheduler, data.fleet, options,
                                       daemon_sets=daemon_sets).loop(waiting, 0.0)
     if other:
