@@ -36,6 +36,7 @@ _FUNGIBILITY: dict[str, dict[str, tuple[str, ...]]] = {
                 "whenCanPreempt": ("MayStopSearch", "TryNextFlavor", "Preempt")},
     "v1beta2": {"whenCanBorrow": ("MayStopSearch", "TryNextFlavor"),
                 "whenCanPreempt": ("MayStopSearch", "TryNextFlavor")}}
+_PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
 _PRIORITY_REF_GROUPS = ("kueue.x-k8s.io", "scheduling.k8s.io")
 _PRIORITY_REF_KINDS = ("WorkloadPriorityClass", "PriorityClass")
 # Kueue's pkg/config/validation.go validStrategySets: the whole list must be one of
@@ -136,6 +137,15 @@ def _cluster_queue(cq: ClusterQueue) -> Iterator[Problem]:
                             ("whenCanPreempt", fungible.when_can_preempt)):
             if value and value not in allowed[name]:
                 yield _unsupported(f"spec.flavorFungibility.{name}", value, allowed[name])
+        if fungible.preference is not None:
+            if fungible.preference not in _PREFERENCES:
+                yield _unsupported("spec.flavorFungibility.preference", fungible.preference,
+                                   _PREFERENCES)
+            # The CRD's rule, read after its defaults (MayStopSearch, TryNextFlavor).
+            if (fungible.when_can_borrow or "MayStopSearch") != "TryNextFlavor" \
+                    or (fungible.when_can_preempt or "TryNextFlavor") != "TryNextFlavor":
+                yield ("spec.flavorFungibility", "Invalid value: preference can only be set "
+                       "when both whenCanBorrow and whenCanPreempt are TryNextFlavor")
     if spec.fair_sharing is not None and spec.fair_sharing.weight is not None \
             and spec.fair_sharing.weight.sign() < 0:
         yield "spec.fairSharing.weight", "Invalid value: must be greater than or equal to 0"

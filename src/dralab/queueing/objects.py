@@ -103,6 +103,7 @@ class ClusterQueuePreemptionSpec(Spec, frozen=True):
 class FlavorFungibilitySpec(Spec, frozen=True):
     when_can_borrow: str | None = None
     when_can_preempt: str | None = None
+    preference: str | None = None   # v1beta2: BorrowingOverPreemption, PreemptionOverBorrowing
 
 
 class LabelSelectorRequirement(Spec, frozen=True):

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from dralab.api.base import KubeObject
-from dralab.api.core import Namespace, Pod, PodTemplateSpec, PriorityClass, Toleration
+from dralab.api.core import Namespace, Pod, PodSpec, PodTemplateSpec, PriorityClass, Toleration
 from dralab.api.podtemplate import pod_template
 from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
 
@@ -157,6 +157,24 @@ def _fungibility(value: str | None, default: str) -> Any:
     return "TryNextFlavor" if value == "TryNextFlavor" else default
 
 
+def _required_node_affinity(spec: PodSpec
+                            ) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:
+    """The pod template's required node affinity terms (matchExpressions only: Kueue
+    matches flavors on node labels, matchFields name no label)."""
+    affinity = spec.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    required = node_affinity.required_during_scheduling_ignored_during_execution \
+        if node_affinity is not None else None
+    if required is None:
+        return ()
+    return tuple(tuple((e.key, e.operator, tuple(e.values)) for e in term.match_expressions)
+                 for term in required.node_selector_terms)
+
+
+def _preference(value: str | None) -> Any:
+    return value if value in ("BorrowingOverPreemption", "PreemptionOverBorrowing") else None
+
+
 def _tolerations(items: Sequence[Toleration]) -> tuple[tuple[str, str, str, str], ...]:
     return tuple((t.key or "", t.operator or "Equal", t.value or "", t.effect or "")
                  for t in items)
@@ -221,7 +239,8 @@ def _cluster_queue(obj: ClusterQueue, labels: Mapping[str, Mapping[str, str]]
         fair_weight=_weight(spec.fair_sharing),
         flavor_fungibility=FlavorFungibility(
             _fungibility(fungible.when_can_borrow if fungible else None, "MayStopSearch"),
-            _fungibility(fungible.when_can_preempt if fungible else None, "TryNextFlavor")),
+            _fungibility(fungible.when_can_preempt if fungible else None, "TryNextFlavor"),
+            _preference(fungible.preference if fungible else None)),
         stop_policy=(spec.stop_policy or "None"))  # type: ignore[arg-type]
 
 
@@ -315,7 +334,8 @@ class _Reader:
             name=name, count=count, per_pod=per_pod,
             node_selector=dict(template.spec.node_selector),
             tolerations=_tolerations(template.spec.tolerations),
-            topology=_topology(annotations if isinstance(annotations, dict) else {}))
+            topology=_topology(annotations if isinstance(annotations, dict) else {}),
+            node_affinity=_required_node_affinity(template.spec))
         return PodSetSource(name, count, raw_template, per_pod), request
 
 

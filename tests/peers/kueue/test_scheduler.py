@@ -955,3 +955,153 @@ def test_admit_cycles_flag(tmp_path: Path) -> None:
     assert _admitted_names(every.stdout) == ["a", "b", "c"]
     bad = runner.invoke(cli, ["admit", "-f", str(snapshot), "--cycles", "0"])
     assert bad.exit_code == 2
+
+
+# -- the fields these semantics read, from YAML through ``dralab admit`` ------------------
+
+_POB_INPUT = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot, labels: {}}
+spec: {nodeLabels: {tier: spot}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: pob-cq}
+spec:
+  cohortName: pob
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor%s}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: on-demand
+      resources: [{name: cpu, nominalQuota: "5", borrowingLimit: "0"}]
+    - name: spot
+      resources: [{name: cpu, nominalQuota: "0", borrowingLimit: "5"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: lender}
+spec:
+  cohortName: pob
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: on-demand
+      resources: [{name: cpu, nominalQuota: "0"}]
+    - name: spot
+      resources: [{name: cpu, nominalQuota: "5"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ns}
+spec: {clusterQueue: pob-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: low, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          resources: {requests: {cpu: "5"}}
+status:
+  admission:
+    clusterQueue: pob-cq
+    podSetAssignments:
+    - name: main
+      count: 1
+      flavors: {cpu: on-demand}
+      resourceUsage: {cpu: "5"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: high
+  namespace: ns
+  creationTimestamp: "2026-01-01T00:00:01Z"
+  labels: {kueue.x-k8s.io/priority-class: high}
+spec:
+  queueName: q
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  priorityClassName: high
+  priority: 10
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        %s
+        containers:
+        - name: c
+          resources: {requests: {cpu: "5"}}
+"""
+
+
+def _flavor_of(out: str, name: str) -> str | None:
+    for item in yaml.safe_load(out)["items"]:
+        if item["kind"] == "Workload" and item["metadata"]["name"] == name:
+            admission = item.get("status", {}).get("admission")
+            return admission["podSetAssignments"][0]["flavors"]["cpu"] if admission else None
+    raise AssertionError(f"no workload {name}")
+
+
+@pytest.mark.parametrize(("preference", "want"), [
+    ("", "spot"),                                  # BorrowingOverPreemption, the default
+    (", preference: BorrowingOverPreemption", "spot"),
+    (", preference: PreemptionOverBorrowing", "on-demand"),  # preempts 'low' instead
+])
+def test_flavor_fungibility_preference_is_read(tmp_path: Path, preference: str, want: str) -> None:
+    snapshot = tmp_path / "in.yaml"
+    snapshot.write_text(_POB_INPUT % (preference, ""))
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
+    assert result.exit_code in (0, 1), result.output
+    assert _flavor_of(result.stdout, "high") == want
+
+
+def test_preference_needs_try_next_flavor_on_both(tmp_path: Path) -> None:
+    snapshot = tmp_path / "in.yaml"
+    text = (_POB_INPUT % (", preference: PreemptionOverBorrowing", "")).replace(
+        "whenCanBorrow: TryNextFlavor", "whenCanBorrow: MayStopSearch")
+    snapshot.write_text(text)
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
+    assert result.exit_code == 2
+    assert "spec.flavorFungibility" in result.stderr
+    assert "preference can only be set when both whenCanBorrow and whenCanPreempt are " \
+           "TryNextFlavor" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_required_node_affinity_of_the_pod_template_selects_the_flavor(tmp_path: Path) -> None:
+    snapshot = tmp_path / "in.yaml"
+    affinity = ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                "{nodeSelectorTerms: [{matchExpressions: [{key: tier, operator: In, "
+                "values: [spot]}]}]}}}")
+    snapshot.write_text(_POB_INPUT % (", preference: PreemptionOverBorrowing", affinity))
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
+    # on-demand has no 'tier' label: the affinity term names no key of it, so it matches;
+    # spot's label matches too. PreemptionOverBorrowing would pick on-demand...
+    assert _flavor_of(result.stdout, "high") == "on-demand"
+    snapshot.write_text((_POB_INPUT % (", preference: PreemptionOverBorrowing", affinity))
+                        .replace("metadata: {name: on-demand}",
+                                 "metadata: {name: on-demand}\nspec: {nodeLabels: {tier: od}}"))
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
+    # ...but with tier=od on on-demand, the affinity rules it out: spot, by borrowing.
+    assert _flavor_of(result.stdout, "high") == "spot"
