@@ -19,7 +19,7 @@ def test_defaults_follow_the_137_table() -> None:
     off = {"DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAWorkloadResourceClaims",
            "DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAOptionalNodeOperations",
            "DRAPartitionableDevicesType", "GenericWorkload", "DRAPreemption",
-           "SchedulerPreEnqueuePodStatus"}
+           "SchedulerPreEnqueuePodStatus", "VolumeLimitScaling"}
     assert set(KNOWN_GATES) == on | off
     assert {name for name, value in gates.as_dict().items() if value} == on
 

@@ -33,6 +33,7 @@ from .resource import (
 from .scheduling import PodGroup, Workload
 from .service import Service
 from .storage import (
+    CSIDriver,
     CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -53,6 +54,7 @@ KINDS: tuple[type[KubeObject], ...] = (
     Pod, Node, PriorityClass, Job, CronJob, Deployment, StatefulSet, ReplicaSet, DaemonSet,
     Namespace, PodGroup, Workload, Service,
     PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, VolumeAttachment,
+    CSIDriver,
 )
 _BY_KIND: dict[tuple[str, str], type[KubeObject]] = {(k.API_VERSION, k.KIND): k for k in KINDS}
 # The version each modelled kind is decoded into; older served versions convert to it.

@@ -47,6 +47,7 @@ class Gate(StrEnum):
     DRA_PREEMPTION = "DRAPreemption"
     SCHEDULER_PRE_ENQUEUE_POD_STATUS = "SchedulerPreEnqueuePodStatus"
     MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD = "MatchLabelKeysInPodTopologySpread"
+    VOLUME_LIMIT_SCALING = "VolumeLimitScaling"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +103,9 @@ KNOWN_GATES: Final[Mapping[str, GateInfo]] = MappingProxyType({
         # kube-scheduler's PodTopologySpread adds the values of the pod's labels named in
         # a constraint's matchLabelKeys to its selector (beta since 1.27, on).
         _info(Gate.MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD, True, "BETA"),
+        # kube-scheduler's NodeVolumeLimits refuses a node whose CSINode lacks a driver
+        # whose CSIDriver sets preventPodSchedulingIfMissing (alpha since 1.35, off).
+        _info(Gate.VOLUME_LIMIT_SCALING, False, "ALPHA"),
     )
 })
 

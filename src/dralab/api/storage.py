@@ -1,11 +1,12 @@
 """The volume kinds kube-scheduler's volume plugins read: core/v1 PersistentVolumeClaim and
-PersistentVolume, storage.k8s.io/v1 StorageClass, CSINode and VolumeAttachment.
+PersistentVolume, storage.k8s.io/v1 StorageClass, CSINode, CSIDriver and VolumeAttachment.
 
 Only the fields the scheduler reads are typed (access modes, the claim's class and bound
 volume, the volume's node affinity, class and CSI driver, the class's binding mode and
-allowed topologies, CSINode's per-driver attach limit, a VolumeAttachment's attacher, node
-and PersistentVolume). Everything else (capacity, status
-conditions, parameters, ...) is carried in ``raw`` and written back unchanged.
+allowed topologies, CSINode's per-driver attach limit, a CSIDriver's
+preventPodSchedulingIfMissing, a VolumeAttachment's attacher, node and PersistentVolume).
+Everything else (capacity, status conditions, parameters, ...) is carried in ``raw`` and
+written back unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from .base import KubeObject, Spec
 from .core import NodeSelector
 
 __all__ = [
+    "CSIDriver",
+    "CSIDriverSpec",
     "CSINode",
     "CSINodeDriver",
     "CSINodeSpec",
@@ -156,3 +159,18 @@ class VolumeAttachment(KubeObject, frozen=True):
     KIND: ClassVar[str] = "VolumeAttachment"
 
     spec: VolumeAttachmentSpec = VolumeAttachmentSpec()
+
+
+class CSIDriverSpec(Spec, frozen=True):
+    # Gate VolumeLimitScaling (alpha): the API server drops it while the gate is off.
+    prevent_pod_scheduling_if_missing: bool | None = None
+
+
+class CSIDriver(KubeObject, frozen=True):
+    """Named as its driver. Only ``spec.preventPodSchedulingIfMissing`` is read
+    (NodeVolumeLimits with VolumeLimitScaling); the rest round-trips."""
+
+    API_VERSION: ClassVar[str] = "storage.k8s.io/v1"
+    KIND: ClassVar[str] = "CSIDriver"
+
+    spec: CSIDriverSpec = CSIDriverSpec()

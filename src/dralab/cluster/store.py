@@ -63,6 +63,7 @@ from dralab.api.resource import (
 )
 from dralab.api.scheduling import PodGroup
 from dralab.api.storage import (
+    CSIDriver,
     CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -106,7 +107,7 @@ from .table import Table
 __all__ = ["ClusterState", "VolumeObject", "slice_owner"]
 
 VolumeObject = (PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
-                | VolumeAttachment)
+                | VolumeAttachment | CSIDriver)
 
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 _REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -197,8 +198,8 @@ class ClusterState:
         self._service_selectors: dict[str, dict[str, dict[str, str]]] = {}
         self._controller_selectors: dict[tuple[str, str, str], Any] = {}
         # The volume plugins' listers: (kind, namespace, name) -> a PersistentVolumeClaim,
-        # PersistentVolume, StorageClass, CSINode or VolumeAttachment (namespace "" for the
-        # cluster-scoped).
+        # PersistentVolume, StorageClass, CSINode, VolumeAttachment or CSIDriver (namespace ""
+        # for the cluster-scoped).
         self._volume_objects: dict[tuple[str, str, str], VolumeObject] = {}
         self._classes: Table[str, DeviceClass] = Table()
         self._priority_classes: Table[str, PriorityClass] = Table()

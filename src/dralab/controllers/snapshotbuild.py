@@ -47,6 +47,7 @@ from dralab.api.resourcedefaults import default_claim_spec
 from dralab.api.scheduling import PodGroup
 from dralab.api.service import Service
 from dralab.api.storage import (
+    CSIDriver,
     CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -154,7 +155,7 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         elif isinstance(obj, Namespace):
             cluster.add_namespace(obj)
         elif isinstance(obj, PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
-                        | VolumeAttachment):
+                        | VolumeAttachment | CSIDriver):
             cluster.put_volume_object(obj)
         elif isinstance(obj, Service):
             cluster.set_service_selector(obj.metadata.namespace or "default", obj.name,

@@ -1,7 +1,7 @@
 """Discovery and paginated lists: every kind dralab models, in a version the server serves.
 
 The kinds: core (Namespace, Node, Pod, Service, PersistentVolumeClaim, PersistentVolume),
-storage.k8s.io (StorageClass, CSINode, VolumeAttachment), scheduling.k8s.io,
+storage.k8s.io (StorageClass, CSINode, CSIDriver, VolumeAttachment), scheduling.k8s.io,
 resource.k8s.io, apps, batch, Kueue's CRDs and the operator workloads ``dralab migrate``
 converts (JobSet, LeaderWorkerSet, Kubeflow training jobs, KServe InferenceService); a
 group the server does not serve (CRDs not installed) is skipped, unless a verb requires it.
@@ -62,6 +62,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("storage.k8s.io", ("v1",), "csinodes", "CSINode"),
     # NodeVolumeLimits counts attachments against a node's limit.
     Resource("storage.k8s.io", ("v1",), "volumeattachments", "VolumeAttachment"),
+    # ... and, with VolumeLimitScaling, whether a driver must be installed on the node.
+    Resource("storage.k8s.io", ("v1",), "csidrivers", "CSIDriver"),
     Resource("scheduling.k8s.io", ("v1",), "priorityclasses", "PriorityClass"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "workloads", "Workload"),
     Resource("scheduling.k8s.io", _SCHED_WORKLOADS, "podgroups", "PodGroup"),

@@ -10,27 +10,28 @@ kubernetes v1.36.2, pkg/scheduler/framework/plugins/nodevolumelimits/csi_test.go
   nodevolumelimits_hints. Only the pod-deleted hint's node test is wired into dralab's queue
   (its store raises no events for volume objects and its pod-deleted event does not carry
   the pod); the others are checked as the decisions they are.
+* TestVolumeLimitScalingGate, every case: the alpha gate VolumeLimitScaling and the
+  CSIDriver objects it reads.
 
 Differences: a missing claim reads ``persistentvolumeclaim "abc-xyz" not found`` where the
 upstream cases say ``persistentvolumeclaims``: upstream's fake lister
 (pkg/scheduler/testing/framework/fake_listers.go, PersistentVolumeClaimLister.Get) words it
 with the plural resource; the informer lister a running kube-scheduler reads
 (client-go listers/core/v1/persistentvolumeclaim.go) uses the singular, which dralab follows.
-
-Skipped: TestVolumeLimitScalingGate (5 cases): the alpha VolumeLimitScaling gate and the
-CSIDriver objects it reads are not modelled.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from dralab.api.codec import decode
+from dralab.api.features import FeatureGates
 from dralab.api.storage import CSINode, PersistentVolumeClaim, VolumeAttachment
 from dralab.cluster import PodInfo
-from dralab.scheduler.framework import CycleState
+from dralab.scheduler.framework import CycleState, Handle
 from dralab.scheduler.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT, NodeVolumeLimits
 from dralab.scheduler.plugins.nodevolumelimits_hints import (
     added_claim_may_help,
@@ -328,7 +329,40 @@ def test_csi_limits_after_csi_node_updated_qhint(old: int, new: int, want: bool)
     assert csi_node_update_may_help(_csi_node(old), _csi_node(new)) is want
 
 
-@pytest.mark.skip(reason="TestVolumeLimitScalingGate (5 cases): the alpha VolumeLimitScaling "
-                         "gate and the CSIDriver objects it reads are not modelled")
-def test_volume_limit_scaling_gate() -> None:
-    raise AssertionError("not ported")
+def _csi_driver(prevent: bool) -> dict[str, Any]:
+    """getFakeCSIDriverLister / getFakeCSIDriverListerWithPreventPodSchedulingIfMissing."""
+    spec = {"preventPodSchedulingIfMissing": True} if prevent else {}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": EBS},
+            "spec": spec}
+
+
+@pytest.mark.parametrize(("gate", "limit_source", "limit", "driver_present", "prevent", "want"), [
+    pytest.param(True, "no-csi-driver", 0, True, False, None,
+                 id="gate enabled - allow scheduling when CSIDriver exists but "
+                    "PreventPodSchedulingIfMissing is not set"),
+    pytest.param(True, "no-csi-driver", 0, True, True,
+                 ("Unschedulable", (f"{EBS} CSI driver is not installed on the node",)),
+                 id="gate enabled - fail when driver not installed and "
+                    "PreventPodSchedulingIfMissing is true"),
+    pytest.param(False, "no-csi-driver", 0, True, True, None,
+                 id="gate disabled - skip driver presence check (regardless of CSIDriver "
+                    "presence)"),
+    pytest.param(True, "csinode", 2, True, True, None,
+                 id="gate enabled - driver installed within limit"),
+    pytest.param(True, "no-csi-driver", 0, False, False, None,
+                 id="gate enabled - allow scheduling when CSIDriver object missing"),
+])
+def test_volume_limit_scaling_gate(gate: bool, limit_source: str, limit: int,
+                                   driver_present: bool, prevent: bool, want: Any) -> None:
+    """TestVolumeLimitScalingGate: the plugin made by create() from a profile whose gate
+    VolumeLimitScaling is as the case says."""
+    cluster = fx.cluster(drivers=(EBS,), limit_source=limit_source, max_vols=limit)
+    if driver_present:
+        cluster.put_volume_object(decode(_csi_driver(prevent)))  # type: ignore[arg-type]
+    gates = FeatureGates().with_overrides({"VolumeLimitScaling": gate})
+    plugin = NodeVolumeLimits.create({}, Handle(cluster, gates, random.Random(0), "s"))
+    state = CycleState()
+    info = PodInfo(fx.pod("csiEBSOneVolPod"))
+    _, pre = plugin.pre_filter(state, info, cluster)
+    assert shape(pre) is None  # upstream: "Ensure PreFilter doesn't skip"
+    assert shape(plugin.filter(state, info, cluster.nodes[fx.NODE])) == want

@@ -19,8 +19,10 @@ Migrated volumes count only on a node with a CSINode; a node without one, or wit
 counts, passes. The pod being scheduled fails on every node, UnschedulableAndUnresolvable,
 when one of its claims is missing (``looking up PVC ns/name: persistentvolumeclaim "name"
 not found``), and with an error when an ephemeral claim is not the pod's or an inline volume
-does not translate. Not modelled: the alpha VolumeLimitScaling check that the driver is
-installed (CSIDriver objects are not read).
+does not translate. With the alpha gate VolumeLimitScaling, a node whose CSINode (or its
+absence) lacks a driver of the pod's new volumes fails, Unschedulable, ``<driver> CSI driver
+is not installed on the node``, when that driver's CSIDriver sets
+``preventPodSchedulingIfMissing``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from dralab.api.features import Gate
 from dralab.api.storage import (
+    CSIDriver,
     CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -57,7 +61,7 @@ from .volumeclaims import (
 )
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "NodeVolumeLimits", "attachable_volumes",
-           "node_attachments", "uses_attachable_volumes", "volume_limits"]
+           "driver_installed", "node_attachments", "uses_attachable_volumes", "volume_limits"]
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
@@ -254,13 +258,24 @@ def _assigned_pod_gone(event: ClusterEvent, cluster: ClusterState) -> HintResult
 _HINTS = (EventHint((PodRemoved, PodForgotten), _assigned_pod_gone), EventHint((NodeAdded,)))
 
 
+def driver_installed(cluster: ClusterState, driver: str, csi_node: CSINode | None) -> bool:
+    """checkCSIDriverOnNode: a driver without a CSIDriver object, or whose CSIDriver does not
+    opt in with preventPodSchedulingIfMissing, counts as installed everywhere; otherwise it
+    must be among the node's CSINode drivers."""
+    found = cluster.volume_object("CSIDriver", driver)
+    if not isinstance(found, CSIDriver) or not found.spec.prevent_pod_scheduling_if_missing:
+        return True
+    return csi_node is not None and any(d.name == driver for d in csi_node.spec.drivers)
+
+
 class NodeVolumeLimits:
-    def __init__(self, handle: Handle | None = None) -> None:
+    def __init__(self, handle: Handle | None = None, limit_scaling: bool = False) -> None:
         self._handle = handle
+        self._limit_scaling = limit_scaling
 
     @classmethod
     def create(cls, args: Mapping[str, Any], handle: Handle) -> NodeVolumeLimits:
-        return cls(handle)
+        return cls(handle, handle.features.is_enabled(Gate.VOLUME_LIMIT_SCALING))
 
     @property
     def name(self) -> str:
@@ -297,7 +312,15 @@ class NodeVolumeLimits:
         new = data.volumes(has_csi_node)
         if isinstance(new, Status):
             return new
-        if not new or not isinstance(csi_node, CSINode):
+        if not new:
+            return _SUCCESS
+        if self._limit_scaling:
+            node_drivers = csi_node if isinstance(csi_node, CSINode) else None
+            for driver in dict.fromkeys(new.values()):
+                if not driver_installed(cluster, driver, node_drivers):
+                    return Status.unschedulable(
+                        NAME, f"{driver} CSI driver is not installed on the node")
+        if not isinstance(csi_node, CSINode):
             return _SUCCESS
         limits = volume_limits(csi_node)
         if not limits:
