@@ -28,6 +28,7 @@ from tests.peers.kueue.schedule_builders import (
     WantPodSet,
     cq,
     fq,
+    fq_map,
     fungibility,
     group,
     preemption,
@@ -36,9 +37,22 @@ from tests.peers.kueue.schedule_builders import (
     usage,
 )
 
-from dralab.queueing.kueue.flavors import AssignMode, PreemptionMode, assign_flavors
+from dralab.queueing.kueue.flavors import (
+    AssignMode,
+    GranularMode,
+    PreemptionMode,
+    assign_flavors,
+    is_preferred,
+)
 from dralab.queueing.kueue.quota import QuotaTree
-from dralab.queueing.model import ClusterQueueSpec, PodSetRequest, WorkloadSpec
+from dralab.queueing.model import (
+    ClusterQueueSpec,
+    CohortSpec,
+    FlavorQuotas,
+    FlavorSpec,
+    PodSetRequest,
+    WorkloadSpec,
+)
 
 FILE = "pkg/scheduler/flavorassigner/flavorassigner_test.go"
 
@@ -531,3 +545,185 @@ def test_assign_flavors(case: Case) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES) == 60
+
+
+# -- TestReclaimBeforePriorityPreemption ------------------------------------------------
+# Three flavors uno, due, tre, each with 10 compute and 10 gpu in test-clusterqueue,
+# lent to its cohort; other-clusterqueue has none of its own.
+
+@dataclass(frozen=True)
+class SmallCase:
+    """The shape of upstream's smaller tables: requests, usages, oracle, fungibility,
+    and the wanted representative mode and flavor per resource."""
+
+    name: str
+    requests: dict[str, str]
+    test_usage: dict[tuple[str, str], str]
+    want_mode: str
+    want: dict[str, str]
+    other_usage: dict[tuple[str, str], str] = field(default_factory=dict)
+    simulation: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    fungibility_: tuple[str, str, str | None] | None = None
+    flavors: tuple[FlavorQuotas, ...] = ()
+
+
+def _run_small(case: SmallCase, queues: list[ClusterQueueSpec], cohorts: list[CohortSpec],
+               flavors: dict[str, FlavorSpec]) -> tuple[AssignMode, dict[str, str]]:
+    tree = QuotaTree({q.name: q for q in queues}, {c.name: c for c in cohorts})
+    tree.add_usage(queues[1].name, usage(case.other_usage), 1)
+    tree.add_usage(queues[0].name, usage(case.test_usage), 1)
+    simulation = {fr: (_POSSIBILITY[p], b) for fr, (p, b) in case.simulation.items()}
+
+    def oracle(fr: tuple[str, str], amount: int) -> tuple[PreemptionMode, int]:
+        return simulation.get(fr, (PreemptionMode.PREEMPT, 0))
+
+    workload = WorkloadSpec("ns/wl", "main", queues[0].name, 0, 0.0,
+                            (ps(MAIN, 1, case.requests),))
+    got = assign_flavors(workload, queues[0], tree.cluster_queues[queues[0].name], tree, flavors,
+                         oracle)
+    return got.mode, {r: f for r, (f, _) in got.outcomes[0].flavors.items()}
+
+
+RECLAIM_CASES = [
+    SmallCase("Select first flavor which fits", {"gpu": "10"}, {("uno", "gpu"): "1"}, "Fit",
+              {"gpu": "tre"}, other_usage={("due", "gpu"): "1"}),
+    SmallCase("Select first flavor where gpu reclamation is possible", {"gpu": "10"},
+              {("uno", "gpu"): "1"}, "Preempt", {"gpu": "due"},
+              other_usage={("due", "gpu"): "1", ("tre", "gpu"): "1"},
+              simulation={("uno", "gpu"): ("Preempt", 0), ("due", "gpu"): ("Reclaim", 0)}),
+    *(SmallCase(name, {"gpu": "10"}, {("uno", "gpu"): "1"}, "Preempt", {"gpu": "uno"},
+                other_usage={("due", "gpu"): "1", ("tre", "gpu"): "1"},
+                fungibility_=("", "MayStopSearch", None))
+      for name in ("Select first flavor when flavor fungibility is disabled",
+                   "Select first flavor when flavor fungibility is disabled; using deprecated "
+                   "WhenCanPreempt=MayStopSearch")),
+    SmallCase("Select first flavor where priority based preemption is possible", {"gpu": "10"},
+              {("uno", "gpu"): "1", ("due", "gpu"): "1", ("tre", "gpu"): "1"}, "Preempt",
+              {"gpu": "uno"}),
+    SmallCase("Select second flavor where gpu reclamation is possible, as compute Fits",
+              {"gpu": "10", "compute": "10"},
+              {("uno", "gpu"): "1", ("uno", "compute"): "1", ("due", "compute"): "1"},
+              "Preempt", {"gpu": "tre", "compute": "tre"},
+              other_usage={("due", "gpu"): "1", ("tre", "gpu"): "1"},
+              simulation={("uno", "gpu"): ("Preempt", 0), ("due", "gpu"): ("Reclaim", 0),
+                          ("tre", "gpu"): ("Reclaim", 0)}),
+]
+
+
+@pytest.mark.parametrize("case", RECLAIM_CASES, ids=[c.name for c in RECLAIM_CASES])
+def test_reclaim_before_priority_preemption(case: SmallCase) -> None:
+    """TestReclaimBeforePriorityPreemption: kubernetes-sigs/kueue ff69552e, FILE."""
+    ff = fungibility(*case.fungibility_) if case.fungibility_ else fungibility("", "TryNextFlavor")
+    names = ("uno", "due", "tre")
+    test_cq = cq("test-clusterqueue",
+                 group(*(fq_map(n, {"compute": "10", "gpu": "10"}) for n in names)),
+                 cohort="cohort", flavor_fungibility=ff,
+                 policy=preemption(within="LowerPriority", reclaim="LowerPriority"))
+    other_cq = cq("other-clusterqueue",
+                  group(*(fq_map(n, {"compute": "0", "gpu": "0"}) for n in names)),
+                  cohort="cohort")
+    mode, flavors = _run_small(case, [test_cq, other_cq], [], {n: rf(n) for n in names})
+    assert (mode, flavors) == (_MODES[case.want_mode], case.want)
+
+
+# -- TestDeletedFlavors -------------------------------------------------------------------
+
+DELETED_CASES = [
+    Case("multiple flavors, skip missing ResourceFlavor",
+         (ps(MAIN, 1, {"cpu": "3"}),),
+         cq(CQ, group(fq("deleted-flavor", cpu="4"), fq("flavor", cpu="4"))),
+         "Fit", (WantPodSet(MAIN, {"cpu": M("flavor")}),), {("flavor", "cpu"): "3"}),
+    Case("flavor not found",
+         (ps(MAIN, 1, {"cpu": "1"}),),
+         cq(CQ, group(fq("deleted-flavor", cpu="4"))),
+         "NoFit", (WantPodSet(MAIN, {}, ("flavor deleted-flavor not found",)),)),
+]
+
+
+@pytest.mark.parametrize("case", DELETED_CASES, ids=[c.name for c in DELETED_CASES])
+def test_deleted_flavors(case: Case) -> None:
+    """TestDeletedFlavors: kubernetes-sigs/kueue ff69552e, FILE (the ClusterQueue names a
+    flavor that is no longer among the ResourceFlavors)."""
+    tree = QuotaTree({case.cluster_queue.name: case.cluster_queue}, {})
+    workload = WorkloadSpec("ns/wl", "main", CQ, 0, 0.0, case.pods)
+    got = assign_flavors(workload, case.cluster_queue, tree.cluster_queues[CQ], tree,
+                         {"flavor": rf("flavor")}, None)
+    assert got.mode == _MODES[case.want_mode]
+    assert got.usage == usage(case.want_usage)
+    assert [(o.name, {r: (f, m.name) for r, (f, m) in o.flavors.items()}, sorted(o.reasons))
+            for o in got.outcomes] == [
+        (w.name, {r: (f, _MODES[m].name) for r, (f, m) in w.flavors.items()}, sorted(w.reasons))
+        for w in case.want_pod_sets]
+
+
+# -- TestHierarchical ----------------------------------------------------------------------
+# Cohorts three (root) > two > one, each with 4 cpu in the flavor of its name;
+# test-clusterqueue is in one, other-clusterqueue in two, both with no quota of their own.
+
+_ZERO_FLAVORS = tuple(fq(n, cpu="0") for n in ("one", "two", "three"))
+
+HIERARCHICAL_CASES = [
+    SmallCase("Select the top flavor", {"cpu": "4"}, {("one", "cpu"): "4"}, "Fit",
+              {"cpu": "three"}, other_usage={("two", "cpu"): "4"}, flavors=_ZERO_FLAVORS),
+    SmallCase("Select the first flavor which fits", {"cpu": "4"}, {("one", "cpu"): "4"}, "Fit",
+              {"cpu": "two"}, flavors=_ZERO_FLAVORS),
+    SmallCase("Select deeper-borrowing flavor that fits when shallower-borrowing flavor has no "
+              "preemption candidates", {"cpu": "4"}, {("one", "cpu"): "4"}, "Fit",
+              {"cpu": "two"},
+              fungibility_=("TryNextFlavor", "TryNextFlavor", "PreemptionOverBorrowing"),
+              simulation={("one", "cpu"): ("NoCandidates", 1)},
+              flavors=(fq("one", cpu=("4", "0")), fq("two", cpu="0"), fq("three", cpu="0"))),
+]
+
+
+@pytest.mark.parametrize("case", HIERARCHICAL_CASES, ids=[c.name for c in HIERARCHICAL_CASES])
+def test_hierarchical(case: SmallCase) -> None:
+    """TestHierarchical: kubernetes-sigs/kueue ff69552e, FILE."""
+    ff = fungibility(*case.fungibility_) if case.fungibility_ else fungibility("", "TryNextFlavor")
+    test_cq = cq("test-clusterqueue", group(*case.flavors), cohort="one", flavor_fungibility=ff,
+                 policy=preemption(within="LowerPriority", reclaim="LowerPriority"))
+    other_cq = cq("other-clusterqueue", group(*_ZERO_FLAVORS), cohort="two")
+    cohorts = [CohortSpec("three", None, (group(fq("three", cpu="4")),)),
+               CohortSpec("two", "three", (group(fq("two", cpu="4")),)),
+               CohortSpec("one", "two", (group(fq("one", cpu="4")),))]
+    names = ("one", "two", "three")
+    mode, flavors = _run_small(case, [test_cq, other_cq], cohorts, {n: rf(n) for n in names})
+    assert (mode, flavors) == (_MODES[case.want_mode], case.want)
+
+
+# -- TestIsPreferred -------------------------------------------------------------------------
+
+_G = {"noFit": PreemptionMode.NO_FIT, "noPreemptionCandidates": PreemptionMode.NO_CANDIDATES,
+      "preempt": PreemptionMode.PREEMPT, "reclaim": PreemptionMode.RECLAIM,
+      "fit": PreemptionMode.FIT}
+POB, BOP = "PreemptionOverBorrowing", "BorrowingOverPreemption"
+IS_PREFERRED_CASES = [
+    ("feature gate disabled prioritises preemption", ("fit", 0), ("preempt", 0), None, True),
+    ("explicit BorrowingOverPreemption prioritises borrowing distance", ("preempt", 1),
+     ("fit", 2), BOP, False),
+    ("explicit PreemptionOverBorrowing prioritises lower preemption", ("preempt", 1), ("fit", 2),
+     POB, True),
+    ("explicit PreemptionOverBorrowing breaks borrowing ties with preemption", ("preempt", 1),
+     ("fit", 1), POB, False),
+    ("explicit PreemptionOverBorrowing rejects no-candidate flavor before borrowing comparison",
+     ("noPreemptionCandidates", 1), ("fit", 2), POB, False),
+    ("explicit PreemptionOverBorrowing prefers fit over shallower-borrowing no-candidate flavor",
+     ("fit", 2), ("noPreemptionCandidates", 1), POB, True),
+    ("no-candidate flavor remains preferable to no-fit flavor", ("noPreemptionCandidates", 1),
+     ("noFit", 0), None, True),
+    ("no-fit flavor remains worse than no-candidate flavor", ("noFit", 0),
+     ("noPreemptionCandidates", 1), None, False),
+    ("no-candidate flavors retain borrowing preference", ("noPreemptionCandidates", 1),
+     ("noPreemptionCandidates", 2), POB, True),
+    ("no-candidate flavors retain borrowing preference in reverse", ("noPreemptionCandidates", 2),
+     ("noPreemptionCandidates", 1), POB, False),
+]
+
+
+@pytest.mark.parametrize(("name", "a", "b", "preference", "want"), IS_PREFERRED_CASES,
+                         ids=[c[0] for c in IS_PREFERRED_CASES])
+def test_is_preferred(name: str, a: tuple[str, int], b: tuple[str, int], preference: str | None,
+                      want: bool) -> None:
+    """TestIsPreferred: kubernetes-sigs/kueue ff69552e, FILE."""
+    assert is_preferred(GranularMode(_G[a[0]], a[1]), GranularMode(_G[b[0]], b[1]),
+                        preference) is want
