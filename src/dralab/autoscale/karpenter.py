@@ -25,6 +25,7 @@ Pools' min sizes are respected (a dralab addition; Karpenter has none).
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from dralab.api.gcpause import gc_paused
 from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
+from dralab.controllers.resourceclaims import ensure_pod_claims
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
@@ -42,6 +44,7 @@ from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, 
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import NodePoolSettings
+from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
 
@@ -117,6 +120,7 @@ class Karpenter:
             i.node for i in scheduler.cluster.nodes.values() if pool_of(i.node) in groups),
             self.nodepool_name)
         beyond: set[str] = set()  # types whose next node would pass the limits
+        no_room = self._overhead_misfits(ordered)
         scheduler.fork()
         try:
             # One node's estimate per type, reused while every class of pods it packed
@@ -131,7 +135,7 @@ class Karpenter:
                 options = []
                 alike: dict[bytes, Estimate] = {}
                 for g in ordered:
-                    if g.room - added[g.name] <= 0 or g.name in stalled:
+                    if g.room - added[g.name] <= 0 or g.name in stalled or g.name in no_room:
                         continue
                     if limits.limited and not limits.allows(
                             templates.node(g.name, added[g.name])[0]):
@@ -154,7 +158,7 @@ class Karpenter:
                 if not helpful:
                     everything = [estimate(scheduler, templates, g, units, added[g.name],
                                            measures=()) for g in ordered
-                                  if g.name not in beyond]
+                                  if g.name not in beyond and g.name not in no_room]
                     # A unit only types beyond the limits could take: Karpenter's error.
                     over = {u.name for g in ordered if g.name in beyond
                             for u in estimate(scheduler, templates, _one_more(g, added[g.name]),
@@ -194,6 +198,34 @@ class Karpenter:
         removed, replacements = self._consolidate(groups, now)
         return LoopDecisions(replacements, pending_pods, removed, removed)
 
+    def _overhead_misfits(self, groups: Sequence[NodeGroup]) -> set[str]:
+        """The types whose fresh node cannot hold the DaemonSet pods that would run on it.
+        Karpenter adds the daemonset overhead to every pod set it fits on a type, so such
+        a type is no option; the estimator (as Cluster Autoscaler) counts those pods on
+        the node regardless and could still pack pods without requests there."""
+        if not self.daemon_sets:
+            return set()
+        scheduler, templates = self.scheduler, self.templates()
+        cluster = scheduler.cluster
+        rng = random.Random("karpenter-daemonset-overhead")
+        out = set()
+        for group in groups:
+            node, slices = templates.node(group.name, 0)
+            scheduler.fork()
+            try:
+                cluster.add_node(node, slices)
+                name = node.metadata.name or ""
+                for item in templates.pods(group.name, 0):
+                    # A template pod alone, or with the claims it owns.
+                    pod = item[0] if isinstance(item, tuple) else item
+                    info = ensure_pod_claims(cluster, cluster.add_pod(pod), rng)
+                    if place_pod(scheduler, info, (name,)).node is None:
+                        out.add(group.name)
+                        break
+            finally:
+                scheduler.revert()
+        return out
+
     def _consolidatable(self, now: float) -> Callable[[str], bool]:
         """Per node, whether no pod event happened for consolidateAfter (the
         NodeClaim's Consolidatable condition). Pod events are seen loop by loop."""
@@ -226,7 +258,11 @@ class Karpenter:
         num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
         deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
                        and i.node.metadata.deletion_timestamp)
-        command = find_command(scheduler, self.templates(), groups, self.nodepool, kept,
+        if not kept:
+            return (), ()
+        misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
+        options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
+        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
                                num_nodes, deleting)
         if command is None:
             return (), ()

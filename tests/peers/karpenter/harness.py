@@ -21,6 +21,7 @@ from typing import Any
 
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document
+from dralab.api.workloads import DaemonSet
 from dralab.autoscale import LoopDecisions, read_input
 from dralab.autoscale.inputs import cluster_objects
 from dralab.autoscale.karpenter import Karpenter
@@ -185,6 +186,20 @@ def pod(name: str, on: str | None = None, cpu: str | None = None, memory: str | 
     return doc
 
 
+def daemonset(name: str, requests: Doc | None = None, limits: Doc | None = None,
+              spec: Doc | None = None, init: Doc | None = None) -> Doc:
+    """test.DaemonSet: its pod template with ``requests``/``limits`` on one container."""
+    template = pod(f"{name}-template", cpu=None, owner=None, spec=spec, limits=limits,
+                   init=init, labels={"ds": name})
+    if requests:
+        template["spec"]["containers"][0].setdefault("resources", {})["requests"] = requests
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"selector": {"matchLabels": {"ds": name}},
+                     "template": {"metadata": {"labels": {"ds": name}},
+                                  "spec": template["spec"]}}}
+
+
 def nodepool(disruption: Doc | None = None, limits: Doc | None = None) -> NodePoolSettings:
     """test.NodePool with the consolidation suite's disruption block unless given."""
     block = disruption if disruption is not None else {
@@ -234,6 +249,7 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         info = cluster.pods.get(key)
         if item.reason == REASON_UNSCHEDULABLE and info is not None:
             waiting.append(info)
+    daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
     model = Karpenter(scheduler, data.fleet, nodepool=settings or nodepool(),
-                      consolidation=consolidation)
+                      consolidation=consolidation, daemon_sets=daemon_sets)
     return Run(model, model.loop(waiting, now))
