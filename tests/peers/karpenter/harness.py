@@ -110,8 +110,10 @@ def by_price(types: list[InstanceType]) -> list[InstanceType]:
     return sorted(types, key=lambda t: (t.cost, t.name))
 
 
-def fleet(types: list[InstanceType], taints: list[Doc] | None = None) -> Doc:
-    """One pool per type; ``taints``: the NodePool template's taints, on every pool."""
+def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
+          labels: dict[str, str] | None = None) -> Doc:
+    """One pool per type; ``taints`` and ``labels``: the NodePool template's, on every
+    pool."""
     pools = []
     for t in types:
         pools.append({**({"taints": taints} if taints else {}),
@@ -121,7 +123,7 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None) -> Doc:
             # The deprecated instance-type label too, as cloud kubelets set it (Karpenter
             # reads it as an alias of the stable one).
             "labels": {INSTANCE_TYPE: t.name, "beta.kubernetes.io/instance-type": t.name,
-                       CAPACITY_TYPE: t.capacity_type, **t.labels,
+                       CAPACITY_TYPE: t.capacity_type, **t.labels, **(labels or {}),
                        "karpenter.sh/nodepool": NODEPOOL,
                        "kubernetes.io/arch": t.arch, "kubernetes.io/os": t.os},
             "autoscaling": {"min": 0, "max": 20, "pricePerHour": t.cost}})
@@ -235,10 +237,11 @@ class Run:
 
 
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
-        consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None) -> Run:
+        consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
+        labels: dict[str, str] | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model."""
     docs = [Document("karpenter.yaml", i + 1, d)
-            for i, d in enumerate((fleet(types, taints), *objects))]
+            for i, d in enumerate((fleet(types, taints, labels), *objects))]
     data = read_input(docs, FeatureGates())
     cluster, pending = build_cluster(cluster_objects(data), None, 0)
     scheduler = Scheduler.build(cluster, None, 0)

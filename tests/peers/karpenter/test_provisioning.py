@@ -226,6 +226,69 @@ MAX_OF_INIT["spec"]["template"]["spec"]["initContainers"] = [{
 SMALL = {"cpu": "1", "memory": "1Gi"}
 
 
+def _terms(*values: str) -> Doc:
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "In",
+                                                     "values": [v]}]} for v in values]}}}}
+
+
+HUGE = {"cpu": "10000", "memory": "10000Gi"}
+TOO_LARGE_INIT = daemonset("ds", {"cpu": "1"}, limits={"cpu": "10000", "memory": "1Gi"})
+TOO_LARGE_INIT["spec"]["template"]["spec"]["initContainers"] = [{
+    "name": "init", "image": "busybox",
+    "resources": {"requests": {"cpu": "1"}, "limits": HUGE}}]
+INIT_TOO_LARGE = daemonset("ds", init=HUGE)
+
+
+@pytest.mark.parametrize(("objects", "case"), [
+    pytest.param([daemonset("ds", HUGE)], "",
+                 id="Daemonsets/should not schedule if daemonset overhead is too large"),
+    pytest.param([daemonset("ds", {"cpu": "1"}, limits=HUGE)], "",
+                 id="Daemonsets/should not schedule if resource requests are not defined and "
+                    "limits (requests) are too large"),
+    pytest.param([TOO_LARGE_INIT], "",
+                 id="Daemonsets/should not schedule if combined max resources are too large "
+                    "for any node"),
+    pytest.param([INIT_TOO_LARGE], "",
+                 id="Daemonsets/should not schedule if initContainer resources are too large"),
+])
+def test_daemonset_overhead_too_large(objects: list[Doc], case: str) -> None:
+    result = run(DEFAULTS, *objects, pod("p"))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@pytest.mark.parametrize(("ds", "pod_spec", "labels", "taints", "case"), [
+    pytest.param(daemonset("ds", DS_2, spec={"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["bar"]}]}]}}}}),
+        _affinity({"topology.kubernetes.io/zone": "test-zone-2"}), None, None, "",
+        id="Daemonsets/should account daemonsets with NotIn operator and unspecified key"),
+    pytest.param(daemonset("ds", DS_2, spec=_terms("voo", "bar")), None, {"foo": "bar"}, None,
+                 "", id="Daemonsets/should consider a daemonset schedulable with multiple node "
+                        "affinity terms"),
+    pytest.param(daemonset("ds", DS_2, spec={"affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {
+            "matchExpressions": [{"key": "node", "operator": "In", "values": ["invalid"]}]}}]}}}),
+        None, None, None, "",
+        id="Daemonsets/should consider a daemonset schedulable with an incompatible node "
+           "affinity preference"),
+    pytest.param(daemonset("ds", DS_2), None, None,
+                 [{"key": "test", "effect": "PreferNoSchedule"}], "",
+                 id="Daemonsets/should consider a daemonset schedulable with a PreferNoSchedule "
+                    "taint"),
+    pytest.param(daemonset("ds", DS_2, spec={"nodeSelector": {"purpose": "monitoring"}}), None,
+                 {"purpose": "monitoring"}, None, "",
+                 id="Daemonsets/should account for daemonsets with a custom label nodeSelector "
+                    "that matches the nodepool"),
+])
+def test_daemonset_counted(ds: Doc, pod_spec: Doc | None, labels: dict[str, str] | None,
+                           taints: list[Doc] | None, case: str) -> None:
+    result = run(DEFAULTS, ds, pod("p", spec=pod_spec, cpu="1", memory="1Gi"), labels=labels,
+                 taints=taints)
+    assert result.placed == ["default/p"]
+    assert _capacity(result.launched) == [(4, 4)]
+
+
 @pytest.mark.parametrize(("objects", "taints", "requests", "expected", "case"), [
     pytest.param([daemonset("ds", DS_2)], None, SMALL, (4, 4), "",
                  id="Daemonsets/should account for daemonsets"),
