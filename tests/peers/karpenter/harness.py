@@ -157,15 +157,18 @@ def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "10
 def pod(name: str, on: str | None = None, cpu: str | None = None, memory: str | None = None,
         owner: str | None = "ReplicaSet", annotations: dict[str, str] | None = None,
         labels: dict[str, str] | None = None, spec: Doc | None = None,
-        limits: Doc | None = None, init: Doc | None = None) -> Doc:
-    """test.Pod: ``owner`` None for a pod without ownerReferences; ``limits`` and an
-    init container's requests (``init``) as test.PodOptions gives them."""
+        limits: Doc | None = None, init: Doc | None = None, host_port: int | None = None
+        ) -> Doc:
+    """test.Pod: ``owner`` None for a pod without ownerReferences; ``limits``, an init
+    container's requests (``init``) and a host port as test.PodOptions gives them."""
     requests: Doc = {}
     if cpu is not None:
         requests["cpu"] = cpu
     if memory is not None:
         requests["memory"] = memory
     container: Doc = {"name": "main", "image": "busybox"}
+    if host_port is not None:
+        container["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
     if requests or limits:
         container["resources"] = {k: v for k, v in (("requests", requests),
                                                      ("limits", limits)) if v}
@@ -189,10 +192,11 @@ def pod(name: str, on: str | None = None, cpu: str | None = None, memory: str | 
 
 
 def daemonset(name: str, requests: Doc | None = None, limits: Doc | None = None,
-              spec: Doc | None = None, init: Doc | None = None) -> Doc:
+              spec: Doc | None = None, init: Doc | None = None, host_port: int | None = None
+              ) -> Doc:
     """test.DaemonSet: its pod template with ``requests``/``limits`` on one container."""
     template = pod(f"{name}-template", cpu=None, owner=None, spec=spec, limits=limits,
-                   init=init, labels={"ds": name})
+                   init=init, labels={"ds": name}, host_port=host_port)
     if requests:
         template["spec"]["containers"][0].setdefault("resources", {})["requests"] = requests
     return {"apiVersion": "apps/v1", "kind": "DaemonSet",

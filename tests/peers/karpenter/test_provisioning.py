@@ -332,3 +332,22 @@ def test_daemonset_overhead(objects: list[Doc], taints: list[Doc] | None, reques
     if expected == "any":
         return
     assert _capacity(result.launched) == [expected]
+
+
+@upstream("Daemonsets/should account for daemonset hostports")
+def test_daemonset_hostports(case: str) -> None:
+    result = run(DEFAULTS, daemonset("ds", DS_2, host_port=8080),
+                 pod("p", cpu="1", memory="1Gi", host_port=8080))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("Daemonsets/should not account for daemonset hostports when daemonset would not "
+          "schedule on selected node")
+def test_daemonset_hostports_elsewhere(case: str) -> None:
+    large = daemonset("large", {"cpu": "4", "memory": "4Gi"}, host_port=8080,
+                      spec=_affinity({"size": "large"}))
+    small = daemonset("small", DS_2, host_port=8081, spec=_affinity({"size": "small"}))
+    result = run(DEFAULTS, large, small, pod("p", cpu="1", memory="1Gi", host_port=8080,
+                                             spec=_affinity({"size": "small"})))
+    assert result.placed == ["default/p"]
+    assert _capacity(result.launched) == [(4, 4)]
