@@ -95,6 +95,13 @@ class AutoscalerOptions:
     # DeletionCandidateOfClusterAutoscaler less than this ago are unneeded since then
     # from the first loop (0, CA's default: the taints are not read back).
     node_deletion_candidate_ttl: float = 0.0
+    # CA's node-delete flags for its drainability rules: pods of kube-system no
+    # PodDisruptionBudget covers (until --blocking-system-pod-distruption-timeout), with
+    # local storage, or of custom controllers keep their node.
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    blocking_system_pod_disruption_timeout: float = 3600.0
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -366,7 +373,7 @@ class ClusterAutoscaler:
         keys = (labels.zone, labels.block, labels.rack)
         if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
             return {}
-        return template_signatures(self.fleet)
+        return template_signatures(self.fleet, self.templates().examples)
 
     def _place_on_in_flight(self, units: list[PodUnit], groups: dict[str, NodeGroup],
                             helped: list[str]) -> dict[str, int]:

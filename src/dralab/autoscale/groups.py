@@ -131,18 +131,37 @@ def node_groups(fleet: Fleet, sizes: Mapping[str, int]) -> dict[str, NodeGroup]:
     return out
 
 
-def template_signatures(fleet: Fleet) -> dict[str, bytes]:
+def template_signatures(fleet: Fleet, examples: Mapping[str, NodeExample] | None = None
+                        ) -> dict[str, bytes]:
     """Per autoscaled pool, what its template nodes are made of apart from names and
     topology: pools with one signature give pods the same nodes wherever they are
-    (for pods that do not look at topology)."""
+    (for pods that do not look at topology). A pool whose template copies a node
+    (``examples``) is signed by that node's content."""
     out: dict[str, bytes] = {}
+    examples = examples or {}
     for pool in fleet.spec.pools:
         if pool.autoscaling is None:
+            continue
+        example = examples.get(pool.name)
+        if example is not None:
+            out[pool.name] = b"example:" + _example_signature(example)
             continue
         bare = msgspec.structs.replace(pool, name="", name_prefix=None, count=0,
                                        topology=TopologySpec(), autoscaling=None)
         out[pool.name] = msgspec.json.encode(bare)
     return out
+
+
+def _example_signature(example: NodeExample) -> bytes:
+    node = example.node
+    labels = {k: v for k, v in (node.metadata.labels or {}).items()
+              if k not in (HOSTNAME, POOL_LABEL)}
+    slices = [msgspec.structs.replace(s.spec, node_name=None,
+                                      pool=msgspec.structs.replace(s.spec.pool, name=""))
+              for s in example.slices]
+    pods = [msgspec.structs.replace(p.spec, node_name=None) for p in example.pods]
+    return msgspec.json.encode((sorted(labels.items()), node.spec, node.status, slices, pods),
+                               enc_hook=str, order="deterministic")
 
 
 def pool_of(node: Node) -> str | None:
@@ -169,7 +188,7 @@ class TemplateNodes:
         self._seed = seed
         self._taken = frozenset(taken)
         self._built: dict[str, list[TemplateNode]] = {}
-        self._examples = dict(examples or {})
+        self.examples = dict(examples or {})
         self._daemon_sets = tuple(daemon_sets)
         self._pods: dict[tuple[str, int], tuple[TemplatePod, ...]] = {}
 
@@ -186,7 +205,7 @@ class TemplateNodes:
     def node(self, pool: str, index: int) -> TemplateNode:
         """The ``index``-th (0-based) new node of ``pool``."""
         generated = self._generated(pool, index)
-        example = self._examples.get(pool)
+        example = self.examples.get(pool)
         if example is None:
             return generated
         return _copy_example(example, generated[0].metadata.name or "")
@@ -197,7 +216,7 @@ class TemplateNodes:
         key = (pool, index)
         if key not in self._pods:
             node, _ = self.node(pool, index)
-            example = self._examples.get(pool)
+            example = self.examples.get(pool)
             if example is not None:
                 # forceDaemonSets is off for a template from a real node: the example's
                 # pods only.

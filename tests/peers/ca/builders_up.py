@@ -187,3 +187,88 @@ def scale_ups(decisions: LoopDecisions) -> dict[str, int]:
 
 def pod_names(keys: Iterable[str]) -> list[str]:
     return sorted(k.partition("/")[2] for k in keys)
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """orchestrator_test.go's NodeConfig (memory in bytes; group "" is no node group)."""
+
+    name: str
+    cpu: int
+    memory: int
+    gpu: int = 0
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class PodConfig:
+    """orchestrator_test.go's PodConfig."""
+
+    name: str
+    cpu: int
+    memory: int = 0
+    gpu: int = 0
+    node: str = ""
+    tolerates_gpu: bool = False
+
+
+GPU_TAINT: Doc = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def config_node(n: NodeConfig) -> Doc:
+    """buildTestNode: BuildTestNode, plus AddGpusToNode (capacity and the GPU taint)."""
+    return node(n.name, n.cpu, n.memory, 100, group=n.group or None, gpu=n.gpu,
+                taints=[GPU_TAINT] if n.gpu else ())
+
+
+def config_pod(p: PodConfig) -> Doc:
+    """buildTestPod: BuildTestPod (no owner), RequestGpuForPod, TolerateGpuForPod."""
+    return pod(p.name, p.cpu, p.memory, node_name=p.node or None, gpu=p.gpu, owner=None,
+               tolerate_gpu=p.tolerates_gpu)
+
+
+@dataclass
+class ScaleUpTest:
+    """runSimpleScaleUpTest: node groups of the nodes' groups (min 1, max 10 unless
+    ``groups`` says), ``templates`` for groups without nodes (NodeTemplateConfigs),
+    ``choose``: the (group, size) the mock expander picks (None: the configured one).
+    ``options`` records the options the expander saw first (as LastInputOptions)."""
+
+    nodes: Sequence[NodeConfig]
+    pods: Sequence[PodConfig]
+    extra_pods: Sequence[PodConfig]
+    choose: tuple[str, int] | None = None
+    options: AutoscalerOptions = field(default_factory=AutoscalerOptions)
+    groups: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    templates: Mapping[str, NodeConfig] = field(default_factory=dict)
+    seen: list[tuple[str, int]] = field(default_factory=list)
+
+    def run(self, monkeypatch: Any) -> LoopDecisions:
+        import dralab.autoscale.clusterautoscaler as ca
+
+        real_choose = ca.choose
+        calls = 0
+
+        def mock_choose(name: str, options: Sequence[Estimate], rng: Any,
+                        priorities: Any = None) -> Estimate:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                self.seen[:] = [(o.group.name, o.node_count) for o in options]
+                if self.choose is not None:
+                    picked = [o for o in options
+                              if (o.group.name, o.node_count) == self.choose]
+                    assert picked, f"did not find expansionOptionToChoose {self.choose}"
+                    return picked[0]
+            return real_choose(name, options, rng, priorities)
+
+        monkeypatch.setattr(ca, "choose", mock_choose)
+        names = {n.group for n in self.nodes if n.group} | set(self.groups) | set(self.templates)
+        groups = {}
+        for name in sorted(names):
+            low, high = self.groups.get(name, (1, 10))
+            groups[name] = {"min": low, "max": high, "cpu": "1", "memory": "1Gi"}
+        docs = [*(config_node(n) for n in self.nodes), *(config_pod(p) for p in self.pods),
+                *(config_pod(p) for p in self.extra_pods)]
+        templates = {name: ProviderTemplate(config_node(n)) for name, n in self.templates.items()}
+        return Loop(fleet(groups), docs, self.options, templates).run()
