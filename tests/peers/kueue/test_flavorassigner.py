@@ -93,6 +93,7 @@ class Case:
     simulation: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     fair_sharing: bool = False
     skip: str = ""
+    want_no_fit: str = ""   # the Assignment's NoFitReason (UnadmittedWorkloadsObservability on)
 
 
 def M(flavor: str, mode: str = "Fit") -> tuple[str, str]:
@@ -172,7 +173,8 @@ CASES = [
          cq(CQ, group(fq("one", cpu="3")), group(fq("b_one", memory="1Mi"))),
          "NoFit", (WantPodSet(MAIN, {}, (maxcap("memory", "b_one", "0", "10Mi", "1Mi"),)),),
          {},
-         cluster_queue_usage={("one", "cpu"): "1"}),
+         cluster_queue_usage={("one", "cpu"): "1"},
+         want_no_fit="ExceedsMaxQuota"),
     Case("multiple resource groups with multiple resources, fits",
          (ps(MAIN, 1, {"cpu": "3", "memory": "10Mi", "example.com/gpu": "3"}),),
          cq(CQ, group(fq("one", cpu="2", memory="1Gi"), fq("two", cpu="4", memory="15Mi")),
@@ -200,7 +202,8 @@ CASES = [
          (ps(MAIN, 1, {"cpu": "3", "memory": "10Mi"}),),
          cq(CQ, group(fq("one", cpu="2", memory="1Gi"), fq("two", cpu="4", memory="5Mi"))),
          "NoFit", (WantPodSet(MAIN, {}, (maxcap("cpu", "one", "0", "3", "2"),
-                                         maxcap("memory", "two", "0", "10Mi", "5Mi"))),)),
+                                         maxcap("memory", "two", "0", "10Mi", "5Mi"))),),
+         want_no_fit="ExceedsMaxQuota"),
     Case("multiple flavors, fits while skipping tainted flavor",
          (ps(MAIN, 1, {"cpu": "3"}),),
          cq(CQ, group(fq("tainted", cpu="4"), fq("two", cpu="4"))),
@@ -237,7 +240,8 @@ CASES = [
     Case("multiple flavors, doesn't fit node affinity",
          (ps(MAIN, 1, {"cpu": "1"}, affinity=((("type", "In", ("three",)),),)),),
          cq(CQ, group(fq("one", cpu="4"), fq("two", cpu="4"))),
-         "NoFit", (WantPodSet(MAIN, {}, (affinity("one"), affinity("two"))),)),
+         "NoFit", (WantPodSet(MAIN, {}, (affinity("one"), affinity("two"))),),
+         want_no_fit="NoMatchingFlavor"),
     Case("multiple specs, fit different flavors",
          (ps("driver", 1, {"cpu": "5"}), ps("worker", 1, {"cpu": "3"})),
          cq(CQ, group(fq("one", cpu="4"), fq("two", cpu="10"))),
@@ -257,7 +261,8 @@ CASES = [
          cq(CQ, group(fq("one", cpu="1")), cohort=COHORT),
          "NoFit", (WantPodSet(MAIN, {}, (maxcap("cpu", "one", "0", "2", "1"),)),),
          secondary=cq(CQ2, group(fq("one", cpu=("10", None, "0"))), cohort=COHORT),
-         secondary_usage={("one", "cpu"): "9"}),
+         secondary_usage={("one", "cpu"): "9"},
+         want_no_fit="ExceedsMaxQuota"),
     Case("past max, but can preempt in ClusterQueue",
          (ps(MAIN, 1, {"cpu": "2"}),),
          cq(CQ, group(fq("one", cpu=("2", "8"))), cohort=COHORT),
@@ -308,7 +313,8 @@ CASES = [
          (ps(MAIN, 1, {"example.com/gpu": "2"}),),
          cq(CQ, group(fq("one", cpu="4"))),
          "NoFit",
-         (WantPodSet(MAIN, {}, ("resource example.com/gpu unavailable in ClusterQueue",)),)),
+         (WantPodSet(MAIN, {}, ("resource example.com/gpu unavailable in ClusterQueue",)),),
+         want_no_fit="NoMatchingFlavor"),
     Case("zero resource request not in clusterQueue should succeed",
          (ps(MAIN, 1, {"cpu": "1", "example.com/gpu": "0"}),),
          cq(CQ, group(fq("default", cpu="4"))),
@@ -327,7 +333,8 @@ CASES = [
     Case("num pods don't fit",
          (ps(MAIN, 3, {"cpu": "1"}),),
          cq(CQ, group(fq("default", pods="2", cpu="10"))),
-         "NoFit", (WantPodSet(MAIN, {}, (maxcap("pods", "default", "0", "3", "2"),), count=3),)),
+         "NoFit", (WantPodSet(MAIN, {}, (maxcap("pods", "default", "0", "3", "2"),), count=3),),
+         want_no_fit="ExceedsMaxQuota"),
     Case("with reclaimable pods; reclaimablePods on",
          (), cq(CQ), "Fit", (),
          skip="Workload status.reclaimablePods is not modelled (dralab charges every pod of a "
@@ -425,7 +432,8 @@ CASES += [
          cq(CQ, group(fq("one", cpu=("0", "12"))), cohort=COHORT, policy=BORROW_LOWER),
          "NoFit", (WantPodSet(MAIN, {}, (maxcap("cpu", "one", "0", "12", "11"),)),),
          secondary=cq(CQ2, group(fq("one", cpu="11")), cohort=COHORT),
-         secondary_usage={("one", "cpu"): "10"}),
+         secondary_usage={("one", "cpu"): "10"},
+         want_no_fit="ExceedsMaxQuota"),
     Case("lend try next flavor, found the second flavor",
          (ps(MAIN, 1, {"cpu": "9"}),),
          cq(CQ, group(fq("one", pods="10", cpu=("10", None, "1")),
@@ -503,7 +511,8 @@ CASES += [
          (WantPodSet("fitting-podset", {"cpu": M("one")}),
           WantPodSet("blocking-podset", {}, (maxcap("cpu", "one", "1", "5", "2"),
                                              maxcap("cpu", "two", "0", "5", "2")))),
-         {("one", "cpu"): "1"}),
+         {("one", "cpu"): "1"},
+         want_no_fit="ExceedsMaxQuota"),
 ]
 
 
@@ -534,6 +543,7 @@ def test_assign_flavors(case: Case) -> None:
         pytest.skip(case.skip)
     got = run_assign(case)
     assert got.mode == _MODES[case.want_mode]
+    assert got.no_fit_reason == case.want_no_fit
     assert got.borrowing == case.want_borrowing
     assert got.usage == usage(case.want_usage)
     seen = [(o.name, {r: (f, m.name) for r, (f, m) in o.flavors.items()}, sorted(o.reasons),
@@ -636,7 +646,8 @@ DELETED_CASES = [
     Case("flavor not found",
          (ps(MAIN, 1, {"cpu": "1"}),),
          cq(CQ, group(fq("deleted-flavor", cpu="4"))),
-         "NoFit", (WantPodSet(MAIN, {}, ("flavor deleted-flavor not found",)),)),
+         "NoFit", (WantPodSet(MAIN, {}, ("flavor deleted-flavor not found",)),),
+         want_no_fit="NoMatchingFlavor"),
 ]
 
 
@@ -649,6 +660,7 @@ def test_deleted_flavors(case: Case) -> None:
     got = assign_flavors(workload, case.cluster_queue, tree.cluster_queues[CQ], tree,
                          {"flavor": rf("flavor")}, None)
     assert got.mode == _MODES[case.want_mode]
+    assert got.no_fit_reason == case.want_no_fit
     assert got.usage == usage(case.want_usage)
     assert [(o.name, {r: (f, m.name) for r, (f, m) in o.flavors.items()}, sorted(o.reasons))
             for o in got.outcomes] == [
@@ -727,3 +739,122 @@ def test_is_preferred(name: str, a: tuple[str, int], b: tuple[str, int], prefere
     """TestIsPreferred: kubernetes-sigs/kueue ff69552e, FILE."""
     assert is_preferred(GranularMode(_G[a[0]], a[1]), GranularMode(_G[b[0]], b[1]),
                         preference) is want
+
+
+# -- TestIsNoFitDueToCapacityAndLimits ---------------------------------------------------------
+
+_NOFIT_FLAVORS = {f.name: f for f in (
+    rf("flavor-a", {"type": "a"}), rf("flavor-b", taints=(("key", "val", NO_SCHEDULE),)),
+    rf("flavor-tas", topology="topology-tas"))}
+_SHARED_FLAVORS = {f.name: f for f in (rf("flavor-shared", {"type": "shared"}),
+                                       rf("flavor-a", {"type": "a"}))}
+_AB = ("flavor-a", "flavor-b")
+
+
+def _ab_cq(name: str, nominal: str, borrowing: str, cohort: str | None = None) -> ClusterQueueSpec:
+    return cq(name, group(*(fq(f, cpu=(nominal, borrowing)) for f in _AB)), cohort=cohort)
+
+
+@dataclass(frozen=True)
+class NoFitCase:
+    name: str
+    pod_set: PodSetRequest | None
+    want_reason: str
+    want_attempts: dict[str, str]
+    cluster_queue: ClusterQueueSpec | None = None
+    siblings: tuple[ClusterQueueSpec, ...] = ()
+    sibling_usage: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)
+    flavors: dict[str, FlavorSpec] | None = None
+    simulation: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    skip: str = ""
+
+
+TOLERATE_KEY = ("key", "Equal", "val", NO_SCHEDULE)
+_TAS = "Topology Aware Scheduling in flavor assignment (TAS flavors and topology requests) is " \
+       "not modelled in dralab's flavor assigner"
+NOFIT_CASES = [
+    NoFitCase("succeeds to schedule on flavor-a", ps("main", 1, {"cpu": "1"}), "",
+              {"flavor-a": "", "flavor-b": "NoMatchingFlavor"}),
+    NoFitCase("insufficient quota", ps("main", 1, {"cpu": "3"}), "ExceedsMaxQuota",
+              {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+    NoFitCase("exceeds max capacity limits", ps("main", 1, {"cpu": "5"}), "ExceedsMaxQuota",
+              {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+    NoFitCase("taints mismatch", ps("main", 1, {"cpu": "1"}, node_selector={"type": "wrong"}),
+              "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
+    NoFitCase("succeeds to schedule on flavor-b with a tolerated taint",
+              ps("main", 1, {"cpu": "1"}, node_selector={"type": "non-existent"},
+                 tolerations=(TOLERATE_KEY,)), "", {"flavor-a": "NoMatchingFlavor"}),
+    NoFitCase("node affinity mismatch when both flavors declare same key",
+              ps("main", 1, {"cpu": "1"}, node_selector={"type": "non-existent"}),
+              "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"},
+              flavors={"flavor-a": rf("flavor-a", {"type": "a"}),
+                       "flavor-b": rf("flavor-b", {"type": "b"})}),
+    NoFitCase("flavor mismatch for workload slices", None, "", {},
+              skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
+    NoFitCase("prioritization of structural mismatch over capacity mismatch",
+              ps("main", 1, {"cpu": "3", "memory": "20Gi"}, node_selector={"type": "wrong"}),
+              "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
+    *(NoFitCase(name, None, "", {}, skip=_TAS) for name in (
+        "TAS not supported", "TAS level not supported", "TAS only flavor mismatch",
+        "tas placement fails", "tas placement fails, cohort has no capacity",
+        "tas placement fails, but queue has available capacity (waiting for preemption)")),
+    NoFitCase("flavor not allowed by annotations", None, "", {},
+              skip="ConcurrentAdmission's allowed-flavor annotation is not modelled"),
+    NoFitCase("insufficient capacity, cohort has available capacity (waiting for quota)",
+              ps("main", 1, {"cpu": "3"}), "WaitingForQuota",
+              {"flavor-a": "WaitingForQuota", "flavor-b": "NoMatchingFlavor"},
+              cluster_queue=_ab_cq("cq", "2", "2", "cohort"),
+              siblings=(_ab_cq("sibling", "2", "2", "cohort"),),
+              sibling_usage={"sibling": {("flavor-a", "cpu"): "2", ("flavor-b", "cpu"): "2"}}),
+    NoFitCase("exceeds cohort max capacity limits", ps("main", 1, {"cpu": "5"}),
+              "ExceedsMaxQuota", {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"},
+              cluster_queue=_ab_cq("cq", "2", "2", "cohort"),
+              siblings=(_ab_cq("sibling", "2", "2", "cohort"),)),
+    NoFitCase("exceeds borrowing limit but cohort has capacity", ps("main", 1, {"cpu": "4"}),
+              "ExceedsMaxQuota", {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"},
+              cluster_queue=_ab_cq("cq", "2", "1", "cohort"),
+              siblings=(_ab_cq("sibling", "5", "5", "cohort"),)),
+    NoFitCase("flavor spanning multiple resource groups",
+              ps("main", 1, {"cpu": "3", "memory": "3Gi"}, node_selector={"type": "a"}),
+              "NoMatchingFlavor",
+              {"flavor-shared": "NoMatchingFlavor", "flavor-a": "WaitingForQuota"},
+              cluster_queue=cq("shared-cq", group(fq("flavor-shared", cpu=("2", "4")),
+                                                  fq("flavor-a", cpu=("2", "4"))),
+                               group(fq("flavor-shared", memory=("2Gi", "4Gi"))), cohort="cohort"),
+              siblings=(cq("sibling", group(fq("flavor-shared", cpu=("2", "2")),
+                                            fq("flavor-a", cpu=("2", "2"))),
+                           group(fq("flavor-shared", memory=("2Gi", "2Gi"))), cohort="cohort"),),
+              sibling_usage={"sibling": {("flavor-shared", "cpu"): "2",
+                                         ("flavor-shared", "memory"): "2Gi",
+                                         ("flavor-a", "cpu"): "2"}},
+              flavors=_SHARED_FLAVORS,
+              simulation={("flavor-shared", "cpu"): ("NoCandidates", 0),
+                          ("flavor-shared", "memory"): ("NoCandidates", 0),
+                          ("flavor-a", "cpu"): ("NoCandidates", 0)}),
+]
+
+
+@pytest.mark.parametrize("case", NOFIT_CASES, ids=[c.name for c in NOFIT_CASES])
+def test_is_no_fit_due_to_capacity_and_limits(case: NoFitCase) -> None:
+    """TestIsNoFitDueToCapacityAndLimits: kubernetes-sigs/kueue ff69552e, FILE. As upstream,
+    an attempt's reason is checked for the flavors the assigner tried."""
+    if case.skip:
+        pytest.skip(case.skip)
+    assert case.pod_set is not None
+    queue = case.cluster_queue or _ab_cq("cq", "2", "4")
+    tree = QuotaTree({q.name: q for q in (queue, *case.siblings)}, {})
+    for name, amounts in case.sibling_usage.items():
+        tree.add_usage(name, usage(amounts), 1)
+    simulation = {fr: (_POSSIBILITY[p], b) for fr, (p, b) in case.simulation.items()}
+
+    def oracle(fr: tuple[str, str], amount: int) -> tuple[PreemptionMode, int]:
+        return simulation.get(fr, (PreemptionMode.PREEMPT, 0))
+
+    workload = WorkloadSpec("ns/wl", "main", queue.name, 0, 0.0, (case.pod_set,))
+    got = assign_flavors(workload, queue, tree.cluster_queues[queue.name], tree,
+                         case.flavors or _NOFIT_FLAVORS, oracle)
+    assert got.no_fit_reason == case.want_reason
+    tried = {a.flavor: a.no_fit_reason for o in got.outcomes for a in o.attempts}
+    assert {f: r for f, r in tried.items() if f in case.want_attempts} == \
+        {f: r for f, r in case.want_attempts.items() if f in tried}
+    assert tried, "the assigner tried no flavor"

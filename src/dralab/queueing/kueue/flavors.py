@@ -49,7 +49,11 @@ from dralab.queueing.model import (
 )
 
 __all__ = [
+    "EXCEEDS_MAX_QUOTA",
+    "NO_MATCHING_FLAVOR",
+    "WAITING_FOR_QUOTA",
     "AssignMode",
+    "FlavorAttempt",
     "GranularMode",
     "PodSetOutcome",
     "PreemptionMode",
@@ -58,6 +62,7 @@ __all__ = [
     "assign_flavors",
     "flavor_rejection",
     "is_preferred",
+    "most_severe",
     "pod_set_totals",
 ]
 
@@ -128,6 +133,32 @@ def _try_next_flavor(mode: GranularMode, fungibility: FlavorFungibility) -> bool
 PreemptionOracle = Callable[[FlavorResource, int], tuple[PreemptionMode, int]]
 
 
+# Kueue's QuotaReserved=False reasons of a workload that does not fit, least severe first.
+WAITING_FOR_QUOTA = "WaitingForQuota"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+_SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3,
+             NO_MATCHING_FLAVOR: 4}
+_POSSIBILITIES = (PreemptionMode.NO_CANDIDATES, PreemptionMode.PREEMPT, PreemptionMode.RECLAIM)
+
+
+def most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+@dataclass(slots=True)
+class FlavorAttempt:
+    """One flavor tried for one pod set (Kueue's FlavorAssignmentAttempt): its mode,
+    borrowing level, preemption possibility, reasons and no-fit reason."""
+
+    flavor: str
+    mode: AssignMode
+    borrow: int
+    possibility: PreemptionMode | None
+    reasons: list[str]
+    no_fit_reason: str
+
+
 @dataclass(slots=True)
 class PodSetOutcome:
     """One pod set as Kueue's PodSetAssignment shows it: per resource the flavor and
@@ -138,6 +169,7 @@ class PodSetOutcome:
     reasons: list[str]
     requests: dict[str, int]
     count: int
+    attempts: list[FlavorAttempt] = field(default_factory=list)
 
     def mode(self) -> AssignMode:
         if not self.reasons:
@@ -163,6 +195,8 @@ class WorkloadAssignment:
     message: str = ""
     borrowing: int = 0
     outcomes: tuple[PodSetOutcome, ...] = field(default_factory=tuple)
+    # Kueue's NoFitReason (the QuotaReserved=False reason) when ``mode`` is NO_FIT.
+    no_fit_reason: str = ""
 
 
 def pod_set_totals(pod_set: PodSetRequest) -> dict[str, int]:
@@ -259,32 +293,38 @@ class _Assigner:
                     self.nominal[(flavor_quotas.flavor, resource)] = quota.nominal
 
     def fits_quota(self, fr: FlavorResource, before: int, amount: int,
-                   reasons: list[str]) -> tuple[PreemptionMode, int]:
+                   reasons: list[str]) -> tuple[PreemptionMode, int, str]:
+        """How ``amount`` more of ``fr`` fits: the mode, the borrowing level and, when
+        it does not fit, Kueue's no-fit reason (ExceedsMaxQuota, WaitingForQuota)."""
         tree, node = self.tree, self.node
         value = before + amount
         capacity = tree.potential(node, fr)
         if value > capacity:
             reasons.append(messages.max_capacity_exceeded(fr[1], fr[0], before, amount,
                                                           capacity))
-            return PreemptionMode.NO_FIT, 0
+            return PreemptionMode.NO_FIT, 0, EXCEEDS_MAX_QUOTA
         borrow, may_reclaim = tree.lowest_fitting_subtree(node, fr, value)
         free = tree.available(node, fr)
         if value <= free:
-            return PreemptionMode.FIT, borrow
+            return PreemptionMode.FIT, borrow, ""
         reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))
         if self.nominal.get(fr, 0) >= value or may_reclaim or self.preempt_while_borrowing:
             if self.oracle is None:
-                return PreemptionMode.NO_CANDIDATES, borrow
-            return self.oracle(fr, value)
-        return PreemptionMode.NO_FIT, borrow
+                return PreemptionMode.NO_CANDIDATES, borrow, ""
+            mode, borrow = self.oracle(fr, value)
+            return mode, borrow, ""
+        return PreemptionMode.NO_FIT, borrow, WAITING_FOR_QUOTA
 
     def group_flavor(self, pod_set: PodSetRequest, group: ResourceGroup,
                      wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int]
-                     ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str]]:
+                     ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str],
+                                list[FlavorAttempt]]:
         """The flavor of ``group`` for the pod set's ``wanted`` resources, per resource
-        (flavor, mode, borrowing level), and the reasons; None when no flavor serves."""
+        (flavor, mode, borrowing level), the reasons (None, and why, when no flavor
+        serves), and the attempt made at every flavor tried."""
         fungibility = self.spec.flavor_fungibility
         reasons: list[str] = []
+        attempts: list[FlavorAttempt] = []
         best: dict[str, tuple[str, AssignMode, int]] | None = None
         best_mode = _WORST
         for flavor_quotas in group.flavors:
@@ -292,26 +332,37 @@ class _Assigner:
             rejection = flavor_rejection(name, self.flavors.get(name), pod_set)
             if rejection:
                 reasons.append(rejection)
+                attempts.append(FlavorAttempt(name, AssignMode.NO_FIT, 0, None, [rejection],
+                                              NO_MATCHING_FLAVOR))
                 continue
             chosen: dict[str, tuple[str, AssignMode, int]] = {}
             mode = _BEST
+            own: list[str] = []
+            no_fit = ""
+            max_borrow = 0
             for resource, amount in wanted:
                 fr = (name, resource)
-                preemption, borrow = self.fits_quota(fr, taken.get(fr, 0), amount, reasons)
+                preemption, borrow, why = self.fits_quota(fr, taken.get(fr, 0), amount, own)
+                no_fit = most_severe(no_fit, why)
+                max_borrow = max(max_borrow, borrow)
                 this = GranularMode(preemption, borrow)
                 if is_preferred(mode, this, fungibility.preference):
                     mode = this  # the flavor's mode is the worst of its resources
                 if mode.preemption == PreemptionMode.NO_FIT:
                     continue
                 chosen[resource] = (name, preemption.assign_mode(), borrow)
+            reasons.extend(own)
+            possibility = mode.preemption if mode.preemption in _POSSIBILITIES else None
+            attempts.append(FlavorAttempt(name, mode.preemption.assign_mode(), max_borrow,
+                                          possibility, sorted(own), no_fit))
             if not _try_next_flavor(mode, fungibility):
                 best, best_mode = chosen, mode
                 break
             if is_preferred(mode, best_mode, fungibility.preference):
                 best, best_mode = chosen, mode
         if best is not None and best_mode.preemption == PreemptionMode.FIT:
-            return best, []
-        return best, reasons
+            return best, [], attempts
+        return best, reasons, attempts
 
 
 def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
@@ -333,6 +384,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             totals["pods"] = pod_set.count * 1000  # one pod is 1000 milli-units
         chosen: dict[str, tuple[str, AssignMode, int]] = {}
         reasons: list[str] = []
+        attempts: dict[str, FlavorAttempt] = {}
         for resource, amount in totals.items():
             group = group_of.get(resource)
             if group is None:
@@ -343,14 +395,16 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             if resource in chosen:
                 continue  # assigned with its resource group
             wanted = [(r, totals[r]) for r in group.covered if r in totals]
-            found, why = assigner.group_flavor(pod_set, group, wanted, taken)
+            found, why, tried = assigner.group_flavor(pod_set, group, wanted, taken)
+            _merge_attempts(attempts, tried, group, resource)
             if found is None:
                 chosen, reasons = {}, why
                 break
             chosen.update(found)
             reasons.extend(why)
         outcome = PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in chosen.items()},
-                                reasons, totals, pod_set.count)
+                                reasons, totals, pod_set.count,
+                                [attempts[f] for f in sorted(attempts)])
         outcomes.append(outcome)
         for resource, (flavor, _, borrow) in chosen.items():
             borrowing = max(borrowing, borrow)
@@ -365,5 +419,66 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     mode = AssignMode.NO_FIT if failed or not outcomes else \
         min(outcome.mode() for outcome in outcomes)
     message = "; ".join(o.message() for o in outcomes if o.reasons)
+    no_fit = _no_fit_reason(outcomes, spec) if mode == AssignMode.NO_FIT else ""
     return WorkloadAssignment(mode, tuple(assignments), taken, borrowing > 0, message,
-                              borrowing, tuple(outcomes))
+                              borrowing, tuple(outcomes), no_fit)
+
+
+def _merge_attempts(into: dict[str, FlavorAttempt], tried: list[FlavorAttempt],
+                    group: ResourceGroup, resource: str) -> None:
+    """Kueue's mergeFlavorAttemptsForResource: per flavor the worst mode, the largest
+    borrowing, the least preemption possibility, every reason, the most severe no-fit
+    reason; a flavor of this group seen before but not tried now does not provide
+    ``resource``."""
+    for attempt in tried:
+        seen = into.get(attempt.flavor)
+        if seen is None:
+            into[attempt.flavor] = FlavorAttempt(attempt.flavor, attempt.mode, attempt.borrow,
+                                                 attempt.possibility, sorted(set(attempt.reasons)),
+                                                 attempt.no_fit_reason)
+            continue
+        possibility = seen.possibility
+        if attempt.possibility is not None and (possibility is None
+                                                or attempt.possibility < possibility):
+            possibility = attempt.possibility
+        into[attempt.flavor] = FlavorAttempt(
+            attempt.flavor, min(seen.mode, attempt.mode), max(seen.borrow, attempt.borrow),
+            possibility, sorted({*seen.reasons, *attempt.reasons}),
+            most_severe(seen.no_fit_reason, attempt.no_fit_reason))
+    if not tried:
+        return
+    present = {a.flavor for a in tried}
+    in_group = {f.flavor for f in group.flavors}
+    for name, seen in list(into.items()):
+        if name in in_group and name not in present:
+            why = f"flavor {name} does not provide resource {resource}"
+            into[name] = FlavorAttempt(name, AssignMode.NO_FIT, seen.borrow, seen.possibility,
+                                       sorted({*seen.reasons, why}), NO_MATCHING_FLAVOR)
+
+
+def _no_fit_reason(outcomes: list[PodSetOutcome], spec: ClusterQueueSpec) -> str:
+    """Kueue's resolveNoFitReason: per pod set that does not fit, the least severe
+    reason among the alternative flavors of each resource group, the most severe
+    across its groups; the most severe over the pod sets."""
+    overall = ""
+    for outcome in outcomes:
+        if outcome.mode() != AssignMode.NO_FIT:
+            continue
+        if not outcome.attempts:
+            overall = most_severe(overall, NO_MATCHING_FLAVOR)
+            continue
+        per_group: dict[int, str] = {}
+        for position, attempt in enumerate(outcome.attempts):
+            if attempt.mode != AssignMode.NO_FIT:
+                continue
+            groups = [i for i, g in enumerate(spec.resource_groups)
+                      if any(f.flavor == attempt.flavor for f in g.flavors)] or [-1 - position]
+            for index in groups:
+                known = per_group.get(index)
+                if known is None or _SEVERITY[attempt.no_fit_reason] < _SEVERITY[known]:
+                    per_group[index] = attempt.no_fit_reason
+        reason = ""
+        for value in per_group.values():
+            reason = most_severe(reason, value)
+        overall = most_severe(overall, reason)
+    return overall
