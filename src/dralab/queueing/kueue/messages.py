@@ -23,6 +23,7 @@ __all__ = [
     "max_capacity_exceeded",
     "namespace_mismatch",
     "pod_set_message",
+    "preempted",
     "preemption_unplaceable",
     "resource_not_covered",
     "untolerated_taint",
@@ -87,6 +88,27 @@ def local_queue_missing(name: str) -> str:
 def namespace_mismatch() -> str:
     # Kueue's workload.ErrNamespaceMismatch (pkg/workload/resources.go).
     return "workload namespace doesn't match ClusterQueue selector"
+
+
+# The words Kueue's preemption message gives each reason (HumanReadablePreemptionReasons).
+_PREEMPTION_REASONS = {
+    "InClusterQueue": "prioritization in the ClusterQueue",
+    "InCohortReclamation": "reclamation within the cohort",
+    "InCohortFairSharing": "Fair Sharing within the cohort",
+    "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
+}
+
+
+def preempted(uid: str, job_uid: str, reason: str, preemptor_path: str,
+              preemptee_path: str) -> str:
+    """The message of a preempted workload's Evicted and Preempted conditions: the
+    preemptor's UID and job UID, the reason and both ClusterQueues' paths from the
+    root cohort (``/cohort/queue``); what is not known reads UNKNOWN."""
+    return (f"Preempted to accommodate a workload (UID: {uid or 'UNKNOWN'}, "
+            f"JobUID: {job_uid or 'UNKNOWN'}) due to "
+            f"{_PREEMPTION_REASONS.get(reason, 'UNKNOWN')}; "
+            f"preemptor path: {preemptor_path or 'UNKNOWN'}; "
+            f"preemptee path: {preemptee_path or 'UNKNOWN'}")
 
 
 def preemption_unplaceable(victims: int, why: str) -> str:
