@@ -101,6 +101,10 @@ class QuotaTree:
             if spec.cohort:
                 node.parent = self._cohort(spec.cohort, cohorts, cyclic)
                 node.parent.children.append(node)
+        # Cohorts without ClusterQueues count too: their quota (lent up the tree)
+        # reaches every queue below their common ancestors, as in Kueue.
+        for name in sorted(cohorts):
+            self._cohort(name, cohorts, cyclic)
         for node in [*self.cluster_queues.values(), *self.cohorts.values()]:
             if node.parent is None:
                 self._fill(node)
