@@ -189,8 +189,10 @@ def test_reclaim_preempts_the_borrower(tmp_path: Path) -> None:
         "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: "
         "0b7c1a52-3f7e-4d55-9a51-2d0a8c1e4f04) due to reclamation within the cohort; "
         "preemptor path: /research/team-b; preemptee path: /research/team-a")
+    # Requeued and tried again: Kueue's reason for what it waits for (its
+    # UnadmittedWorkloadsObservability gate, on by default), no longer plain Pending.
     assert (conditions["QuotaReserved"]["status"], conditions["QuotaReserved"]["reason"]) == \
-        ("False", "Pending")
+        ("False", "WaitingForQuota")
     jobs = {j["metadata"]["name"]: j for j in yaml.safe_load(out)["items"] if j["kind"] == "Job"}
     assert jobs["pretrain"]["spec"]["suspend"] is True
 

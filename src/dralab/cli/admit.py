@@ -70,7 +70,7 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
     # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
     policy.placement = placement
     decisions = admit_cycles(policy, snapshot.state, now, cycles)
-    waiting = [Decision(key, pending=message)
+    waiting = [Decision(key, pending=message, pending_reason=policy.pending_reasons.get(key, ""))
                for key, message in sorted(policy.pending_messages.items())
                if key not in snapshot.state.admitted]
     topology = dict(placement.topology_assignments) if placement is not None else {}

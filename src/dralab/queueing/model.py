@@ -223,7 +223,7 @@ class Decision:
     ``admitted``: its Admission; ``preempted``: it was evicted (``by`` the workload
     that needed the room, ``reason`` Kueue's: InClusterQueue, InCohortReclamation,
     InCohortFairSharing, InCohortReclaimWhileBorrowing); ``pending``: the message
-    Kueue writes in the QuotaReserved=False condition."""
+    Kueue writes in the QuotaReserved=False condition, ``pending_reason`` its reason."""
 
     workload: str
     admitted: Admission | None = None
@@ -231,6 +231,9 @@ class Decision:
     by: str = ""
     reason: str = ""
     pending: str = ""
+    # Kueue's QuotaReserved=False reason with ``pending`` (WaitingForQuota,
+    # ExceedsMaxQuota, NoMatchingFlavor, Misconfigured, Suspended, ...); "" if unknown.
+    pending_reason: str = ""
 
 
 class AdmissionPolicy(Protocol):

@@ -14,9 +14,11 @@ writes:
 * preempted: no admission, ``Evicted=True`` reason Preempted and ``Preempted=True``
   with the preemption reason, both with Kueue's message ("Preempted to accommodate
   a workload (UID: U, JobUID: J) due to R; preemptor path: /cohort/cq; preemptee
-  path: ..."), ``QuotaReserved=False`` reason Pending, ``Admitted=False`` reason
-  NoReservation;
-* pending: ``QuotaReserved=False`` reason Pending with the policy's message;
+  path: ..."), ``QuotaReserved=False`` (reason as for pending), ``Admitted=False``
+  reason NoReservation;
+* pending: ``QuotaReserved=False`` with the policy's message and Kueue's reason for it
+  (WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor, Misconfigured, Suspended;
+  Pending when none is known);
 * inadmissible (DRA charges that cannot be made): ``QuotaReserved=False`` reason
   Misconfigured with the message.
 
@@ -261,7 +263,8 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
                 if preempted else _EVICTION_MESSAGES[eviction.reason]
             # Requeued after the eviction: QuotaReserved says why it waits now.
             waiting = decision.pending if decision is not None and decision.pending else message
-            _set(conditions, _condition("QuotaReserved", False, "Pending", waiting, when))
+            _set(conditions, _condition("QuotaReserved", False, _pending_reason(decision),
+                                        waiting, when))
             _set(conditions, _condition("Admitted", False, "NoReservation",
                                         "The workload has no reservation", when))
             _set(conditions, _condition("Evicted", True, "Preempted" if preempted
@@ -272,7 +275,8 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
         else:
             message = decision.pending if decision is not None and decision.pending else \
                 _unqueued_message(snapshot, key)
-            _set(conditions, _condition("QuotaReserved", False, "Pending", message, when))
+            _set(conditions, _condition("QuotaReserved", False, _pending_reason(decision),
+                                        message, when))
             if any(c.get("type") == "Admitted" for c in conditions):
                 _set(conditions, _condition("Admitted", False, "NoReservation",
                                             "The workload has no reservation", when))
@@ -280,6 +284,14 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
         out.append({"apiVersion": KUEUE_WORKLOAD_API, "kind": "Workload",
                     "metadata": _metadata(source), "spec": _spec(source), "status": status})
     return out
+
+
+def _pending_reason(decision: Decision | None) -> str:
+    """Kueue's QuotaReserved=False reason (UnadmittedWorkloadsObservability, on by
+    default: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor, ...); Pending, its
+    fallback, when the decision names none."""
+    return decision.pending_reason if decision is not None and decision.pending_reason \
+        else "Pending"
 
 
 def _victim_cq(snapshot: KueueSnapshot, key: str) -> str | None:

@@ -56,6 +56,12 @@ from dralab.queueing.model import (
 
 __all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy"]
 
+# Kueue's QuotaReserved=False reasons the cycle itself gives (the flavor assigner's
+# NoFitReason gives the others).
+WAITING_FOR_QUOTA = "WaitingForQuota"
+MISCONFIGURED = "Misconfigured"
+SUSPENDED = "Suspended"
+
 # Decision.reason of a workload evicted because its ClusterQueue is HoldAndDrain
 # (Kueue's Evicted condition reason; its message is "The ClusterQueue is stopped").
 EVICTED_CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
@@ -124,6 +130,8 @@ class KueuePolicy:
         self.fair_strategies: tuple[FairStrategy, ...] = tuple(fair_strategies)
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
+        # Kueue's QuotaReserved=False reason with each of ``pending_messages``.
+        self.pending_reasons: dict[str, str] = {}
         # The preemptors of the last cycle and the message Kueue shows on each while its
         # targets go ("<flavor assignment message>. Pending the preemption of N workload(s)").
         self.preemption_messages: dict[str, str] = {}
@@ -204,6 +212,7 @@ class KueuePolicy:
             self._blocked.pop(key, None)
             self._blocked_in.pop(key, None)
             self.pending_messages.pop(key, None)
+            self.pending_reasons.pop(key, None)
         self._known &= workloads_now
 
     @staticmethod
@@ -234,6 +243,7 @@ class KueuePolicy:
 
     def _block(self, key: str, message: str) -> None:
         self._blocked[key] = message
+        self.pending_reasons[key] = MISCONFIGURED
 
     def _enqueue(self, state: QueueingState, key: str) -> None:
         workload = state.workloads[key]
@@ -320,7 +330,7 @@ class KueuePolicy:
             message = self._blocked[key]
             if self.pending_messages.get(key) != message:
                 self.pending_messages[key] = message
-                decisions.append(Decision(key, pending=message))
+                decisions.append(Decision(key, pending=message, pending_reason=MISCONFIGURED))
         for name, spec in sorted(state.cluster_queues.items()):
             if spec.stop_policy == "HoldAndDrain":
                 for key in sorted(index.by_cluster_queue.get(name, ())):
@@ -357,7 +367,8 @@ class KueuePolicy:
             spec = state.cluster_queues[entry.cluster_queue]
             assignment = entry.assignment
             if assignment.mode == AssignMode.NO_FIT:
-                progressed |= self._not_admitted(entry, spec, assignment.message, decisions)
+                progressed |= self._not_admitted(entry, spec, assignment.message, decisions,
+                                                 reason=assignment.no_fit_reason or "Pending")
                 continue
             node = tree.cluster_queues[entry.cluster_queue]
             if assignment.mode == AssignMode.FIT:
@@ -574,11 +585,13 @@ class KueuePolicy:
         return self._preempted_at.get(key) != self._now
 
     def _not_admitted(self, entry: _Entry, spec: ClusterQueueSpec, message: str,
-                      decisions: list[Decision], set_aside: bool = True) -> bool:
+                      decisions: list[Decision], set_aside: bool = True,
+                      reason: str = WAITING_FOR_QUOTA) -> bool:
         """Record why the entry stays pending; set it aside under BestEffortFIFO.
         Returns whether that changed what the next cycle will try."""
         self.pending_messages[entry.key] = message
-        decisions.append(Decision(entry.key, pending=message))
+        self.pending_reasons[entry.key] = reason
+        decisions.append(Decision(entry.key, pending=message, pending_reason=reason))
         if set_aside and spec.queueing_strategy == "BestEffortFIFO":
             self._queued.pop(entry.key, None)
             self._queues[entry.cluster_queue].parked[entry.key] = entry.workload
@@ -592,7 +605,8 @@ class KueuePolicy:
             if self._queued.get(key) != name or self.pending_messages.get(key) == message:
                 continue
             self.pending_messages[key] = message
-            decisions.append(Decision(key, pending=message))
+            self.pending_reasons[key] = SUSPENDED
+            decisions.append(Decision(key, pending=message, pending_reason=SUSPENDED))
 
     def _evict(self, state: QueueingState, key: str, reason: str, by: str,
                decisions: list[Decision]) -> None:
@@ -626,4 +640,5 @@ class KueuePolicy:
         state.admitted[entry.key] = admission
         state.admitted_at[entry.key] = now
         self.pending_messages.pop(entry.key, None)
+        self.pending_reasons.pop(entry.key, None)
         decisions.append(Decision(entry.key, admitted=admission))
