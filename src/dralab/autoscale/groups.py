@@ -35,6 +35,7 @@ from dralab.api.codec import decode
 from dralab.api.core import Node, Pod
 from dralab.api.resource import ResourceClaim, ResourceSlice
 from dralab.api.workloads import DaemonSet
+from dralab.cluster import ClusterState
 from dralab.controllers.generatednames import NameGenerator
 from dralab.controllers.workloadobjects import PodFactory
 from dralab.controllers.workloads import Controllers
@@ -42,7 +43,7 @@ from dralab.fleet import Fleet
 from dralab.fleet.generate import grown_pool_nodes
 from dralab.fleet.spec import TopologySpec
 
-__all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "example_of",
+__all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "claims_of", "example_of",
            "node_groups", "pool_of", "template_signatures"]
 
 # The label dralab fleet puts on every node of a pool: the node's group.
@@ -89,6 +90,15 @@ def _good_example(node: Node) -> bool:
     # and its one-minute stabilisation are not modelled: dralab's nodes are Ready).
     return not node.spec.unschedulable and not any(
         t.key == "ToBeDeletedByClusterAutoscaler" for t in node.spec.taints)
+
+
+def claims_of(cluster: ClusterState, pod: Pod) -> list[ResourceClaim]:
+    """The claims ``pod`` uses: named in its spec, or made for it from a template."""
+    namespace = pod.metadata.namespace or "default"
+    names = [e.resource_claim_name for e in pod.spec.resource_claims if e.resource_claim_name]
+    names += [s.resource_claim_name for s in pod.status.resource_claim_statuses
+              if s.resource_claim_name]
+    return [c for n in names if (c := cluster.claim(namespace, n)) is not None]
 
 
 def example_of(nodes: Iterable[Node], pool: str) -> Node | None:
