@@ -17,7 +17,7 @@ unneeded nodes can all go together. Every node kept says why, with CA's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +28,16 @@ from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
 from .decisions import ScaleDown
+from .drainability import (
+    BLOCK_DRAIN,
+    SKIP_DRAIN,
+    WAIT_FOR_COMPLETION,
+    DeleteOptions,
+    DrainContext,
+    DrainRule,
+    default_rules,
+    drainable,
+)
 from .eligibility import (
     EligibilityOptions,
     Unremovable,
@@ -54,6 +64,14 @@ class ScaleDownOptions(EligibilityOptions, Protocol):
     def cores_total(self) -> tuple[int, int]: ...
     @property
     def memory_total(self) -> tuple[int, int]: ...
+    @property
+    def skip_nodes_with_system_pods(self) -> bool: ...
+    @property
+    def skip_nodes_with_local_storage(self) -> bool: ...
+    @property
+    def skip_nodes_with_custom_controller_pods(self) -> bool: ...
+    @property
+    def blocking_system_pod_disruption_timeout(self) -> float: ...
 
 
 def _fresh(pod: Pod) -> Pod:
@@ -67,18 +85,33 @@ def _goes_with_node(pod: Pod) -> bool:
     return is_daemonset_pod(pod) or is_mirror_pod(pod)
 
 
-def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]]
+def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
+          rules: Sequence[DrainRule] | None = None, ctx: DrainContext | None = None
           ) -> tuple[str, str] | None:
     """Move every pod off ``node`` (on the caller's fork): None when all moved, else
-    CA's reason and what blocked."""
+    CA's reason and what blocked. ``rules``: CA's drainability rules (with ``ctx``);
+    None: DaemonSet and mirror pods stay, the others move when ``is_movable``."""
     cluster = scheduler.cluster
     info = cluster.nodes.get(node)
     if info is None:
         return "NoNodeInfo", "no such node"
-    pods: list[PodInfo] = [p for p in info.pods if not _goes_with_node(p.pod)]
-    for pod in pods:
-        if not is_movable(pod.pod):
-            return "BlockedByPod", f"pod {pod.key} is not replicated"
+    pods: list[PodInfo] = []
+    waiting: list[str] = []
+    for pod in info.pods:
+        if rules is None:
+            if _goes_with_node(pod.pod):
+                continue
+            if not is_movable(pod.pod):
+                return "BlockedByPod", f"pod {pod.key} is not replicated"
+            pods.append(pod)
+            continue
+        status = drainable(rules, ctx or DrainContext(), pod.pod)
+        if status.outcome == BLOCK_DRAIN:
+            return "BlockedByPod", f"{status.reason}: {status.error}"
+        if status.outcome == WAIT_FOR_COMPLETION:
+            waiting.append(pod.key)
+        elif status.outcome != SKIP_DRAIN and not is_daemonset_pod(pod.pod):
+            pods.append(pod)
     for pod in pods:
         scheduler.delete_pod(pod.key)
         moved = cluster.add_pod(_fresh(pod.pod))
@@ -87,6 +120,11 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]]
             return "NoPlaceToMovePods", f"pod {pod.key} cannot be re-created"
         if place_pod(scheduler, moved, targets()).node is None:
             return "NoPlaceToMovePods", f"pod {pod.key} fits on no other node"
+    if waiting:
+        # CA finds such a node removable and then keeps it until the pods complete
+        # (planner.NodesToDelete); here it is kept at once.
+        return "BlockedByOnCompletionPod", "safe-to-evict: on-completion pod " + \
+            ", ".join(waiting)
     return None
 
 
@@ -134,6 +172,11 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
     found = filter_out_unremovable(cluster, candidates, groups, options, wall_time,
                                    AllocatedDevices(cluster), cache)
     kept = list(found.unremovable)
+    rules = default_rules(DeleteOptions(
+        options.skip_nodes_with_system_pods, options.skip_nodes_with_local_storage,
+        options.skip_nodes_with_custom_controller_pods,
+        options.blocking_system_pod_disruption_timeout))
+    ctx = DrainContext((), wall_time)
     gone: set[str] = set()
     out: list[ScaleDown] = []
 
@@ -160,7 +203,7 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
                 continue
             scheduler.fork()
             gone.add(name)
-            blocked = _move(scheduler, name, targets)
+            blocked = _move(scheduler, name, targets, rules, ctx)
             if blocked is None:
                 scheduler.commit()
                 sizes[group.name] -= 1

@@ -45,8 +45,8 @@ __all__ = ["DAEMONSET_POD_ANNOTATION", "GPU_LABELS", "GPU_RESOURCES", "MIRROR_PO
            "AllocatedDevices", "GpuConfig", "NodeUtilization", "PoolCache", "UtilizationError",
            "allocated_devices", "atomic_utilization", "claim_allocations", "current_slices",
            "dra_utilizations", "gpu_config", "highest_dra_utilization", "is_daemonset_pod",
-           "is_mirror_pod", "node_utilization", "partitionable_device_count",
-           "partitionable_utilization", "pool_utilization", "resource_utilization"]
+           "is_long_terminating", "is_mirror_pod", "node_utilization", "partitionable_device_count",
+           "partitionable_utilization", "pool_utilization", "resource_utilization", "unix_time"]
 
 Allocated = Mapping[tuple[str, str], frozenset[str]]
 
@@ -273,21 +273,21 @@ def is_mirror_pod(pod: Pod) -> bool:
     return MIRROR_POD_ANNOTATION in (pod.metadata.annotations or {})
 
 
-def _unix(timestamp: str) -> float | None:
+def unix_time(timestamp: str) -> float | None:
     try:
         return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
 
 
-def _long_terminating(pod: Pod, now: float | None) -> bool:
+def is_long_terminating(pod: Pod, now: float | None) -> bool:
     """utils/drain ``IsPodLongTerminating``: deleted more than its
     terminationGracePeriodSeconds (default 30) plus 30 s before ``now`` (unix
     seconds; None: no clock, never)."""
     deleted = pod.metadata.deletion_timestamp
     if now is None or not deleted:
         return False
-    since = _unix(deleted)
+    since = unix_time(deleted)
     if since is None:
         return False
     raw = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
@@ -314,7 +314,7 @@ def resource_utilization(node: NodeInfo, resource: str, ignore_daemonsets: bool 
                 (ignore_mirror_pods and is_mirror_pod(info.pod)):
             left_out += value
             continue
-        if _long_terminating(info.pod, now):
+        if is_long_terminating(info.pod, now):
             continue
         requested += value
     return requested / (allocatable - left_out)

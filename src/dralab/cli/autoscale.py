@@ -122,6 +122,16 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
           "Leave DaemonSet pods out of the utilisation of a node.")
 @_ca_bool("ignore-mirror-pods-utilization", False,
           "Leave mirror (static) pods out of the utilisation of a node.")
+@_ca_bool("skip-nodes-with-system-pods", True, "Keep nodes running kube-system pods (not "
+          "DaemonSet or mirror pods) until --blocking-system-pod-distruption-timeout.")
+@_ca_bool("skip-nodes-with-local-storage", True,
+          "Keep nodes running pods with emptyDir or hostPath volumes.")
+@_ca_bool("skip-nodes-with-custom-controller-pods", True,
+          "Keep nodes running pods whose controller is not a ReplicationController, Job, "
+          "ReplicaSet or StatefulSet.")
+@click.option("--blocking-system-pod-distruption-timeout", type=GoDuration(), default="1h",
+              show_default=True, help="After this, kube-system pods no longer keep their "
+              "node (CA's flag name, spelling included).")
 @click.option("--max-nodes-total", type=click.IntRange(min=0), default=0, show_default=True,
               help="Most nodes in all node groups together (0: no limit).")
 @click.option("--cores-total", type=MinMax(), default="0:320000", show_default=True,
@@ -136,7 +146,10 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   scale_down_gpu_utilization_threshold: float, scale_down_unneeded_time: float,
                   scale_down_unready_time: float, scale_down_delay_after_add: float,
                   scale_down_unready_enabled: bool, ignore_daemonsets_utilization: bool,
-                  ignore_mirror_pods_utilization: bool, max_nodes_total: int,
+                  ignore_mirror_pods_utilization: bool, skip_nodes_with_system_pods: bool,
+                  skip_nodes_with_local_storage: bool,
+                  skip_nodes_with_custom_controller_pods: bool,
+                  blocking_system_pod_distruption_timeout: float, max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
                   output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
@@ -178,6 +191,10 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         scale_down_unready_enabled=scale_down_unready_enabled,
         ignore_daemonsets_utilization=ignore_daemonsets_utilization,
         ignore_mirror_pods_utilization=ignore_mirror_pods_utilization,
+        skip_nodes_with_system_pods=skip_nodes_with_system_pods,
+        skip_nodes_with_local_storage=skip_nodes_with_local_storage,
+        skip_nodes_with_custom_controller_pods=skip_nodes_with_custom_controller_pods,
+        blocking_system_pod_disruption_timeout=blocking_system_pod_distruption_timeout,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options)

@@ -142,3 +142,25 @@ def test_flag_errors_are_one_line(tmp_path: Path) -> None:
                         "--scale-down-delay-after-add", "0", "--max-nodes-total", "3",
                         "--cores-total", "0:100", "--memory-total", "0:1000")
     assert (code, err) == (0, "")
+
+
+def test_drainability_rules_keep_nodes_as_cas_flags_say(tmp_path: Path) -> None:
+    # CA's default drain rules: a pod with an emptyDir, a kube-system pod without a
+    # PodDisruptionBudget and a pod of a custom controller each keep their node; each
+    # --skip-nodes-with-... flag set to false lets that node go.
+    local = _owned("cache", 100, "ng-01")
+    local["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    system = _owned("dns", 100, "ng-02")
+    system["metadata"]["namespace"] = "kube-system"
+    custom = pod("worker", 100, 0, node_name="ng-03", owner=("LeaderWorkerSet", "lws"))
+    docs = [FLEET, _ng_node("ng-01"), _ng_node("ng-02"), _ng_node("ng-03"), local, system,
+            custom]
+    _, doc, _ = _run(tmp_path, docs)
+    assert doc["scaleDown"] == []
+    assert [(u["node"], u["detail"].split(":")[0]) for u in doc["unremovable"]] == [
+        ("ng-01", "LocalStorageRequested"), ("ng-02", "UnmovableKubeSystemPod"),
+        ("ng-03", "NotReplicated")]
+    _, doc, _ = _run(tmp_path, docs, "--skip-nodes-with-local-storage=false",
+                     "--skip-nodes-with-system-pods=false",
+                     "--skip-nodes-with-custom-controller-pods=false")
+    assert [d["node"] for d in doc["scaleDown"]] == ["ng-01", "ng-02", "ng-03"]
