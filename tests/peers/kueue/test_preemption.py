@@ -33,6 +33,7 @@ import pytest
 from tests.peers.kueue.builders import (
     NOW,
     S,
+    WorkloadBuilder,
     assignment_pod_sets,
     at,
     make_admission,
@@ -47,6 +48,7 @@ from tests.peers.kueue.builders import (
 )
 
 from dralab.queueing.kueue import messages
+from dralab.queueing.kueue.preemption_sim import VictimCandidate
 
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
@@ -3118,3 +3120,112 @@ def test_preemption(name: str) -> None:
         # The Evicted (reason Preempted) and Preempted conditions carry the same message.
         assert [c.get("Message") for c in want[key].conditions] == [message, message], key
     assert run.usage_unchanged, "the quota snapshot was modified"
+
+
+# TestPreemptionWhenWorkloadModifiedConcurrently, TestIssuePreemptionsCountsFailures,
+# TestIssuePreemptionsSkipsDuplicate: IssuePreemptions against a fake API server.
+_API_ONLY = {
+    "TestPreemptionWhenWorkloadModifiedConcurrently/preempt lowest priority (preemption_test.go:4200)":
+        "a patch conflict with a concurrent update of the victim is API-server behaviour; "
+        "dralab evicts in memory",
+    "TestIssuePreemptionsCountsFailures (preemption_test.go:4392)":
+        "counts failed Evict API calls (an interceptor fails the patch); dralab makes none",
+    "TestIssuePreemptionsSkipsDuplicate/skip duplicate preemption across calls (preemption_test.go:4513)":
+        "preemption expectations between scheduler calls (the UID-keyed expectations store) "
+        "guard repeated API patches; dralab evicts once, in memory",
+}
+
+
+@pytest.mark.parametrize("name", list(_API_ONLY), ids=list(_API_ONLY))
+def test_issue_preemptions(name: str) -> None:
+    pytest.skip(_API_ONLY[name])
+
+
+# TestCandidatesOrdering (preemption_test.go:4613): Kueue's CandidatesOrdering with
+# "preemptor" as the preemptor's ClusterQueue.
+def _reserved(name: str, cluster_queue: str, time: float, priority: int = 0) -> WorkloadBuilder:
+    return make_workload(name, "").reserve_quota_at(make_admission(cluster_queue), time) \
+        .priority(priority)
+
+
+ORDERING_CASES: dict[str, tuple[list[WorkloadBuilder], list[str]] | str] = {
+    "workloads sorted by priority": (
+        [_reserved("high", "preemptor", NOW, 10), _reserved("low", "preemptor", NOW, -10)],
+        ["low", "high"]),
+    "workloads sorted by effective priority with boost":
+        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
+    "workload missing priority boost defaults to zero":
+        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
+    "invalid priority boost defaults to zero":
+        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
+    "evicted workload first":
+        "an evicted workload still holding its quota reservation does not exist in dralab: "
+        "eviction releases the admission at once",
+    "workload from different CQ first": (
+        [_reserved("preemptorCq", "preemptor", NOW, 10), _reserved("other", "other", NOW, 10)],
+        ["other", "preemptorCq"]),
+    "old workloads last": (
+        [_reserved("older", "preemptor", at(-1)), _reserved("younger", "preemptor", at(1)),
+         _reserved("current", "preemptor", NOW)],
+        ["younger", "current", "older"]),
+    "workloads with higher LQ usage first":
+        "AdmissionFairSharing (LocalQueue usage ordering) is not modelled",
+    "workloads from different CQ are sorted based on priority and timestamp": (
+        [_reserved("mid_lq_usage", "preemptor", NOW, 10),
+         _reserved("high_lq_usage_different_cq", "different_cq", NOW, 1)],
+        ["high_lq_usage_different_cq", "mid_lq_usage"]),
+}
+
+
+@pytest.mark.parametrize("name", list(ORDERING_CASES), ids=list(ORDERING_CASES))
+def test_candidates_ordering(name: str) -> None:
+    case = ORDERING_CASES[name]
+    if isinstance(case, str):
+        pytest.skip(case)
+    workloads, want = case
+    candidates = []
+    for w in workloads:
+        assert w.admission is not None and w.reserved_at is not None
+        cluster_queue = w.admission.cluster_queue
+        candidates.append(VictimCandidate(w.workload_name, cluster_queue,
+                                          cluster_queue == "preemptor", w.workload_priority,
+                                          w.reserved_at, ""))
+    assert [c.key for c in sorted(candidates, key=VictimCandidate.order)] == want
+
+
+# TestPreemptionMessage (preemption_test.go:4789): unnamed cases, by index.
+MESSAGE_CASES = [
+    ("", "", "", "", "",
+     "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to UNKNOWN; preemptor path: UNKNOWN; preemptee path: UNKNOWN"),
+    ("uid", "", "", "", "",
+     "Preempted to accommodate a workload (UID: uid, JobUID: UNKNOWN) due to UNKNOWN; preemptor path: UNKNOWN; preemptee path: UNKNOWN"),
+    ("uid", "juid", "", "", "",
+     "Preempted to accommodate a workload (UID: uid, JobUID: juid) due to UNKNOWN; preemptor path: UNKNOWN; preemptee path: UNKNOWN"),
+    ("uid", "juid", "InClusterQueue", "/a", "/b",
+     "Preempted to accommodate a workload (UID: uid, JobUID: juid) due to prioritization in the ClusterQueue; preemptor path: /a; preemptee path: /b"),
+]
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES, ids=[f"case-{i}" for i in range(len(MESSAGE_CASES))])
+def test_preemption_message(case: tuple[str, str, str, str, str, str]) -> None:
+    uid, job_uid, reason, preemptor_path, preemptee_path, want = case
+    assert messages.preempted(uid, job_uid, reason, preemptor_path, preemptee_path) == want
+
+
+# TestPriorityInfo (preemption_test.go:4825): the effective priority split into base
+# and PriorityBoost, which dralab does not model (one priority per workload).
+PRIORITY_INFO_CASES = [
+    "empty workload",
+    "workload with priority only",
+    "workload with priority and positive boost",
+    "workload with priority and negative boost",
+    "workload with invalid boost annotation falls back to zero",
+    "workload with effective priority above int32 max",
+    "feature disabled: boost annotation ignored",
+]
+
+
+@pytest.mark.parametrize("name", PRIORITY_INFO_CASES, ids=PRIORITY_INFO_CASES)
+def test_priority_info(name: str) -> None:
+    pytest.skip("priorityInfo reports the PriorityBoost split of the effective priority "
+                "(alpha gate, off by default) for events; dralab keeps one priority per workload")

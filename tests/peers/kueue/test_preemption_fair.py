@@ -1246,3 +1246,39 @@ def test_fair_preemptions(name: str) -> None:
     )
     assert set(run.targets.items()) == (case.get("wantPreempted") or set())
     assert run.usage_unchanged, "the quota snapshot was modified"
+
+
+# TestFairPreemptionSkipsUnsatisfiableTournament (preemption_fair_test.go:1194): the
+# preemptor's queue "a" borrows with the case's fair weight; "b" borrows with two
+# workloads. Upstream checks that nothing is preempted and, from Kueue's V(4) log
+# lines, how many strategy evaluations ran; the outcome is the decision and is
+# checked here, the log counts are Kueue's logging and are not.
+TOURNAMENT_CASES = {
+    "zero weight preemptor: share is +Inf and the tournament is skipped": "0",
+    "non-zero weight preemptor: share is finite so the tournament runs": "1",
+}
+
+
+@pytest.mark.parametrize("name", list(TOURNAMENT_CASES), ids=list(TOURNAMENT_CASES))
+def test_fair_preemption_skips_unsatisfiable_tournament(name: str) -> None:
+    cluster_queues = [
+        make_cluster_queue("a")
+        .cohort("all")
+        .fair_weight(TOURNAMENT_CASES[name])
+        .resource_group(make_flavor_quotas("default").resource("cpu", "1"))
+        .preemption(S("kueue.ClusterQueuePreemption", ReclaimWithinCohort="Any")),
+        make_cluster_queue("b")
+        .cohort("all")
+        .fair_weight("1")
+        .resource_group(make_flavor_quotas("default").resource("cpu", "1")),
+    ]
+    admitted = [
+        unit_wl.clone().name("a1").simple_reserve_quota("a", "default", NOW),
+        unit_wl.clone().name("b1").simple_reserve_quota("b", "default", NOW),
+        unit_wl.clone().name("b2").simple_reserve_quota("b", "default", NOW),
+    ]
+    run = run_preemption(cluster_queues, None, admitted, unit_wl.clone().name("a_incoming"), "a",
+                         single_pod_set_assignment({"cpu": S("", Name="default", Mode="Preempt")}),
+                         fair_sharing=True)
+    assert run.targets == {}
+    assert run.usage_unchanged, "the quota snapshot was modified"
