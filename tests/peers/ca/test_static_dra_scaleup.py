@@ -275,3 +275,47 @@ def test_static_autoscaler_dynamic_resources(name: str) -> None:
         pending = [p.pod for p in decisions.pending if p.pod.startswith(f"default/{prefix}")]
         assert len(pending) == count
 
+
+
+def test_template_copied_from_a_real_node_keeps_its_daemonset_pods_devices() -> None:
+    """Ours (issue 31: CA builds a template from a real node of the group, its slices and
+    DaemonSet pods included; mixed_nodeinfos_processor.go). The group's one node has 3
+    GPUs, a DaemonSet pod holds one; of 5 pending one-GPU pods the node takes 2, and the
+    other 3 need two new nodes (two free GPUs each), not one."""
+    group = NODE3_GPU_A_1SLICE
+    node_name = f"{group.name}-0"
+    docs: list[Doc] = [CLASS, node(node_name, 1000, 1000, 100, group=group.name),
+                       *group.slices(node_name),
+                       *_scheduled("daemon-0", node_name, {REQ1_GPU_A: ["gpuDevice-0"]},
+                                   daemon=True),
+                       *_unscheduled("unschedulable", 5, [REQ1_GPU_A])]
+    loop = Loop(fleet({group.name: {"min": 0, "max": 10, "cpu": "1", "memory": "1000"}}),
+                docs)
+    assert scale_ups(loop.run()) == {group.name: 2}
+
+
+def test_generated_template_runs_the_daemonsets_first() -> None:
+    """Ours (issue 31: DaemonSet pods are placed on template nodes before the pending
+    pods). A Fleet pool of 4 example-driver GPUs and no node yet; a DaemonSet whose pod
+    claims one GPU; 4 pending one-GPU pods need two nodes (three GPUs left on each)."""
+    the_fleet: Doc = {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
+                      "metadata": {"name": "ex"}, "spec": {"pools": [{
+                          "name": "ex", "count": 0, "driver": "example", "cpu": "16",
+                          "memory": "64Gi", "gpu": {"count": 4},
+                          "autoscaling": {"min": 0, "max": 4}}]}}
+    template: Doc = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": "one-gpu", "namespace": "default"},
+                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                         "deviceClassName": "gpu.example.com", "count": 1}}]}}}}
+    claim_entry = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    daemon_pod = pod("agent", 100, 0, owner=None, claims=claim_entry)
+    daemon_set: Doc = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                       "metadata": {"name": "agent", "namespace": "default"},
+                       "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                                "template": {"metadata": {"labels": {"app": "agent"}},
+                                             "spec": daemon_pod["spec"]}}}
+    pending = [pod(f"w-{i}", 100, 0, owner="w", claims=claim_entry) for i in range(4)]
+    loop = Loop(the_fleet, [template, *pending], daemon_sets=[daemon_set])
+    assert scale_ups(loop.run()) == {"ex": 2}
+    without = Loop(the_fleet, [template, *pending])
+    assert scale_ups(without.run()) == {"ex": 1}
