@@ -43,7 +43,7 @@ from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
-from .karpenter_nodepool import NodePoolSettings
+from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
@@ -80,6 +80,10 @@ class Karpenter:
     # The DaemonSets whose pods a new node gets (Karpenter's daemonset overhead): each
     # launch and replacement is sized with them on it.
     daemon_sets: tuple[DaemonSet, ...] = ()
+    # Karpenter's --ignore-dra-requests (upstream default true: pods with resource
+    # claims are neither provisioned for nor moved by consolidation). dralab's default
+    # is false: the model places DRA claims on the template nodes' ResourceSlices.
+    ignore_dra_requests: bool = False
     nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
     nodepool_name: str = "default"
     _templates: TemplateNodes | None = field(default=None)
@@ -96,11 +100,19 @@ class Karpenter:
         (Karpenter's model keeps no launches in flight; the caller holds their pods.)"""
         self._templates = None
 
+    def _daemon_sets(self) -> tuple[DaemonSet, ...]:
+        """The DaemonSets a new node's overhead counts: without those whose pods have DRA
+        requirements while DRA requests are ignored (shouldSkipDaemonPod)."""
+        if not self.ignore_dra_requests:
+            return self.daemon_sets
+        return tuple(d for d in self.daemon_sets
+                     if not has_dra_requirements(d.spec.template.spec))
+
     def templates(self) -> TemplateNodes:
         if self._templates is None:
             self._templates = TemplateNodes(self.fleet, self._sizes(),
                                             self.scheduler.cluster.node_names(), self.fleet_seed,
-                                            daemon_sets=self.daemon_sets)
+                                            daemon_sets=self._daemon_sets())
         return self._templates
 
     def loop(self, pending: Sequence[PodInfo], now: float = 0.0) -> LoopDecisions:
@@ -112,10 +124,16 @@ class Karpenter:
         groups = node_groups(self.fleet, self._sizes())
         ordered = sorted(groups.values(), key=lambda g: g.name)
         units = pod_units(p for p in pending if p.assumed_node is None)
+        blocked: dict[str, str] = {}
+        if self.ignore_dra_requests:
+            # Karpenter's default: DRA pods are not provisioned for (DRAError).
+            for unit in units:
+                if any(has_dra_requirements(p.pod) for p in unit.pods):
+                    blocked[unit.name] = DRA_NOT_SUPPORTED
+            units = [u for u in units if u.name not in blocked]
         scheduler, templates = self.scheduler, self.templates()
         added: Counter[str] = Counter()
         launched: dict[str, list[str]] = {}
-        blocked: dict[str, str] = {}
         limits = NodePoolLimits(self.nodepool.limits, (
             i.node for i in scheduler.cluster.nodes.values() if pool_of(i.node) in groups),
             self.nodepool_name)
@@ -203,7 +221,7 @@ class Karpenter:
         Karpenter adds the daemonset overhead to every pod set it fits on a type, so such
         a type is no option; the estimator (as Cluster Autoscaler) counts those pods on
         the node regardless and could still pack pods without requests there."""
-        if not self.daemon_sets:
+        if not self._daemon_sets():
             return set()
         scheduler, templates = self.scheduler, self.templates()
         cluster = scheduler.cluster
@@ -252,6 +270,8 @@ class Karpenter:
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}
         kept: list[DisruptionCandidate] = []
         for c in candidates:
+            if self.ignore_dra_requests and any(has_dra_requirements(p.pod) for p in c.pods):
+                continue  # its DRA pods would fail the simulation (DRAError): no command
             if spare[c.pool] > 0:
                 spare[c.pool] -= 1
                 kept.append(c)

@@ -19,13 +19,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralab.api.core import Node, Pod
+from dralab.api.core import Node, Pod, PodSpec
 from dralab.api.errors import InputError
 from dralab.api.quantity import Quantity, parse_quantity
 
-__all__ = ["DISRUPTION_REASONS", "DO_NOT_DISRUPT", "REASON_EMPTY", "REASON_UNDERUTILIZED",
-           "WHEN_EMPTY", "WHEN_EMPTY_OR_UNDERUTILIZED", "Budget", "NodePoolSettings",
-           "do_not_disrupt_node", "do_not_disrupt_pod", "parse_go_duration", "parse_nodepool"]
+__all__ = [
+    "DISRUPTION_REASONS",
+    "DO_NOT_DISRUPT",
+    "DRA_NOT_SUPPORTED",
+    "REASON_EMPTY",
+    "REASON_UNDERUTILIZED",
+    "WHEN_EMPTY",
+    "WHEN_EMPTY_OR_UNDERUTILIZED",
+    "Budget",
+    "NodePoolSettings",
+    "do_not_disrupt_node",
+    "do_not_disrupt_pod",
+    "has_dra_requirements",
+    "parse_go_duration",
+    "parse_nodepool",
+]
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 WHEN_EMPTY = "WhenEmpty"
@@ -108,6 +121,18 @@ def do_not_disrupt_pod(pod: Pod) -> bool:
         return parse_go_duration(value) > 0
     except ValueError:
         return False
+
+
+# Karpenter's error for a DRA pod while --ignore-dra-requests is on (its default).
+DRA_NOT_SUPPORTED = ("pod has Dynamic Resource Allocation requirements that are not yet "
+                     "supported by Karpenter")
+
+
+def has_dra_requirements(pod: Pod | PodSpec) -> bool:
+    """pod.HasDRARequirements: resource claims on the pod or any (init) container."""
+    spec = pod.spec if isinstance(pod, Pod) else pod
+    return bool(spec.resource_claims) or any(
+        c.resources.claims for c in (*spec.init_containers, *spec.containers))
 
 
 def do_not_disrupt_node(node: Node) -> bool:

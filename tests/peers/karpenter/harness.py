@@ -242,8 +242,9 @@ class Run:
 
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
-        labels: dict[str, str] | None = None) -> Run:
-    """Schedule the pending pods on the nodes, then one loop of the Karpenter model."""
+        labels: dict[str, str] | None = None, ignore_dra_requests: bool = True) -> Run:
+    """Schedule the pending pods on the nodes, then one loop of the Karpenter model
+    (with --ignore-dra-requests on, as upstream's test options default it)."""
     docs = [Document("karpenter.yaml", i + 1, d)
             for i, d in enumerate((fleet(types, taints, labels), *objects))]
     data = read_input(docs, FeatureGates())
@@ -258,5 +259,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
             waiting.append(info)
     daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
     model = Karpenter(scheduler, data.fleet, nodepool=settings or nodepool(),
-                      consolidation=consolidation, daemon_sets=daemon_sets)
+                      consolidation=consolidation, daemon_sets=daemon_sets,
+                      ignore_dra_requests=ignore_dra_requests)
     return Run(model, model.loop(waiting, now))

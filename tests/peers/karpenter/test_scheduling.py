@@ -248,3 +248,52 @@ def test_incompatible_existing_compatible_nodepool(case: str) -> None:
     assert result.placed == ["default/p"]
     zones = {t.pool: t.zone for t in DEFAULTS}
     assert [zones[p] for p, _ in result.launched] == ["test-zone-1"]
+
+
+# -- Describe("Dynamic Resource Allocation (DRA)"): with --ignore-dra-requests (upstream's
+#    default) a pod with resource claims gets no NodeClaim but a DRA error. test.PodOptions'
+#    ContainerResourceClaims name a claim the pod does not list, which the API server
+#    refuses; here the pod lists it (spec.resourceClaims), as a valid pod must.
+
+CLAIM = {"resourceClaims": [{"name": "gpu-claim", "resourceClaimName": "gpu-claim"}]}
+GPU_CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "gpu-claim", "namespace": "default"},
+             "spec": {"devices": {"requests": [
+                 {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+
+
+def _claims(on_init: bool, on_main: bool) -> Doc:
+    spec: Doc = {"containers": [{"name": "main", "image": "nvidia/cuda:latest", "resources": {
+        "requests": {"cpu": "1", "memory": "1Gi"},
+        **({"claims": [{"name": "gpu-claim"}]} if on_main else {})}}]}
+    if on_init:
+        spec["initContainers"] = [{"name": "init", "image": "nvidia/cuda:latest", "resources": {
+            "requests": {"cpu": "500m", "memory": "512Mi"}, "claims": [{"name": "gpu-claim"}]}}]
+    if on_init or on_main:
+        spec.update(CLAIM)
+    return spec
+
+
+@pytest.mark.parametrize(("on_init", "on_main", "dra", "case"), [
+    pytest.param(False, True, True, "", id="Dynamic Resource Allocation (DRA)/should handle DRA "
+                                           "pods correctly/container with resource claims"),
+    pytest.param(True, False, True, "", id="Dynamic Resource Allocation (DRA)/should handle DRA "
+                                           "pods correctly/init container with resource claims"),
+    pytest.param(True, True, True, "",
+                 id="Dynamic Resource Allocation (DRA)/should handle DRA pods correctly/pod "
+                    "with both container and init container resource claims"),
+    pytest.param(False, False, False, "",
+                 id="Dynamic Resource Allocation (DRA)/should handle DRA pods correctly/"
+                    "non-DRA pod without resource claims"),
+])
+def test_dra_pods_ignored(on_init: bool, on_main: bool, dra: bool, case: str) -> None:
+    doc = pod("p")
+    doc["spec"] = _claims(on_init, on_main)
+    result = run(DEFAULTS, GPU_CLAIM, doc)
+    if dra:
+        assert result.launched == [] and result.pending == ["default/p"]
+        assert result.decisions.pending[0].reason == (
+            "pod has Dynamic Resource Allocation requirements that are not yet supported by "
+            "Karpenter")
+    else:
+        assert result.placed == ["default/p"] and sum(n for _, n in result.launched) == 1
