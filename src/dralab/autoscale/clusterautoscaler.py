@@ -37,6 +37,7 @@ from dralab.cluster import PodInfo
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
+from .balancing import balance, compute_similar, nodes_similar
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .eligibility import Unremovable
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
@@ -45,6 +46,7 @@ from .groups import (
     NodeExample,
     NodeGroup,
     TemplateNodes,
+    claims_of,
     example_of,
     node_groups,
     pool_of,
@@ -102,13 +104,6 @@ class AutoscalerOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     blocking_system_pod_disruption_timeout: float = 3600.0
-    # CA's node-delete flags for its drainability rules: pods of kube-system no
-    # PodDisruptionBudget covers (until --blocking-system-pod-distruption-timeout), with
-    # local storage, or of custom controllers keep their node.
-    skip_nodes_with_system_pods: bool = True
-    skip_nodes_with_local_storage: bool = True
-    skip_nodes_with_custom_controller_pods: bool = True
-    blocking_system_pod_disruption_timeout: float = 3600.0
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -118,6 +113,9 @@ class AutoscalerOptions:
     # ConfigMap, "priorities": priority -> regular expressions on group names); None:
     # the pools' autoscaling.priority.
     expander_priorities: Mapping[int, tuple[str, ...]] | None = None
+    # --balance-similar-node-groups and --balancing-ignore-label.
+    balance_similar_node_groups: bool = False
+    balancing_ignore_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -234,7 +232,8 @@ class ClusterAutoscaler:
             pods = tuple(p.pod for p in cluster.nodes[name].pods
                          if (is_daemon_pod(p.pod) or is_mirror_pod(p.pod))
                          and not p.pod.metadata.deletion_timestamp)
-            out[pool.name] = NodeExample(node, cluster.slices_of(name), pods)
+            claims = tuple(c for p in pods for c in claims_of(cluster, p))
+            out[pool.name] = NodeExample(node, cluster.slices_of(name), pods, claims)
         return out
 
     # --- the loop -----------------------------------------------------------------------
@@ -289,6 +288,12 @@ class ClusterAutoscaler:
                         if twin_key is not None:
                             alike.setdefault(twin_key, option)
                     options.append(hit[1])
+                similar: dict[str, list[str]] = {}
+                if self.options.balance_similar_node_groups:
+                    similar = self._similar_groups(options, units, templates, limited)
+                    options = self._with_similar_room(options, similar, groups, offsets,
+                                                      units, reads, limit)
+                    cache.clear()
                 helpful = [o for o in options if o.units and o.group.name not in stalled
                            and o.group.name not in limited]
                 if not helpful:
@@ -300,6 +305,15 @@ class ClusterAutoscaler:
                 # The limits cap the chosen option (CA: applyLimits, GetCappedNewNodeCount).
                 cap = caps[best.group.name]
                 capped = limit if cap is None else (min(limit, cap) if limit else cap)
+                if similar.get(best.group.name):
+                    count = best.node_count if cap is None else min(best.node_count, cap)
+                    made = self._balanced(best.group, similar[best.group.name], count,
+                                          groups, offsets, units, budget, now)
+                    if made:
+                        ups += made
+                        helped = {p for up in made for p in up.pods}
+                        units = [u for u in units if not set(u.keys) & helped]
+                        continue
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True, measures=(),
                                 max_nodes=capped)
@@ -339,6 +353,77 @@ class ClusterAutoscaler:
             unneeded, scale_downs, unremovable = self._scale_down(groups, now)
         return LoopDecisions(tuple(ups), pending_pods, unneeded, scale_downs, tuple(upcoming),
                              unremovable)
+
+    def _similar_groups(self, options: Sequence[Estimate], units: Sequence[PodUnit],
+                        templates: TemplateNodes, limited: Mapping[str, str]
+                        ) -> dict[str, list[str]]:
+        """Per group, the similar groups it would balance a scale-up with (CA's
+        ComputeSimilarNodeGroups): alike template nodes, able to schedule every pod
+        group it can (helped, or fitting a fresh node beyond the max size), and not
+        out of the cluster-wide limits."""
+        key_of = {u.name: u.key for u in units}
+        schedulable = {o.group.name: {u.key for u in o.units} |
+                       {key_of[n] for n in o.at_max if n in key_of} for o in options}
+        shapes = {o.group.name: (templates.node(o.group.name, 0)[0],
+                                 [p for p, _ in templates.pods(o.group.name, 0)])
+                  for o in options}
+        ignored = self.options.balancing_ignore_labels
+        out: dict[str, list[str]] = {}
+        for o in options:
+            name = o.group.name
+            node, pods = shapes[name]
+            candidates = [c for c in shapes if c != name and c not in limited and
+                          nodes_similar(node, shapes[c][0], pods, shapes[c][1], ignored)]
+            out[name] = compute_similar(name, candidates, schedulable, True)
+        return out
+
+    def _with_similar_room(self, options: list[Estimate], similar: Mapping[str, list[str]],
+                           groups: Mapping[str, NodeGroup], offsets: Mapping[str, int],
+                           units: Sequence[PodUnit], reads: frozenset[str], limit: int
+                           ) -> list[Estimate]:
+        """The options of groups with similar groups, estimated with the room of those
+        too (CA's similar-node-group capacity threshold of the estimation limiter)."""
+        out = []
+        for option in options:
+            name = option.group.name
+            extra = sum(max(0, groups[s].room - offsets[s]) for s in similar.get(name, ()))
+            if extra:
+                group = option.group
+                wider = NodeGroup(group.name, group.size, group.min_size,
+                                  group.max_size + extra, group.price_per_hour,
+                                  group.provisioning_delay, group.priority)
+                option = estimate(self.scheduler, self.templates(), wider, units,
+                                  offsets[name], measures=reads, max_nodes=limit)
+                option.group = group
+            out.append(option)
+        return out
+
+    def _balanced(self, best: NodeGroup, similar: Sequence[str], count: int,
+                  groups: Mapping[str, NodeGroup], offsets: dict[str, int],
+                  units: Sequence[PodUnit], budget: ScaleUpBudget, now: float
+                  ) -> list[ScaleUp]:
+        """The chosen option's ``count`` nodes split over it and its similar groups
+        (smallest first); each group's share takes what pods it can, in turn."""
+        names = [best.name, *similar]
+        shares = balance([(n, groups[n].size + offsets[n], groups[n].max_size)
+                          for n in names], count)
+        templates = self.templates()
+        left = list(units)
+        made: list[ScaleUp] = []
+        for name in names:
+            add = shares.get(name, 0)
+            if add <= 0:
+                continue
+            group = groups[name]
+            kept = estimate(self.scheduler, templates, group, left, offsets[name], keep=True,
+                            measures=(), max_nodes=add)
+            offsets[name] += add
+            budget.add(templates.node(name, 0)[0], add)
+            taken = {u.name for u in kept.units}
+            left = [u for u in left if u.name not in taken]
+            made.append(ScaleUp(name, add, tuple(kept.pods), now + group.provisioning_delay,
+                                tuple(kept.nodes)))
+        return made
 
     def _budget(self, templates: TemplateNodes) -> ScaleUpBudget:
         """What --max-nodes-total, --cores-total and --memory-total leave: the cluster's
