@@ -205,6 +205,10 @@ def run_cycle(case: Case) -> None:
                if key not in state.admitted}
     pending.update({key: policy.preemption_messages[key] for key in preemptors})
     assert {k: pending.get(k) for k in case.want_pending} == dict(case.want_pending)
+    reasons = {key: policy.pending_reasons.get(key) for key in pending}
+    reasons.update({key: "WaitingForPreemptedWorkloads" for key in preemptors})
+    want_reasons = WANT_REASONS.get(case.name, {})
+    assert {k: reasons.get(k) for k in want_reasons} == want_reasons
     contents = policy.queue_contents(state)
     for key in preemptors:  # Kueue keeps a preemptor in its queue, waiting for its targets
         contents.setdefault(state.admitted[key].cluster_queue, ([], []))[0].append(key)
@@ -872,6 +876,142 @@ CASES += [
                "(the outcome, exceeds maximum capacity, is the same; the message's number "
                "differs)"),
 ]
+
+# The QuotaReserved=False reason upstream's wantWorkloads give each pending workload
+# (UnadmittedWorkloadsObservability on, its default), by case.
+WANT_REASONS: dict[str, dict[str, str]] = {
+    "flavors with mixed misconfiguration and insufficient quota": {
+        "sales/new-job": "WaitingForQuota",
+    },
+    "flavors with mixed taint mismatch and exceeding limits": {
+        "sales/new-job2": "ExceedsMaxQuota",
+    },
+    "flavors are structurally incompatible": {
+        "sales/new-job3": "NoMatchingFlavor",
+    },
+    "single clusterQueue full": {
+        "sales/new": "WaitingForQuota",
+    },
+    "failed to match clusterQueue selector": {
+        "sales/new": "Misconfigured",
+    },
+    "cannot borrow if cohort was assigned and would result in overadmission": {
+        "eng-beta/new": "WaitingForQuota",
+    },
+    "can borrow if needs reclaim from cohort in different flavor": {
+        "eng-alpha/can-reclaim": "WaitingForQuota",
+    },
+    "workload exceeds lending limit when borrow in cohort": {
+        "lend/b": "WaitingForQuota",
+    },
+    "hierarchical cohort respects lending limit when borrowing": {
+        "eng-alpha/wl-pending": "WaitingForQuota",
+    },
+    "preempt workloads in ClusterQueue and cohort": {
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "multiple CQs need preemption": {
+        "eng-alpha/pending": "WaitingForQuota",
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "cannot borrow resource not listed in clusterQueue": {
+        "eng-alpha/new": "NoMatchingFlavor",
+    },
+    "no overadmission while borrowing": {
+        "eng-gamma/new-gamma": "WaitingForQuota",
+    },
+    "partial admission single variable pod set, preempt first": {
+        "eng-beta/new": "WaitingForPreemptedWorkloads",
+    },
+    "partial admission single variable pod set, preempt with partial admission": {
+        "eng-beta/new": "WaitingForPreemptedWorkloads",
+    },
+    "partial admission disabled, multiple variable pod sets": {
+        "sales/new": "ExceedsMaxQuota",
+    },
+    ("only one workload can borrow one resources from the same flavor in the same cycle if"
+     " cohort quota cannot fit"): {
+        "sales/wl2": "WaitingForQuota",
+    },
+    ("preemption while borrowing, workload waiting for preemption should not block a "
+     "borrowing workload in another CQ"): {
+        "eng-alpha/a": "WaitingForQuota",
+    },
+    "minimal preemptions when target queue is exhausted": {
+        "eng-alpha/incoming": "WaitingForPreemptedWorkloads",
+    },
+    "A workload is only eligible to do preemptions if it fits fully within nominal quota": {
+        "eng-alpha/incoming": "WaitingForQuota",
+    },
+    "multiple preemptions without borrowing": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "multiple preemptions preemption possible after earlier workload fits": {
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "multiple preemptions skip preemption when shared limited resource": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+        "eng-beta/pretending-preemptor": "WaitingForQuota",
+    },
+    "not enough resources": {
+        "sales/new": "ExceedsMaxQuota",
+    },
+    "container does not satisfy limitRange constraints": {
+        "sales/new": "Misconfigured",
+    },
+    "container resource requests exceed limits": {
+        "sales/new": "Misconfigured",
+    },
+    "prefer reclamation over cq priority based preemption": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    ("prefer first preemption flavor when second flavor requires both reclaim and cq "
+     "priority preemption"): {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "prefer first preemption flavor when second flavor also requires cq preemption": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "workload requiring reclaimation prioritized over wl in another full cq": {
+        "eng-alpha/WL1": "WaitingForQuota",
+        "eng-beta/WL2": "WaitingForPreemptedWorkloads",
+    },
+    "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)": {
+        "eng-alpha/a2-pending": "WaitingForQuota",
+    },
+    ("capacity blocked when lending clusterqueue not guaranteed to reclaim "
+     "(ReclaimWithinCohort=LowerPriority)"): {
+        "eng-alpha/a2-pending": "WaitingForQuota",
+        "eng-beta/b1-pending": "WaitingForQuota",
+    },
+    ("capacity blocked when lending clusterqueue not guaranteed to reclaim "
+     "(ReclaimWithinCohort=Never)"): {
+        "eng-alpha/a2-pending": "WaitingForQuota",
+        "eng-beta/b1-pending": "WaitingForQuota",
+    },
+    "in a hierarchical cohort, workload borrowing less is scheduled first": {
+        "eng-alpha/best-effort": "WaitingForQuota",
+    },
+    "preempt when workload requests zero of a resource not defined in ClusterQueue": {
+        "sales/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    ("PreemptionOverBorrowing preference: preempt in first flavor instead of borrowing in "
+     "second"): {
+        "default/high-pob": "WaitingForPreemptedWorkloads",
+    },
+    ("do not signal `BlockedOnPreemptionGates` when a preemption gate is present, but the "
+     "workload had nothing to preempt"): {
+        "eng-beta/preemptor": "WaitingForQuota",
+    },
+    "prevent integer overflow when sum of requests over podsets exceeds MaxInt64": {
+        "default/vuln-wl": "ExceedsMaxQuota",
+    },
+    "prevent integer overflow in ResourceValue conversion to MilliValue": {
+        "default/vuln-wl": "ExceedsMaxQuota",
+    },
+}
+
 
 # -- more cases above this line --------------------------------------------------------
 
