@@ -198,6 +198,10 @@ class WorkloadAssignment:
     # Kueue's NoFitReason (the QuotaReserved=False reason) when ``mode`` is NO_FIT.
     no_fit_reason: str = ""
 
+    def requires_borrowing(self) -> bool:
+        """Kueue's Assignment.RequiresBorrowing: borrowing at any level."""
+        return self.borrowing > 0
+
 
 def pod_set_totals(pod_set: PodSetRequest) -> dict[str, int]:
     """What the pod set charges in total per resource (zero requests kept: a covered
