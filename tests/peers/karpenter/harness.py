@@ -76,6 +76,26 @@ class InstanceType:
         return round(0.1 * self.cpu + 0.1 * self.memory_gi * 2**30 / 1e9, 9)
 
 
+def ported_ids(namespace: dict[str, Any]) -> set[str]:
+    """The pytest ids of a test module's parametrized cases (its ported upstream cases)."""
+    ids: set[str] = set()
+    for name, fn in namespace.items():
+        if not name.startswith("test_") or not callable(fn):
+            continue
+        for mark in getattr(fn, "pytestmark", []):
+            if mark.name == "parametrize":
+                ids.update(v.id for v in mark.args[1] if getattr(v, "id", None))
+    return ids
+
+
+def reason_for(case: str, reasons: list[tuple[str, str]]) -> str:
+    """The reason of the first prefix ``case`` starts with (every case must have one)."""
+    for prefix, reason in reasons:
+        if case.startswith(prefix):
+            return reason
+    raise KeyError(f"no reason for upstream case {case!r}")
+
+
 def assorted(zone: str = "test-zone-1", capacity_type: str = "on-demand"
              ) -> list[InstanceType]:
     return [InstanceType(f"{cpu}-cpu-{mem}-mem-amd64-linux-{zone}-{capacity_type}", cpu, mem,

@@ -23,8 +23,10 @@ from .harness import (
     node,
     nodepool,
     pod,
+    ported_ids,
     run,
 )
+from .upstream_cases import CONSOLIDATION
 
 ON_DEMAND = by_price(assorted())
 SPOT = by_price(assorted(capacity_type="spot"))
@@ -487,3 +489,9 @@ SKIPPED = [
 @pytest.mark.parametrize("reason", [pytest.param(r, id=case) for case, r in SKIPPED])
 def test_not_expressible(reason: str) -> None:
     pytest.skip(reason)
+
+
+def test_every_upstream_case_is_accounted_for() -> None:
+    ported = ported_ids(globals()) - {case for case, _ in SKIPPED}
+    assert sorted(ported | {case for case, _ in SKIPPED}) == sorted(CONSOLIDATION)
+    assert not ported & {case for case, _ in SKIPPED}

@@ -13,7 +13,19 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import Doc, InstanceType, daemonset, defaults, node, nodepool, pod, run
+from .harness import (
+    Doc,
+    InstanceType,
+    daemonset,
+    defaults,
+    node,
+    nodepool,
+    pod,
+    ported_ids,
+    reason_for,
+    run,
+)
+from .upstream_cases import PROVISIONING
 
 DEFAULTS = defaults()
 
@@ -351,3 +363,94 @@ def test_daemonset_hostports_elsewhere(case: str) -> None:
                                              spec=_affinity({"size": "small"})))
     assert result.placed == ["default/p"]
     assert _capacity(result.launched) == [(4, 4)]
+
+
+# -- Context("Preferential Fallback"), Context("Required"): node affinity terms are ORed.
+
+def _zone_terms(*zones: str) -> Doc:
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [z]}]}
+            for z in zones]}}}}
+
+
+@upstream("Preferential Fallback/Required/should not relax the final term")
+def test_required_final_term(case: str) -> None:
+    types = [t for t in DEFAULTS if t.zone == "test-zone-1"]  # the NodePool's zone requirement
+    result = run(types, pod("p", spec=_zone_terms("invalid")))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("Preferential Fallback/Required/should relax multiple terms")
+def test_required_multiple_terms(case: str) -> None:
+    # Karpenter tries the terms in order (test-zone-1 first); the model takes any term's
+    # nodes and breaks the price tie among zones by pool name (test-zone-1 first here).
+    result = run(DEFAULTS, pod("p", spec=_zone_terms("invalid", "invalid", "test-zone-1",
+                                                     "test-zone-2")))
+    zones = {t.pool: t.zone for t in DEFAULTS}
+    assert [zones[p] for p, _ in result.launched] == ["test-zone-1"]
+
+
+# -- The cases the model cannot run (or that are not ported), each with its reason -----
+
+NODECLAIM_FIELDS = ("asserts fields Karpenter writes on the NodeClaim or node (requirements, "
+                    "labels, annotations, owner, nodeClass, terminationGracePeriod); the model "
+                    "reports the instance type and count it launches")
+PROV_REASONS: list[tuple[str, str]] = [
+    ("Batcher/", "needs the provisioner's batching window (idle and max durations on a wall "
+     "clock); the model provisions a loop's pending pods at once"),
+    ("should expect nodeclaim terminationGracePeriod", NODECLAIM_FIELDS),
+    ("should respect terminationGracePeriod", NODECLAIM_FIELDS),
+    ("should not use a different NodePool hash", NODECLAIM_FIELDS),
+    ("should ignore NodePools that are deleting", "needs NodePool objects and their "
+     "lifecycle (the model's NodePool is the Fleet's pools)"),
+    ("should mark pod as unschedulable if there are no valid nodepools", "needs NodePool "
+     "objects and their lifecycle (the model's NodePool is the Fleet's pools)"),
+    ("should mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
+     "NodePool's NodeRegistrationHealthy condition, not modelled"),
+    ("should not mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
+     "NodePool's NodeRegistrationHealthy condition, not modelled"),
+    ("should provision nodes for accelerators", "needs the fake provider's extended GPU "
+     "resources (vendor-a, vendor-b) on instance types; a Fleet pool has DRA devices"),
+    ("should schedule all pods on one inflight node", "needs NodeClaims in flight; the "
+     "model keeps none"),
+    ("Resource Limits/should not schedule if limits would be exceeded (GPU)", "needs the fake "
+     "provider's extended GPU resources on instance types"),
+    ("Daemonsets/should account for daemonsets (with startup taint)", "needs NodePool "
+     "startupTaints, not modelled"),
+    ("Daemonsets/should remove daemonset node hostname affinity", "not ported: sizes the "
+     "overhead from a DaemonSet's pending pod (see the expected failure above)"),
+    ("Annotations/", NODECLAIM_FIELDS),
+    ("Labels/", NODECLAIM_FIELDS),
+    ("NodeClaim Creation/", NODECLAIM_FIELDS),
+    ("Volume Topology Requirements/", "not ported: Karpenter's volume topology requirements "
+     "on NodeClaims (PV and StorageClass zones, local volumes)"),
+    ("Preferential Fallback/Preferences/", "needs Karpenter's step-by-step relaxation of "
+     "preferences (PreferencePolicy Respect); the model ignores preferred terms"),
+    ("Preferential Fallback/Ignore Preferences/", "not ported: asserts which pods share one "
+     "NodeClaim; the model's decisions report launches per type, not per node"),
+    ("Multiple NodePools/", "needs several NodePools (weights, labels, taints per NodePool); "
+     "the model is one NodePool over the Fleet's pools"),
+    ("StaticNodePool/", "needs a static NodePool (spec.replicas), not modelled"),
+    ("MinValuesPolicy/", "needs minValues on NodePool requirements, not modelled"),
+]
+
+
+def _not_ported() -> list[tuple[str, str]]:
+    ported = ported_ids(globals())
+    return [(case, reason_for(case, PROV_REASONS)) for case in PROVISIONING
+            if case not in ported]
+
+
+NOT_PORTED = _not_ported()
+
+
+@pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
+def test_not_expressible(reason: str) -> None:
+    pytest.skip(reason)
+
+
+def test_every_ported_case_is_upstream() -> None:
+    ported = ported_ids(globals()) - {c for c, _ in NOT_PORTED}
+    assert ported <= set(PROVISIONING), sorted(ported - set(PROVISIONING))
+    assert len(ported) + len(NOT_PORTED) == len(PROVISIONING)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import Doc, InstanceType, defaults, node, numbered, pod, run
+from .harness import Doc, InstanceType, defaults, node, numbered, pod, ported_ids, reason_for, run
+from .upstream_cases import SCHEDULING
 
 DEFAULTS = defaults()
 AMD64 = [t for t in DEFAULTS if t.arch == "amd64"]
@@ -297,3 +298,104 @@ def test_dra_pods_ignored(on_init: bool, on_main: bool, dra: bool, case: str) ->
             "Karpenter")
     else:
         assert result.placed == ["default/p"] and sum(n for _, n in result.launched) == 1
+
+
+# -- Describe("Preferential Fallback"), Context("Required"): node affinity terms are ORed.
+
+def _zone_terms(*zones: str) -> Doc:
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [z]}]}
+            for z in zones]}}}}
+
+
+@upstream("Preferential Fallback/Required/should not relax the final term")
+def test_required_final_term(case: str) -> None:
+    # The NodePool requires test-zone-1 and default-instance-type: those are its types.
+    types = [t for t in DEFAULTS if t.zone == "test-zone-1" and t.name == "default-instance-type"]
+    result = run(types, pod("p", spec=_zone_terms("invalid")))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("Preferential Fallback/Required/should relax multiple terms")
+def test_required_multiple_terms(case: str) -> None:
+    # Karpenter tries the terms in order and stops at the first that schedules
+    # (test-zone-1); the model takes any term's nodes and breaks the price tie among
+    # the zones by pool name, which puts test-zone-1 first here.
+    result = run(DEFAULTS, pod("p", spec=_zone_terms("invalid", "invalid", "test-zone-1",
+                                                     "test-zone-2")))
+    zones = {t.pool: t.zone for t in DEFAULTS}
+    assert [zones[p] for p, _ in result.launched] == ["test-zone-1"]
+
+
+@upstream("Binpacking/should take pod runtime class into consideration")
+def test_runtime_class_overhead(case: str) -> None:
+    # The RuntimeClass's podFixed overhead (2 CPUs) is on the pod as the API server's
+    # RuntimeClass admission writes it (spec.overhead): the model reads pods as stored.
+    doc = pod("p", cpu="1")
+    doc["spec"]["runtimeClassName"] = "my-runtime-class"
+    doc["spec"]["overhead"] = {"cpu": "2"}
+    result = run(DEFAULTS, doc)
+    assert _types_of(result.launched, DEFAULTS) == ["default-instance-type"]
+
+
+# -- The cases the model cannot run (or that are not ported), each with its reason -----
+
+NODEPOOL_TEMPLATE = (
+    "needs NodePool template requirements and labels: Karpenter labels a NodeClaim from the "
+    "NodePool's requirements and the pods' selectors (custom values included); dralab's "
+    "template nodes carry the Fleet pool's fixed labels")
+RELAX = ("needs Karpenter's step-by-step relaxation of preferences (PreferencePolicy "
+         "Respect); the model places by Filter plugins only (preferences ignored)")
+FAKE_RESOURCES = ("needs the fake provider's arbitrary extended resources on instance types; "
+                  "a Fleet pool has CPU, memory, pods and DRA devices")
+IN_FLIGHT = ("needs NodeClaims in flight (launched, not yet Ready nodes, startup taints); "
+             "the model keeps no launches in flight (its caller holds their pods)")
+SCHED_REASONS: list[tuple[str, str]] = [
+    ("Custom Constraints/", NODEPOOL_TEMPLATE),
+    ("Preferential Fallback/Preferred/", RELAX),
+    ("Instance Type Compatibility/should launch pods with resources that aren't on any",
+     FAKE_RESOURCES),
+    ("Instance Type Compatibility/should fail to schedule a pod with resources requests that",
+     FAKE_RESOURCES),
+    ("In-Flight Nodes/", IN_FLIGHT),
+    ("Existing Nodes/should order initialized nodes", "needs node initialization state "
+     "(karpenter.sh/initialized), which dralab's nodes do not carry"),
+    ("Existing Nodes/Daemonsets/", "not ported: DaemonSet pods pending for an existing node "
+     "(the state cluster's daemonset accounting)"),
+    ("No Pre-Binding/", "asserts that nothing is bound across provisioning rounds (in-flight "
+     "NodeClaims, kubelet zeroing extended resources); the model keeps no rounds"),
+    ("VolumeUsage/", "not ported: Karpenter's volume usage and topology per NodeClaim "
+     "(CSI attach limits, PV and StorageClass zones)"),
+    ("Deleting Nodes/", "needs nodes being deleted whose pods re-provision (and "
+     "PodDisruptionBudgets); the model reads a snapshot"),
+    ("Metrics/", "asserts Prometheus metrics of the provisioner, not modelled"),
+    ("Reserved Instance Types/", "needs reserved-capacity offerings and several NodePools, "
+     "not modelled"),
+    ("NodePool requirements instance filtering/", "needs NodePool requirements with their "
+     "error messages (the model's types are the Fleet's pools)"),
+    ("Dynamic Resource Allocation (DRA)/should handle DaemonSet pods with DRA", "not ported: "
+     "the DaemonSet's pod with a claim sized with --ignore-dra-requests=false needs a device "
+     "class and devices on the template"),
+    ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
+]
+
+
+def _not_ported() -> list[tuple[str, str]]:
+    ported = ported_ids(globals())
+    return [(case, reason_for(case, SCHED_REASONS)) for case in SCHEDULING
+            if case not in ported]
+
+
+NOT_PORTED = _not_ported()
+
+
+@pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
+def test_not_expressible(reason: str) -> None:
+    pytest.skip(reason)
+
+
+def test_every_ported_case_is_upstream() -> None:
+    ported = ported_ids(globals()) - {c for c, _ in NOT_PORTED}
+    assert ported <= set(SCHEDULING), sorted(ported - set(SCHEDULING))
+    assert len(ported) + len(NOT_PORTED) == len(SCHEDULING)
