@@ -30,7 +30,7 @@ opinion either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.core import Pod
@@ -40,10 +40,10 @@ from .utilization import is_daemonset_pod, is_long_terminating, is_mirror_pod, u
 __all__ = ["BLOCK_DRAIN", "DRAIN_OK", "SAFE_TO_EVICT", "SAFE_TO_EVICT_LOCAL_VOLUMES",
            "SKIP_DRAIN", "UNDEFINED", "WAIT_FOR_COMPLETION", "ControllerListers",
            "DeleteOptions", "DrainContext", "DrainRule", "DrainStatus", "PodDisruptionBudget",
-           "daemonset_rule", "default_rules", "drainable", "local_storage_rule",
+           "PodMoveInfo", "daemonset_rule", "default_rules", "drainable", "local_storage_rule",
            "long_terminating_rule", "mirror_rule", "not_safe_to_evict_rule",
-           "on_completion_rule", "pdb_rule", "replica_count_rule", "replicated_rule",
-           "safe_to_evict_rule", "system_rule", "terminal_rule"]
+           "on_completion_rule", "pdb_rule", "pods_to_move", "replica_count_rule",
+           "replicated_rule", "safe_to_evict_rule", "system_rule", "terminal_rule"]
 
 UNDEFINED = "UndefinedOutcome"
 DRAIN_OK = "DrainOk"
@@ -318,3 +318,32 @@ def drainable(rules: Sequence[DrainRule], ctx: DrainContext, pod: Pod) -> DrainS
         if status.outcome != UNDEFINED:
             return status
     return DrainStatus()
+
+
+@dataclass(slots=True)
+class PodMoveInfo:
+    """CA's ``PodMoveInfo``: the pods a node's removal moves, its DaemonSet pods (they
+    go with it), the on-completion pods it waits for, and the first pod that blocks
+    the removal (with its BlockingPodReason and message)."""
+
+    pods: list[Pod] = field(default_factory=list)
+    daemon_set_pods: list[Pod] = field(default_factory=list)
+    on_completion_pods: list[Pod] = field(default_factory=list)
+    blocking: tuple[Pod, str, str] | None = None
+
+
+def pods_to_move(pods: Iterable[Pod], rules: Sequence[DrainRule], ctx: DrainContext
+                 ) -> PodMoveInfo:
+    """CA's ``GetPodsToMove`` over a node's pods, in order: the first blocking pod
+    ends the walk (what was found so far is kept)."""
+    out = PodMoveInfo()
+    for pod in pods:
+        status = drainable(rules, ctx, pod)
+        if status.outcome in (UNDEFINED, DRAIN_OK):
+            (out.daemon_set_pods if is_daemonset_pod(pod) else out.pods).append(pod)
+        elif status.outcome == WAIT_FOR_COMPLETION:
+            out.on_completion_pods.append(pod)
+        elif status.outcome == BLOCK_DRAIN:
+            out.blocking = (pod, status.reason, status.error or "")
+            return out
+    return out

@@ -28,16 +28,7 @@ from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
 from .decisions import ScaleDown
-from .drainability import (
-    BLOCK_DRAIN,
-    SKIP_DRAIN,
-    WAIT_FOR_COMPLETION,
-    DeleteOptions,
-    DrainContext,
-    DrainRule,
-    default_rules,
-    drainable,
-)
+from .drainability import DeleteOptions, DrainContext, DrainRule, default_rules, pods_to_move
 from .eligibility import (
     EligibilityOptions,
     Unremovable,
@@ -97,21 +88,21 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
         return "NoNodeInfo", "no such node"
     pods: list[PodInfo] = []
     waiting: list[str] = []
-    for pod in info.pods:
-        if rules is None:
+    if rules is None:
+        for pod in info.pods:
             if _goes_with_node(pod.pod):
                 continue
             if not is_movable(pod.pod):
                 return "BlockedByPod", f"pod {pod.key} is not replicated"
             pods.append(pod)
-            continue
-        status = drainable(rules, ctx or DrainContext(), pod.pod)
-        if status.outcome == BLOCK_DRAIN:
-            return "BlockedByPod", f"{status.reason}: {status.error}"
-        if status.outcome == WAIT_FOR_COMPLETION:
-            waiting.append(pod.key)
-        elif status.outcome != SKIP_DRAIN and not is_daemonset_pod(pod.pod):
-            pods.append(pod)
+    else:
+        by_pod = {id(p.pod): p for p in info.pods}
+        found = pods_to_move((p.pod for p in info.pods), rules, ctx or DrainContext())
+        if found.blocking is not None:
+            _, reason, error = found.blocking
+            return "BlockedByPod", f"{reason}: {error}"
+        pods = [by_pod[id(p)] for p in found.pods]
+        waiting = [by_pod[id(p)].key for p in found.on_completion_pods]
     for pod in pods:
         scheduler.delete_pod(pod.key)
         moved = cluster.add_pod(_fresh(pod.pod))

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
+from dralab.api.core import Pod
 from dralab.api.resource import CounterSet, Device, ResourceClaim, ResourceSlice
 from dralab.autoscale.groups import POOL_LABEL
 from dralab.cluster import ClusterState
@@ -265,3 +267,52 @@ def cluster_of(docs: Iterable[Doc]) -> tuple[ClusterState, Scheduler]:
     scheduler = Scheduler.build(cluster)
     assert not pending, "these ports bind every pod"
     return cluster, scheduler
+
+
+# drainability tests' pods ----------------------------------------------------------------
+
+TEST_TIME = 1608310800.0  # time.Date(2020, time.December, 18, 17, 0, 0, 0, time.UTC)
+
+
+def at(offset: float) -> str:
+    """TEST_TIME + ``offset`` seconds as an RFC 3339 time."""
+    return datetime.fromtimestamp(TEST_TIME + offset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def drain_pod(name: str = "bar", namespace: str = "default",
+              owner: tuple[str, str, str] | None = None,
+              annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+              deleted: float | None = None, created: float | None = None,
+              restart: str | None = None, phase: str | None = None, grace: int | None = None,
+              volumes: Sequence[Doc] = ()) -> Pod:
+    """A pod as upstream's cases write them; ``owner``: (name, kind, apiVersion) as
+    GenerateOwnerReferences (a controller); times: seconds from TEST_TIME."""
+    meta: Doc = {"name": name, "namespace": namespace}
+    if owner is not None:
+        meta["ownerReferences"] = [{"name": owner[0], "kind": owner[1], "apiVersion": owner[2],
+                                    "uid": "", "controller": True, "blockOwnerDeletion": True}]
+    if annotations:
+        meta["annotations"] = annotations
+    if labels:
+        meta["labels"] = labels
+    if deleted is not None:
+        meta["deletionTimestamp"] = at(deleted)
+    if created is not None:
+        meta["creationTimestamp"] = at(created)
+    spec: Doc = {"nodeName": "node", "containers": [{"name": "c", "image": "busybox"}]}
+    if restart is not None:
+        spec["restartPolicy"] = restart
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    if volumes:
+        spec["volumes"] = list(volumes)
+    doc: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    if phase is not None:
+        doc["status"] = {"phase": phase}
+    out = obj(doc)
+    assert isinstance(out, Pod)
+    return out
+
+
+def empty_dir(name: str) -> Doc:
+    return {"name": name, "emptyDir": {"medium": ""}}

@@ -15,9 +15,6 @@ enum String()) has no counterpart: dralab's reasons are those strings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
-
 import pytest
 
 from dralab.api.core import Pod
@@ -48,52 +45,12 @@ from dralab.autoscale.drainability import (
 )
 from dralab.autoscale.utilization import is_long_terminating
 
-from .builders_down import Doc, obj
+from .builders_down import TEST_TIME
+from .builders_down import drain_pod as _pod
+from .builders_down import empty_dir as _empty_dir
 
-TEST_TIME = 1608310800.0  # time.Date(2020, time.December, 18, 17, 0, 0, 0, time.UTC)
 SAFE = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 LOCAL = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
-
-
-def _at(offset: float) -> str:
-    """TEST_TIME + ``offset`` seconds as an RFC 3339 time."""
-    return datetime.fromtimestamp(TEST_TIME + offset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _pod(name: str = "bar", namespace: str = "default", owner: tuple[str, str, str] | None = None,
-         annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-         deleted: float | None = None, created: float | None = None,
-         restart: str | None = None, phase: str | None = None, grace: int | None = None,
-         volumes: Sequence[Doc] = ()) -> Pod:
-    """A pod as upstream's cases write them; ``owner``: (name, kind, apiVersion) as
-    GenerateOwnerReferences (a controller); times: seconds from TEST_TIME."""
-    meta: Doc = {"name": name, "namespace": namespace}
-    if owner is not None:
-        meta["ownerReferences"] = [{"name": owner[0], "kind": owner[1], "apiVersion": owner[2],
-                                    "uid": "", "controller": True, "blockOwnerDeletion": True}]
-    if annotations:
-        meta["annotations"] = annotations
-    if labels:
-        meta["labels"] = labels
-    if deleted is not None:
-        meta["deletionTimestamp"] = _at(deleted)
-    if created is not None:
-        meta["creationTimestamp"] = _at(created)
-    spec: Doc = {"nodeName": "node", "containers": [{"name": "c", "image": "busybox"}]}
-    if restart is not None:
-        spec["restartPolicy"] = restart
-    if grace is not None:
-        spec["terminationGracePeriodSeconds"] = grace
-    if volumes:
-        spec["volumes"] = list(volumes)
-    doc: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    if phase is not None:
-        doc["status"] = {"phase": phase}
-    out = obj(doc)
-    assert isinstance(out, Pod)
-    return out
-
-
 CTX = DrainContext(now=TEST_TIME)
 RC = ("rc", "ReplicationController", "core/v1")
 JOB = ("job", "Job", "batch/v1")
@@ -144,10 +101,6 @@ OUTCOMES: list[tuple[str, str, DrainRule, DrainContext, Pod, str]] = [
 def test_drainable_outcome(rule: DrainRule, ctx: DrainContext, pod: Pod, want: str) -> None:
     """The rules whose upstream tables compare the whole status."""
     assert rule(ctx, pod) == DrainStatus(want)
-
-
-def _empty_dir(name: str) -> Doc:
-    return {"name": name, "emptyDir": {"medium": ""}}
 
 
 SCRATCH_123 = [_empty_dir("scratch-1"), _empty_dir("scratch-2"), _empty_dir("scratch-3")]
