@@ -169,6 +169,9 @@ class PodSetRequest:
     # requiredDuringSchedulingIgnoredDuringExecution node affinity: terms (ORed), each
     # a tuple of (key, operator, values) expressions (ANDed); () when there is none.
     node_affinity: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = ()
+    # Kueue's podSetGroupName (topologyRequest, or the kueue.x-k8s.io/podset-group-name
+    # annotation): pod sets of one group get their flavors together.
+    group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

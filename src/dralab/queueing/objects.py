@@ -199,6 +199,7 @@ class PodSetTopologyRequest(Spec, frozen=True):
     required: str | None = None
     preferred: str | None = None
     unconstrained: bool | None = None
+    pod_set_group_name: str | None = None
 
 
 class KueuePodSet(Spec, frozen=True):

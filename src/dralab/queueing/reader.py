@@ -73,6 +73,7 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+_POD_SET_GROUP = "kueue.x-k8s.io/podset-group-name"
 _PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 _UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
 # v1beta2's priorityClassRef kinds as v1beta1's priorityClassSource names them.
@@ -169,6 +170,11 @@ def _required_node_affinity(spec: PodSpec
         return ()
     return tuple(tuple((e.key, e.operator, tuple(e.values)) for e in term.match_expressions)
                  for term in required.node_selector_terms)
+
+
+def _group_name(annotations: Mapping[str, Any]) -> str | None:
+    value = annotations.get(_POD_SET_GROUP)
+    return str(value) if value else None
 
 
 def _preference(value: str | None) -> Any:
@@ -320,8 +326,8 @@ class _Reader:
         return self.default_pc, None, None
 
     def pod_set(self, name: str, index: int, count: int, template: PodTemplateSpec,
-                raw_template: dict[str, Any], namespace: str) -> tuple[PodSetSource,
-                                                                       PodSetRequest]:
+                raw_template: dict[str, Any], namespace: str,
+                group: str | None = None) -> tuple[PodSetSource, PodSetRequest]:
         raw_spec = raw_template.get("spec") if isinstance(raw_template.get("spec"), dict) \
             else None
         per_pod = pod_requests(template.spec, raw_spec)
@@ -335,7 +341,8 @@ class _Reader:
             node_selector=dict(template.spec.node_selector),
             tolerations=_tolerations(template.spec.tolerations),
             topology=_topology(annotations if isinstance(annotations, dict) else {}),
-            node_affinity=_required_node_affinity(template.spec))
+            node_affinity=_required_node_affinity(template.spec),
+            group=group or _group_name(annotations if isinstance(annotations, dict) else {}))
         return PodSetSource(name, count, raw_template, per_pod), request
 
 
@@ -486,7 +493,9 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     for index, ps in enumerate(wl.spec.pod_sets):
         raw = raw_sets[index].get("template", {}) if index < len(raw_sets) else {}
         try:
-            made = reader.pod_set(ps.name, index, ps.count, ps.template, dict(raw), wl.namespace)
+            group = ps.topology_request.pod_set_group_name if ps.topology_request else None
+            made = reader.pod_set(ps.name, index, ps.count, ps.template, dict(raw), wl.namespace,
+                                  group)
         except Inadmissible as exc:
             message = message or exc.message
             pod_sets.append(PodSetSource(ps.name, ps.count, dict(raw), {}))

@@ -129,6 +129,11 @@ TAS_ASSIGNER = ("the TAS part of the flavor assigner (topology requests, TAS fla
 SCAN_PROGRESS = ("the flavor scan bookmark (LastAssignment/TriedFlavorIdx, "
                  "FlavorFungibilityPreserveScanProgress) is not modelled: every cycle scans the "
                  "flavors from the first")
+_LWS_NO_FIT = (
+    "insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
+    "current podset request (5) > maximum capacity (4)",
+    "insufficient quota for example.com/gpu in flavor two, previously considered podsets "
+    "requests (0) + current podset request (4) > maximum capacity (0)")
 DEPRECATED_MSS = "; using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch"
 BORROW_LOWER = preemption(reclaim="LowerPriority", borrow="LowerPriority")
 
@@ -163,19 +168,30 @@ CASES = [
          "Fit", (WantPodSet(MAIN, {"cpu": M("two"), "memory": M("b_one")}),),
          {("two", "cpu"): "3", ("b_one", "memory"): "10Mi"}),
     Case("multiple flavors, leader worker set, leader and workers request the same resources fits",
-         (), cq(CQ), "Fit", (),
-         skip="pod-set groups (spec.podSets[].topologyRequest.podSetGroupName) are not modelled: "
-              "dralab assigns flavors pod set by pod set"),
+         (ps("worker", 4, {"cpu": "2"}, group="group1"),
+          ps("leader", 1, {"cpu": "1"}, group="group1")),
+         cq(CQ, group(fq("one", cpu="4"), fq("two", cpu="9"))),
+         "Fit", (WantPodSet("worker", {"cpu": M("two")}, count=4),
+                 WantPodSet("leader", {"cpu": M("two")})),
+         {("two", "cpu"): "9"}),
     Case("multiple flavors, leader worker set, workers request GPU, leader does not request GPU, "
          "fits",
-         (), cq(CQ), "Fit", (),
-         skip="pod-set groups (spec.podSets[].topologyRequest.podSetGroupName) are not modelled: "
-              "dralab assigns flavors pod set by pod set"),
+         (ps("worker", 4, {"cpu": "1", "memory": "1", "example.com/gpu": "1"}, group="group1"),
+          ps("leader", 1, {"cpu": "1", "memory": "1"}, group="group1")),
+         cq(CQ, group(fq("one", cpu="10", memory="10")),
+            group(fq("two", cpu="5", memory="5", gpu="4"))),
+         "Fit", (WantPodSet("worker", {"cpu": M("two"), "memory": M("two"),
+                                       "example.com/gpu": M("two")}, count=4),
+                 WantPodSet("leader", {"cpu": M("two"), "memory": M("two")})),
+         {("two", "cpu"): "5", ("two", "memory"): "5", ("two", "example.com/gpu"): "4"}),
     Case("multiple flavors, leader worker set, workers request GPU, leader does not request GPU, "
          "does not fit, without group it would fit",
-         (), cq(CQ), "NoFit", (),
-         skip="pod-set groups (spec.podSets[].topologyRequest.podSetGroupName) are not modelled: "
-              "dralab assigns flavors pod set by pod set"),
+         (ps("worker", 4, {"cpu": "1", "example.com/gpu": "1"}, group="group1"),
+          ps("leader", 1, {"cpu": "1"}, group="group1")),
+         cq(CQ, group(fq("one", cpu="4", gpu="4"), fq("two", cpu="5", gpu="0"))),
+         "NoFit", (WantPodSet("worker", {}, _LWS_NO_FIT, count=4),
+                   WantPodSet("leader", {}, _LWS_NO_FIT)),
+         want_no_fit="ExceedsMaxQuota"),
     Case("multiple resource groups, one could fit with preemption, other doesn't fit",
          (ps(MAIN, 1, {"cpu": "3", "memory": "10Mi"}),),
          cq(CQ, group(fq("one", cpu="3")), group(fq("b_one", memory="1Mi"))),

@@ -1245,3 +1245,67 @@ def test_required_node_affinity_of_the_pod_template_selects_the_flavor(tmp_path:
     result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
     # ...but with tier=od on on-demand, the affinity rules it out: spot, by borrowing.
     assert _flavor_of(result.stdout, "high") == "spot"
+
+
+_GROUP_INPUT = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: one}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: two}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: one
+      resources: [{name: cpu, nominalQuota: "4"}]
+    - name: two
+      resources: [{name: cpu, nominalQuota: "9"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ns}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: lws, namespace: ns}
+spec:
+  queueName: q
+  podSets:
+  - name: worker
+    count: 4
+    %s
+    template:
+      spec:
+        containers:
+        - {name: c, resources: {requests: {cpu: "2"}}}
+  - name: leader
+    count: 1
+    %s
+    template:
+      spec:
+        containers:
+        - {name: c, resources: {requests: {cpu: "1"}}}
+"""
+
+
+@pytest.mark.parametrize(("group", "want"), [
+    ("topologyRequest: {podSetGroupName: g}", ["two", "two"]),  # 9 cpu together: only two
+    ("", ["two", "one"]),  # apart: the workers' 8 cpu on two, the leader's 1 on one
+])
+def test_pod_set_group_name_is_read(tmp_path: Path, group: str, want: list[str]) -> None:
+    snapshot = tmp_path / "in.yaml"
+    snapshot.write_text(_GROUP_INPUT % (group, group))
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
+    assert result.exit_code == 0, result.output
+    (workload,) = [i for i in yaml.safe_load(result.stdout)["items"] if i["kind"] == "Workload"]
+    got = [a["flavors"]["cpu"] for a in workload["status"]["admission"]["podSetAssignments"]]
+    assert got == want

@@ -32,7 +32,7 @@ candidates ranks below every other usable one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -319,11 +319,11 @@ class _Assigner:
             return mode, borrow, ""
         return PreemptionMode.NO_FIT, borrow, WAITING_FOR_QUOTA
 
-    def group_flavor(self, pod_set: PodSetRequest, group: ResourceGroup,
+    def group_flavor(self, members: Sequence[PodSetRequest], group: ResourceGroup,
                      wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int]
                      ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str],
                                 list[FlavorAttempt]]:
-        """The flavor of ``group`` for the pod set's ``wanted`` resources, per resource
+        """The flavor of ``group`` for the pod sets' ``wanted`` resources, per resource
         (flavor, mode, borrowing level), the reasons (None, and why, when no flavor
         serves), and the attempt made at every flavor tried."""
         fungibility = self.spec.flavor_fungibility
@@ -333,7 +333,8 @@ class _Assigner:
         best_mode = _WORST
         for flavor_quotas in group.flavors:
             name = flavor_quotas.flavor
-            rejection = flavor_rejection(name, self.flavors.get(name), pod_set)
+            rejection = next((why for why in (flavor_rejection(name, self.flavors.get(name), p)
+                                                for p in members) if why), "")
             if rejection:
                 reasons.append(rejection)
                 attempts.append(FlavorAttempt(name, AssignMode.NO_FIT, 0, None, [rejection],
@@ -373,7 +374,11 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                    tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
                    preemption_possible: PreemptionOracle | None,
                    fair_sharing: bool = False) -> WorkloadAssignment:
-    """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``."""
+    """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``.
+
+    Pod sets of one pod-set group (``PodSetRequest.group``, Kueue's podSetGroupName:
+    a LeaderWorkerSet's leader and workers) get their flavors together, for the sum of
+    their requests; each keeps the flavors of the resources it asks for."""
     assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing)
     group_of = {resource: group for group in spec.resource_groups for resource in group.covered}
     counts_pods = "pods" in group_of
@@ -382,14 +387,24 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     assignments: list[PodSetAssignment] = []
     borrowing = 0
     failed = False
-    for pod_set in workload.pod_sets:
-        totals = pod_set_totals(pod_set)
-        if counts_pods:
-            totals["pods"] = pod_set.count * 1000  # one pod is 1000 milli-units
+    together: dict[tuple[str, object], list[PodSetRequest]] = {}
+    for index, pod_set in enumerate(workload.pod_sets):
+        key = ("group", pod_set.group) if pod_set.group else ("index", index)
+        together.setdefault(key, []).append(pod_set)
+    for members in together.values():
+        member_totals: list[dict[str, int]] = []
+        combined: dict[str, int] = {}
+        for pod_set in members:
+            totals = pod_set_totals(pod_set)
+            if counts_pods:
+                totals["pods"] = pod_set.count * 1000  # one pod is 1000 milli-units
+            member_totals.append(totals)
+            for resource, amount in totals.items():
+                combined[resource] = combined.get(resource, 0) + amount
         chosen: dict[str, tuple[str, AssignMode, int]] = {}
         reasons: list[str] = []
         attempts: dict[str, FlavorAttempt] = {}
-        for resource, amount in totals.items():
+        for resource, amount in combined.items():
             group = group_of.get(resource)
             if group is None:
                 if amount == 0:
@@ -398,27 +413,29 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                 break
             if resource in chosen:
                 continue  # assigned with its resource group
-            wanted = [(r, totals[r]) for r in group.covered if r in totals]
-            found, why, tried = assigner.group_flavor(pod_set, group, wanted, taken)
+            wanted = [(r, combined[r]) for r in group.covered if r in combined]
+            found, why, tried = assigner.group_flavor(members, group, wanted, taken)
             _merge_attempts(attempts, tried, group, resource)
             if found is None:
                 chosen, reasons = {}, why
                 break
             chosen.update(found)
             reasons.extend(why)
-        outcome = PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in chosen.items()},
-                                reasons, totals, pod_set.count,
-                                [attempts[f] for f in sorted(attempts)])
-        outcomes.append(outcome)
-        for resource, (flavor, _, borrow) in chosen.items():
-            borrowing = max(borrowing, borrow)
-            fr = (flavor, resource)
-            taken[fr] = taken.get(fr, 0) + totals[resource]
-        assignments.append(PodSetAssignment(
-            pod_set.name, {r: f for r, (f, _, _) in chosen.items()},
-            {r: a for r, a in totals.items() if r in chosen}, pod_set.count))
-        if totals and not chosen:
-            failed = True
+        tried_flavors = [attempts[f] for f in sorted(attempts)]
+        for pod_set, totals in zip(members, member_totals, strict=True):
+            own = {r: v for r, v in chosen.items() if r in totals}
+            outcomes.append(PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in own.items()},
+                                          list(reasons), totals, pod_set.count, tried_flavors))
+            for resource, (flavor, _, borrow) in own.items():
+                borrowing = max(borrowing, borrow)
+                fr = (flavor, resource)
+                taken[fr] = taken.get(fr, 0) + totals[resource]
+            assignments.append(PodSetAssignment(
+                pod_set.name, {r: f for r, (f, _, _) in own.items()},
+                {r: a for r, a in totals.items() if r in own}, pod_set.count))
+            if totals and not own:
+                failed = True
+        if failed:
             break
     mode = AssignMode.NO_FIT if failed or not outcomes else \
         min(outcome.mode() for outcome in outcomes)
