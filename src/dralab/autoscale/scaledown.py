@@ -17,19 +17,20 @@ unneeded nodes can all go together. Every node kept says why, with CA's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
 
-from dralab.api.core import Node, Pod, PodStatus
+from dralab.api.core import Node, Pod, PodStatus, Taint
 from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
 from .decisions import ScaleDown
 from .drainability import DeleteOptions, DrainContext, DrainRule, default_rules, pods_to_move
 from .eligibility import (
+    TO_BE_DELETED_TAINT,
     EligibilityOptions,
     Unremovable,
     filter_out_unremovable,
@@ -42,7 +43,8 @@ from .units import is_movable
 from .utilization import AllocatedDevices, PoolCache, is_daemonset_pod, is_mirror_pod
 
 __all__ = ["DELETION_CANDIDATE_TAINT", "ScaleDownOptions", "UnneededNode", "UnneededNodes",
-           "has_pods_to_move", "move_pods", "node_cores_memory", "unneeded_nodes"]
+           "has_pods_to_move", "move_pods", "node_cores_memory", "simulate_node_removal",
+           "unneeded_nodes"]
 
 # CA's soft taint on the nodes it found unneeded (its value: the unix time it was set).
 DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
@@ -76,12 +78,23 @@ def _goes_with_node(pod: Pod) -> bool:
     return is_daemonset_pod(pod) or is_mirror_pod(pod)
 
 
+def _ghost(node: Node, now: float | None) -> Node:
+    """The node as CA leaves it in its snapshot while it drains it: tainted
+    ToBeDeletedByClusterAutoscaler NoSchedule (still a topology domain for spread
+    constraints that ignore taints)."""
+    taint = Taint(key=TO_BE_DELETED_TAINT, value=str(int(now or 0)), effect="NoSchedule")
+    spec = msgspec.structs.replace(node.spec, taints=[*node.spec.taints, taint])
+    return msgspec.structs.replace(node, spec=spec)
+
+
 def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
           rules: Sequence[DrainRule] | None = None, ctx: DrainContext | None = None
           ) -> tuple[str, str] | None:
     """Move every pod off ``node`` (on the caller's fork): None when all moved, else
-    CA's reason and what blocked. ``rules``: CA's drainability rules (with ``ctx``);
-    None: DaemonSet and mirror pods stay, the others move when ``is_movable``."""
+    CA's reason and what blocked. ``rules``: CA's drainability rules (with ``ctx``),
+    and CA's RemovalSimulator: the node becomes a pod-less tainted ghost while its pods
+    are placed and is removed once they all are. None: DaemonSet and mirror pods stay,
+    the others move when ``is_movable``, the node stays as it is."""
     cluster = scheduler.cluster
     info = cluster.nodes.get(node)
     if info is None:
@@ -103,20 +116,51 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
             return "BlockedByPod", f"{reason}: {error}"
         pods = [by_pod[id(p)] for p in found.pods]
         waiting = [by_pod[id(p)].key for p in found.on_completion_pods]
+    fresh: list[tuple[str, Pod]] = []
     for pod in pods:
         scheduler.delete_pod(pod.key)
-        moved = cluster.add_pod(_fresh(pod.pod))
+        fresh.append((pod.key, _fresh(pod.pod)))
+    if rules is not None:
+        for pod in list(cluster.nodes[node].pods):
+            scheduler.delete_pod(pod.key)  # the ghost is pod-less
+        cluster.add_node(_ghost(info.node, (ctx or DrainContext()).now))
+    for key, spec in fresh:
+        moved = cluster.add_pod(spec)
         framework = scheduler.framework_for(moved)
         if framework is None or not framework.run_pre_enqueue(moved).is_success():
-            return "NoPlaceToMovePods", f"pod {pod.key} cannot be re-created"
-        if place_pod(scheduler, moved, targets()).node is None:
-            return "NoPlaceToMovePods", f"pod {pod.key} fits on no other node"
+            return "NoPlaceToMovePods", f"pod {key} cannot be re-created"
+        if place_pod(scheduler, moved, [n for n in targets() if n != node]).node is None:
+            return "NoPlaceToMovePods", f"pod {key} fits on no other node"
     if waiting:
         # CA finds such a node removable and then keeps it until the pods complete
         # (planner.NodesToDelete); here it is kept at once.
         return "BlockedByOnCompletionPod", "safe-to-evict: on-completion pod " + \
             ", ".join(waiting)
+    if rules is not None:
+        cluster.remove_node(node)
     return None
+
+
+def simulate_node_removal(scheduler: Scheduler, node: str, destinations: Collection[str],
+                          rules: Sequence[DrainRule], ctx: DrainContext, persist: bool = False
+                          ) -> tuple[list[str], Unremovable | None]:
+    """CA's ``RemovalSimulator.SimulateNodeRemoval``: whether ``node``'s pods can all
+    move to ``destinations``; (the pods it reschedules, None) or ([], why not). The
+    cluster is left as it was unless ``persist`` and the node could go."""
+    info = scheduler.cluster.nodes.get(node)
+    if info is None:
+        return [], Unremovable(node, "NoNodeInfo", "no such node")
+    keys = {id(p.pod): p.key for p in info.pods}
+    moved = [keys[id(p)] for p in pods_to_move((p.pod for p in info.pods), rules, ctx).pods]
+    scheduler.fork()
+    blocked = _move(scheduler, node, lambda: sorted(destinations), rules, ctx)
+    if blocked is None and persist:
+        scheduler.commit()
+    else:
+        scheduler.revert()
+    if blocked is not None:
+        return [], Unremovable(node, blocked[0], blocked[1], pool_of(info.node) or "")
+    return moved, None
 
 
 def move_pods(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]]
