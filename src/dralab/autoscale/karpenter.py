@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from dralab.api.gcpause import gc_paused
 from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
+from dralab.cluster.records import raw_spec_field
 from dralab.controllers.resourceclaims import ensure_pod_claims
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
@@ -59,9 +60,13 @@ def _one_more(group: NodeGroup, offset: int) -> NodeGroup:
 
 
 def _signatures(fleet: Fleet, units: Sequence[PodUnit]) -> dict[str, bytes]:
+    """Pools alike but for names and topology share one estimate, unless where a node
+    sits can matter to a pod: its affinity, spread or selectors, or its volumes (a
+    volume's node affinity or its StorageClass's allowed topologies pin zones)."""
     labels = fleet.spec.topology_labels
     keys = (labels.zone, labels.block, labels.rack)
-    if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
+    if any(topology_sensitive(p.pod, keys) or raw_spec_field(p.pod, "volumes")
+           for u in units for p in u.pods):
         return {}
     return template_signatures(fleet)
 
