@@ -51,7 +51,6 @@ from .groups import (
     node_groups,
     pool_of,
     pool_sizes,
-    template_signatures,
 )
 from .limits import ScaleUpBudget
 from .scaledown import UnneededNodes, has_pods_to_move, unneeded_nodes
@@ -465,7 +464,7 @@ class ClusterAutoscaler:
         keys = (labels.zone, labels.block, labels.rack)
         if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
             return {}
-        return template_signatures(self.fleet, self.templates().examples)
+        return self.templates().signatures()
 
     def _place_on_in_flight(self, units: list[PodUnit], groups: dict[str, NodeGroup],
                             helped: list[str]) -> dict[str, int]:

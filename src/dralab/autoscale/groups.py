@@ -200,7 +200,16 @@ class TemplateNodes:
         self._built: dict[str, list[TemplateNode]] = {}
         self.examples = dict(examples or {})
         self._daemon_sets = tuple(daemon_sets)
+        self._original = fleet
+        self._signatures: dict[str, bytes] | None = None
         self._pods: dict[tuple[str, int], tuple[TemplatePod, ...]] = {}
+
+    def signatures(self) -> dict[str, bytes]:
+        """``template_signatures`` of the Fleet with these examples (worked out once:
+        a loop every 10 s asks again)."""
+        if self._signatures is None:
+            self._signatures = template_signatures(self._original, self.examples)
+        return self._signatures
 
     def _generated(self, pool: str, index: int) -> TemplateNode:
         built = self._built.setdefault(pool, [])
