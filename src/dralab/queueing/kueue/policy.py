@@ -54,7 +54,7 @@ from dralab.queueing.model import (
     WorkloadSpec,
 )
 
-__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy"]
+__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy", "classic_order_key"]
 
 # Kueue's QuotaReserved=False reasons the cycle itself gives (the flavor assigner's
 # NoFitReason gives the others).
@@ -81,6 +81,14 @@ class _Entry:
     # Kueue's preemption targets, chosen at nomination against the cycle's start
     # (quota-only admission; with the placement check they are chosen in the loop).
     targets: list[PreemptionTarget] | None = None
+
+
+def classic_order_key(borrowing: int, priority: int, created: float, key: str
+                      ) -> tuple[int, int, float, str]:
+    """Where a ClusterQueue's head goes in a cycle without fair sharing (Kueue's
+    classical iterator, PrioritySortingWithinCohort on): lower borrowing level first,
+    then higher priority, then older; the key breaks the remaining ties."""
+    return borrowing, -priority, created, key
 
 
 class _ClusterQueueQueue:
@@ -361,8 +369,8 @@ class KueuePolicy:
                                          entry.assignment.usage)
             entries.sort(key=lambda e: (e.share, -e.workload.priority, e.workload.created, e.key))
         else:
-            entries.sort(key=lambda e: (e.assignment.borrowing, -e.workload.priority,
-                                        e.workload.created, e.key))
+            entries.sort(key=lambda e: classic_order_key(
+                e.assignment.borrowing, e.workload.priority, e.workload.created, e.key))
         for entry in entries:
             spec = state.cluster_queues[entry.cluster_queue]
             assignment = entry.assignment
