@@ -212,46 +212,119 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         options.skip_nodes_with_custom_controller_pods,
         options.blocking_system_pod_disruption_timeout))
     ctx = DrainContext((), wall_time)
-    gone: set[str] = set()
-    out: list[ScaleDown] = []
+    # The candidates' Node objects: a node that can go leaves the simulated cluster.
+    nodes = {name: cluster.nodes[name].node for name in found.unneeded}
 
-    def targets() -> list[str]:
-        return [n for n in cluster.node_names() if n not in gone]
+    def admit(name: str) -> Unremovable | None:
+        # dralab keeps a group at its min size and the cluster at --cores-total and
+        # --memory-total's minima already while simulating (CA checks them when it
+        # picks nodes to delete): a node that may not go is not simulated away.
+        node = nodes[name]
+        group = groups[pool_of(node) or ""]
+        if sizes.get(group.name, 0) <= group.min_size:
+            return Unremovable(name, "NodeGroupMinSizeReached",
+                               f"{group.name}: min size {group.min_size}", group.name)
+        node_cores, node_memory = node_cores_memory(node)
+        if cores - node_cores < options.cores_total[0] or \
+                memory - node_memory < options.memory_total[0]:
+            return Unremovable(name, "MinimalResourceLimitExceeded",
+                               "the cluster would go under --cores-total or "
+                               "--memory-total's minimum", group.name)
+        return None
+
+    def removed(name: str) -> None:
+        nonlocal cores, memory
+        node = nodes[name]
+        sizes[pool_of(node) or ""] -= 1
+        node_cores, node_memory = node_cores_memory(node)
+        cores -= node_cores
+        memory -= node_memory
 
     scheduler.fork()
     try:
-        for name in found.unneeded:
-            node = cluster.nodes[name].node
-            group = groups[pool_of(node) or ""]
-            value = found.utilization[name].value
-            if sizes.get(group.name, 0) <= group.min_size:
-                kept.append(Unremovable(name, "NodeGroupMinSizeReached",
-                                        f"{group.name}: min size {group.min_size}",
-                                        group.name))
-                continue
-            node_cores, node_memory = node_cores_memory(node)
-            if cores - node_cores < options.cores_total[0] or \
-                    memory - node_memory < options.memory_total[0]:
-                kept.append(Unremovable(name, "MinimalResourceLimitExceeded",
-                                        "the cluster would go under --cores-total or "
-                                        "--memory-total's minimum", group.name))
-                continue
-            scheduler.fork()
-            gone.add(name)
-            blocked = _move(scheduler, name, targets, rules, ctx)
-            if blocked is None:
-                scheduler.commit()
-                sizes[group.name] -= 1
-                cores -= node_cores
-                memory -= node_memory
-                out.append(ScaleDown(name, group.name, value, now))
-            else:
-                scheduler.revert()
-                gone.discard(name)
-                kept.append(Unremovable(name, blocked[0], blocked[1], group.name))
+        removable, refused = categorize_nodes(scheduler, found.unneeded, cluster.node_names(),
+                                              rules, ctx, admit, removed)
     finally:
         scheduler.revert()
-    return out, kept
+    gone = {name for name, _ in removable}
+    out = [ScaleDown(name, pool_of(nodes[name]) or "", found.utilization[name].value, now)
+           for name in found.unneeded if name in gone]
+    return out, kept + refused
+
+
+CONFIG_SOURCE = "kubernetes.io/config.source"
+# planner getKnownOwnerRef: the controllers whose replicas CA can count.
+KNOWN_OWNERS = ("StatefulSet", "Job", "ReplicaSet", "ReplicationController")
+
+
+def is_static_pod(pod: Pod) -> bool:
+    """Read by the kubelet from a file or URL, not the API server."""
+    source = (pod.metadata.annotations or {}).get(CONFIG_SOURCE)
+    return source is not None and source != "api"
+
+
+def inject_recent_evictions(scheduler: Scheduler, pods: Sequence[Pod],
+                            replicas: Mapping[tuple[str, str, str], tuple[int, int]]
+                            ) -> list[str]:
+    """CA's ``injectRecentlyEvictedPods``, on the caller's fork: the pods evicted from
+    nodes being deleted that their controllers will re-create (not static, mirror or
+    DaemonSet pods; of a known controller, as many as its target replicas exceed its
+    current ones; of another or none, all) are placed anywhere they fit, in order,
+    until one fits nowhere. ``replicas``: (kind, namespace, name) -> (target,
+    current); a controller missing there counts as unknown. Returns the placed keys."""
+    cluster = scheduler.cluster
+    added: dict[tuple[str, str, str], int] = {}
+    chosen: list[Pod] = []
+    for pod in pods:
+        if is_static_pod(pod) or is_mirror_pod(pod) or is_daemonset_pod(pod):
+            continue
+        ref = next((r for r in pod.metadata.owner_references if r.kind in KNOWN_OWNERS), None)
+        key = (ref.kind, pod.metadata.namespace or "default", ref.name) if ref else None
+        known = replicas.get(key) if key is not None else None
+        if key is None or known is None:
+            chosen.append(pod)
+            continue
+        target, current = known
+        if target > current and added.get(key, 0) < target - current:
+            chosen.append(pod)
+            added[key] = added.get(key, 0) + 1
+    placed: list[str] = []
+    for pod in chosen:
+        info = cluster.add_pod(_fresh(pod))
+        if place_pod(scheduler, info, cluster.node_names()).node is None:
+            scheduler.delete_pod(info.key)
+            break  # CA stops at the first pod that fits nowhere
+        placed.append(info.key)
+    return placed
+
+
+def categorize_nodes(scheduler: Scheduler, candidates: Sequence[str],
+                     destinations: Collection[str], rules: Sequence[DrainRule],
+                     ctx: DrainContext, admit: Callable[[str], Unremovable | None] | None = None,
+                     removed: Callable[[str], None] | None = None,
+                     ) -> tuple[list[tuple[str, list[str]]], list[Unremovable]]:
+    """CA's ``Planner.categorizeNodes`` after eligibility, on the caller's fork: each
+    candidate's removal simulated in order and kept when it succeeds (its pods stay
+    moved, it leaves the cluster and the destinations). ``admit``: a check before a
+    candidate is simulated (None: go ahead); ``removed``: told of each node that can
+    go. Returns the removable nodes with the pods they move, and the unremovable ones."""
+    targets = set(destinations)
+    removable: list[tuple[str, list[str]]] = []
+    kept: list[Unremovable] = []
+    for name in candidates:
+        refused = admit(name) if admit is not None else None
+        if refused is not None:
+            kept.append(refused)
+            continue
+        moved, why = simulate_node_removal(scheduler, name, targets, rules, ctx, persist=True)
+        if why is None:
+            removable.append((name, moved))
+            targets.discard(name)
+            if removed is not None:
+                removed(name)
+        else:
+            kept.append(why)
+    return removable, kept
 
 
 def has_pods_to_move(scheduler: Scheduler, node: str) -> bool:
