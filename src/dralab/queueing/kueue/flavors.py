@@ -197,6 +197,9 @@ class WorkloadAssignment:
     outcomes: tuple[PodSetOutcome, ...] = field(default_factory=tuple)
     # Kueue's NoFitReason (the QuotaReserved=False reason) when ``mode`` is NO_FIT.
     no_fit_reason: str = ""
+    # The worst mode of the chosen flavors: NO_CANDIDATES when the oracle found no
+    # preemption targets for one of them (then the whole workload has none).
+    worst: PreemptionMode = PreemptionMode.FIT
 
     def requires_borrowing(self) -> bool:
         """Kueue's Assignment.RequiresBorrowing: borrowing at any level."""
@@ -290,11 +293,17 @@ class _Assigner:
         policy = spec.preemption
         self.preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
             fair_sharing and policy.reclaim_within_cohort != "Never")
-        self.nominal: dict[FlavorResource, int] = {}
-        for group in spec.resource_groups:
-            for flavor_quotas in group.flavors:
-                for resource, quota in flavor_quotas.resources.items():
-                    self.nominal[(flavor_quotas.flavor, resource)] = quota.nominal
+        self._nominal: dict[FlavorResource, int] | None = None
+        self.last_mode = PreemptionMode.FIT  # the mode of the last group's chosen flavor
+
+    def nominal(self, fr: FlavorResource) -> int:
+        """The ClusterQueue's nominal quota of ``fr`` (read once, when first needed)."""
+        if self._nominal is None:
+            self._nominal = {(flavor_quotas.flavor, resource): quota.nominal
+                             for group in self.spec.resource_groups
+                             for flavor_quotas in group.flavors
+                             for resource, quota in flavor_quotas.resources.items()}
+        return self._nominal.get(fr, 0)
 
     def fits_quota(self, fr: FlavorResource, before: int, amount: int,
                    reasons: list[str]) -> tuple[PreemptionMode, int, str]:
@@ -312,7 +321,7 @@ class _Assigner:
         if value <= free:
             return PreemptionMode.FIT, borrow, ""
         reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))
-        if self.nominal.get(fr, 0) >= value or may_reclaim or self.preempt_while_borrowing:
+        if self.nominal(fr) >= value or may_reclaim or self.preempt_while_borrowing:
             if self.oracle is None:
                 return PreemptionMode.NO_CANDIDATES, borrow, ""
             mode, borrow = self.oracle(fr, value)
@@ -365,6 +374,7 @@ class _Assigner:
                 break
             if is_preferred(mode, best_mode, fungibility.preference):
                 best, best_mode = chosen, mode
+        self.last_mode = best_mode.preemption
         if best is not None and best_mode.preemption == PreemptionMode.FIT:
             return best, [], attempts
         return best, reasons, attempts
@@ -387,6 +397,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     assignments: list[PodSetAssignment] = []
     borrowing = 0
     failed = False
+    worst = PreemptionMode.FIT
     together: dict[tuple[str, object], list[PodSetRequest]] = {}
     for index, pod_set in enumerate(workload.pod_sets):
         key = ("group", pod_set.group) if pod_set.group else ("index", index)
@@ -419,6 +430,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             if found is None:
                 chosen, reasons = {}, why
                 break
+            worst = min(worst, assigner.last_mode)
             chosen.update(found)
             reasons.extend(why)
         tried_flavors = [attempts[f] for f in sorted(attempts)]
@@ -442,7 +454,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     message = "; ".join(o.message() for o in outcomes if o.reasons)
     no_fit = _no_fit_reason(outcomes, spec) if mode == AssignMode.NO_FIT else ""
     return WorkloadAssignment(mode, tuple(assignments), taken, borrowing > 0, message,
-                              borrowing, tuple(outcomes), no_fit)
+                              borrowing, tuple(outcomes), no_fit, worst)
 
 
 def _merge_attempts(into: dict[str, FlavorAttempt], tried: list[FlavorAttempt],

@@ -360,9 +360,12 @@ class KueuePolicy:
             entries.append(_Entry(head, workload, name, assignment))
         if self.placement is None:
             for entry in entries:
-                if entry.assignment.mode == AssignMode.PREEMPT:
-                    entry.targets = self._targets(
-                        entry, state.cluster_queues[entry.cluster_queue], state)
+                if entry.assignment.mode != AssignMode.PREEMPT:
+                    continue
+                # The oracle already found no targets for one of its flavors: none exist
+                # for the whole workload either.
+                entry.targets = [] if entry.assignment.worst == PreemptionMode.NO_CANDIDATES \
+                    else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
         if self.fair_sharing:
             for entry in entries:
                 entry.share = tree.share(tree.cluster_queues[entry.cluster_queue],
