@@ -116,8 +116,13 @@ class _Context:
         ``policy`` lets the preemptor evict."""
         holders = self.index.holders.get(cluster_queue, {})
         seen: set[str] = set()
+        mine = self.preemptor.priority
         for fr in self.needed:
-            for keys in holders.get(fr, {}).values():
+            for priority, keys in holders.get(fr, {}).items():
+                # Whole priority buckets the policy rules out are skipped unread.
+                if (priority > mine and policy != "Any") or (
+                        priority == mine and policy == "LowerPriority"):
+                    continue
                 for key in keys:
                     if key in seen:
                         continue

@@ -96,12 +96,56 @@ def dominant_share(tree: QuotaTree, node: QuotaNode,
     return DominantShare(True, ratio, weight)
 
 
+class _Shares:
+    """The DRS of the tree's nodes, each computed once until its usage changes:
+    the tournament asks for every child of every cohort it walks, again and again."""
+
+    def __init__(self, tree: QuotaTree) -> None:
+        self.tree = tree
+        self._known: dict[int, DominantShare] = {}
+
+    def of(self, node: QuotaNode) -> DominantShare:
+        known = self._known.get(id(node))
+        if known is None:
+            known = self._known[id(node)] = dominant_share(self.tree, node)
+        return known
+
+    def forget(self, cluster_queue: QuotaNode) -> None:
+        """Usage changed in ``cluster_queue``: it and its ancestors are recomputed."""
+        node: QuotaNode | None = cluster_queue
+        while node is not None:
+            self._known.pop(id(node), None)
+            node = node.parent
+
+
+def _change_at(node: QuotaNode, top: QuotaNode, usage: Mapping[FlavorResource, int]
+               ) -> dict[FlavorResource, int]:
+    """How the usage of ``top`` (``node`` or one of its ancestors) would change if
+    ``usage`` left ClusterQueue ``node``: each level passes up only what goes beyond
+    the part it never lends (as ``QuotaTree.add_usage``, without changing anything)."""
+    change = {fr: -amount for fr, amount in usage.items() if amount}
+    current = node
+    while current is not top and change:
+        above: dict[FlavorResource, int] = {}
+        for fr, delta in change.items():
+            before = current.usage.get(fr, 0)
+            kept = current.guaranteed.get(fr, 0)
+            passed = max(0, before + delta - kept) - max(0, before - kept)
+            if passed:
+                above[fr] = passed
+        change = above
+        assert current.parent is not None
+        current = current.parent
+    return change
+
+
 class _Ordering:
     """Kueue's TargetClusterQueueOrdering over one list of candidates."""
 
     def __init__(self, tree: QuotaTree, preemptor: QuotaNode,
-                 candidates: Sequence[VictimCandidate]) -> None:
+                 candidates: Sequence[VictimCandidate], shares: _Shares) -> None:
         self.tree = tree
+        self.share_of = shares.of
         self.preemptor = preemptor
         self.ancestors: set[str] = set()
         parent = preemptor.parent
@@ -137,7 +181,6 @@ class _Ordering:
         return bool(self.queues.get(name))
 
     def _next(self, cohort: QuotaNode) -> str | None:
-        tree = self.tree
         current = cohort
         while True:
             best_queue: QuotaNode | None = None
@@ -148,7 +191,7 @@ class _Ordering:
                 if child.is_cohort:
                     if child.name in self.pruned_cohorts:
                         continue
-                    share = dominant_share(tree, child)
+                    share = self.share_of(child)
                     if not share.borrowing and child.name not in self.ancestors:
                         self.pruned_cohorts.add(child.name)
                     elif share.key() >= best_cohort_share.key():
@@ -156,7 +199,7 @@ class _Ordering:
                     continue
                 if child.name in self.pruned_queues:
                     continue
-                share = dominant_share(tree, child)
+                share = self.share_of(child)
                 if (not share.borrowing and child is not self.preemptor) \
                         or not self.has_workload(child.name):
                     self.pruned_queues.add(child.name)
@@ -178,18 +221,14 @@ class _Ordering:
     def shares(self, target: str) -> tuple[DominantShare, DominantShare]:
         """The preemptor's and the target's almost-LCA shares."""
         lca = self._lca(self.tree.cluster_queues[target])
-        return (dominant_share(self.tree, _almost_lca(self.preemptor, lca)),
-                dominant_share(self.tree, _almost_lca(self.tree.cluster_queues[target], lca)))
+        return (self.share_of(_almost_lca(self.preemptor, lca)),
+                self.share_of(_almost_lca(self.tree.cluster_queues[target], lca)))
 
     def target_share_without(self, target: str, usage: Mapping[FlavorResource, int]
                              ) -> DominantShare:
-        tree = self.tree
-        node = tree.cluster_queues[target]
-        tree.add_usage(target, dict(usage), -1)
-        try:
-            return dominant_share(tree, _almost_lca(node, self._lca(node)))
-        finally:
-            tree.add_usage(target, dict(usage), 1)
+        node = self.tree.cluster_queues[target]
+        top = _almost_lca(node, self._lca(node))
+        return dominant_share(self.tree, top, _change_at(node, top, usage))
 
     def _lca(self, node: QuotaNode) -> QuotaNode:
         parent = node.parent
@@ -228,6 +267,8 @@ class _Search:
                  usage: Mapping[FlavorResource, int]) -> None:
         self.sim = sim
         self.tree = sim.index.tree
+        # Made once the preemptor's usage is in its queue (``fair_targets``).
+        self.shares = _Shares(self.tree)
         self.node = node
         self.usage = dict(usage)
         self.targets: list[VictimCandidate] = []
@@ -235,6 +276,7 @@ class _Search:
     def take(self, candidate: VictimCandidate, reason: str) -> bool:
         """Evict ``candidate`` (for ``reason``); does the preemptor fit now?"""
         self.sim.remove(candidate.key)
+        self.shares.forget(self.tree.cluster_queues[candidate.cluster_queue])
         self.targets.append(replace(candidate, reason=reason))
         tree = self.tree
         tree.add_usage(self.node.name, self.usage, -1)
@@ -246,7 +288,7 @@ class _Search:
     def first(self, candidates: Sequence[VictimCandidate], strategy: str, within_nominal: bool
               ) -> tuple[bool, list[VictimCandidate]]:
         passes = _STRATEGIES[strategy]
-        ordering = _Ordering(self.tree, self.node, candidates)
+        ordering = _Ordering(self.tree, self.node, candidates, self.shares)
         retry: list[VictimCandidate] = []
         for name in ordering.targets():
             if name == self.node.name:
@@ -258,7 +300,14 @@ class _Search:
                     return True, []
                 continue
             preemptor_new, target_old = ordering.shares(name)
-            if math.isinf(preemptor_new.weighted()) and not math.isinf(target_old.weighted()):
+            hopeless = math.isinf(preemptor_new.weighted()) \
+                and not math.isinf(target_old.weighted())
+            # Evicting a workload never raises its queue's share: when the preemptor's
+            # share is above the target's already, no candidate passes the final-share
+            # test, and none is simulated (the same outcome, without the cost).
+            hopeless = hopeless or (strategy == "LessThanOrEqualToFinalShare"
+                                    and preemptor_new.key() > target_old.key())
+            if hopeless:
                 while ordering.has_workload(name):
                     retry.append(ordering.pop(name))
                 continue
@@ -274,7 +323,7 @@ class _Search:
         return False, retry
 
     def second(self, retry: Sequence[VictimCandidate]) -> bool:
-        ordering = _Ordering(self.tree, self.node, retry)
+        ordering = _Ordering(self.tree, self.node, retry, self.shares)
         for name in ordering.targets():
             preemptor_new, target_old = ordering.shares(name)
             candidate = ordering.pop(name)
@@ -296,6 +345,7 @@ def fair_targets(sim: Simulation, node: QuotaNode, usage: Mapping[FlavorResource
     tree = sim.index.tree
     search = _Search(sim, node, usage)
     tree.add_usage(node.name, search.usage, 1)
+    search.shares.forget(node)
     try:
         within_nominal = not any(tree.borrowing(node, fr) for fr in needed)
         found, retry = search.first(candidates, strategies[0], within_nominal)

@@ -44,7 +44,7 @@ class VictimPlacement(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: searches build many, and frozen ones are slower to make
 class VictimCandidate:
     """An admitted workload the preemptor may evict, with the reason it would be
     evicted for. ``lca``: for a workload of another ClusterQueue, the name of the
