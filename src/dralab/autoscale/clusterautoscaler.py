@@ -54,7 +54,14 @@ from .groups import (
 )
 from .limits import ScaleUpBudget
 from .scaledown import UnneededNodes, has_pods_to_move, unneeded_nodes
-from .units import PodUnit, is_daemon_pod, is_mirror_pod, pod_units, topology_sensitive
+from .units import (
+    PodUnit,
+    is_daemon_pod,
+    is_mirror_pod,
+    not_for_scale_up,
+    pod_units,
+    topology_sensitive,
+)
 from .utilization import GPU_LABELS, PoolCache
 
 __all__ = ["DEFAULT_MAX_CORES_TOTAL", "DEFAULT_MAX_MEMORY_TOTAL", "AutoscalerOptions",
@@ -115,6 +122,8 @@ class AutoscalerOptions:
     # --balance-similar-node-groups and --balancing-ignore-label.
     balance_similar_node_groups: bool = False
     balancing_ignore_labels: tuple[str, ...] = ()
+    # --expendable-pods-priority-cutoff: pending pods below it never cause a scale-up.
+    expendable_pods_priority_cutoff: int = -10
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -243,7 +252,10 @@ class ClusterAutoscaler:
 
     def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = self.groups()
-        units = pod_units(p for p in pending if p.assumed_node is None)
+        cutoff = self.options.expendable_pods_priority_cutoff
+        dropped = {p.key: why for p in pending if p.assumed_node is None
+                   and (why := not_for_scale_up(p, cutoff)) is not None}
+        units = pod_units(p for p in pending if p.assumed_node is None and p.key not in dropped)
         scheduler = self.scheduler
         templates = self.templates()
         ups: list[ScaleUp] = []
@@ -339,6 +351,7 @@ class ClusterAutoscaler:
         pending_pods = tuple(PendingPod(key, reason) for unit in pod_units(
             p for p in pending if p.assumed_node is None) if unit.name in blocked
             for key, reason in ((k, blocked[unit.name]) for k in unit.keys))
+        pending_pods += tuple(PendingPod(k, why) for k, why in dropped.items())
         if ups:
             self._last_scale_up = now
             for up in ups:

@@ -22,7 +22,7 @@ from dralab.cluster.records import raw_spec_field
 from dralab.scheduler.plugins.gangscheduling import gang_of
 
 __all__ = ["PodUnit", "equivalence_key", "is_daemon_pod", "is_mirror_pod", "is_movable",
-           "pod_units", "topology_sensitive"]
+           "not_for_scale_up", "pod_units", "topology_sensitive"]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -141,6 +141,20 @@ def is_daemon_pod(pod: Pod) -> bool:
     """Owned by a DaemonSet: it goes with its node and never blocks a scale-down."""
     return any(ref.kind == "DaemonSet" and ref.controller
                for ref in pod.metadata.owner_references)
+
+
+def not_for_scale_up(info: PodInfo, expendable_cutoff: int) -> str | None:
+    """Why Cluster Autoscaler's pod list processors drop a pending pod before scale-up
+    (core/podlistprocessor: filter_out_daemon_sets.go, filter_out_expendable.go), or
+    None: a DaemonSet pod needs its own node, and an expendable pod (priority below
+    --expendable-pods-priority-cutoff) never causes a scale-up."""
+    if is_daemon_pod(info.pod):
+        return "a DaemonSet pod: scale-up cannot help it (it needs a specific node)"
+    # The pod's priority as admission sets it (from its class, or the global default).
+    if info.priority < expendable_cutoff:
+        return (f"expendable: priority {info.priority} is below "
+                f"--expendable-pods-priority-cutoff {expendable_cutoff}")
+    return None
 
 
 def is_mirror_pod(pod: Pod) -> bool:

@@ -34,7 +34,18 @@ import pytest
 from dralab.autoscale import AutoscalerOptions
 from dralab.autoscale.balancing import compute_similar
 
-from .builders_up import MIB, NodeConfig, PodConfig, ScaleUpTest, pod_names, scale_ups
+from .builders_up import (
+    MIB,
+    Loop,
+    NodeConfig,
+    PodConfig,
+    ScaleUpTest,
+    config_node,
+    config_pod,
+    fleet,
+    pod_names,
+    scale_ups,
+)
 
 FILE = "cluster-autoscaler/core/scaleup/orchestrator/orchestrator_test.go"
 
@@ -437,3 +448,26 @@ def test_scale_up_simulation_for_skipped_node_groups(case: str) -> None:
     """TestScaleUpSimulationForSkippedNodeGroups."""
     pytest.skip("the status of node groups CA skips (backoff, quota) per pod, behind a "
                 "feature flag, is not modelled: dralab reports per pod why no group helps")
+
+
+def test_daemonset_and_expendable_pods_cause_no_scale_up() -> None:
+    """Ours, after CA's pod list processors (core/podlistprocessor/filter_out_daemon_sets.go
+    and filter_out_expendable.go): a pending DaemonSet pod and a pod of priority -20
+    (below the default --expendable-pods-priority-cutoff -10) trigger nothing; a pod of
+    priority -10 does."""
+    daemon = config_pod(PodConfig("ds-pod", 500))
+    daemon["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                              "name": "ds", "uid": "uid-ds",
+                                              "controller": True}]
+    low = config_pod(PodConfig("low", 500))
+    low["spec"]["priority"] = -20
+    edge = config_pod(PodConfig("edge", 500))
+    edge["spec"]["priority"] = -10
+    docs = [config_node(NodeConfig("n1", 1000, 1000, group="ng1")),
+            config_pod(PodConfig("p1", 900, node="n1")), daemon, low, edge]
+    decisions = Loop(fleet({"ng1": {"min": 1, "max": 10}}), docs).run()
+    assert [(u.pool, pod_names(u.pods)) for u in decisions.scale_ups] == [("ng1", ["edge"])]
+    reasons = _pending(decisions)
+    assert reasons["ds-pod"].startswith("a DaemonSet pod")
+    assert reasons["low"] == ("expendable: priority -20 is below "
+                              "--expendable-pods-priority-cutoff -10")
