@@ -3097,7 +3097,16 @@ CASES: dict[str, S] = {
 @pytest.mark.parametrize("name", list(CASES), ids=list(CASES))
 def test_preemption(name: str) -> None:
     """TestPreemption: the preempted workloads, their reasons and messages."""
-    case = CASES[name]
+    check_preemption_case(CASES[name])
+
+
+def check_preemption_case(case: S) -> None:
+    """Upstream's TestPreemption harness on one case (TestHierarchicalPreemptions's too)."""
+    for workload in case.get("admitted"):
+        if any(c.get("Type") == "Evicted" for c in workload.conditions):
+            pytest.skip(f"{workload.key} is evicted but still holds its quota reservation "
+                        "(an eviction in progress): dralab releases the quota when it evicts, "
+                        "so that state does not exist")
     incoming = case.get("incoming")
     run = run_preemption(
         case.get("clusterQueues"),
