@@ -53,7 +53,7 @@ from .groups import (
     pool_sizes,
 )
 from .limits import ScaleUpBudget
-from .scaledown import UnneededNodes, has_pods_to_move, unneeded_nodes
+from .scaledown import UnneededNodes, crop_to_budget, has_pods_to_move, unneeded_nodes
 from .units import (
     PodUnit,
     is_daemon_pod,
@@ -110,6 +110,11 @@ class AutoscalerOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     blocking_system_pod_disruption_timeout: float = 3600.0
+    # --max-scale-down-parallelism and --max-drain-parallelism: how many nodes a loop
+    # deletes at once (empty ones first), of them how many need a drain; the former
+    # also bounds how many unneeded nodes a loop looks for.
+    max_scale_down_parallelism: int = 10
+    max_drain_parallelism: int = 1
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -124,6 +129,9 @@ class AutoscalerOptions:
     balancing_ignore_labels: tuple[str, ...] = ()
     # --expendable-pods-priority-cutoff: pending pods below it never cause a scale-up.
     expendable_pods_priority_cutoff: int = -10
+    # NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling for every group (CA's node group
+    # defaults): a group scales up to its max size at once, or not at all.
+    zero_or_max_node_scaling: bool = False
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -275,6 +283,7 @@ class ClusterAutoscaler:
             reads = measures_for(self.options.expander)
             limit = self.options.max_nodes_per_scale_up
             budget = self._budget(templates)
+            atomic = self.options.zero_or_max_node_scaling
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
@@ -283,7 +292,11 @@ class ClusterAutoscaler:
                 caps: dict[str, int | None] = {}
                 limited: dict[str, str] = {}
                 for g in ordered:
-                    caps[g.name], why = budget.allowed(templates.node(g.name, 0)[0])
+                    template = templates.node(g.name, 0)[0]
+                    caps[g.name], why = budget.allowed(template)
+                    if not why and atomic and g.room - offsets[g.name] > 0:
+                        # All of an atomic group's room at once must fit the limits.
+                        why = budget.exceeded(template, g.room - offsets[g.name])
                     if why:
                         limited[g.name] = why
                     hit = cache.get(g.name)
@@ -299,6 +312,12 @@ class ClusterAutoscaler:
                         if twin_key is not None:
                             alike.setdefault(twin_key, option)
                     options.append(hit[1])
+                if atomic:
+                    for option in options:
+                        # ComputeExpansionOption: a zero-or-max group's only node count
+                        # is its max size.
+                        if option.units:
+                            option.forced_count = option.group.max_size
                 similar: dict[str, list[str]] = {}
                 if self.options.balance_similar_node_groups:
                     similar = self._similar_groups(options, units, templates, limited)
@@ -328,6 +347,9 @@ class ClusterAutoscaler:
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True, measures=(),
                                 max_nodes=capped)
+                if atomic and kept.units:
+                    # The group grows to its max size (the nodes no pod needs too).
+                    kept.forced_count = best.group.room - offsets[best.group.name]
                 if not kept.units:
                     # A reused estimate that no longer holds: estimate the group
                     # afresh, and leave it out until something else moves.
@@ -335,7 +357,7 @@ class ClusterAutoscaler:
                     stalled.add(best.group.name)
                     continue
                 stalled.clear()
-                offsets[best.group.name] += len(kept.nodes)
+                offsets[best.group.name] += max(len(kept.nodes), kept.forced_count)
                 budget.add(templates.node(best.group.name, 0)[0], kept.node_count)
                 ups.append(ScaleUp(best.group.name, kept.node_count, tuple(kept.pods),
                                    now + best.group.provisioning_delay, tuple(kept.nodes)))
@@ -524,8 +546,10 @@ class ClusterAutoscaler:
                     opts.node_deletion_candidate_ttl)
                 for item in tracker.as_list():
                     item.since -= opts.clock_epoch
+        limit = tracker.limit(now, opts.max_scale_down_parallelism,
+                              opts.scale_down_unneeded_time)
         found, kept = unneeded_nodes(self.scheduler, groups, opts, now, self._utilization,
-                                     wall)
+                                     wall, limit)
         tracker.update(((cluster.nodes[d.node].node, not has_pods_to_move(self.scheduler, d.node))
                         for d in found), now)
         since = {item.name: item.since for item in tracker.as_list()}
@@ -543,6 +567,9 @@ class ClusterAutoscaler:
             now, sizes, {name: group.min_size for name, group in groups.items()},
             minimums={"cores": opts.cores_total[0], "memory": opts.memory_total[0]},
             cluster_nodes=(i.node for i in cluster.nodes.values()))
+        # CA's budgets: this many deletions at once, empty nodes first.
+        empty, drain = crop_to_budget(empty, drain, opts.max_scale_down_parallelism,
+                                      opts.max_drain_parallelism)
         removable = set(empty) | set(drain)
         kept += [u for u in waiting
                  if u.reason not in ("NotUnneededLongEnough", "NotUnreadyLongEnough")]

@@ -91,11 +91,13 @@ class Estimate:
     # Cluster nodes that took pods of this estimate (hostname topology spread).
     existing: list[str] = field(default_factory=list)
     dra_waste: float = 0.0
+    # A zero-or-max group's option is all its nodes whatever the pods need (0: not so).
+    forced_count: int = 0
 
     @property
     def node_count(self) -> int:
         """CA's estimated node count: the new nodes and the cluster's that took pods."""
-        return len(self.nodes) + len(self.existing)
+        return self.forced_count or len(self.nodes) + len(self.existing)
 
     @property
     def pods(self) -> list[str]:
@@ -117,7 +119,8 @@ def as_group(option: Estimate, group: NodeGroup) -> Estimate:
     blocked = {k: renamed.get(v, v) for k, v in option.blocked.items()}
     return Estimate(group, list(option.nodes), list(option.units), blocked,
                     set(option.at_max), option.waste, option.fragmentation,
-                    option.max_nodes, list(option.existing), option.dra_waste)
+                    option.max_nodes, list(option.existing), option.dra_waste,
+                    option.forced_count)
 
 
 HOSTNAME = "kubernetes.io/hostname"

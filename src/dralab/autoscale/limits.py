@@ -19,6 +19,7 @@ from dralab.api.core import Node
 __all__ = ["ScaleUpBudget", "node_cores_memory"]
 
 MAX_NODES_TOTAL_REACHED = "max node total count already reached"
+ATOMIC_OVER_MAX_NODES_TOTAL = "atomic scale-up exceeds cluster node count limit"
 
 
 def node_cores_memory(node: Node) -> tuple[int, int]:
@@ -47,6 +48,19 @@ class ScaleUpBudget:
         self.nodes += count
         self.cores += cores * count
         self.memory += memory * count
+
+    def exceeded(self, template: Node, count: int) -> str:
+        """Why ``count`` nodes like ``template`` at once would pass a limit (CA's check of
+        an atomic scale-up before estimating), or ""."""
+        cores, memory = node_cores_memory(template)
+        over = [name for name, used, each, top in (
+            ("cpu", self.cores, cores, self.max_cores),
+            ("memory", self.memory, memory, self.max_memory)) if used + each * count > top]
+        if over:
+            return f'exceeded quota: "cluster-wide", resources: {", ".join(over)}'
+        if self.max_nodes_total > 0 and self.nodes + count > self.max_nodes_total:
+            return ATOMIC_OVER_MAX_NODES_TOTAL
+        return ""
 
     def allowed(self, template: Node) -> tuple[int | None, str]:
         """How many nodes like ``template`` the limits let in (None: no limit), and when

@@ -18,8 +18,8 @@ scale-up capped by a limit reports the pods its nodes take, the rest pending wit
 the limit's reason (CA lists the capped option's pods as triggering, and finds them
 unschedulable next loop).
 
-Skipped, each with its reason: cases of CA features dralab does not model (atomic
-"ZeroOrMaxNodeScaling" groups, node auto-provisioning, per-group resource quotas
+Skipped, each with its reason: cases of CA features dralab does not model (node
+auto-provisioning, per-group resource quotas
 providers, async node group creation, cloud-provider failures and auth errors,
 cluster-state health, processor hooks). TestScaleUpTwoGroups' two subtests are two
 cases here.
@@ -87,16 +87,93 @@ def test_mixed_scale_up(monkeypatch: pytest.MonkeyPatch) -> None:
     assert decisions.scale_ups[1:] == ()
 
 
-ZERO_OR_MAX = ["Atomic ScaleUp OK", "Atomic ScaleUp with similar node groups",
-               "Atomic ScaleUp Mixed", "Atomic ScaleUp max cores limit hit",
-               "Atomic ScaleUp max memory limit hit", "Atomic ScaleUp max nodes count limit hit"]
+def _atomic(groups: dict[str, tuple[int, int]], nodes: list[NodeConfig],
+            pods: list[PodConfig], extra: list[PodConfig], templates: list[str],
+            choose: tuple[str, int] | None = None, **limits: Any) -> ScaleUpTest:
+    """TestZeroOrMaxNodeScaling's setup: ZeroOrMaxNodeScaling in the node group defaults,
+    groups without nodes templated by BuildTestNode("n", 1000, 1000)."""
+    return ScaleUpTest(nodes, pods, extra, choose=choose, groups=groups,
+                       templates={g: NodeConfig("n", 1000, 1000, group=g) for g in templates},
+                       options=AutoscalerOptions(zero_or_max_node_scaling=True, **limits))
 
 
-@pytest.mark.parametrize("case", ZERO_OR_MAX, ids=ZERO_OR_MAX)
-def test_zero_or_max_node_scaling(case: str) -> None:
-    """TestZeroOrMaxNodeScaling."""
-    pytest.skip("NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling (atomic node groups, "
-                "scaled to max or not at all) is not modelled")
+def test_zero_or_max_node_scaling_atomic_scale_up_ok(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TestZeroOrMaxNodeScaling, "Atomic ScaleUp OK": ng2 (0 of 5) grows to 5 for p-new."""
+    test = _atomic({"ng1": (1, 5), "ng2": (1, 5)}, [NodeConfig("n1", 900, 900, group="ng1")],
+                   [PodConfig("p1", 900, 900, node="n1")], [PodConfig("p-new", 1000, 1000)],
+                   ["ng2"])
+    decisions = test.run(monkeypatch)
+    assert _first(decisions) == ("ng2", 5, ["p-new"])
+    assert decisions.pending == ()
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_with_similar_node_groups(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """TestZeroOrMaxNodeScaling, "Atomic ScaleUp with similar node groups": the expander
+    takes ng3 +4 (its max size) for the four pods."""
+    test = _atomic({"ng1": (1, 5), "ng2": (1, 5), "ng3": (1, 4)},
+                   [NodeConfig("n1", 900, 900, group="ng1")],
+                   [PodConfig("p1", 900, 900, node="n1")],
+                   [PodConfig(f"p-new-{i}", 1000, 1000) for i in (1, 2, 3, 4)],
+                   ["ng2", "ng3"], choose=("ng3", 4))
+    decisions = test.run(monkeypatch)
+    assert _first(decisions) == ("ng3", 4, ["p-new-1", "p-new-2", "p-new-3", "p-new-4"])
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_mixed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TestZeroOrMaxNodeScaling, "Atomic ScaleUp Mixed": ng3 +5 for p-triggering;
+    p-remaining fits no group; p-awaiting (upstream: left for the next loop) takes ng1's
+    whole room in the same loop here."""
+    test = _atomic({"ng1": (1, 5), "ng2": (1, 5), "ng3": (1, 5)},
+                   [NodeConfig("n1", 500, 2000, group="ng1"),
+                    NodeConfig("n2", 2000, 500, group="ng2")],
+                   [PodConfig("p1", 400, 1900, node="n1"), PodConfig("p2", 1900, 400, node="n2")],
+                   [PodConfig("p-triggering", 1000, 1000), PodConfig("p-remaining", 2000, 2000),
+                    PodConfig("p-awaiting", 100, 1800)], ["ng3"], choose=("ng3", 5))
+    decisions = test.run(monkeypatch)
+    assert _first(decisions) == ("ng3", 5, ["p-triggering"])
+    assert list(_pending(decisions)) == ["p-remaining"]
+    assert [(u.pool, u.add, pod_names(u.pods)) for u in decisions.scale_ups[1:]] == [
+        ("ng1", 4, ["p-awaiting"])]
+
+
+ATOMIC_LIMITS = [
+    ("Atomic ScaleUp max cores limit hit", {"cores_total": (0, 3)},
+     'exceeded quota: "cluster-wide", resources: cpu'),
+    ("Atomic ScaleUp max memory limit hit", {"memory_total": (0, 3000)},
+     'exceeded quota: "cluster-wide", resources: memory'),
+]
+
+
+@pytest.mark.parametrize(("limits", "reason"), [c[1:] for c in ATOMIC_LIMITS],
+                         ids=[c[0] for c in ATOMIC_LIMITS])
+def test_zero_or_max_node_scaling_limits(monkeypatch: pytest.MonkeyPatch,
+                                         limits: dict[str, Any], reason: str) -> None:
+    """TestZeroOrMaxNodeScaling, the cores and memory cases: ng2's three nodes at once
+    would pass the limit; no scale-up."""
+    test = _atomic({"ng1": (1, 5), "ng2": (1, 3)}, [NodeConfig("n1", 900, 900, group="ng1")],
+                   [PodConfig("p1", 900, 900, node="n1")],
+                   [PodConfig("p-new-1", 1000, 1000), PodConfig("p-new-2", 1000, 1000)],
+                   ["ng2"], **limits)
+    decisions = test.run(monkeypatch)
+    assert decisions.scale_ups == ()
+    assert _pending(decisions) == {"p-new-1": f"ng2: {reason}", "p-new-2": f"ng2: {reason}"}
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_max_nodes_count_limit_hit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """TestZeroOrMaxNodeScaling, "Atomic ScaleUp max nodes count limit hit": 2 nodes and
+    ng2's 5 at once pass --max-nodes-total 5."""
+    test = _atomic({"ng1": (1, 2), "ng2": (1, 5)},
+                   [NodeConfig("n1", 900, 900, group="ng1"),
+                    NodeConfig("n2", 900, 900, group="ng1")],
+                   [PodConfig("p1", 900, 900, node="n1"), PodConfig("p2", 900, 900, node="n1")],
+                   [PodConfig("p-new-1", 1000, 1000), PodConfig("p-new-2", 1000, 1000)],
+                   ["ng2"], max_nodes_total=5)
+    decisions = test.run(monkeypatch)
+    assert decisions.scale_ups == ()
+    reason = "ng2: atomic scale-up exceeds cluster node count limit"
+    assert _pending(decisions) == {"p-new-1": reason, "p-new-2": reason}
 
 
 def test_scale_up_max_cores_limit_hit(monkeypatch: pytest.MonkeyPatch) -> None:
