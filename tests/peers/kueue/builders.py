@@ -401,17 +401,22 @@ def _built(value: Any) -> Any:
     return value.obj() if hasattr(value, "obj") else value
 
 
-def run_preemption(cluster_queues: list[Any], cohorts: list[Any] | None,
-                   admitted: list[WorkloadBuilder], incoming: WorkloadBuilder,
-                   target_cq: str, assignment: list[PodSetFlavors], fair_sharing: bool,
-                   strategies: tuple[str, ...] = ()) -> PreemptionRun:
-    """Upstream's harness: the cache with the flavors, ClusterQueues, Cohorts and
-    admitted workloads; GetTargets for ``incoming`` in ``target_cq`` with
-    ``assignment`` (resources in mode Preempt need preemption; the usage is the pod
-    sets' requests times the assignment's counts, in the assigned flavors)."""
+@dataclass
+class AdmittedState:
+    """The quota tree with the admitted workloads in it, as the cache's snapshot."""
+
+    specs: dict[str, ClusterQueueSpec]
+    tree: Any
+    index: Any
+    workloads: dict[str, WorkloadSpec]
+    admitted_at: dict[str, float]
+
+
+def build_state(cluster_queues: list[Any], cohorts: list[Any] | None,
+                admitted: list[WorkloadBuilder]) -> AdmittedState:
+    """The ClusterQueues, Cohorts and admitted workloads in dralab's quota tree."""
     # Imported here so that collecting the builders alone needs no engine.
     from dralab.queueing.kueue.index import AdmittedIndex, admission_usage
-    from dralab.queueing.kueue.preemption import DEFAULT_FAIR_STRATEGIES, find_targets
     from dralab.queueing.kueue.quota import QuotaTree
 
     specs = {q.name: q for q in (_built(c) for c in cluster_queues)}
@@ -427,6 +432,22 @@ def run_preemption(cluster_queues: list[Any], cohorts: list[Any] | None,
         admitted_at[workload.key] = workload.reserved_at
         index.add(workload.key, name, admission_usage(workload.admission),
                   workload.workload_priority)
+    return AdmittedState(specs, tree, index, workloads, admitted_at)
+
+
+def run_preemption(cluster_queues: list[Any], cohorts: list[Any] | None,
+                   admitted: list[WorkloadBuilder], incoming: WorkloadBuilder,
+                   target_cq: str, assignment: list[PodSetFlavors], fair_sharing: bool,
+                   strategies: tuple[str, ...] = ()) -> PreemptionRun:
+    """Upstream's harness: the cache with the flavors, ClusterQueues, Cohorts and
+    admitted workloads; GetTargets for ``incoming`` in ``target_cq`` with
+    ``assignment`` (resources in mode Preempt need preemption; the usage is the pod
+    sets' requests times the assignment's counts, in the assigned flavors)."""
+    from dralab.queueing.kueue.preemption import DEFAULT_FAIR_STRATEGIES, find_targets
+
+    state = build_state(cluster_queues, cohorts, admitted)
+    specs, tree, index = state.specs, state.tree, state.index
+    workloads, admitted_at = state.workloads, state.admitted_at
     before = {n: dict(node.usage) for n, node in [*tree.cluster_queues.items(),
                                                   *tree.cohorts.items()]}
     usage: dict[tuple[str, str], int] = {}

@@ -15,6 +15,14 @@ Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
 * ``TestFairPreemptionSkipsUnsatisfiableTournament``: its outcome (no targets) is
   checked; the counts of strategy evaluations it reads from V(4) log lines are
   Kueue's logging, not a decision (see the case).
+
+And ``pkg/scheduler/preemption/fairsharing/ordering_test.go``,
+``TestMakeClusterQueueOrdering``: one pytest case per upstream case, the order in
+which dralab's ``TargetQueueOrdering`` (Kueue's TargetClusterQueueOrdering) yields
+target ClusterQueues, with the case's drop/pop actions.
+
+Not ported: ``preemption_fair_log_test.go`` (the V(4) log entries of the strategies,
+Kueue's logging, no decision).
 """
 
 # The data below is upstream's table transcribed expression by expression.
@@ -26,6 +34,7 @@ import pytest
 from tests.peers.kueue.builders import (
     NOW,
     S,
+    build_state,
     make_cluster_queue,
     make_cohort,
     make_flavor_quotas,
@@ -36,6 +45,9 @@ from tests.peers.kueue.builders import (
     single_pod_set_assignment,
     target_key_reason,
 )
+
+from dralab.queueing.kueue.preemption_fair import TargetQueueOrdering
+from dralab.queueing.kueue.preemption_sim import VictimCandidate
 
 BASE_CQS = [
     make_cluster_queue("a")
@@ -1277,8 +1289,261 @@ def test_fair_preemption_skips_unsatisfiable_tournament(name: str) -> None:
         unit_wl.clone().name("b1").simple_reserve_quota("b", "default", NOW),
         unit_wl.clone().name("b2").simple_reserve_quota("b", "default", NOW),
     ]
-    run = run_preemption(cluster_queues, None, admitted, unit_wl.clone().name("a_incoming"), "a",
-                         single_pod_set_assignment({"cpu": S("", Name="default", Mode="Preempt")}),
-                         fair_sharing=True)
+    run = run_preemption(
+        cluster_queues,
+        None,
+        admitted,
+        unit_wl.clone().name("a_incoming"),
+        "a",
+        single_pod_set_assignment({"cpu": S("", Name="default", Mode="Preempt")}),
+        fair_sharing=True,
+    )
     assert run.targets == {}
     assert run.usage_unchanged, "the quota snapshot was modified"
+
+
+# TestMakeClusterQueueOrdering (pkg/scheduler/preemption/fairsharing/ordering_test.go):
+# the tournament of target ClusterQueues, by upstream case name.
+ORDERING_CASES: dict[str, S] = {
+    # TestMakeClusterQueueOrdering, case 'no cohort: preemptor CQ yielded for in-CQ preemption; repro for nil pointer panic issue' (fairsharing/ordering_test.go:53)
+    "no cohort: preemptor CQ yielded for in-CQ preemption; repro for nil pointer panic issue": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor").resource_group(
+                    make_flavor_quotas("default").resource("cpu", "4")
+                )
+            ]
+        ),
+        admitted=(
+            [
+                make_workload("wl1", "ns")
+                .request("cpu", "1")
+                .simple_reserve_quota("preemptor", "default", NOW)
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["preemptor"]),
+        wantOrder=(["preemptor"]),
+    ),
+    # TestMakeClusterQueueOrdering, case 'no cohort: DropQueue ends the iteration with candidates remaining' (fairsharing/ordering_test.go:68)
+    "no cohort: DropQueue ends the iteration with candidates remaining": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor").resource_group(
+                    make_flavor_quotas("default").resource("cpu", "4")
+                )
+            ]
+        ),
+        admitted=(
+            [
+                make_workload("wl1", "ns")
+                .request("cpu", "1")
+                .simple_reserve_quota("preemptor", "default", NOW),
+                make_workload("wl2", "ns")
+                .request("cpu", "1")
+                .simple_reserve_quota("preemptor", "default", NOW),
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["preemptor"]),
+        actions=(["drop"]),
+        wantOrder=(["preemptor"]),
+    ),
+    # TestMakeClusterQueueOrdering, case 'non-borrowing CQ is pruned even with candidates' (fairsharing/ordering_test.go:86)
+    "non-borrowing CQ is pruned even with candidates": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "4")),
+                # "target" is within its nominal quota (2 < 5), so DRS = 0 (not borrowing).
+                make_cluster_queue("target")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "5")),
+            ]
+        ),
+        admitted=(
+            [
+                make_workload("t1", "ns")
+                .request("cpu", "2")
+                .simple_reserve_quota("target", "default", NOW)
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["target"]),
+        wantOrder=None,
+    ),
+    # TestMakeClusterQueueOrdering, case 'higher DRS CQ returned before lower DRS CQ' (fairsharing/ordering_test.go:104)
+    "higher DRS CQ returned before lower DRS CQ": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "4")),
+                make_cluster_queue("high")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+                make_cluster_queue("low")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+            ]
+        ),  # Cohort "all": preemptor(nominal=4), high(nominal=2, usage=5), low(nominal=2, usage=3).  # DRS(high) > DRS(low), so "high" is yielded first.
+        admitted=(
+            [
+                make_workload("h1", "ns")
+                .request("cpu", "5")
+                .simple_reserve_quota("high", "default", NOW),
+                make_workload("l1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("low", "default", NOW),
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["high", "low"]),
+        wantOrder=(["high", "low"]),
+    ),
+    # TestMakeClusterQueueOrdering, case 'CQ with highest DRS returned again while it still has candidates' (fairsharing/ordering_test.go:128)
+    "CQ with highest DRS returned again while it still has candidates": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "4")),
+                make_cluster_queue("high")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+                make_cluster_queue("low")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+            ]
+        ),  # "high" has 2 candidates; it keeps its high DRS across iterations (DRS  # is based on actual resource usage, not candidate count), so it is  # returned twice before "low" is returned.
+        admitted=(
+            [
+                make_workload("h1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("high", "default", NOW),
+                make_workload("h2", "ns")
+                .request("cpu", "2")
+                .simple_reserve_quota("high", "default", NOW),
+                make_workload("l1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("low", "default", NOW),
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["high", "low"]),
+        wantOrder=(["high", "high", "low"]),
+    ),
+    # TestMakeClusterQueueOrdering, case 'drop queue prevents CQ from being returned again' (fairsharing/ordering_test.go:155)
+    "drop queue prevents CQ from being returned again": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "4")),
+                make_cluster_queue("high")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+                make_cluster_queue("low")
+                .cohort("all")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+            ]
+        ),  # Same setup as above; calling DropQueue on the first "high" occurrence  # skips its second candidate and moves immediately to "low".
+        admitted=(
+            [
+                make_workload("h1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("high", "default", NOW),
+                make_workload("h2", "ns")
+                .request("cpu", "2")
+                .simple_reserve_quota("high", "default", NOW),
+                make_workload("l1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("low", "default", NOW),
+            ]
+        ),
+        preemptorCQ="preemptor",
+        candidateCQs=(["high", "low"]),
+        actions=(["drop", "pop"]),  # Drop "high" on first occurrence; PopWorkload for "low".
+        wantOrder=(["high", "low"]),
+    ),
+    # TestMakeClusterQueueOrdering, case 'hierarchical cohorts: higher-DRS subtree visited first' (fairsharing/ordering_test.go:183)
+    "hierarchical cohorts: higher-DRS subtree visited first": S(
+        "",
+        clusterQueues=(
+            [
+                make_cluster_queue("preemptor-cq")
+                .cohort("root")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "4")),
+                make_cluster_queue("left-cq")
+                .cohort("left-cohort")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+                make_cluster_queue("right-cq")
+                .cohort("right-cohort")
+                .resource_group(make_flavor_quotas("default").resource("cpu", "2")),
+            ]
+        ),  # Tree:  #           root  #          /    \  #    left-cohort  right-cohort  #        |              |  #     left-cq        right-cq       preemptor-cq  #   (usage=5>2)     (usage=3>2)     (usage=0, nominal=4)  #  # left-cohort has higher aggregate DRS, so left-cq is returned first.
+        cohorts=(
+            [
+                make_cohort("root"),
+                make_cohort("left-cohort").parent("root"),
+                make_cohort("right-cohort").parent("root"),
+            ]
+        ),
+        admitted=(
+            [
+                make_workload("lc1", "ns")
+                .request("cpu", "5")
+                .simple_reserve_quota("left-cq", "default", NOW),
+                make_workload("rc1", "ns")
+                .request("cpu", "3")
+                .simple_reserve_quota("right-cq", "default", NOW),
+            ]
+        ),
+        preemptorCQ="preemptor-cq",
+        candidateCQs=(["left-cq", "right-cq"]),
+        wantOrder=(["left-cq", "right-cq"]),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ORDERING_CASES), ids=list(ORDERING_CASES))
+def test_make_cluster_queue_ordering(name: str) -> None:
+    """The target ClusterQueues the ordering yields; after each, the case's action:
+    drop the queue, or take (pop) its next candidate."""
+    case = ORDERING_CASES[name]
+    admitted = case.get("admitted")
+    state = build_state(case.get("clusterQueues"), case.get("cohorts"), admitted)
+    candidate_queues = set(case.get("candidateCQs") or ())
+    candidates = []
+    for workload in admitted:
+        cluster_queue = state.index.cluster_queue[workload.key]
+        if cluster_queue in candidate_queues:
+            candidates.append(
+                VictimCandidate(
+                    workload.key,
+                    cluster_queue,
+                    cluster_queue == case.get("preemptorCQ"),
+                    workload.workload_priority,
+                    state.admitted_at[workload.key],
+                    "",
+                )
+            )
+    tree = state.tree
+    ordering = TargetQueueOrdering(tree, tree.cluster_queues[case.get("preemptorCQ")], candidates)
+    actions = list(case.get("actions") or ())
+    order: list[str] = []
+    for target in ordering.targets():
+        order.append(target)
+        if len(order) <= len(actions) and actions[len(order) - 1] == "drop":
+            ordering.drop(target)
+        else:
+            ordering.pop(target)
+        assert len(order) <= 50, "exceeded 50 iterations, likely an infinite loop"
+    assert order == (case.get("wantOrder") or [])

@@ -45,7 +45,7 @@ from dralab.queueing.kueue.preemption_sim import (
 )
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
 
-__all__ = ["DominantShare", "dominant_share", "fair_targets"]
+__all__ = ["DominantShare", "TargetQueueOrdering", "dominant_share", "fair_targets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +139,15 @@ def _change_at(node: QuotaNode, top: QuotaNode, usage: Mapping[FlavorResource, i
     return change
 
 
-class _Ordering:
-    """Kueue's TargetClusterQueueOrdering over one list of candidates."""
+class TargetQueueOrdering:
+    """Kueue's TargetClusterQueueOrdering over one list of candidates: ``targets``
+    yields the next target ClusterQueue; the caller then ``pop``s its next
+    candidate or ``drop``s the queue."""
 
     def __init__(self, tree: QuotaTree, preemptor: QuotaNode,
-                 candidates: Sequence[VictimCandidate], shares: _Shares) -> None:
+                 candidates: Sequence[VictimCandidate], shares: _Shares | None = None) -> None:
         self.tree = tree
-        self.share_of = shares.of
+        self.share_of = (shares or _Shares(tree)).of
         self.preemptor = preemptor
         self.ancestors: set[str] = set()
         parent = preemptor.parent
@@ -288,7 +290,7 @@ class _Search:
     def first(self, candidates: Sequence[VictimCandidate], strategy: str, within_nominal: bool
               ) -> tuple[bool, list[VictimCandidate]]:
         passes = _STRATEGIES[strategy]
-        ordering = _Ordering(self.tree, self.node, candidates, self.shares)
+        ordering = TargetQueueOrdering(self.tree, self.node, candidates, self.shares)
         retry: list[VictimCandidate] = []
         for name in ordering.targets():
             if name == self.node.name:
@@ -323,7 +325,7 @@ class _Search:
         return False, retry
 
     def second(self, retry: Sequence[VictimCandidate]) -> bool:
-        ordering = _Ordering(self.tree, self.node, retry, self.shares)
+        ordering = TargetQueueOrdering(self.tree, self.node, retry, self.shares)
         for name in ordering.targets():
             preemptor_new, target_old = ordering.shares(name)
             candidate = ordering.pop(name)
