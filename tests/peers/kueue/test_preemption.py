@@ -18,6 +18,10 @@ Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
   left out of ``wantWorkloads`` (they are asserted as not preempted).
 * ``TestCandidatesOrdering``: Kueue's CandidatesOrdering on the same cases.
 * ``TestPreemptionMessage``: the message's wording with missing parts.
+
+And ``pkg/scheduler/preemption/common/preemption_policy_test.go``,
+``TestSatisfiesPreemptionPolicy``: the policies' priority and creation-time rules
+(the PriorityBoost cases skipped: alpha gate, not modelled).
 * ``TestPreemptionWhenWorkloadModifiedConcurrently``, ``TestIssuePreemptionsCountsFailures``,
   ``TestIssuePreemptionsSkipsDuplicate``, ``TestPriorityInfo``: skipped, each with
   its reason (API-server patch conflicts and preemption expectations; the
@@ -48,6 +52,7 @@ from tests.peers.kueue.builders import (
 )
 
 from dralab.queueing.kueue import messages
+from dralab.queueing.kueue.preemption import satisfies_preemption_policy
 from dralab.queueing.kueue.preemption_sim import VictimCandidate
 
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -3238,3 +3243,39 @@ PRIORITY_INFO_CASES = [
 def test_priority_info(name: str) -> None:
     pytest.skip("priorityInfo reports the PriorityBoost split of the effective priority "
                 "(alpha gate, off by default) for events; dralab keeps one priority per workload")
+
+
+# TestSatisfiesPreemptionPolicy (pkg/scheduler/preemption/common/preemption_policy_test.go):
+# (preemptor priority, creation), (candidate priority, creation), policy, want; a
+# string is the reason a case is skipped. Creation times in minutes after now.
+_BOOST = "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled"
+POLICY_CASES: dict[str, tuple[tuple[int, float], tuple[int, float], str, bool] | str] = {
+    "LowerPriority: preemptor has higher priority": ((10, 0), (5, 0), "LowerPriority", True),
+    "LowerPriority: preemptor has same priority": ((10, 0), (10, 0), "LowerPriority", False),
+    "LowerOrNewerEqualPriority: preemptor has same priority, same timestamp":
+        ((10, 0), (10, 0), "LowerOrNewerEqualPriority", False),
+    "LowerOrNewerEqualPriority: preemptor has same priority, newer timestamp (within 5min buffer)":
+        ((10, 1), (10, 0), "LowerOrNewerEqualPriority", False),
+    "LowerOrNewerEqualPriority: preemptor has same priority, older timestamp (within 5min buffer)":
+        ((10, 0), (10, 1), "LowerOrNewerEqualPriority", True),
+    "PreemptionPolicyAny": ((10, 0), (10, 6), "Any", True),
+    "PreemptionPolicyNever": ((10, 0), (10, 6), "Never", False),
+    "LowerPriority: boost makes low-priority immune to medium-priority preemption": _BOOST,
+    "LowerPriority: boost on preemptor enables preemption of higher raw priority": _BOOST,
+    "LowerOrNewerEqualPriority: boost equalizes priorities, older preemptor can preempt newer candidate": _BOOST,
+    "LowerOrNewerEqualPriority: equal effective priority, newer preemptor cannot preempt older candidate": _BOOST,
+    "Any: always satisfies regardless of priority or boost": _BOOST,
+}
+
+
+@pytest.mark.parametrize("name", list(POLICY_CASES), ids=list(POLICY_CASES))
+def test_satisfies_preemption_policy(name: str) -> None:
+    case = POLICY_CASES[name]
+    if isinstance(case, str):
+        pytest.skip(case)
+    (preemptor_priority, preemptor_minute), (candidate_priority, candidate_minute), policy, want = case
+    preemptor = make_workload("preemptor", "default").priority(preemptor_priority) \
+        .creation(at(60 * preemptor_minute)).spec(None)
+    candidate = make_workload("candidate", "default").priority(candidate_priority) \
+        .creation(at(60 * candidate_minute)).spec(None)
+    assert satisfies_preemption_policy(policy, candidate, preemptor) is want

@@ -70,6 +70,7 @@ __all__ = [
     "PreemptionTarget",
     "VictimPlacement",
     "find_targets",
+    "satisfies_preemption_policy",
 ]
 
 FairStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
@@ -84,7 +85,8 @@ class PreemptionTarget:
     reason: str
 
 
-def _policy_allows(policy: str, candidate: WorkloadSpec, preemptor: WorkloadSpec) -> bool:
+def satisfies_preemption_policy(policy: str, candidate: WorkloadSpec,
+                                preemptor: WorkloadSpec) -> bool:
     """Kueue's SatisfiesPreemptionPolicy."""
     if candidate.priority < preemptor.priority:
         return policy in ("LowerPriority", "LowerOrNewerEqualPriority", "Any")
@@ -128,7 +130,8 @@ class _Context:
                         continue
                     seen.add(key)
                     other = self.workloads.get(key)
-                    if other is not None and _policy_allows(policy, other, self.preemptor):
+                    if other is not None and satisfies_preemption_policy(
+                            policy, other, self.preemptor):
                         yield key, other
 
     def candidate(self, key: str, other: WorkloadSpec, cluster_queue: str, reason: str,
