@@ -53,7 +53,7 @@ from .groups import (
     pool_sizes,
 )
 from .limits import ScaleUpBudget
-from .scaledown import UnneededNodes, has_pods_to_move, unneeded_nodes
+from .scaledown import UnneededNodes, crop_to_budget, has_pods_to_move, unneeded_nodes
 from .units import (
     PodUnit,
     is_daemon_pod,
@@ -110,6 +110,11 @@ class AutoscalerOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     blocking_system_pod_disruption_timeout: float = 3600.0
+    # --max-scale-down-parallelism and --max-drain-parallelism: how many nodes a loop
+    # deletes at once (empty ones first), of them how many need a drain; the former
+    # also bounds how many unneeded nodes a loop looks for.
+    max_scale_down_parallelism: int = 10
+    max_drain_parallelism: int = 1
     seed: int = 0
     # --max-nodes-per-scaleup: the estimation limiter's cap on one scale-up (0: none).
     max_nodes_per_scale_up: int = MAX_NODES_PER_SCALE_UP
@@ -541,8 +546,10 @@ class ClusterAutoscaler:
                     opts.node_deletion_candidate_ttl)
                 for item in tracker.as_list():
                     item.since -= opts.clock_epoch
+        limit = tracker.limit(now, opts.max_scale_down_parallelism,
+                              opts.scale_down_unneeded_time)
         found, kept = unneeded_nodes(self.scheduler, groups, opts, now, self._utilization,
-                                     wall)
+                                     wall, limit)
         tracker.update(((cluster.nodes[d.node].node, not has_pods_to_move(self.scheduler, d.node))
                         for d in found), now)
         since = {item.name: item.since for item in tracker.as_list()}
@@ -560,6 +567,9 @@ class ClusterAutoscaler:
             now, sizes, {name: group.min_size for name, group in groups.items()},
             minimums={"cores": opts.cores_total[0], "memory": opts.memory_total[0]},
             cluster_nodes=(i.node for i in cluster.nodes.values()))
+        # CA's budgets: this many deletions at once, empty nodes first.
+        empty, drain = crop_to_budget(empty, drain, opts.max_scale_down_parallelism,
+                                      opts.max_drain_parallelism)
         removable = set(empty) | set(drain)
         kept += [u for u in waiting
                  if u.reason not in ("NotUnneededLongEnough", "NotUnreadyLongEnough")]

@@ -43,7 +43,8 @@ from .units import is_movable
 from .utilization import AllocatedDevices, PoolCache, is_daemonset_pod, is_mirror_pod
 
 __all__ = ["DELETION_CANDIDATE_TAINT", "ScaleDownOptions", "UnneededNode", "UnneededNodes",
-           "has_pods_to_move", "move_pods", "node_cores_memory", "simulate_node_removal",
+           "categorize_nodes", "crop_to_budget", "has_pods_to_move", "inject_recent_evictions",
+           "is_static_pod", "move_pods", "node_cores_memory", "simulate_node_removal",
            "unneeded_nodes"]
 
 # CA's soft taint on the nodes it found unneeded (its value: the unix time it was set).
@@ -183,12 +184,13 @@ def node_cores_memory(node: Node) -> tuple[int, int]:
 
 def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
                    options: ScaleDownOptions, now: float = 0.0,
-                   cache: PoolCache | None = None, wall_time: float | None = None
-                   ) -> tuple[list[ScaleDown], list[Unremovable]]:
+                   cache: PoolCache | None = None, wall_time: float | None = None,
+                   limit: int | None = None) -> tuple[list[ScaleDown], list[Unremovable]]:
     """The nodes that could go now, and the nodes of autoscaled pools kept with the
     reason (see the module docstring); the cluster is left as it was. ``now``: the
     loop's clock (``ScaleDown.since``); ``wall_time``: unix seconds, None without a
-    wall clock. ``cache``: pool utilisations kept across calls."""
+    wall clock. ``cache``: pool utilisations kept across calls. ``limit``: CA's
+    unneeded-nodes limit (``UnneededNodes.limit``)."""
     cluster = scheduler.cluster
     sizes: dict[str, int] = {}
     cores = memory = 0
@@ -243,7 +245,7 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
     scheduler.fork()
     try:
         removable, refused = categorize_nodes(scheduler, found.unneeded, cluster.node_names(),
-                                              rules, ctx, admit, removed)
+                                              rules, ctx, admit, removed, limit)
     finally:
         scheduler.revert()
     gone = {name for name, _ in removable}
@@ -301,17 +303,21 @@ def inject_recent_evictions(scheduler: Scheduler, pods: Sequence[Pod],
 def categorize_nodes(scheduler: Scheduler, candidates: Sequence[str],
                      destinations: Collection[str], rules: Sequence[DrainRule],
                      ctx: DrainContext, admit: Callable[[str], Unremovable | None] | None = None,
-                     removed: Callable[[str], None] | None = None,
+                     removed: Callable[[str], None] | None = None, limit: int | None = None,
                      ) -> tuple[list[tuple[str, list[str]]], list[Unremovable]]:
     """CA's ``Planner.categorizeNodes`` after eligibility, on the caller's fork: each
     candidate's removal simulated in order and kept when it succeeds (its pods stay
     moved, it leaves the cluster and the destinations). ``admit``: a check before a
     candidate is simulated (None: go ahead); ``removed``: told of each node that can
-    go. Returns the removable nodes with the pods they move, and the unremovable ones."""
+    go; ``limit``: no more candidates are simulated once this many can go (CA's
+    unneeded-nodes limit; the rest are neither). Returns the removable nodes with the
+    pods they move, and the unremovable ones."""
     targets = set(destinations)
     removable: list[tuple[str, list[str]]] = []
     kept: list[Unremovable] = []
     for name in candidates:
+        if limit is not None and len(removable) >= limit:
+            break
         refused = admit(name) if admit is not None else None
         if refused is not None:
             kept.append(refused)
@@ -366,6 +372,23 @@ class UnneededNodes:
         self._removal_time = removal_time
         self._group_of = group_of
         self._by_name: dict[str, UnneededNode] = {}
+        self._latest: float | None = None
+        self.min_interval: float | None = None  # the shortest time between two loops
+
+    def limit(self, now: float, parallelism: int, unneeded_time: float) -> int:
+        """CA's planner ``unneededNodesLimit`` for the loop at ``now`` (which it records):
+        the unneeded nodes so far plus twice --max-scale-down-parallelism, and at most
+        as many as could be deleted over the unneeded time at this loop rate."""
+        if self.min_interval is None:
+            self.min_interval = unneeded_time if unneeded_time > 0 else 1e-9
+        if self._latest is not None and now - self._latest < self.min_interval:
+            self.min_interval = now - self._latest
+        self._latest = now
+        loop = max(self.min_interval, 1e-9)
+        extra = parallelism
+        wait = max(unneeded_time, loop)
+        return min(len(self._by_name) + parallelism + extra,
+                   parallelism * int(wait / loop) + extra)
 
     def _threshold(self, node: Node) -> float | None:
         group = self._group_of(node)
@@ -485,3 +508,16 @@ class UnneededNodes:
             totals[key] -= usage[key]
         sizes[group] = size - 1
         return None
+
+
+def crop_to_budget(empty: Sequence[str], drain: Sequence[str], parallelism: int,
+                   drain_parallelism: int, empty_in_progress: int = 0,
+                   drain_in_progress: int = 0) -> tuple[list[str], list[str]]:
+    """CA's scale-down budgets (``budgets.CropNodes``, groups that scale one node at a
+    time): at most --max-scale-down-parallelism deletions at once, empty nodes first,
+    of them at most --max-drain-parallelism nodes that need a drain."""
+    budget = max(0, parallelism - empty_in_progress - drain_in_progress)
+    drain_budget = max(0, drain_parallelism - drain_in_progress)
+    empty_kept = list(empty[:budget])
+    budget -= len(empty_kept)
+    return empty_kept, list(drain[:min(budget, drain_budget)])

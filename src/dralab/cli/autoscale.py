@@ -132,6 +132,11 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
 @click.option("--blocking-system-pod-distruption-timeout", type=GoDuration(), default="1h",
               show_default=True, help="After this, kube-system pods no longer keep their "
               "node (CA's flag name, spelling included).")
+@click.option("--max-scale-down-parallelism", type=click.IntRange(min=0), default=10,
+              show_default=True, help="Most nodes deleted at once (empty ones first); "
+              "also bounds how many unneeded nodes a loop looks for.")
+@click.option("--max-drain-parallelism", type=click.IntRange(min=0), default=1,
+              show_default=True, help="Of those, most nodes that need a drain.")
 @click.option("--max-nodes-total", type=click.IntRange(min=0), default=0, show_default=True,
               help="Most nodes in all node groups together (0: no limit).")
 @click.option("--cores-total", type=MinMax(), default="0:320000", show_default=True,
@@ -149,7 +154,9 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   ignore_mirror_pods_utilization: bool, skip_nodes_with_system_pods: bool,
                   skip_nodes_with_local_storage: bool,
                   skip_nodes_with_custom_controller_pods: bool,
-                  blocking_system_pod_distruption_timeout: float, max_nodes_total: int,
+                  blocking_system_pod_distruption_timeout: float,
+                  max_scale_down_parallelism: int, max_drain_parallelism: int,
+                  max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
                   output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
@@ -195,6 +202,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         skip_nodes_with_local_storage=skip_nodes_with_local_storage,
         skip_nodes_with_custom_controller_pods=skip_nodes_with_custom_controller_pods,
         blocking_system_pod_disruption_timeout=blocking_system_pod_distruption_timeout,
+        max_scale_down_parallelism=max_scale_down_parallelism,
+        max_drain_parallelism=max_drain_parallelism,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options)

@@ -164,3 +164,17 @@ def test_drainability_rules_keep_nodes_as_cas_flags_say(tmp_path: Path) -> None:
                      "--skip-nodes-with-system-pods=false",
                      "--skip-nodes-with-custom-controller-pods=false")
     assert [d["node"] for d in doc["scaleDown"]] == ["ng-01", "ng-02", "ng-03"]
+
+
+def test_a_loop_looks_for_at_most_twice_the_scale_down_parallelism(tmp_path: Path) -> None:
+    # CA's planner (unneededNodesLimit): a first loop finds at most
+    # 2 x --max-scale-down-parallelism unneeded nodes; the rest wait for later loops.
+    many = {**FLEET, "spec": {"pools": [FLEET["spec"]["pools"][0],
+                                        {**FLEET["spec"]["pools"][1],
+                                         "autoscaling": {"min": 0, "max": 30}}]}}
+    docs = [many, *[_ng_node(f"ng-{i:02d}") for i in range(25)]]
+    _, doc, _ = _run(tmp_path, docs)
+    assert len(doc["scaleDown"]) == 20
+    _, doc, _ = _run(tmp_path, docs, "--max-scale-down-parallelism", "3")
+    assert [d["node"] for d in doc["scaleDown"]] == ["ng-00", "ng-01", "ng-02", "ng-03",
+                                                     "ng-04", "ng-05"]
