@@ -57,6 +57,7 @@ from dralab.queueing.model import (
     PodSetRequest,
     PreemptionPolicy,
     QueueingState,
+    ResourceGroup,
     WorkloadSpec,
 )
 
@@ -119,11 +120,13 @@ class Wl:
     pod_sets: tuple[PodSetRequest, ...]
     priority: int = 0
     admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None
+    created: float | None = None   # Creation(now + seconds); None: its place in the list
 
 
 def wl(key: str, queue: str, *pod_sets: PodSetRequest, priority: int = 0,
-       admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None) -> Wl:
-    return Wl(key, queue, pod_sets, priority, admitted)
+       admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None,
+       created: float | None = None) -> Wl:
+    return Wl(key, queue, pod_sets, priority, admitted, created)
 
 
 def main(cpu: str, count: int = 1, **more: str) -> PodSetRequest:
@@ -172,7 +175,8 @@ def build_state(case: Case) -> QueueingState:
                           local_queues={**BASE_LOCAL_QUEUES, **case.local_queues})
     for index, w in enumerate(case.workloads):
         # Upstream's workloads share one creation time; list order breaks the tie.
-        state.workloads[w.key] = WorkloadSpec(w.key, w.queue, None, w.priority, float(index),
+        created = float(index) if w.created is None else w.created
+        state.workloads[w.key] = WorkloadSpec(w.key, w.queue, None, w.priority, created,
                                               w.pod_sets)
         if w.admitted is not None:
             state.admitted[w.key] = _admission(*w.admitted)
@@ -1014,7 +1018,134 @@ WANT_REASONS: dict[str, dict[str, str]] = {
 }
 
 
+def _fs(name: str, *groups: ResourceGroup, cohort: str, **kwargs: object) -> ClusterQueueSpec:
+    return cq(name, *groups, cohort=cohort, **kwargs)  # type: ignore[arg-type]
+
+
+def cpu_wl(key: str, queue: str, cpu: str, count: int = 1, pod_set: str = "one",
+           flavor: str | None = None, cq_name: str | None = None, priority: int = 0,
+           created: float | None = None) -> Wl:
+    """A workload of ``count`` pods of ``cpu`` each; holding quota in ``cq_name`` on
+    ``flavor`` when both are given."""
+    total = str(milli(cpu) * count // 1000)
+    admitted = adm(cq_name, psa(pod_set, count, cpu=(flavor, total))) \
+        if cq_name is not None and flavor is not None else None
+    return wl(key, queue, ps(pod_set, count, {"cpu": cpu}), priority=priority,
+              admitted=admitted, created=created)
+
+
+FS_FILE = "pkg/scheduler/scheduler_fs_test.go"
+NO_LONGER = "Workload no longer fits after processing another workload"
+FS_CASES = [
+    Case("with fair sharing: schedule workload with lowest share first",
+         workloads=(cpu_wl("eng-alpha/all_nominal", "main", "1", 50, flavor="on-demand",
+                           cq_name="eng-alpha"),
+                    cpu_wl("eng-beta/borrowing", "main", "1", 55, flavor="on-demand",
+                           cq_name="eng-beta"),
+                    cpu_wl("eng-beta/older_new", "main", "1", 1, created=-60),
+                    cpu_wl("eng-alpha/new", "main", "1", 5, created=0)),
+         cluster_queues=(cq("eng-shared", group(fq("on-demand", cpu=("10", "0"))), cohort="eng"),),
+         fair_sharing=True,
+         want_admitted={"eng-alpha/new": adm("eng-alpha", psa("one", 5, cpu=("on-demand", "5")))},
+         want_pending={"eng-beta/older_new": NO_LONGER},
+         want_left={"eng-beta": ("eng-beta/older_new",)}),
+    Case("with fair sharing: nominal-first ordering admits workload fitting within nominal "
+         "despite higher CQ DRS",
+         workloads=(cpu_wl("eng-alpha/spot-heavy", "fs-nom", "1", 80, flavor="spot",
+                           cq_name="fs-nom-a"),
+                    cpu_wl("eng-beta/light-usage", "fs-nom", "1", 5, flavor="on-demand",
+                           cq_name="fs-nom-b"),
+                    cpu_wl("eng-beta/borrow-wl", "fs-nom", "1", 15, created=-60),
+                    cpu_wl("eng-alpha/nom-wl", "fs-nom", "1", 45, created=0)),
+         cluster_queues=(
+             cq("fs-nom-a", group(fq("on-demand", cpu=("50", "0"))),
+                group(fq("spot", cpu=("50", "50"))), cohort="fs-nom"),
+             cq("fs-nom-b", group(fq("on-demand", cpu=("10", "50"))),
+                group(fq("spot", cpu=("50", "0"))), cohort="fs-nom")),
+         local_queues={"eng-alpha/fs-nom": "fs-nom-a", "eng-beta/fs-nom": "fs-nom-b"},
+         fair_sharing=True,
+         want_admitted={"eng-alpha/nom-wl": adm("fs-nom-a",
+                                                psa("one", 45, cpu=("on-demand", "45")))},
+         want_pending={"eng-beta/borrow-wl": NO_LONGER},
+         want_left={"fs-nom-b": ("eng-beta/borrow-wl",)}),
+    *(Case(name,
+           workloads=(cpu_wl("eng-alpha/c0", "lq-c", "10", flavor="on-demand", cq_name="cq-c"),
+                      cpu_wl("eng-alpha/wl-a", "lq-a", "5"),
+                      cpu_wl("eng-alpha/wl-b", "lq-b", "5")),
+           cluster_queues=(cq("cq-a", group(fq("on-demand", cpu="0")), cohort=a_parent),
+                           cq("cq-b", group(fq("on-demand", cpu="5")), cohort="Cohort-B"),
+                           cq("cq-c", group(fq("on-demand", cpu="0")), cohort="Cohort-B")),
+           cohorts=cohorts,
+           local_queues={"eng-alpha/lq-a": "cq-a", "eng-alpha/lq-b": "cq-b",
+                         "eng-alpha/lq-c": "cq-c"},
+           fair_sharing=True,
+           want_admitted={"eng-alpha/wl-a": adm("cq-a", psa("one", cpu=("on-demand", "5")))},
+           want_pending={"eng-alpha/wl-b": NO_LONGER},
+           want_left={"cq-b": ("eng-alpha/wl-b",)})
+      for name, a_parent, cohorts in (
+          ("with fair sharing: hierarchical nominal-first prefers non-borrowing subtree",
+           "Cohort-A",
+           (CohortSpec("root"),
+            CohortSpec("Cohort-A", "root", (group(fq("on-demand", cpu="10")),)),
+            CohortSpec("Cohort-B", "root"))),
+          ("with fair sharing: hierarchical nominal-first with deeper nesting", "SUB-A",
+           (CohortSpec("root"), CohortSpec("Cohort-A", "root"),
+            CohortSpec("SUB-A", "Cohort-A", (group(fq("on-demand", cpu="10")),)),
+            CohortSpec("Cohort-B", "root"))))),
+    Case("with fair sharing: hierarchical nominal-first with mixed CQ and cohort quotas",
+         workloads=(cpu_wl("eng-alpha/a2-admitted", "lq-a2", "6", flavor="on-demand",
+                           cq_name="cq-a2"),
+                    cpu_wl("eng-alpha/c-admitted", "lq-c", "20", flavor="on-demand",
+                           cq_name="cq-c"),
+                    cpu_wl("eng-alpha/wl-a1", "lq-a1", "7"),
+                    cpu_wl("eng-alpha/wl-b", "lq-b", "4")),
+         cluster_queues=(cq("cq-a1", group(fq("on-demand", cpu="5")), cohort="Cohort-A"),
+                         cq("cq-a2", group(fq("on-demand", cpu="3")), cohort="Cohort-A"),
+                         cq("cq-b", group(fq("on-demand", cpu="5")), cohort="Cohort-B"),
+                         cq("cq-c", group(fq("on-demand", cpu="3")), cohort="Cohort-B")),
+         cohorts=(CohortSpec("root"),
+                  CohortSpec("Cohort-A", "root", (group(fq("on-demand", cpu="10")),)),
+                  CohortSpec("Cohort-B", "root", (group(fq("on-demand", cpu="10")),))),
+         local_queues={"eng-alpha/lq-a1": "cq-a1", "eng-alpha/lq-a2": "cq-a2",
+                       "eng-alpha/lq-b": "cq-b", "eng-alpha/lq-c": "cq-c"},
+         fair_sharing=True,
+         want_admitted={"eng-alpha/wl-a1": adm("cq-a1", psa("one", cpu=("on-demand", "7")))},
+         want_pending={"eng-alpha/wl-b": NO_LONGER},
+         want_left={"cq-b": ("eng-alpha/wl-b",)}),
+    Case("with fair sharing: hierarchical nominal-first per-flavor ignores cross-flavor borrowing",
+         workloads=(cpu_wl("eng-alpha/spot-admitted", "lq-a", "5", flavor="spot",
+                           cq_name="cq-a"),
+                    cpu_wl("eng-alpha/od-admitted", "lq-b", "8", flavor="on-demand",
+                           cq_name="cq-b"),
+                    cpu_wl("eng-alpha/wl-a", "lq-a", "4"),
+                    cpu_wl("eng-alpha/wl-b", "lq-b", "4")),
+         cluster_queues=(cq("cq-a", group(fq("on-demand", cpu="0"), fq("spot", cpu="0")),
+                            cohort="Cohort-A"),
+                         cq("cq-b", group(fq("on-demand", cpu="5"), fq("spot", cpu="0")),
+                            cohort="Cohort-B")),
+         cohorts=(CohortSpec("root"),
+                  CohortSpec("Cohort-A", "root", (group(fq("on-demand", cpu="10")),)),
+                  CohortSpec("Cohort-B", "root", (group(fq("spot", cpu="10")),))),
+         local_queues={"eng-alpha/lq-a": "cq-a", "eng-alpha/lq-b": "cq-b"},
+         fair_sharing=True,
+         want_admitted={"eng-alpha/wl-a": adm("cq-a", psa("one", cpu=("on-demand", "4")))},
+         want_pending={"eng-alpha/wl-b": NO_LONGER},
+         want_left={"cq-b": ("eng-alpha/wl-b",)}),
+]
+
 # -- more cases above this line --------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", FS_CASES, ids=[c.name for c in FS_CASES])
+def test_schedule_for_fair_sharing(case: Case) -> None:
+    """TestScheduleForFairSharing: kubernetes-sigs/kueue ff69552e, FS_FILE, case ``case.name``."""
+    if case.skip:
+        pytest.skip(case.skip)
+    if case.xfail:
+        with pytest.raises(AssertionError):
+            run_cycle(case)
+        pytest.xfail(case.xfail)
+    run_cycle(case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

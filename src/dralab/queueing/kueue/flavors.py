@@ -390,7 +390,11 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     a LeaderWorkerSet's leader and workers) get their flavors together, for the sum of
     their requests; each keeps the flavors of the resources it asks for."""
     assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing)
-    group_of = {resource: group for group in spec.resource_groups for resource in group.covered}
+    group_of: dict[str, ResourceGroup] = {}
+    for resource_group in spec.resource_groups:
+        for resource in resource_group.covered:
+            # Kueue's RGByResource: the first group that covers the resource.
+            group_of.setdefault(resource, resource_group)
     counts_pods = "pods" in group_of
     taken: dict[FlavorResource, int] = {}
     outcomes: list[PodSetOutcome] = []

@@ -26,7 +26,7 @@ also evicts its admitted workloads (reason ``ClusterQueueStopped``).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,7 +77,6 @@ class _Entry:
     workload: WorkloadSpec
     cluster_queue: str
     assignment: WorkloadAssignment
-    share: float = 0.0
     # Kueue's preemption targets, chosen at nomination against the cycle's start
     # (quota-only admission; with the placement check they are chosen in the loop).
     targets: list[PreemptionTarget] | None = None
@@ -89,6 +88,93 @@ def classic_order_key(borrowing: int, priority: int, created: float, key: str
     classical iterator, PrioritySortingWithinCohort on): lower borrowing level first,
     then higher priority, then older; the key breaks the remaining ties."""
     return borrowing, -priority, created, key
+
+
+def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree) -> Iterator[_Entry]:
+    """Kueue's fair-sharing iterator: the cycle's entries one at a time, each chosen
+    when the ones before it have been processed (their admissions change the shares).
+
+    A ClusterQueue without a cohort comes as it is; otherwise a tournament runs over
+    its whole cohort tree: at each cohort, among the winners of its child cohorts and
+    the entries of its child ClusterQueues, the one whose child node (with the entry's
+    usage added) does not borrow on a resource the entry asks for wins first
+    (FairSharingPrioritizeNonBorrowing), then the lower dominant resource share of that
+    child node, then the higher priority, then the older; the key breaks ties."""
+    remaining = {entry.cluster_queue: entry for entry in entries}
+    while remaining:
+        name = min(remaining)
+        node = tree.cluster_queues[name]
+        if node.parent is None:
+            yield remaining.pop(name)
+            continue
+        root = node.root()
+        views = {q: _FairView(e, tree) for q, e in remaining.items()
+                 if tree.cluster_queues[q].root() is root}
+        winner = _tournament(root, views)
+        assert winner is not None
+        del remaining[winner.cluster_queue]
+        yield winner
+
+
+class _FairView:
+    """One entry as the tournament sees it: per ancestor cohort, the share of the
+    child node on the path (with the entry's usage added) and the (flavor, resource)s
+    that node then borrows."""
+
+    __slots__ = ("at", "entry", "requested")
+
+    def __init__(self, entry: _Entry, tree: QuotaTree) -> None:
+        self.entry = entry
+        usage = entry.assignment.usage
+        self.requested = frozenset(fr for fr, amount in usage.items() if amount > 0)
+        self.at: dict[int, tuple[float, frozenset[FlavorResource]]] = {}
+        tree.add_usage(entry.cluster_queue, usage, 1)
+        try:
+            node: QuotaNode | None = tree.cluster_queues[entry.cluster_queue]
+            while node is not None and node.parent is not None:
+                borrowed = frozenset(fr for fr, quota in node.subtree.items()
+                                     if node.usage.get(fr, 0) > quota)
+                self.at[id(node.parent)] = (tree.share(node), borrowed)
+                node = node.parent
+        finally:
+            tree.add_usage(entry.cluster_queue, usage, -1)
+
+    def before(self, other: _FairView, cohort: QuotaNode) -> bool:
+        mine, theirs = self.at[id(cohort)], other.at[id(cohort)]
+        borrows = bool(mine[1] & self.requested)
+        other_borrows = bool(theirs[1] & other.requested)
+        if borrows != other_borrows:
+            return not borrows
+        if mine[0] != theirs[0]:
+            return mine[0] < theirs[0]
+        a, b = self.entry.workload, other.entry.workload
+        if a.priority != b.priority:
+            return a.priority > b.priority
+        return (a.created, self.entry.key) < (b.created, other.entry.key)
+
+
+def _tournament(root: QuotaNode, views: Mapping[str, _FairView]) -> _Entry | None:
+    """The winner of ``root``'s cohort tree (a loop over the cohorts, deepest first)."""
+    order: list[QuotaNode] = []
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        order.append(current)
+        stack.extend(c for c in current.children if c.is_cohort)
+    winners: dict[int, _FairView] = {}
+    for cohort in reversed(order):
+        candidates = [winners[id(c)] for c in cohort.children if c.is_cohort and id(c) in winners]
+        candidates += [views[c.name] for c in cohort.children
+                       if not c.is_cohort and c.name in views]
+        if not candidates:
+            continue
+        best = candidates[0]
+        for challenger in candidates[1:]:
+            if challenger.before(best, cohort):
+                best = challenger
+        winners[id(cohort)] = best
+    won = winners.get(id(root))
+    return won.entry if won is not None else None
 
 
 class _ClusterQueueQueue:
@@ -366,15 +452,14 @@ class KueuePolicy:
                 # for the whole workload either.
                 entry.targets = [] if entry.assignment.worst == PreemptionMode.NO_CANDIDATES \
                     else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
+        ordered: Iterable[_Entry]
         if self.fair_sharing:
-            for entry in entries:
-                entry.share = tree.share(tree.cluster_queues[entry.cluster_queue],
-                                         entry.assignment.usage)
-            entries.sort(key=lambda e: (e.share, -e.workload.priority, e.workload.created, e.key))
+            ordered = fair_sharing_order(entries, tree)
         else:
             entries.sort(key=lambda e: classic_order_key(
                 e.assignment.borrowing, e.workload.priority, e.workload.created, e.key))
-        for entry in entries:
+            ordered = entries
+        for entry in ordered:
             spec = state.cluster_queues[entry.cluster_queue]
             assignment = entry.assignment
             if assignment.mode == AssignMode.NO_FIT:
