@@ -1133,6 +1133,78 @@ FS_CASES = [
          want_left={"cq-b": ("eng-alpha/wl-b",)}),
 ]
 
+def _zero(*names: str, cohort: str, weight: float = 1.0,
+          policy: PreemptionPolicy | None = None) -> tuple[ClusterQueueSpec, ...]:
+    """ClusterQueues with no on-demand quota of their own in ``cohort``."""
+    return tuple(cq(n, group(fq("on-demand", cpu="0")), cohort=cohort, weight=weight,
+                    policy=policy) for n in names)
+
+
+def _cohort_a(cpu: str, *more: CohortSpec) -> tuple[CohortSpec, ...]:
+    return (CohortSpec("A", None, (group(fq("on-demand", cpu=cpu)),)), *more)
+
+
+def _lqs(*names: str) -> dict[str, str]:
+    return {f"eng-alpha/lq-{n}": n for n in names}
+
+
+_ANY_NEVER = preemption(reclaim="Any", within="Never")
+
+FS_CASES += [
+    Case("hierarchical fair sharing schedule workload which wins tournament",
+         workloads=(cpu_wl("eng-alpha/d0", "lq-d", "10", flavor="on-demand", cq_name="d"),
+                    cpu_wl("eng-alpha/e0", "lq-e", "20", flavor="on-demand", cq_name="e"),
+                    cpu_wl("eng-alpha/g0", "lq-g", "100", flavor="on-demand", cq_name="g"),
+                    cpu_wl("eng-alpha/d1", "lq-d", "70"), cpu_wl("eng-alpha/e1", "lq-e", "61"),
+                    cpu_wl("eng-alpha/f1", "lq-f", "1"), cpu_wl("eng-alpha/g1", "lq-g", "1")),
+         cluster_queues=(*_zero("d", "e", cohort="B"), *_zero("f", "g", cohort="C")),
+         cohorts=_cohort_a("200", CohortSpec("B", "A"), CohortSpec("C", "A")),
+         local_queues=_lqs("d", "e", "f", "g"), fair_sharing=True,
+         want_admitted={"eng-alpha/d1": adm("d", psa("one", cpu=("on-demand", "70")))},
+         want_pending={k: NO_LONGER for k in ("eng-alpha/e1", "eng-alpha/f1", "eng-alpha/g1")},
+         want_left={"e": ("eng-alpha/e1",), "f": ("eng-alpha/f1",), "g": ("eng-alpha/g1",)}),
+    Case("fair sharing schedule workload with lowest drf after admission",
+         workloads=(cpu_wl("eng-alpha/b0", "lq-b", "10", flavor="on-demand", cq_name="b"),
+                    cpu_wl("eng-alpha/b1", "lq-b", "50"), cpu_wl("eng-alpha/c1", "lq-c", "75")),
+         cluster_queues=_zero("b", "c", cohort="A"), cohorts=_cohort_a("100"),
+         local_queues=_lqs("b", "c"), fair_sharing=True,
+         want_admitted={"eng-alpha/b1": adm("b", psa("one", cpu=("on-demand", "50")))},
+         want_pending={"eng-alpha/c1": NO_LONGER}, want_left={"c": ("eng-alpha/c1",)}),
+    *(Case(f"fair sharing two queues with {label} schedules workload which borrows less",
+           workloads=(cpu_wl("eng-alpha/b0", "lq-b", "4", flavor="on-demand", cq_name="b"),
+                      cpu_wl("eng-alpha/b1", "lq-b", "4", priority=9001),
+                      cpu_wl("eng-alpha/c1", "lq-c", "4", priority=0)),
+           cluster_queues=_zero("b", "c", cohort="A", weight=weight, policy=_ANY_NEVER),
+           cohorts=_cohort_a("8"), local_queues=_lqs("b", "c"), fair_sharing=True,
+           want_admitted={"eng-alpha/c1": adm("c", psa("one", cpu=("on-demand", "4")))},
+           want_pending={"eng-alpha/b1": NO_LONGER}, want_left={"b": ("eng-alpha/b1",)})
+      for label, weight in (("weight 0", 0.0), ("high weight", 123456789.0))),
+    Case("fair sharing schedule singleton cqs and cq without cohort",
+         workloads=(cpu_wl("eng-alpha/a1", "lq-a", "10"), cpu_wl("eng-alpha/b1", "lq-b", "10"),
+                    cpu_wl("eng-alpha/c1", "lq-c", "10")),
+         cluster_queues=(*_zero("a", cohort="A"),
+                         cq("b", group(fq("on-demand", cpu="10")), cohort="B"),
+                         cq("c", group(fq("on-demand", cpu="10")))),
+         cohorts=_cohort_a("10", CohortSpec("B")), local_queues=_lqs("a", "b", "c"),
+         fair_sharing=True,
+         want_admitted={f"eng-alpha/{n}1": adm(n, psa("one", cpu=("on-demand", "10")))
+                        for n in "abc"}),
+    Case("fair sharing schedule highest priority first",
+         workloads=(cpu_wl("eng-alpha/b1", "lq-b", "10", priority=99),
+                    cpu_wl("eng-alpha/c1", "lq-c", "10", priority=101)),
+         cluster_queues=_zero("b", "c", cohort="A"), cohorts=_cohort_a("10", CohortSpec("B")),
+         local_queues=_lqs("b", "c"), fair_sharing=True,
+         want_admitted={"eng-alpha/c1": adm("c", psa("one", cpu=("on-demand", "10")))},
+         want_pending={"eng-alpha/b1": NO_LONGER}, want_left={"b": ("eng-alpha/b1",)}),
+    Case("fair sharing schedule earliest timestamp first",
+         workloads=(cpu_wl("eng-alpha/b1", "lq-b", "10", priority=101, created=1),
+                    cpu_wl("eng-alpha/c1", "lq-c", "10", priority=101, created=0)),
+         cluster_queues=_zero("b", "c", cohort="A"), cohorts=_cohort_a("10", CohortSpec("B")),
+         local_queues=_lqs("b", "c"), fair_sharing=True,
+         want_admitted={"eng-alpha/c1": adm("c", psa("one", cpu=("on-demand", "10")))},
+         want_pending={"eng-alpha/b1": NO_LONGER}, want_left={"b": ("eng-alpha/b1",)}),
+]
+
 # -- more cases above this line --------------------------------------------------------
 
 

@@ -127,14 +127,14 @@ class _FairView:
         self.entry = entry
         usage = entry.assignment.usage
         self.requested = frozenset(fr for fr, amount in usage.items() if amount > 0)
-        self.at: dict[int, tuple[float, frozenset[FlavorResource]]] = {}
+        self.at: dict[int, tuple[tuple[int, float], frozenset[FlavorResource]]] = {}
         tree.add_usage(entry.cluster_queue, usage, 1)
         try:
             node: QuotaNode | None = tree.cluster_queues[entry.cluster_queue]
             while node is not None and node.parent is not None:
                 borrowed = frozenset(fr for fr, quota in node.subtree.items()
                                      if node.usage.get(fr, 0) > quota)
-                self.at[id(node.parent)] = (tree.share(node), borrowed)
+                self.at[id(node.parent)] = (tree.share_order(node), borrowed)
                 node = node.parent
         finally:
             tree.add_usage(entry.cluster_queue, usage, -1)

@@ -352,13 +352,31 @@ class QuotaTree:
             return 0
         if node.weight_milli <= 0:
             return SHARE_INFINITE
+        return self._dominant(node, borrowed) * 1000 / node.weight_milli
+
+    def _dominant(self, node: QuotaNode, borrowed: Mapping[str, int]) -> float:
+        assert node.parent is not None
         lendable = self.lendable(node.parent)
         dominant = 0.0
         for resource, amount in borrowed.items():
             total = lendable.get(resource, 0)
             if amount > 0 and total > 0:
                 dominant = max(dominant, amount * 1000 / total)
-        return dominant * 1000 / node.weight_milli
+        return dominant
+
+    def share_order(self, node: QuotaNode) -> tuple[int, float]:
+        """Kueue's CompareDRS as a sort key, at the node's current usage: the weighted
+        share, except that a weight-0 node that borrows comes after every other and,
+        among such nodes, by its unweighted share."""
+        share = self.share(node)
+        if share != SHARE_INFINITE:
+            return 0, share
+        borrowed: dict[str, int] = {}
+        for fr, quota in node.subtree.items():
+            over = node.usage.get(fr, 0) - quota
+            if over > 0:
+                borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
+        return 1, self._dominant(node, borrowed)
 
     def members(self, cluster_queue: str) -> list[str]:
         """The ClusterQueues of the cohort tree ``cluster_queue`` is in (itself included)."""
