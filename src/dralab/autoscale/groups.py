@@ -149,12 +149,15 @@ def template_signatures(fleet: Fleet, examples: Mapping[str, NodeExample] | None
     (``examples``) is signed by that node's content."""
     out: dict[str, bytes] = {}
     examples = examples or {}
+    labels = fleet.spec.topology_labels
+    topology = frozenset({labels.zone, labels.block, labels.rack, HOSTNAME, POOL_LABEL,
+                          "topology.kubernetes.io/region"})
     for pool in fleet.spec.pools:
         if pool.autoscaling is None:
             continue
         example = examples.get(pool.name)
         if example is not None:
-            out[pool.name] = b"example:" + _example_signature(example)
+            out[pool.name] = b"example:" + _example_signature(example, topology)
             continue
         bare = msgspec.structs.replace(pool, name="", name_prefix=None, count=0,
                                        topology=TopologySpec(), autoscaling=None)
@@ -162,13 +165,18 @@ def template_signatures(fleet: Fleet, examples: Mapping[str, NodeExample] | None
     return out
 
 
-def _example_signature(example: NodeExample) -> bytes:
+def _example_signature(example: NodeExample, topology: frozenset[str]) -> bytes:
+    """What a copied node gives pods apart from its name and place: labels but the
+    topology ones, taints, resources, its slices' devices (without the per-device
+    UUIDs), the pods that come with it."""
     node = example.node
-    labels = {k: v for k, v in (node.metadata.labels or {}).items()
-              if k not in (HOSTNAME, POOL_LABEL)}
-    slices = [msgspec.structs.replace(s.spec, node_name=None,
-                                      pool=msgspec.structs.replace(s.spec.pool, name=""))
-              for s in example.slices]
+    labels = {k: v for k, v in (node.metadata.labels or {}).items() if k not in topology}
+    slices = [msgspec.structs.replace(
+        s.spec, node_name=None, pool=msgspec.structs.replace(s.spec.pool, name=""),
+        devices=[msgspec.structs.replace(d, attributes={
+            k: v for k, v in d.attributes.items() if not k.lower().endswith("uuid")})
+            for d in s.spec.devices])
+        for s in example.slices]
     pods = [msgspec.structs.replace(p.spec, node_name=None) for p in example.pods]
     return msgspec.json.encode((sorted(labels.items()), node.spec, node.status, slices, pods),
                                enc_hook=str, order="deterministic")
