@@ -1205,6 +1205,198 @@ FS_CASES += [
          want_pending={"eng-alpha/b1": NO_LONGER}, want_left={"b": ("eng-alpha/b1",)}),
 ]
 
+def _simple(key: str, cq_name: str, flavor: str, cpu: str, queue: str = "main",
+            priority: int = 0) -> Wl:
+    """SimpleReserveQuota(cq, flavor): one pod of ``cpu`` holding quota there."""
+    return cpu_wl(key, queue, cpu, pod_set="main", flavor=flavor, cq_name=cq_name,
+                  priority=priority)
+
+
+def _bank(cpu: str) -> ClusterQueueSpec:
+    return cq("resource-bank", group(fq("default", cpu=cpu)), cohort="other")
+
+
+_LOCAL_CAPACITY = dict(
+    workloads=(gpu_wl("default/a1", "8", queue="queue1", reserved=("queue1", "on-demand")),
+               gpu_wl("default/a2", "3", queue="queue1", reserved=("queue1", "spot")),
+               gpu_wl("default/a3", "1", queue="queue1")),
+    cluster_queues=(cq("queue1", group(gq("on-demand", "3"), gq("spot", "3")),
+                       cohort="child-cohort",
+                       policy=preemption(within="LowerPriority", reclaim="Any"),
+                       flavor_fungibility=fungibility("TryNextFlavor", "TryNextFlavor")),),
+    cohorts=(CohortSpec("root-cohort", None, (group(gq("on-demand", "2"), gq("spot", "0")),)),
+             CohortSpec("child-cohort", "root-cohort",
+                        (group(gq("on-demand", "5"), gq("spot", "7")),))),
+    local_queues={"default/queue1": "queue1"},
+    want_admitted={"default/a3": ("queue1", (("main", {"gpu": ("spot", "1")}, 1),))})
+
+FS_CASES += [
+    Case("with fair sharing: preempt workload from CQ with the highest share",
+         workloads=(_simple("eng-alpha/all_spot", "eng-alpha", "spot", "100"),
+                    *(_simple(f"eng-alpha/alpha{i}", "eng-alpha", "on-demand", "20")
+                      for i in range(1, 5)),
+                    _simple("eng-gamma/gamma1", "eng-gamma", "on-demand", "10"),
+                    *(_simple(f"eng-gamma/gamma{i}", "eng-gamma", "on-demand", "20")
+                      for i in range(2, 5)),
+                    wl("eng-beta/preemptor", "main", main("30"))),
+         cluster_queues=(cq("eng-gamma", group(fq("on-demand", cpu=("50", "0"))), cohort="eng"),),
+         fair_sharing=True,
+         want_preempted={"eng-alpha/alpha1": "InCohortReclamation",
+                         "eng-gamma/gamma1": "InCohortReclamation"},
+         want_pending={"eng-beta/preemptor": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor on-demand, 30 more needed, "
+                       "insufficient unused quota for cpu in flavor spot, 30 more needed. Pending "
+                       "the preemption of 2 workload(s)"},
+         want_left={"eng-beta": ("eng-beta/preemptor",)}),
+    Case("multiple preemptions within cq when fair sharing",
+         workloads=(*(_simple(f"eng-{n}/{w}", f"other-{n}", "default", "3", queue="other")
+                      for n, w in (("alpha", "a1"), ("beta", "b1"), ("gamma", "c1"))),
+                    *(wl(f"eng-{n}/preemptor", "other", main("3"), priority=100)
+                      for n in ("alpha", "beta", "gamma"))),
+         # Upstream's ClusterQueuePreemption leaves reclaimWithinCohort empty here (the unit
+         # test bypasses the API server, which would default it to Never); with fair sharing
+         # Kueue lets a queue preempt while borrowing unless it is Never, so "" as upstream.
+         cluster_queues=(*(cq(f"other-{n}", group(fq("default", cpu="2")), cohort="other",
+                              policy=preemption(within="LowerPriority", reclaim=""))
+                           for n in ("alpha", "beta", "gamma")), _bank("3")),
+         local_queues=OTHER_LQ, fair_sharing=True,
+         want_preempted={"eng-alpha/a1": "InClusterQueue", "eng-beta/b1": "InClusterQueue",
+                         "eng-gamma/c1": "InClusterQueue"},
+         want_pending={f"eng-{n}/preemptor": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor default, 3 more needed. "
+                       "Pending the preemption of 1 workload(s)"
+                       for n in ("alpha", "beta", "gamma")},
+         want_left={f"other-{n}": (f"eng-{n}/preemptor",) for n in ("alpha", "beta", "gamma")}),
+    Case("multiple preemptions skip overlapping preemption targets",
+         skip="RecomputeAssignmentUponPreemptionTargetsOverlap=false is not modelled: dralab "
+              "recomputes the targets of a preemptor whose targets overlap, as Kueue with the "
+              "gate on (its default)"),
+    Case("not enough resources with fair sharing enabled",
+         workloads=(wl("sales/new", "main", ps("one", 1, {"cpu": "100"})),),
+         fair_sharing=True,
+         want_pending={"sales/new": "couldn't assign flavors to pod set one: insufficient quota "
+                       "for cpu in flavor default, previously considered podsets requests (0) + "
+                       "current podset request (100) > maximum capacity (50)"},
+         want_left={"sales": ("sales/new",)}),
+    Case("with fair sharing: prefer reclamation over cq priority based preemption; with "
+         "preemption while borrowing",
+         workloads=(gpu_wl("eng-alpha/a1", "5", 50, reserved=("other-alpha", "on-demand")),
+                    gpu_wl("eng-beta/b1", "5", 50, reserved=("other-beta", "spot")),
+                    gpu_wl("eng-alpha/preemptor", "8", 100)),
+         cluster_queues=(cq("other-alpha", group(gq("on-demand", "7"), gq("spot", "7")),
+                            cohort="other",
+                            policy=preemption(within="LowerPriority", reclaim="LowerPriority")),
+                         cq("other-beta", group(gq("on-demand", "3"), gq("spot", "3")),
+                            cohort="other")),
+         local_queues=OTHER_LQ, fair_sharing=True,
+         want_preempted={"eng-beta/b1": "InCohortFairSharing"},
+         want_pending={"eng-alpha/preemptor": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for gpu in flavor on-demand, 3 more needed, "
+                       "insufficient unused quota for gpu in flavor spot, 3 more needed. Pending "
+                       "the preemption of 1 workload(s)"},
+         want_left={"other-alpha": ("eng-alpha/preemptor",)}),
+    Case("prefer flavor with most local capacity", fair_sharing=True,
+         **_LOCAL_CAPACITY),  # type: ignore[arg-type]
+    Case("prefer flavor with most local capacity (FS=false)",
+         **_LOCAL_CAPACITY),  # type: ignore[arg-type]
+    Case("fair sharing: in-CQ preemption for CQ without cohort; repro for nil pointer panic",
+         workloads=(_simple("default/nc-low", "no-cohort-cq", "default", "4",
+                            queue="no-cohort-queue", priority=-1),
+                    wl("default/nc-high", "no-cohort-queue", main("4"), priority=100)),
+         cluster_queues=(cq("no-cohort-cq", group(fq("default", cpu="4")),
+                            policy=preemption(within="LowerPriority")),),
+         local_queues={"default/no-cohort-queue": "no-cohort-cq"}, fair_sharing=True,
+         want_preempted={"default/nc-low": "InClusterQueue"},
+         want_pending={"default/nc-high": "couldn't assign flavors to pod set main: insufficient "
+                       "unused quota for cpu in flavor default, 4 more needed. Pending the "
+                       "preemption of 1 workload(s)"},
+         want_left={"no-cohort-cq": ("default/nc-high",)}),
+    Case("PreemptionOverBorrowing with fair sharing: preempt in first flavor instead of "
+         "borrowing in second",
+         workloads=(one("default/fs-low-pob", "fs-pob-cq", cpu="5", priority=-1,
+                        queue="fs-pob-queue"),
+                    wl("default/fs-high-pob", "fs-pob-queue", main("5"))),
+         cluster_queues=(_two_flavor_cq("fs-pob-cq", "fs-pob-cohort", "PreemptionOverBorrowing"),
+                         _lender("fs-pob-lender", "fs-pob-cohort")),
+         local_queues={"default/fs-pob-queue": "fs-pob-cq"}, fair_sharing=True,
+         want_preempted={"default/fs-low-pob": "InClusterQueue"},
+         want_pending={"default/fs-high-pob": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for cpu in flavor on-demand, 5 more needed. "
+                       "Pending the preemption of 1 workload(s)"},
+         want_left={"fs-pob-cq": ("default/fs-high-pob",)}),
+]
+
+# The same from scheduler_fs_test.go's wantWorkloads.
+WANT_REASONS.update({
+    "with fair sharing: schedule workload with lowest share first": {
+        "eng-beta/older_new": "WaitingForQuota",
+    },
+    ("with fair sharing: nominal-first ordering admits workload fitting within nominal "
+     "despite higher CQ DRS"): {
+        "eng-beta/borrow-wl": "WaitingForQuota",
+    },
+    "with fair sharing: hierarchical nominal-first prefers non-borrowing subtree": {
+        "eng-alpha/wl-b": "WaitingForQuota",
+    },
+    "with fair sharing: hierarchical nominal-first with deeper nesting": {
+        "eng-alpha/wl-b": "WaitingForQuota",
+    },
+    "with fair sharing: hierarchical nominal-first with mixed CQ and cohort quotas": {
+        "eng-alpha/wl-b": "WaitingForQuota",
+    },
+    ("with fair sharing: hierarchical nominal-first per-flavor ignores cross-flavor "
+     "borrowing"): {
+        "eng-alpha/wl-b": "WaitingForQuota",
+    },
+    "hierarchical fair sharing schedule workload which wins tournament": {
+        "eng-alpha/e1": "WaitingForQuota",
+        "eng-alpha/f1": "WaitingForQuota",
+        "eng-alpha/g1": "WaitingForQuota",
+    },
+    "fair sharing schedule workload with lowest drf after admission": {
+        "eng-alpha/c1": "WaitingForQuota",
+    },
+    "fair sharing two queues with weight 0 schedules workload which borrows less": {
+        "eng-alpha/b1": "WaitingForQuota",
+    },
+    "fair sharing two queues with high weight schedules workload which borrows less": {
+        "eng-alpha/b1": "WaitingForQuota",
+    },
+    "fair sharing schedule highest priority first": {
+        "eng-alpha/b1": "WaitingForQuota",
+    },
+    "fair sharing schedule earliest timestamp first": {
+        "eng-alpha/b1": "WaitingForQuota",
+    },
+    "with fair sharing: preempt workload from CQ with the highest share": {
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "multiple preemptions within cq when fair sharing": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+        "eng-beta/preemptor": "WaitingForPreemptedWorkloads",
+        "eng-gamma/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "multiple preemptions skip overlapping preemption targets": {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+        "eng-beta/pretending-preemptor": "WaitingForQuota",
+    },
+    "not enough resources with fair sharing enabled": {
+        "sales/new": "ExceedsMaxQuota",
+    },
+    ("with fair sharing: prefer reclamation over cq priority based preemption; with "
+     "preemption while borrowing"): {
+        "eng-alpha/preemptor": "WaitingForPreemptedWorkloads",
+    },
+    "fair sharing: in-CQ preemption for CQ without cohort; repro for nil pointer panic": {
+        "default/nc-high": "WaitingForPreemptedWorkloads",
+    },
+    ("PreemptionOverBorrowing with fair sharing: preempt in first flavor instead of "
+     "borrowing in second"): {
+        "default/fs-high-pob": "WaitingForPreemptedWorkloads",
+    },
+})
+
+
 # -- more cases above this line --------------------------------------------------------
 
 
