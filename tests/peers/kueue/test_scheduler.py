@@ -43,11 +43,13 @@ from tests.peers.kueue.schedule_builders import (
     preemption,
     ps,
     rf,
+    usage,
 )
 
 from dralab.cli.main import cli
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
-from dralab.queueing.kueue.policy import classic_order_key
+from dralab.queueing.kueue.flavors import AssignMode
+from dralab.queueing.kueue.policy import classic_order_key, resources_to_reserve
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -1759,3 +1761,52 @@ def test_entry_ordering(name: str, entries: list[tuple[str, int, int, int]],
         pytest.skip(_ORDERING_SKIP[name])
     ordered = sorted(entries, key=lambda e: classic_order_key(e[3], e[2], float(e[1]), e[0]))
     assert [e[0] for e in ordered] == want
+
+
+# -- TestResourcesToReserve -------------------------------------------------------------------
+# kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_test.go, TestResourcesToReserve.
+
+_RESERVE_CQ = cq("cq", group(fq_map("on-demand", {"memory": "100"}),
+                             fq_map("spot", {"memory": ("0", "100")})),
+                 group(fq_map("model-a", {"gpu": ("10", "0")}),
+                       fq_map("model-b", {"gpu": ("10", "5")})),
+                 cohort="eng", strategy="StrictFIFO")
+_CQ_USAGE_A = {("on-demand", "memory"): "60", ("spot", "memory"): "50"}
+_CQ_USAGE_B = {("on-demand", "memory"): "60", ("spot", "memory"): "60",
+               ("model-a", "gpu"): "2", ("model-b", "gpu"): "10"}
+RESERVE_CASES = [
+    ("Reserved memory and gpu less than assignment usage, assignment preempts", "Preempt", 0,
+     {("on-demand", "memory"): "50", ("model-a", "gpu"): "6"},
+     {**_CQ_USAGE_A, ("model-a", "gpu"): "6", ("model-b", "gpu"): "2"},
+     {("on-demand", "memory"): "40", ("model-a", "gpu"): "4"}),
+    ("Reserved memory equal assignment usage, assignment preempts", "Preempt", 0,
+     {("on-demand", "memory"): "30", ("model-a", "gpu"): "2"},
+     {**_CQ_USAGE_A, ("model-a", "gpu"): "2", ("model-b", "gpu"): "2"},
+     {("on-demand", "memory"): "30", ("model-a", "gpu"): "2"}),
+    ("Reserved memory equal assignment usage, assignment fits", "Fit", 0,
+     {("on-demand", "memory"): "50", ("model-a", "gpu"): "2"},
+     {**_CQ_USAGE_A, ("model-a", "gpu"): "2", ("model-b", "gpu"): "2"},
+     {("on-demand", "memory"): "50", ("model-a", "gpu"): "2"}),
+    ("Reserved memory is 0, CQ is borrowing, assignment preempts without borrowing", "Preempt", 0,
+     {("spot", "memory"): "50", ("model-b", "gpu"): "2"}, _CQ_USAGE_B,
+     {("spot", "memory"): "0", ("model-b", "gpu"): "0"}),
+    ("Reserved memory cut by nominal+borrowing quota, assignment preempts and borrows", "Preempt",
+     1, {("spot", "memory"): "50", ("model-b", "gpu"): "2"}, _CQ_USAGE_B,
+     {("spot", "memory"): "40", ("model-b", "gpu"): "2"}),
+    ("Reserved memory equal assignment usage, CQ borrowing limit is nil", "Preempt", 1,
+     {("on-demand", "memory"): "50", ("model-b", "gpu"): "2"}, _CQ_USAGE_B,
+     {("on-demand", "memory"): "50", ("model-b", "gpu"): "2"}),
+]
+
+
+@pytest.mark.parametrize(("name", "mode", "borrowing", "assignment", "cq_usage", "want"),
+                         RESERVE_CASES, ids=[c[0] for c in RESERVE_CASES])
+def test_resources_to_reserve(name: str, mode: str, borrowing: int,
+                              assignment: dict[tuple[str, str], str],
+                              cq_usage: dict[tuple[str, str], str],
+                              want: dict[tuple[str, str], str]) -> None:
+    """TestResourcesToReserve: what a workload holds back in its cycle. Upstream's amounts
+    are plain units (memory 50 is 50 bytes); here in milli-units as dralab's model."""
+    got = resources_to_reserve({"Preempt": AssignMode.PREEMPT, "Fit": AssignMode.FIT}[mode],
+                               borrowing, usage(assignment), _RESERVE_CQ, usage(cq_usage))
+    assert got == usage(want)

@@ -54,7 +54,8 @@ from dralab.queueing.model import (
     WorkloadSpec,
 )
 
-__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy", "classic_order_key"]
+__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy", "classic_order_key",
+           "fair_sharing_order", "resources_to_reserve"]
 
 # Kueue's QuotaReserved=False reasons the cycle itself gives (the flavor assigner's
 # NoFitReason gives the others).
@@ -80,6 +81,30 @@ class _Entry:
     # Kueue's preemption targets, chosen at nomination against the cycle's start
     # (quota-only admission; with the placement check they are chosen in the loop).
     targets: list[PreemptionTarget] | None = None
+
+
+def resources_to_reserve(mode: AssignMode, borrowing: int, usage: Mapping[FlavorResource, int],
+                         spec: ClusterQueueSpec, cq_usage: Mapping[FlavorResource, int]
+                         ) -> dict[FlavorResource, int]:
+    """Kueue's quotaResourcesToReserve: a workload that fits holds its usage; one that
+    needs preemption holds, per (flavor, resource), what it may still take of its
+    ClusterQueue's quota: up to nominal plus the borrowing limit (all of it without a
+    limit) when it borrows, else up to nominal (never below 0)."""
+    if mode != AssignMode.PREEMPT:
+        return dict(usage)
+    quotas = {(fq.flavor, resource): quota for group in spec.resource_groups
+              for fq in group.flavors for resource, quota in fq.resources.items()}
+    held: dict[FlavorResource, int] = {}
+    for fr, amount in usage.items():
+        quota = quotas.get(fr)
+        used = cq_usage.get(fr, 0)
+        nominal = quota.nominal if quota is not None else 0
+        limit = quota.borrowing_limit if quota is not None else None
+        if borrowing > 0:
+            held[fr] = amount if limit is None else min(amount, nominal + limit - used)
+        else:
+            held[fr] = max(0, min(amount, nominal - used))
+    return held
 
 
 def classic_order_key(borrowing: int, priority: int, created: float, key: str
@@ -527,24 +552,13 @@ class KueuePolicy:
                  node: QuotaNode) -> tuple[str, dict[FlavorResource, int]]:
         """Kueue's reserveCapacityForUnreclaimablePreempt: a workload that needs
         preemption and found no targets, in a ClusterQueue that cannot always reclaim
-        (reclaimWithinCohort is not Any), holds for the rest of the cycle what it may
-        still take of its own quota (up to nominal, or nominal plus the borrowing limit
-        when it borrows), so that entries after it cannot borrow that room away."""
+        (reclaimWithinCohort is not Any), holds for the rest of the cycle what
+        ``resources_to_reserve`` gives, so that entries after it cannot borrow that
+        room away."""
         assert self._tree is not None
-        quotas = {(fq.flavor, resource): quota for group in spec.resource_groups
-                  for fq in group.flavors for resource, quota in fq.resources.items()}
-        held: dict[FlavorResource, int] = {}
-        for fr, amount in entry.assignment.usage.items():
-            quota = quotas.get(fr)
-            used = node.usage.get(fr, 0)
-            if quota is None:
-                continue
-            if entry.assignment.borrowing > 0:
-                limit = quota.borrowing_limit
-                held[fr] = amount if limit is None else min(amount, quota.nominal + limit - used)
-            else:
-                held[fr] = max(0, min(amount, quota.nominal - used))
-        held = {fr: amount for fr, amount in held.items() if amount > 0}
+        held = {fr: amount for fr, amount in resources_to_reserve(
+            entry.assignment.mode, entry.assignment.borrowing, entry.assignment.usage, spec,
+            node.usage).items() if amount > 0}
         self._tree.add_usage(entry.cluster_queue, held, 1)
         return entry.cluster_queue, held
 
