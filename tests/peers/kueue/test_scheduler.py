@@ -49,7 +49,12 @@ from tests.peers.kueue.schedule_builders import (
 from dralab.cli.main import cli
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.flavors import AssignMode
-from dralab.queueing.kueue.policy import classic_order_key, resources_to_reserve
+from dralab.queueing.kueue.policy import (
+    FairCandidate,
+    classic_order_key,
+    fair_less,
+    resources_to_reserve,
+)
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -1810,3 +1815,43 @@ def test_resources_to_reserve(name: str, mode: str, borrowing: int,
     got = resources_to_reserve({"Preempt": AssignMode.PREEMPT, "Fit": AssignMode.FIT}[mode],
                                borrowing, usage(assignment), _RESERVE_CQ, usage(cq_usage))
     assert got == usage(want)
+
+
+# -- TestEntryComparerLess -----------------------------------------------------------------------
+# kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_test.go, TestEntryComparerLess: two
+# entries at one cohort of the fair-sharing tournament, with the DRS values upstream injects
+# (zero, BorrowingDRS(default/cpu) on a requested cpu, NegativeDRS with ratio -1).
+
+def _candidate(name: str, created: float, share: float = 0.0, borrows: bool = False
+               ) -> FairCandidate:
+    return FairCandidate(f"default/{name}", 0, created, (0, share), borrows)
+
+
+_PREEMPTOR_GATE = "PrioritizePreemptorWorkloads (alpha, off by default) is not modelled"
+COMPARER_CASES = [
+    ("non-borrowing subtree preferred over borrowing subtree", _candidate("nominal", 1),
+     _candidate("borrowing", 0, borrows=True), True, ""),
+    ("both borrowing on requested flavors falls through to FIFO",
+     _candidate("borrow-a", 1, borrows=True), _candidate("borrow-b", 0, borrows=True), False, ""),
+    ("lower DRS preferred over higher DRS", _candidate("lower-drs", 1, share=-1.0),
+     _candidate("higher-drs", 0), True, ""),
+    ("both non-borrowing falls through to FIFO", _candidate("older", 0), _candidate("newer", 1),
+     True, ""),
+    ("a is preemptor, b not, feature enabled", _candidate("preemptor-borrowing", 0, borrows=True),
+     _candidate("not-preemptor-nominal", 0), True, _PREEMPTOR_GATE),
+    ("a is preemptor, b not, feature disabled",
+     _candidate("preemptor-borrowing", 0, borrows=True), _candidate("not-preemptor-nominal", 0),
+     False, ""),
+    ("both are preemptors, feature enabled", _candidate("preemptor-borrowing", 0, borrows=True),
+     _candidate("preemptor-nominal", 0), False, _PREEMPTOR_GATE),
+]
+
+
+@pytest.mark.parametrize(("name", "a", "b", "want", "skip"), COMPARER_CASES,
+                         ids=[c[0] for c in COMPARER_CASES])
+def test_entry_comparer_less(name: str, a: FairCandidate, b: FairCandidate, want: bool,
+                             skip: str) -> None:
+    """TestEntryComparerLess: kubernetes-sigs/kueue ff69552e, FILE, case ``name``."""
+    if skip:
+        pytest.skip(skip)
+    assert fair_less(a, b) is want

@@ -54,8 +54,8 @@ from dralab.queueing.model import (
     WorkloadSpec,
 )
 
-__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "KueuePolicy", "classic_order_key",
-           "fair_sharing_order", "resources_to_reserve"]
+__all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "FairCandidate", "KueuePolicy", "classic_order_key",
+           "fair_less", "fair_sharing_order", "resources_to_reserve"]
 
 # Kueue's QuotaReserved=False reasons the cycle itself gives (the flavor assigner's
 # NoFitReason gives the others).
@@ -165,17 +165,39 @@ class _FairView:
             tree.add_usage(entry.cluster_queue, usage, -1)
 
     def before(self, other: _FairView, cohort: QuotaNode) -> bool:
-        mine, theirs = self.at[id(cohort)], other.at[id(cohort)]
-        borrows = bool(mine[1] & self.requested)
-        other_borrows = bool(theirs[1] & other.requested)
-        if borrows != other_borrows:
-            return not borrows
-        if mine[0] != theirs[0]:
-            return mine[0] < theirs[0]
-        a, b = self.entry.workload, other.entry.workload
-        if a.priority != b.priority:
-            return a.priority > b.priority
-        return (a.created, self.entry.key) < (b.created, other.entry.key)
+        return fair_less(self.candidate(cohort), other.candidate(cohort))
+
+    def candidate(self, cohort: QuotaNode) -> FairCandidate:
+        share, borrowed = self.at[id(cohort)]
+        workload = self.entry.workload
+        return FairCandidate(self.entry.key, workload.priority, workload.created, share,
+                             bool(borrowed & self.requested))
+
+
+@dataclass(frozen=True, slots=True)
+class FairCandidate:
+    """An entry as one cohort of the tournament compares it: its child node's share
+    (``QuotaTree.share_order``) and whether that node borrows on a (flavor, resource)
+    the entry asks for."""
+
+    key: str
+    priority: int
+    created: float
+    share: tuple[int, float]
+    borrows_on_requested: bool
+
+
+def fair_less(a: FairCandidate, b: FairCandidate) -> bool:
+    """Kueue's entryComparer.less (PrioritizePreemptorWorkloads off, its default):
+    not borrowing on a requested resource first, then the lower share, then the higher
+    priority, then the older; the key breaks the remaining ties."""
+    if a.borrows_on_requested != b.borrows_on_requested:
+        return not a.borrows_on_requested
+    if a.share != b.share:
+        return a.share < b.share
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return (a.created, a.key) < (b.created, b.key)
 
 
 def _tournament(root: QuotaNode, views: Mapping[str, _FairView]) -> _Entry | None:
