@@ -42,6 +42,7 @@ from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
+from .karpenter_daemons import daemon_set_owner, sized_from_pods
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
@@ -106,12 +107,14 @@ class Karpenter:
         self._templates = None
 
     def _daemon_sets(self) -> tuple[DaemonSet, ...]:
-        """The DaemonSets a new node's overhead counts: without those whose pods have DRA
+        """The DaemonSets a new node's overhead counts, each sized from a pod of it when
+        there is one (``karpenter_daemons``); without those whose pods have DRA
         requirements while DRA requests are ignored (shouldSkipDaemonPod)."""
+        sized = sized_from_pods(self.daemon_sets,
+                                (i.pod for i in self.scheduler.cluster.pods.values()))
         if not self.ignore_dra_requests:
-            return self.daemon_sets
-        return tuple(d for d in self.daemon_sets
-                     if not has_dra_requirements(d.spec.template.spec))
+            return sized
+        return tuple(d for d in sized if not has_dra_requirements(d.spec.template.spec))
 
     def templates(self) -> TemplateNodes:
         if self._templates is None:
@@ -128,6 +131,9 @@ class Karpenter:
     def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = node_groups(self.fleet, self._sizes())
         ordered = sorted(groups.values(), key=lambda g: g.name)
+        # pod.IsProvisionable: a DaemonSet's or a Node's (mirror) pod gets no node.
+        pending = [p for p in pending if daemon_set_owner(p.pod) is None
+                   and not any(r.kind == "Node" for r in p.pod.metadata.owner_references)]
         units = pod_units(p for p in pending if p.assumed_node is None)
         blocked: dict[str, str] = {}
         if self.ignore_dra_requests:

@@ -231,6 +231,12 @@ def _capacity(result_pools: list[tuple[str, int]]) -> list[tuple[int, int]]:
 DS_2 = {"cpu": "2", "memory": "2Gi"}
 
 
+# A pending pod of DaemonSet "ds" (its owner reference as test.UnschedulablePod sets it).
+DS_POD = pod("ds-pod", cpu="2", memory="2Gi", owner="DaemonSet")
+DS_POD["metadata"]["ownerReferences"][0]["name"] = "ds"
+HOSTNAME_DS_POD = pod("ds-pod", cpu="2", memory="2Gi", owner="DaemonSet",
+                      spec=_affinity({"metadata.name": "node-name"}))
+HOSTNAME_DS_POD["metadata"]["ownerReferences"][0]["name"] = "ds"
 MAX_OF_INIT = daemonset("ds", {"cpu": "1"}, limits={"cpu": "10000", "memory": "1Gi"})
 MAX_OF_INIT["spec"]["template"]["spec"]["initContainers"] = [{
     "name": "init", "image": "busybox",
@@ -326,20 +332,24 @@ def test_daemonset_counted(ds: Doc, pod_spec: Doc | None, labels: dict[str, str]
                  SMALL, (4, 4), "",
                  id="Daemonsets/should filter out daemonsets based on instance type "
                     "requirements"),
-    pytest.param([daemonset("ds", {"cpu": "4", "memory": "4Gi"}),
-                  pod("ds-pod", cpu="2", memory="2Gi", owner="DaemonSet")], None, SMALL,
+    pytest.param([daemonset("ds", {"cpu": "4", "memory": "4Gi"}), DS_POD], None, SMALL,
                  (4, 4), "",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "the model sizes a DaemonSet's overhead from its template, not from a "
-                     "pending pod of it (and would launch for that pod): Karpenter reads "
-                     "the DaemonSet's pods first")),
                  id="Daemonsets/should account for overhead using daemonset pod spec instead "
                     "of daemonset spec"),
+    pytest.param([daemonset("ds", {"cpu": "4", "memory": "4Gi"}, spec=_affinity({"foo": "bar"})),
+                  HOSTNAME_DS_POD], None, {**SMALL, "spec": {"nodeSelector": {"foo": "bar"}}},
+                 (4, 4), "",
+                 id="Daemonsets/should remove daemonset node hostname affinity when considering "
+                    "daemonset schedulability"),
 ])
 def test_daemonset_overhead(objects: list[Doc], taints: list[Doc] | None, requests: Doc,
                             expected: tuple[int, int] | str, case: str) -> None:
     tolerate = {"tolerations": [{"operator": "Exists"}]} if taints else None
-    result = run(DEFAULTS, *objects, pod("p", spec=tolerate, **requests), taints=taints)
+    requests = dict(requests)
+    spec = requests.pop("spec", tolerate)
+    labels = {"foo": "bar"} if spec and "nodeSelector" in spec else None
+    result = run(DEFAULTS, *objects, pod("p", spec=spec, **requests), taints=taints,
+                 labels=labels)
     assert "default/p" in result.placed
     if expected == "any":
         return
@@ -664,8 +674,6 @@ PROV_REASONS: list[tuple[str, str]] = [
      "provider's extended GPU resources on instance types"),
     ("Daemonsets/should account for daemonsets (with startup taint)", "needs NodePool "
      "startupTaints, not modelled"),
-    ("Daemonsets/should remove daemonset node hostname affinity", "not ported: sizes the "
-     "overhead from a DaemonSet's pending pod (see the expected failure above)"),
     ("Annotations/", NODECLAIM_FIELDS),
     ("Labels/", NODECLAIM_FIELDS),
     ("NodeClaim Creation/", NODECLAIM_FIELDS),
