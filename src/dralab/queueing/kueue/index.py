@@ -53,6 +53,11 @@ class AdmittedIndex:
         self.tree.add_usage(cluster_queue, usage, 1)
         self._changed(cluster_queue)
 
+    def touched(self, cluster_queue: str) -> None:
+        """Usage in ``cluster_queue``'s cohort tree changed outside ``add``/``remove``
+        (a reservation held for one cycle): answers kept for that tree are stale."""
+        self._changed(cluster_queue)
+
     def _changed(self, cluster_queue: str) -> None:
         root = self.tree.root_name(cluster_queue)
         self.changes[root] = self.changes.get(root, 0) + 1

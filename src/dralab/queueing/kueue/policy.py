@@ -26,7 +26,7 @@ also evicts its admitted workloads (reason ``ClusterQueueStopped``).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -115,7 +115,8 @@ def classic_order_key(borrowing: int, priority: int, created: float, key: str
     return borrowing, -priority, created, key
 
 
-def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree) -> Iterator[_Entry]:
+def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree,
+                       version: Callable[[str], int] | None = None) -> Iterator[_Entry]:
     """Kueue's fair-sharing iterator: the cycle's entries one at a time, each chosen
     when the ones before it have been processed (their admissions change the shares).
 
@@ -124,21 +125,33 @@ def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree) -> Iterator[_
     the entries of its child ClusterQueues, the one whose child node (with the entry's
     usage added) does not borrow on a resource the entry asks for wins first
     (FairSharingPrioritizeNonBorrowing), then the lower dominant resource share of that
-    child node, then the higher priority, then the older; the key breaks ties."""
-    remaining = {entry.cluster_queue: entry for entry in entries}
-    while remaining:
-        name = min(remaining)
-        node = tree.cluster_queues[name]
-        if node.parent is None:
-            yield remaining.pop(name)
+    child node, then the higher priority, then the older; the key breaks ties.
+
+    Cohort trees share no quota, so they are taken one after the other (Kueue takes
+    them in map order). ``version(root)`` changes whenever usage in that tree does;
+    while it stays, the shares computed for the remaining entries still hold."""
+    by_root: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        by_root.setdefault(tree.root_name(entry.cluster_queue), []).append(entry)
+    for root_name in sorted(by_root):
+        remaining = {entry.cluster_queue: entry for entry in by_root[root_name]}
+        root = tree.cluster_queues[next(iter(remaining))].root()
+        if not root.is_cohort:
+            yield from remaining.values()
             continue
-        root = node.root()
-        views = {q: _FairView(e, tree) for q, e in remaining.items()
-                 if tree.cluster_queues[q].root() is root}
-        winner = _tournament(root, views)
-        assert winner is not None
-        del remaining[winner.cluster_queue]
-        yield winner
+        views: dict[str, _FairView] = {}
+        seen: int | None = None
+        while remaining:
+            now = version(root_name) if version is not None else None
+            if now is None or now != seen:
+                views, seen = {}, now
+            for name, entry in remaining.items():
+                if name not in views:
+                    views[name] = _FairView(entry, tree)
+            winner = _tournament(root, {name: views[name] for name in remaining})
+            assert winner is not None
+            del remaining[winner.cluster_queue]
+            yield winner
 
 
 class _FairView:
@@ -501,7 +514,7 @@ class KueuePolicy:
                     else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
         ordered: Iterable[_Entry]
         if self.fair_sharing:
-            ordered = fair_sharing_order(entries, tree)
+            ordered = fair_sharing_order(entries, tree, lambda root: index.changes.get(root, 0))
         else:
             entries.sort(key=lambda e: classic_order_key(
                 e.assignment.borrowing, e.workload.priority, e.workload.created, e.key))
@@ -567,6 +580,7 @@ class KueuePolicy:
             progressed = True
         for cluster_queue, usage in reserved:
             tree.add_usage(cluster_queue, usage, -1)
+            index.touched(cluster_queue)
         self.progressed = progressed
         return decisions
 
@@ -582,6 +596,8 @@ class KueuePolicy:
             entry.assignment.mode, entry.assignment.borrowing, entry.assignment.usage, spec,
             node.usage).items() if amount > 0}
         self._tree.add_usage(entry.cluster_queue, held, 1)
+        assert self._index is not None
+        self._index.touched(entry.cluster_queue)
         return entry.cluster_queue, held
 
     def _skip_preemption(self, entry: _Entry, spec: ClusterQueueSpec, state: QueueingState,
