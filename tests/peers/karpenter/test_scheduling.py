@@ -339,6 +339,77 @@ def test_runtime_class_overhead(case: str) -> None:
     assert _types_of(result.launched, DEFAULTS) == ["default-instance-type"]
 
 
+# -- Describe("VolumeUsage"): one type, "instance-type" (1024 CPUs and pods), offered
+#    in test-zone-1..3 ------------------------------------------------------------------
+
+ONE_TYPE = [InstanceType("instance-type", 1024, 4, 1024, zone, per_zone=True)
+            for zone in ("test-zone-1", "test-zone-2", "test-zone-3")]
+ZONE_TERMS = [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                     "values": [z]}]} for z in ("test-zone-1", "test-zone-2")]
+
+
+def _anti_zone(name: str, claim: str, app: str) -> Doc:
+    doc = pod(name, labels={"app": app}, spec={"affinity": {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {"app": app}},
+            "topologyKey": "topology.kubernetes.io/zone"}]}}})
+    doc["spec"]["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]
+    return doc
+
+
+def _launched_zones(result_pools: list[tuple[str, int]]) -> list[str]:
+    zones = {t.pool: t.zone for t in ONE_TYPE}
+    return sorted(zones[p] for p, n in result_pools for _ in range(n))
+
+
+@upstream("VolumeUsage/should schedule pods using a PV with multiple zones")
+def test_pv_with_multiple_zones(case: str) -> None:
+    objects: list[Doc] = []
+    for i in range(2):
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                        "metadata": {"name": f"multi-zone-pv-{i}"},
+                        "spec": {"accessModes": ["ReadWriteOnce"],
+                                 "capacity": {"storage": "100Gi"},
+                                 "csi": {"driver": "test.driver", "volumeHandle": f"h{i}"},
+                                 "claimRef": {"kind": "PersistentVolumeClaim",
+                                              "namespace": "default",
+                                              "name": f"multi-zone-pvc-{i}"},
+                                 "nodeAffinity": {"required": {"nodeSelectorTerms": ZONE_TERMS}}},
+                        "status": {"phase": "Bound"}})
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": f"multi-zone-pvc-{i}", "namespace": "default"},
+                        "spec": {"accessModes": ["ReadWriteOnce"],
+                                 "resources": {"requests": {"storage": "1Gi"}},
+                                 "volumeName": f"multi-zone-pv-{i}"},
+                        "status": {"phase": "Bound"}})
+        objects.append(_anti_zone(f"pod-{i}", f"multi-zone-pvc-{i}", "multi-zone-app"))
+    result = run(ONE_TYPE, *objects)
+    assert result.placed == ["default/pod-0", "default/pod-1"]
+    assert _launched_zones(result.launched) == ["test-zone-1", "test-zone-2"]
+
+
+@upstream("VolumeUsage/should schedule pods using a StorageClass with multiple zones in "
+          "AllowedTopologies")
+def test_storage_class_with_multiple_zones(case: str) -> None:
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+          "metadata": {"name": "multi-zone-sc"}, "provisioner": "test-provisioner",
+          "volumeBindingMode": "WaitForFirstConsumer",
+          "allowedTopologies": [{"matchLabelExpressions": [
+              {"key": "topology.kubernetes.io/zone", "values": [z]}]}
+              for z in ("test-zone-1", "test-zone-2")]}
+    objects: list[Doc] = [sc]
+    for i in range(2):
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": f"multi-zone-pvc-{i}", "namespace": "default"},
+                        "spec": {"accessModes": ["ReadWriteOnce"],
+                                 "resources": {"requests": {"storage": "1Gi"}},
+                                 "storageClassName": "multi-zone-sc"}})
+        objects.append(_anti_zone(f"sc-pod-{i}", f"multi-zone-pvc-{i}", "multi-zone-sc-app"))
+    result = run(ONE_TYPE, *objects)
+    assert result.placed == ["default/sc-pod-0", "default/sc-pod-1"]
+    assert _launched_zones(result.launched) == ["test-zone-1", "test-zone-2"]
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 NODEPOOL_TEMPLATE = (
