@@ -551,9 +551,9 @@ class ClusterAutoscaler:
         found, kept = unneeded_nodes(self.scheduler, groups, opts, now, self._utilization,
                                      wall, limit)
         tracker.update(((cluster.nodes[d.node].node, not has_pods_to_move(self.scheduler, d.node))
-                        for d in found), now)
+                        for d in found), now, waiting=[d.node for d in found if d.on_completion])
         since = {item.name: item.since for item in tracker.as_list()}
-        unneeded = tuple(ScaleDown(d.node, d.pool, d.utilization, since[d.node])
+        unneeded = tuple(ScaleDown(d.node, d.pool, d.utilization, since[d.node], d.on_completion)
                          for d in found)
         if self._last_scale_up is not None and \
                 now - self._last_scale_up < opts.scale_down_delay_after_add:

@@ -33,12 +33,14 @@ class PendingPod:
 @dataclass(frozen=True, slots=True)
 class ScaleDown:
     """A node that can go: its pool and CA's utilisation of it. ``since``: when it
-    became unneeded (the loop's clock)."""
+    became unneeded (the loop's clock); ``on_completion``: it runs safe-to-evict
+    "on-completion" pods, so it is deleted only once they end."""
 
     node: str
     pool: str
     utilization: float
     since: float = 0.0
+    on_completion: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,23 @@
-"""Scale-down candidates: nodes of autoscaled pools that are under-utilised and whose
-pods can all move to other nodes (Cluster Autoscaler's rules, simulated on a fork).
+"""Scale-down: which nodes of autoscaled pools could go, as Cluster Autoscaler's
+planner finds them, and when they may go (``UnneededNodes``, CA's unneeded.Nodes).
 
-First ``eligibility`` (CA's ``FilterOutUnremovable``) measures every node of an
-autoscaled pool on the cluster as it is, before any removal is simulated, and keeps
-those being deleted, annotated scale-down-disabled, unmeasurable or above the
-threshold. Then per remaining node, in name order: its pool must stay at or above
-its min size and the cluster at or above ``--cores-total`` / ``--memory-total``'s
-minima (counting the nodes already chosen); DaemonSet and mirror pods go with the
-node; every other pod must be movable (``is_movable``) and must fit on a node that
-stays -- deleted (its claims released as the claim controller releases them),
-re-created pending and placed with the scheduler's plugins. A node whose pods all
-moved is unneeded, and its pods stay moved while the next nodes are checked, so the
-unneeded nodes can all go together. Every node kept says why, with CA's
+A loop (``unneeded_nodes``): ``eligibility`` (CA's ``FilterOutUnremovable``) measures
+every node of an autoscaled pool on the cluster as it is and keeps those being
+deleted, annotated scale-down-disabled, unmeasurable or above the threshold; the
+others are simulated away in name order (``categorize_nodes``), at most CA's
+unneeded-nodes limit of them (``UnneededNodes.limit``). A node's removal
+(``simulate_node_removal``, CA's RemovalSimulator): CA's drainability rules
+(``drainability``) sort its pods into moved, left (DaemonSet, mirror,
+long-terminating) and waited for (safe-to-evict "on-completion"), or name the pod
+that blocks; the node becomes a pod-less ghost tainted ToBeDeletedByClusterAutoscaler
+and its pods are deleted (claims released as the claim controller releases them),
+re-created pending and placed with the scheduler's plugins on the other nodes; when
+they all fit the node leaves the simulated cluster and the next candidate sees the
+moved pods. dralab also keeps a pool at its min size and the cluster at
+--cores-total/--memory-total's minima while simulating (CA checks those when it
+picks nodes to delete). ``UnneededNodes.removable_at`` then says which unneeded nodes
+may go now (unneeded or unready long enough, min size, minima, no on-completion pods),
+and ``crop_to_budget`` how many at once. Every node kept says why, with CA's
 ``UnremovableReason``.
 """
 
@@ -101,7 +107,6 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
     if info is None:
         return "NoNodeInfo", "no such node"
     pods: list[PodInfo] = []
-    waiting: list[str] = []
     if rules is None:
         for pod in info.pods:
             if _goes_with_node(pod.pod):
@@ -116,7 +121,6 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
             _, reason, error = found.blocking
             return "BlockedByPod", f"{reason}: {error}"
         pods = [by_pod[id(p)] for p in found.pods]
-        waiting = [by_pod[id(p)].key for p in found.on_completion_pods]
     fresh: list[tuple[str, Pod]] = []
     for pod in pods:
         scheduler.delete_pod(pod.key)
@@ -132,11 +136,6 @@ def _move(scheduler: Scheduler, node: str, targets: Callable[[], Iterable[str]],
             return "NoPlaceToMovePods", f"pod {key} cannot be re-created"
         if place_pod(scheduler, moved, [n for n in targets() if n != node]).node is None:
             return "NoPlaceToMovePods", f"pod {key} fits on no other node"
-    if waiting:
-        # CA finds such a node removable and then keeps it until the pods complete
-        # (planner.NodesToDelete); here it is kept at once.
-        return "BlockedByOnCompletionPod", "safe-to-evict: on-completion pod " + \
-            ", ".join(waiting)
     if rules is not None:
         cluster.remove_node(node)
     return None
@@ -249,7 +248,10 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
     finally:
         scheduler.revert()
     gone = {name for name, _ in removable}
-    out = [ScaleDown(name, pool_of(nodes[name]) or "", found.utilization[name].value, now)
+    waiting = {name for name in gone if pods_to_move(
+        (p.pod for p in cluster.nodes[name].pods), rules, ctx).on_completion_pods}
+    out = [ScaleDown(name, pool_of(nodes[name]) or "", found.utilization[name].value, now,
+                     name in waiting)
            for name in found.unneeded if name in gone]
     return out, kept + refused
 
@@ -354,6 +356,8 @@ class UnneededNode:
     since: float
     threshold: float | None
     empty: bool
+    # It runs safe-to-evict "on-completion" pods: it may not go before they end.
+    waiting: bool = False
 
     @property
     def name(self) -> str:
@@ -400,10 +404,11 @@ class UnneededNodes:
             return None
 
     def update(self, nodes: Iterable[tuple[Node, bool]], now: float,
-               since: Callable[[Node], float | None] | None = None) -> None:
+               since: Callable[[Node], float | None] | None = None,
+               waiting: Collection[str] = ()) -> None:
         """The nodes unneeded at ``now``, each with whether it is empty; nodes no longer
         among them are forgotten. ``since``: when a new node was unneeded already
-        (None: now)."""
+        (None: now); ``waiting``: those running on-completion pods."""
         updated: dict[str, UnneededNode] = {}
         for node, empty in nodes:
             name = node.metadata.name or ""
@@ -411,7 +416,7 @@ class UnneededNodes:
             first = known.since if known is not None else \
                 (since(node) if since is not None else None)
             updated[name] = UnneededNode(node, now if first is None else first,
-                                         self._threshold(node), empty)
+                                         self._threshold(node), empty, name in waiting)
         self._by_name = updated
 
     def load_from_existing_taints(self, nodes: Iterable[Node], now: float, ttl: float) -> None:
@@ -448,10 +453,11 @@ class UnneededNodes:
                      minimums: Mapping[str, int] | None = None,
                      cluster_nodes: Iterable[Node] = ()
                      ) -> tuple[list[str], list[str], list[Unremovable]]:
-        """(empty nodes, nodes to drain, the others with CA's reason) at ``now``.
-        ``sizes``/``min_sizes``: per node group; ``deletions``: deletions in progress per
-        group; ``minimums``: cluster-wide minima of "cores", "memory" (bytes) and
-        "nodes", over ``cluster_nodes``."""
+        """(empty nodes, nodes to drain, the others with CA's reason) at ``now``, as CA's
+        ``RemovableAt`` then ``NodesToDelete`` (a node with on-completion pods is kept
+        with BlockedByOnCompletionPod). ``sizes``/``min_sizes``: per node group;
+        ``deletions``: deletions in progress per group; ``minimums``: cluster-wide minima
+        of "cores", "memory" (bytes) and "nodes", over ``cluster_nodes``."""
         sizes = dict(sizes)
         deletions = deletions or {}
         minimums = {k: v for k, v in (minimums or {}).items() if v > 0}
@@ -471,6 +477,9 @@ class UnneededNodes:
                     continue
                 reason = self._unremovable_reason(item, now, sizes, min_sizes, deletions,
                                                   minimums, totals)
+                if reason is None and item.waiting:
+                    reason = ("BlockedByOnCompletionPod",
+                              "it runs safe-to-evict: on-completion pods")
                 if reason is None:
                     out.append(item.name)
                 else:
