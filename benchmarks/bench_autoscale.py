@@ -217,7 +217,9 @@ def main() -> None:
     waiting = [cluster.pods[f"{u.pod.metadata.namespace}/{u.pod.metadata.name}"]
                for u in result.unplaced]
     t1 = time.perf_counter()
-    model: ClusterAutoscaler | Karpenter = Karpenter(scheduler, data.fleet) \
+    # Karpenter with DRA-aware launches (--ignore-dra-requests=false): the pods claim GPUs.
+    model: ClusterAutoscaler | Karpenter = Karpenter(
+        scheduler, data.fleet, ignore_dra_requests=False) \
         if args.model == "karpenter" else \
         ClusterAutoscaler(scheduler, data.fleet, AutoscalerOptions(expander="price"))
     if args.profile:

@@ -99,9 +99,10 @@ def load(*docs: Doc) -> AutoscaleInput:
     return read_input(documents(*docs), FeatureGates())
 
 
-def run(*docs: Doc, model: str = "cluster-autoscaler", expander: str = "least-waste"
-        ) -> LoopDecisions:
-    return run_once(load(*docs), model, expander)
+def run(*docs: Doc, model: str = "cluster-autoscaler", expander: str = "least-waste",
+        ignore_dra_requests: bool = True) -> LoopDecisions:
+    """``ignore_dra_requests``: Karpenter's flag (its default true)."""
+    return run_once(load(*docs), model, expander, ignore_dra_requests=ignore_dra_requests)
 
 
 def summary(decisions: LoopDecisions) -> dict[str, Any]:

@@ -41,12 +41,26 @@ def test_golden_json() -> None:
 
 
 def test_yaml_and_exit_0_when_every_pod_is_helped() -> None:
+    # DRA-aware provisioning is Karpenter's --ignore-dra-requests=false (opt-in).
     code, out, _ = run("-f", FLEET, "-f", str(DATA / "mig-pod.yaml"), "-o", "yaml",
-                       "--model", "karpenter")
+                       "--model", "karpenter", "--ignore-dra-requests=false")
     assert code == 0
     assert yaml.safe_load(out) == {"scaleUp": [{"pool": "a100", "add": 1,
                                                 "pods": ["default/mig-job"]}],
                                    "pending": [], "scaleDown": []}
+
+
+@pytest.mark.parametrize("flag", [[], ["--ignore-dra-requests"],
+                                  ["--ignore-dra-requests=true"]])
+def test_karpenter_ignores_dra_requests_by_default(flag: list[str]) -> None:
+    # Karpenter's --ignore-dra-requests defaults to true: a pod with a resource claim gets
+    # no launch, with Karpenter's message.
+    code, out, _ = run("-f", FLEET, "-f", str(DATA / "mig-pod.yaml"), "-o", "yaml",
+                       "--model", "karpenter", *flag)
+    assert code == 1
+    assert yaml.safe_load(out) == {"scaleUp": [], "pending": [{
+        "pod": "default/mig-job", "reason": "pod has Dynamic Resource Allocation "
+        "requirements that are not yet supported by Karpenter"}], "scaleDown": []}
 
 
 def test_expander_option() -> None:

@@ -106,10 +106,11 @@ def test_delay_after_add_blocks_scale_down() -> None:
     assert [d.node for d in model.loop([], 700.0).scale_downs] == ["h100-01"]
 
 
+# The Karpenter cases below are about DRA-aware launches: --ignore-dra-requests=false.
 def test_karpenter_launches_the_cheapest_set() -> None:
     docs = [fleet("cpu", "h100", "h100s", "l4"), ANY_GPU,
             *[pod(f"w{i:02d}", "any") for i in range(12)]]
-    karpenter = summary(run(*docs, model="karpenter"))
+    karpenter = summary(run(*docs, model="karpenter", ignore_dra_requests=False))
     assert [(u["pool"], u["add"], len(u["pods"])) for u in karpenter["scaleUp"]] == \
         [("l4", 2, 12)]  # $8/h, where Cluster Autoscaler's most-pods takes two H100s
     ca = summary(run(*docs, expander="most-pods"))
@@ -118,14 +119,14 @@ def test_karpenter_launches_the_cheapest_set() -> None:
 
 def test_karpenter_consolidation_deletes_a_node_whose_pods_fit_elsewhere() -> None:
     doc = summary(run(fleet("cpu", "l4", l4={"count": 2}), ANY_GPU, pod("p", "any"),
-                      pod("q", "any"), model="karpenter"))
+                      pod("q", "any"), model="karpenter", ignore_dra_requests=False))
     assert doc == {"scaleUp": [], "pending": [],
                    "scaleDown": [{"node": "l4-01", "pool": "l4", "utilization": 0.125}]}
 
 
 def test_karpenter_consolidation_replaces_with_a_cheaper_node() -> None:
     doc = summary(run(fleet("cpu", "h100", "l4", h100={"count": 1}), ANY_GPU, pod("p", "any"),
-                      model="karpenter"))
+                      model="karpenter", ignore_dra_requests=False))
     assert doc == {"scaleUp": [{"pool": "l4", "add": 1, "pods": ["default/p"]}],
                    "pending": [],
                    "scaleDown": [{"node": "h100-01", "pool": "h100", "utilization": 0.125}]}
@@ -137,7 +138,7 @@ def test_karpenter_consolidation_replaces_with_a_cheaper_node() -> None:
 def test_karpenter_launches_several_nodes_of_one_type() -> None:
     # Twenty one-GPU pods: l4 nodes ($4, eight GPUs) are cheapest per pod, node after node.
     docs = [fleet("cpu", "h100", "l4"), ANY_GPU, *[pod(f"w{i:02d}", "any") for i in range(20)]]
-    doc = summary(run(*docs, model="karpenter"))
+    doc = summary(run(*docs, model="karpenter", ignore_dra_requests=False))
     assert [(u["pool"], u["add"], len(u["pods"])) for u in doc["scaleUp"]] == [("l4", 3, 20)]
     assert doc["pending"] == []
 

@@ -111,7 +111,8 @@ def test_max_reached_keeps_pods_pending() -> None:
 
 def test_karpenter_picks_the_cheapest_pool() -> None:
     pools = [_pool("dear", pricePerHour=20), _pool("cheap", pricePerHour=5)]
-    mode = _run(_scenario(pools, ["0s", "0s"], model="karpenter"))
+    # DRA-aware launches: Karpenter's --ignore-dra-requests=false.
+    mode = _run(_scenario(pools, ["0s", "0s"], model="karpenter", ignoreDRARequests=False))
     auto = mode.autoscaling
     assert auto is not None and auto.model == "karpenter"
     assert auto.pools["cheap"].peak == 2 and auto.pools["dear"].peak == 0

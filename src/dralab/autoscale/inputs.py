@@ -4,13 +4,17 @@ The Fleet (``kind: Fleet``, ``apiVersion: dralab.dev/v1alpha1``) gives the node
 groups and, as ``dralab fleet`` would publish them, the current nodes, their
 ResourceSlices and the drivers' DeviceClasses. A pool whose nodes are given as
 Node objects labelled ``dralab.dev/pool: NAME`` takes those instead (with the
-input's slices). The other documents are validated as ``dralab schedule``'s are.
+input's slices). A ``karpenter.sh/v1`` NodePool (at most one) gives the Karpenter
+model its disruption block, limits and node template; its template labels and taints
+are put on the Fleet's autoscaled pools (``karpenter_template``). The other documents
+are validated as ``dralab schedule``'s are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Node
@@ -22,14 +26,42 @@ from dralab.fleet.spec import API_VERSION, KIND
 from dralab.validation.check import validate_documents
 
 from .groups import pool_of
+from .karpenter_nodepool import NodePoolSettings, parse_nodepool
+from .karpenter_template import nodepool_fleet_document
 
-__all__ = ["AutoscaleInput", "cluster_objects", "read_input"]
+__all__ = ["NODEPOOL_API_VERSION", "AutoscaleInput", "cluster_objects", "is_nodepool",
+           "read_input"]
+
+NODEPOOL_API_VERSION = "karpenter.sh/v1"
 
 
 @dataclass(frozen=True, slots=True)
 class AutoscaleInput:
     fleet: Fleet
     objects: tuple[KubeObject, ...]
+    nodepool: NodePoolSettings | None = None  # the input's NodePool, if any
+
+
+def is_nodepool(doc: Document) -> bool:
+    """A Karpenter NodePool document (any karpenter.sh version)."""
+    data = doc.data
+    return isinstance(data, dict) and data.get("kind") == "NodePool" and \
+        isinstance(data.get("apiVersion"), str) and \
+        data["apiVersion"].split("/")[0] == "karpenter.sh"
+
+
+def _nodepool(docs: Sequence[Document]) -> NodePoolSettings | None:
+    if len(docs) > 1:
+        raise InputError(f"{docs[1].describe()}: a second NodePool (the Karpenter model is "
+                         f"one NodePool; the first is {docs[0].describe()})")
+    if not docs:
+        return None
+    doc = docs[0]
+    data: Any = doc.data
+    if data.get("apiVersion") != NODEPOOL_API_VERSION:
+        raise InputError(f"{doc.describe()}: apiVersion: only {NODEPOOL_API_VERSION} "
+                         f"NodePools are read, not {data.get('apiVersion')!r}")
+    return parse_nodepool(data, doc.describe())
 
 
 def _is_fleet(doc: Document) -> bool:
@@ -38,20 +70,26 @@ def _is_fleet(doc: Document) -> bool:
         data.get("apiVersion") == API_VERSION
 
 
-def read_input(docs: Sequence[Document], gates: FeatureGates) -> AutoscaleInput:
-    """The Fleet and the objects. InputError (one line naming the file, document and
-    field) for a missing or second Fleet, a bad Fleet or an invalid object."""
+def read_input(docs: Sequence[Document], gates: FeatureGates, *,
+               karpenter: bool = False) -> AutoscaleInput:
+    """The Fleet and the objects; with ``karpenter``, the NodePool too (otherwise a
+    NodePool is an object like any other, which nothing reads). InputError (one line
+    naming the file, document and field) for a missing or second Fleet, a bad Fleet,
+    NodePool or an invalid object."""
     fleets = [d for d in docs if _is_fleet(d)]
     if len(fleets) != 1:
         where = ", ".join(d.where for d in fleets)
         raise InputError(f"expected one Fleet ({API_VERSION} {KIND}) among the inputs, found "
                          f"{len(fleets)}" + (f" ({where})" if where else ""))
-    fleet = parse_fleet(fleets[0].data, fleets[0].where)
-    rest = [d for d in docs if not _is_fleet(d)]
+    nodepool = _nodepool([d for d in docs if is_nodepool(d)]) if karpenter else None
+    fleet_doc = fleets[0].data if nodepool is None else \
+        nodepool_fleet_document(fleets[0].data, nodepool)
+    fleet = parse_fleet(fleet_doc, fleets[0].where)
+    rest = [d for d in docs if not _is_fleet(d) and not (karpenter and is_nodepool(d))]
     problems = validate_documents(rest, gates, stored=True)
     if problems:
         raise InputError(str(problems[0]))
-    return AutoscaleInput(fleet, tuple(load_documents(rest)))
+    return AutoscaleInput(fleet, tuple(load_documents(rest)), nodepool)
 
 
 def cluster_objects(data: AutoscaleInput, seed: int | None = None) -> list[KubeObject]:

@@ -21,6 +21,16 @@ replacement is a scale-down of the old nodes plus a scale-up of one node of the 
 type for the moved pods. A node is consolidatable once no pod arrived on or left it
 for ``consolidateAfter`` (by the loops' clock; a node first seen counts from then).
 Pools' min sizes are respected (a dralab addition; Karpenter has none).
+
+The NodePool's requirements (``spec.template.spec.requirements``) pick which pools are
+its instance types (their template node's labels must meet them); its template labels
+and taints are on the pools' nodes (``karpenter_template``, applied to the Fleet
+document by the input readers).
+
+DRA: with ``ignore_dra_requests`` (Karpenter's ``--ignore-dra-requests``, default true)
+pods with resource claims get no launch, with Karpenter's message, and nodes running
+them are not consolidated. False (opt-in) is DRA-aware provisioning: claims are placed
+on the template nodes' ResourceSlices, as Karpenter's DRA scheduling does.
 """
 
 from __future__ import annotations
@@ -86,12 +96,11 @@ class Karpenter:
     # The DaemonSets whose pods a new node gets (Karpenter's daemonset overhead): each
     # launch and replacement is sized with them on it.
     daemon_sets: tuple[DaemonSet, ...] = ()
-    # Karpenter's --ignore-dra-requests (upstream default true: pods with resource
-    # claims are neither provisioned for nor moved by consolidation). dralab's default
-    # is false: the model places DRA claims on the template nodes' ResourceSlices.
-    ignore_dra_requests: bool = False
+    # Karpenter's --ignore-dra-requests, with its default true: pods with resource claims
+    # are neither provisioned for nor moved by consolidation. False (opt-in) is DRA-aware
+    # provisioning: claims are placed on the template nodes' ResourceSlices.
+    ignore_dra_requests: bool = True
     nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
-    nodepool_name: str = "default"
     _templates: TemplateNodes | None = field(default=None)
     # Pool utilisations across loops (consolidation measures every node each loop).
     _utilization: PoolCache = field(default_factory=PoolCache)
@@ -128,8 +137,18 @@ class Karpenter:
         with gc_paused():
             return self._loop(pending, now)
 
-    def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
+    def _groups(self) -> dict[str, NodeGroup]:
+        """The autoscaled pools that are the NodePool's instance types: those whose
+        template node meets the NodePool's requirements (all, without requirements)."""
         groups = node_groups(self.fleet, self._sizes())
+        if not self.nodepool.requirements:
+            return groups
+        templates = self.templates()
+        return {name: g for name, g in groups.items() if self.nodepool.admits(
+            templates.node(name, 0)[0].metadata.labels or {})}
+
+    def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
+        groups = self._groups()
         ordered = sorted(groups.values(), key=lambda g: g.name)
         # pod.IsProvisionable: a DaemonSet's or a Node's (mirror) pod gets no node.
         pending = [p for p in pending if daemon_set_owner(p.pod) is None
@@ -147,7 +166,7 @@ class Karpenter:
         launched: dict[str, list[str]] = {}
         limits = NodePoolLimits(self.nodepool.limits, (
             i.node for i in scheduler.cluster.nodes.values() if pool_of(i.node) in groups),
-            self.nodepool_name)
+            self.nodepool.name)
         beyond: set[str] = set()  # types whose next node would pass the limits
         no_room = self._overhead_misfits(ordered)
         scheduler.fork()

@@ -5,6 +5,11 @@ defaults (sigs.k8s.io/karpenter pkg/apis/v1/nodepool.go):
     spec.disruption.consolidateAfter      0s ("Never": no consolidation at all)
     spec.disruption.budgets               [{nodes: "10%"}] (reasons: Empty, Underutilized, Drifted)
     spec.limits                           none (cpu, memory, nodes, any resource)
+    spec.template.metadata.labels         labels every node of the NodePool carries
+    spec.template.spec.taints             taints every node of the NodePool carries
+    spec.template.spec.requirements       which instance types (Fleet pools) are the
+                                          NodePool's (In, NotIn, Exists, DoesNotExist,
+                                          Gt, Lt, Gte, Lte)
 
 and the ``karpenter.sh/do-not-disrupt`` annotation (pods: "true" or a positive Go
 duration; nodes: "true"). Budgets with a ``schedule`` need a wall clock and cron:
@@ -33,6 +38,7 @@ __all__ = [
     "WHEN_EMPTY_OR_UNDERUTILIZED",
     "Budget",
     "NodePoolSettings",
+    "Requirement",
     "do_not_disrupt_node",
     "do_not_disrupt_pod",
     "has_dra_requirements",
@@ -87,15 +93,56 @@ class Budget:
         return int(self.nodes)
 
 
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
+_NUMERIC = {"Gt": int.__gt__, "Lt": int.__lt__, "Gte": int.__ge__, "Lte": int.__le__}
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One of ``spec.template.spec.requirements`` (minValues is refused at parsing)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node with ``labels`` satisfies the requirement. A key the node does
+        not carry satisfies NotIn and DoesNotExist only (as a node selector)."""
+        value = labels.get(self.key)
+        if self.operator == "Exists":
+            return value is not None
+        if self.operator == "DoesNotExist":
+            return value is None
+        if self.operator == "NotIn":
+            return value is None or value not in self.values
+        if value is None:
+            return False
+        if self.operator == "In":
+            return value in self.values
+        try:
+            return _NUMERIC[self.operator](int(value), int(self.values[0]))
+        except ValueError:
+            return False
+
+
 @dataclass(frozen=True, slots=True)
 class NodePoolSettings:
-    """The NodePool's disruption block and limits. ``consolidate_after``: seconds, None
-    for "Never"."""
+    """The NodePool's disruption block, limits and node template. ``consolidate_after``:
+    seconds, None for "Never"."""
 
     consolidation_policy: str = WHEN_EMPTY_OR_UNDERUTILIZED
     consolidate_after: float | None = 0.0
     budgets: tuple[Budget, ...] = (Budget(),)
     limits: Mapping[str, Quantity] = field(default_factory=dict)
+    name: str = "default"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # Each {key, value?, effect} as a Node's taint.
+    taints: tuple[Mapping[str, str], ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+
+    def admits(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node with ``labels`` (an instance type's) meets every requirement."""
+        return all(r.matches(labels) for r in self.requirements)
 
     def allowed_disruptions(self, num_nodes: int, reason: str) -> int:
         """GetAllowedDisruptionsByReason: the least any budget for ``reason`` allows."""
@@ -164,12 +211,93 @@ def _budget(item: Any, where: str, path: str) -> Budget:
     return Budget(nodes)
 
 
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _taint(item: Any, where: str, path: str) -> dict[str, str]:
+    if not isinstance(item, dict):
+        raise _fail(where, path, "must be an object")
+    unknown = set(item) - {"key", "value", "effect", "timeAdded"}
+    if unknown:
+        raise _fail(where, f"{path}.{sorted(unknown)[0]}", "unknown field")
+    key, effect = item.get("key"), item.get("effect")
+    if not isinstance(key, str) or not key:
+        raise _fail(where, f"{path}.key", "required")
+    if effect not in _TAINT_EFFECTS:
+        raise _fail(where, f"{path}.effect", f"must be {', '.join(_TAINT_EFFECTS)}: {effect!r}")
+    out = {"key": key, "effect": str(effect)}
+    if item.get("value") is not None:
+        out["value"] = str(item["value"])
+    return out
+
+
+def _requirement(item: Any, where: str, path: str) -> Requirement:
+    if not isinstance(item, dict):
+        raise _fail(where, path, "must be an object")
+    unknown = set(item) - {"key", "operator", "values", "minValues"}
+    if unknown:
+        raise _fail(where, f"{path}.{sorted(unknown)[0]}", "unknown field")
+    if "minValues" in item:
+        raise _fail(where, f"{path}.minValues", "not modelled (the model launches one "
+                    "instance type per node, never a set of them)")
+    key, operator = item.get("key"), item.get("operator")
+    if not isinstance(key, str) or not key:
+        raise _fail(where, f"{path}.key", "required")
+    if operator not in _OPERATORS:
+        raise _fail(where, f"{path}.operator", f"must be one of {', '.join(_OPERATORS)}: "
+                    f"{operator!r}")
+    values = item.get("values") or []
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise _fail(where, f"{path}.values", "must be a list of strings")
+    if operator in ("In", "NotIn") and not values:
+        raise _fail(where, f"{path}.values", f"{operator} needs at least one value")
+    if operator in ("Exists", "DoesNotExist") and values:
+        raise _fail(where, f"{path}.values", f"must be empty for {operator}")
+    if operator in _NUMERIC and (len(values) != 1 or not values[0].isdigit()):
+        # The CRD's rule, in its words.
+        raise _fail(where, f"{path}.values", "requirements operator 'Gt', 'Lt', 'Gte', or "
+                    "'Lte' must have a single positive integer value")
+    return Requirement(key, str(operator), tuple(values))
+
+
+def _template(spec: Mapping[str, Any], where: str
+              ) -> tuple[dict[str, str], tuple[dict[str, str], ...], tuple[Requirement, ...]]:
+    """``spec.template``'s labels, taints and requirements."""
+    template = spec.get("template") or {}
+    if not isinstance(template, dict):
+        raise _fail(where, "spec.template", "must be an object")
+    meta = template.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise _fail(where, "spec.template.metadata", "must be an object")
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise _fail(where, "spec.template.metadata.labels", "must map strings to strings")
+    body = template.get("spec") or {}
+    if not isinstance(body, dict):
+        raise _fail(where, "spec.template.spec", "must be an object")
+    raw_taints = body.get("taints") or []
+    if not isinstance(raw_taints, list):
+        raise _fail(where, "spec.template.spec.taints", "must be a list")
+    taints = tuple(_taint(t, where, f"spec.template.spec.taints[{i}]")
+                   for i, t in enumerate(raw_taints))
+    raw_reqs = body.get("requirements") or []
+    if not isinstance(raw_reqs, list):
+        raise _fail(where, "spec.template.spec.requirements", "must be a list")
+    requirements = tuple(_requirement(r, where, f"spec.template.spec.requirements[{i}]")
+                         for i, r in enumerate(raw_reqs))
+    return dict(labels), taints, requirements
+
+
 def parse_nodepool(data: Mapping[str, Any], where: str) -> NodePoolSettings:
-    """A karpenter.sh/v1 NodePool's ``spec.disruption`` and ``spec.limits``.
-    InputError naming ``where`` and the field path for a bad value."""
+    """A karpenter.sh/v1 NodePool's ``spec.disruption``, ``spec.limits`` and
+    ``spec.template`` (labels, taints, requirements). InputError naming ``where`` and the
+    field path for a bad value."""
     spec = data.get("spec") or {}
     if not isinstance(spec, dict):
         raise _fail(where, "spec", "must be an object")
+    meta = data.get("metadata") or {}
+    pool_name = meta.get("name") if isinstance(meta, dict) else None
     disruption = spec.get("disruption") or {}
     if not isinstance(disruption, dict):
         raise _fail(where, "spec.disruption", "must be an object")
@@ -201,4 +329,8 @@ def parse_nodepool(data: Mapping[str, Any], where: str) -> NodePoolSettings:
             limits[str(name)] = parse_quantity(str(value))
         except (ValueError, InputError):
             raise _fail(where, f"spec.limits.{name}", f"not a quantity: {value!r}") from None
-    return NodePoolSettings(policy, after, budgets, limits)
+    labels, taints, requirements = _template(spec, where)
+    return NodePoolSettings(policy, after, budgets, limits,
+                            pool_name if isinstance(pool_name, str) and pool_name
+                            else "default",
+                            labels, taints, requirements)

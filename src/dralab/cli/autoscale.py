@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -16,6 +17,10 @@ from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, r
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
 from .sources import LIVE_HELP, source_options, sources
+
+# The Karpenter model reads a karpenter.sh NodePool too.
+AUTOSCALE_KARPENTER = replace(AUTOSCALE, uses=(AUTOSCALE.uses or frozenset()) | {
+    ("karpenter.sh", "NodePool")})
 
 
 def render_table(doc: dict[str, Any]) -> str:
@@ -143,6 +148,10 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
               help="Fewest and most cores in the cluster, <min>:<max>.")
 @click.option("--memory-total", type=MinMax(), default="0:6400000", show_default=True,
               help="Fewest and most gigabytes (GiB) of memory in the cluster, <min>:<max>.")
+@_ca_bool("ignore-dra-requests", True, "Karpenter: ignore pods' DRA requests, as "
+          "Karpenter's flag of that name (its default): pods with resource claims get no "
+          "launch. With false, dralab places their claims on the template nodes' "
+          "ResourceSlices, as Karpenter's DRA scheduling does.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
 @one_line_errors
@@ -158,7 +167,7 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   max_scale_down_parallelism: int, max_drain_parallelism: int,
                   max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
-                  output: str) -> None:
+                  ignore_dra_requests: bool, output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
     nodes could go.
 
@@ -171,7 +180,9 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     under the utilisation threshold whose pods can all move are listed (scale-down),
     and the other nodes of the autoscaled pools are kept with Cluster Autoscaler's
     reason (NotUnderutilized, NoPlaceToMovePods, ScaleDownDisabledAnnotation, ...).
-    The Cluster Autoscaler flags are CA's, with CA's defaults.
+    The Cluster Autoscaler flags are CA's, with CA's defaults. With --model karpenter
+    a karpenter.sh/v1 NodePool among the inputs gives its disruption block, limits and
+    template (labels, taints, requirements picking the pools that are its types).
     JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
     [{node, pool, utilization}], unremovable (when any): [{node, pool, reason,
     detail}]}. Exit 0 when every pending pod is placed or helped,
@@ -186,8 +197,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         raise InputError(f"dralab autoscale reads its node pools from a Fleet "
                          f"(dralab.dev/v1alpha1), which cluster {inputs.cluster.context} "
                          "cannot hold: give one with -f FLEET alongside the cluster")
-    data = read_input(docs, FeatureGates())
-    warn_unused(docs, AUTOSCALE)
+    data = read_input(docs, FeatureGates(), karpenter=model == "karpenter")
+    warn_unused(docs, AUTOSCALE_KARPENTER if model == "karpenter" else AUTOSCALE)
     options = AutoscalerOptions(
         expander=expander,
         scale_down_utilization_threshold=scale_down_utilization_threshold,
@@ -206,7 +217,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         max_drain_parallelism=max_drain_parallelism,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
-    decisions = run_once(data, model, expander, options=options)
+    decisions = run_once(data, model, expander, options=options,
+                         ignore_dra_requests=ignore_dra_requests)
     doc = decisions.to_dict()
     if output == "table":
         click.echo(render_table(doc), nl=False)

@@ -34,6 +34,10 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         scaleDownUnneededTime: 10m
         scaleDownDelayAfterAdd: 10m
         scaleDownUtilizationThreshold: 0.5
+        ignoreDRARequests: true    # karpenter: its --ignore-dra-requests (false: pods'
+                                   # claims placed on the template nodes' slices)
+        nodePool: nodepool.yaml    # karpenter: a karpenter.sh/v1 NodePool (inline or a
+                                   # file): disruption, limits, template
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d
@@ -94,8 +98,9 @@ import msgspec
 from dralab.allocator.prepare import MAX_RESULTS
 from dralab.api.features import FeatureGates
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
+from dralab.autoscale.karpenter_template import nodepool_fleet_document
 
-from .autoscaling import parse_autoscaling
+from .autoscaling import parse_autoscaling, read_nodepool
 from .checks import check_event, check_kind
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
@@ -312,8 +317,13 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     if spec.fleet.file is not None:
         fleet_path(scenario, allow_outside)
     scenario = msgspec.structs.replace(scenario, fleet_data=read_fleet_document(scenario))
+    nodepool = read_nodepool(spec.autoscaling, source, base_dir, allow_outside)
+    if nodepool is not None and scenario.fleet_data is not None:
+        # The NodePool's template labels and taints on the autoscaled pools' nodes.
+        scenario = msgspec.structs.replace(scenario, fleet_data=nodepool_fleet_document(
+            scenario.fleet_data, nodepool))
     fleet = load_fleet(scenario)
-    autoscaling = parse_autoscaling(spec.autoscaling, fleet, source)
+    autoscaling = parse_autoscaling(spec.autoscaling, fleet, source, nodepool)
     gpu_pools = {p.name for p in fleet.spec.pools if p.gpu.count > 0}
     # An autoscaled pool may reach its max: the limits count that many nodes.
     gpu_nodes = sum(p.autoscaling.max if p.autoscaling is not None else p.size

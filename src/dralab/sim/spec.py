@@ -174,6 +174,10 @@ class AutoscalingRef(_Spec, frozen=True):
     scale_down_unneeded_time: Any = "10m"  # --scale-down-unneeded-time
     scale_down_delay_after_add: Any = "10m"  # --scale-down-delay-after-add
     scale_down_utilization_threshold: float = 0.5
+    # karpenter: its --ignore-dra-requests (default true) and its NodePool (a
+    # karpenter.sh/v1 NodePool document, or a path to one relative to the scenario).
+    ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")
+    node_pool: dict[str, Any] | str | None = None
 
 
 class ScenarioSpec(_Spec, frozen=True):
