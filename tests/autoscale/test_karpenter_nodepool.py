@@ -182,3 +182,12 @@ def test_simulate_nodepool_inline_and_from_a_file(tmp_path: Path) -> None:
 def test_simulate_nodepool_errors_name_the_field(autoscaling: Doc, message: str) -> None:
     with pytest.raises(dralab.DralabError, match=message):
         _scenario([_gpu_pool("cheap", 5)], **autoscaling)
+
+
+def test_validate_lists_a_nodepool_as_read_not_validated(tmp_path: Path) -> None:
+    path = tmp_path / "np.yaml"
+    path.write_text(yaml.safe_dump(_nodepool({})))
+    result = CliRunner().invoke(cli, ["validate", "-f", str(path)])
+    assert result.exit_code == 0
+    assert result.stdout == (f"{path}:1 NodePool gp: not checked (kind read by dralab, not "
+                             "validated)\nno object checked; 1 not checked\n")

@@ -76,11 +76,19 @@ def not_checked(docs: Iterable[Document]) -> list[Document]:
     return out
 
 
+# Kinds of other projects dralab reads without their validation rules (Karpenter's
+# NodePool: the Karpenter model's disruption, limits and template; dralab autoscale
+# checks the fields it reads).
+_READ_FOREIGN = frozenset({("karpenter.sh/v1", "NodePool")})
+
+
 def not_checked_reason(doc: Document) -> str:
     """Why ``not_checked`` lists ``doc``: a kind dralab does not model at all, or one it
     reads (a Service's selector, the storage kinds the volume plugins read) without the
     API server's validation rules."""
     data = doc.data
+    if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) in _READ_FOREIGN:
+        return "kind read by dralab, not validated"
     if isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and \
             isinstance(data.get("kind"), str) and \
             resolve_kind(data["apiVersion"], data["kind"]).served is not Served.UNMODELLED:
