@@ -189,5 +189,5 @@ def test_validate_lists_a_nodepool_as_read_not_validated(tmp_path: Path) -> None
     path.write_text(yaml.safe_dump(_nodepool({})))
     result = CliRunner().invoke(cli, ["validate", "-f", str(path)])
     assert result.exit_code == 0
-    assert result.stdout == (f"{path}:1 NodePool gp: not checked (kind read by dralab, not "
+    assert result.stdout == (f"{path} NodePool gp: not checked (kind read by dralab, not "
                              "validated)\nno object checked; 1 not checked\n")
