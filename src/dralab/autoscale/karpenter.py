@@ -56,6 +56,7 @@ from .karpenter_daemons import daemon_set_owner, sized_from_pods
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
+from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
@@ -171,6 +172,7 @@ class Karpenter:
         no_room = self._overhead_misfits(ordered)
         scheduler.fork()
         try:
+            ignore_local_hostname_affinity(scheduler.cluster)
             # One node's estimate per type, reused while every class of pods it packed
             # still has as many pods left: identical pods pack the same way on the
             # type's next node too (the node launched is always packed anew). Alike
