@@ -16,6 +16,7 @@ import pytest
 from .harness import (
     Doc,
     InstanceType,
+    Run,
     daemonset,
     defaults,
     node,
@@ -652,6 +653,94 @@ def test_volume_zone_not_relaxed(case: str) -> None:
     assert _zones(result.launched) == ["test-zone-3"]
 
 
+# -- Preferential Fallback/Ignore Preferences (PreferencePolicy Ignore): the model's
+# launches never read preferred terms. Upstream asserts which pods share a node: here, a
+# node is one launch of a type (add 1) and the pods it is for.
+
+IGNORE = "Preferential Fallback/Ignore Preferences/"
+ZONE, HOSTNAME = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+
+
+def _node_of(result_ups: list[tuple[str, int, list[str]]], pod_key: str) -> tuple[str, int]:
+    """The launch (pool, add) whose pods include ``pod_key``; each must be one node."""
+    [(pool, add)] = [(p, n) for p, n, pods in result_ups if pod_key in pods]
+    assert add == 1
+    return pool, add
+
+
+def _ups(result: Run) -> list[tuple[str, int, list[str]]]:
+    return [(u.pool, u.add, list(u.pods)) for u in result.decisions.scale_ups]
+
+
+def _zone_pods(preference: Doc) -> list[Doc]:
+    """A 2-CPU pod in zone 1, two 3-CPU pods in zone 2, and a 1-CPU pod with
+    ``preference`` (towards zone 2, or the zone-2 pods)."""
+    return [pod("zone1", cpu="2", labels={"app": "foo"}, spec={"nodeSelector": {
+                ZONE: "test-zone-1"}}),
+            *[pod(f"zone2-{i}", cpu="3", labels={"app": "bar"}, spec={"nodeSelector": {
+                ZONE: "test-zone-2"}}) for i in range(2)],
+            pod("pref", cpu="1", labels={"app": "baz"}, spec={"affinity": preference})]
+
+
+def _assert_with_zone1(result: Run) -> None:
+    ups = _ups(result)
+    assert result.pending == []
+    assert _node_of(ups, "default/pref") == _node_of(ups, "default/zone1")
+    assert _zones([_node_of(ups, "default/pref")]) == ["test-zone-1"]
+
+
+@upstream(IGNORE + "should ignore node affinity preferences")
+def test_ignore_node_affinity_preferences(case: str) -> None:
+    preference = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+        "weight": 1, "preference": {"matchExpressions": [
+            {"key": ZONE, "operator": "In", "values": ["test-zone-2"]}]}}]}}
+    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference)))
+
+
+@pytest.mark.parametrize(("key", "case"), [
+    pytest.param(ZONE, "", id=IGNORE + "should ignore pod affinity preferences/"
+                 "topology.kubernetes.io/zone"),
+    pytest.param(HOSTNAME, "", id=IGNORE + "should ignore pod affinity preferences/"
+                 "topology.kubernetes.io/zone #2"),
+])
+def test_ignore_pod_affinity_preferences(key: str, case: str) -> None:
+    preference = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+        "weight": 1, "podAffinityTerm": {"topologyKey": key,
+                                         "labelSelector": {"matchLabels": {"app": "bar"}}}}]}}
+    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference)))
+
+
+def _five_on_one_node(spec: Doc) -> None:
+    result = run(DEFAULTS, *[pod(f"p{i}", labels={"app": "foo"}, spec=spec) for i in range(5)])
+    assert [n for _, n in result.launched] == [1]
+    assert result.placed == [f"default/p{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize(("key", "case"), [
+    pytest.param(ZONE, "", id=IGNORE + "should ignore topologySpreadConstraint preferences/"
+                 "topology.kubernetes.io/zone"),
+    pytest.param(HOSTNAME, "", id=IGNORE + "should ignore topologySpreadConstraint "
+                 "preferences/topology.kubernetes.io/zone #2"),
+])
+def test_ignore_spread_preferences(key: str, case: str) -> None:
+    _five_on_one_node({"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "foo"}}}]})
+
+
+@pytest.mark.parametrize(("key", "case"), [
+    pytest.param(ZONE, "", id=IGNORE + "should ignore pod anti-affinity preferences/"
+                 "topology.kubernetes.io/zone"),
+    pytest.param(HOSTNAME, "", id=IGNORE + "should ignore pod anti-affinity preferences/"
+                 "topology.kubernetes.io/zone #2"),
+])
+def test_ignore_anti_affinity_preferences(key: str, case: str) -> None:
+    _five_on_one_node({"affinity": {"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 1, "podAffinityTerm": {"topologyKey": key, "labelSelector": {
+                "matchLabels": {"app": "foo"}}}}]}}})
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 NODECLAIM_FIELDS = ("asserts fields Karpenter writes on the NodeClaim or node (requirements, "
@@ -684,8 +773,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("NodeClaim Creation/", NODECLAIM_FIELDS),
     ("Preferential Fallback/Preferences/", "needs Karpenter's step-by-step relaxation of "
      "preferences (PreferencePolicy Respect); the model ignores preferred terms"),
-    ("Preferential Fallback/Ignore Preferences/", "not ported: asserts which pods share one "
-     "NodeClaim; the model's decisions report launches per type, not per node"),
     ("Multiple NodePools/", "needs several NodePools (weights, labels, taints per NodePool); "
      "the model is one NodePool over the Fleet's pools"),
     ("StaticNodePool/", "needs a static NodePool (spec.replicas), not modelled"),
