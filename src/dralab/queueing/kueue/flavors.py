@@ -169,7 +169,17 @@ class PodSetOutcome:
     reasons: list[str]
     requests: dict[str, int]
     count: int
-    attempts: list[FlavorAttempt] = field(default_factory=list)
+    # The flavors tried, per resource group, as the search made them (merged on demand:
+    # only a workload that does not fit needs them, for its no-fit reason).
+    tries: list[tuple[list[FlavorAttempt], ResourceGroup, str]] = field(default_factory=list)
+
+    @property
+    def attempts(self) -> list[FlavorAttempt]:
+        """Kueue's FlavorAssignmentAttempts of the pod set, by flavor name."""
+        merged: dict[str, FlavorAttempt] = {}
+        for tried, group, resource in self.tries:
+            _merge_attempts(merged, tried, group, resource)
+        return [merged[f] for f in sorted(merged)]
 
     def mode(self) -> AssignMode:
         if not self.reasons:
@@ -293,17 +303,7 @@ class _Assigner:
         policy = spec.preemption
         self.preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
             fair_sharing and policy.reclaim_within_cohort != "Never")
-        self._nominal: dict[FlavorResource, int] | None = None
         self.last_mode = PreemptionMode.FIT  # the mode of the last group's chosen flavor
-
-    def nominal(self, fr: FlavorResource) -> int:
-        """The ClusterQueue's nominal quota of ``fr`` (read once, when first needed)."""
-        if self._nominal is None:
-            self._nominal = {(flavor_quotas.flavor, resource): quota.nominal
-                             for group in self.spec.resource_groups
-                             for flavor_quotas in group.flavors
-                             for resource, quota in flavor_quotas.resources.items()}
-        return self._nominal.get(fr, 0)
 
     def fits_quota(self, fr: FlavorResource, before: int, amount: int,
                    reasons: list[str]) -> tuple[PreemptionMode, int, str]:
@@ -316,12 +316,17 @@ class _Assigner:
             reasons.append(messages.max_capacity_exceeded(fr[1], fr[0], before, amount,
                                                           capacity))
             return PreemptionMode.NO_FIT, 0, EXCEEDS_MAX_QUOTA
-        borrow, may_reclaim = tree.lowest_fitting_subtree(node, fr, value)
+        if node.parent is None:
+            borrow, may_reclaim = 0, False
+        elif not tree.borrowing(node, fr, value):
+            borrow, may_reclaim = 0, True
+        else:
+            borrow, may_reclaim = tree.lowest_fitting_subtree(node, fr, value)
         free = tree.available(node, fr)
         if value <= free:
             return PreemptionMode.FIT, borrow, ""
         reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))
-        if self.nominal(fr) >= value or may_reclaim or self.preempt_while_borrowing:
+        if node.nominal.get(fr, 0) >= value or may_reclaim or self.preempt_while_borrowing:
             if self.oracle is None:
                 return PreemptionMode.NO_CANDIDATES, borrow, ""
             mode, borrow = self.oracle(fr, value)
@@ -418,7 +423,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                 combined[resource] = combined.get(resource, 0) + amount
         chosen: dict[str, tuple[str, AssignMode, int]] = {}
         reasons: list[str] = []
-        attempts: dict[str, FlavorAttempt] = {}
+        tries: list[tuple[list[FlavorAttempt], ResourceGroup, str]] = []
         for resource, amount in combined.items():
             group = group_of.get(resource)
             if group is None:
@@ -430,18 +435,17 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                 continue  # assigned with its resource group
             wanted = [(r, combined[r]) for r in group.covered if r in combined]
             found, why, tried = assigner.group_flavor(members, group, wanted, taken)
-            _merge_attempts(attempts, tried, group, resource)
+            tries.append((tried, group, resource))
             if found is None:
                 chosen, reasons = {}, why
                 break
             worst = min(worst, assigner.last_mode)
             chosen.update(found)
             reasons.extend(why)
-        tried_flavors = [attempts[f] for f in sorted(attempts)]
         for pod_set, totals in zip(members, member_totals, strict=True):
             own = {r: v for r, v in chosen.items() if r in totals}
             outcomes.append(PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in own.items()},
-                                          list(reasons), totals, pod_set.count, tried_flavors))
+                                          list(reasons), totals, pod_set.count, tries))
             for resource, (flavor, _, borrow) in own.items():
                 borrowing = max(borrowing, borrow)
                 fr = (flavor, resource)
