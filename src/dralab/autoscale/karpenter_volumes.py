@@ -38,12 +38,11 @@ def _without_hostname(pv: PersistentVolume) -> PersistentVolume | None:
                              match_fields=t.match_fields) for t in terms]
     if kept == terms:
         return None
-    # A term left empty matches nothing as a node selector; Karpenter drops the
-    # requirement, so the whole affinity goes when nothing else is left.
-    if all(not t.match_expressions and not t.match_fields for t in kept):
+    # A term that held only hostname requirements is, without them, an unconstrained
+    # alternative for Karpenter (terms are ORed): the volume then pins nothing.
+    if any(not t.match_expressions and not t.match_fields for t in kept):
         return msgspec.structs.replace(pv, spec=msgspec.structs.replace(
             pv.spec, node_affinity=None))
-    kept = [t for t in kept if t.match_expressions or t.match_fields]
     required = NodeSelector(node_selector_terms=kept)
     return msgspec.structs.replace(pv, spec=msgspec.structs.replace(
         pv.spec, node_affinity=msgspec.structs.replace(affinity, required=required)))

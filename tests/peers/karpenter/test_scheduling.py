@@ -11,9 +11,22 @@ zone and OS: ``harness.defaults``). A NodePool requirement on instance-type labe
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from .harness import Doc, InstanceType, defaults, node, numbered, pod, ported_ids, reason_for, run
+from .harness import (
+    Doc,
+    InstanceType,
+    Run,
+    defaults,
+    node,
+    numbered,
+    pod,
+    ported_ids,
+    reason_for,
+    run,
+)
 from .upstream_cases import SCHEDULING
 
 DEFAULTS = defaults()
@@ -410,6 +423,258 @@ def test_storage_class_with_multiple_zones(case: str) -> None:
     assert _launched_zones(result.launched) == ["test-zone-1", "test-zone-2"]
 
 
+CSI_PROVIDER = "fake.csi.provider"  # suite_test.go's csiProvider
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+VU = "VolumeUsage/"
+
+
+def _sc(name: str, provisioner: str = CSI_PROVIDER, mode: str | None = "WaitForFirstConsumer",
+        default: bool = False, zones: tuple[str, ...] = ("test-zone-1",)) -> Doc:
+    """test.StorageClass: allowed topologies from ``zones``."""
+    doc: Doc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": name}, "provisioner": provisioner}
+    if default:
+        doc["metadata"]["annotations"] = {DEFAULT_CLASS: "true"}
+    if mode is not None:
+        doc["volumeBindingMode"] = mode
+    if zones:
+        doc["allowedTopologies"] = [{"matchLabelExpressions": [
+            {"key": "topology.kubernetes.io/zone", "values": list(zones)}]}]
+    return doc
+
+
+def _claim(name: str, storage_class: str | None = None, volume: str | None = None,
+           **meta: Any) -> Doc:
+    """test.PersistentVolumeClaim (bound, with bind-completed, when it names a volume)."""
+    spec: Doc = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    doc: Doc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "namespace": "default", **meta}, "spec": spec}
+    if volume is not None:
+        spec["volumeName"] = volume
+        doc["status"] = {"phase": "Bound"}
+    return doc
+
+
+def _volume(name: str, driver: str = "test-driver", claim: str | None = None,
+            terms: list[Doc] | None = None, source: Doc | None = None,
+            storage_class: str = "") -> Doc:
+    """test.PersistentVolume: a CSI volume of ``driver`` unless ``source``."""
+    spec: Doc = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "100Gi"},
+                 **(source or {"csi": {"driver": driver, "volumeHandle": f"{name}-handle"}})}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    if terms:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms}}
+    doc: Doc = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                "spec": spec}
+    if claim is not None:
+        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": "default",
+                            "name": claim}
+        doc["status"] = {"phase": "Bound"}
+    return doc
+
+
+def _using(name: str, *claims: str, on: str | None = None) -> Doc:
+    doc = pod(name, on=on)
+    doc["spec"]["volumes"] = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+                              for i, c in enumerate(claims)]
+    return doc
+
+
+def _ephemeral(name: str, storage_class: str | None, on: str | None = None) -> Doc:
+    """A pod with the ephemeral volume "tmp-ephemeral" (its claim: NAME-tmp-ephemeral)."""
+    doc = pod(name, on=on)
+    claim: Doc = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if storage_class is not None:
+        claim["storageClassName"] = storage_class
+    doc["spec"]["volumes"] = [{"name": "tmp-ephemeral",
+                               "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
+    doc["metadata"]["uid"] = f"uid-{name}"
+    return doc
+
+
+def _ephemeral_claim(owner: str, storage_class: str | None = None, volume: str | None = None
+                     ) -> Doc:
+    return _claim(f"{owner}-tmp-ephemeral", storage_class, volume, ownerReferences=[{
+        "apiVersion": "v1", "kind": "Pod", "name": owner, "uid": f"uid-{owner}",
+        "controller": True}])
+
+
+def _csi_node(node_name: str, **counts: int) -> Doc:
+    """A CSINode for ``node_name``: driver -> allocatable volume count."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": node_name},
+            "spec": {"drivers": [{"name": d.replace("_", "."), "nodeID": "fake-node-id",
+                                  "allocatable": {"count": n}} for d, n in counts.items()]}}
+
+
+# The node the first provisioning round launched for upstream's initial pod, in zone 1.
+FIRST = node("first-node", ONE_TYPE[0], cpu="1024", pods="1024")
+
+
+def _new_nodes(result: Run) -> int:
+    return sum(n for _, n in result.launched)
+
+
+@upstream(VU + "should launch multiple nodes if required due to volume limits")
+def test_volume_limits_launch_a_second_node(case: str) -> None:
+    # The first node's CSINode takes 10 volumes: five of the six two-volume pods.
+    objects: list[Doc] = [FIRST, pod("initial", on="first-node"),
+                          _csi_node("first-node", fake_csi_provider=10), _sc("my-storage-class")]
+    for i in range(6):
+        objects += [_claim(f"my-claim-a-{i}", "my-storage-class"),
+                    _claim(f"my-claim-b-{i}", "my-storage-class"),
+                    _using(f"p{i}", f"my-claim-a-{i}", f"my-claim-b-{i}")]
+    result = run(ONE_TYPE, *objects)
+    assert _new_nodes(result) == 1 and len(result.placed) == 1 and result.pending == []
+
+
+@upstream(VU + "should launch a single node if all pods use the same PVC")
+def test_volume_limits_one_pvc_many_pods(case: str) -> None:
+    objects: list[Doc] = [FIRST, pod("initial", on="first-node"),
+                          _csi_node("first-node", fake_csi_provider=10),
+                          _sc("my-storage-class", mode=None),
+                          _volume("my-volume", terms=ZONE_TERMS[:1], claim="my-claim"),
+                          _claim("my-claim", "my-storage-class", "my-volume")]
+    objects += [_using(f"p{i:03d}", "my-claim") for i in range(100)]
+    result = run(ONE_TYPE, *objects)
+    assert _new_nodes(result) == 0 and result.pending == []
+
+
+@upstream(VU + "should not fail for NFS volumes")
+def test_nfs_volumes(case: str) -> None:
+    nfs = _volume("my-volume", source={"nfs": {"server": "fake.server", "path": "/some/path"}},
+                  terms=ZONE_TERMS[:1], claim="my-claim", storage_class="nfs")
+    objects: list[Doc] = [FIRST, pod("initial", on="first-node"), nfs,
+                          _claim("my-claim", "", "my-volume")]
+    objects += [_using(f"p{i}", "my-claim", "my-claim") for i in range(5)]
+    result = run(ONE_TYPE, *objects)
+    assert _new_nodes(result) == 0 and result.pending == []
+
+
+@pytest.mark.parametrize(("source", "case"), [
+    pytest.param({"local": {"path": "/mnt/local"}}, "",
+                 id=VU + "should preserve unconstrained PV alternatives after ignoring "
+                         "hostname affinity/for local volumes"),
+    pytest.param({"hostPath": {"path": "/mnt/local"}}, "",
+                 id=VU + "should preserve unconstrained PV alternatives after ignoring "
+                         "hostname affinity/for hostpath volumes"),
+])
+def test_unconstrained_pv_alternative(source: Doc, case: str) -> None:
+    terms = [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                    "values": ["existing-host"]}]},
+             {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                    "values": ["invalid-zone"]}]}]
+    result = run(ONE_TYPE, _volume("hostname-or-zone-pv", source=source, terms=terms,
+                                   claim="hostname-or-zone-pvc"),
+                 _claim("hostname-or-zone-pvc", volume="hostname-or-zone-pv"),
+                 _using("hostname-or-zone-pod", "hostname-or-zone-pvc"))
+    assert result.placed == ["default/hostname-or-zone-pod"]
+
+
+def _first_with_ephemeral(storage_class: str | None) -> list[Doc]:
+    """The first round: the initial pod on the first node with its ephemeral volume's claim
+    bound (a volume of the CSI provider)."""
+    return [FIRST, _ephemeral("initial", storage_class, on="first-node"),
+            _volume("initial-pv", driver=CSI_PROVIDER, claim="initial-tmp-ephemeral"),
+            _ephemeral_claim("initial", storage_class, "initial-pv")]
+
+
+@pytest.mark.parametrize(("classes", "storage_class", "case"), [
+    pytest.param([_sc("my-storage-class"),
+                  _sc("default-storage-class", "other-provider", default=True)],
+                 "my-storage-class", "",
+                 id=VU + "should launch nodes for pods with ephemeral volume using the "
+                         "specified storage class name"),
+    pytest.param([_sc("default-storage-class", default=True)], None, "",
+                 id=VU + "should launch nodes for pods with ephemeral volume using a default "
+                         "storage class"),
+])
+def test_ephemeral_volume_limits(classes: list[Doc], storage_class: str | None,
+                                 case: str) -> None:
+    # The first node takes one volume of the CSI provider (ten of the other): the second
+    # pod's ephemeral volume needs a new node.
+    limits = _csi_node("first-node", fake_csi_provider=1, **{"other-provider": 10})
+    result = run(ONE_TYPE, *classes, *_first_with_ephemeral(storage_class), limits,
+                 _ephemeral("p", storage_class),
+                 _ephemeral_claim("p", storage_class))
+    assert _new_nodes(result) == 1 and result.placed == ["default/p"]
+
+
+@pytest.mark.parametrize(("storage_class", "case"), [
+    pytest.param("non-existent", "", id=VU + "should launch nodes for pods with ephemeral "
+                 "volume without a storage class when the PVC is bound/non-existent storage "
+                 "class"),
+    pytest.param("", "", id=VU + "should launch nodes for pods with ephemeral volume without a "
+                 "storage class when the PVC is bound/explicitly disabled storage class "
+                 "(empty string)"),
+])
+def test_ephemeral_bound_without_class(storage_class: str, case: str) -> None:
+    result = run(ONE_TYPE, _ephemeral("p", storage_class),
+                 _ephemeral_claim("p", storage_class, "test-pv"),
+                 _volume("test-pv", claim="p-tmp-ephemeral"))
+    assert _new_nodes(result) == 1 and result.placed == ["default/p"]
+
+
+@pytest.mark.parametrize(("storage_class", "case"), [
+    pytest.param("non-existent", "", id=VU + "should not launch nodes for pods with ephemeral "
+                 "volume without a storage class when the PVC is unbound/non-existent storage "
+                 "class"),
+    pytest.param("", "", id=VU + "should not launch nodes for pods with ephemeral volume "
+                 "without a storage class when the PVC is unbound/explicitly disabled storage "
+                 "class (empty string)"),
+])
+def test_ephemeral_unbound_without_class(storage_class: str, case: str) -> None:
+    result = run(ONE_TYPE, _ephemeral("p", storage_class))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream(VU + "should not launch nodes for pod with unbound volume for volumeBindingMode "
+          "immediate")
+def test_unbound_immediate(case: str) -> None:
+    result = run(ONE_TYPE, _sc("default-storage-class", "other-provider", mode="Immediate"),
+                 _claim("tmp-ephemeral", "default-storage-class"),
+                 _using("p", "tmp-ephemeral"))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream(VU + "should not launch nodes for pod with deleting persistentVolumeClaim")
+def test_deleting_claim(case: str) -> None:
+    claim = _claim("tmp-ephemeral", "default-storage-class",
+                   deletionTimestamp="2026-01-01T00:00:00Z", finalizers=["kubernetes"])
+    result = run(ONE_TYPE, _sc("default-storage-class", "other-provider"), claim,
+                 _using("p", "tmp-ephemeral"))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream(VU + "should not launch nodes for pod with Lost persistentVolumeClaim")
+def test_lost_claim(case: str) -> None:
+    claim = _claim("tmp-ephemeral", "default-storage-class")
+    claim["status"] = {"phase": "Lost"}
+    result = run(ONE_TYPE, _sc("default-storage-class", "other-provider"), claim,
+                 _using("p", "tmp-ephemeral"))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@pytest.mark.parametrize(("annotated", "case"), [
+    pytest.param(False, "", id=VU + "should handle pods with PVCs with defined volumeName/"
+                 "when pv.kubernetes.io/bind-completed is missing"),
+    pytest.param(True, "", id=VU + "should handle pods with PVCs with defined volumeName/"
+                 "when pv.kubernetes.io/bind-completed is present"),
+])
+def test_claim_with_volume_name(annotated: bool, case: str) -> None:
+    claim = _claim("tmp-ephemeral", "default-storage-class", "pv-x")
+    if annotated:
+        claim["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    else:
+        claim.pop("status")  # not bound yet: the PV controller has not finished binding
+    result = run(ONE_TYPE, _sc("default-storage-class", "other-provider"), claim,
+                 _volume("pv-x", driver="other-provider", claim="tmp-ephemeral"),
+                 _using("p", "tmp-ephemeral"))
+    assert (result.placed == ["default/p"]) is annotated
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 NODEPOOL_TEMPLATE = (
@@ -436,8 +701,26 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "(the state cluster's daemonset accounting)"),
     ("No Pre-Binding/", "asserts that nothing is bound across provisioning rounds (in-flight "
      "NodeClaims, kubelet zeroing extended resources); the model keeps no rounds"),
-    ("VolumeUsage/", "not ported: Karpenter's volume usage and topology per NodeClaim "
-     "(CSI attach limits, PV and StorageClass zones)"),
+    ("VolumeUsage/should schedule pods when a valid multi-volume topology alternative",
+     "needs the fake provider's exotic instance label (fake.InstanceTypes' "
+     "'special' values required/optional per type), which the numbered types here lack"),
+    ("VolumeUsage/should launch nodes for pods with ephemeral volume using the newest",
+     "needs two default StorageClasses told apart by creation time (upstream sleeps 2 s "
+     "between them); dralab reads no creationTimestamp order for StorageClasses"),
+    ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
+     "provisioner", "needs Karpenter's UnsupportedProvisioners set (a package variable the "
+     "test changes), not a Kubernetes rule"),
+    ("VolumeUsage/should not launch nodes for pod with bound persistentVolume that uses an "
+     "unsupported provisioner", "needs Karpenter's UnsupportedProvisioners set (a package "
+     "variable the test changes), not a Kubernetes rule"),
+    ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
+     "topology key", "needs Karpenter's UnsupportedTopologyKeys set (a package variable the "
+     "test changes), not a Kubernetes rule"),
+    ("VolumeUsage/should not launch nodes for pod with bound persistentVolume that is marked",
+     "needs Karpenter's ValidatePersistentVolumeClaims check of a deleting PV; kube-scheduler "
+     "binds to it, and dralab's model follows the scheduler's plugins"),
+    ("VolumeUsage/CSIMigration/", "needs CSI migration of in-tree volume plugins (the "
+     "kubernetes.io/aws-ebs provisioner to ebs.csi.aws.com) in Karpenter's volume usage"),
     ("Deleting Nodes/", "needs nodes being deleted whose pods re-provision (and "
      "PodDisruptionBudgets); the model reads a snapshot"),
     ("Metrics/", "asserts Prometheus metrics of the provisioner, not modelled"),
