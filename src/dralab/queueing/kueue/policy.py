@@ -6,18 +6,26 @@ One ``cycle`` does what one pass of Kueue's scheduler does
 1. take the head of every ClusterQueue's queue (priority, higher first, then
    creation time, then key): one workload per ClusterQueue per cycle;
 2. assign it flavors against the usage at the start of the cycle (``flavors``);
-3. order these entries: without fair sharing, those that need no borrowing first,
-   then higher priority, then older; with fair sharing, lowest share (with the
-   workload) first; the key breaks ties, so the result is deterministic;
+   a head that needs preemption gets its targets chosen now, against that usage;
+3. order these entries: without fair sharing by borrowing level (lower first), then
+   higher priority, then older (``classic_order_key``); with fair sharing one at a
+   time by Kueue's tournament over each cohort tree (``fair_sharing_order``);
 4. admit them in that order, checking each against the usage left by the ones
-   before it ("Workload no longer fits after processing another workload"); an
-   entry that needs preemption evicts its targets and is admitted in the same
-   cycle (Kueue waits for the evicted pods to go; here eviction is immediate).
+   before it ("Workload no longer fits after processing another workload"). An
+   entry that needs preemption is skipped (requeued) when an entry before it evicted
+   one of its targets and no other set exists, or when it would not fit once its
+   targets are gone; else it evicts its targets and is admitted in the same cycle
+   (Kueue waits for the evicted pods to go and admits it in a later cycle; here
+   eviction is immediate). One that needs preemption and has no targets, in a
+   ClusterQueue that cannot always reclaim, holds back the quota it could still
+   take for the rest of the cycle (Kueue's reserveCapacityForUnreclaimablePreempt).
 
 A head that cannot be admitted: under ``StrictFIFO`` it stays at the head and
 blocks its queue; under ``BestEffortFIFO`` it is set aside (Kueue's inadmissible
 list) so the next cycle tries the next one, and it comes back when a workload
-leaves the cohort tree (finished, evicted) or the queues change.
+leaves the cohort tree (finished, evicted; at the start of the next cycle) or the
+queues change. Each pending workload has Kueue's message and QuotaReserved=False
+reason (``pending_messages``, ``pending_reasons``).
 
 ``stopPolicy: Hold`` admits nothing new in that ClusterQueue; ``HoldAndDrain``
 also evicts its admitted workloads (reason ``ClusterQueueStopped``).
