@@ -602,6 +602,21 @@ def test_ephemeral_volume_limits(classes: list[Doc], storage_class: str | None,
     assert _new_nodes(result) == 1 and result.placed == ["default/p"]
 
 
+@upstream(VU + "should launch nodes for pods with ephemeral volume using the newest storage "
+          "class")
+def test_ephemeral_volume_newest_default_class(case: str) -> None:
+    # Two default classes: the API server's DefaultStorageClass admission writes the newest
+    # (upstream creates it 2 s later) into the claims, which the model reads as stored.
+    classes = [_sc("default-storage-class", "other-provider", default=True),
+               _sc("newer-default-storage-class", default=True)]
+    first = _first_with_ephemeral(None)
+    first[-1]["spec"]["storageClassName"] = "newer-default-storage-class"
+    claim = _ephemeral_claim("p", "newer-default-storage-class")
+    limits = _csi_node("first-node", fake_csi_provider=1, **{"other-provider": 10})
+    result = run(ONE_TYPE, *classes, *first, limits, _ephemeral("p", None), claim)
+    assert _new_nodes(result) == 1 and result.placed == ["default/p"]
+
+
 @pytest.mark.parametrize(("storage_class", "case"), [
     pytest.param("non-existent", "", id=VU + "should launch nodes for pods with ephemeral "
                  "volume without a storage class when the PVC is bound/non-existent storage "
@@ -704,9 +719,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("VolumeUsage/should schedule pods when a valid multi-volume topology alternative",
      "needs the fake provider's exotic instance label (fake.InstanceTypes' "
      "'special' values required/optional per type), which the numbered types here lack"),
-    ("VolumeUsage/should launch nodes for pods with ephemeral volume using the newest",
-     "needs two default StorageClasses told apart by creation time (upstream sleeps 2 s "
-     "between them); dralab reads no creationTimestamp order for StorageClasses"),
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
      "provisioner", "needs Karpenter's UnsupportedProvisioners set (a package variable the "
      "test changes), not a Kubernetes rule"),
