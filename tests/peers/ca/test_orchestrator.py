@@ -19,10 +19,11 @@ the limit's reason (CA lists the capped option's pods as triggering, and finds t
 unschedulable next loop).
 
 Skipped, each with its reason: cases of CA features dralab does not model (node
-auto-provisioning, per-group resource quotas
-providers, async node group creation, cloud-provider failures and auth errors,
-cluster-state health, processor hooks). TestScaleUpTwoGroups' two subtests are two
-cases here.
+auto-provisioning, quotas from a resourcequotas provider, ScaleUp's all-or-nothing
+mode, the per-pod status of skipped groups, async node group creation, cloud-provider
+failures and auth errors, cluster-state health, processor hooks).
+TestScaleUpTwoGroups' two subtests are two cases here. Counts: 53 upstream cases, 30
+pass, 23 skipped; two cases of ours beside them.
 """
 
 from __future__ import annotations
