@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
+from dralab.api.core import Pod
 from dralab.api.gcpause import gc_paused
 from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
@@ -52,7 +53,7 @@ from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
-from .karpenter_daemons import daemon_set_owner, sized_from_pods
+from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
@@ -62,6 +63,8 @@ from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
 
 __all__ = ["Karpenter"]
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
 def _one_more(group: NodeGroup, offset: int) -> NodeGroup:
@@ -258,16 +261,34 @@ class Karpenter:
         scheduler, templates = self.scheduler, self.templates()
         cluster = scheduler.cluster
         rng = random.Random("karpenter-daemonset-overhead")
+        # Each type's template pods (a pod alone, or with the claims it owns: the pod).
+        own: dict[str, list[Pod]] = {
+            g.name: [item[0] if isinstance(item, tuple) else item
+                     for item in templates.pods(g.name, 0)] for g in groups}
+        # Karpenter counts a DaemonSet's pod on an instance type whose requirements it is
+        # compatible with (requirements that intersect), zones included: a type offered
+        # in several zones (one pool per zone here) weighs a DaemonSet pinned to one of
+        # them on all of its nodes, whatever zone the node gets.
+        def type_of(pool: str) -> str:
+            labels = templates.node(pool, 0)[0].metadata.labels or {}
+            return labels.get(INSTANCE_TYPE, pool)
+        compatible: dict[str, dict[str | None, Pod]] = {}
+        for pool, pods in own.items():
+            for ds_pod in pods:
+                compatible.setdefault(type_of(pool), {}).setdefault(
+                    daemon_set_owner(ds_pod), ds_pod)
         out = set()
         for group in groups:
             node, slices = templates.node(group.name, 0)
+            present = {daemon_set_owner(p) for p in own[group.name]}
+            extra = [without_node_selection(p)
+                     for ds, p in compatible.get(type_of(group.name), {}).items()
+                     if ds is not None and ds not in present]
             scheduler.fork()
             try:
                 cluster.add_node(node, slices)
                 name = node.metadata.name or ""
-                for item in templates.pods(group.name, 0):
-                    # A template pod alone, or with the claims it owns.
-                    pod = item[0] if isinstance(item, tuple) else item
+                for pod in (*own[group.name], *extra):
                     info = ensure_pod_claims(cluster, cluster.add_pod(pod), rng)
                     if place_pod(scheduler, info, (name,)).node is None:
                         out.add(group.name)

@@ -17,7 +17,7 @@ from dralab.api.codec import decode
 from dralab.api.core import Pod
 from dralab.api.workloads import DaemonSet
 
-__all__ = ["daemon_set_owner", "sized_from_pods"]
+__all__ = ["daemon_set_owner", "sized_from_pods", "without_node_selection"]
 
 
 def daemon_set_owner(pod: Pod) -> str | None:
@@ -69,3 +69,21 @@ def sized_from_pods(daemon_sets: Sequence[DaemonSet], pods: Iterable[Pod]
         found = first.get((ds.metadata.namespace or "default", ds.metadata.name or ""))
         out.append(ds if found is None else _from_pod(ds, found))
     return tuple(out)
+
+
+def without_node_selection(pod: Pod) -> Pod:
+    """``pod`` without its nodeSelector and node affinity (its requests, tolerations and
+    pod (anti-)affinity kept): a DaemonSet pod as overhead on a node it does not select.
+    A pod built in code (no document) is returned as it is."""
+    if not isinstance(pod.raw, dict):
+        return pod
+    raw = copy.deepcopy(pod.raw)
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        return pod
+    spec.pop("nodeSelector", None)
+    affinity = spec.get("affinity")
+    if isinstance(affinity, dict):
+        affinity.pop("nodeAffinity", None)
+    made = decode(raw)
+    return made if isinstance(made, Pod) else pod

@@ -131,12 +131,12 @@ def by_price(types: list[InstanceType]) -> list[InstanceType]:
 
 
 def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
-          labels: dict[str, str] | None = None) -> Doc:
+          labels: dict[str, str] | None = None, pool_extra: Doc | None = None) -> Doc:
     """One pool per type; ``taints`` and ``labels``: the NodePool template's, on every
-    pool."""
+    pool; ``pool_extra``: more pool fields (e.g. GPUs) on every pool."""
     pools = []
     for t in types:
-        pools.append({**({"taints": taints} if taints else {}),
+        pools.append({**({"taints": taints} if taints else {}), **(pool_extra or {}),
             "name": t.pool, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
             "pods": t.pods, "topology": {"zone": t.zone},
             "reserved": {"cpu": "100m", "memory": "10Mi"},
@@ -262,11 +262,12 @@ class Run:
 
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
-        labels: dict[str, str] | None = None, ignore_dra_requests: bool = True) -> Run:
+        labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
+        pool_extra: Doc | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on, as upstream's test options default it)."""
     docs = [Document("karpenter.yaml", i + 1, d)
-            for i, d in enumerate((fleet(types, taints, labels), *objects))]
+            for i, d in enumerate((fleet(types, taints, labels, pool_extra), *objects))]
     data = read_input(docs, FeatureGates())
     cluster, pending = build_cluster(cluster_objects(data), None, 0)
     scheduler = Scheduler.build(cluster, None, 0)

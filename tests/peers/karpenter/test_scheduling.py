@@ -19,6 +19,7 @@ from .harness import (
     Doc,
     InstanceType,
     Run,
+    daemonset,
     defaults,
     node,
     numbered,
@@ -264,6 +265,26 @@ def test_incompatible_existing_compatible_nodepool(case: str) -> None:
     assert [zones[p] for p, _ in result.launched] == ["test-zone-1"]
 
 
+@upstream("Existing Nodes/Daemonsets/should not subtract daemonset overhead that is not "
+          "strictly compatible with an existing node")
+def test_daemonset_overhead_not_on_existing_node(case: str) -> None:
+    # A DaemonSet of 100 CPUs pinned to test-zone-1 has no pod on the existing node (no
+    # zone label), so one pod takes that node; the other would need a new node, and every
+    # type offered in test-zone-1 carries the DaemonSet's overhead: none can take it.
+    existing = node("existing", None, cpu="1", memory="1Gi", pods="110",
+                    labels={"karpenter.sh/nodepool": "default"})
+    zone1 = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "topology.kubernetes.io/zone", "operator": "In",
+             "values": ["test-zone-1"]}]}]}}}}
+    ds = daemonset("ds", requests={"cpu": "100", "memory": "100Gi"}, spec=zone1)
+    result = run(DEFAULTS, existing, ds, pod("p1", cpu="1", memory="1Gi"),
+                 pod("p2", cpu="1", memory="1Gi"), consolidation=False)
+    assert result.launched == [] and len(result.pending) == 1
+    assert result.karpenter.scheduler.cluster.pods[
+        ({"default/p1", "default/p2"} - set(result.pending)).pop()].assumed_node == "existing"
+
+
 # -- Describe("Dynamic Resource Allocation (DRA)"): with --ignore-dra-requests (upstream's
 #    default) a pod with resource claims gets no NodeClaim but a DRA error. test.PodOptions'
 #    ContainerResourceClaims name a claim the pod does not list, which the API server
@@ -311,6 +332,32 @@ def test_dra_pods_ignored(on_init: bool, on_main: bool, dra: bool, case: str) ->
             "Karpenter")
     else:
         assert result.placed == ["default/p"] and sum(n for _, n in result.launched) == 1
+
+
+@upstream("Dynamic Resource Allocation (DRA)/should handle DaemonSet pods with DRA "
+          "requirements based on IgnoreDRARequests flag value")
+def test_dra_daemonset_overhead(case: str) -> None:
+    # The DaemonSet's pod asks 3 CPUs and a GPU through a claim template (upstream's pod
+    # names a container claim it does not list, which the API server refuses); each
+    # type here has one GPU. Ignoring DRA requests, its pod is no overhead: the cheapest
+    # type for the 1-CPU pod; counting them, a type with 4 CPUs more.
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpu", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}}
+    ds = daemonset("dra-daemon", requests={"cpu": "3"}, spec={
+        "resourceClaims": [{"name": "gpu-claim", "resourceClaimTemplateName": "gpu"}]})
+    ds["spec"]["template"]["spec"]["containers"][0]["resources"]["claims"] = [
+        {"name": "gpu-claim"}]
+    gpus = {"gpu": {"model": "h100-80gb", "count": 1}}
+    cpus: dict[bool, int] = {}
+    for ignore in (True, False):
+        result = run(DEFAULTS, template, ds, pod("app", cpu="1"), ignore_dra_requests=ignore,
+                     pool_extra=gpus, consolidation=False)
+        assert result.placed == ["default/app"]
+        [(pool, _)] = result.launched
+        cpus[ignore] = {t.pool: t.cpu for t in DEFAULTS}[pool]
+    assert cpus[True] < cpus[False]
 
 
 # -- Describe("Preferential Fallback"), Context("Required"): node affinity terms are ORed.
@@ -712,8 +759,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("In-Flight Nodes/", IN_FLIGHT),
     ("Existing Nodes/should order initialized nodes", "needs node initialization state "
      "(karpenter.sh/initialized), which dralab's nodes do not carry"),
-    ("Existing Nodes/Daemonsets/", "not ported: DaemonSet pods pending for an existing node "
-     "(the state cluster's daemonset accounting)"),
     ("No Pre-Binding/", "asserts that nothing is bound across provisioning rounds (in-flight "
      "NodeClaims, kubelet zeroing extended resources); the model keeps no rounds"),
     ("VolumeUsage/should schedule pods when a valid multi-volume topology alternative",
@@ -740,9 +785,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "not modelled"),
     ("NodePool requirements instance filtering/", "needs NodePool requirements with their "
      "error messages (the model's types are the Fleet's pools)"),
-    ("Dynamic Resource Allocation (DRA)/should handle DaemonSet pods with DRA", "not ported: "
-     "the DaemonSet's pod with a claim sized with --ignore-dra-requests=false needs a device "
-     "class and devices on the template"),
     ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
 
