@@ -26,6 +26,7 @@ from dralab.autoscale import LoopDecisions, read_input
 from dralab.autoscale.inputs import cluster_objects
 from dralab.autoscale.karpenter import Karpenter
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
+from dralab.autoscale.karpenter_template import nodepool_fleet_document
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
@@ -226,14 +227,18 @@ def daemonset(name: str, requests: Doc | None = None, limits: Doc | None = None,
                                   "spec": template["spec"]}}}
 
 
-def nodepool(disruption: Doc | None = None, limits: Doc | None = None) -> NodePoolSettings:
-    """test.NodePool with the consolidation suite's disruption block unless given."""
+def nodepool(disruption: Doc | None = None, limits: Doc | None = None,
+             template: Doc | None = None) -> NodePoolSettings:
+    """test.NodePool with the consolidation suite's disruption block unless given;
+    ``template``: its spec.template (labels, requirements, taints)."""
     block = disruption if disruption is not None else {
         "consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s",
         "budgets": [{"nodes": "100%"}]}
     spec: Doc = {"disruption": block}
     if limits is not None:
         spec["limits"] = limits
+    if template is not None:
+        spec["template"] = template
     return parse_nodepool({"spec": spec}, "nodepool.yaml")
 
 
@@ -255,6 +260,11 @@ class Run:
         """The pods the launched nodes are for."""
         return sorted(p for u in self.decisions.scale_ups for p in u.pods)
 
+    def node_labels(self, pod_key: str) -> dict[str, str]:
+        """The labels of the node launched for ``pod_key`` (its type's template node)."""
+        [pool] = [u.pool for u in self.decisions.scale_ups if pod_key in u.pods]
+        return dict(self.karpenter.templates().node(pool, 0)[0].metadata.labels or {})
+
     @property
     def pending(self) -> list[str]:
         return sorted(p.pod for p in self.decisions.pending)
@@ -266,8 +276,11 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         pool_extra: Doc | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on, as upstream's test options default it)."""
+    settings = settings or nodepool()
+    # The NodePool's template labels and taints on the pools, as dralab autoscale does.
+    fleet_doc = nodepool_fleet_document(fleet(types, taints, labels, pool_extra), settings)
     docs = [Document("karpenter.yaml", i + 1, d)
-            for i, d in enumerate((fleet(types, taints, labels, pool_extra), *objects))]
+            for i, d in enumerate((fleet_doc, *objects))]
     data = read_input(docs, FeatureGates())
     cluster, pending = build_cluster(cluster_objects(data), None, 0)
     scheduler = Scheduler.build(cluster, None, 0)
@@ -279,7 +292,7 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         if item.reason == REASON_UNSCHEDULABLE and info is not None:
             waiting.append(info)
     daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
-    model = Karpenter(scheduler, data.fleet, nodepool=settings or nodepool(),
+    model = Karpenter(scheduler, data.fleet, nodepool=settings,
                       consolidation=consolidation, daemon_sets=daemon_sets,
                       ignore_dra_requests=ignore_dra_requests)
     return Run(model, model.loop(waiting, now))
