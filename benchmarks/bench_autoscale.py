@@ -153,8 +153,10 @@ def day_scenario(model: str = "cluster-autoscaler", hours: float = 24.0) -> Any:
         day = {k: v for k, v in kind.items() if k != "arrivalRate"}
         kinds.append({**day, "name": f"{kind['name']}-day", "arrivals": times})
     spec["workload"] = kinds
+    # Karpenter with DRA-aware launches (ignoreDRARequests: false): the day's pods claim GPUs.
+    karpenter = {"ignoreDRARequests": False} if model == "karpenter" else {}
     spec.update(duration=f"{hours:g}h", sampleInterval="10m", compare=["dra"],
-                autoscaling={"model": model})
+                autoscaling={"model": model, **karpenter})
     doc["metadata"]["name"] = "autoscaled-day-500"
     return parse_scenario(doc, "<bench day>")
 
