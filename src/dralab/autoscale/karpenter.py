@@ -57,6 +57,7 @@ from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_s
 from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
+from .karpenter_preferences import RESPECT, preferred_pools
 from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
@@ -86,6 +87,14 @@ def _signatures(fleet: Fleet, units: Sequence[PodUnit]) -> dict[str, bytes]:
     return template_signatures(fleet)
 
 
+def _units_for(units: Sequence[PodUnit], preferred: dict[str, frozenset[str]], pool: str
+               ) -> Sequence[PodUnit]:
+    """The units ``pool`` may take: all but those held to other pools by preference."""
+    if not preferred:
+        return units
+    return [u for u in units if u.name not in preferred or pool in preferred[u.name]]
+
+
 def _cost(option: Estimate) -> tuple[float, int, str]:
     return (round(option.group.price_per_hour / max(1, option.pod_count), 9),
             -option.pod_count, option.group.name)
@@ -105,6 +114,9 @@ class Karpenter:
     # provisioning: claims are placed on the template nodes' ResourceSlices.
     ignore_dra_requests: bool = True
     nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
+    # Karpenter's --preference-policy (its default Respect: preferred node affinity is
+    # tried as a requirement first; karpenter_preferences). Ignore leaves it out.
+    preference_policy: str = RESPECT
     _templates: TemplateNodes | None = field(default=None)
     # Pool utilisations across loops (consolidation measures every node each loop).
     _utilization: PoolCache = field(default_factory=PoolCache)
@@ -181,7 +193,9 @@ class Karpenter:
             # type's next node too (the node launched is always packed anew). Alike
             # types share one estimate.
             cache: dict[str, tuple[Counter[Hashable], Estimate]] = {}
-            signatures = _signatures(self.fleet, units)
+            # Units held to the pools their preferred node affinity picks (Respect).
+            preferred = self._preferred(units, ordered)
+            signatures = {} if preferred else _signatures(self.fleet, units)
             stalled: set[str] = set()
             while units:
                 left = Counter(u.key for u in units)
@@ -194,6 +208,9 @@ class Karpenter:
                             templates.node(g.name, added[g.name])[0]):
                         beyond.add(g.name)
                         continue
+                    here = _units_for(units, preferred, g.name)
+                    if not here:
+                        continue
                     hit = cache.get(g.name)
                     if hit is None or any(left[k] < n for k, n in hit[0].items()):
                         sig = signatures.get(g.name)
@@ -201,13 +218,19 @@ class Karpenter:
                             else None
                         option = as_group(twin, _one_more(g, 0)) if twin is not None else \
                             estimate(scheduler, templates, _one_more(g, added[g.name]),
-                                     units, added[g.name], measures=())
+                                     here, added[g.name], measures=())
                         if sig is not None and not added[g.name]:
                             alike.setdefault(sig, option)
                         hit = (Counter(u.key for u in option.units), option)
                         cache[g.name] = hit
                     options.append(hit[1])
                 helpful = [o for o in options if o.units]
+                if not helpful and any(u.name in preferred for u in units):
+                    # The preferred pools take none of the remaining units: relax their
+                    # preferences (as Karpenter does for a pod that failed to schedule).
+                    preferred = {}
+                    cache.clear()
+                    continue
                 if not helpful:
                     everything = [estimate(scheduler, templates, g, units, added[g.name],
                                            measures=()) for g in ordered
@@ -223,7 +246,8 @@ class Karpenter:
                 best = min(helpful, key=_cost)
                 name = best.group.name
                 kept = estimate(scheduler, templates, _one_more(groups[name], added[name]),
-                                units, added[name], keep=True, measures=())
+                                _units_for(units, preferred, name), added[name], keep=True,
+                                measures=())
                 if not kept.units:
                     # The cached option no longer holds: estimate the type afresh, and
                     # leave it out until something else moves.
@@ -250,6 +274,21 @@ class Karpenter:
             return LoopDecisions(ups, pending_pods)
         removed, replacements = self._consolidate(groups, now)
         return LoopDecisions(replacements, pending_pods, removed, removed)
+
+    def _preferred(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup]
+                   ) -> dict[str, frozenset[str]]:
+        """Per unit with a preferred node-affinity term some pool meets, those pools
+        (``karpenter_preferences``); empty under the Ignore policy."""
+        if self.preference_policy != RESPECT:
+            return {}
+        templates = self.templates()
+        nodes = {g.name: templates.node(g.name, 0)[0] for g in groups}
+        out = {}
+        for unit in units:
+            pools = preferred_pools(unit.pods[0].pod, nodes)
+            if pools is not None:
+                out[unit.name] = pools
+        return out
 
     def _overhead_misfits(self, groups: Sequence[NodeGroup]) -> set[str]:
         """The types whose fresh node cannot hold the DaemonSet pods that would run on it.

@@ -273,9 +273,10 @@ class Run:
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
         labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
-        pool_extra: Doc | None = None) -> Run:
+        pool_extra: Doc | None = None, preference_policy: str = "Respect") -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
-    (with --ignore-dra-requests on, as upstream's test options default it)."""
+    (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
+    options default them)."""
     settings = settings or nodepool()
     # The NodePool's template labels and taints on the pools, as dralab autoscale does.
     fleet_doc = nodepool_fleet_document(fleet(types, taints, labels, pool_extra), settings)
@@ -294,5 +295,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
     daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
     model = Karpenter(scheduler, data.fleet, nodepool=settings,
                       consolidation=consolidation, daemon_sets=daemon_sets,
-                      ignore_dra_requests=ignore_dra_requests)
+                      ignore_dra_requests=ignore_dra_requests,
+                      preference_policy=preference_policy)
     return Run(model, model.loop(waiting, now))

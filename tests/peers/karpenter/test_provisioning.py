@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from dralab.api.core import Node
+
 from .harness import (
     Doc,
     InstanceType,
@@ -653,8 +655,73 @@ def test_volume_zone_not_relaxed(case: str) -> None:
     assert _zones(result.launched) == ["test-zone-3"]
 
 
-# -- Preferential Fallback/Ignore Preferences (PreferencePolicy Ignore): the model's
-# launches never read preferred terms. Upstream asserts which pods share a node: here, a
+# -- Preferential Fallback/Preferences: --preference-policy Respect (Karpenter's default)
+# on preferred node affinity, relaxed term by term.
+
+PREFS = "Preferential Fallback/Preferences/"
+ZONE_LABEL, TYPE_LABEL = "topology.kubernetes.io/zone", "node.kubernetes.io/instance-type"
+
+
+def _preferring(*terms: tuple[int, str, str]) -> Doc:
+    """A pod whose preferred node affinity terms are (weight, key, In value)."""
+    return pod("p", spec={"affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": w, "preference": {"matchExpressions": [
+                {"key": k, "operator": "In", "values": [v]}]}} for w, k, v in terms]}}})
+
+
+def _template_of(result: Run) -> Node:
+    [pool] = [u.pool for u in result.decisions.scale_ups if "default/p" in u.pods]
+    return result.karpenter.templates().node(pool, 0)[0]
+
+
+@upstream(PREFS + "should relax all node affinity terms")
+def test_relax_all_node_affinity_terms(case: str) -> None:
+    result = run(DEFAULTS, _preferring((1, ZONE_LABEL, "invalid"), (1, TYPE_LABEL, "invalid")))
+    assert result.placed == ["default/p"]
+
+
+@upstream(PREFS + "should relax to use lighter weights")
+def test_relax_to_lighter_weights(case: str) -> None:
+    settings = nodepool(template={"spec": {"requirements": [
+        {"key": ZONE_LABEL, "operator": "In", "values": ["test-zone-1", "test-zone-2"]}]}})
+    result = run(DEFAULTS, _preferring((100, TYPE_LABEL, "test-zone-3"),
+                                       (50, ZONE_LABEL, "test-zone-2"),
+                                       (1, ZONE_LABEL, "test-zone-1")), settings=settings)
+    assert (_template_of(result).metadata.labels or {})[ZONE_LABEL] == "test-zone-2"
+
+
+@upstream(PREFS + "should tolerate PreferNoSchedule taint only after trying to relax Affinity "
+          "terms")
+def test_prefer_no_schedule_after_relaxing(case: str) -> None:
+    taint = {"key": "foo", "value": "bar", "effect": "PreferNoSchedule"}
+    settings = nodepool(template={"spec": {"taints": [taint]}})
+    result = run(DEFAULTS, _preferring((1, ZONE_LABEL, "invalid"), (1, TYPE_LABEL, "invalid")),
+                 settings=settings)
+    taints = _template_of(result).spec.taints
+    assert [(t.key, t.value, t.effect) for t in taints] == [("foo", "bar", "PreferNoSchedule")]
+
+
+@pytest.mark.parametrize(("key", "case"), [
+    pytest.param(ZONE_LABEL, "", id=PREFS + "should ignore node "
+                 "preferredDuringSchedulingIgnoredDuringExecution affinity/"
+                 "topology.kubernetes.io/zone"),
+    pytest.param("kubernetes.io/hostname", "", id=PREFS + "should ignore node "
+                 "preferredDuringSchedulingIgnoredDuringExecution affinity/"
+                 "kubernetes.io/hostname"),
+])
+def test_unmet_node_preference_shares_a_node(key: str, case: str) -> None:
+    # No type meets the preference (value-1): relaxed, the two pods share one node.
+    preferring = _preferring((1, key, "value-1"))
+    preferring["metadata"]["name"] = "pref"
+    preferring["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    result = run(DEFAULTS, pod("p1", cpu="2", labels={"app": "foo"}), preferring)
+    assert [(n, sorted(pods)) for _, n, pods in _ups(result)] == [
+        (1, ["default/p1", "default/pref"])]
+
+
+# -- Preferential Fallback/Ignore Preferences (--preference-policy Ignore): the model's
+# launches read no preferred terms. Upstream asserts which pods share a node: here, a
 # node is one launch of a type (add 1) and the pods it is for.
 
 IGNORE = "Preferential Fallback/Ignore Preferences/"
@@ -694,7 +761,7 @@ def test_ignore_node_affinity_preferences(case: str) -> None:
     preference = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
         "weight": 1, "preference": {"matchExpressions": [
             {"key": ZONE, "operator": "In", "values": ["test-zone-2"]}]}}]}}
-    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference)))
+    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference), preference_policy="Ignore"))
 
 
 @pytest.mark.parametrize(("key", "case"), [
@@ -707,11 +774,12 @@ def test_ignore_pod_affinity_preferences(key: str, case: str) -> None:
     preference = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
         "weight": 1, "podAffinityTerm": {"topologyKey": key,
                                          "labelSelector": {"matchLabels": {"app": "bar"}}}}]}}
-    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference)))
+    _assert_with_zone1(run(DEFAULTS, *_zone_pods(preference), preference_policy="Ignore"))
 
 
 def _five_on_one_node(spec: Doc) -> None:
-    result = run(DEFAULTS, *[pod(f"p{i}", labels={"app": "foo"}, spec=spec) for i in range(5)])
+    result = run(DEFAULTS, *[pod(f"p{i}", labels={"app": "foo"}, spec=spec) for i in range(5)],
+                 preference_policy="Ignore")
     assert [n for _, n in result.launched] == [1]
     assert result.placed == [f"default/p{i}" for i in range(5)]
 
@@ -771,8 +839,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("Annotations/", NODECLAIM_FIELDS),
     ("Labels/", NODECLAIM_FIELDS),
     ("NodeClaim Creation/", NODECLAIM_FIELDS),
-    ("Preferential Fallback/Preferences/", "needs Karpenter's step-by-step relaxation of "
-     "preferences (PreferencePolicy Respect); the model ignores preferred terms"),
     ("Multiple NodePools/", "needs several NodePools (weights, labels, taints per NodePool); "
      "the model is one NodePool over the Fleet's pools"),
     ("StaticNodePool/", "needs a static NodePool (spec.replicas), not modelled"),

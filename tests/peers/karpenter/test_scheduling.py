@@ -1010,10 +1010,6 @@ def cc_exists_keeps_value() -> None:
 
 
 WKL, CV, SL = "Well Known Labels/", "Constraints Validation/", "Scheduling Logic/"
-# Karpenter's default PreferencePolicy (Respect) tries a pod's preferred node affinity
-# as required first, then relaxes it; the model ignores preferences.
-RESPECT = ("the model ignores preferred node affinity; Karpenter's default PreferencePolicy "
-           "Respect tries preferences as requirements first (relaxing them when nothing fits)")
 CUSTOM_CASES: dict[str, Callable[[], None]] = {
     "NodePool with Labels/should schedule unconstrained pods that don't have matching node "
     "selectors": cc_labels_unconstrained,
@@ -1089,9 +1085,45 @@ CUSTOM_CASES: dict[str, Callable[[], None]] = {
     "operator": cc_different_not_in,
     SL + "Exists operator should not overwrite the existing value": cc_exists_keeps_value,
 }
-CUSTOM_WRONG = {WKL + "should schedule compatible preferences and requirements with "
-                "Operator=In", WKL + "should schedule compatible preferences and requirements "
-                "with Operator=NotIn"}
+# -- Describe("Preferential Fallback"), Context("Preferred"): --preference-policy Respect
+#    (Karpenter's default) on preferred node affinity, relaxed term by term.
+
+PF = "Preferential Fallback/Preferred/"
+
+
+def _preferred_terms(*terms: tuple[int, Doc]) -> Doc:
+    return pod("p", spec={"affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": w, "preference": {"matchExpressions": [r]}} for w, r in terms]}}})
+
+
+@upstream(PF + "should relax all terms")
+def test_preferred_relax_all_terms(case: str) -> None:
+    _labels(_np(), _preferred_terms((1, _req(ZONE_KEY, "In", "invalid")),
+                                    (1, _req(TYPE_KEY, "In", "invalid"))))
+
+
+@upstream(PF + "should relax to use lighter weights")
+def test_preferred_lighter_weights(case: str) -> None:
+    doc = _preferred_terms((100, _req(TYPE_KEY, "In", "test-zone-3")),
+                           (50, _req(ZONE_KEY, "In", "test-zone-2")),
+                           (1, _req(ZONE_KEY, "In", "test-zone-1")))
+    labels = _labels(_np(_req(ZONE_KEY, "In", "test-zone-1", "test-zone-2")), doc)
+    assert labels[ZONE_KEY] == "test-zone-2"
+
+
+@upstream(PF + "should schedule even if preference is conflicting with requirement")
+def test_preferred_conflicting_with_requirement(case: str) -> None:
+    doc = _preferred_terms((1, _req(ZONE_KEY, "NotIn", "test-zone-3")))
+    doc["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        "nodeSelectorTerms": [{"matchExpressions": [_req(ZONE_KEY, "In", "test-zone-3")]}]}
+    assert _labels(_np(), doc)[ZONE_KEY] == "test-zone-3"
+
+
+@upstream(PF + "should schedule even if preference requirements are conflicting")
+def test_preferred_conflicting_requirements(case: str) -> None:
+    _labels(_np(), _constrained(preferred=[_req(ZONE_KEY, "In", "invalid"),
+                                           _req(ZONE_KEY, "NotIn", "invalid")]))
 
 
 def _custom_params() -> list[Any]:
@@ -1102,8 +1134,7 @@ def _custom_params() -> list[Any]:
         base = case[len(CC):].removesuffix(" #2")
         if base not in CUSTOM_CASES:
             continue
-        marks = [pytest.mark.xfail(strict=True, reason=RESPECT)] if base in CUSTOM_WRONG else []
-        params.append(pytest.param(base, id=case, marks=marks))
+        params.append(pytest.param(base, id=case))
     return params
 
 
@@ -1119,8 +1150,6 @@ NODEPOOL_TEMPLATE = (
     "[test-value, another-value]): Karpenter labels each NodeClaim with the value its pods "
     "select; a Fleet pool's template node has one fixed set of labels (a single-valued "
     "requirement is a label, several values are none)")
-RELAX = ("needs Karpenter's step-by-step relaxation of preferences (PreferencePolicy "
-         "Respect); the model places by Filter plugins only (preferences ignored)")
 FAKE_RESOURCES = ("needs the fake provider's arbitrary extended resources on instance types; "
                   "a Fleet pool has CPU, memory, pods and DRA devices")
 IN_FLIGHT = ("needs NodeClaims in flight (launched, not yet Ready nodes, startup taints); "
@@ -1133,7 +1162,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
      NODEPOOL_TEMPLATE),
     ("Custom Constraints/Scheduling Logic/should schedule incompatible pods to the different",
      NODEPOOL_TEMPLATE),
-    ("Preferential Fallback/Preferred/", RELAX),
     ("Instance Type Compatibility/should launch pods with resources that aren't on any",
      FAKE_RESOURCES),
     ("Instance Type Compatibility/should fail to schedule a pod with resources requests that",
