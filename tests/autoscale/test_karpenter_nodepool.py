@@ -191,3 +191,21 @@ def test_validate_lists_a_nodepool_as_read_not_validated(tmp_path: Path) -> None
     assert result.exit_code == 0
     assert result.stdout == (f"{path} NodePool gp: not checked (kind read by dralab, not "
                              "validated)\nno object checked; 1 not checked\n")
+
+
+@pytest.mark.parametrize(("policy", "pool"), [([], "big"), (["--preference-policy", "Respect"],
+                                                            "big"),
+                                              (["--preference-policy", "Ignore"], "small")])
+def test_preference_policy(tmp_path: Path, policy: list[str], pool: str) -> None:
+    # The pod prefers the dearer big type: Karpenter's default (Respect) launches it.
+    prefers = _pod("p", affinity={"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {
+            "matchExpressions": [{"key": "size", "operator": "In", "values": ["big"]}]}}]}})
+    code, out, _ = _autoscale(tmp_path, prefers, args=("--model", "karpenter", *policy))
+    assert (code, [u["pool"] for u in out["scaleUp"]]) == (0, [pool])
+
+
+def test_simulate_preference_policy_is_checked() -> None:
+    with pytest.raises(dralab.DralabError,
+                       match=r"spec\.autoscaling\.preferencePolicy: must be Respect or Ignore"):
+        _scenario([_gpu_pool("cheap", 5)], preferencePolicy="Sometimes")

@@ -27,11 +27,12 @@ MODELS = ("cluster-autoscaler", "karpenter")
 def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
              expander: str = "least-waste", features: FeatureGates | None = None,
              seed: int = 0, options: AutoscalerOptions | None = None,
-             ignore_dra_requests: bool = True) -> LoopDecisions:
+             ignore_dra_requests: bool = True,
+             preference_policy: str = "Respect") -> LoopDecisions:
     """Schedule, then one loop of ``model``. Deterministic for a seed. ``options``:
     Cluster Autoscaler's flags (default: CA's defaults with ``expander`` and ``seed``;
-    given, they are used as they are). ``ignore_dra_requests``: Karpenter's flag (its
-    default, true); the Karpenter model reads the input's NodePool."""
+    given, they are used as they are). ``ignore_dra_requests`` and ``preference_policy``:
+    Karpenter's flags (its defaults); the Karpenter model reads the input's NodePool."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
     cluster, pending = build_cluster(cluster_objects(data), features, seed)
@@ -50,7 +51,8 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
     daemon_sets = tuple(o for o in data.objects if isinstance(o, DaemonSet))
     if model == "karpenter":
         karpenter = Karpenter(scheduler, data.fleet, daemon_sets=daemon_sets,
-                              ignore_dra_requests=ignore_dra_requests)
+                              ignore_dra_requests=ignore_dra_requests,
+                              preference_policy=preference_policy)
         if data.nodepool is not None:
             karpenter.nodepool = data.nodepool
         decisions = karpenter.loop(waiting, 0.0)

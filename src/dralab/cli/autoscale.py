@@ -13,6 +13,7 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
+from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
@@ -152,6 +153,10 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
           "Karpenter's flag of that name (its default): pods with resource claims get no "
           "launch. With false, dralab places their claims on the template nodes' "
           "ResourceSlices, as Karpenter's DRA scheduling does.")
+@click.option("--preference-policy", type=click.Choice(list(PREFERENCE_POLICIES)),
+              default="Respect", show_default=True, help="Karpenter: Respect tries a pod's "
+              "preferred node affinity as a requirement first (relaxed when no type takes "
+              "the pod); Ignore leaves preferences out.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
 @one_line_errors
@@ -167,7 +172,7 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   max_scale_down_parallelism: int, max_drain_parallelism: int,
                   max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
-                  ignore_dra_requests: bool, output: str) -> None:
+                  ignore_dra_requests: bool, preference_policy: str, output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
     nodes could go.
 
@@ -218,7 +223,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options,
-                         ignore_dra_requests=ignore_dra_requests)
+                         ignore_dra_requests=ignore_dra_requests,
+                         preference_policy=preference_policy)
     doc = decisions.to_dict()
     if output == "table":
         click.echo(render_table(doc), nl=False)

@@ -15,6 +15,7 @@ then tunes it (every field optional)::
       ignoreDRARequests: true      # karpenter: its --ignore-dra-requests (false: claims
                                    # placed on the template nodes' ResourceSlices)
       nodePool: {...}              # karpenter: a karpenter.sh/v1 NodePool, or a path
+      preferencePolicy: Respect    # karpenter: its --preference-policy (or Ignore)
 
 Pools without ``autoscaling`` keep their size. The run's stage is
 ``stages.autoscaling``.
@@ -31,6 +32,7 @@ from dralab.api.io import read_documents
 from dralab.autoscale import EXPANDERS, AutoscalerOptions, ClusterAutoscaler, Karpenter
 from dralab.autoscale.inputs import NODEPOOL_API_VERSION
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
+from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
@@ -55,6 +57,7 @@ class AutoscalingSettings:
     scale_down_utilization_threshold: float = 0.5
     pools: tuple[str, ...] = ()
     ignore_dra_requests: bool = True     # karpenter
+    preference_policy: str = "Respect"   # karpenter
     nodepool: NodePoolSettings | None = None  # karpenter: spec.autoscaling.nodePool
 
 
@@ -109,6 +112,10 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
     if ref.model not in AUTOSCALING_MODELS:
         raise ScenarioError(source, f"{path}.model", f"unknown model {short_repr(ref.model)}: "
                             f"use {' or '.join(AUTOSCALING_MODELS)}")
+    if ref.preference_policy not in PREFERENCE_POLICIES:
+        raise ScenarioError(source, f"{path}.preferencePolicy", f"must be "
+                            f"{' or '.join(PREFERENCE_POLICIES)}: "
+                            f"{short_repr(ref.preference_policy)}")
     if not ref.ignore_dra_requests and ref.model != "karpenter":
         raise ScenarioError(source, f"{path}.ignoreDRARequests", "only with model: karpenter")
     if ref.expander not in EXPANDERS:
@@ -129,7 +136,8 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
         scale_down_delay_after_add=_seconds(ref.scale_down_delay_after_add,
                                             f"{path}.scaleDownDelayAfterAdd", source),
         scale_down_utilization_threshold=threshold, pools=pools,
-        ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool)
+        ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool,
+        preference_policy=ref.preference_policy)
 
 
 def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Fleet,
@@ -138,7 +146,8 @@ def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Flee
     as the run's mode sees it: its template nodes are that mode's nodes)."""
     if settings.model == "karpenter":
         model = Karpenter(scheduler, fleet, fleet_seed=seed,
-                          ignore_dra_requests=settings.ignore_dra_requests)
+                          ignore_dra_requests=settings.ignore_dra_requests,
+                          preference_policy=settings.preference_policy)
         if settings.nodepool is not None:
             model.nodepool = settings.nodepool
         return model

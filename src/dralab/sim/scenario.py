@@ -38,6 +38,7 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                    # claims placed on the template nodes' slices)
         nodePool: nodepool.yaml    # karpenter: a karpenter.sh/v1 NodePool (inline or a
                                    # file): disruption, limits, template
+        preferencePolicy: Respect  # karpenter: its --preference-policy (or Ignore)
       workload:
       - name: training             # job kind name (unique)
         arrivalRate: 2/h           # Poisson arrivals of jobs: N/s, N/m, N/h or N/d

@@ -177,6 +177,7 @@ class AutoscalingRef(_Spec, frozen=True):
     # karpenter: its --ignore-dra-requests (default true) and its NodePool (a
     # karpenter.sh/v1 NodePool document, or a path to one relative to the scenario).
     ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")
+    preference_policy: str = "Respect"    # karpenter: its --preference-policy
     node_pool: dict[str, Any] | str | None = None
 
 
