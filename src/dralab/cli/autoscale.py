@@ -13,7 +13,9 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
+from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
+from dralab.autoscale.priority_config import is_priority_configmap, read_priorities
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
@@ -96,6 +98,21 @@ class MinMax(click.ParamType[tuple[int, int]]):
         return pair
 
 
+class ExpanderChain(click.ParamType[str]):
+    """CA's --expander: one expander or a comma-separated chain (``priority,least-waste``),
+    each filter applied to what the previous kept."""
+
+    name = "expander[,expander...]"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        text = str(value)
+        problem = expander_error(text)
+        if problem is not None:
+            self.fail(problem, param, ctx)
+        return ",".join(part.strip() for part in text.split(","))
+
+
 FC = TypeVar("FC", bound=Callable[..., Any])
 
 
@@ -109,8 +126,13 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
 @source_options
 @click.option("--model", type=click.Choice(list(MODELS)), default="cluster-autoscaler",
               show_default=True, help="The autoscaler to model.")
-@click.option("--expander", type=click.Choice(list(EXPANDERS)), default="least-waste",
-              show_default=True, help="How Cluster Autoscaler picks among node groups.")
+@click.option("--expander", type=ExpanderChain(), default="least-waste",
+              show_default=True, help="How Cluster Autoscaler picks among node groups: "
+              f"one of {', '.join(EXPANDERS)}, or several separated by commas, applied in "
+              "turn until one option is left (priority,least-waste). The priority "
+              "expander reads the ConfigMap cluster-autoscaler-priority-expander among the "
+              "inputs (data.priorities: priority -> regular expressions on pool names), "
+              "else the pools' autoscaling.priority.")
 @click.option("--scale-down-utilization-threshold", type=click.FloatRange(0, 1), default=0.5,
               show_default=True, help="Cluster Autoscaler: a node whose utilisation (CPU or "
               "memory requests, or its most used DRA pool) is above this is kept.")
@@ -143,6 +165,18 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
               "also bounds how many unneeded nodes a loop looks for.")
 @click.option("--max-drain-parallelism", type=click.IntRange(min=0), default=1,
               show_default=True, help="Of those, most nodes that need a drain.")
+@click.option("--max-nodes-per-scaleup", "max_nodes_per_scaleup", type=click.IntRange(min=0),
+              default=1000, show_default=True,
+              help="Most nodes one scale-up adds (the estimator's limit; 0: none).")
+@_ca_bool("enforce-node-group-min-size", False,
+          "Scale node groups below their min size up to it.")
+@_ca_bool("balance-similar-node-groups", False,
+          "Detect similar node groups and balance the number of nodes between them.")
+@click.option("--balancing-ignore-label", "balancing_ignore_labels", multiple=True,
+              metavar="LABEL", help="A label to ignore, beside CA's own set, when comparing "
+              "node groups for --balance-similar-node-groups. Repeatable.")
+@click.option("--expendable-pods-priority-cutoff", type=int, default=-10, show_default=True,
+              help="Pending pods with a priority below this cause no scale-up.")
 @click.option("--max-nodes-total", type=click.IntRange(min=0), default=0, show_default=True,
               help="Most nodes in all node groups together (0: no limit).")
 @click.option("--cores-total", type=MinMax(), default="0:320000", show_default=True,
@@ -170,7 +204,9 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   skip_nodes_with_custom_controller_pods: bool,
                   blocking_system_pod_distruption_timeout: float,
                   max_scale_down_parallelism: int, max_drain_parallelism: int,
-                  max_nodes_total: int,
+                  max_nodes_per_scaleup: int, enforce_node_group_min_size: bool,
+                  balance_similar_node_groups: bool, balancing_ignore_labels: tuple[str, ...],
+                  expendable_pods_priority_cutoff: int, max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
                   ignore_dra_requests: bool, preference_policy: str, output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
@@ -203,7 +239,9 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                          f"(dralab.dev/v1alpha1), which cluster {inputs.cluster.context} "
                          "cannot hold: give one with -f FLEET alongside the cluster")
     data = read_input(docs, FeatureGates(), karpenter=model == "karpenter")
-    warn_unused(docs, AUTOSCALE_KARPENTER if model == "karpenter" else AUTOSCALE)
+    priorities = read_priorities(docs)
+    warn_unused([d for d in docs if not is_priority_configmap(d)],
+                AUTOSCALE_KARPENTER if model == "karpenter" else AUTOSCALE)
     options = AutoscalerOptions(
         expander=expander,
         scale_down_utilization_threshold=scale_down_utilization_threshold,
@@ -220,6 +258,12 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         blocking_system_pod_disruption_timeout=blocking_system_pod_distruption_timeout,
         max_scale_down_parallelism=max_scale_down_parallelism,
         max_drain_parallelism=max_drain_parallelism,
+        max_nodes_per_scale_up=max_nodes_per_scaleup,
+        enforce_node_group_min_size=enforce_node_group_min_size,
+        balance_similar_node_groups=balance_similar_node_groups,
+        balancing_ignore_labels=balancing_ignore_labels,
+        expendable_pods_priority_cutoff=expendable_pods_priority_cutoff,
+        expander_priorities=priorities,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options,
