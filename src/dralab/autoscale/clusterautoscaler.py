@@ -56,6 +56,7 @@ from .limits import ScaleUpBudget
 from .scaledown import UnneededNodes, crop_to_budget, has_pods_to_move, unneeded_nodes
 from .units import (
     PodUnit,
+    has_persistent_volumes,
     is_daemon_pod,
     is_mirror_pod,
     not_for_scale_up,
@@ -494,10 +495,12 @@ class ClusterAutoscaler:
 
     def _signatures(self, units: Sequence[PodUnit]) -> dict[str, bytes]:
         """Template signatures for sharing estimates between alike groups; none when a
-        pending pod looks at topology (then alike groups may differ)."""
+        pending pod looks at topology (then alike groups may differ): its affinity,
+        spread or selectors, or a persistent volume that may pin it to a zone."""
         labels = self.fleet.spec.topology_labels
         keys = (labels.zone, labels.block, labels.rack)
-        if any(topology_sensitive(p.pod, keys) for u in units for p in u.pods):
+        if any(topology_sensitive(p.pod, keys) or has_persistent_volumes(p.pod)
+               for u in units for p in u.pods):
             return {}
         return self.templates().signatures()
 

@@ -137,6 +137,16 @@ def topology_sensitive(pod: Pod, topology_keys: Iterable[str]) -> bool:
     return any(k in keys for k in spec.node_selector)
 
 
+def has_persistent_volumes(pod: Pod) -> bool:
+    """Whether the pod mounts a PersistentVolumeClaim (named or ephemeral): its volume's
+    node affinity, or its StorageClass's allowed topologies, may pin it to a zone
+    (kube-scheduler's VolumeBinding and VolumeZone), so where a node sits can matter."""
+    volumes = raw_spec_field(pod, "volumes")
+    return isinstance(volumes, list) and any(
+        isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+        for v in volumes)
+
+
 def is_daemon_pod(pod: Pod) -> bool:
     """Owned by a DaemonSet: it goes with its node and never blocks a scale-down."""
     return any(ref.kind == "DaemonSet" and ref.controller
