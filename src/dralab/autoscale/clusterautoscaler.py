@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dralab.api.gcpause import gc_paused
 from dralab.api.workloads import DaemonSet
@@ -53,7 +53,13 @@ from .groups import (
     pool_sizes,
 )
 from .limits import ScaleUpBudget
-from .scaledown import UnneededNodes, crop_to_budget, has_pods_to_move, unneeded_nodes
+from .scaledown import (
+    AtomicSize,
+    UnneededNodes,
+    crop_to_budget,
+    has_pods_to_move,
+    unneeded_nodes,
+)
 from .units import (
     PodUnit,
     has_persistent_volumes,
@@ -217,8 +223,12 @@ class ClusterAutoscaler:
 
     def groups(self) -> dict[str, NodeGroup]:
         """The node groups at their sizes in the cluster (nodes by pool label; nodes in
-        flight not counted: ``loop`` adds them)."""
-        return node_groups(self.fleet, self._cluster_sizes())
+        flight not counted: ``loop`` adds them). --node-group-defaults' ZeroOrMaxNodeScaling
+        (``zero_or_max_node_scaling``) makes every group atomic."""
+        groups = node_groups(self.fleet, self._cluster_sizes())
+        if self.options.zero_or_max_node_scaling:
+            groups = {name: replace(g, zero_or_max=True) for name, g in groups.items()}
+        return groups
 
     def _cluster_sizes(self) -> dict[str, int]:
         return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
@@ -284,7 +294,9 @@ class ClusterAutoscaler:
             reads = measures_for(self.options.expander)
             limit = self.options.max_nodes_per_scale_up
             budget = self._budget(templates)
-            atomic = self.options.zero_or_max_node_scaling
+
+            def atomic(group: NodeGroup) -> bool:
+                return group.zero_or_max
             while units:
                 # Full groups too: their estimate says whether the max size is the reason.
                 options = []
@@ -295,7 +307,7 @@ class ClusterAutoscaler:
                 for g in ordered:
                     template = templates.node(g.name, 0)[0]
                     caps[g.name], why = budget.allowed(template)
-                    if not why and atomic and g.room - offsets[g.name] > 0:
+                    if not why and atomic(g) and g.room - offsets[g.name] > 0:
                         # All of an atomic group's room at once must fit the limits.
                         why = budget.exceeded(template, g.room - offsets[g.name])
                     if why:
@@ -313,12 +325,11 @@ class ClusterAutoscaler:
                         if twin_key is not None:
                             alike.setdefault(twin_key, option)
                     options.append(hit[1])
-                if atomic:
-                    for option in options:
-                        # ComputeExpansionOption: a zero-or-max group's only node count
-                        # is its max size.
-                        if option.units:
-                            option.forced_count = option.group.max_size
+                for option in options:
+                    # ComputeExpansionOption: a zero-or-max group's only node count is
+                    # its max size.
+                    if atomic(option.group) and option.units:
+                        option.forced_count = option.group.max_size
                 similar: dict[str, list[str]] = {}
                 if self.options.balance_similar_node_groups:
                     similar = self._similar_groups(options, units, templates, limited)
@@ -348,7 +359,7 @@ class ClusterAutoscaler:
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True, measures=(),
                                 max_nodes=capped)
-                if atomic and kept.units:
+                if atomic(best.group) and kept.units:
                     # The group grows to its max size (the nodes no pod needs too).
                     kept.forced_count = best.group.room - offsets[best.group.name]
                 if not kept.units:
@@ -426,7 +437,8 @@ class ClusterAutoscaler:
                 group = option.group
                 wider = NodeGroup(group.name, group.size, group.min_size,
                                   group.max_size + extra, group.price_per_hour,
-                                  group.provisioning_delay, group.priority)
+                                  group.provisioning_delay, group.priority,
+                                  group.zero_or_max)
                 option = estimate(self.scheduler, self.templates(), wider, units,
                                   offsets[name], measures=reads, max_nodes=limit)
                 option.group = group
@@ -518,7 +530,8 @@ class ClusterAutoscaler:
             offset = offsets[group.name]
             exactly = NodeGroup(group.name, group.max_size - flight.nodes - offset,
                                 group.min_size, group.max_size, group.price_per_hour,
-                                group.provisioning_delay, group.priority)
+                                group.provisioning_delay, group.priority,
+                                group.zero_or_max)
             kept = estimate(self.scheduler, self.templates(), exactly, units, offset,
                             keep=True, measures=(),
                             hopeless=hopeless.setdefault(group.name, {}))
@@ -566,13 +579,17 @@ class ClusterAutoscaler:
         # above its min size, the cluster above --cores-total/--memory-total's minima.
         # A node not unneeded long enough is only in ``unneeded``.
         sizes = {name: group.size for name, group in groups.items()}
+        atomic = {name for name, group in groups.items() if group.zero_or_max}
         empty, drain, waiting = tracker.removable_at(
             now, sizes, {name: group.min_size for name, group in groups.items()},
             minimums={"cores": opts.cores_total[0], "memory": opts.memory_total[0]},
-            cluster_nodes=(i.node for i in cluster.nodes.values()))
-        # CA's budgets: this many deletions at once, empty nodes first.
-        empty, drain = crop_to_budget(empty, drain, opts.max_scale_down_parallelism,
-                                      opts.max_drain_parallelism)
+            cluster_nodes=(i.node for i in cluster.nodes.values()), atomic=atomic)
+        # CA's budgets: this many deletions at once, empty nodes first; an atomic group
+        # whole or not at all.
+        empty, drain = crop_to_budget(
+            empty, drain, opts.max_scale_down_parallelism, opts.max_drain_parallelism,
+            group_of=lambda name: pool_of(cluster.nodes[name].node),
+            atomic={name: AtomicSize(sizes[name], sizes[name]) for name in atomic})
         removable = set(empty) | set(drain)
         kept += [u for u in waiting
                  if u.reason not in ("NotUnneededLongEnough", "NotUnreadyLongEnough")]

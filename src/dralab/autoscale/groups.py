@@ -120,6 +120,8 @@ class NodeGroup:
     price_per_hour: float
     provisioning_delay: float  # seconds
     priority: int
+    # CA's ZeroOrMaxNodeScaling: scale-up to max at once, scale-down of the whole group.
+    zero_or_max: bool = False
 
     @property
     def room(self) -> int:
@@ -137,7 +139,8 @@ def node_groups(fleet: Fleet, sizes: Mapping[str, int]) -> dict[str, NodeGroup]:
             continue
         out[pool.name] = NodeGroup(pool.name, sizes.get(pool.name, pool.size), spec.min,
                                    spec.max, spec.price_per_hour,
-                                   spec.provisioning_delay_seconds, spec.priority)
+                                   spec.provisioning_delay_seconds, spec.priority,
+                                   spec.zero_or_max_node_scaling)
     return out
 
 

@@ -48,10 +48,10 @@ from .placement import place_pod
 from .units import is_movable
 from .utilization import AllocatedDevices, PoolCache, is_daemonset_pod, is_mirror_pod
 
-__all__ = ["DELETION_CANDIDATE_TAINT", "ScaleDownOptions", "UnneededNode", "UnneededNodes",
-           "categorize_nodes", "crop_to_budget", "has_pods_to_move", "inject_recent_evictions",
-           "is_static_pod", "move_pods", "node_cores_memory", "simulate_node_removal",
-           "unneeded_nodes"]
+__all__ = ["DELETION_CANDIDATE_TAINT", "AtomicSize", "ScaleDownOptions", "UnneededNode",
+           "UnneededNodes", "categorize_nodes", "crop_to_budget", "has_pods_to_move",
+           "inject_recent_evictions", "is_static_pod", "move_pods", "node_cores_memory",
+           "simulate_node_removal", "unneeded_nodes"]
 
 # CA's soft taint on the nodes it found unneeded (its value: the unix time it was set).
 DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
@@ -243,8 +243,9 @@ def unneeded_nodes(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
 
     scheduler.fork()
     try:
-        removable, refused = categorize_nodes(scheduler, found.unneeded, cluster.node_names(),
-                                              rules, ctx, admit, removed, limit)
+        removable, refused = categorize_nodes(
+            scheduler, found.unneeded, cluster.node_names(), rules, ctx, admit, removed, limit,
+            lambda name: groups[pool_of(nodes[name]) or ""].zero_or_max)
     finally:
         scheduler.revert()
     gone = {name for name, _ in removable}
@@ -306,19 +307,23 @@ def categorize_nodes(scheduler: Scheduler, candidates: Sequence[str],
                      destinations: Collection[str], rules: Sequence[DrainRule],
                      ctx: DrainContext, admit: Callable[[str], Unremovable | None] | None = None,
                      removed: Callable[[str], None] | None = None, limit: int | None = None,
+                     atomic: Callable[[str], bool] | None = None,
                      ) -> tuple[list[tuple[str, list[str]]], list[Unremovable]]:
     """CA's ``Planner.categorizeNodes`` after eligibility, on the caller's fork: each
     candidate's removal simulated in order and kept when it succeeds (its pods stay
     moved, it leaves the cluster and the destinations). ``admit``: a check before a
     candidate is simulated (None: go ahead); ``removed``: told of each node that can
     go; ``limit``: no more candidates are simulated once this many can go (CA's
-    unneeded-nodes limit; the rest are neither). Returns the removable nodes with the
-    pods they move, and the unremovable ones."""
+    unneeded-nodes limit; the rest are neither); ``atomic``: whether a node is of a
+    ZeroOrMaxNodeScaling group, whose removable nodes the limit does not count (CA: an
+    atomic group goes whole). Returns the removable nodes with the pods they move, and
+    the unremovable ones."""
     targets = set(destinations)
     removable: list[tuple[str, list[str]]] = []
     kept: list[Unremovable] = []
+    atomic_count = 0
     for name in candidates:
-        if limit is not None and len(removable) >= limit:
+        if limit is not None and len(removable) - atomic_count >= limit:
             break
         refused = admit(name) if admit is not None else None
         if refused is not None:
@@ -327,6 +332,8 @@ def categorize_nodes(scheduler: Scheduler, candidates: Sequence[str],
         moved, why = simulate_node_removal(scheduler, name, targets, rules, ctx, persist=True)
         if why is None:
             removable.append((name, moved))
+            if atomic is not None and atomic(name):
+                atomic_count += 1
             targets.discard(name)
             if removed is not None:
                 removed(name)
@@ -451,14 +458,20 @@ class UnneededNodes:
     def removable_at(self, now: float, sizes: Mapping[str, int], min_sizes: Mapping[str, int],
                      deletions: Mapping[str, int] | None = None,
                      minimums: Mapping[str, int] | None = None,
-                     cluster_nodes: Iterable[Node] = ()
+                     cluster_nodes: Iterable[Node] = (),
+                     atomic: Collection[str] = ()
                      ) -> tuple[list[str], list[str], list[Unremovable]]:
         """(empty nodes, nodes to drain, the others with CA's reason) at ``now``, as CA's
         ``RemovableAt`` then ``NodesToDelete`` (a node with on-completion pods is kept
         with BlockedByOnCompletionPod). ``sizes``/``min_sizes``: per node group;
         ``deletions``: deletions in progress per group; ``minimums``: cluster-wide minima
-        of "cores", "memory" (bytes) and "nodes", over ``cluster_nodes``."""
+        of "cores", "memory" (bytes) and "nodes", over ``cluster_nodes``; ``atomic``: the
+        ZeroOrMaxNodeScaling groups, whose nodes go only all together (CA's
+        AtomicResizeFilteringProcessor: as many as the group's target size in ``sizes``
+        or its registered nodes among ``cluster_nodes``; else AtomicScaleDownFailed)."""
+        cluster_nodes = list(cluster_nodes)
         sizes = dict(sizes)
+        targets = {group: sizes.get(group, 0) for group in atomic}
         deletions = deletions or {}
         minimums = {k: v for k, v in (minimums or {}).items() if v > 0}
         totals = dict.fromkeys(minimums, 0)
@@ -468,24 +481,60 @@ class UnneededNodes:
                                       (*node_cores_memory(node), 1), strict=True):
                     if key in totals:
                         totals[key] += value
-        empty: list[str] = []
-        drain: list[str] = []
         kept: list[Unremovable] = []
-        for want_empty, out in ((True, empty), (False, drain)):
+        candidates: list[UnneededNode] = []
+        for want_empty in (True, False):
             for item in self.as_list():
                 if item.empty != want_empty:
                     continue
                 reason = self._unremovable_reason(item, now, sizes, min_sizes, deletions,
                                                   minimums, totals)
-                if reason is None and item.waiting:
-                    reason = ("BlockedByOnCompletionPod",
-                              "it runs safe-to-evict: on-completion pods")
                 if reason is None:
-                    out.append(item.name)
+                    candidates.append(item)
                 else:
                     kept.append(Unremovable(item.name, reason[0], reason[1],
                                             self._group_of(item.node) or ""))
+        if targets:
+            candidates = self._whole_atomic_groups(candidates, targets, cluster_nodes, kept)
+        empty: list[str] = []
+        drain: list[str] = []
+        for item in candidates:
+            if item.waiting:
+                kept.append(Unremovable(item.name, "BlockedByOnCompletionPod",
+                                        "it runs safe-to-evict: on-completion pods",
+                                        self._group_of(item.node) or ""))
+            else:
+                (empty if item.empty else drain).append(item.name)
         return empty, drain, kept
+
+    def _whole_atomic_groups(self, candidates: list[UnneededNode], targets: Mapping[str, int],
+                             cluster_nodes: Sequence[Node], kept: list[Unremovable]
+                             ) -> list[UnneededNode]:
+        """The candidates but those of atomic groups not all of whose nodes are among
+        them (their target size, or all their registered nodes): those are kept with
+        AtomicScaleDownFailed."""
+        by_group: dict[str, list[UnneededNode]] = {}
+        out: list[UnneededNode] = []
+        for item in candidates:
+            group = self._group_of(item.node)
+            if group is not None and group in targets:
+                by_group.setdefault(group, []).append(item)
+            else:
+                out.append(item)
+        registered = dict.fromkeys(by_group, 0)
+        for node in cluster_nodes:
+            group = self._group_of(node)
+            if group in registered:
+                registered[group] += 1
+        for group, items in by_group.items():
+            if len(items) in (targets[group], registered[group]):
+                out += items
+                continue
+            kept += [Unremovable(i.name, "AtomicScaleDownFailed",
+                                 f"{group}: ZeroOrMaxNodeScaling, all {targets[group]} nodes "
+                                 f"must go at once ({len(items)} can)", group)
+                     for i in items]
+        return out
 
     def _unremovable_reason(self, item: UnneededNode, now: float, sizes: dict[str, int],
                             min_sizes: Mapping[str, int], deletions: Mapping[str, int],
@@ -519,14 +568,94 @@ class UnneededNodes:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class AtomicSize:
+    """A ZeroOrMaxNodeScaling group as CA's budgets see it: its target size and its
+    registered nodes (those in the cluster)."""
+
+    target: int
+    registered: int
+
+    def whole(self, count: int) -> bool:
+        """Whether ``count`` nodes are the whole group (CA lets either size do)."""
+        return count in (self.target, self.registered)
+
+
+def _buckets(names: Sequence[str], group_of: Callable[[str], str | None] | None
+             ) -> dict[str | None, list[str]]:
+    """The nodes by group, groups in the order they first appear (CA's ``group``)."""
+    out: dict[str | None, list[str]] = {}
+    for name in names:
+        out.setdefault(group_of(name) if group_of is not None else None, []).append(name)
+    return out
+
+
+def _crop_individual(buckets: Iterable[list[str]], budget: int) -> list[str]:
+    out: list[str] = []
+    for nodes in buckets:
+        if budget < 1:
+            break
+        taken = nodes[:budget]
+        out += taken
+        budget -= len(taken)
+    return out
+
+
 def crop_to_budget(empty: Sequence[str], drain: Sequence[str], parallelism: int,
                    drain_parallelism: int, empty_in_progress: int = 0,
-                   drain_in_progress: int = 0) -> tuple[list[str], list[str]]:
-    """CA's scale-down budgets (``budgets.CropNodes``, groups that scale one node at a
-    time): at most --max-scale-down-parallelism deletions at once, empty nodes first,
-    of them at most --max-drain-parallelism nodes that need a drain."""
-    budget = max(0, parallelism - empty_in_progress - drain_in_progress)
-    drain_budget = max(0, drain_parallelism - drain_in_progress)
-    empty_kept = list(empty[:budget])
-    budget -= len(empty_kept)
-    return empty_kept, list(drain[:min(budget, drain_budget)])
+                   drain_in_progress: int = 0,
+                   group_of: Callable[[str], str | None] | None = None,
+                   atomic: Mapping[str, AtomicSize] | None = None
+                   ) -> tuple[list[str], list[str]]:
+    """CA's scale-down budgets (``budgets.CropNodes``): at most
+    --max-scale-down-parallelism deletions at once, empty nodes first, of them at most
+    --max-drain-parallelism nodes that need a drain. ``group_of``: a node's group (the
+    nodes are then taken group by group); ``atomic``: the ZeroOrMaxNodeScaling groups,
+    taken first and whole (empty and drain nodes together) or not at all, the first one
+    even beyond the budgets (CA: so that large groups are not starved), a group whose
+    nodes are not all there never. Returns the empty and drain nodes to delete, atomic
+    groups' first."""
+    atomic = atomic or {}
+    empty_groups = _buckets(empty, group_of)
+    drain_groups = _buckets(drain, group_of)
+    budget = parallelism - empty_in_progress - drain_in_progress
+    drain_budget = drain_parallelism - drain_in_progress
+    out_empty: list[str] = []
+    out_drain: list[str] = []
+    can_overflow = True
+    for group, nodes in empty_groups.items():
+        size = atomic.get(group) if group is not None else None
+        if size is None:
+            continue
+        drains = drain_groups.get(group, [])
+        over = budget < len(nodes) + len(drains) or drain_budget < len(drains)
+        if over and (budget == 0 or (drains and drain_budget == 0) or not can_overflow):
+            break
+        if not size.whole(len(nodes) + len(drains)):
+            continue  # only part of the group could go: none of it does
+        out_empty += nodes
+        out_drain += drains
+        budget -= len(nodes) + len(drains)
+        drain_budget -= len(drains)
+        can_overflow = False
+    drain_budget = min(budget, drain_budget)
+    for group, nodes in drain_groups.items():
+        size = atomic.get(group) if group is not None else None
+        if size is None or group in empty_groups:
+            continue  # individual, or taken with its empty nodes above
+        if drain_budget < len(nodes) and (drain_budget == 0 or not can_overflow):
+            break
+        if not size.whole(len(nodes)):
+            continue
+        out_drain += nodes
+        budget -= len(nodes)
+        drain_budget -= len(nodes)
+        can_overflow = False
+    taken = _crop_individual((nodes for group, nodes in empty_groups.items()
+                              if group not in atomic), budget)
+    out_empty += taken
+    budget -= len(taken)
+    drain_budget = min(budget, drain_budget)
+    out_drain += _crop_individual((nodes for group, nodes in drain_groups.items()
+                                   if group not in atomic), drain_budget)
+    return out_empty, out_drain

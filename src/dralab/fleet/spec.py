@@ -78,6 +78,9 @@ Example (every field; defaults in comments)::
           pricePerHour: 0.0             # cost of one node for an hour
           provisioningDelay: 0s         # from the scale-up to the node being Ready
           priority: 0                   # the priority expander prefers higher
+          zeroOrMaxNodeScaling: false   # Cluster Autoscaler's ZeroOrMaxNodeScaling: the
+                                        # group grows from 0 to max at once and goes
+                                        # only whole
 
 Parsing is strict: unknown fields, wrong types and inconsistent settings are
 ``FleetSpecError`` with one line naming the file and field path.
@@ -215,6 +218,9 @@ class AutoscalingSpec(_Strict, frozen=True):
     price_per_hour: float = 0.0
     provisioning_delay: str | int | float = 0
     priority: int = 0
+    # CA's NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling (an "atomic" group): scale-up
+    # to the max size at once, scale-down only of the whole group.
+    zero_or_max_node_scaling: bool = False
 
     @property
     def provisioning_delay_seconds(self) -> float:

@@ -4,14 +4,14 @@ kubernetes/autoscaler, branch cluster-autoscaler-release-1.37 at
 a16f0ae8b5578f09604371c75e0cad29ed794e59:
 
 * cluster-autoscaler/core/scaledown/budgets/budgets_test.go, TestCropNodesToBudgets
-  (60 cases; MaxScaleDownParallelism 10, MaxDrainParallelism 5, as upstream's
-  harness): the 27 cases of node groups that scale one node at a time run against
-  ``crop_to_budget``; the 33 with atomic (ZeroOrMaxNodeScaling) node groups are
-  skipped: dralab's pools scale one node at a time.
+  (60 cases, all; MaxScaleDownParallelism 10, MaxDrainParallelism 5, as upstream's
+  harness) against ``crop_to_budget``, the nodes grouped by their group; the
+  "atomicN" groups are upstream's sizedNodeGroup("atomic-N", N, true): ZeroOrMaxNodeScaling,
+  target size N, registered nodes those of the case (empty, drain and other nodes).
 * cluster-autoscaler/core/scaledown/planner/planner_test.go,
-  TestUpdateClusterStatUnneededNodesLimit (13 cases): the 7 without atomic node groups
-  run against ``UnneededNodes.limit`` and ``categorize_nodes`` (100 empty eligible
-  nodes); the 6 "atomic sclale down" ones are skipped for the same reason.
+  TestUpdateClusterStatUnneededNodesLimit (13 cases, all) against ``UnneededNodes.limit``
+  and ``categorize_nodes`` (100 empty eligible nodes; in the "atomic sclale down" ones
+  they are of one ZeroOrMaxNodeScaling group, which the limit does not count).
 
 Case ids are upstream's names.
 """
@@ -21,18 +21,16 @@ from __future__ import annotations
 import pytest
 
 from dralab.autoscale.drainability import DeleteOptions, DrainContext, default_rules
-from dralab.autoscale.scaledown import UnneededNodes, categorize_nodes, crop_to_budget
+from dralab.autoscale.scaledown import AtomicSize, UnneededNodes, categorize_nodes, crop_to_budget
 
 from .builders_down import cluster_of, node
-
-ATOMIC = ("atomic (ZeroOrMaxNodeScaling) node groups are not modelled: dralab's pools "
-          "scale one node at a time")
 
 Views = list[tuple[str, int, int]]
 
 # (name, empty deletions in progress, drain deletions in progress, empty, drain,
 #  want empty, want drain, atomic): node lists as upstream's generateNodeGroupViewList
-#  (group, from, to).
+#  (group, from, to). Upstream's otherNodes (registered nodes that are neither empty nor
+#  to drain) are in OTHER_NODES.
 BUDGETS: list[tuple[str, int, int, Views, Views, Views, Views, bool]] = [
     ('no nodes',
      0, 0, [],
@@ -359,17 +357,33 @@ BUDGETS: list[tuple[str, int, int, Views, Views, Views, Views, bool]] = [
 ]
 
 
+OTHER_NODES: dict[str, Views] = {
+    'empty&drain atomic nodes in same group not matching registered node group size, no '
+    'deletions in progress': [("atomic8", 4, 8)],
+}
+
+
 def _names(views: Views) -> list[str]:
     return [f"{group}-{i}" for group, start, end in views for i in range(start, end)]
 
 
+def _group(name: str) -> str:
+    return name.rsplit("-", 1)[0]
+
+
 @pytest.mark.parametrize(
-    ("in_empty", "in_drain", "empty", "drain", "want_empty", "want_drain"),
-    [pytest.param(*b[1:7], marks=pytest.mark.skip(reason=ATOMIC)) if b[7] else b[1:7]
-     for b in BUDGETS], ids=[b[0] for b in BUDGETS])
+    ("in_empty", "in_drain", "empty", "drain", "want_empty", "want_drain", "other"),
+    [(*b[1:7], OTHER_NODES.get(b[0], [])) for b in BUDGETS], ids=[b[0] for b in BUDGETS])
 def test_crop_nodes_to_budgets(in_empty: int, in_drain: int, empty: Views, drain: Views,
-                               want_empty: Views, want_drain: Views) -> None:
-    got = crop_to_budget(_names(empty), _names(drain), 10, 5, in_empty, in_drain)
+                               want_empty: Views, want_drain: Views, other: Views) -> None:
+    registered: dict[str, int] = {}
+    for name in _names([*empty, *drain, *other]):
+        registered[_group(name)] = registered.get(_group(name), 0) + 1
+    # sizedNodeGroup("atomic-N", N, true): target size N.
+    atomic = {g: AtomicSize(int(g.removeprefix("atomic")), count)
+              for g, count in registered.items() if g.startswith("atomic")}
+    got = crop_to_budget(_names(empty), _names(drain), 10, 5, in_empty, in_drain,
+                         group_of=_group, atomic=atomic)
     assert got == (_names(want_empty), _names(want_drain))
 
 
@@ -395,12 +409,11 @@ LIMITS: list[tuple[str, int, int, int, float, float, int, bool]] = [
 
 
 @pytest.mark.parametrize(
-    ("previous", "count", "parallelism", "unneeded_time", "interval", "want"),
-    [pytest.param(*c[1:7], marks=pytest.mark.skip(reason=ATOMIC)) if c[7] else c[1:7]
-     for c in LIMITS], ids=[c[0] for c in LIMITS])
+    ("previous", "count", "parallelism", "unneeded_time", "interval", "want", "atomic"),
+    [c[1:8] for c in LIMITS], ids=[c[0] for c in LIMITS])
 def test_update_cluster_state_unneeded_nodes_limit(previous: int, count: int, parallelism: int,
                                                    unneeded_time: float, interval: float,
-                                                   want: int) -> None:
+                                                   want: int, atomic: bool) -> None:
     docs = [node(f"n{i}", 1000, 10) for i in range(count)]
     _, scheduler = cluster_of(docs)
     names = [f"n{i}" for i in range(count)]
@@ -412,7 +425,9 @@ def test_update_cluster_state_unneeded_nodes_limit(previous: int, count: int, pa
     rules = default_rules(DeleteOptions(False, False, False))
     scheduler.fork()
     try:
-        removable, _ = categorize_nodes(scheduler, names, names, rules, DrainContext(), limit=limit)
+        # every node is of ng1, ZeroOrMaxNodeScaling in the atomic cases
+        removable, _ = categorize_nodes(scheduler, names, names, rules, DrainContext(),
+                                        limit=limit, atomic=lambda _: atomic)
     finally:
         scheduler.revert()
     tracker.update(((scheduler.cluster.nodes[n].node, True) for n, _ in removable), 1e9)

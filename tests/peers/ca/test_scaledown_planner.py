@@ -6,8 +6,8 @@ cluster-autoscaler/core/scaledown/planner/planner_test.go, TestUpdateClusterStat
 (26 cases, ids = upstream's names): 25 run against dralab's ``inject_recent_evictions``
 and ``categorize_nodes``; "Simulation timeout is hit" is skipped (it swaps in a removal
 simulator that sleeps past --scale-down-simulation-timeout, a wall-clock budget dralab
-does not model). And TestNodesToDelete (11 cases): the 7 without atomic node groups
-against ``UnneededNodes.removable_at``; the 4 atomic ones skipped.
+does not model). And TestNodesToDelete (11 cases, all) against
+``UnneededNodes.removable_at``, the 4 with atomic (ZeroOrMaxNodeScaling) groups included.
 
 As upstream: nodes BuildTestNode(name, cpu, 10), those "undergoing deletion" tainted
 ToBeDeletedByClusterAutoscaler NoSchedule; pods of ReplicaSet rs (5 wanted, 0 running
@@ -190,7 +190,9 @@ def test_simulation_timeout_is_hit() -> None:
 # reschedule, on-completion pods), other nodes per group, minimum limits, want empty,
 # want drain, want unremovable reasons, atomic). Groups: sizedNodeGroup(id, 3): target
 # size 3, min 0; the nodes unneeded for an hour; unneeded time 10 min, unready time 0
-# (BuildTestNode nodes have no Ready condition).
+# (BuildTestNode nodes have no Ready condition). Where upstream asserts no unremovable
+# reasons, the AtomicScaleDownFailed its AtomicResizeFilteringProcessor records for an
+# atomic group not all of whose nodes can go is asserted here too.
 Removables = dict[str, list[tuple[str, int, int]]]
 TO_DELETE: list[tuple[str, Removables, dict[str, list[str]], dict[str, int], list[str],
                       list[str], dict[str, str], bool]] = [
@@ -201,10 +203,41 @@ TO_DELETE: list[tuple[str, Removables, dict[str, list[str]], dict[str, int], lis
      [], [], {"test-node": "BlockedByOnCompletionPod"}, False),
     ("single empty", {"test-ng": [("test-node", 0, 0)]}, {}, {}, ["test-node"], [], {}, False),
     ("single drain", {"test-ng": [("test-node", 1, 0)]}, {}, {}, [], ["test-node"], {}, False),
-    ("single empty atomic", {}, {}, {}, [], [], {}, True),
-    ("all empty atomic", {}, {}, {}, [], [], {}, True),
-    ("some drain atomic", {}, {}, {}, [], [], {}, True),
-    ("different groups", {}, {}, {}, [], [], {}, True),
+    ("single empty atomic", {"atomic-ng": [("node-1", 0, 0)]},
+     {"atomic-ng": ["node-0", "node-2"]}, {}, [], [],
+     {"node-1": "AtomicScaleDownFailed"}, True),
+    ("all empty atomic",
+     {"atomic-ng": [("node-1", 0, 0), ("node-2", 0, 0), ("node-3", 0, 0)]}, {}, {},
+     ["node-1", "node-2", "node-3"], [], {}, True),
+    ("some drain atomic",
+     {"atomic-ng": [("node-1", 0, 0), ("node-2", 0, 0), ("node-3", 1, 0)]}, {}, {},
+     ["node-1", "node-2"], ["node-3"], {}, True),
+    ("different groups", {
+        "standard-empty-ng": [("standard-empty-ng-0", 0, 0), ("standard-empty-ng-1", 0, 0),
+                              ("standard-empty-ng-2", 0, 0)],
+        "standard-drain-ng": [("standard-drain-ng-0", 1, 0), ("standard-drain-ng-1", 2, 0),
+                              ("standard-drain-ng-2", 3, 0)],
+        "standard-mixed-ng": [("standard-mixed-ng-0", 0, 0), ("standard-mixed-ng-1", 1, 0),
+                              ("standard-mixed-ng-2", 2, 0)],
+        "atomic-empty-ng": [("atomic-empty-ng-0", 0, 0), ("atomic-empty-ng-1", 0, 0),
+                            ("atomic-empty-ng-2", 0, 0)],
+        "atomic-mixed-ng": [("atomic-mixed-ng-0", 0, 0), ("atomic-mixed-ng-1", 1, 0),
+                            ("atomic-mixed-ng-2", 2, 0)],
+        "atomic-partial-ng-all-registered": [("atomic-partial-ng-all-registered-1", 0, 0),
+                                             ("atomic-partial-ng-all-registered-2", 1, 0)],
+        "atomic-partial-ng-partially-registered": [
+            ("atomic-partial-ng-partially-registered-0", 0, 0),
+            ("atomic-partial-ng-partially-registered-1", 1, 0)]},
+     {"atomic-partial-ng-all-registered": ["atomic-partial-ng-all-registered-0"]}, {},
+     sorted(["standard-empty-ng-0", "standard-empty-ng-1", "standard-empty-ng-2",
+             "standard-mixed-ng-0", "atomic-empty-ng-0", "atomic-empty-ng-1",
+             "atomic-empty-ng-2", "atomic-mixed-ng-0",
+             "atomic-partial-ng-partially-registered-0"]),
+     sorted(["standard-drain-ng-0", "standard-drain-ng-1", "standard-drain-ng-2",
+             "standard-mixed-ng-1", "standard-mixed-ng-2", "atomic-mixed-ng-1",
+             "atomic-mixed-ng-2", "atomic-partial-ng-partially-registered-1"]),
+     {"atomic-partial-ng-all-registered-1": "AtomicScaleDownFailed",
+      "atomic-partial-ng-all-registered-2": "AtomicScaleDownFailed"}, True),
     ("min limits race condition protection",
      {"ng1": [("node-1", 0, 0), ("node-2", 1, 0)]}, {"ng1": ["node-3"]},
      {"cores": 2, "memory": 20, "nodes": 2}, ["node-1"], [],
@@ -217,10 +250,7 @@ TO_DELETE: list[tuple[str, Removables, dict[str, list[str]], dict[str, int], lis
 
 @pytest.mark.parametrize(
     ("removables", "others", "minimums", "want_empty", "want_drain", "want_kept"),
-    [pytest.param(*c[1:7], marks=pytest.mark.skip(
-        reason="atomic (ZeroOrMaxNodeScaling) node groups are not modelled: dralab's pools "
-               "scale one node at a time")) if c[7] else c[1:7] for c in TO_DELETE],
-    ids=[c[0] for c in TO_DELETE])
+    [c[1:7] for c in TO_DELETE], ids=[c[0] for c in TO_DELETE])
 def test_nodes_to_delete(removables: Removables, others: dict[str, list[str]],
                          minimums: dict[str, int], want_empty: list[str],
                          want_drain: list[str], want_kept: dict[str, str]) -> None:
@@ -238,9 +268,11 @@ def test_nodes_to_delete(removables: Removables, others: dict[str, list[str]],
                    waiting=[n for items in removables.values() for n, _, waits in items
                             if waits])
     groups = set(group_of.values())
+    # sizedNodeGroup(id, 3, atomic): the "atomic-" groups are ZeroOrMaxNodeScaling.
     empty, drain, kept = tracker.removable_at(
         NOW, dict.fromkeys(groups, 3), dict.fromkeys(groups, 0), minimums=minimums,
-        cluster_nodes=list(nodes.values()))
+        cluster_nodes=list(nodes.values()),
+        atomic={g for g in groups if g.startswith("atomic")})
     assert (sorted(empty), sorted(drain)) == (want_empty, want_drain)
     assert {u.node: u.reason for u in kept} == want_kept
 
