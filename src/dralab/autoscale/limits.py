@@ -16,10 +16,25 @@ from collections.abc import Iterable
 
 from dralab.api.core import Node
 
-__all__ = ["ScaleUpBudget", "node_cores_memory"]
+__all__ = ["ScaleUpBudget", "node_cores_memory", "parse_min_max"]
 
 MAX_NODES_TOTAL_REACHED = "max node total count already reached"
 ATOMIC_OVER_MAX_NODES_TOTAL = "atomic scale-up exceeds cluster node count limit"
+
+
+def parse_min_max(text: str) -> tuple[int, int]:
+    """CA's ``<min>:<max>`` (--cores-total, --memory-total): ValueError, with CA's
+    words, for anything else or a max under the min."""
+    low, sep, high = str(text).partition(":")
+    try:
+        pair = (int(low), int(high)) if sep else None
+    except ValueError:
+        pair = None
+    if pair is None:
+        raise ValueError(f"wrong configuration {text!r}: expected <min>:<max> integers")
+    if pair[0] < 0 or pair[1] < pair[0]:
+        raise ValueError(f"{text!r}: min must be 0 or more and max greater or equal to min")
+    return pair
 
 
 def node_cores_memory(node: Node) -> tuple[int, int]:

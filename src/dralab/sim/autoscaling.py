@@ -12,6 +12,15 @@ then tunes it (every field optional)::
       scaleDownUnneededTime: 10m   # --scale-down-unneeded-time
       scaleDownDelayAfterAdd: 10m  # --scale-down-delay-after-add
       scaleDownUtilizationThreshold: 0.5
+      # cluster-autoscaler: its other flags by their names in camelCase, CA's defaults:
+      # scaleDownGpuUtilizationThreshold, scaleDownUnreadyTime, scaleDownUnreadyEnabled,
+      # ignoreDaemonsetsUtilization, ignoreMirrorPodsUtilization, skipNodesWithSystemPods,
+      # skipNodesWithLocalStorage, skipNodesWithCustomControllerPods,
+      # blockingSystemPodDistruptionTimeout, maxScaleDownParallelism, maxDrainParallelism,
+      # maxNodesPerScaleup, maxNodesTotal, coresTotal ("0:320000"), memoryTotal
+      # ("0:6400000", GiB), enforceNodeGroupMinSize, balanceSimilarNodeGroups,
+      # balancingIgnoreLabel [labels], expendablePodsPriorityCutoff; expander may be a
+      # chain (priority,least-waste)
       ignoreDRARequests: true      # karpenter: its --ignore-dra-requests (false: claims
                                    # placed on the template nodes' ResourceSlices)
       nodePool: {...}              # karpenter: a karpenter.sh/v1 NodePool, or a path
@@ -24,15 +33,17 @@ Pools without ``autoscaling`` keep their size. The run's stage is
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dralab.api.errors import InputError
 from dralab.api.io import read_documents
-from dralab.autoscale import EXPANDERS, AutoscalerOptions, ClusterAutoscaler, Karpenter
+from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, Karpenter
+from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.inputs import NODEPOOL_API_VERSION
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
+from dralab.autoscale.limits import parse_min_max
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
@@ -59,6 +70,30 @@ class AutoscalingSettings:
     ignore_dra_requests: bool = True     # karpenter
     preference_policy: str = "Respect"   # karpenter
     nodepool: NodePoolSettings | None = None  # karpenter: spec.autoscaling.nodePool
+    # cluster-autoscaler: every flag (the fields above included); None: CA's defaults
+    # with the fields above.
+    options: AutoscalerOptions | None = None
+
+
+
+GIB = 1 << 30
+
+# spec.autoscaling's Cluster Autoscaler-only flags (those ``model: karpenter`` refuses
+# when set to another value than CA's default).
+_CA_ONLY = ("scale_down_gpu_utilization_threshold", "scale_down_unready_time",
+            "scale_down_unready_enabled", "ignore_daemonsets_utilization",
+            "ignore_mirror_pods_utilization", "skip_nodes_with_system_pods",
+            "skip_nodes_with_local_storage", "skip_nodes_with_custom_controller_pods",
+            "blocking_system_pod_distruption_timeout", "max_scale_down_parallelism",
+            "max_drain_parallelism", "max_nodes_per_scaleup", "max_nodes_total",
+            "cores_total", "memory_total", "enforce_node_group_min_size",
+            "balance_similar_node_groups", "balancing_ignore_label",
+            "expendable_pods_priority_cutoff")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
 
 
 def _seconds(value: object, path: str, source: str) -> float:
@@ -116,11 +151,18 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
         raise ScenarioError(source, f"{path}.preferencePolicy", f"must be "
                             f"{' or '.join(PREFERENCE_POLICIES)}: "
                             f"{short_repr(ref.preference_policy)}")
+    if ref.model == "karpenter":
+        defaults = AutoscalingRef()
+        for name in _CA_ONLY:
+            if getattr(ref, name) != getattr(defaults, name):
+                raise ScenarioError(source, f"{path}.{_camel(name)}",
+                                    "only with model: cluster-autoscaler")
     if not ref.ignore_dra_requests and ref.model != "karpenter":
         raise ScenarioError(source, f"{path}.ignoreDRARequests", "only with model: karpenter")
-    if ref.expander not in EXPANDERS:
-        raise ScenarioError(source, f"{path}.expander", f"unknown expander "
-                            f"{short_repr(ref.expander)} (known: {', '.join(EXPANDERS)})")
+    problem = expander_error(ref.expander) if isinstance(ref.expander, str) else \
+        f"expected a string: {short_repr(ref.expander)}"
+    if problem is not None:
+        raise ScenarioError(source, f"{path}.expander", problem)
     scan = _seconds(ref.scan_interval, f"{path}.scanInterval", source)
     if scan < 1.0:
         # Bounded work: a day is at most 86,400 scans.
@@ -129,15 +171,65 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
     if not (math.isfinite(threshold) and 0.0 <= threshold <= 1.0):
         raise ScenarioError(source, f"{path}.scaleDownUtilizationThreshold",
                             f"must be between 0 and 1: {short_repr(threshold)}")
+    expander = ",".join(part.strip() for part in ref.expander.split(","))
+    unneeded = _seconds(ref.scale_down_unneeded_time, f"{path}.scaleDownUnneededTime",
+                        source)
+    delay = _seconds(ref.scale_down_delay_after_add, f"{path}.scaleDownDelayAfterAdd", source)
+    options = None
+    if ref.model == "cluster-autoscaler":
+        options = replace(_ca_options(ref, source, path), expander=expander,
+                          scale_down_utilization_threshold=threshold,
+                          scale_down_unneeded_time=unneeded,
+                          scale_down_delay_after_add=delay)
     return AutoscalingSettings(
-        model=ref.model, expander=ref.expander, scan_interval=scan,
-        scale_down_unneeded_time=_seconds(ref.scale_down_unneeded_time,
-                                          f"{path}.scaleDownUnneededTime", source),
-        scale_down_delay_after_add=_seconds(ref.scale_down_delay_after_add,
-                                            f"{path}.scaleDownDelayAfterAdd", source),
+        model=ref.model, expander=expander, scan_interval=scan,
+        scale_down_unneeded_time=unneeded, scale_down_delay_after_add=delay,
         scale_down_utilization_threshold=threshold, pools=pools,
         ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool,
-        preference_policy=ref.preference_policy)
+        preference_policy=ref.preference_policy, options=options)
+
+
+def _ca_options(ref: AutoscalingRef, source: str, path: str) -> AutoscalerOptions:
+    """Cluster Autoscaler's flags of ``spec.autoscaling``, checked as ``dralab
+    autoscale`` checks the flags (ScenarioError naming the field)."""
+    gpu = ref.scale_down_gpu_utilization_threshold
+    if not (math.isfinite(gpu) and 0.0 <= gpu <= 1.0):
+        raise ScenarioError(source, f"{path}.scaleDownGpuUtilizationThreshold",
+                            f"must be between 0 and 1: {short_repr(gpu)}")
+    for name in ("max_scale_down_parallelism", "max_drain_parallelism",
+                 "max_nodes_per_scaleup", "max_nodes_total"):
+        if getattr(ref, name) < 0:
+            raise ScenarioError(source, f"{path}.{_camel(name)}",
+                                f"must be 0 or more: {getattr(ref, name)}")
+    totals = []
+    for name in ("cores_total", "memory_total"):
+        try:
+            totals.append(parse_min_max(getattr(ref, name)))
+        except ValueError as exc:
+            raise ScenarioError(source, f"{path}.{_camel(name)}", str(exc)) from None
+    cores, memory = totals
+    return AutoscalerOptions(
+        scale_down_gpu_utilization_threshold=gpu,
+        scale_down_unready_time=_seconds(ref.scale_down_unready_time,
+                                         f"{path}.scaleDownUnreadyTime", source),
+        scale_down_unready_enabled=ref.scale_down_unready_enabled,
+        ignore_daemonsets_utilization=ref.ignore_daemonsets_utilization,
+        ignore_mirror_pods_utilization=ref.ignore_mirror_pods_utilization,
+        skip_nodes_with_system_pods=ref.skip_nodes_with_system_pods,
+        skip_nodes_with_local_storage=ref.skip_nodes_with_local_storage,
+        skip_nodes_with_custom_controller_pods=ref.skip_nodes_with_custom_controller_pods,
+        blocking_system_pod_disruption_timeout=_seconds(
+            ref.blocking_system_pod_distruption_timeout,
+            f"{path}.blockingSystemPodDistruptionTimeout", source),
+        max_scale_down_parallelism=ref.max_scale_down_parallelism,
+        max_drain_parallelism=ref.max_drain_parallelism,
+        max_nodes_per_scale_up=ref.max_nodes_per_scaleup,
+        max_nodes_total=ref.max_nodes_total, cores_total=cores,
+        memory_total=(memory[0] * GIB, memory[1] * GIB),
+        enforce_node_group_min_size=ref.enforce_node_group_min_size,
+        balance_similar_node_groups=ref.balance_similar_node_groups,
+        balancing_ignore_labels=tuple(ref.balancing_ignore_label),
+        expendable_pods_priority_cutoff=ref.expendable_pods_priority_cutoff)
 
 
 def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Fleet,
@@ -151,9 +243,12 @@ def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Flee
         if settings.nodepool is not None:
             model.nodepool = settings.nodepool
         return model
-    options = AutoscalerOptions(
-        expander=settings.expander,
-        scale_down_utilization_threshold=settings.scale_down_utilization_threshold,
-        scale_down_unneeded_time=settings.scale_down_unneeded_time,
-        scale_down_delay_after_add=settings.scale_down_delay_after_add, seed=seed)
+    # settings.options: every CA flag of spec.autoscaling (None for settings made
+    # without parse_autoscaling: CA's defaults with the fields above).
+    options = replace(settings.options, seed=seed) if settings.options is not None else \
+        AutoscalerOptions(
+            expander=settings.expander,
+            scale_down_utilization_threshold=settings.scale_down_utilization_threshold,
+            scale_down_unneeded_time=settings.scale_down_unneeded_time,
+            scale_down_delay_after_add=settings.scale_down_delay_after_add, seed=seed)
     return ClusterAutoscaler(scheduler, fleet, options, fleet_seed=seed)

@@ -174,6 +174,27 @@ class AutoscalingRef(_Spec, frozen=True):
     scale_down_unneeded_time: Any = "10m"  # --scale-down-unneeded-time
     scale_down_delay_after_add: Any = "10m"  # --scale-down-delay-after-add
     scale_down_utilization_threshold: float = 0.5
+    # cluster-autoscaler: the rest of its flags, by their names in camelCase, with CA's
+    # defaults (sim/autoscaling.py checks them).
+    scale_down_gpu_utilization_threshold: float = 0.5
+    scale_down_unready_time: Any = "20m"
+    scale_down_unready_enabled: bool = True
+    ignore_daemonsets_utilization: bool = False
+    ignore_mirror_pods_utilization: bool = False
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    blocking_system_pod_distruption_timeout: Any = "1h"  # CA's spelling
+    max_scale_down_parallelism: int = 10
+    max_drain_parallelism: int = 1
+    max_nodes_per_scaleup: int = 1000
+    max_nodes_total: int = 0
+    cores_total: str = "0:320000"
+    memory_total: str = "0:6400000"        # GiB, as the flag
+    enforce_node_group_min_size: bool = False
+    balance_similar_node_groups: bool = False
+    balancing_ignore_label: list[str] = []
+    expendable_pods_priority_cutoff: int = -10
     # karpenter: its --ignore-dra-requests (default true) and its NodePool (a
     # karpenter.sh/v1 NodePool document, or a path to one relative to the scenario).
     ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")
