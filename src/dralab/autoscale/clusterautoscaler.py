@@ -223,8 +223,9 @@ class ClusterAutoscaler:
 
     def groups(self) -> dict[str, NodeGroup]:
         """The node groups at their sizes in the cluster (nodes by pool label; nodes in
-        flight not counted: ``loop`` adds them). --node-group-defaults' ZeroOrMaxNodeScaling
-        (``zero_or_max_node_scaling``) makes every group atomic."""
+        flight not counted: ``loop`` adds them). ``zero_or_max_node_scaling`` (CA's
+        NodeGroupDefaults; no flag sets it) makes every group atomic, as a pool's
+        ``autoscaling.zeroOrMaxNodeScaling`` makes its own."""
         groups = node_groups(self.fleet, self._cluster_sizes())
         if self.options.zero_or_max_node_scaling:
             groups = {name: replace(g, zero_or_max=True) for name, g in groups.items()}

@@ -16,9 +16,12 @@ they all fit the node leaves the simulated cluster and the next candidate sees t
 moved pods. dralab also keeps a pool at its min size and the cluster at
 --cores-total/--memory-total's minima while simulating (CA checks those when it
 picks nodes to delete). ``UnneededNodes.removable_at`` then says which unneeded nodes
-may go now (unneeded or unready long enough, min size, minima, no on-completion pods),
-and ``crop_to_budget`` how many at once. Every node kept says why, with CA's
-``UnremovableReason``.
+may go now (unneeded or unready long enough, min size, minima, all of an atomic
+group, no on-completion pods), and ``crop_to_budget`` how many at once. Atomic groups
+(CA's ZeroOrMaxNodeScaling: a pool's ``autoscaling.zeroOrMaxNodeScaling``) go whole or
+not at all: their nodes are not counted by the unneeded-nodes limit, a group not all of
+whose nodes may go is kept with AtomicScaleDownFailed, and the budgets take such
+groups first and whole. Every node kept says why, with CA's ``UnremovableReason``.
 """
 
 from __future__ import annotations
