@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from dralab.queueing.kueue.preemption_sim import (
     IN_CLUSTER_QUEUE,
@@ -43,32 +43,9 @@ from dralab.queueing.kueue.preemption_sim import (
     fits,
     minimise,
 )
-from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.kueue.quota import DominantShare, FlavorResource, QuotaNode, QuotaTree
 
 __all__ = ["DominantShare", "TargetQueueOrdering", "dominant_share", "fair_targets"]
-
-
-@dataclass(frozen=True, slots=True)
-class DominantShare:
-    """Kueue's DRS value: whether the node borrows, its unweighted ratio (per mille
-    of what the parent can lend) and its fair-sharing weight."""
-
-    borrowing: bool
-    ratio: float
-    weight: float
-
-    def weighted(self) -> float:
-        if self.ratio == 0:
-            return 0.0
-        if self.weight == 0:
-            return math.inf
-        return self.ratio / self.weight
-
-    def key(self) -> tuple[int, float]:
-        """Sort key of Kueue's CompareDRS."""
-        if self.weight == 0 and self.ratio != 0:
-            return (1, self.ratio)
-        return (0, self.weighted())
 
 
 _NEGATIVE = DominantShare(False, -1.0, 1.0)
@@ -77,6 +54,16 @@ _NEGATIVE = DominantShare(False, -1.0, 1.0)
 def dominant_share(tree: QuotaTree, node: QuotaNode,
                    extra: Mapping[FlavorResource, int] | None = None) -> DominantShare:
     """The DRS of ``node`` (with ``extra`` usage added)."""
+    if not extra:
+        memo = node.drs_memo
+        if memo is None:
+            memo = node.drs_memo = _dominant_share(tree, node, None)
+        return memo
+    return _dominant_share(tree, node, extra)
+
+
+def _dominant_share(tree: QuotaTree, node: QuotaNode,
+                    extra: Mapping[FlavorResource, int] | None) -> DominantShare:
     weight = node.weight_milli / 1000
     if node.parent is None:
         return DominantShare(False, 0.0, weight)
@@ -94,28 +81,6 @@ def dominant_share(tree: QuotaTree, node: QuotaNode,
         if total > 0:
             ratio = max(ratio, amount * 1000 / total)
     return DominantShare(True, ratio, weight)
-
-
-class _Shares:
-    """The DRS of the tree's nodes, each computed once until its usage changes:
-    the tournament asks for every child of every cohort it walks, again and again."""
-
-    def __init__(self, tree: QuotaTree) -> None:
-        self.tree = tree
-        self._known: dict[int, DominantShare] = {}
-
-    def of(self, node: QuotaNode) -> DominantShare:
-        known = self._known.get(id(node))
-        if known is None:
-            known = self._known[id(node)] = dominant_share(self.tree, node)
-        return known
-
-    def forget(self, cluster_queue: QuotaNode) -> None:
-        """Usage changed in ``cluster_queue``: it and its ancestors are recomputed."""
-        node: QuotaNode | None = cluster_queue
-        while node is not None:
-            self._known.pop(id(node), None)
-            node = node.parent
 
 
 def _change_at(node: QuotaNode, top: QuotaNode, usage: Mapping[FlavorResource, int]
@@ -145,9 +110,8 @@ class TargetQueueOrdering:
     candidate or ``drop``s the queue."""
 
     def __init__(self, tree: QuotaTree, preemptor: QuotaNode,
-                 candidates: Sequence[VictimCandidate], shares: _Shares | None = None) -> None:
+                 candidates: Sequence[VictimCandidate]) -> None:
         self.tree = tree
-        self.share_of = (shares or _Shares(tree)).of
         self.preemptor = preemptor
         self.ancestors: set[str] = set()
         parent = preemptor.parent
@@ -173,6 +137,10 @@ class TargetQueueOrdering:
             if name is not None:
                 yield name
 
+    def _share_of(self, node: QuotaNode) -> DominantShare:
+        # Kept on the node until its usage changes (``QuotaNode.drs_memo``).
+        return dominant_share(self.tree, node)
+
     def drop(self, name: str) -> None:
         self.pruned_queues.add(name)
 
@@ -193,7 +161,7 @@ class TargetQueueOrdering:
                 if child.is_cohort:
                     if child.name in self.pruned_cohorts:
                         continue
-                    share = self.share_of(child)
+                    share = self._share_of(child)
                     if not share.borrowing and child.name not in self.ancestors:
                         self.pruned_cohorts.add(child.name)
                     elif share.key() >= best_cohort_share.key():
@@ -201,7 +169,7 @@ class TargetQueueOrdering:
                     continue
                 if child.name in self.pruned_queues:
                     continue
-                share = self.share_of(child)
+                share = self._share_of(child)
                 if (not share.borrowing and child is not self.preemptor) \
                         or not self.has_workload(child.name):
                     self.pruned_queues.add(child.name)
@@ -223,8 +191,8 @@ class TargetQueueOrdering:
     def shares(self, target: str) -> tuple[DominantShare, DominantShare]:
         """The preemptor's and the target's almost-LCA shares."""
         lca = self._lca(self.tree.cluster_queues[target])
-        return (self.share_of(_almost_lca(self.preemptor, lca)),
-                self.share_of(_almost_lca(self.tree.cluster_queues[target], lca)))
+        return (self._share_of(_almost_lca(self.preemptor, lca)),
+                self._share_of(_almost_lca(self.tree.cluster_queues[target], lca)))
 
     def target_share_without(self, target: str, usage: Mapping[FlavorResource, int]
                              ) -> DominantShare:
@@ -269,8 +237,6 @@ class _Search:
                  usage: Mapping[FlavorResource, int]) -> None:
         self.sim = sim
         self.tree = sim.index.tree
-        # Made once the preemptor's usage is in its queue (``fair_targets``).
-        self.shares = _Shares(self.tree)
         self.node = node
         self.usage = dict(usage)
         self.targets: list[VictimCandidate] = []
@@ -278,7 +244,6 @@ class _Search:
     def take(self, candidate: VictimCandidate, reason: str) -> bool:
         """Evict ``candidate`` (for ``reason``); does the preemptor fit now?"""
         self.sim.remove(candidate.key)
-        self.shares.forget(self.tree.cluster_queues[candidate.cluster_queue])
         self.targets.append(replace(candidate, reason=reason))
         tree = self.tree
         tree.add_usage(self.node.name, self.usage, -1)
@@ -290,7 +255,7 @@ class _Search:
     def first(self, candidates: Sequence[VictimCandidate], strategy: str, within_nominal: bool
               ) -> tuple[bool, list[VictimCandidate]]:
         passes = _STRATEGIES[strategy]
-        ordering = TargetQueueOrdering(self.tree, self.node, candidates, self.shares)
+        ordering = TargetQueueOrdering(self.tree, self.node, candidates)
         retry: list[VictimCandidate] = []
         for name in ordering.targets():
             if name == self.node.name:
@@ -325,7 +290,7 @@ class _Search:
         return False, retry
 
     def second(self, retry: Sequence[VictimCandidate]) -> bool:
-        ordering = TargetQueueOrdering(self.tree, self.node, retry, self.shares)
+        ordering = TargetQueueOrdering(self.tree, self.node, retry)
         for name in ordering.targets():
             preemptor_new, target_old = ordering.shares(name)
             candidate = ordering.pop(name)
@@ -347,7 +312,6 @@ def fair_targets(sim: Simulation, node: QuotaNode, usage: Mapping[FlavorResource
     tree = sim.index.tree
     search = _Search(sim, node, usage)
     tree.add_usage(node.name, search.usage, 1)
-    search.shares.forget(node)
     try:
         within_nominal = not any(tree.borrowing(node, fr) for fr in needed)
         found, retry = search.first(candidates, strategies[0], within_nominal)

@@ -25,19 +25,43 @@ parent, so the tree stays a forest; the ClusterQueues under it are in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dralab.queueing.hierarchy import cycle_cohorts
 from dralab.queueing.model import ClusterQueueSpec, CohortSpec, ResourceGroup
 
-__all__ = ["SHARE_INFINITE", "FlavorResource", "QuotaNode", "QuotaTree"]
+__all__ = ["SHARE_INFINITE", "DominantShare", "FlavorResource", "QuotaNode", "QuotaTree"]
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
 # The share of a ClusterQueue with fair-sharing weight 0 that borrows: it always
 # loses (Kueue returns MaxInt for it).
 SHARE_INFINITE = float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class DominantShare:
+    """Kueue's DRS value: whether the node borrows, its unweighted ratio (per mille
+    of what the parent can lend) and its fair-sharing weight."""
+
+    borrowing: bool
+    ratio: float
+    weight: float
+
+    def weighted(self) -> float:
+        if self.ratio == 0:
+            return 0.0
+        if self.weight == 0:
+            return math.inf
+        return self.ratio / self.weight
+
+    def key(self) -> tuple[int, float]:
+        """Sort key of Kueue's CompareDRS."""
+        if self.weight == 0 and self.ratio != 0:
+            return (1, self.ratio)
+        return (0, self.weighted())
 
 
 @dataclass(slots=True, eq=False)
@@ -61,6 +85,11 @@ class QuotaNode:
     # Per resource, what it borrows over all flavors at its current usage (None: not
     # known); a share with extra usage adjusts only the (flavor, resource)s it names.
     borrowed_memo: dict[str, int] | None = None
+    # ``preemption_fair.dominant_share`` of this node at its current usage (None: not
+    # known), forgotten by ``add_usage`` with the others: fair-sharing preemption
+    # searches ask for the shares of every cohort member again and again, while only
+    # the preemptor's and its victims' paths change.
+    drs_memo: DominantShare | None = None
 
     def root(self) -> QuotaNode:
         node = self
@@ -186,6 +215,7 @@ class QuotaTree:
                 node.usage[fr] = after
                 node.share_memo = None
                 node.borrowed_memo = None
+                node.drs_memo = None
                 if node.parent is None:
                     break
                 kept = node.guaranteed.get(fr, 0)
