@@ -40,6 +40,11 @@ class AdmittedIndex:
         # has seen. Equal counts mean the same admitted workloads and usage there, so
         # answers computed from them (the preemption oracle's) still hold.
         self.changes: dict[str, int] = {}
+        # Per ClusterQueue: how many admissions and removals it has seen (its holders
+        # change only then), and answers derived from its holders by the preemption
+        # searches, each stored with the version it read (``derived``).
+        self.versions: dict[str, int] = {}
+        self.derived: dict[tuple[object, ...], tuple[int, object]] = {}
 
     def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int],
             priority: int) -> None:
@@ -52,6 +57,7 @@ class AdmittedIndex:
             holders.setdefault(fr, {}).setdefault(priority, set()).add(key)
         self.tree.add_usage(cluster_queue, usage, 1)
         self._changed(cluster_queue)
+        self.versions[cluster_queue] = self.versions.get(cluster_queue, 0) + 1
 
     def touched(self, cluster_queue: str) -> None:
         """Usage in ``cluster_queue``'s cohort tree changed outside ``add``/``remove``
@@ -76,6 +82,7 @@ class AdmittedIndex:
                 del by_priority[priority]
         self.tree.add_usage(cluster_queue, usage, -1)
         self._changed(cluster_queue)
+        self.versions[cluster_queue] = self.versions.get(cluster_queue, 0) + 1
         return cluster_queue
 
     def __contains__(self, key: object) -> bool:

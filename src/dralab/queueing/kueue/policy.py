@@ -477,6 +477,8 @@ class KueuePolicy:
         if not (state_unchanged and self._index is not None):
             self._oracle_answers.clear()
             self._sync(state)
+            assert self._index is not None
+            self._index.derived.clear()  # read the workloads and admission times
         # The last cycle's evictions: their set-aside neighbours come back now, not at
         # the end of that cycle. Kueue's victims hold their quota until they are gone,
         # so at the end of the cycle that preempted, the others are still inadmissible.

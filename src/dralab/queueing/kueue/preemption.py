@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from dralab.queueing.kueue.index import AdmittedIndex
 from dralab.queueing.kueue.preemption_fair import fair_targets
@@ -76,6 +76,9 @@ __all__ = [
 FairStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 DEFAULT_FAIR_STRATEGIES: tuple[FairStrategy, ...] = (
     "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+# Bound on the candidate lists kept on an index (``_Context.queue_candidates``).
+_DERIVED_KEPT = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,38 @@ class _Context:
                     if other is not None and satisfies_preemption_policy(
                             policy, other, self.preemptor):
                         yield key, other
+
+    def queue_candidates(self, cluster_queue: str, policy: str) -> list[VictimCandidate]:
+        """``candidates_in`` as candidates (Kueue's reason for the preemptor's own queue,
+        InClusterQueue, else InCohortReclamation), in Kueue's order."""
+        if len(self.needed) != 1:
+            made = self._made_candidates(cluster_queue, policy)
+            made.sort(key=VictimCandidate.order)
+            return made
+        # One needed (flavor, resource): the preemption oracle's question, asked for the
+        # same lists of a cohort's borrowing queues by every head of the cohort. The
+        # list depends only on the queue's holders (``AdmittedIndex.versions``) and on
+        # what the policy reads of the preemptor, so it is kept on the index.
+        index = self.index
+        preemptor = self.preemptor
+        created = preemptor.created if policy == "LowerOrNewerEqualPriority" else None
+        key = ("candidates", cluster_queue, self.needed[0], policy, preemptor.priority, created,
+               cluster_queue == self.name, id(self.workloads), id(self.admitted_at))
+        version = index.versions.get(cluster_queue, 0)
+        known = index.derived.get(key)
+        if known is not None and known[0] == version:
+            return cast(list[VictimCandidate], known[1])
+        made = self._made_candidates(cluster_queue, policy)
+        made.sort(key=VictimCandidate.order)
+        if len(index.derived) >= _DERIVED_KEPT:
+            index.derived.clear()  # mostly lists of past preemptors
+        index.derived[key] = (version, made)
+        return made
+
+    def _made_candidates(self, cluster_queue: str, policy: str) -> list[VictimCandidate]:
+        reason = IN_CLUSTER_QUEUE if cluster_queue == self.name else IN_COHORT_RECLAMATION
+        return [self.candidate(key, other, cluster_queue, reason)
+                for key, other in self.candidates_in(cluster_queue, policy)]
 
     def candidate(self, key: str, other: WorkloadSpec, cluster_queue: str, reason: str,
                   lca: str | None = None, without_borrowing: bool = False) -> VictimCandidate:
@@ -281,12 +316,10 @@ def _fair_candidates(ctx: _Context, other_queues: bool) -> list[VictimCandidate]
     out: list[VictimCandidate] = []
     policy = ctx.spec.preemption
     if policy.within_cluster_queue != "Never":
-        out.extend(ctx.candidate(key, other, ctx.name, IN_CLUSTER_QUEUE)
-                   for key, other in ctx.candidates_in(ctx.name, policy.within_cluster_queue))
+        out.extend(ctx.queue_candidates(ctx.name, policy.within_cluster_queue))
     if other_queues and ctx.node.parent is not None and policy.reclaim_within_cohort != "Never":
         for member in ctx.tree.borrowers(ctx.name, ctx.needed):
-            out.extend(ctx.candidate(key, other, member, IN_COHORT_RECLAMATION)
-                       for key, other in ctx.candidates_in(member, policy.reclaim_within_cohort))
+            out.extend(ctx.queue_candidates(member, policy.reclaim_within_cohort))
     out.sort(key=VictimCandidate.order)
     return out
 
