@@ -301,6 +301,30 @@ class _Search:
         return False
 
 
+def _every_target_refused(tree: QuotaTree, node: QuotaNode,
+                          candidates: Sequence[VictimCandidate]) -> bool:
+    """Whether both strategies refuse every candidate before evicting any: no
+    candidate is in the preemptor's queue, and the preemptor's share is above every
+    target queue's (almost-LCA shares, as the search compares them). Then nothing is
+    evicted, so the shares never change: the first strategy finds every queue
+    hopeless (or, as LessThanInitialShare, passes none) and the second passes none
+    (it needs the preemptor's share below the target's). The search's answer, none,
+    without walking the tournament for every queue."""
+    ordering = TargetQueueOrdering(tree, node, ())
+    seen: set[str] = set()
+    for candidate in candidates:
+        name = candidate.cluster_queue
+        if name in seen:
+            continue
+        if name == node.name:
+            return False
+        seen.add(name)
+        preemptor_new, target_old = ordering.shares(name)
+        if not preemptor_new.key() > target_old.key():
+            return False
+    return True
+
+
 def fair_targets(sim: Simulation, node: QuotaNode, usage: Mapping[FlavorResource, int],
                  needed: Sequence[FlavorResource], candidates: Sequence[VictimCandidate],
                  strategies: Sequence[str]) -> list[VictimCandidate]:
@@ -314,9 +338,12 @@ def fair_targets(sim: Simulation, node: QuotaNode, usage: Mapping[FlavorResource
     tree.add_usage(node.name, search.usage, 1)
     try:
         within_nominal = not any(tree.borrowing(node, fr) for fr in needed)
-        found, retry = search.first(candidates, strategies[0], within_nominal)
-        if not found and len(strategies) > 1:
-            found = search.second(retry)
+        if not within_nominal and _every_target_refused(tree, node, candidates):
+            found = False
+        else:
+            found, retry = search.first(candidates, strategies[0], within_nominal)
+            if not found and len(strategies) > 1:
+                found = search.second(retry)
     finally:
         tree.add_usage(node.name, search.usage, -1)
     if not found:
