@@ -13,8 +13,10 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
+from dralab.autoscale.clusterautoscaler import GIB
 from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
+from dralab.autoscale.limits import parse_min_max
 from dralab.autoscale.priority_config import is_priority_configmap, read_priorities
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
@@ -48,7 +50,6 @@ def render_table(doc: dict[str, Any]) -> str:
 
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-GIB = 1 << 30
 
 
 class GoDuration(click.ParamType[float]):
@@ -84,18 +85,10 @@ class MinMax(click.ParamType[tuple[int, int]]):
                 ctx: click.Context | None) -> tuple[int, int]:
         if isinstance(value, tuple):
             return value
-        low, sep, high = str(value).partition(":")
         try:
-            pair = (int(low), int(high)) if sep else None
-        except ValueError:
-            pair = None
-        if pair is None:
-            self.fail(f"wrong configuration {value!r}: expected <min>:<max> integers",
-                      param, ctx)
-        if pair[0] < 0 or pair[1] < pair[0]:
-            self.fail(f"{value!r}: min must be 0 or more and max greater or equal to min",
-                      param, ctx)
-        return pair
+            return parse_min_max(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 class ExpanderChain(click.ParamType[str]):

@@ -39,6 +39,7 @@ from typing import Any
 from dralab.api.errors import InputError
 from dralab.api.io import read_documents
 from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, Karpenter
+from dralab.autoscale.clusterautoscaler import GIB
 from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.inputs import NODEPOOL_API_VERSION
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
@@ -74,9 +75,6 @@ class AutoscalingSettings:
     # with the fields above.
     options: AutoscalerOptions | None = None
 
-
-
-GIB = 1 << 30
 
 # spec.autoscaling's Cluster Autoscaler-only flags (those ``model: karpenter`` refuses
 # when set to another value than CA's default).
