@@ -97,6 +97,21 @@ def reason_for(case: str, reasons: list[tuple[str, str]]) -> str:
     raise KeyError(f"no reason for upstream case {case!r}")
 
 
+def not_ported(namespace: dict[str, Any], upstream: list[str],
+               reasons: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The upstream cases a test module does not port, each with its reason."""
+    ported = ported_ids(namespace)
+    return [(case, reason_for(case, reasons)) for case in upstream if case not in ported]
+
+
+def assert_accounted_for(namespace: dict[str, Any], upstream: list[str],
+                         skipped: list[tuple[str, str]]) -> None:
+    """Every ported case is an upstream case, and ported plus skipped is upstream's list."""
+    ported = ported_ids(namespace) - {case for case, _ in skipped}
+    assert ported <= set(upstream), sorted(ported - set(upstream))
+    assert len(ported) + len(skipped) == len(upstream)
+
+
 def assorted(zone: str = "test-zone-1", capacity_type: str = "on-demand"
              ) -> list[InstanceType]:
     return [InstanceType(f"{cpu}-cpu-{mem}-mem-amd64-linux-{zone}-{capacity_type}", cpu, mem,

@@ -19,13 +19,13 @@ from .harness import (
     Doc,
     InstanceType,
     Run,
+    assert_accounted_for,
     daemonset,
     defaults,
     node,
     nodepool,
+    not_ported,
     pod,
-    ported_ids,
-    reason_for,
     run,
 )
 from .upstream_cases import PROVISIONING
@@ -846,13 +846,7 @@ PROV_REASONS: list[tuple[str, str]] = [
 ]
 
 
-def _not_ported() -> list[tuple[str, str]]:
-    ported = ported_ids(globals())
-    return [(case, reason_for(case, PROV_REASONS)) for case in PROVISIONING
-            if case not in ported]
-
-
-NOT_PORTED = _not_ported()
+NOT_PORTED = not_ported(globals(), PROVISIONING, PROV_REASONS)
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
@@ -861,6 +855,4 @@ def test_not_expressible(reason: str) -> None:
 
 
 def test_every_ported_case_is_upstream() -> None:
-    ported = ported_ids(globals()) - {c for c, _ in NOT_PORTED}
-    assert ported <= set(PROVISIONING), sorted(ported - set(PROVISIONING))
-    assert len(ported) + len(NOT_PORTED) == len(PROVISIONING)
+    assert_accounted_for(globals(), PROVISIONING, NOT_PORTED)

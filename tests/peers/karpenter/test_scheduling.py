@@ -23,14 +23,14 @@ from .harness import (
     Doc,
     InstanceType,
     Run,
+    assert_accounted_for,
     daemonset,
     defaults,
     node,
     nodepool,
+    not_ported,
     numbered,
     pod,
-    ported_ids,
-    reason_for,
     run,
 )
 from .upstream_cases import SCHEDULING
@@ -1199,13 +1199,7 @@ SCHED_REASONS: list[tuple[str, str]] = [
 ]
 
 
-def _not_ported() -> list[tuple[str, str]]:
-    ported = ported_ids(globals())
-    return [(case, reason_for(case, SCHED_REASONS)) for case in SCHEDULING
-            if case not in ported]
-
-
-NOT_PORTED = _not_ported()
+NOT_PORTED = not_ported(globals(), SCHEDULING, SCHED_REASONS)
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
@@ -1214,6 +1208,4 @@ def test_not_expressible(reason: str) -> None:
 
 
 def test_every_ported_case_is_upstream() -> None:
-    ported = ported_ids(globals()) - {c for c, _ in NOT_PORTED}
-    assert ported <= set(SCHEDULING), sorted(ported - set(SCHEDULING))
-    assert len(ported) + len(NOT_PORTED) == len(SCHEDULING)
+    assert_accounted_for(globals(), SCHEDULING, NOT_PORTED)
