@@ -56,6 +56,7 @@ from .objects import (
     ResourceFlavor,
     WorkloadPriorityClass,
 )
+from .priority_boost import PRIORITY_BOOST_GATE, effective_priority
 from .requests import pod_requests
 
 __all__ = [
@@ -418,11 +419,12 @@ def _is_queued(obj: KubeObject) -> bool:
 
 
 def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
-              requests: tuple[PodSetRequest, ...]) -> None:
+              requests: tuple[PodSetRequest, ...], priority: int | None = None) -> None:
     queue_key = f"{source.namespace}/{source.queue_name}"
     snapshot.state.workloads[source.key] = WorkloadSpec(
         key=source.key, queue=queue_key, cluster_queue=reader.local_queues.get(queue_key),
-        priority=source.priority, created=source.created, pod_sets=requests)
+        priority=source.priority if priority is None else priority, created=source.created,
+        pod_sets=requests)
     snapshot.sources[source.key] = source
 
 
@@ -519,7 +521,11 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
         snapshot.sources[key] = source
         snapshot.inadmissible[key] = message
         return
-    _spec_for(reader, snapshot, source, tuple(requests))
+    # Kueue compares the effective priority (PriorityBoost); the Workload keeps its own.
+    boost_on = reader.config is not None and reader.config.feature_gates.get(
+        PRIORITY_BOOST_GATE, False)
+    _spec_for(reader, snapshot, source, tuple(requests),
+              effective_priority(priority, wl.metadata.annotations, boost_on))
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (

@@ -35,6 +35,7 @@ from dralab.queueing.model import (
     ResourceQuota,
     WorkloadSpec,
 )
+from dralab.queueing.priority_boost import effective_priority
 
 KUEUE = "kubernetes-sigs/kueue"
 KUEUE_COMMIT = "ff69552e79ad21652c36caa97038382e55625cf7"
@@ -275,6 +276,7 @@ class WorkloadBuilder:
         self.namespace = namespace
         self.workload_uid = ""
         self.labels: dict[str, str] = {}
+        self.annotations: dict[str, str] = {}
         self.workload_priority = 0
         self.created = ZERO_TIME
         self.pod_set_list: list[PodSetBuilder] = [make_pod_set("main", 1)]
@@ -302,6 +304,10 @@ class WorkloadBuilder:
 
     def label(self, key: str, value: str) -> WorkloadBuilder:
         self.labels[key] = value
+        return self
+
+    def annotation(self, key: str, value: str) -> WorkloadBuilder:
+        self.annotations[key] = value
         return self
 
     def priority(self, priority: int) -> WorkloadBuilder:
@@ -344,8 +350,11 @@ class WorkloadBuilder:
     def scheduling_stats_eviction(self, _stats: S) -> WorkloadBuilder:
         return self  # eviction counters: not modelled, not compared
 
-    def spec(self, cluster_queue: str | None) -> WorkloadSpec:
-        return WorkloadSpec(self.key, "", cluster_queue, self.workload_priority, self.created,
+    def spec(self, cluster_queue: str | None, priority_boost: bool = False) -> WorkloadSpec:
+        """dralab's workload; its priority the effective one, as the reader makes it
+        (``priority_boost``: Kueue's PriorityBoost gate)."""
+        priority = effective_priority(self.workload_priority, self.annotations, priority_boost)
+        return WorkloadSpec(self.key, "", cluster_queue, priority, self.created,
                             tuple(p.spec() for p in self.pod_set_list))
 
     def preempted(self) -> S | None:

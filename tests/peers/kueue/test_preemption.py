@@ -20,12 +20,12 @@ Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
 * ``TestPreemptionMessage``: the message's wording with missing parts.
 
 And ``pkg/scheduler/preemption/common/preemption_policy_test.go``,
-``TestSatisfiesPreemptionPolicy``: the policies' priority and creation-time rules
-(the PriorityBoost cases skipped: alpha gate, not modelled).
+``TestSatisfiesPreemptionPolicy``: the policies' priority and creation-time rules,
+the PriorityBoost cases with the gate on.
+* ``TestPriorityInfo``: the effective priority split into base and boost.
 * ``TestPreemptionWhenWorkloadModifiedConcurrently``, ``TestIssuePreemptionsCountsFailures``,
-  ``TestIssuePreemptionsSkipsDuplicate``, ``TestPriorityInfo``: skipped, each with
-  its reason (API-server patch conflicts and preemption expectations; the
-  PriorityBoost alpha gate, not modelled).
+  ``TestIssuePreemptionsSkipsDuplicate``: skipped, each with its reason (API-server
+  patch conflicts and preemption expectations).
 """
 
 # The data below is upstream's table transcribed expression by expression.
@@ -54,6 +54,8 @@ from tests.peers.kueue.builders import (
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.preemption import satisfies_preemption_policy
 from dralab.queueing.kueue.preemption_sim import VictimCandidate
+from dralab.queueing.model import WorkloadSpec
+from dralab.queueing.priority_boost import PRIORITY_BOOST_ANNOTATION, priority_info
 
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
@@ -3140,12 +3142,15 @@ def check_preemption_case(case: S) -> None:
 # TestIssuePreemptionsSkipsDuplicate: IssuePreemptions against a fake API server.
 _API_ONLY = {
     "TestPreemptionWhenWorkloadModifiedConcurrently/preempt lowest priority (preemption_test.go:4200)":
-        "a patch conflict with a concurrent update of the victim is API-server behaviour; "
+        "not applicable offline: a patch conflict with a concurrent update of the victim is "
+        "API-server behaviour; "
         "dralab evicts in memory",
     "TestIssuePreemptionsCountsFailures (preemption_test.go:4392)":
-        "counts failed Evict API calls (an interceptor fails the patch); dralab makes none",
+        "not applicable offline: counts failed Evict API calls (an interceptor fails the "
+        "patch); dralab makes none",
     "TestIssuePreemptionsSkipsDuplicate/skip duplicate preemption across calls (preemption_test.go:4513)":
-        "preemption expectations between scheduler calls (the UID-keyed expectations store) "
+        "not applicable offline: preemption expectations between scheduler calls (the "
+        "UID-keyed expectations store) "
         "guard repeated API patches; dralab evicts once, in memory",
 }
 
@@ -3166,12 +3171,19 @@ ORDERING_CASES: dict[str, tuple[list[WorkloadBuilder], list[str]] | str] = {
     "workloads sorted by priority": (
         [_reserved("high", "preemptor", NOW, 10), _reserved("low", "preemptor", NOW, -10)],
         ["low", "high"]),
-    "workloads sorted by effective priority with boost":
-        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
-    "workload missing priority boost defaults to zero":
-        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
-    "invalid priority boost defaults to zero":
-        "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled",
+    "workloads sorted by effective priority with boost": (
+        [_reserved("high-boost", "preemptor", NOW, 10).annotation(PRIORITY_BOOST_ANNOTATION, "100"),
+         _reserved("low-boost", "preemptor", NOW, 10).annotation(PRIORITY_BOOST_ANNOTATION, "5")],
+        ["low-boost", "high-boost"]),
+    "workload missing priority boost defaults to zero": (
+        [_reserved("missing-boost", "preemptor", NOW, 10),
+         _reserved("has-boost", "preemptor", NOW, 10).annotation(PRIORITY_BOOST_ANNOTATION, "5")],
+        ["missing-boost", "has-boost"]),
+    "invalid priority boost defaults to zero": (
+        [_reserved("invalid-boost", "preemptor", NOW, 10)
+         .annotation(PRIORITY_BOOST_ANNOTATION, "invalid"),
+         _reserved("valid-boost", "preemptor", NOW, 10).annotation(PRIORITY_BOOST_ANNOTATION, "5")],
+        ["invalid-boost", "valid-boost"]),
     "evicted workload first":
         "an evicted workload still holding its quota reservation does not exist in dralab: "
         "eviction releases the admission at once",
@@ -3201,8 +3213,10 @@ def test_candidates_ordering(name: str) -> None:
     for w in workloads:
         assert w.admission is not None and w.reserved_at is not None
         cluster_queue = w.admission.cluster_queue
+        # The boost cases run with PriorityBoost on; it changes nothing for the others.
         candidates.append(VictimCandidate(w.workload_name, cluster_queue,
-                                          cluster_queue == "preemptor", w.workload_priority,
+                                          cluster_queue == "preemptor",
+                                          w.spec(cluster_queue, priority_boost=True).priority,
                                           w.reserved_at, ""))
     assert [c.key for c in sorted(candidates, key=VictimCandidate.order)] == want
 
@@ -3227,55 +3241,72 @@ def test_preemption_message(case: tuple[str, str, str, str, str, str]) -> None:
 
 
 # TestPriorityInfo (preemption_test.go:4825): the effective priority split into base
-# and PriorityBoost, which dralab does not model (one priority per workload).
-PRIORITY_INFO_CASES = [
-    "empty workload",
-    "workload with priority only",
-    "workload with priority and positive boost",
-    "workload with priority and negative boost",
-    "workload with invalid boost annotation falls back to zero",
-    "workload with effective priority above int32 max",
-    "feature disabled: boost annotation ignored",
-]
+# and PriorityBoost (what Kueue's preemption events report). Per case: base priority
+# (None: unset), boost annotation ("" none), PriorityBoost gate, want (effective, base,
+# boost).
+PRIORITY_INFO_CASES: dict[str, tuple[int | None, str, bool, tuple[int, int, int]]] = {
+    "empty workload": (None, "", True, (0, 0, 0)),
+    "workload with priority only": (100, "", True, (100, 100, 0)),
+    "workload with priority and positive boost": (200, "50", True, (250, 200, 50)),
+    "workload with priority and negative boost": (100, "-30", True, (70, 100, -30)),
+    "workload with invalid boost annotation falls back to zero":
+        (100, "not-a-number", True, (100, 100, 0)),
+    "workload with effective priority above int32 max":
+        (2 ** 31 - 1, "1", True, (2 ** 31, 2 ** 31 - 1, 1)),
+    "feature disabled: boost annotation ignored": (100, "50", False, (100, 100, 0)),
+}
 
 
-@pytest.mark.parametrize("name", PRIORITY_INFO_CASES, ids=PRIORITY_INFO_CASES)
+@pytest.mark.parametrize("name", list(PRIORITY_INFO_CASES), ids=list(PRIORITY_INFO_CASES))
 def test_priority_info(name: str) -> None:
-    pytest.skip("priorityInfo reports the PriorityBoost split of the effective priority "
-                "(alpha gate, off by default) for events; dralab keeps one priority per workload")
+    base, boost, gate, want = PRIORITY_INFO_CASES[name]
+    # Kueue's priority.Priority: an unset spec.priority is the default priority, 0.
+    annotations = {PRIORITY_BOOST_ANNOTATION: boost} if boost else {}
+    assert priority_info(0 if base is None else base, annotations, gate) == want
 
 
 # TestSatisfiesPreemptionPolicy (pkg/scheduler/preemption/common/preemption_policy_test.go):
-# (preemptor priority, creation), (candidate priority, creation), policy, want; a
-# string is the reason a case is skipped. Creation times in minutes after now.
-_BOOST = "PriorityBoost (alpha gate, off by default): the priority-boost annotation is not modelled"
-POLICY_CASES: dict[str, tuple[tuple[int, float], tuple[int, float], str, bool] | str] = {
-    "LowerPriority: preemptor has higher priority": ((10, 0), (5, 0), "LowerPriority", True),
-    "LowerPriority: preemptor has same priority": ((10, 0), (10, 0), "LowerPriority", False),
+# (preemptor priority, creation, boost), (candidate priority, creation, boost), policy,
+# PriorityBoost gate, want. Creation times in seconds after now; a boost of "" is no
+# annotation.
+_Side = tuple[int, float, str]
+POLICY_CASES: dict[str, tuple[_Side, _Side, str, bool, bool]] = {
+    "LowerPriority: preemptor has higher priority":
+        ((10, 0, ""), (5, 0, ""), "LowerPriority", False, True),
+    "LowerPriority: preemptor has same priority":
+        ((10, 0, ""), (10, 0, ""), "LowerPriority", False, False),
     "LowerOrNewerEqualPriority: preemptor has same priority, same timestamp":
-        ((10, 0), (10, 0), "LowerOrNewerEqualPriority", False),
+        ((10, 0, ""), (10, 0, ""), "LowerOrNewerEqualPriority", False, False),
     "LowerOrNewerEqualPriority: preemptor has same priority, newer timestamp (within 5min buffer)":
-        ((10, 1), (10, 0), "LowerOrNewerEqualPriority", False),
+        ((10, 60, ""), (10, 0, ""), "LowerOrNewerEqualPriority", False, False),
     "LowerOrNewerEqualPriority: preemptor has same priority, older timestamp (within 5min buffer)":
-        ((10, 0), (10, 1), "LowerOrNewerEqualPriority", True),
-    "PreemptionPolicyAny": ((10, 0), (10, 6), "Any", True),
-    "PreemptionPolicyNever": ((10, 0), (10, 6), "Never", False),
-    "LowerPriority: boost makes low-priority immune to medium-priority preemption": _BOOST,
-    "LowerPriority: boost on preemptor enables preemption of higher raw priority": _BOOST,
-    "LowerOrNewerEqualPriority: boost equalizes priorities, older preemptor can preempt newer candidate": _BOOST,
-    "LowerOrNewerEqualPriority: equal effective priority, newer preemptor cannot preempt older candidate": _BOOST,
-    "Any: always satisfies regardless of priority or boost": _BOOST,
+        ((10, 0, ""), (10, 60, ""), "LowerOrNewerEqualPriority", False, True),
+    "PreemptionPolicyAny": ((10, 0, ""), (10, 360, ""), "Any", False, True),
+    "PreemptionPolicyNever": ((10, 0, ""), (10, 360, ""), "Never", False, False),
+    "LowerPriority: boost makes low-priority immune to medium-priority preemption":
+        ((200, 0, ""), (100, 0, "150"), "LowerPriority", True, False),
+    "LowerPriority: boost on preemptor enables preemption of higher raw priority":
+        ((100, 0, "200"), (200, 0, ""), "LowerPriority", True, True),
+    "LowerOrNewerEqualPriority: boost equalizes priorities, older preemptor can preempt newer candidate":
+        ((100, 0, "100"), (200, 1, ""), "LowerOrNewerEqualPriority", True, True),
+    "LowerOrNewerEqualPriority: equal effective priority, newer preemptor cannot preempt older candidate":
+        ((100, 1, "100"), (200, 0, ""), "LowerOrNewerEqualPriority", True, False),
+    "Any: always satisfies regardless of priority or boost":
+        ((50, 0, ""), (100, 0, "200"), "Any", True, True),
 }
+
+
+def _policy_side(name: str, side: _Side, gate: bool) -> WorkloadSpec:
+    priority, seconds, boost = side
+    workload = make_workload(name, "default").priority(priority).creation(at(seconds))
+    if boost:
+        workload.annotation(PRIORITY_BOOST_ANNOTATION, boost)
+    return workload.spec(None, priority_boost=gate)
 
 
 @pytest.mark.parametrize("name", list(POLICY_CASES), ids=list(POLICY_CASES))
 def test_satisfies_preemption_policy(name: str) -> None:
-    case = POLICY_CASES[name]
-    if isinstance(case, str):
-        pytest.skip(case)
-    (preemptor_priority, preemptor_minute), (candidate_priority, candidate_minute), policy, want = case
-    preemptor = make_workload("preemptor", "default").priority(preemptor_priority) \
-        .creation(at(60 * preemptor_minute)).spec(None)
-    candidate = make_workload("candidate", "default").priority(candidate_priority) \
-        .creation(at(60 * candidate_minute)).spec(None)
+    preemptor_side, candidate_side, policy, gate, want = POLICY_CASES[name]
+    preemptor = _policy_side("preemptor", preemptor_side, gate)
+    candidate = _policy_side("candidate", candidate_side, gate)
     assert satisfies_preemption_policy(policy, candidate, preemptor) is want
