@@ -54,9 +54,16 @@ from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
-from .karpenter_disruption import Command, DisruptionCandidate, find_command, node_candidates
+from .karpenter_disruption import (
+    Command,
+    DisruptionCandidate,
+    Replacing,
+    find_command,
+    node_candidates,
+)
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
+from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_preferences import RESPECT, preferred_pools
 from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
@@ -117,6 +124,9 @@ class Karpenter:
     # Karpenter's --preference-policy (its default Respect: preferred node affinity is
     # tried as a requirement first; karpenter_preferences). Ignore leaves it out.
     preference_policy: str = RESPECT
+    # Karpenter's SpotToSpotConsolidation feature gate (--feature-gates, default false):
+    # whether consolidation may replace spot nodes with cheaper spot nodes.
+    spot_to_spot_consolidation: bool = False
     _templates: TemplateNodes | None = field(default=None)
     # Pool utilisations across loops (consolidation measures every node each loop).
     _utilization: PoolCache = field(default_factory=PoolCache)
@@ -375,10 +385,21 @@ class Karpenter:
         misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
         options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
         command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
-                               num_nodes, deleting)
+                               num_nodes, deleting, self._replacing(options))
         if command is None:
             return (), ()
         return self._decisions(command, groups, now)
+
+    def _replacing(self, groups: dict[str, NodeGroup]) -> Replacing:
+        """The pools as Karpenter's offerings (``karpenter_offerings``) for choosing a
+        replacement, with the gate and the NodePool's minValues."""
+        templates = self.templates()
+        offerings: dict[str, Offering] = {
+            name: offering_of(name, templates.node(name, 0)[0].metadata.labels or {},
+                              g.price_per_hour, g.room > 0) for name, g in groups.items()}
+        return Replacing(offerings, self.spot_to_spot_consolidation, {},
+                         lambda pods: capacity_types_for((p.pod for p in pods),
+                                                         offerings.values()))
 
     def _decisions(self, command: Command, groups: dict[str, NodeGroup], now: float
                    ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:

@@ -24,8 +24,10 @@ One command per loop, the first of these methods that finds one:
 
 A simulation deletes the candidates' pods, re-creates them pending and places them,
 largest first (CPU, then memory), with the scheduler's plugins on the other nodes;
-those left over must all fit one fresh node of a single instance type -- the cheapest
-such type is the replacement (Karpenter launches the cheapest of its options).
+those left over must all fit one fresh node of a single instance type. The offerings
+(pools) one fresh node of which takes them are the replacement NodeClaim's options;
+``karpenter_offerings`` filters them by price, capacity type (spot-to-spot rules,
+reserved capacity) and minValues as upstream, and launches the cheapest allowed.
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ from .karpenter_nodepool import (
     NodePoolSettings,
     do_not_disrupt_node,
     do_not_disrupt_pod,
+)
+from .karpenter_offerings import (
+    CAPACITY_TYPE,
+    INSTANCE_TYPE,
+    ON_DEMAND,
+    ConsolidationCandidate,
+    Offering,
+    choose_replacement,
 )
 from .placement import place_pod
 from .units import pod_units
@@ -95,6 +105,8 @@ class DisruptionCandidate:
     price: float
     pods: list[PodInfo]  # reschedulable
     cost: float        # RescheduleDisruptionCost
+    instance_type: str = ""            # its node's labels (the NodeClaim's)
+    capacity_type: str = ON_DEMAND
 
     @property
     def empty(self) -> bool:
@@ -115,6 +127,8 @@ class Command:
     replacement: str | None = None
     new_node: str | None = None
     moved: tuple[str, ...] = ()
+    # The replacement NodeClaim's instance type options, cheapest first.
+    options: tuple[str, ...] = ()
 
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
@@ -137,7 +151,10 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         moving = [p for p in info.pods if reschedulable(p.pod)]
         cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))
                                                    for p in moving)
-        out.append(DisruptionCandidate(name, pool, groups[pool].price_per_hour, moving, cost))
+        labels = info.node.metadata.labels or {}
+        out.append(DisruptionCandidate(name, pool, groups[pool].price_per_hour, moving, cost,
+                                       labels.get(INSTANCE_TYPE, pool),
+                                       labels.get(CAPACITY_TYPE, ON_DEMAND)))
     return out
 
 
@@ -155,11 +172,25 @@ def _size(info: PodInfo) -> tuple[int, int, str]:
     return (-info.requests.get("cpu", 0), -info.requests.get("memory", 0), info.key)
 
 
+@dataclass(frozen=True, slots=True)
+class Replacing:
+    """What choosing a replacement reads besides the simulation: each pool's offering,
+    the SpotToSpotConsolidation gate, the NodePool's minValues, and the capacity types
+    a NodeClaim for some pods may have (``karpenter_offerings``)."""
+
+    offerings: Mapping[str, Offering]
+    spot_to_spot: bool = False
+    min_values: Mapping[str, int] = field(default_factory=dict)
+    capacity_types: Callable[[Sequence[PodInfo]], frozenset[str]] = \
+        lambda pods: frozenset({ON_DEMAND})
+
+
 @dataclass(slots=True)
 class _Simulation:
     scheduler: Scheduler
     templates: TemplateNodes
     groups: Mapping[str, NodeGroup]
+    offerings: Mapping[str, Offering]
     leftover: list[PodInfo] = field(default_factory=list)
 
     def evict(self, candidates: Sequence[DisruptionCandidate]) -> None:
@@ -181,41 +212,59 @@ class _Simulation:
                     or place_pod(self.scheduler, moved, targets).node is None:
                 self.leftover.append(moved)
 
-    def cheapest_replacement(self) -> tuple[NodeGroup, str] | None:
-        """The cheapest instance type one fresh node of which (its DaemonSet pods on it,
-        as the estimator places them) takes every leftover pod."""
+    def fitting(self, max_price: float) -> dict[str, str]:
+        """Per pool (offering) one fresh node of which (its DaemonSet pods on it, as the
+        estimator places them) takes every leftover pod: the new node's name. Only the
+        instance types with an offering cheaper than ``max_price`` are tried: no other
+        can be a cheaper replacement."""
         units = pod_units(self.leftover)
+        cheap = {self.offerings[g].instance_type for g, group in self.groups.items()
+                 if group.price_per_hour < max_price}
+        out = {}
         for group in sorted(self.groups.values(), key=lambda g: (g.price_per_hour, g.name)):
-            if group.room <= 0:
+            if group.room <= 0 or self.offerings[group.name].instance_type not in cheap:
                 continue
             one = replace(group, size=group.max_size - 1)  # room for exactly one node
             option = estimate(self.scheduler, self.templates, one, units, measures=())
             if len(option.units) == len(units) and len(option.nodes) == 1:
-                return group, option.nodes[0]
-        return None
+                out[group.name] = option.nodes[0]
+        return out
 
 
 def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str, NodeGroup],
-             candidates: Sequence[DisruptionCandidate], reason: str, multi: bool) -> Command | None:
+             replacing: Replacing, candidates: Sequence[DisruptionCandidate], reason: str,
+             multi: bool) -> Command | None:
     """consolidation.computeConsolidation for ``candidates`` (None: no valid command)."""
+    price = sum(c.price for c in candidates)
     scheduler.fork()
     try:
-        sim = _Simulation(scheduler, templates, groups)
+        sim = _Simulation(scheduler, templates, groups, replacing.offerings)
         sim.evict(candidates)
         if not sim.leftover:
             return Command(tuple(candidates), reason)
-        found = sim.cheapest_replacement()
+        fitting = sim.fitting(price)
+        allowed = replacing.capacity_types(sim.leftover)
     finally:
         scheduler.revert()
-    if found is None:
+    if not fitting:
         return None  # more than one new node would be needed, or none takes the pods
-    group, new = found
-    if group.price_per_hour >= sum(c.price for c in candidates):
-        return None  # "Can't replace with a cheaper node"
-    if multi and group.name in {c.pool for c in candidates}:
-        return None  # filterOutSameInstanceType: never merge into a type being removed
+    chosen = choose_replacement(
+        [replacing.offerings[pool] for pool in fitting],
+        [ConsolidationCandidate(c.instance_type, c.capacity_type, c.price) for c in candidates],
+        allowed, multi=multi, spot_to_spot=replacing.spot_to_spot,
+        min_values=replacing.min_values)
+    if chosen is None:
+        return None
+    pool = chosen.launch.pool
     moved = tuple(sorted(p.key for c in candidates for p in c.pods))
-    return Command(tuple(candidates), reason, group.name, new, moved)
+    return Command(tuple(candidates), reason, pool, fitting[pool], moved,
+                   tuple(o.name for o in chosen.options))
+
+
+def _plain_offering(group: NodeGroup) -> Offering:
+    """A pool as an on-demand offering of its own instance type (no labels read)."""
+    return Offering(group.name, group.name, ON_DEMAND, None, group.price_per_hour,
+                    group.room > 0, {})
 
 
 def _within_budget(candidates: Sequence[DisruptionCandidate], allowed: int
@@ -225,11 +274,13 @@ def _within_budget(candidates: Sequence[DisruptionCandidate], allowed: int
 
 def find_command(scheduler: Scheduler, templates: TemplateNodes,
                  groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
-                 candidates: Sequence[DisruptionCandidate], num_nodes: int, deleting: int = 0
-                 ) -> Command | None:
+                 candidates: Sequence[DisruptionCandidate], num_nodes: int, deleting: int = 0,
+                 replacing: Replacing | None = None) -> Command | None:
     """The loop's one disruption command (see the module docstring). ``num_nodes``:
     the NodePool's nodes, ``deleting``: those already being deleted (they use up
     the budgets, BuildDisruptionBudgetMapping)."""
+    if replacing is None:
+        replacing = Replacing({name: _plain_offering(g) for name, g in groups.items()})
     if settings.consolidate_after is None:
         return None  # consolidateAfter: Never
     ordered = _sorted(candidates)
@@ -244,22 +295,22 @@ def find_command(scheduler: Scheduler, templates: TemplateNodes,
     busy = [c for c in ordered if not c.empty]
     allowed = settings.allowed_disruptions(num_nodes, REASON_UNDERUTILIZED) - deleting
     batch = _within_budget(busy, allowed)
-    best = _multi_node(scheduler, templates, groups, batch)
+    best = _multi_node(scheduler, templates, groups, replacing, batch)
     if best is not None:
         return best
     if allowed <= 0:
         return None
     for candidate in busy:
-        command = _compute(scheduler, templates, groups, (candidate,), REASON_UNDERUTILIZED,
-                           multi=False)
+        command = _compute(scheduler, templates, groups, replacing, (candidate,),
+                           REASON_UNDERUTILIZED, multi=False)
         if command is not None:
             return command
     return None
 
 
 def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
-                groups: Mapping[str, NodeGroup], batch: Sequence[DisruptionCandidate]
-                ) -> Command | None:
+                groups: Mapping[str, NodeGroup], replacing: Replacing,
+                batch: Sequence[DisruptionCandidate]) -> Command | None:
     """firstNConsolidationOption: binary search for the longest prefix with a command."""
     if len(batch) < 2:
         return None
@@ -269,7 +320,7 @@ def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
     saved: Command | None = None
     while low <= high:
         mid = (low + high) // 2
-        command = _compute(scheduler, templates, groups, batch[:mid + 1],
+        command = _compute(scheduler, templates, groups, replacing, batch[:mid + 1],
                            REASON_UNDERUTILIZED, multi=True)
         if command is not None:
             saved = command

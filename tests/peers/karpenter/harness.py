@@ -288,7 +288,8 @@ class Run:
 def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | None = None,
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
         labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
-        pool_extra: Doc | None = None, preference_policy: str = "Respect") -> Run:
+        pool_extra: Doc | None = None, preference_policy: str = "Respect",
+        spot_to_spot_consolidation: bool = False) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
     options default them)."""
@@ -311,5 +312,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
     model = Karpenter(scheduler, data.fleet, nodepool=settings,
                       consolidation=consolidation, daemon_sets=daemon_sets,
                       ignore_dra_requests=ignore_dra_requests,
-                      preference_policy=preference_policy)
+                      preference_policy=preference_policy,
+                      spot_to_spot_consolidation=spot_to_spot_consolidation)
     return Run(model, model.loop(waiting, now))

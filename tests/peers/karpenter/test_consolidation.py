@@ -8,25 +8,36 @@ Karpenter model (``Run.deleted``: the nodes its command deletes, ``Run.launched`
 the replacement). The fixtures follow the suite's BeforeEach: NodePool with
 consolidationPolicy WhenEmptyOrUnderutilized, consolidateAfter 0s, budget 100%;
 nodes as test.NodeClaimAndNode makes them (allocatable from the NodeClaim status);
-pods of one ReplicaSet, without requests unless the case gives them.
+pods of one ReplicaSet, without requests unless the case gives them. The suite's
+BeforeEach turns the SpotToSpotConsolidation gate on (``run`` here does too).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from .harness import (
     Doc,
     InstanceType,
+    Run,
     assorted,
     by_price,
     node,
     nodepool,
     pod,
     ported_ids,
-    run,
 )
+from .harness import run as harness_run
 from .upstream_cases import CONSOLIDATION
+
+
+def run(*args: Any, spot_to_spot_consolidation: bool = True, **kwargs: Any) -> Run:
+    """One loop as the suite's BeforeEach sets it up: SpotToSpotConsolidation on."""
+    return harness_run(*args, spot_to_spot_consolidation=spot_to_spot_consolidation,
+                       **kwargs)
+
 
 ON_DEMAND = by_price(assorted())
 SPOT = by_price(assorted(capacity_type="spot"))
@@ -255,12 +266,15 @@ def test_multi_can_merge_3_nodes_into_1(spot: bool) -> None:
 @upstream('Multi-NodeClaim/can merge 3 nodes into 1 if the candidates have both spot and on-demand')
 def test_multi_can_merge_3_nodes_into_1_with_spot_and_on_demand(case: str) -> None:
     # "can merge 3 nodes into 1 if the candidates have both spot and on-demand"
-    types = [*ON_DEMAND, SPOT[-1]]
-    nodes = [node("node-0", SPOT[-1]), node("node-1", SPOT[-1]), node("node-2", MOST)]
+    # The fake's types, on-demand and spot: the replacement NodeClaim (on-demand and
+    # spot allowed) is held to spot, so it needs the spot offerings.
+    types = [*ON_DEMAND, *SPOT]
+    nodes = [node("node-0", MOST), node("node-1", MOST), node("node-2", SPOT[-1])]
     pods = [pod(f"p{i}", on=f"node-{i}") for i in range(3)]
     result = run(types, *nodes, *pods)
     assert result.deleted == ["node-0", "node-1", "node-2"]
     assert len(result.launched) == 1
+    assert result.launched[0][0] in {t.pool for t in SPOT}
 
 
 @entries("Multi-NodeClaim/won't merge 2 nodes into 1 of the same type")
