@@ -172,6 +172,13 @@ class PodSetRequest:
     # Kueue's podSetGroupName (topologyRequest, or the kueue.x-k8s.io/podset-group-name
     # annotation): pod sets of one group get their flavors together.
     group: str | None = None
+    # ``spec.podSets[].minCount``: with Kueue's PartialAdmission the pod set may be
+    # admitted with as few as this many pods (None: exactly ``count``).
+    min_count: int | None = None
+    # Pods of the spec's count already left out of ``count`` (Workload
+    # ``status.reclaimablePods``, Kueue's ReclaimablePods gate): the spec's count is
+    # ``count + reclaimed``.
+    reclaimed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

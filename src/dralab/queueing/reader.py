@@ -25,6 +25,7 @@ from dralab.api.core import Namespace, Pod, PodSpec, PodTemplateSpec, PriorityCl
 from dralab.api.podtemplate import pod_template
 from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
 
+from .configured import RECLAIMABLE_PODS_GATE
 from .dra import DraAccounting, Inadmissible, claim_charges
 from .model import (
     Admission,
@@ -71,6 +72,7 @@ __all__ = [
 ]
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
@@ -94,6 +96,7 @@ class PodSetSource:
     count: int
     template: dict[str, Any]
     per_pod: Mapping[str, int]
+    min_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +292,18 @@ def _count(owner: KubeObject) -> int:
     return 1
 
 
+def _min_count(owner: KubeObject) -> int | None:
+    """Kueue's batch/Job integration: the ``kueue.x-k8s.io/job-min-parallelism``
+    annotation is the pod set's minCount (ignored unless an integer, as Kueue)."""
+    if not isinstance(owner, Job):
+        return None
+    value = owner.metadata.annotations.get(JOB_MIN_PARALLELISM_ANNOTATION)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
 def _raw_template(owner: KubeObject) -> dict[str, Any]:
     raw = owner.raw or {}
     if isinstance(owner, Pod):
@@ -328,7 +343,11 @@ class _Reader:
 
     def pod_set(self, name: str, index: int, count: int, template: PodTemplateSpec,
                 raw_template: dict[str, Any], namespace: str,
-                group: str | None = None) -> tuple[PodSetSource, PodSetRequest]:
+                group: str | None = None, min_count: int | None = None,
+                reclaimable: int = 0) -> tuple[PodSetSource, PodSetRequest]:
+        """The pod set as the writer keeps it and as admission charges it: ``count`` less
+        its ``reclaimable`` pods (Workload status.reclaimablePods, Kueue's ReclaimablePods
+        gate, on by default), never below 0."""
         raw_spec = raw_template.get("spec") if isinstance(raw_template.get("spec"), dict) \
             else None
         per_pod = pod_requests(template.spec, raw_spec)
@@ -337,14 +356,17 @@ class _Reader:
                                               self.dra).items():
             per_pod[resource] = per_pod.get(resource, 0) + amount
         annotations = template.metadata.get("annotations")
+        reclaimed = min(max(reclaimable, 0), count) if self.config is None or \
+            self.config.feature_gates.get(RECLAIMABLE_PODS_GATE, True) else 0
         request = PodSetRequest(
-            name=name, count=count, per_pod=per_pod,
+            name=name, count=count - reclaimed, per_pod=per_pod, min_count=min_count,
+            reclaimed=reclaimed,
             node_selector=dict(template.spec.node_selector),
             tolerations=_tolerations(template.spec.tolerations),
             topology=_topology(annotations if isinstance(annotations, dict) else {}),
             node_affinity=_required_node_affinity(template.spec),
             group=group or _group_name(annotations if isinstance(annotations, dict) else {}))
-        return PodSetSource(name, count, raw_template, per_pod), request
+        return PodSetSource(name, count, raw_template, per_pod, min_count), request
 
 
 def pod_set_request(objects: Sequence[KubeObject], pod: Pod, count: int,
@@ -464,7 +486,8 @@ def _add_derived(reader: _Reader, snapshot: KueueSnapshot, owner: KubeObject,
     message = ""
     try:
         made = reader.pod_set(DEFAULT_POD_SET, 0, _count(owner), template,
-                              _raw_template(owner), owner.namespace)
+                              _raw_template(owner), owner.namespace,
+                              min_count=_min_count(owner))
         pod_sets, requests = (made[0],), (made[1],)
     except Inadmissible as exc:
         message = exc.message
@@ -492,12 +515,13 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     pod_sets = []
     requests = []
     message = ""
+    reclaimable = {r.name: r.count for r in wl.status.reclaimable_pods}
     for index, ps in enumerate(wl.spec.pod_sets):
         raw = raw_sets[index].get("template", {}) if index < len(raw_sets) else {}
         try:
             group = ps.topology_request.pod_set_group_name if ps.topology_request else None
             made = reader.pod_set(ps.name, index, ps.count, ps.template, dict(raw), wl.namespace,
-                                  group)
+                                  group, ps.min_count, reclaimable.get(ps.name, 0))
         except Inadmissible as exc:
             message = message or exc.message
             pod_sets.append(PodSetSource(ps.name, ps.count, dict(raw), {}))

@@ -174,7 +174,9 @@ def _metadata(source: WorkloadSource) -> dict[str, Any]:
 
 def _spec(source: WorkloadSource) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "podSets": [{"name": ps.name, "count": ps.count, "template": copy.deepcopy(ps.template)}
+        "podSets": [{"name": ps.name, "count": ps.count,
+                     **({"minCount": ps.min_count} if ps.min_count is not None else {}),
+                     "template": copy.deepcopy(ps.template)}
                     for ps in source.pod_sets],
         "queueName": source.queue_name,
     }
@@ -192,6 +194,14 @@ def _previous(source: WorkloadSource) -> list[dict[str, Any]]:
         return []
     status = source.existing.raw.get("status") or {}
     return [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
+
+
+def _previous_reclaimable(source: WorkloadSource) -> list[dict[str, Any]]:
+    """``status.reclaimablePods`` as read: the job integration's, kept by admission."""
+    if source.existing is None or source.existing.raw is None:
+        return []
+    status = source.existing.raw.get("status") or {}
+    return [dict(r) for r in status.get("reclaimablePods") or [] if isinstance(r, dict)]
 
 
 def _set(conditions: list[dict[str, Any]], new: dict[str, Any]) -> None:
@@ -281,6 +291,9 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
                 _set(conditions, _condition("Admitted", False, "NoReservation",
                                             "The workload has no reservation", when))
         status["conditions"] = conditions
+        reclaimable = _previous_reclaimable(source)
+        if reclaimable:
+            status["reclaimablePods"] = reclaimable
         out.append({"apiVersion": KUEUE_WORKLOAD_API, "kind": "Workload",
                     "metadata": _metadata(source), "spec": _spec(source), "status": status})
     return out

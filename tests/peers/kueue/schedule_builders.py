@@ -122,11 +122,12 @@ def ps(name: str, count: int, requests: Mapping[str, str | int] | None = None,
        node_selector: Mapping[str, str] | None = None,
        tolerations: tuple[tuple[str, str, str, str], ...] = (),
        affinity: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = (),
-       group: str | None = None) -> PodSetRequest:
-    """MakePodSet(name, count).Request(...).PodSetGroup(group): requests per pod."""
+       group: str | None = None, min_count: int | None = None) -> PodSetRequest:
+    """MakePodSet(name, count).Request(...).PodSetGroup(group).SetMinimumCount(min_count):
+    requests per pod."""
     per_pod = {r: milli(v) for r, v in (requests or {}).items()}
     return PodSetRequest(name, count, per_pod, dict(node_selector or {}), tolerations,
-                         None, affinity, group)
+                         None, affinity, group, min_count)
 
 
 def workload(key: str, *pod_sets: PodSetRequest, queue: str = "main",

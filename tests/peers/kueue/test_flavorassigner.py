@@ -46,6 +46,7 @@ from dralab.queueing.kueue.flavors import (
     is_preferred,
 )
 from dralab.queueing.kueue.quota import QuotaTree
+from dralab.queueing.kueue.reducer import scaled_workload
 from dralab.queueing.model import (
     ClusterQueueSpec,
     CohortSpec,
@@ -123,7 +124,6 @@ COHORT = "test-cohort"
 MSS = fungibility("MayStopSearch", "MayStopSearch")
 TNF = fungibility("TryNextFlavor", "TryNextFlavor")
 SLICES = "workload slices (ElasticJobsViaWorkloadSlices) are not modelled"
-PARTIAL_ADMISSION = "partial admission (podSets[].minCount) is not modelled"
 TAS_ASSIGNER = ("the TAS part of the flavor assigner (topology requests, TAS flavors, TAS usage) "
                 "is not modelled in dralab's flavor assignment")
 SCAN_PROGRESS = ("the flavor scan bookmark (LastAssignment/TriedFlavorIdx, "
@@ -895,29 +895,35 @@ def test_assignment_requires_borrowing(borrowing: int, want: bool) -> None:
 
 
 _TOTAL_CQ = cq(CQ, group(fq("default", cpu="10", memory="10Mi")))
+_ONE_POD = {"cpu": "1", "memory": "1Mi"}
+# name, per-pod requests, the pods admitted (upstream's assignment Count), why skipped
 TOTAL_REQUESTS_CASES = [
-    ("RegularWorkload", {"cpu": "1", "memory": "1Mi"}, ""),
-    ("WorkloadWithPartialAdmission", {}, PARTIAL_ADMISSION),
-    ("WorkloadWithReplacement", {}, SLICES),
+    ("RegularWorkload", _ONE_POD, 2, ""),
+    ("WorkloadWithPartialAdmission", _ONE_POD, 1, ""),
+    ("WorkloadWithReplacement", {}, 2, SLICES),
     ("WorkloadWithZeroQuantityResourceNotInClusterQueueSkipsResourceWithoutFlavor",
-     {"cpu": "1", "memory": "1Mi", "example.com/gpu": "0"}, ""),
-    ("WorkloadWithMultiplePodSetsOneUnchangedReplacement", {}, SLICES),
+     {"cpu": "1", "memory": "1Mi", "example.com/gpu": "0"}, 2, ""),
+    ("WorkloadWithMultiplePodSetsOneUnchangedReplacement", {}, 2, SLICES),
 ]
 
 
-@pytest.mark.parametrize(("name", "requests", "skip"), TOTAL_REQUESTS_CASES,
+@pytest.mark.parametrize(("name", "requests", "admitted", "skip"), TOTAL_REQUESTS_CASES,
                          ids=[c[0] for c in TOTAL_REQUESTS_CASES])
-def test_assignment_total_requests_for(name: str, requests: dict[str, str], skip: str) -> None:
-    """TestAssignment_TotalRequestsFor: kubernetes-sigs/kueue ff69552e, FILE: the quota a
-    full admission of 2 pods charges per (flavor, resource) — dralab's assignment usage."""
+def test_assignment_total_requests_for(name: str, requests: dict[str, str], admitted: int,
+                                       skip: str) -> None:
+    """TestAssignment_TotalRequestsFor: kubernetes-sigs/kueue ff69552e, FILE: the quota an
+    admission of ``admitted`` of the workload's 2 pods charges per (flavor, resource) —
+    dralab's assignment usage of the workload scaled to that count (partial admission)."""
     if skip:
         pytest.skip(skip)
     tree = QuotaTree({CQ: _TOTAL_CQ}, {})
-    workload = WorkloadSpec("default/test", "main", CQ, 0, 0.0, (ps(MAIN, 2, requests),))
+    workload = scaled_workload(
+        WorkloadSpec("default/test", "main", CQ, 0, 0.0, (ps(MAIN, 2, requests),)), [admitted])
     got = assign_flavors(workload, _TOTAL_CQ, tree.cluster_queues[CQ], tree,
                          {"default": rf("default")}, None)
+    assert got.pod_sets[0].count == admitted
     assert {fr: v for fr, v in got.usage.items() if v} == usage(
-        {("default", "cpu"): "2", ("default", "memory"): "2Mi"})
+        {("default", "cpu"): str(admitted), ("default", "memory"): f"{admitted}Mi"})
 
 
 # -- the tables of the file dralab does not model, one skipped case per upstream case -----------
