@@ -127,6 +127,8 @@ class Karpenter:
     # Karpenter's SpotToSpotConsolidation feature gate (--feature-gates, default false):
     # whether consolidation may replace spot nodes with cheaper spot nodes.
     spot_to_spot_consolidation: bool = False
+    # The last loop's consolidation command (its replacement's instance type options).
+    last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
     # Pool utilisations across loops (consolidation measures every node each loop).
     _utilization: PoolCache = field(default_factory=PoolCache)
@@ -386,6 +388,7 @@ class Karpenter:
         options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
         command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
                                num_nodes, deleting, self._replacing(options))
+        self.last_command = command
         if command is None:
             return (), ()
         return self._decisions(command, groups, now)
@@ -397,7 +400,9 @@ class Karpenter:
         offerings: dict[str, Offering] = {
             name: offering_of(name, templates.node(name, 0)[0].metadata.labels or {},
                               g.price_per_hour, g.room > 0) for name, g in groups.items()}
-        return Replacing(offerings, self.spot_to_spot_consolidation, {},
+        min_values = {r.key: r.min_values for r in self.nodepool.requirements
+                      if r.min_values is not None}
+        return Replacing(offerings, self.spot_to_spot_consolidation, min_values,
                          lambda pods: capacity_types_for((p.pod for p in pods),
                                                          offerings.values()))
 

@@ -99,11 +99,13 @@ _NUMERIC = {"Gt": int.__gt__, "Lt": int.__lt__, "Gte": int.__ge__, "Lte": int.__
 
 @dataclass(frozen=True, slots=True)
 class Requirement:
-    """One of ``spec.template.spec.requirements`` (minValues is refused at parsing)."""
+    """One of ``spec.template.spec.requirements``. ``min_values``: its minValues (read by
+    consolidation's replacement choice, ``karpenter_offerings``)."""
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    min_values: int | None = None
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether a node with ``labels`` satisfies the requirement. A key the node does
@@ -237,9 +239,12 @@ def _requirement(item: Any, where: str, path: str) -> Requirement:
     unknown = set(item) - {"key", "operator", "values", "minValues"}
     if unknown:
         raise _fail(where, f"{path}.{sorted(unknown)[0]}", "unknown field")
-    if "minValues" in item:
-        raise _fail(where, f"{path}.minValues", "not modelled (the model launches one "
-                    "instance type per node, never a set of them)")
+    min_values = item.get("minValues")
+    if min_values is not None and (isinstance(min_values, bool) or not isinstance(
+            min_values, int) or not 1 <= min_values <= 50):
+        # The CRD's bounds (minimum 1, maximum 50).
+        raise _fail(where, f"{path}.minValues", f"must be an integer from 1 to 50: "
+                    f"{min_values!r}")
     key, operator = item.get("key"), item.get("operator")
     if not isinstance(key, str) or not key:
         raise _fail(where, f"{path}.key", "required")
@@ -257,7 +262,7 @@ def _requirement(item: Any, where: str, path: str) -> Requirement:
         # The CRD's rule, in its words.
         raise _fail(where, f"{path}.values", "requirements operator 'Gt', 'Lt', 'Gte', or "
                     "'Lte' must have a single positive integer value")
-    return Requirement(key, str(operator), tuple(values))
+    return Requirement(key, str(operator), tuple(values), min_values)
 
 
 def _template(spec: Mapping[str, Any], where: str

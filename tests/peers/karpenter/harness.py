@@ -52,6 +52,8 @@ class InstanceType:
     os: str = "linux"
     per_zone: bool = False  # the pool's name carries zone and OS (a type offered widely)
     pool_name: str | None = None  # for types the fake names alike
+    # More labels of the offering (e.g. a reserved offering's karpenter.sh/reservation-id).
+    extra_labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def labels(self) -> dict[str, str]:
@@ -159,7 +161,8 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
             # The deprecated instance-type label too, as cloud kubelets set it (Karpenter
             # reads it as an alias of the stable one).
             "labels": {INSTANCE_TYPE: t.name, "beta.kubernetes.io/instance-type": t.name,
-                       CAPACITY_TYPE: t.capacity_type, **t.labels, **(labels or {}),
+                       CAPACITY_TYPE: t.capacity_type, **t.labels, **dict(t.extra_labels),
+                       **(labels or {}),
                        "karpenter.sh/nodepool": NODEPOOL,
                        "kubernetes.io/arch": t.arch, "kubernetes.io/os": t.os},
             "autoscaling": {"min": 0, "max": 20, "pricePerHour": t.cost}})
@@ -176,7 +179,7 @@ def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "10
     if itype is not None:
         meta_labels.update({"dralab.dev/pool": itype.pool, "karpenter.sh/nodepool": NODEPOOL,
                             INSTANCE_TYPE: itype.name, CAPACITY_TYPE: itype.capacity_type,
-                            ZONE: itype.zone})
+                            ZONE: itype.zone, **dict(itype.extra_labels)})
     meta_labels.update(labels or {})
     resources = {"cpu": cpu, "pods": pods}
     if memory is not None:
