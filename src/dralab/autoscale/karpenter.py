@@ -64,6 +64,7 @@ from .karpenter_disruption import (
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
 from .karpenter_offerings import Offering, capacity_types_for, offering_of
+from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
 from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
@@ -127,6 +128,9 @@ class Karpenter:
     # Karpenter's SpotToSpotConsolidation feature gate (--feature-gates, default false):
     # whether consolidation may replace spot nodes with cheaper spot nodes.
     spot_to_spot_consolidation: bool = False
+    # The input's PodDisruptionBudgets (karpenter_pdb): nodes with pods they stop from
+    # eviction are not disrupted.
+    pdbs: tuple[PdbLimit, ...] = ()
     # The last loop's consolidation command (its replacement's instance type options).
     last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
@@ -368,7 +372,7 @@ class Karpenter:
                      ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
         scheduler = self.scheduler
         cluster = scheduler.cluster
-        candidates = node_candidates(scheduler, groups, self._consolidatable(now))
+        candidates = node_candidates(scheduler, groups, self._consolidatable(now), self.pdbs)
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}

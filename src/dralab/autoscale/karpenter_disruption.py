@@ -4,7 +4,8 @@ multinodeconsolidation.go, singlenodeconsolidation.go, consolidation.go, types.g
 
 Candidates are the NodePool's nodes (the autoscaled pools) that are consolidatable
 (no pod event for ``consolidateAfter``), not annotated ``karpenter.sh/do-not-disrupt:
-"true"``, not deleting, and without a running pod whose do-not-disrupt is active.
+"true"``, not deleting, without a running pod whose do-not-disrupt is active, and
+without a pod a PodDisruptionBudget stops from eviction (``karpenter_pdb``).
 Their reschedulable pods are the active ones not owned by a DaemonSet or a Node; a
 pod without an owner is evicted too (Karpenter does not need a controller).
 A candidate's disruption cost is 1 plus each reschedulable pod's eviction cost
@@ -60,6 +61,7 @@ from .karpenter_offerings import (
     Offering,
     choose_replacement,
 )
+from .karpenter_pdb import PdbLimit, blocking_pdbs
 from .placement import place_pod
 from .units import pod_units
 
@@ -132,8 +134,10 @@ class Command:
 
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
-                    consolidatable: Callable[[str], bool]) -> list[DisruptionCandidate]:
-    """The NodePool's nodes that may be disrupted now, in name order."""
+                    consolidatable: Callable[[str], bool], pdbs: Sequence[PdbLimit] = ()
+                    ) -> list[DisruptionCandidate]:
+    """The NodePool's nodes that may be disrupted now, in name order; ``pdbs``: the
+    PodDisruptionBudgets (a node with a pod they stop from eviction is none)."""
     cluster = scheduler.cluster
     out = []
     for name in sorted(cluster.node_names()):
@@ -148,6 +152,8 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         pods = [p.pod for p in info.pods]
         if any(_active(p) and do_not_disrupt_pod(p) for p in pods):
             continue
+        if blocking_pdbs(pdbs, pods):
+            continue  # "pdb prevents pod evictions" (ValidatePodsDisruptable)
         moving = [p for p in info.pods if reschedulable(p.pod)]
         cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))
                                                    for p in moving)

@@ -18,6 +18,7 @@ from .clusterautoscaler import AutoscalerOptions, ClusterAutoscaler
 from .decisions import LoopDecisions, PendingPod
 from .inputs import AutoscaleInput, cluster_objects
 from .karpenter import Karpenter
+from .karpenter_pdb import read_pdbs
 
 __all__ = ["MODELS", "run_once"]
 
@@ -52,7 +53,8 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
     if model == "karpenter":
         karpenter = Karpenter(scheduler, data.fleet, daemon_sets=daemon_sets,
                               ignore_dra_requests=ignore_dra_requests,
-                              preference_policy=preference_policy)
+                              preference_policy=preference_policy,
+                              pdbs=read_pdbs(data.objects))
         if data.nodepool is not None:
             karpenter.nodepool = data.nodepool
         decisions = karpenter.loop(waiting, 0.0)

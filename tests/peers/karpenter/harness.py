@@ -26,6 +26,7 @@ from dralab.autoscale import LoopDecisions, read_input
 from dralab.autoscale.inputs import cluster_objects
 from dralab.autoscale.karpenter import Karpenter
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
+from dralab.autoscale.karpenter_pdb import read_pdbs
 from dralab.autoscale.karpenter_template import nodepool_fleet_document
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
@@ -316,5 +317,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       consolidation=consolidation, daemon_sets=daemon_sets,
                       ignore_dra_requests=ignore_dra_requests,
                       preference_policy=preference_policy,
-                      spot_to_spot_consolidation=spot_to_spot_consolidation)
+                      spot_to_spot_consolidation=spot_to_spot_consolidation,
+                      pdbs=read_pdbs(data.objects))
     return Run(model, model.loop(waiting, now))

@@ -343,6 +343,70 @@ def test_into_reserved_for_the_same_instance_pool(initial: str) -> None:
     assert labels[RESERVATION_ID] == f"r-{MOST.name}"
 
 
+# -- PodDisruptionBudgets ------------------------------------------------------------
+
+def pdb(namespace: str = "default", status: bool = True,
+        policy: str | None = None) -> Doc:
+    """test.PodDisruptionBudget: app=test pods, maxUnavailable 0; ``status``: upstream's
+    counted status (0 disruptions allowed); without it the field is absent (0 too)."""
+    spec: Doc = {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "test"}}}
+    if policy is not None:
+        spec["unhealthyPodEvictionPolicy"] = policy
+    doc: Doc = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": "pdb", "namespace": namespace}, "spec": spec}
+    if status:
+        doc["status"] = {"observedGeneration": 1, "disruptionsAllowed": 0,
+                         "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}
+    return doc
+
+
+def _not_ready(doc: Doc) -> Doc:
+    doc["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    return doc
+
+
+@entries("Replace/can replace nodes, considers PDB")
+def test_replace_considers_pdb(spot: bool) -> None:
+    types = _types(spot)
+    pods = [pod(f"p{i}", on="node") for i in range(3)]
+    result = run(types, node("node", types[-1]), *pods, pdb())
+    assert result.deleted == [] and result.launched == []
+
+
+@entries("Replace/can replace nodes, considers PDB policy")
+def test_replace_considers_pdb_policy(spot: bool) -> None:
+    # AlwaysAllow: the budget does not stop the eviction of pods that are not Ready.
+    types = _types(spot)
+    pods = [_not_ready(pod(f"p{i}", on="node")) for i in range(3)]
+    result = run(types, node("node", types[-1]), *pods, pdb(policy="AlwaysAllow"))
+    assert result.deleted == ["node"] and len(result.launched) == 1
+
+
+@entries("Replace/can replace nodes, PDB namespace must match")
+def test_replace_pdb_namespace_must_match(spot: bool) -> None:
+    types = _types(spot)
+    result = run(types, node("node", types[-1]), pod("p", on="node"), pdb("other-namespace"))
+    assert result.deleted == ["node"] and len(result.launched) == 1
+
+
+@upstream("Delete/can delete nodes, considers PDB")
+def test_delete_considers_pdb(case: str) -> None:
+    # Only p2 (on node-1) is covered: node-0, with more pods, goes.
+    pods = [pod(f"p{i}", on="node-0" if i < 2 else "node-1",
+                labels=None if i == 2 else {"other": "pod"}) for i in range(3)]
+    result = run(ON_DEMAND, *_two(*pods), pdb())
+    assert result.deleted == ["node-0"] and result.launched == []
+
+
+@upstream("Delete/does not consolidate nodes with pods with blocking PDBs when the NodePool's "
+          "TerminationGracePeriod is not nil")
+def test_delete_blocking_pdbs_with_termination_grace_period(case: str) -> None:
+    # A grace period only lets eventual disruption (drift, expiration) past blocking
+    # budgets; consolidation is graceful.
+    result = run(ON_DEMAND, *_two(*_three_pods()), pdb(status=False))
+    assert result.deleted == [] and result.launched == []
+
+
 # -- Context("Delete"): two nodes of the least expensive type, 32 CPUs, 100 pods -----
 
 def _two(*pods: Doc, annotate: int | None = None) -> list[Doc]:
@@ -581,7 +645,6 @@ EVENTS = "asserts Kubernetes events, which the model does not emit (it returns d
 METRICS = "asserts Prometheus metrics of the disruption controller, not modelled"
 POOLS = "needs several NodePools (the model is one NodePool over the Fleet's pools)"
 MARKED = "asserts the controller's internal 'consolidated' memo, not a decision"
-PDB = "needs PodDisruptionBudgets, which dralab does not read"
 VALIDATION = ("needs the command's 15 s validation wait with pods arriving during it "
               "(the controller's asynchronous queue)")
 INIT = "needs NodeClaim initialization state, which dralab's nodes do not carry"
@@ -625,19 +688,12 @@ SKIPPED = [
       for kind in ("empty node", "multi node", "single node")
       for what in ("the candidates can't be disrupted due to budgets with one nodepool",
                    "all candidates can't be disrupted due to budgets with many nodepools")],
-    *[(f"Replace/{table}/{entry}", reason)
-      for table, reason in (
-          ("can replace nodes if another nodePool returns no instance types", POOLS),
-          ("can replace nodes, considers PDB", PDB),
-          ("can replace nodes, considers PDB policy", PDB),
-          ("can replace nodes, PDB namespace must match", PDB))
+    *[(f"Replace/can replace nodes if another nodePool returns no instance types/{entry}",
+       POOLS)
       for entry in ("if the candidate is on-demand node", "if the candidate is spot node")],
     ("Delete/does not delete nodes with pod churn, deletes nodes without pod churn",
      VALIDATION),
     ("Delete/can delete nodes if another nodePool has no node template", POOLS),
-    ("Delete/can delete nodes, considers PDB", PDB),
-    ("Delete/does not consolidate nodes with pods with blocking PDBs when the NodePool's "
-     "TerminationGracePeriod is not nil", PDB),
     ("Delete/can consolidate nodes after duration-based do-not-disrupt annotation expires",
      START),
     ("Delete/won't delete node if it would require pods to schedule on an uninitialized node",
