@@ -136,3 +136,48 @@ def test_reclaimable_pods_are_not_charged(tmp_path: Path, gates: str,
         (assigned,) = workload["status"]["admission"]["podSetAssignments"]
         assert (assigned["count"], assigned["resourceUsage"]) == (6, {"cpu": "6"})
     assert workload["status"]["reclaimablePods"] == [{"name": "main", "count": 4}]
+
+
+_ADMITTED = """
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: running, namespace: ns}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 4
+    template:
+      spec:
+        containers:
+        - {name: c, resources: {requests: {cpu: "1"}}}
+status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - {name: main, flavors: {cpu: default}, resourceUsage: {cpu: "4"}, count: 4}
+  conditions:
+  - {type: QuotaReserved, status: "True", reason: QuotaReserved,
+     message: Quota reserved in ClusterQueue cq, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  - {type: Admitted, status: "True", reason: Admitted, message: The workload is admitted,
+     lastTransitionTime: "2026-01-01T00:00:00Z"}
+  %s
+"""
+
+
+@pytest.mark.parametrize(("gates", "want_admitted"), [("", True), ("ReclaimablePods", False)])
+def test_admitted_reclaimable_pods_free_their_quota(tmp_path: Path, gates: str,
+                                                    want_admitted: bool) -> None:
+    """An admitted workload with 3 of its 4 pods reclaimable charges 1 cpu (Kueue's
+    totalRequestsFromAdmission), so a new 5-pod workload fits the 6-cpu queue; its own
+    admission is written back as read."""
+    text = (_QUEUES % "6" + _ADMITTED % "reclaimablePods: [{name: main, count: 3}]"
+            + (_WORKLOAD % ("", "")).replace("count: 10", "count: 5")
+            + (_GATE_OFF % gates if gates else ""))
+    code, workloads = _admit(tmp_path, text)
+    by_name = {w["metadata"]["name"]: w for w in workloads}
+    assert (code == 0) is want_admitted
+    assert ("admission" in by_name["wl"]["status"]) is want_admitted
+    (kept,) = by_name["running"]["status"]["admission"]["podSetAssignments"]
+    assert (kept["count"], kept["resourceUsage"]) == (4, {"cpu": "4"})

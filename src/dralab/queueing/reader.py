@@ -123,6 +123,9 @@ class KueueSnapshot:
     inadmissible: dict[str, str] = field(default_factory=dict)
     config: KueueConfiguration | None = None
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Admissions as read, of workloads whose reclaimable pods make them charge less than
+    # ``state.admitted`` says: written back unchanged (Kueue does not rewrite them).
+    admissions_read: dict[str, Admission] = field(default_factory=dict)
 
     @property
     def fair_sharing(self) -> bool:
@@ -554,15 +557,34 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (
             evicted is not None and evicted.status == "True"):
-        snapshot.state.admitted[key] = Admission(admission.cluster_queue, tuple(
+        read = Admission(admission.cluster_queue, tuple(
             PodSetAssignment(a.name, dict(a.flavors),
                              {r: q.milli_value() for r, q in a.resource_usage.items()},
                              a.count if a.count is not None else _count_of(wl, a.name))
             for a in admission.pod_set_assignments))
+        charged = _after_reclaim(read, {p.name: p.count for p in requests})
+        snapshot.state.admitted[key] = charged
+        if charged != read:
+            snapshot.admissions_read[key] = read
         reserved = wl.condition("QuotaReserved")
         since = _timestamp(reserved.last_transition_time if reserved else None)
         if since is not None:
             snapshot.state.admitted_at[key] = since
+
+
+def _after_reclaim(admission: Admission, counts: Mapping[str, int]) -> Admission:
+    """What an admitted workload charges (Kueue's totalRequestsFromAdmission): a pod set
+    with fewer pods left after its reclaimable ones than the admission's count charges
+    its usage scaled to them; one admitted partially keeps its count."""
+    pod_sets = []
+    for assigned in admission.pod_sets:
+        left = counts.get(assigned.name, assigned.count)
+        if left < assigned.count and assigned.count > 0:
+            assigned = PodSetAssignment(
+                assigned.name, assigned.flavors,
+                {r: v // assigned.count * left for r, v in assigned.usage.items()}, left)
+        pod_sets.append(assigned)
+    return Admission(admission.cluster_queue, tuple(pod_sets))
 
 
 def _count_of(wl: KueueWorkload, pod_set: str) -> int:

@@ -258,7 +258,10 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
             newly = decision is not None and decision.admitted is not None
             assigned: Sequence[TopologyAssignment | dict[str, Any] | None] = \
                 (topology or {}).get(key, ()) if newly else _input_topology(source)
-            status["admission"] = _admission(admitted, assigned)
+            # An admission that stands is written as it was read (reclaimable pods make
+            # it charge less, but Kueue leaves it as it is).
+            status["admission"] = _admission(
+                admitted if newly else snapshot.admissions_read.get(key, admitted), assigned)
             _set(conditions, _condition("QuotaReserved", True, "QuotaReserved",
                                         f"Quota reserved in ClusterQueue "
                                         f"{admitted.cluster_queue}", when))

@@ -20,7 +20,7 @@ Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from tests.peers.kueue.schedule_builders import (
@@ -360,9 +360,11 @@ CASES = [
          "NoFit", (WantPodSet(MAIN, {}, (maxcap("pods", "default", "0", "3", "2"),), count=3),),
          want_no_fit="ExceedsMaxQuota"),
     Case("with reclaimable pods; reclaimablePods on",
-         (), cq(CQ), "Fit", (),
-         skip="Workload status.reclaimablePods is not modelled (dralab charges every pod of a "
-              "pod set, as Kueue with the ReclaimablePods gate off)"),
+         # 2 of the 5 pods reclaimable: the reader charges 3 (reclaimed 2).
+         (replace(ps(MAIN, 3, {"cpu": "1"}), reclaimed=2),),
+         cq(CQ, group(fq("default", pods="3", cpu="10"))),
+         "Fit", (WantPodSet(MAIN, {"cpu": M("default"), "pods": M("default")}, count=3),),
+         {("default", "pods"): "3", ("default", "cpu"): "3"}),
     Case("with reclaimable pods; reclaimablePods off",
          (ps(MAIN, 5, {"cpu": "1"}),),
          cq(CQ, group(fq("default", pods="5", cpu="10"))),
