@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from dralab.api.base import KubeObject
 
 from .objects import KueueConfiguration
+from .queue_order import PRIORITY_SORTING_GATE
 
 if TYPE_CHECKING:
     from .kueue import KueuePolicy
@@ -19,6 +20,8 @@ __all__ = ["FEASIBILITY_GATE", "PARTIAL_ADMISSION_GATE", "RECLAIMABLE_PODS_GATE"
 
 # Kueue's alpha gate for checking devices before admission; dralab checks the whole pod set.
 FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
+# Kueue's alpha gate (off by default): waiting preemptors first in the cycle.
+PRIORITIZE_PREEMPTORS_GATE = "PrioritizePreemptorWorkloads"
 # Kueue's beta gates dralab honours, on by default as in Kueue.
 PARTIAL_ADMISSION_GATE = "PartialAdmission"
 RECLAIMABLE_PODS_GATE = "ReclaimablePods"
@@ -43,6 +46,9 @@ def kueue_policy(config: KueueConfiguration | None) -> KueuePolicy:
                        and config.fair_sharing.preemption_strategies
                        else DEFAULT_FAIR_STRATEGIES)
     gates = config.feature_gates if config is not None else {}
-    return KueuePolicy(fair_sharing=config is not None and config.fair_sharing_enabled,
-                       fair_strategies=strategies,
-                       partial_admission=gates.get(PARTIAL_ADMISSION_GATE, True))
+    policy = KueuePolicy(fair_sharing=config is not None and config.fair_sharing_enabled,
+                         fair_strategies=strategies,
+                         partial_admission=gates.get(PARTIAL_ADMISSION_GATE, True))
+    policy.priority_sorting = gates.get(PRIORITY_SORTING_GATE, True)
+    policy.prioritize_preemptors = gates.get(PRIORITIZE_PREEMPTORS_GATE, False)
+    return policy

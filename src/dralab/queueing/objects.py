@@ -305,6 +305,14 @@ class ConfigFairSharing(Spec, frozen=True):
     preemption_strategies: list[str] = []
 
 
+class ConfigRequeuingStrategy(Spec, frozen=True):
+    timestamp: str | None = None          # Eviction (Kueue's default) or Creation
+
+
+class ConfigWaitForPodsReady(Spec, frozen=True):
+    requeuing_strategy: ConfigRequeuingStrategy | None = None
+
+
 class KueueConfiguration(KubeObject, frozen=True):
     """The Kueue manager's Configuration (``config.kueue.x-k8s.io``): the parts that
     decide admission. v1beta2 enables fair sharing by the presence of ``fairSharing``;
@@ -315,7 +323,15 @@ class KueueConfiguration(KubeObject, frozen=True):
 
     resources: ConfigResources = ConfigResources()
     fair_sharing: ConfigFairSharing | None = None
+    wait_for_pods_ready: ConfigWaitForPodsReady | None = None
     feature_gates: dict[str, bool] = {}
+
+    @property
+    def requeuing_timestamp(self) -> str:
+        """waitForPodsReady.requeuingStrategy.timestamp, Kueue's default Eviction."""
+        strategy = self.wait_for_pods_ready.requeuing_strategy \
+            if self.wait_for_pods_ready is not None else None
+        return (strategy.timestamp if strategy is not None else None) or "Eviction"
 
     @property
     def fair_sharing_enabled(self) -> bool:

@@ -58,6 +58,12 @@ from .objects import (
     WorkloadPriorityClass,
 )
 from .priority_boost import PRIORITY_BOOST_GATE, effective_priority
+from .queue_order import (
+    EVICTION_TIMESTAMP,
+    PRIORITY_SORTING_GATE,
+    QueueCondition,
+    queue_order_timestamp,
+)
 from .requests import pod_requests
 
 __all__ = [
@@ -444,13 +450,27 @@ def _is_queued(obj: KubeObject) -> bool:
 
 
 def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
-              requests: tuple[PodSetRequest, ...], priority: int | None = None) -> None:
+              requests: tuple[PodSetRequest, ...], priority: int | None = None,
+              queued_at: float | None = None) -> None:
     queue_key = f"{source.namespace}/{source.queue_name}"
     snapshot.state.workloads[source.key] = WorkloadSpec(
         key=source.key, queue=queue_key, cluster_queue=reader.local_queues.get(queue_key),
-        priority=source.priority if priority is None else priority, created=source.created,
-        pod_sets=requests)
+        priority=source.priority if priority is None else priority,
+        created=source.created if queued_at is None else queued_at, pod_sets=requests)
     snapshot.sources[source.key] = source
+
+
+def _queue_order(config: KueueConfiguration | None, wl: KueueWorkload, created: float
+                 ) -> float:
+    """The time Kueue queues the Workload by: its creation, unless its Evicted or
+    Preempted condition moves it (``queue_order``)."""
+    conditions = [QueueCondition(c.type, c.status, c.reason or "",
+                                 _timestamp(c.last_transition_time) or 0.0)
+                  for c in wl.status.conditions]
+    return queue_order_timestamp(
+        created, conditions,
+        config.requeuing_timestamp if config is not None else EVICTION_TIMESTAMP,
+        config.feature_gates.get(PRIORITY_SORTING_GATE, True) if config is not None else True)
 
 
 def _named(owner: KubeObject, order: float) -> KubeObject:
@@ -552,7 +572,8 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     boost_on = reader.config is not None and reader.config.feature_gates.get(
         PRIORITY_BOOST_GATE, False)
     _spec_for(reader, snapshot, source, tuple(requests),
-              effective_priority(priority, wl.metadata.annotations, boost_on))
+              effective_priority(priority, wl.metadata.annotations, boost_on),
+              _queue_order(reader.config, wl, source.created))
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (

@@ -67,6 +67,7 @@ from dralab.queueing.model import (
     ResourceGroup,
     WorkloadSpec,
 )
+from dralab.queueing.queue_order import QueueCondition, queue_order_timestamp
 
 FILE = "pkg/scheduler/scheduler_test.go"
 
@@ -1745,55 +1746,89 @@ def test_pod_set_group_name_is_read(tmp_path: Path, group: str, want: list[str])
 # -- TestEntryOrdering ----------------------------------------------------------------------
 # kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_test.go, TestEntryOrdering: the
 # order of a cycle's entries without fair sharing. Entries as upstream's: name, creation
-# (seconds after now), priority, borrowing level.
+# (seconds after now), priority, borrowing level, conditions (type, reason, seconds after
+# now; all True), whether it is a preemptor waiting for its targets.
 
-_ENTRIES = [("old_borrowing", 0, 0, 1), ("old", 1, 0, 0), ("new", 3, 0, 0),
-            ("high_pri_borrowing", 3, 1, 1), ("new_high_pri", 4, 1, 0),
-            ("new_borrowing", 3, 0, 1), ("evicted_borrowing", 1, 0, 1),
-            ("recently_evicted", 0, 0, 0), ("high_pri_borrowing_more", 3, 1, 2)]
-_PREEMPTORS = [("preemptor-borrowing", 0, 1, 1), ("preemptor-not-borrowing", 0, 1, 0),
-               ("not-preemptor-not-borrowing", 0, 2, 0)]
-_ORDERING_SKIP = {
-    "Priority sorting is enabled (default) using pods-ready Eviction timestamp (default)":
-        "evictions by waitForPodsReady timeout (the Evicted condition's time as queue order) "
-        "are not modelled",
-    "Priority sorting is disabled using pods-ready Eviction timestamp":
-        "PrioritySortingWithinCohort=false is not modelled (dralab sorts as its default, on)",
-    "Priority sorting is disabled using pods-ready Creation timestamp":
-        "PrioritySortingWithinCohort=false is not modelled (dralab sorts as its default, on)",
-    "Some workloads are preempted; Priority sorting is disabled":
-        "PrioritySortingWithinCohort=false is not modelled (dralab sorts as its default, on)",
-    "Some workloads are preempted; Priority sorting is enabled":
-        "its four entries share priority and creation time: upstream's order is the input "
-        "order; dralab breaks such ties by workload key",
-    "Some workloads are preemptors; PrioritizePreemptorWorkloads is enabled":
-        "PrioritizePreemptorWorkloads (alpha, off by default) is not modelled",
-}
-ENTRY_ORDERING = [
+_Cond = tuple[str, str, int]
+_OrderEntry = tuple[str, int, int, int, tuple[_Cond, ...], bool]
+_PODS_READY_EVICTED = (("Evicted", "PodsReadyTimeout", 2),)
+_ENTRIES: list[_OrderEntry] = [
+    ("old_borrowing", 0, 0, 1, (), False), ("old", 1, 0, 0, (), False),
+    ("new", 3, 0, 0, (), False), ("high_pri_borrowing", 3, 1, 1, (), False),
+    ("new_high_pri", 4, 1, 0, (), False), ("new_borrowing", 3, 0, 1, (), False),
+    ("evicted_borrowing", 1, 0, 1, _PODS_READY_EVICTED, False),
+    ("recently_evicted", 0, 0, 0, _PODS_READY_EVICTED, False),
+    ("high_pri_borrowing_more", 3, 1, 2, (), False)]
+_PREEMPTED: list[_OrderEntry] = [
+    ("old-mid-recently-preempted-in-queue", 0, 1, 0,
+     (("Preempted", "InClusterQueue", 5),), False),
+    ("old-mid-recently-reclaimed-while-borrowing", 0, 1, 0,
+     (("Preempted", "InCohortReclaimWhileBorrowing", 6),), False),
+    ("old-mid-more-recently-reclaimed-while-borrowing", 0, 1, 0,
+     (("Preempted", "InCohortReclaimWhileBorrowing", 7),), False),
+    ("old-mid-not-preempted-yet", 1, 1, 0, (), False),
+    ("preemptor", 7, 2, 0, (), False)]
+_PREEMPTORS: list[_OrderEntry] = [
+    ("preemptor-borrowing", 1, 1, 1, (), True), ("preemptor-not-borrowing", 2, 1, 0, (), True),
+    ("not-preemptor-not-borrowing", 0, 2, 0, (), False)]
+# name, entries, PrioritySortingWithinCohort, PrioritizePreemptorWorkloads,
+# waitForPodsReady.requeuingStrategy.timestamp, want.
+ENTRY_ORDERING: list[tuple[str, list[_OrderEntry], bool, bool, str, list[str]]] = [
     ("Priority sorting is enabled (default) using pods-ready Eviction timestamp (default)",
-     _ENTRIES, []),
+     _ENTRIES, True, False, "Eviction",
+     ["new_high_pri", "old", "recently_evicted", "new", "high_pri_borrowing", "old_borrowing",
+      "evicted_borrowing", "new_borrowing", "high_pri_borrowing_more"]),
     ("Priority sorting is enabled (default) using pods-ready Creation timestamp", _ENTRIES,
+     True, False, "Creation",
      ["new_high_pri", "recently_evicted", "old", "new", "high_pri_borrowing", "old_borrowing",
       "evicted_borrowing", "new_borrowing", "high_pri_borrowing_more"]),
-    ("Priority sorting is disabled using pods-ready Eviction timestamp", _ENTRIES, []),
-    ("Priority sorting is disabled using pods-ready Creation timestamp", _ENTRIES, []),
-    ("Some workloads are preempted; Priority sorting is disabled", [], []),
-    ("Some workloads are preempted; Priority sorting is enabled", [], []),
+    ("Priority sorting is disabled using pods-ready Eviction timestamp", _ENTRIES,
+     False, False, "Eviction",
+     ["old", "recently_evicted", "new", "new_high_pri", "old_borrowing", "evicted_borrowing",
+      "high_pri_borrowing", "new_borrowing", "high_pri_borrowing_more"]),
+    ("Priority sorting is disabled using pods-ready Creation timestamp", _ENTRIES,
+     False, False, "Creation",
+     ["recently_evicted", "old", "new", "new_high_pri", "old_borrowing", "evicted_borrowing",
+      "high_pri_borrowing", "new_borrowing", "high_pri_borrowing_more"]),
+    ("Some workloads are preempted; Priority sorting is disabled", _PREEMPTED,
+     False, False, "Eviction",
+     ["old-mid-recently-preempted-in-queue", "old-mid-not-preempted-yet",
+      "old-mid-recently-reclaimed-while-borrowing", "preemptor",
+      "old-mid-more-recently-reclaimed-while-borrowing"]),
+    ("Some workloads are preempted; Priority sorting is enabled", _PREEMPTED,
+     True, False, "Eviction",
+     ["preemptor", "old-mid-recently-preempted-in-queue",
+      "old-mid-recently-reclaimed-while-borrowing",
+      "old-mid-more-recently-reclaimed-while-borrowing", "old-mid-not-preempted-yet"]),
     ("Some workloads are preemptors; PrioritizePreemptorWorkloads is disabled", _PREEMPTORS,
+     True, False, "Eviction",
      ["not-preemptor-not-borrowing", "preemptor-not-borrowing", "preemptor-borrowing"]),
-    ("Some workloads are preemptors; PrioritizePreemptorWorkloads is enabled", _PREEMPTORS, []),
+    ("Some workloads are preemptors; PrioritizePreemptorWorkloads is enabled", _PREEMPTORS,
+     True, True, "Eviction",
+     ["preemptor-not-borrowing", "preemptor-borrowing", "not-preemptor-not-borrowing"]),
 ]
 
 
-@pytest.mark.parametrize(("name", "entries", "want"), ENTRY_ORDERING,
-                         ids=[c[0] for c in ENTRY_ORDERING])
-def test_entry_ordering(name: str, entries: list[tuple[str, int, int, int]],
-                        want: list[str]) -> None:
-    """TestEntryOrdering: kubernetes-sigs/kueue ff69552e, FILE, case ``name``."""
-    if name in _ORDERING_SKIP:
-        pytest.skip(_ORDERING_SKIP[name])
-    ordered = sorted(entries, key=lambda e: classic_order_key(e[3], e[2], float(e[1]), e[0]))
-    assert [e[0] for e in ordered] == want
+@pytest.mark.parametrize(("name", "entries", "sorting", "preemptors_first", "requeuing", "want"),
+                         ENTRY_ORDERING, ids=[c[0] for c in ENTRY_ORDERING])
+def test_entry_ordering(name: str, entries: list[_OrderEntry], sorting: bool,
+                        preemptors_first: bool, requeuing: str, want: list[str]) -> None:
+    """TestEntryOrdering: kubernetes-sigs/kueue ff69552e, FILE, case ``name``: each
+    entry's queue-order time (``queue_order_timestamp``) and place (``classic_order_key``)
+    with the case's gates. Upstream sorts its short input by insertion (Go's
+    slices.SortFunc below 12 elements), so full ties keep the input order; the input
+    position stands in for dralab's tie-break (the workload key) here."""
+    def key(item: tuple[int, _OrderEntry]) -> tuple[bool, int, int, float, str]:
+        index, (_, created, priority, borrowing, conditions, preemptor) = item
+        queued = queue_order_timestamp(
+            float(created), [QueueCondition(kind, "True", reason, float(time))
+                            for kind, reason, time in conditions], requeuing, sorting)
+        return classic_order_key(borrowing, priority, queued, f"{index:03d}",
+                                 priority_sorting=sorting, preemptor=preemptor,
+                                 prioritize_preemptors=preemptors_first)
+
+    ordered = sorted(enumerate(entries), key=key)
+    assert [e[0] for _, e in ordered] == want
 
 
 # -- TestResourcesToReserve -------------------------------------------------------------------
@@ -1850,36 +1885,36 @@ def test_resources_to_reserve(name: str, mode: str, borrowing: int,
 # entries at one cohort of the fair-sharing tournament, with the DRS values upstream injects
 # (zero, BorrowingDRS(default/cpu) on a requested cpu, NegativeDRS with ratio -1).
 
-def _candidate(name: str, created: float, share: float = 0.0, borrows: bool = False
-               ) -> FairCandidate:
-    return FairCandidate(f"default/{name}", 0, created, (0, share), borrows)
+def _candidate(name: str, created: float, share: float = 0.0, borrows: bool = False,
+               preemptor: bool = False) -> FairCandidate:
+    return FairCandidate(f"default/{name}", 0, created, (0, share), borrows, preemptor)
 
 
-_PREEMPTOR_GATE = "PrioritizePreemptorWorkloads (alpha, off by default) is not modelled"
-COMPARER_CASES = [
+COMPARER_CASES = [  # name, a, b, PrioritizePreemptorWorkloads, want
     ("non-borrowing subtree preferred over borrowing subtree", _candidate("nominal", 1),
-     _candidate("borrowing", 0, borrows=True), True, ""),
+     _candidate("borrowing", 0, borrows=True), False, True),
     ("both borrowing on requested flavors falls through to FIFO",
-     _candidate("borrow-a", 1, borrows=True), _candidate("borrow-b", 0, borrows=True), False, ""),
+     _candidate("borrow-a", 1, borrows=True), _candidate("borrow-b", 0, borrows=True), False,
+     False),
     ("lower DRS preferred over higher DRS", _candidate("lower-drs", 1, share=-1.0),
-     _candidate("higher-drs", 0), True, ""),
+     _candidate("higher-drs", 0), False, True),
     ("both non-borrowing falls through to FIFO", _candidate("older", 0), _candidate("newer", 1),
-     True, ""),
-    ("a is preemptor, b not, feature enabled", _candidate("preemptor-borrowing", 0, borrows=True),
-     _candidate("not-preemptor-nominal", 0), True, _PREEMPTOR_GATE),
+     False, True),
+    ("a is preemptor, b not, feature enabled",
+     _candidate("preemptor-borrowing", 0, borrows=True, preemptor=True),
+     _candidate("not-preemptor-nominal", 0), True, True),
     ("a is preemptor, b not, feature disabled",
-     _candidate("preemptor-borrowing", 0, borrows=True), _candidate("not-preemptor-nominal", 0),
-     False, ""),
-    ("both are preemptors, feature enabled", _candidate("preemptor-borrowing", 0, borrows=True),
-     _candidate("preemptor-nominal", 0), False, _PREEMPTOR_GATE),
+     _candidate("preemptor-borrowing", 0, borrows=True, preemptor=True),
+     _candidate("not-preemptor-nominal", 0), False, False),
+    ("both are preemptors, feature enabled",
+     _candidate("preemptor-borrowing", 0, borrows=True, preemptor=True),
+     _candidate("preemptor-nominal", 0, preemptor=True), True, False),
 ]
 
 
-@pytest.mark.parametrize(("name", "a", "b", "want", "skip"), COMPARER_CASES,
+@pytest.mark.parametrize(("name", "a", "b", "preemptors_first", "want"), COMPARER_CASES,
                          ids=[c[0] for c in COMPARER_CASES])
-def test_entry_comparer_less(name: str, a: FairCandidate, b: FairCandidate, want: bool,
-                             skip: str) -> None:
+def test_entry_comparer_less(name: str, a: FairCandidate, b: FairCandidate,
+                             preemptors_first: bool, want: bool) -> None:
     """TestEntryComparerLess: kubernetes-sigs/kueue ff69552e, FILE, case ``name``."""
-    if skip:
-        pytest.skip(skip)
-    assert fair_less(a, b) is want
+    assert fair_less(a, b, prioritize_preemptors=preemptors_first) is want

@@ -122,16 +122,23 @@ def resources_to_reserve(mode: AssignMode, borrowing: int, usage: Mapping[Flavor
     return held
 
 
-def classic_order_key(borrowing: int, priority: int, created: float, key: str
-                      ) -> tuple[int, int, float, str]:
+def classic_order_key(borrowing: int, priority: int, created: float, key: str, *,
+                      priority_sorting: bool = True, preemptor: bool = False,
+                      prioritize_preemptors: bool = False
+                      ) -> tuple[bool, int, int, float, str]:
     """Where a ClusterQueue's head goes in a cycle without fair sharing (Kueue's
-    classical iterator, PrioritySortingWithinCohort on): lower borrowing level first,
-    then higher priority, then older; the key breaks the remaining ties."""
-    return borrowing, -priority, created, key
+    classical iterator): with PrioritizePreemptorWorkloads (alpha, off by default) a
+    preemptor waiting for its targets to go first; then lower borrowing level; then,
+    with PrioritySortingWithinCohort (beta, on by default), higher priority; then the
+    older (``created``: Kueue's queue-order timestamp, ``queue_order``); the key breaks
+    the remaining ties (Kueue's are in the order it listed its queue heads)."""
+    return (not (prioritize_preemptors and preemptor), borrowing,
+            -priority if priority_sorting else 0, created, key)
 
 
 def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree,
-                       version: Callable[[str], int] | None = None) -> Iterator[_Entry]:
+                       version: Callable[[str], int] | None = None,
+                       priority_sorting: bool = True) -> Iterator[_Entry]:
     """Kueue's fair-sharing iterator: the cycle's entries one at a time, each chosen
     when the ones before it have been processed (their admissions change the shares).
 
@@ -140,7 +147,8 @@ def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree,
     the entries of its child ClusterQueues, the one whose child node (with the entry's
     usage added) does not borrow on a resource the entry asks for wins first
     (FairSharingPrioritizeNonBorrowing), then the lower dominant resource share of that
-    child node, then the higher priority, then the older; the key breaks ties.
+    child node, then the higher priority (PrioritySortingWithinCohort), then the older;
+    the key breaks ties.
 
     Cohort trees share no quota, so they are taken one after the other (Kueue takes
     them in map order). ``version(root)`` changes whenever usage in that tree does;
@@ -163,7 +171,8 @@ def fair_sharing_order(entries: Sequence[_Entry], tree: QuotaTree,
             for name, entry in remaining.items():
                 if name not in views:
                     views[name] = _FairView(entry, tree)
-            winner = _tournament(root, {name: views[name] for name in remaining})
+            winner = _tournament(root, {name: views[name] for name in remaining},
+                                 priority_sorting)
             assert winner is not None
             del remaining[winner.cluster_queue]
             yield winner
@@ -192,8 +201,10 @@ class _FairView:
         finally:
             tree.add_usage(entry.cluster_queue, usage, -1)
 
-    def before(self, other: _FairView, cohort: QuotaNode) -> bool:
-        return fair_less(self.candidate(cohort), other.candidate(cohort))
+    def before(self, other: _FairView, cohort: QuotaNode, priority_sorting: bool = True
+               ) -> bool:
+        return fair_less(self.candidate(cohort), other.candidate(cohort),
+                         priority_sorting=priority_sorting)
 
     def candidate(self, cohort: QuotaNode) -> FairCandidate:
         share, borrowed = self.at[id(cohort)]
@@ -206,29 +217,36 @@ class _FairView:
 class FairCandidate:
     """An entry as one cohort of the tournament compares it: its child node's share
     (``QuotaTree.share_order``) and whether that node borrows on a (flavor, resource)
-    the entry asks for."""
+    the entry asks for. ``preemptor``: it waits for its preemption targets to go
+    (never so in dralab's cycle: a preemptor is admitted as it evicts)."""
 
     key: str
     priority: int
     created: float
     share: tuple[int, float]
     borrows_on_requested: bool
+    preemptor: bool = False
 
 
-def fair_less(a: FairCandidate, b: FairCandidate) -> bool:
-    """Kueue's entryComparer.less (PrioritizePreemptorWorkloads off, its default):
-    not borrowing on a requested resource first, then the lower share, then the higher
+def fair_less(a: FairCandidate, b: FairCandidate, *, priority_sorting: bool = True,
+              prioritize_preemptors: bool = False) -> bool:
+    """Kueue's entryComparer.less: with PrioritizePreemptorWorkloads (alpha, off by
+    default) a waiting preemptor first; then not borrowing on a requested resource,
+    then the lower share, then (PrioritySortingWithinCohort, on by default) the higher
     priority, then the older; the key breaks the remaining ties."""
+    if prioritize_preemptors and a.preemptor != b.preemptor:
+        return a.preemptor
     if a.borrows_on_requested != b.borrows_on_requested:
         return not a.borrows_on_requested
     if a.share != b.share:
         return a.share < b.share
-    if a.priority != b.priority:
+    if priority_sorting and a.priority != b.priority:
         return a.priority > b.priority
     return (a.created, a.key) < (b.created, b.key)
 
 
-def _tournament(root: QuotaNode, views: Mapping[str, _FairView]) -> _Entry | None:
+def _tournament(root: QuotaNode, views: Mapping[str, _FairView],
+                priority_sorting: bool = True) -> _Entry | None:
     """The winner of ``root``'s cohort tree (a loop over the cohorts, deepest first)."""
     order: list[QuotaNode] = []
     stack = [root]
@@ -245,7 +263,7 @@ def _tournament(root: QuotaNode, views: Mapping[str, _FairView]) -> _Entry | Non
             continue
         best = candidates[0]
         for challenger in candidates[1:]:
-            if challenger.before(best, cohort):
+            if challenger.before(best, cohort, priority_sorting):
                 best = challenger
         winners[id(cohort)] = best
     won = winners.get(id(root))
@@ -301,6 +319,13 @@ class KueuePolicy:
         # fit whole may be admitted with fewer pods, down to its pod sets' minCount.
         self.partial_admission = partial_admission
         self.fair_strategies: tuple[FairStrategy, ...] = tuple(fair_strategies)
+        # Kueue's PrioritySortingWithinCohort (beta, on by default): the cycle's entries
+        # by priority after borrowing; off, by queue-order time only.
+        self.priority_sorting = True
+        # Kueue's PrioritizePreemptorWorkloads (alpha, off by default): entries waiting
+        # for their preemption targets to go first. No entry of dralab's cycle waits
+        # (a preemptor is admitted as it evicts), so it orders nothing here.
+        self.prioritize_preemptors = False
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
         # Kueue's QuotaReserved=False reason with each of ``pending_messages``.
@@ -538,10 +563,12 @@ class KueuePolicy:
                     else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
         ordered: Iterable[_Entry]
         if self.fair_sharing:
-            ordered = fair_sharing_order(entries, tree, lambda root: index.changes.get(root, 0))
+            ordered = fair_sharing_order(entries, tree, lambda root: index.changes.get(root, 0),
+                                         self.priority_sorting)
         else:
             entries.sort(key=lambda e: classic_order_key(
-                e.assignment.borrowing, e.workload.priority, e.workload.created, e.key))
+                e.assignment.borrowing, e.workload.priority, e.workload.created, e.key,
+                priority_sorting=self.priority_sorting))
             ordered = entries
         for entry in ordered:
             spec = state.cluster_queues[entry.cluster_queue]
