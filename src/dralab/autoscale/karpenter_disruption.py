@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import msgspec
 
-from dralab.api.core import Pod, PodStatus
+from dralab.api.core import Node, Pod, PodStatus
 from dralab.cluster import PodInfo
 from dralab.scheduler import Scheduler
 
@@ -62,6 +62,7 @@ from .karpenter_offerings import (
     choose_replacement,
 )
 from .karpenter_pdb import PdbLimit, blocking_pdbs
+from .karpenter_template import NODEPOOL_LABEL
 from .placement import place_pod
 from .units import pod_units
 
@@ -92,6 +93,37 @@ def _owned_by(pod: Pod, api_version: str, kind: str) -> bool:
 def _active(pod: Pod) -> bool:
     return pod.status.phase not in ("Succeeded", "Failed") and \
         pod.metadata.deletion_timestamp is None
+
+
+# Karpenter's lifecycle marks (pkg/apis/v1 labels.go, taints.go).
+INITIALIZED_LABEL = "karpenter.sh/initialized"
+REGISTERED_LABEL = "karpenter.sh/registered"
+UNREGISTERED_TAINT = "karpenter.sh/unregistered"
+# scheduling.KnownEphemeralTaints: taints an initializing node is expected to lose.
+_EPHEMERAL_TAINTS = frozenset({
+    ("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoSchedule"),
+    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
+    (UNREGISTERED_TAINT, "NoExecute")})
+
+
+def initialized(node: Node) -> bool:
+    """StateNode.Initialized, as dralab reads a node: a NodePool's node (labelled
+    ``karpenter.sh/nodepool``) that still shows Karpenter's lifecycle -- the
+    ``karpenter.sh/unregistered`` taint, or ``karpenter.sh/registered`` without
+    ``karpenter.sh/initialized: "true"`` -- is not initialized yet. Nodes without
+    those marks (other capacity, and the Fleet's own nodes, which exist Ready) are."""
+    labels = node.metadata.labels or {}
+    if NODEPOOL_LABEL not in labels or labels.get(INITIALIZED_LABEL) == "true":
+        return True
+    if any(t.key == UNREGISTERED_TAINT for t in node.spec.taints):
+        return False
+    return labels.get(REGISTERED_LABEL) != "true"
+
+
+def _without_ephemeral_taints(node: Node) -> Node:
+    taints = [t for t in node.spec.taints if (t.key, t.effect) not in _EPHEMERAL_TAINTS]
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
 
 
 def reschedulable(pod: Pod) -> bool:
@@ -147,6 +179,8 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
             continue  # not Karpenter's (non-NodePool capacity)
         if do_not_disrupt_node(info.node) or info.node.metadata.deletion_timestamp:
             continue
+        if not initialized(info.node):
+            continue  # "node isn't initialized" (ValidateNodeDisruptable)
         if not consolidatable(name):
             continue
         pods = [p.pod for p in info.pods]
@@ -198,14 +232,22 @@ class _Simulation:
     groups: Mapping[str, NodeGroup]
     offerings: Mapping[str, Offering]
     leftover: list[PodInfo] = field(default_factory=list)
+    # Pods the simulation put on nodes not initialized yet (the command is invalid).
+    on_uninitialized: list[str] = field(default_factory=list)
 
     def evict(self, candidates: Sequence[DisruptionCandidate]) -> None:
         """On the open fork: the candidates' pods re-created pending and placed on the
-        nodes that stay; those that fit nowhere are left over."""
+        nodes that stay, initialized ones first (Karpenter's scheduler tries those
+        before the uninitialized, whose ephemeral taints it ignores); those that fit
+        nowhere are left over."""
         cluster = self.scheduler.cluster
         gone = {c.node for c in candidates}
         targets = [n for n in cluster.node_names() if n not in gone
                    and not cluster.nodes[n].node.metadata.deletion_timestamp]
+        ready = [n for n in targets if initialized(cluster.nodes[n].node)]
+        later = sorted(set(targets) - set(ready), key=targets.index)
+        for name in later:
+            cluster.add_node(_without_ephemeral_taints(cluster.nodes[name].node))
         pods = sorted((p for c in candidates for p in c.pods), key=_size)
         for pod in pods:
             self.scheduler.delete_pod(pod.key)
@@ -214,8 +256,13 @@ class _Simulation:
             # PreEnqueue: what the claim controller does for a new pod (its claims
             # from templates) before it can be scheduled.
             framework = self.scheduler.framework_for(moved)
-            if framework is None or not framework.run_pre_enqueue(moved).is_success() \
-                    or place_pod(self.scheduler, moved, targets).node is None:
+            if framework is None or not framework.run_pre_enqueue(moved).is_success():
+                self.leftover.append(moved)
+            elif place_pod(self.scheduler, moved, ready).node is not None:
+                continue
+            elif later and place_pod(self.scheduler, moved, later).node is not None:
+                self.on_uninitialized.append(moved.key)
+            else:
                 self.leftover.append(moved)
 
     def fitting(self, max_price: float) -> dict[str, str]:
@@ -246,6 +293,8 @@ def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str
     try:
         sim = _Simulation(scheduler, templates, groups, replacing.offerings)
         sim.evict(candidates)
+        if sim.on_uninitialized:
+            return None  # "would schedule against uninitialized nodeclaim"
         if not sim.leftover:
             return Command(tuple(candidates), reason)
         fitting = sim.fitting(price)

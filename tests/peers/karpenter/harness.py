@@ -173,9 +173,12 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
 
 def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "100",
          memory: str | None = None, annotations: dict[str, str] | None = None,
-         labels: dict[str, str] | None = None, taints: list[Doc] | None = None) -> Doc:
+         labels: dict[str, str] | None = None, taints: list[Doc] | None = None,
+         initialized: bool = True) -> Doc:
     """A node as test.NodeClaimAndNode makes it (allocatable from the NodeClaim's
-    status); ``itype`` None: a node Karpenter does not manage."""
+    status); ``itype`` None: a node Karpenter does not manage. ``initialized`` False:
+    as it is before ExpectMakeNodesInitialized (Karpenter's karpenter.sh/unregistered
+    taint still on it)."""
     meta_labels: dict[str, str] = {"kubernetes.io/hostname": name}
     if itype is not None:
         meta_labels.update({"dralab.dev/pool": itype.pool, "karpenter.sh/nodepool": NODEPOOL,
@@ -188,6 +191,8 @@ def node(name: str, itype: InstanceType | None, cpu: str = "32", pods: str = "10
     meta: Doc = {"name": name, "labels": meta_labels}
     if annotations:
         meta["annotations"] = annotations
+    if not initialized:
+        taints = [*(taints or []), {"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]
     body: Doc = {"taints": taints} if taints else {}
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": body,
             "status": {"capacity": dict(resources), "allocatable": dict(resources),

@@ -529,6 +529,43 @@ def test_delete_wont_make_a_non_pending_pod_go_pending(case: str) -> None:
     assert result.deleted == [] and result.launched == []
 
 
+# -- Node initialization (Delete) ------------------------------------------------------
+
+@upstream("Delete/won't delete node if it would require pods to schedule on an uninitialized "
+          "node")
+def test_delete_wont_schedule_onto_an_uninitialized_node(case: str) -> None:
+    # node-0 is left uninitialized: it is no candidate, and node-1's pod would only
+    # fit there ("would schedule against uninitialized nodeclaim").
+    nodes = [node("node-0", LEAST, initialized=False), node("node-1", LEAST)]
+    result = run(ON_DEMAND, *nodes, *_three_pods())
+    assert result.deleted == [] and result.launched == []
+
+
+def _fake_type(name: str, cpu: int, memory_gi: int, pods: int) -> list[InstanceType]:
+    """fake.NewInstanceType with its default offerings (spot in zones 1-2, on-demand in
+    zones 1-3), priced from its resources; the first is the one NodeClaims label."""
+    offerings = [("spot", "test-zone-1"), ("spot", "test-zone-2"), ("on-demand", "test-zone-1"),
+                 ("on-demand", "test-zone-2"), ("on-demand", "test-zone-3")]
+    return [InstanceType(name, cpu, memory_gi, pods, zone, ct, pool_name=f"{name}-{zone}-{ct}")
+            for ct, zone in offerings]
+
+
+@upstream("Delete/should consider initialized nodes before uninitialized nodes")
+def test_delete_initialized_nodes_before_uninitialized(case: str) -> None:
+    # 100 nodes of the default type, each with a 2-CPU pod, one initialized (upstream
+    # picks it at random); the small node's pod goes to that one's spare CPU.
+    default = _fake_type("default-instance-type", 3, 3, 110)
+    small = _fake_type("small-instance-type", 1, 1, 10)
+    chosen = 37
+    nodes = [node(f"node-{i}", default[0], cpu="3", memory="3Gi", initialized=i == chosen)
+             for i in range(100)]
+    pods = [pod(f"p{i}", on=f"node-{i}", cpu="2", memory="2Gi") for i in range(100)]
+    result = run([*default, *small], *nodes, *pods,
+                 node("consolidatable", small[0], cpu="1", memory="1Gi"),
+                 pod("consolidatable-pod", on="consolidatable", cpu="1", memory="1Gi"))
+    assert result.deleted == ["consolidatable"] and result.launched == []
+
+
 # -- Context("Multi-NodeClaim"): three nodes of the most expensive type -------------
 
 @entries("Multi-NodeClaim/can merge 3 nodes into 1")
@@ -647,7 +684,6 @@ POOLS = "needs several NodePools (the model is one NodePool over the Fleet's poo
 MARKED = "asserts the controller's internal 'consolidated' memo, not a decision"
 VALIDATION = ("needs the command's 15 s validation wait with pods arriving during it "
               "(the controller's asynchronous queue)")
-INIT = "needs NodeClaim initialization state, which dralab's nodes do not carry"
 START = "needs pod start times against a wall clock (the model's clock is relative)"
 LIFETIME = "needs expireAfter and NodeClaim ages (node lifetime), not modelled"
 BUFFER = "needs CapacityBuffer pods, a kind dralab does not read"
@@ -696,11 +732,8 @@ SKIPPED = [
     ("Delete/can delete nodes if another nodePool has no node template", POOLS),
     ("Delete/can consolidate nodes after duration-based do-not-disrupt annotation expires",
      START),
-    ("Delete/won't delete node if it would require pods to schedule on an uninitialized node",
-     INIT),
     ("Delete/should consolidate pods onto a destination node with consolidateAfter set to "
      "Never", POOLS),
-    ("Delete/should consider initialized nodes before uninitialized nodes", INIT),
     ("Delete/can delete nodes while an invalid node pool exists", POOLS),
     ("TTL/should wait for the node TTL for non-empty nodes before consolidating", VALIDATION),
     ("TTL/should not consolidate if the action picks different instance types after the "
