@@ -22,6 +22,8 @@ __all__ = ["FEASIBILITY_GATE", "PARTIAL_ADMISSION_GATE", "RECLAIMABLE_PODS_GATE"
 FEASIBILITY_GATE = "KueueDRADeviceFeasibility"
 # Kueue's alpha gate (off by default): waiting preemptors first in the cycle.
 PRIORITIZE_PREEMPTORS_GATE = "PrioritizePreemptorWorkloads"
+# Kueue's beta gate (on by default): a preemptor whose targets overlap looks for others.
+RECOMPUTE_ON_OVERLAP_GATE = "RecomputeAssignmentUponPreemptionTargetsOverlap"
 # Kueue's beta gates dralab honours, on by default as in Kueue.
 PARTIAL_ADMISSION_GATE = "PartialAdmission"
 RECLAIMABLE_PODS_GATE = "ReclaimablePods"
@@ -51,4 +53,5 @@ def kueue_policy(config: KueueConfiguration | None) -> KueuePolicy:
                          partial_admission=gates.get(PARTIAL_ADMISSION_GATE, True))
     policy.priority_sorting = gates.get(PRIORITY_SORTING_GATE, True)
     policy.prioritize_preemptors = gates.get(PRIORITIZE_PREEMPTORS_GATE, False)
+    policy.recompute_on_overlap = gates.get(RECOMPUTE_ON_OVERLAP_GATE, True)
     return policy

@@ -209,6 +209,8 @@ def run_cycle(case: Case) -> None:
     before = set(state.admitted)
     policy = KueuePolicy(fair_sharing=case.fair_sharing,
                          partial_admission=case.feature_gates.get("PartialAdmission", True))
+    policy.recompute_on_overlap = case.feature_gates.get(
+        "RecomputeAssignmentUponPreemptionTargetsOverlap", True)
     decisions = admit_cycles(policy, state, 0.0, 1)
     preempted = {d.workload: d.reason for d in decisions if d.preempted}
     preemptors = {d.by for d in decisions if d.preempted and d.by}
@@ -1304,9 +1306,34 @@ FS_CASES += [
                        for n in ("alpha", "beta", "gamma")},
          want_left={f"other-{n}": (f"eng-{n}/preemptor",) for n in ("alpha", "beta", "gamma")}),
     Case("multiple preemptions skip overlapping preemption targets",
-         skip="RecomputeAssignmentUponPreemptionTargetsOverlap=false is not modelled: dralab "
-              "recomputes the targets of a preemptor whose targets overlap, as Kueue with the "
-              "gate on (its default)"),
+         workloads=(
+             wl("eng-alpha/a1", "other", ps("main", 1, {"alpha-resource": "1"}),
+                admitted=adm("other-alpha", psa("main", **{"alpha-resource": ("default", "1")}))),
+             wl("eng-beta/b1", "other", ps("main", 1, {"beta-resource": "1"}),
+                admitted=adm("other-beta", psa("main", **{"beta-resource": ("default", "1")}))),
+             wl("eng-gamma/c1", "other", ps("main", 1, {"cpu": "9", "gamma-resource": "1"}),
+                admitted=adm("other-gamma", psa("main", cpu=("default", "9")))),
+             wl("eng-alpha/preemptor", "other", ps("main", 1, {"cpu": "3", "alpha-resource": "1"}),
+                priority=100),
+             wl("eng-beta/pretending-preemptor", "other",
+                ps("main", 1, {"cpu": "3", "beta-resource": "1"}), priority=99)),
+         cluster_queues=(*(cq(f"other-{n}", group(fq_map("default", {"cpu": "0",
+                                                                     f"{n}-resource": "1"})),
+                              cohort="other", policy=preemption(within="LowerPriority",
+                                                                reclaim="Any"))
+                           for n in ("alpha", "beta", "gamma")), _bank("9")),
+         local_queues=OTHER_LQ, fair_sharing=True,
+         feature_gates={"RecomputeAssignmentUponPreemptionTargetsOverlap": False},
+         want_preempted={"eng-alpha/a1": "InClusterQueue",
+                         "eng-gamma/c1": "InCohortFairSharing"},
+         want_pending={"eng-alpha/preemptor": "couldn't assign flavors to pod set main: "
+                       "insufficient unused quota for alpha-resource in flavor default, 1 more "
+                       "needed, insufficient unused quota for cpu in flavor default, 3 more "
+                       "needed. Pending the preemption of 2 workload(s)",
+                       "eng-beta/pretending-preemptor": "Workload has overlapping preemption "
+                       "targets with another workload"},
+         want_left={"other-alpha": ("eng-alpha/preemptor",),
+                    "other-beta": ("eng-beta/pretending-preemptor",)}),
     Case("not enough resources with fair sharing enabled",
          workloads=(wl("sales/new", "main", ps("one", 1, {"cpu": "100"})),),
          fair_sharing=True,

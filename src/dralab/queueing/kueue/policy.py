@@ -326,6 +326,10 @@ class KueuePolicy:
         # for their preemption targets to go first. No entry of dralab's cycle waits
         # (a preemptor is admitted as it evicts), so it orders nothing here.
         self.prioritize_preemptors = False
+        # Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap (beta, on by default):
+        # a preemptor whose targets an entry before it evicted looks for others; off,
+        # it is skipped for the cycle ("overlapping preemption targets").
+        self.recompute_on_overlap = True
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
         # Kueue's QuotaReserved=False reason with each of ``pending_messages``.
@@ -663,6 +667,8 @@ class KueuePolicy:
         if not entry.targets:
             return ""
         if any(t.workload not in index for t in entry.targets):
+            if not self.recompute_on_overlap:
+                return messages.OVERLAPPING_TARGETS
             entry.targets = self._targets(entry, spec, state)
             if not entry.targets:
                 return messages.OVERLAPPING_TARGETS
