@@ -131,6 +131,9 @@ class Karpenter:
     # The input's PodDisruptionBudgets (karpenter_pdb): nodes with pods they stop from
     # eviction are not disrupted.
     pdbs: tuple[PdbLimit, ...] = ()
+    # The unix time of the loops' clock 0 (None: no wall clock): a pod's duration-based
+    # karpenter.sh/do-not-disrupt runs out by it, from the pod's status.startTime.
+    clock_epoch: float | None = None
     # The last loop's consolidation command (its replacement's instance type options).
     last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
@@ -372,7 +375,9 @@ class Karpenter:
                      ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
         scheduler = self.scheduler
         cluster = scheduler.cluster
-        candidates = node_candidates(scheduler, groups, self._consolidatable(now), self.pdbs)
+        wall = None if self.clock_epoch is None else self.clock_epoch + now
+        candidates = node_candidates(scheduler, groups, self._consolidatable(now), self.pdbs,
+                                     wall)
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}

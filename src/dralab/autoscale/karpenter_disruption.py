@@ -51,7 +51,6 @@ from .karpenter_nodepool import (
     WHEN_EMPTY_OR_UNDERUTILIZED,
     NodePoolSettings,
     do_not_disrupt_node,
-    do_not_disrupt_pod,
 )
 from .karpenter_offerings import (
     CAPACITY_TYPE,
@@ -61,7 +60,7 @@ from .karpenter_offerings import (
     Offering,
     choose_replacement,
 )
-from .karpenter_pdb import PdbLimit, blocking_pdbs
+from .karpenter_pdb import PdbLimit, blocking_pdbs, do_not_disrupt_active
 from .karpenter_template import NODEPOOL_LABEL
 from .placement import place_pod
 from .units import pod_units
@@ -166,10 +165,11 @@ class Command:
 
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
-                    consolidatable: Callable[[str], bool], pdbs: Sequence[PdbLimit] = ()
-                    ) -> list[DisruptionCandidate]:
+                    consolidatable: Callable[[str], bool], pdbs: Sequence[PdbLimit] = (),
+                    wall: float | None = None) -> list[DisruptionCandidate]:
     """The NodePool's nodes that may be disrupted now, in name order; ``pdbs``: the
-    PodDisruptionBudgets (a node with a pod they stop from eviction is none)."""
+    PodDisruptionBudgets (a node with a pod they stop from eviction is none); ``wall``:
+    the loop's unix time, if known (duration-based do-not-disrupt runs out by it)."""
     cluster = scheduler.cluster
     out = []
     for name in sorted(cluster.node_names()):
@@ -184,9 +184,9 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         if not consolidatable(name):
             continue
         pods = [p.pod for p in info.pods]
-        if any(_active(p) and do_not_disrupt_pod(p) for p in pods):
+        if any(_active(p) and do_not_disrupt_active(p, wall) for p in pods):
             continue
-        if blocking_pdbs(pdbs, pods):
+        if blocking_pdbs(pdbs, pods, wall):
             continue  # "pdb prevents pod evictions" (ValidatePodsDisruptable)
         moving = [p for p in info.pods if reschedulable(p.pod)]
         cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))

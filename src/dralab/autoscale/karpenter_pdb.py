@@ -25,9 +25,11 @@ from dralab.api.base import KubeObject, UnknownObject
 from dralab.api.core import Pod
 from dralab.controllers.owners import selector_matches
 
-from .karpenter_nodepool import do_not_disrupt_pod
+from .karpenter_nodepool import DO_NOT_DISRUPT, do_not_disrupt_pod, parse_go_duration
+from .utilization import unix_time
 
-__all__ = ["DISRUPTED_TAINT", "PdbLimit", "blocking_pdbs", "read_pdbs"]
+__all__ = ["DISRUPTED_TAINT", "PdbLimit", "blocking_pdbs", "do_not_disrupt_active",
+           "read_pdbs"]
 
 DISRUPTED_TAINT = "karpenter.sh/disrupted"
 
@@ -78,6 +80,22 @@ def read_pdbs(objects: Iterable[KubeObject]) -> tuple[PdbLimit, ...]:
     return tuple(out)
 
 
+def do_not_disrupt_active(pod: Pod, wall: float | None = None) -> bool:
+    """pod.IsDoNotDisruptActive: ``karpenter.sh/do-not-disrupt`` "true", or a duration
+    not yet over since the pod's ``status.startTime`` by ``wall`` (unix seconds of the
+    loop's clock). Without a wall clock or a start time a duration is still running,
+    as upstream's answer for a pod without a start time."""
+    if not do_not_disrupt_pod(pod):
+        return False
+    value = (pod.metadata.annotations or {}).get(DO_NOT_DISRUPT, "")
+    if value == "true" or wall is None:
+        return True
+    status = pod.raw.get("status") if isinstance(pod.raw, dict) else None
+    started = status.get("startTime") if isinstance(status, dict) else None
+    start = unix_time(started) if isinstance(started, str) else None
+    return start is None or wall - start < parse_go_duration(value)
+
+
 def _tolerates_disrupted(pod: Pod) -> bool:
     """ToleratesDisruptedNoScheduleTaint."""
     for t in pod.spec.tolerations:
@@ -89,28 +107,30 @@ def _tolerates_disrupted(pod: Pod) -> bool:
     return False
 
 
-def _evictable(pod: Pod) -> bool:
+def _evictable(pod: Pod, wall: float | None) -> bool:
     """pod.IsEvictable: what the eviction API would be called on."""
     active = pod.status.phase not in ("Succeeded", "Failed") and \
         pod.metadata.deletion_timestamp is None
     mirror = any(r.kind == "Node" and r.api_version == "v1"
                  for r in pod.metadata.owner_references)
     return active and not mirror and not _tolerates_disrupted(pod) and \
-        not do_not_disrupt_pod(pod)
+        not do_not_disrupt_active(pod, wall)
 
 
 def _not_ready(pod: Pod) -> bool:
     return any(c.type == "Ready" and c.status == "False" for c in pod.status.conditions)
 
 
-def blocking_pdbs(pdbs: Iterable[PdbLimit], pods: Iterable[Pod]) -> list[str]:
+def blocking_pdbs(pdbs: Iterable[PdbLimit], pods: Iterable[Pod], wall: float | None = None
+                  ) -> list[str]:
     """Limits.CanEvictPods: the budgets (namespace/name) that stop the first pod that
-    cannot be evicted; empty when every pod can be."""
+    cannot be evicted; empty when every pod can be. ``wall``: as for
+    ``do_not_disrupt_active``."""
     pdbs = list(pdbs)
     if not pdbs:
         return []
     for pod in pods:
-        if not _evictable(pod):
+        if not _evictable(pod, wall):
             continue
         matching = [p for p in pdbs if p.covers(pod)]
         if len(matching) > 1:

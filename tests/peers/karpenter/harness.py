@@ -298,7 +298,7 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
         labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
         pool_extra: Doc | None = None, preference_policy: str = "Respect",
-        spot_to_spot_consolidation: bool = False) -> Run:
+        spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
     options default them)."""
@@ -323,5 +323,5 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       ignore_dra_requests=ignore_dra_requests,
                       preference_policy=preference_policy,
                       spot_to_spot_consolidation=spot_to_spot_consolidation,
-                      pdbs=read_pdbs(data.objects))
+                      pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch)
     return Run(model, model.loop(waiting, now))

@@ -15,6 +15,7 @@ BeforeEach turns the SpotToSpotConsolidation gate on (``run`` here does too).
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -469,6 +470,21 @@ def test_delete_duration_do_not_disrupt_still_active(case: str) -> None:
     assert result.deleted == ["node-0"] and result.launched == []
 
 
+@upstream("Delete/can consolidate nodes after duration-based do-not-disrupt annotation expires")
+def test_delete_after_duration_do_not_disrupt_expires(case: str) -> None:
+    # Every pod started at the loops' clock 0 with a 2m do-not-disrupt: nothing at 0,
+    # a command once the clock is three minutes on.
+    start = "2026-01-01T00:00:00Z"
+    pods = _three_pods({i: {"karpenter.sh/do-not-disrupt": "2m"} for i in range(3)})
+    for doc in pods:
+        doc["status"]["startTime"] = start
+    first = run(ON_DEMAND, *_two(*pods), clock_epoch=datetime.fromisoformat(
+        start.replace("Z", "+00:00")).timestamp())
+    assert first.deleted == [] and first.launched == []
+    later = first.karpenter.loop([], 180.0)
+    assert len(later.scale_downs) == 1
+
+
 @upstream('Delete/can delete nodes, considers invalid do-not-disrupt annotation format as not blocking')  # noqa: E501 (the upstream case name)
 def test_delete_invalid_do_not_disrupt_is_not_blocking(case: str) -> None:
     # "can delete nodes, considers invalid do-not-disrupt annotation format as not blocking"
@@ -684,7 +700,6 @@ POOLS = "needs several NodePools (the model is one NodePool over the Fleet's poo
 MARKED = "asserts the controller's internal 'consolidated' memo, not a decision"
 VALIDATION = ("needs the command's 15 s validation wait with pods arriving during it "
               "(the controller's asynchronous queue)")
-START = "needs pod start times against a wall clock (the model's clock is relative)"
 LIFETIME = "needs expireAfter and NodeClaim ages (node lifetime), not modelled"
 BUFFER = "needs CapacityBuffer pods, a kind dralab does not read"
 STATIC = "needs a static NodePool (spec.replicas), not modelled"
@@ -730,8 +745,6 @@ SKIPPED = [
     ("Delete/does not delete nodes with pod churn, deletes nodes without pod churn",
      VALIDATION),
     ("Delete/can delete nodes if another nodePool has no node template", POOLS),
-    ("Delete/can consolidate nodes after duration-based do-not-disrupt annotation expires",
-     START),
     ("Delete/should consolidate pods onto a destination node with consolidateAfter set to "
      "Never", POOLS),
     ("Delete/can delete nodes while an invalid node pool exists", POOLS),
