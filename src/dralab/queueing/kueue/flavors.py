@@ -309,20 +309,13 @@ class _Assigner:
                    reasons: list[str]) -> tuple[PreemptionMode, int, str]:
         """How ``amount`` more of ``fr`` fits: the mode, the borrowing level and, when
         it does not fit, Kueue's no-fit reason (ExceedsMaxQuota, WaitingForQuota)."""
-        tree, node = self.tree, self.node
+        node = self.node
         value = before + amount
-        capacity = tree.potential(node, fr)
+        capacity, borrow, may_reclaim, free = self.tree.assess(node, fr, value)
         if value > capacity:
             reasons.append(messages.max_capacity_exceeded(fr[1], fr[0], before, amount,
                                                           capacity))
             return PreemptionMode.NO_FIT, 0, EXCEEDS_MAX_QUOTA
-        if node.parent is None:
-            borrow, may_reclaim = 0, False
-        elif not tree.borrowing(node, fr, value):
-            borrow, may_reclaim = 0, True
-        else:
-            borrow, may_reclaim = tree.lowest_fitting_subtree(node, fr, value)
-        free = tree.available(node, fr)
         if value <= free:
             return PreemptionMode.FIT, borrow, ""
         reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))

@@ -137,7 +137,9 @@ class QuotaTree:
         for node in [*self.cluster_queues.values(), *self.cohorts.values()]:
             if node.parent is None:
                 self._fill(node)
-        self._potential: dict[tuple[str, FlavorResource], int] = {}
+        # Keyed by the node's identity: a cohort and a ClusterQueue may share a name.
+        self._potential: dict[tuple[int, FlavorResource], int] = {}
+        self._paths: dict[int, tuple[QuotaNode, ...]] = {}
         self._lendable: dict[str, dict[str, int]] = {}
         self._members: dict[str, list[str]] = {}
         self._heights: dict[str, int] = {}
@@ -223,16 +225,27 @@ class QuotaTree:
                 node = node.parent
 
     # queries ------------------------------------------------------------------
+    def _path(self, node: QuotaNode) -> tuple[QuotaNode, ...]:
+        """``node`` and its ancestors, ``node`` first; kept per node (the tree's shape
+        never changes, and every quota question of the admission cycle walks it)."""
+        path = self._paths.get(id(node))
+        if path is None:
+            chain = [node]
+            while chain[-1].parent is not None:
+                parent = chain[-1].parent
+                assert parent is not None
+                chain.append(parent)
+            path = self._paths[id(node)] = tuple(chain)
+        return path
+
     def available(self, node: QuotaNode, fr: FlavorResource) -> int:
         """What ``node`` can still take of ``fr``, borrowing within its limits: the
         root's free quota, passed down the path to ``node`` (a loop, O(depth))."""
-        path: list[QuotaNode] = []
-        current = node
-        while current.parent is not None:
-            path.append(current)
-            current = current.parent
-        value = current.subtree.get(fr, 0) - current.usage.get(fr, 0)
-        for step in reversed(path):
+        path = self._path(node)
+        root = path[-1]
+        value = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+        for position in range(len(path) - 2, -1, -1):
+            step = path[position]
             kept = step.guaranteed.get(fr, 0)
             used = step.usage.get(fr, 0)
             limit = step.borrowing_limit.get(fr)
@@ -242,34 +255,46 @@ class QuotaTree:
             value = max(0, kept - used) + value
         return value
 
-    def _potential_key(self, node: QuotaNode, fr: FlavorResource) -> tuple[str, FlavorResource]:
-        return (node.name if not node.is_cohort else "/" + node.name, fr)
-
     def potential(self, node: QuotaNode, fr: FlavorResource) -> int:
         """What ``node`` could take of ``fr`` if nothing were used (its maximum capacity);
         cached per node, computed down from the nearest cached ancestor (a loop)."""
-        path: list[QuotaNode] = []
-        current: QuotaNode | None = node
-        value: int | None = None
-        while current is not None:
-            value = self._potential.get(self._potential_key(current, fr))
-            if value is not None:
+        cache = self._potential
+        known = cache.get((id(node), fr))
+        if known is not None:
+            return known
+        path = self._path(node)
+        value = 0
+        start = len(path) - 1
+        for position, step in enumerate(path):
+            cached = cache.get((id(step), fr))
+            if cached is not None:
+                value, start = cached, position - 1
                 break
-            path.append(current)
-            current = current.parent
-        for step in reversed(path):
-            if step.parent is None:
-                value = step.subtree.get(fr, 0)
-            else:
-                assert value is not None
-                kept = step.guaranteed.get(fr, 0)
-                limit = step.borrowing_limit.get(fr)
-                if limit is not None:
-                    value = min(step.subtree.get(fr, 0) - kept + limit, value)
-                value = kept + value
-            self._potential[self._potential_key(step, fr)] = value
-        assert value is not None
+        else:
+            root = path[-1]
+            value = cache[(id(root), fr)] = root.subtree.get(fr, 0)
+            start = len(path) - 2
+        for position in range(start, -1, -1):
+            step = path[position]
+            kept = step.guaranteed.get(fr, 0)
+            limit = step.borrowing_limit.get(fr)
+            if limit is not None:
+                value = min(step.subtree.get(fr, 0) - kept + limit, value)
+            value = kept + value
+            cache[(id(step), fr)] = value
         return value
+
+    def assess(self, node: QuotaNode, fr: FlavorResource, value: int
+               ) -> tuple[int, int, bool, int]:
+        """The flavor assigner's four questions about ``value`` of ``fr`` in ClusterQueue
+        ``node``, answered together: its potential, the borrowing level and whether
+        reclaiming may make room (``lowest_fitting_subtree``; not borrowing: 0, and
+        True below a cohort), and what is available now."""
+        capacity = self.potential(node, fr)
+        if node.parent is None:
+            return capacity, 0, False, node.subtree.get(fr, 0) - node.usage.get(fr, 0)
+        borrow, may_reclaim = self.lowest_fitting_subtree(node, fr, value)
+        return capacity, borrow, may_reclaim, self.available(node, fr)
 
     def fits(self, node: QuotaNode, usage: dict[FlavorResource, int],
              allow_borrowing: bool = True) -> bool:
@@ -316,18 +341,20 @@ class QuotaTree:
         0 if it stays within its own quota, else the height of the lowest cohort whose
         subtree quota holds it (the root's if none); and whether that cohort is below
         the root (so reclaiming inside it may make room)."""
-        if node.parent is None or not self.borrowing(node, fr, amount):
-            return 0, node.parent is not None
-        remaining = amount - self.local_available(node, fr)
-        current: QuotaNode | None = node.parent
-        root = node.parent
-        while current is not None:
-            if not self.borrowing(current, fr, remaining):
+        if node.parent is None:
+            return 0, False
+        used = node.usage.get(fr, 0)
+        if used + amount <= node.subtree.get(fr, 0):
+            return 0, True
+        remaining = amount - max(0, node.guaranteed.get(fr, 0) - used)
+        path = self._path(node)
+        for position in range(1, len(path)):
+            current = path[position]
+            used = current.usage.get(fr, 0)
+            if used + remaining <= current.subtree.get(fr, 0):
                 return self.height(current), current.parent is not None
-            remaining -= self.local_available(current, fr)
-            root = current
-            current = current.parent
-        return self.height(root), False
+            remaining -= max(0, current.guaranteed.get(fr, 0) - used)
+        return self.height(path[-1]), False
 
     # fair sharing --------------------------------------------------------------
     def lendable(self, cohort: QuotaNode) -> dict[str, int]:
