@@ -139,6 +139,9 @@ class AutoscalerOptions:
     # NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling for every group (CA's node group
     # defaults): a group scales up to its max size at once, or not at all.
     zero_or_max_node_scaling: bool = False
+    # --fastpath-binpacking-enabled: the estimator packs one equivalence group per
+    # estimate by arithmetic after one simulated node (estimator.estimate's fastpath).
+    fastpath_binpacking_enabled: bool = False
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -320,7 +323,8 @@ class ClusterAutoscaler:
                         twin = alike.get(twin_key) if twin_key is not None else None
                         option = as_group(twin, g) if twin is not None else \
                             estimate(scheduler, templates, g, units, offsets[g.name],
-                                     measures=reads, max_nodes=limit)
+                                     measures=reads, max_nodes=limit,
+                                     fastpath=self.options.fastpath_binpacking_enabled)
                         hit = (offsets[g.name], option)
                         cache[g.name] = hit
                         if twin_key is not None:
@@ -359,7 +363,8 @@ class ClusterAutoscaler:
                         continue
                 kept = estimate(scheduler, templates, best.group, units,
                                 offsets[best.group.name], keep=True, measures=(),
-                                max_nodes=capped)
+                                max_nodes=capped,
+                                fastpath=self.options.fastpath_binpacking_enabled)
                 if atomic(best.group) and kept.units:
                     # The group grows to its max size (the nodes no pod needs too).
                     kept.forced_count = best.group.room - offsets[best.group.name]
@@ -441,7 +446,8 @@ class ClusterAutoscaler:
                                   group.provisioning_delay, group.priority,
                                   group.zero_or_max)
                 option = estimate(self.scheduler, self.templates(), wider, units,
-                                  offsets[name], measures=reads, max_nodes=limit)
+                                  offsets[name], measures=reads, max_nodes=limit,
+                                  fastpath=self.options.fastpath_binpacking_enabled)
                 option.group = group
             out.append(option)
         return out
@@ -464,7 +470,8 @@ class ClusterAutoscaler:
                 continue
             group = groups[name]
             kept = estimate(self.scheduler, templates, group, left, offsets[name], keep=True,
-                            measures=(), max_nodes=add)
+                            measures=(), max_nodes=add,
+                            fastpath=self.options.fastpath_binpacking_enabled)
             offsets[name] += add
             budget.add(templates.node(name, 0)[0], add)
             taken = {u.name for u in kept.units}
@@ -535,7 +542,8 @@ class ClusterAutoscaler:
                                 group.zero_or_max)
             kept = estimate(self.scheduler, self.templates(), exactly, units, offset,
                             keep=True, measures=(),
-                            hopeless=hopeless.setdefault(group.name, {}))
+                            hopeless=hopeless.setdefault(group.name, {}),
+                            fastpath=self.options.fastpath_binpacking_enabled)
             offsets[group.name] += flight.nodes
             helped += kept.pods
             taken = {u.name for u in kept.units}

@@ -33,6 +33,7 @@ from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.core import Pod
+from dralab.api.quantity import Quantity
 from dralab.api.resource import ResourceClaim
 from dralab.cluster import PodInfo
 from dralab.cluster.records import raw_spec_field
@@ -41,6 +42,7 @@ from dralab.policies.frag import Shape, TargetWorkload, node_fragmentation
 from dralab.scheduler import Scheduler
 from dralab.scheduler.plugins.podtopologyspread import ERR_REASON_CONSTRAINTS_NOT_MATCH
 
+from .fastpath import best_group_for_fastpath
 from .gpushare import node_gpus, pod_shape
 from .groups import NodeGroup, TemplateNodes
 from .placement import (
@@ -51,7 +53,7 @@ from .placement import (
     place_prepared,
     prepare_pod,
 )
-from .units import PodUnit
+from .units import PodUnit, has_persistent_volumes
 from .utilization import AllocatedDevices, node_utilization
 
 __all__ = ["MAX_NODES_PER_SCALE_UP", "MEASURES", "Estimate", "as_group", "estimate",
@@ -297,6 +299,57 @@ class _Packer:
             self.hopeless[key] = reason
         return reason
 
+    def _may_add(self) -> bool:
+        """Whether the group has room for one more node and the limiter allows it."""
+        return len(self.nodes) < self.room and not (
+            self.max_nodes and len(self.nodes) >= self.max_nodes)
+
+    def _take_spare(self) -> str:
+        name = self._spare()
+        self.index[name] = len(self.nodes)
+        self.nodes.append(name)
+        self.spare = None
+        return name
+
+    def fastpath(self, units: Sequence[PodUnit]) -> dict[str, str | None]:
+        """CA's tryFastPath for one equivalence group of single pods: those the nodes
+        this estimate added take go there; of the rest, one fresh node is filled by
+        the scheduler, and each further node (while the group has room and the limiter
+        allows) is given as many pods again, bound without a Filter run -- the nodes
+        are alike and the pods equivalent. Per unit, None when placed, else why not
+        (those left over get the ordinary answer: the max size, the limiter)."""
+        out: dict[str, str | None] = {}
+        rest: list[PodUnit] = []
+        for unit in units:
+            if self._try_added(unit.pods[0], unit.key, True):
+                out[unit.name] = None
+            else:
+                rest.append(unit)
+        done = 0
+        if rest and self._may_add():
+            name = self._spare()
+            scheduler = self.scheduler
+            while done < len(rest) and \
+                    place_pod(scheduler, rest[done].pods[0], (name,)).node is not None:
+                done += 1
+            per_node = done
+            if per_node:
+                self.index[name] = len(self.nodes)
+                self.nodes.append(name)
+                self.spare = None
+                while done < len(rest) and self._may_add():
+                    name = self._take_spare()
+                    for unit in rest[done:done + per_node]:
+                        scheduler.cluster.bind_pod(unit.pods[0], name)
+                    done += min(per_node, len(rest) - done)
+                # Every node added so far is as full as the fastpath made it.
+                self.first_open[rest[0].key] = len(self.nodes)
+        for unit in rest[:done]:
+            out[unit.name] = None
+        for unit in rest[done:]:
+            out[unit.name] = self.place(unit.pods[0], unit.key)
+        return out
+
     def undo_to(self, before: int, existing_before: int) -> None:
         """After reverting a gang's fork: forget the nodes it added and the cluster nodes
         it used (one that was the spare before the fork is still there, empty: the
@@ -328,7 +381,8 @@ MEASURES = frozenset({"waste", "fragmentation"})
 def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
              units: Sequence[PodUnit], offset: int = 0, keep: bool = False,
              measures: Collection[str] = MEASURES,
-             hopeless: dict[Hashable, str] | None = None, max_nodes: int = 0) -> Estimate:
+             hopeless: dict[Hashable, str] | None = None, max_nodes: int = 0,
+             fastpath: bool = False) -> Estimate:
     """The option of scaling up ``group`` for ``units``. The scheduler's cluster is
     left as it was unless ``keep`` (then the new nodes and placements stay, for the
     caller's own fork). ``offset``: nodes of the group added earlier in this loop.
@@ -338,7 +392,8 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     group, with why; shared by estimates of one group in one loop, and added to.
     ``max_nodes``: CA's estimation limiter (``MAX_NODES_PER_SCALE_UP``; 0: none): the
     estimate adds at most that many nodes, and a unit that would need one more is
-    blocked by ``max_nodes_reason`` (a later scale-up may take it)."""
+    blocked by ``max_nodes_reason`` (a later scale-up may take it). ``fastpath``: CA's
+    --fastpath-binpacking-enabled (``_fastpath_group``, ``_Packer.fastpath``)."""
     room = group.room - offset
     result = Estimate(group, max_nodes=max_nodes)
     first, _ = templates.node(group.name, offset)
@@ -347,6 +402,10 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     cpu_m = cpu.milli_value() if cpu is not None else 0
     mem_m = memory.milli_value() if memory is not None else 0
     ordered = sorted(units, key=lambda u: -max(_size_score(p, cpu_m, mem_m) for p in u.pods))
+    fast: list[PodUnit] = []
+    if fastpath:
+        capacity = first.status.capacity or first.status.allocatable
+        ordered, fast = _fastpath_group(ordered, capacity.get("cpu"), capacity.get("memory"))
     packer = _Packer(scheduler, templates, group, offset, room, hopeless, max_nodes)
     scheduler.fork()
     try:
@@ -373,6 +432,16 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
                 result.blocked[unit.name] = reason
                 if reason == max_size_reason(group):
                     result.at_max.add(unit.name)
+        if fast:
+            answers = packer.fastpath(fast)
+            for unit in fast:
+                answer = answers[unit.name]
+                if answer is None:
+                    result.units.append(unit)
+                    continue
+                result.blocked[unit.name] = answer
+                if answer == max_size_reason(group):
+                    result.at_max.add(unit.name)
         result.nodes = list(packer.nodes)
         result.existing = list(packer.existing)
         if measures:
@@ -388,6 +457,29 @@ def estimate(scheduler: Scheduler, templates: TemplateNodes, group: NodeGroup,
     rank = {u.name: i for i, u in enumerate(units)}
     result.units.sort(key=lambda u: rank[u.name])
     return result
+
+
+def _fastpath_group(ordered: list[PodUnit], cpu: Quantity | None,
+                    memory: Quantity | None) -> tuple[list[PodUnit], list[PodUnit]]:
+    """``ordered`` without the equivalence group the fastpath packs, and that group
+    (CA's determineBestPEGToFastpath over the groups in their order). Only single pods
+    without ResourceClaims or PersistentVolumeClaims form candidate groups here: their
+    Reserve writes nothing per node, so binding them unsimulated leaves the fork as the
+    scheduler would have."""
+    groups: dict[Hashable, list[PodUnit]] = {}
+    for unit in ordered:
+        groups.setdefault(unit.key, []).append(unit)
+    candidates = [g for g in groups.values() if len(g[0].pods) == 1
+                  and not g[0].pods[0].pod.spec.resource_claims
+                  and not has_persistent_volumes(g[0].pods[0].pod)]
+    best = best_group_for_fastpath(
+        [[u.pods[0].pod for u in g] for g in candidates],
+        cpu.as_approximate_float() if cpu is not None else 0.0,
+        memory.as_approximate_float() if memory is not None else 0.0)
+    if best < 0:
+        return ordered, []
+    chosen = {u.name for u in candidates[best]}
+    return [u for u in ordered if u.name not in chosen], candidates[best]
 
 
 def _measure(scheduler: Scheduler, templates: TemplateNodes, result: Estimate,

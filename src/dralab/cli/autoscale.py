@@ -168,6 +168,9 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
 @click.option("--balancing-ignore-label", "balancing_ignore_labels", multiple=True,
               metavar="LABEL", help="A label to ignore, beside CA's own set, when comparing "
               "node groups for --balance-similar-node-groups. Repeatable.")
+@_ca_bool("fastpath-binpacking-enabled", False,
+          "Estimate one group of equivalent pods per node group by arithmetic after "
+          "simulating one node (CA's fastpath binpacking; a speed path).")
 @click.option("--expendable-pods-priority-cutoff", type=int, default=-10, show_default=True,
               help="Pending pods with a priority below this cause no scale-up.")
 @click.option("--max-nodes-total", type=click.IntRange(min=0), default=0, show_default=True,
@@ -199,7 +202,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   max_scale_down_parallelism: int, max_drain_parallelism: int,
                   max_nodes_per_scaleup: int, enforce_node_group_min_size: bool,
                   balance_similar_node_groups: bool, balancing_ignore_labels: tuple[str, ...],
-                  expendable_pods_priority_cutoff: int, max_nodes_total: int,
+                  expendable_pods_priority_cutoff: int, fastpath_binpacking_enabled: bool,
+                  max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
                   ignore_dra_requests: bool, preference_policy: str, output: str) -> None:
     """One autoscaler loop: which node pools would fix the pending pods, and which
@@ -257,6 +261,7 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         balancing_ignore_labels=balancing_ignore_labels,
         expendable_pods_priority_cutoff=expendable_pods_priority_cutoff,
         expander_priorities=priorities,
+        fastpath_binpacking_enabled=fastpath_binpacking_enabled,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options,

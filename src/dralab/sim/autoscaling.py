@@ -19,7 +19,8 @@ then tunes it (every field optional)::
       # blockingSystemPodDistruptionTimeout, maxScaleDownParallelism, maxDrainParallelism,
       # maxNodesPerScaleup, maxNodesTotal, coresTotal ("0:320000"), memoryTotal
       # ("0:6400000", GiB), enforceNodeGroupMinSize, balanceSimilarNodeGroups,
-      # balancingIgnoreLabel [labels], expendablePodsPriorityCutoff; expander may be a
+      # balancingIgnoreLabel [labels], expendablePodsPriorityCutoff,
+      # fastpathBinpackingEnabled; expander may be a
       # chain (priority,least-waste)
       ignoreDRARequests: true      # karpenter: its --ignore-dra-requests (false: claims
                                    # placed on the template nodes' ResourceSlices)
@@ -86,7 +87,7 @@ _CA_ONLY = ("scale_down_gpu_utilization_threshold", "scale_down_unready_time",
             "max_drain_parallelism", "max_nodes_per_scaleup", "max_nodes_total",
             "cores_total", "memory_total", "enforce_node_group_min_size",
             "balance_similar_node_groups", "balancing_ignore_label",
-            "expendable_pods_priority_cutoff")
+            "expendable_pods_priority_cutoff", "fastpath_binpacking_enabled")
 
 
 def _camel(name: str) -> str:
@@ -227,7 +228,8 @@ def _ca_options(ref: AutoscalingRef, source: str, path: str) -> AutoscalerOption
         enforce_node_group_min_size=ref.enforce_node_group_min_size,
         balance_similar_node_groups=ref.balance_similar_node_groups,
         balancing_ignore_labels=tuple(ref.balancing_ignore_label),
-        expendable_pods_priority_cutoff=ref.expendable_pods_priority_cutoff)
+        expendable_pods_priority_cutoff=ref.expendable_pods_priority_cutoff,
+        fastpath_binpacking_enabled=ref.fastpath_binpacking_enabled)
 
 
 def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Fleet,

@@ -195,6 +195,7 @@ class AutoscalingRef(_Spec, frozen=True):
     balance_similar_node_groups: bool = False
     balancing_ignore_label: list[str] = []
     expendable_pods_priority_cutoff: int = -10
+    fastpath_binpacking_enabled: bool = False
     # karpenter: its --ignore-dra-requests (default true) and its NodePool (a
     # karpenter.sh/v1 NodePool document, or a path to one relative to the scenario).
     ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")

@@ -163,7 +163,7 @@ class Loop:
 
 
 def estimate_on(cluster_docs: Iterable[Doc], template: Doc, pending: Sequence[Doc],
-                max_nodes: int = 0) -> Estimate:
+                max_nodes: int = 0, fastpath: bool = False) -> Estimate:
     """CA's estimator test: ``Estimate(pods, template)`` on a snapshot of
     ``cluster_docs``, the pods not scheduled anywhere first; group "ng" (max 1000)."""
     the_fleet = parse_fleet(fleet({"ng": {"max": 1000}}), "fleet.yaml")
@@ -175,7 +175,7 @@ def estimate_on(cluster_docs: Iterable[Doc], template: Doc, pending: Sequence[Do
     templates = TemplateNodes(the_fleet, {}, cluster.node_names(), None, {"ng": example})
     units = pod_units(waiting)
     return estimate(scheduler, templates, groups["ng"], units, max_nodes=max_nodes,
-                    measures=())
+                    measures=(), fastpath=fastpath)
 
 
 def scale_ups(decisions: LoopDecisions) -> dict[str, int]:

@@ -9,11 +9,12 @@ binpacking_estimator_test.go:
   and memory (MiB), 10 pods, zone-mars; the pods are pending and go straight to the
   estimator (``estimate`` with the group's template, the limiter's ``maxNodes``).
   Upstream adds one pod object N times (makePodEquivalenceGroup); here N pods with
-  one spec and labels. The upstream check that the fastpath gives the same answer
-  has no counterpart: dralab has no fastpath.
-* TestDetermineBestPodEquivalenceGroupToFastpath: skipped, each case with the
-  reason -- it tests which group CA's fastpath (a performance shortcut giving the
-  same estimate, as TestBinpackingEstimate asserts) would take; dralab has none.
+  one spec and labels. As upstream, a case of one equivalence group is estimated a
+  second time with the fastpath (--fastpath-binpacking-enabled), which must give the
+  same nodes and pods.
+* TestDetermineBestPodEquivalenceGroupToFastpath: each case, id = its name, on
+  ``best_group_for_fastpath`` with the groups' first pods and "oldnode"'s capacity
+  (100m CPU, 100 MiB).
 
 The cases once in tests/autoscale/test_topology_spread.py and test_affinity_ports.py
 (hostport, the two topology spreading cases) live here now.
@@ -24,6 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from dralab.api.codec import decode
+from dralab.api.core import Pod
+from dralab.autoscale.fastpath import best_group_for_fastpath
 
 from .builders_up import MIB, Doc, estimate_on, node, pod
 
@@ -88,22 +93,54 @@ def test_binpacking_estimate(millicores: int, memory: int, max_nodes: int, pods:
     assert (result.node_count, result.pod_count) == (nodes, count)
     if processed is not None:
         assert {k.partition("/")[2].split("-")[0] for k in result.pods} == {processed}
+    if len({p["spec"]["containers"][0]["resources"]["requests"]["cpu"] for p in pods}) == 1:
+        # Upstream: one equivalence group gives the same estimate with the fastpath.
+        fast = estimate_on([old], template, pods, max_nodes=max_nodes, fastpath=True)
+        assert (fast.node_count, sorted(fast.pods)) == (result.node_count,
+                                                        sorted(result.pods))
 
 
-FASTPATH = [
-    "both groups 2 nodes, take group with more pods",
-    "take group with largest score, even if it has less pods",
-    "take group with largest score, even if it has less nodes",
-    "equal score default to last group",
-    "no fastpath supporting pod groups",
-    "no resource requests defaults to last group, still valid fastpath group",
-    "groups with only 1 node have the lowest score",
+def _peg(name: str, cpu_m: int, mem: int, count: int, skew: bool = False) -> list[Pod]:
+    doc = pod(name, cpu_m, mem, owner=None)
+    if skew:
+        doc["spec"]["topologySpreadConstraints"] = [{
+            "maxSkew": 2, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
+            "minDomains": 1}]
+    one = decode(doc)
+    assert isinstance(one, Pod)
+    return [one] * count
+
+
+def _bare(name: str, count: int) -> list[Pod]:
+    one = decode({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                  "spec": {"containers": []}})
+    assert isinstance(one, Pod)
+    return [one] * count
+
+
+FASTPATH: list[tuple[str, list[list[Pod]], int]] = [
+    ("both groups 2 nodes, take group with more pods",
+     [_peg("estimatee1", 30, 5, 5), _peg("estimatee2", 50, 6, 3)], 0),
+    ("take group with largest score, even if it has less pods",
+     [_peg("estimatee1", 30, 5, 6), _peg("estimatee2", 90, 90, 5)], 1),
+    ("take group with largest score, even if it has less nodes",
+     [_peg("estimatee1", 15, 5, 10), _peg("estimatee2", 90, 90, 5)], 0),
+    ("equal score default to last group",
+     [_peg("estimatee2", 80, 80, 3), _peg("estimatee2", 70, 70, 3),
+      _peg("estimatee1", 50, 5, 4)], 2),
+    ("no fastpath supporting pod groups",
+     [_peg("estimatee1", 5, 5, 10, skew=True), _peg("estimatee2", 8, 8, 3, skew=True)], -1),
+    ("no resource requests defaults to last group, still valid fastpath group",
+     [_bare("estimatee1", 2), _bare("estimatee2", 4)], 1),
+    ("groups with only 1 node have the lowest score",
+     [_peg("estimatee2", 60, 60, 2), _peg("estimatee1", 1, 5, 100)], 0),
 ]
 
 
-@pytest.mark.parametrize("case", FASTPATH, ids=FASTPATH)
-def test_determine_best_pod_equivalence_group_to_fastpath(case: str) -> None:
-    """TestDetermineBestPodEquivalenceGroupToFastpath (binpacking_estimator_test.go)."""
-    pytest.skip("CA's fastpath binpacking is a performance shortcut that must give the "
-                "same estimate (TestBinpackingEstimate checks it); dralab has no fastpath "
-                "and no group choice to test")
+@pytest.mark.parametrize(("groups", "expected"), [c[1:] for c in FASTPATH],
+                         ids=[c[0] for c in FASTPATH])
+def test_determine_best_pod_equivalence_group_to_fastpath(groups: list[list[Pod]],
+                                                          expected: int) -> None:
+    """TestDetermineBestPodEquivalenceGroupToFastpath (binpacking_estimator_test.go):
+    the template is makeNode(100, 100, 10, "oldnode", "zone-jupiter")."""
+    assert best_group_for_fastpath(groups, 0.1, 100.0 * MIB) == expected
