@@ -53,8 +53,9 @@ from .placement import (
     place_prepared,
     prepare_pod,
 )
+from .price import pod_price
 from .units import PodUnit, has_persistent_volumes
-from .utilization import AllocatedDevices, node_utilization
+from .utilization import AllocatedDevices, gpu_config, node_utilization
 
 __all__ = ["MAX_NODES_PER_SCALE_UP", "MEASURES", "Estimate", "as_group", "estimate",
            "max_nodes_reason", "max_size_reason"]
@@ -95,6 +96,13 @@ class Estimate:
     dra_waste: float = 0.0
     # A zero-or-max group's option is all its nodes whatever the pods need (0: not so).
     forced_count: int = 0
+    # CA's price expander's inputs (measure "price"): the helped pods' price per hour,
+    # the template node's CPU (millicores) and whether it is a GPU node, and how many
+    # nodes the cluster has (its preferred node size).
+    pods_price: float = 0.0
+    template_cpu_m: int = 0
+    template_gpu: bool = False
+    cluster_nodes: int = 0
 
     @property
     def node_count(self) -> int:
@@ -122,7 +130,8 @@ def as_group(option: Estimate, group: NodeGroup) -> Estimate:
     return Estimate(group, list(option.nodes), list(option.units), blocked,
                     set(option.at_max), option.waste, option.fragmentation,
                     option.max_nodes, list(option.existing), option.dra_waste,
-                    option.forced_count)
+                    option.forced_count, option.pods_price, option.template_cpu_m,
+                    option.template_gpu, option.cluster_nodes)
 
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -490,6 +499,14 @@ def _measure(scheduler: Scheduler, templates: TemplateNodes, result: Estimate,
     allocated = AllocatedDevices(cluster)
     if "waste" in measures:
         result.waste = _least_waste(templates, result)
+    if "price" in measures:
+        template, _ = templates.node(result.group.name, 0)
+        cpu = (template.status.capacity or template.status.allocatable).get("cpu")
+        result.template_cpu_m = cpu.milli_value() if cpu is not None else 0
+        result.template_gpu = gpu_config(template, False) is not None
+        result.pods_price = sum(pod_price(info.requests) for unit in result.units
+                                for info in unit.pods)
+        result.cluster_nodes = templates.cluster_size
     if "dra_waste" in measures:
         dra: list[float] = []
         for name in result.nodes:

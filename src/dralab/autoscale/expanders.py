@@ -12,9 +12,9 @@ previous kept, and the chain stops as soon as one option is left):
 * ``least-waste``: the least unused CPU fraction plus unused memory fraction:
   the helped pods' requests against the template node's capacity times the
   node count (expander/waste/waste.go; nothing else counts, DRA devices not);
-* ``price``: the lowest cost per helped pod (new nodes x the pool's price per
-  hour / pods). Not CA's price expander, which needs a cloud provider's pricing
-  model (node and pod prices, a preferred node size);
+* ``price``: CA's price expander (``price.py``): node price against pod price,
+  weighed by how far the group's node is from the preferred node size, with
+  dralab's pricing model (the pool's ``pricePerHour``; pods at GCE's base prices);
 * ``priority``: the options whose group matches the highest priority of
   ``priorities`` (CA's cluster-autoscaler-priority-expander ConfigMap: priority
   -> regular expressions searched in the group name); a group no expression
@@ -23,7 +23,9 @@ previous kept, and the chain stops as soon as one option is left):
 * ``least-waste-dra`` (ours): least-waste plus the unused fraction of the DRA
   devices of the new nodes (1 - their mean DRA utilisation);
 * ``fragmentation`` (ours): the least stranded GPU capacity on the new nodes
-  (FGD's measure towards the helped pods' shapes).
+  (FGD's measure towards the helped pods' shapes);
+* ``cost-per-pod`` (ours; dralab's ``price`` before it followed CA's): the lowest
+  cost per helped pod (new nodes x the pool's price per hour / pods).
 
 Where CA falls back to a random choice among the options left, ties go to the
 option that helps more pods, then fewer nodes, then the group name, so that
@@ -37,6 +39,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from .estimator import Estimate
+from .price import (
+    STABILIZATION_POD,
+    PriceOption,
+    best_price_options,
+    pod_price,
+    preferred_node_cpu_m,
+)
 
 __all__ = ["EXPANDERS", "READS", "best_options", "choose", "expander_error", "measures_for",
            "run_chain"]
@@ -50,6 +59,16 @@ def _tie(option: Estimate) -> tuple[int, int, str]:
 
 def _price(option: Estimate) -> float:
     return len(option.nodes) * option.group.price_per_hour / max(1, option.pod_count)
+
+
+def _ca_price(options: Sequence[Estimate]) -> list[Estimate]:
+    if not options:
+        return []
+    priced = [PriceOption(o.group.name, o.node_count, o.group.price_per_hour, [o.pods_price],
+                          o.template_cpu_m, o.template_gpu) for o in options]
+    kept = best_price_options(priced, preferred_node_cpu_m(options[0].cluster_nodes),
+                              pod_price(STABILIZATION_POD))
+    return [options[i] for i in kept]
 
 
 def _keep_least(options: Sequence[Estimate], score: Callable[[Estimate], float]
@@ -86,16 +105,19 @@ _FILTERS: dict[str, Callable[[Sequence[Estimate], Priorities | None], list[Estim
     "most-pods": lambda os, _: _keep_least(os, lambda o: -o.pod_count),
     "least-nodes": lambda os, _: _least_nodes(os),
     "least-waste": lambda os, _: _keep_least(os, lambda o: round(o.waste, 12)),
-    "price": lambda os, _: _keep_least(os, lambda o: round(_price(o), 9)),
+    "price": lambda os, _: _ca_price(os),
+    "cost-per-pod": lambda os, _: _keep_least(os, lambda o: round(_price(o), 9)),
     "priority": _priority,
     "least-waste-dra": lambda os, _: _keep_least(os, lambda o: round(o.waste + o.dra_waste, 12)),
     "fragmentation": lambda os, _: _keep_least(os, lambda o: round(o.fragmentation, 6)),
 }
 
 EXPANDERS: tuple[str, ...] = ("random", "most-pods", "least-waste", "price", "priority",
-                              "least-nodes", "least-waste-dra", "fragmentation")
+                              "least-nodes", "least-waste-dra", "fragmentation",
+                              "cost-per-pod")
 # The estimate measures (``estimate(measures=...)``) each expander reads.
 READS: dict[str, frozenset[str]] = {"least-waste": frozenset({"waste"}),
+                                    "price": frozenset({"price"}),
                                     "least-waste-dra": frozenset({"waste", "dra_waste"}),
                                     "fragmentation": frozenset({"fragmentation"})}
 

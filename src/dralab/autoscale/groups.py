@@ -215,6 +215,11 @@ class TemplateNodes:
         self._signatures: dict[str, bytes] | None = None
         self._pods: dict[tuple[str, int], tuple[TemplatePod, ...]] = {}
 
+    @property
+    def cluster_size(self) -> int:
+        """How many nodes the cluster has (those the templates' names must avoid)."""
+        return len(self._taken)
+
     def signatures(self) -> dict[str, bytes]:
         """``template_signatures`` of the Fleet with these examples (worked out once:
         a loop every 10 s asks again)."""

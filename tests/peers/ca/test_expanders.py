@@ -14,8 +14,10 @@ a16f0ae8b5578f09604371c75e0cad29ed794e59, cluster-autoscaler/expander/:
 * factory/chain_test.go TestChainStrategy_BestOption: each case, with upstream's
   substring filters over ``run_chain``;
 * price/price_test.go TestPriceExpander and price/preferred_test.go
-  (TestPreferredNode, TestSimpleNodeUnfitness): skipped with the reason (CA's price
-  expander needs a cloud provider's pricing model; dralab's ``price`` is its own);
+  (TestPreferredNode, TestSimpleNodeUnfitness): one function each, every assertion,
+  on ``dralab.autoscale.price`` with upstream's test pricing model (node and pod
+  prices by name, a missing name an error) and preferred nodes; plus the ``price``
+  expander end to end on ``Estimate``s with dralab's pricing model (ours);
 * grpcplugin: not ported (an external gRPC expander).
 
 Options are ``Estimate``s of stub groups named as upstream's Debug strings.
@@ -34,6 +36,12 @@ from dralab.api.core import Node, Pod
 from dralab.autoscale.estimator import Estimate, _least_waste
 from dralab.autoscale.expanders import best_options, choose, run_chain
 from dralab.autoscale.groups import NodeGroup
+from dralab.autoscale.price import (
+    PriceOption,
+    best_price_options,
+    preferred_node_cpu_m,
+    simple_node_unfitness,
+)
 from dralab.autoscale.units import PodUnit
 from dralab.cluster import ClusterState
 
@@ -245,12 +253,83 @@ def test_chain_strategy_best_option(filters: list[str], fallback: str, options: 
     assert picked is not None and picked.group.name == expected
 
 
-@pytest.mark.parametrize("case", ["TestPriceExpander", "TestPreferredNode",
-                                  "TestSimpleNodeUnfitness"])
-def test_price_expander(case: str) -> None:
-    """price/price_test.go TestPriceExpander, price/preferred_test.go TestPreferredNode and
-    TestSimpleNodeUnfitness."""
-    pytest.skip("CA's price expander scores node price against pod price with a preferred "
-                "node size from a cloud provider's PricingModel; dralab's pools have one "
-                "pricePerHour and its 'price' expander is its own (cost per helped pod)")
+def _priced(name: str, count: int, pods: Sequence[str], cpu_m: int,
+            node_prices: dict[str, float], pod_prices: dict[str, float],
+            exists: bool = True) -> PriceOption:
+    """An option of a group whose node is ``n<name's digit>`` (ng1 -> n1), priced by
+    price_test.go's testPricingModel: a name missing from the maps is an error."""
+    node_name = "n" + name[-1]
+    return PriceOption(name, count, node_prices.get(node_name),
+                       [pod_prices.get(p) for p in pods], cpu_m, exists=exists)
 
+
+def test_price_expander() -> None:
+    """price/price_test.go TestPriceExpander: n1 1000m, n2 and n3 4000m; p1 and p2 priced
+    20 and 10, the stabilisation pod 10; ng3 ("MT1") does not exist yet."""
+    pods = {"p1": 20.0, "p2": 10.0}
+    stabilize = 10.0
+    cpu = {"ng1": 1000, "ng2": 4000, "ng3": 4000}
+
+    def best(options: list[tuple[str, int, list[str]]], node_prices: dict[str, float],
+             preferred_cpu_m: int, pod_prices: dict[str, float] = pods) -> list[str]:
+        priced = [_priced(n, c, ps, cpu[n], node_prices, pod_prices, exists=n != "ng3")
+                  for n, c, ps in options]
+        return [priced[i].name for i in best_price_options(priced, preferred_cpu_m,
+                                                           stabilize)]
+
+    both = [("ng1", 2, ["p1", "p2"]), ("ng2", 1, ["p1", "p2"])]
+    # First node group is cheaper.
+    assert best(both, {"n1": 20.0, "n2": 200.0}, 2000) == ["ng1"]
+    # First node group is cheaper, however, the second one is preferred.
+    assert best(both, {"n1": 50.0, "n2": 200.0}, 4000) == ["ng2"]
+    # First node group is cheaper, the second is preferred but there is lots of nodes
+    # to be created.
+    many = [("ng1", 80, ["p1", "p2"]), ("ng2", 40, ["p1", "p2"])]
+    assert best(many, {"n1": 20.0, "n2": 200.0}, 4000) == ["ng1"]
+    # Second node group is cheaper.
+    assert best(both, {"n1": 200.0, "n2": 100.0}, 2000) == ["ng2"]
+    # Both node groups are equally expensive. However 2 accept two pods.
+    options2 = [("ng1", 2, ["p1"]), ("ng2", 1, ["p1", "p2"])]
+    assert best(options2, {"n1": 200.0, "n2": 200.0}, 2000) == ["ng2"]
+    # Errors are expected.
+    assert best(options2, {}, 2000, pod_prices={}) == []
+    options3 = [*options2, ("ng3", 1, ["p1", "p2"])]
+    # Choose existing group when non-existing has the same price.
+    assert best(options3, {"n1": 200.0, "n2": 200.0, "n3": 200.0}, 2000) == ["ng2"]
+    # Choose non-existing group when non-existing is cheaper.
+    assert best(options3, {"n1": 200.0, "n2": 200.0, "n3": 90.0}, 2000) == ["ng3"]
+
+
+def test_preferred_node() -> None:
+    """price/preferred_test.go TestPreferredNode: the preferred node's CPU (cores) for
+    clusters of 1, 3, 9, 27, 81, 243 and 500 nodes."""
+    for nodes, cores in ((1, 1), (3, 2), (9, 4), (27, 8), (81, 16), (243, 32), (500, 32)):
+        assert preferred_node_cpu_m(nodes) == cores * 1000, nodes
+
+
+def test_simple_node_unfitness() -> None:
+    """price/preferred_test.go TestSimpleNodeUnfitness: n1 1000m, n2 2000m."""
+    assert simple_node_unfitness(1000, 2000) == 2.0
+    assert simple_node_unfitness(2000, 1000) == 2.0
+    assert simple_node_unfitness(1000, 1000) == 1.0
+
+
+def test_price_expander_on_estimates() -> None:
+    """Ours: ``--expander price`` on two options helping the same pods: a 4-core group at
+    $0.20/h beats a 1-core group at $0.04/h adding four nodes, for a 9-node cluster
+    (preferred node: 4 cores); a GPU group's unfitness is 1000 whatever its size."""
+    pods = [decode(pod(f"p{i}", 1000, 0)) for i in range(4)]
+    units = _option("pods", 0, [p for p in pods if isinstance(p, Pod)]).units
+
+    def option(name: str, nodes: int, price: float, cpu_m: int, gpu: bool = False) -> Estimate:
+        group = NodeGroup(name, 0, 0, 10, price, 0.0, 0)
+        return Estimate(group, nodes=[f"{name}-{i}" for i in range(nodes)], units=units,
+                        pods_price=4 * 0.033174, template_cpu_m=cpu_m, template_gpu=gpu,
+                        cluster_nodes=9)
+
+    small, large = option("small", 4, 0.04, 1000), option("large", 1, 0.20, 4000)
+    assert [o.group.name for o in best_options("price", [small, large])] == ["large"]
+    # Cheaper per pod, yet the cost-per-pod expander (ours) takes the small nodes.
+    assert [o.group.name for o in best_options("cost-per-pod", [small, large])] == ["small"]
+    gpu = option("gpu", 1, 0.20, 4000, gpu=True)
+    assert [o.group.name for o in best_options("price", [gpu, small])] == ["small"]
