@@ -314,6 +314,9 @@ class TASFlavorSnapshot(DomainSorter):
     def leaf_count(self) -> int:
         return len(self.leaves)
 
+    def leaf_domain_ids(self) -> list[str]:
+        return sorted(self.leaves)
+
     def lowest_level(self) -> str:
         return self.levels[-1]
 

@@ -125,6 +125,9 @@ class DomainSorter:
     def leaf_count(self) -> int:
         return 0
 
+    def leaf_domain_ids(self) -> list[str]:
+        return []
+
     # -- ordering ------------------------------------------------------------------
 
     def compare_domain_level_values(self, a: Domain, b: Domain) -> int:
@@ -363,4 +366,8 @@ class DomainSorter:
                   "unconstrained=%s topologyName=%s domainCount=%d leafCount=%d",
                   remaining[0], remaining[1], count, leader_count, slice_size, unconstrained,
                   self.topology_name, len(domains), self.leaf_count())
+        # the leaves scale with the cluster: only at high verbosity, as Kueue's V(6)
+        if LOG.isEnabledFor(logging.DEBUG):
+            LOG.debug("TAS flavor snapshot leaf domains topologyName=%s leafDomains=%s",
+                      self.topology_name, self.leaf_domain_ids())
         return None
