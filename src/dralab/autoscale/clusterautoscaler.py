@@ -38,6 +38,7 @@ from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
 from .balancing import balance, compute_similar, nodes_similar
+from .capacityquota import CapacityQuota
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .eligibility import Unremovable
 from .estimator import MAX_NODES_PER_SCALE_UP, Estimate, as_group, estimate, max_size_reason
@@ -142,6 +143,9 @@ class AutoscalerOptions:
     # --fastpath-binpacking-enabled: the estimator packs one equivalence group per
     # estimate by arithmetic after one simulated node (estimator.estimate's fastpath).
     fastpath_binpacking_enabled: bool = False
+    # --capacity-quotas-enabled, and the CapacityQuota objects of the input (by name).
+    capacity_quotas_enabled: bool = False
+    capacity_quotas: tuple[CapacityQuota, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_nodes_per_scale_up < 0:
@@ -464,8 +468,14 @@ class ClusterAutoscaler:
         templates = self.templates()
         left = list(units)
         made: list[ScaleUp] = []
-        for name in names:
+        # CA's capScaleUpsByQuota: each share, smallest group first (as
+        # BalanceScaleUpBetweenGroups returns them), capped by what the limits and quotas
+        # leave after the shares before it; what a cap takes is not given to another.
+        for name in sorted(names, key=lambda n: groups[n].size + offsets[n]):
             add = shares.get(name, 0)
+            cap, _ = budget.allowed(templates.node(name, 0)[0])
+            if cap is not None:
+                add = min(add, cap)
             if add <= 0:
                 continue
             group = groups[name]
@@ -481,12 +491,14 @@ class ClusterAutoscaler:
         return made
 
     def _budget(self, templates: TemplateNodes) -> ScaleUpBudget:
-        """What --max-nodes-total, --cores-total and --memory-total leave: the cluster's
-        nodes and those being provisioned count."""
+        """What --max-nodes-total, --cores-total and --memory-total (and the
+        CapacityQuotas, when enabled) leave: the cluster's nodes and those being
+        provisioned count."""
         opts = self.options
         cluster = self.scheduler.cluster
         budget = ScaleUpBudget(opts.max_nodes_total, opts.cores_total[1], opts.memory_total[1],
-                               (i.node for i in cluster.nodes.values()))
+                               (i.node for i in cluster.nodes.values()),
+                               opts.capacity_quotas if opts.capacity_quotas_enabled else ())
         for flight in self._in_flight:
             budget.add(templates.node(flight.pool, 0)[0], flight.nodes)
         return budget

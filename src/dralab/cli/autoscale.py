@@ -13,6 +13,7 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
 from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
+from dralab.autoscale.capacityquota import is_capacity_quota, read_capacity_quotas
 from dralab.autoscale.clusterautoscaler import GIB
 from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
@@ -168,6 +169,9 @@ def _ca_bool(name: str, default: bool, text: str) -> Callable[[FC], FC]:
 @click.option("--balancing-ignore-label", "balancing_ignore_labels", multiple=True,
               metavar="LABEL", help="A label to ignore, beside CA's own set, when comparing "
               "node groups for --balance-similar-node-groups. Repeatable.")
+@_ca_bool("capacity-quotas-enabled", False,
+          "Read the CapacityQuota objects (autoscaling.x-k8s.io/v1beta1) among the inputs: "
+          "per node selector caps on the cpu, memory, nodes and GPUs scale-up may add.")
 @_ca_bool("fastpath-binpacking-enabled", False,
           "Estimate one group of equivalent pods per node group by arithmetic after "
           "simulating one node (CA's fastpath binpacking; a speed path).")
@@ -202,7 +206,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                   max_scale_down_parallelism: int, max_drain_parallelism: int,
                   max_nodes_per_scaleup: int, enforce_node_group_min_size: bool,
                   balance_similar_node_groups: bool, balancing_ignore_labels: tuple[str, ...],
-                  expendable_pods_priority_cutoff: int, fastpath_binpacking_enabled: bool,
+                  expendable_pods_priority_cutoff: int, capacity_quotas_enabled: bool,
+                  fastpath_binpacking_enabled: bool,
                   max_nodes_total: int,
                   cores_total: tuple[int, int], memory_total: tuple[int, int],
                   ignore_dra_requests: bool, preference_policy: str, output: str) -> None:
@@ -237,7 +242,11 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
                          "cannot hold: give one with -f FLEET alongside the cluster")
     data = read_input(docs, FeatureGates(), karpenter=model == "karpenter")
     priorities = read_priorities(docs)
-    warn_unused([d for d in docs if not is_priority_configmap(d)],
+    # As CA, the CapacityQuotas are read only with --capacity-quotas-enabled (else the
+    # kind is named among the unused).
+    quotas = read_capacity_quotas(docs) if capacity_quotas_enabled else ()
+    warn_unused([d for d in docs if not is_priority_configmap(d)
+                 and not (capacity_quotas_enabled and is_capacity_quota(d))],
                 AUTOSCALE_KARPENTER if model == "karpenter" else AUTOSCALE)
     options = AutoscalerOptions(
         expander=expander,
@@ -262,6 +271,7 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
         expendable_pods_priority_cutoff=expendable_pods_priority_cutoff,
         expander_priorities=priorities,
         fastpath_binpacking_enabled=fastpath_binpacking_enabled,
+        capacity_quotas_enabled=capacity_quotas_enabled, capacity_quotas=quotas,
         max_nodes_total=max_nodes_total, cores_total=cores_total,
         memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
     decisions = run_once(data, model, expander, options=options,

@@ -142,19 +142,25 @@ class Loop:
     options: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     templates: Mapping[str, ProviderTemplate] = field(default_factory=dict)
     daemon_sets: Sequence[Doc] = ()
+    # False: the pending pods go to the orchestrator as they are (upstream calls
+    # ScaleUp with them directly), not first tried on the existing nodes.
+    schedule_first: bool = True
 
     def run(self) -> LoopDecisions:
         the_fleet = parse_fleet(self.fleet_doc, "fleet.yaml")
         objects = [*generate(the_fleet).classes, *(decode(d) for d in self.docs)]
         cluster, pending = build_cluster(objects)
         scheduler = Scheduler.build(cluster, None, 0)
-        result = scheduler.run(pending)
         waiting = []
-        for item in result.unplaced:
-            key = f"{item.pod.metadata.namespace or 'default'}/{item.pod.metadata.name}"
-            info = cluster.pods.get(key)
-            if item.reason == REASON_UNSCHEDULABLE and info is not None:
-                waiting.append(info)
+        if not self.schedule_first:
+            waiting = list(pending)
+        else:
+            result = scheduler.run(pending)
+            for item in result.unplaced:
+                key = f"{item.pod.metadata.namespace or 'default'}/{item.pod.metadata.name}"
+                info = cluster.pods.get(key)
+                if item.reason == REASON_UNSCHEDULABLE and info is not None:
+                    waiting.append(info)
         daemon_sets = tuple(decode(d) for d in self.daemon_sets)
         model = ClusterAutoscaler(
             scheduler, the_fleet, self.options, daemon_sets=daemon_sets,  # type: ignore[arg-type]
@@ -242,6 +248,7 @@ class ScaleUpTest:
     groups: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     templates: Mapping[str, NodeConfig] = field(default_factory=dict)
     seen: list[tuple[str, int]] = field(default_factory=list)
+    schedule_first: bool = True  # as ``Loop.schedule_first``
 
     def run(self, monkeypatch: Any) -> LoopDecisions:
         import dralab.autoscale.clusterautoscaler as ca
@@ -271,4 +278,5 @@ class ScaleUpTest:
         docs = [*(config_node(n) for n in self.nodes), *(config_pod(p) for p in self.pods),
                 *(config_pod(p) for p in self.extra_pods)]
         templates = {name: ProviderTemplate(config_node(n)) for name, n in self.templates.items()}
-        return Loop(fleet(groups), docs, self.options, templates).run()
+        return Loop(fleet(groups), docs, self.options, templates,
+                    schedule_first=self.schedule_first).run()
