@@ -22,12 +22,13 @@ The quota cases run with --capacity-quotas-enabled and upstream's FakeQuotas as
 CapacityQuota objects (MatchEveryNode: no selector; matchNodeGroups: a selector on
 the group label dralab.dev/pool).
 
-Skipped, each with its reason: cases of CA features dralab does not model (node
-auto-provisioning, ScaleUp's all-or-nothing mode, the per-pod status of skipped
-groups, async node group creation, cloud-provider failures and auth errors,
-cluster-state health, processor hooks).
-TestScaleUpTwoGroups' two subtests are two cases here. Counts: 53 upstream cases, 30
-pass, 23 skipped; two cases of ours beside them.
+Skipped, each with its reason: 12 "not applicable offline" (node auto-provisioning
+and async node group creation, ScaleUp's all-or-nothing mode of ProvisioningRequests,
+cluster-state health from the provider's target size, a processor hook swapped in,
+cloud-provider IncreaseSize failures and auth errors) and 1 "not a decision" (the
+listing of skipped groups with --scaleup-simulation-for-skipped-node-groups-enabled
+off). TestScaleUpTwoGroups' two subtests are two cases here. Counts: 53 upstream
+cases, 40 pass, 13 skipped; three cases of ours beside them.
 """
 
 from __future__ import annotations
@@ -290,8 +291,8 @@ def test_scale_up_with_multiple_quotas(monkeypatch: pytest.MonkeyPatch,
                                        sizes: dict[str, int]) -> None:
     """TestScaleUpWithMultipleQuotas (--capacity-quotas-enabled, the quotas as
     CapacityQuota objects). The nodes are empty, yet upstream gives p1 straight to
-    ScaleUp: so here, not first tried on them. A scale-up capped by a quota reports the pods its nodes take;
-    the rest stay pending with the quota's reason."""
+    ScaleUp: so here, not first tried on them. A scale-up capped by a quota reports the
+    pods its nodes take; the rest stay pending with the quota's reason."""
     test = ScaleUpTest(nodes, [], extra, choose=choose, options=_with_quotas(*quotas),
                        schedule_first=False)
     decisions = test.run(monkeypatch)
@@ -414,25 +415,29 @@ def test_no_scale_up_max_cores_limit_hit(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_no_create_node_group_max_cores_limit_hit() -> None:
     """TestNoCreateNodeGroupMaxCoresLimitHit."""
-    pytest.skip("node auto-provisioning (creating node groups) is not modelled")
+    pytest.skip(AUTOPROVISIONING)
 
 
 def test_all_or_nothing() -> None:
     """TestAllOrNothing."""
-    pytest.skip("ScaleUp's allOrNothing mode (ProvisioningRequest best-effort-atomic "
-                "scale-up) is not modelled")
+    pytest.skip("not applicable offline: ScaleUp's allOrNothing mode is switched on only "
+                "by CA's ProvisioningRequest processor (best-effort-atomic-scale-up."
+                "autoscaling.x-k8s.io) working against the ProvisioningRequest API; no flag "
+                "or input of dralab autoscale reaches it")
 
 
 def test_scale_up_unhealthy() -> None:
     """TestScaleUpUnhealthy."""
-    pytest.skip("cluster-state health (a group whose target size has nodes that never "
-                "registered) is not modelled: dralab's groups are the nodes it is given")
+    pytest.skip("not applicable offline: a group's health compares the cloud provider's "
+                "target size with the nodes registered (4 of ng2's 5 never registered); "
+                "dralab's input gives a group's nodes only, its size is the nodes it has")
 
 
 def test_binpacking_limiter() -> None:
     """TestBinpackingLimiter."""
-    pytest.skip("a BinpackingLimiter processor hook (a mock stopping after one option) has "
-                "no counterpart: dralab estimates every group")
+    pytest.skip("not applicable offline: the case swaps in a BinpackingLimiter processor "
+                "(a mock stopping after one option), a code hook with no flag or input; "
+                "dralab estimates every group, as CA's default limiter")
 
 
 def test_scale_up_no_help(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -579,12 +584,12 @@ def test_compute_similar_node_groups(group: str, similar: list[str], other: list
 
 def test_scale_up_autoprovisioned_node_group() -> None:
     """TestScaleUpAutoprovisionedNodeGroup."""
-    pytest.skip("node auto-provisioning is not modelled")
+    pytest.skip(AUTOPROVISIONING)
 
 
 def test_scale_up_balance_autoprovisioned_node_groups() -> None:
     """TestScaleUpBalanceAutoprovisionedNodeGroups."""
-    pytest.skip("node auto-provisioning is not modelled")
+    pytest.skip(AUTOPROVISIONING)
 
 
 def test_scale_up_to_meet_node_group_min_size(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -607,16 +612,21 @@ def test_scale_up_to_min_size_is_off_by_default(monkeypatch: pytest.MonkeyPatch)
     assert test.run(monkeypatch).scale_ups == ()
 
 
+AUTOPROVISIONING = ("not applicable offline: node auto-provisioning creates node groups "
+                    "through the cloud provider's API (its machine types, "
+                    "NodeGroupManager); dralab's node groups are the Fleet's autoscaled "
+                    "pools, fixed by the input")
+CLOUD_CALL_FAILS = ("not applicable offline: the case asserts what CA does when the cloud "
+                    "provider's IncreaseSize call fails for some groups (an error of a live "
+                    "API), which an offline run never makes")
 SKIPPED_MISC = {
-    "TestCloudProviderFailingToScaleUpGroups": "cloud-provider scale-up failures are not "
-                                               "modelled",
-    "TestScaleupAsyncNodeGroupsEnabled": "asynchronous node group creation is not modelled",
-    "TestAuthErrorHandling": "cloud-provider auth errors are not modelled",
-    "TestMarkFailedGroupsAsUnschedulable": "failed scale-ups (cloud errors) are not modelled",
-    "TestScaleUpPartialSuccessPopulatesPodsRemainUnschedulableParallel":
-        "partially failing cloud scale-ups are not modelled",
-    "TestScaleUpPartialSuccessPopulatesPodsRemainUnschedulableSync":
-        "partially failing cloud scale-ups are not modelled",
+    "TestCloudProviderFailingToScaleUpGroups": CLOUD_CALL_FAILS,
+    "TestScaleupAsyncNodeGroupsEnabled": AUTOPROVISIONING + " (created asynchronously here)",
+    "TestAuthErrorHandling": "not applicable offline: the case asserts what CA reports when "
+                             "the cloud provider's IncreaseSize returns an auth error",
+    "TestMarkFailedGroupsAsUnschedulable": CLOUD_CALL_FAILS,
+    "TestScaleUpPartialSuccessPopulatesPodsRemainUnschedulableParallel": CLOUD_CALL_FAILS,
+    "TestScaleUpPartialSuccessPopulatesPodsRemainUnschedulableSync": CLOUD_CALL_FAILS,
 }
 SKIPPED_SIMULATION = [
     "feature flag is disabled: ng2 is rejected and ng1 and ng3 are skipped for both p1 and p2",
@@ -633,11 +643,44 @@ def test_not_modelled(case: str) -> None:
     pytest.skip(SKIPPED_MISC[case])
 
 
+def _rejected_skipped(reason: str, groups: list[str]) -> tuple[set[str], set[str]]:
+    """A pending pod's reason as upstream's NoScaleUpInfo: the groups skipped for their
+    max size (the pod would fit a node of theirs) and the groups rejected (it would not)."""
+    if reason.startswith("no node group fits: "):
+        return set(groups), set()
+    skipped = {part.split(":")[0] for part in reason.split("; ") if "max size" in part}
+    return set(groups) - skipped, skipped
+
+
 @pytest.mark.parametrize("case", SKIPPED_SIMULATION, ids=SKIPPED_SIMULATION)
-def test_scale_up_simulation_for_skipped_node_groups(case: str) -> None:
-    """TestScaleUpSimulationForSkippedNodeGroups."""
-    pytest.skip("the status of node groups CA skips (backoff, quota) per pod, behind a "
-                "feature flag, is not modelled: dralab reports per pod why no group helps")
+def test_scale_up_simulation_for_skipped_node_groups(monkeypatch: pytest.MonkeyPatch,
+                                                     case: str) -> None:
+    """TestScaleUpSimulationForSkippedNodeGroups: ng1 (n1 2000m, max 1) and ng3 (n3 1000m,
+    max 1) are full, ng2 (n2 1000m, max 2) is not; p1 1500m, p2 3000m, p3 500m, given
+    straight to the orchestrator. dralab always tries a full group's template (its
+    estimate says whether the max size is what stops a pod), which is CA with
+    --scaleup-simulation-for-skipped-node-groups-enabled; CA's default (off) lists every
+    full group as skipped for every pod without trying it -- the reason's listing, not the
+    decision, which is the same (no scale-up; p3 scales ng2 up)."""
+    if case.startswith("feature flag is disabled"):
+        pytest.skip("not a decision: with --scaleup-simulation-for-skipped-node-groups-"
+                    "enabled off (CA's default) full groups are listed as skipped for every "
+                    "pod, untried; dralab always tries them (the flag on): only the pod's "
+                    "reason lists the groups otherwise, no scale-up either way")
+    pods = [PodConfig("p1", 1500, 1500), PodConfig("p2", 3000, 3000)]
+    if case.endswith("previous test case"):
+        pods.append(PodConfig("p3", 500, 500))
+    test = ScaleUpTest(
+        [NodeConfig("n1", 2000, 2000, group="ng1"), NodeConfig("n2", 1000, 1000, group="ng2"),
+         NodeConfig("n3", 1000, 1000, group="ng3")], [], pods,
+        groups={"ng1": (0, 1), "ng2": (0, 2), "ng3": (0, 1)}, schedule_first=False)
+    decisions = test.run(monkeypatch)
+    assert scale_ups(decisions) == ({"ng2": 1} if len(pods) == 3 else {})
+    pending = _pending(decisions)
+    assert sorted(pending) == ["p1", "p2"]
+    groups = ["ng1", "ng2", "ng3"]
+    assert _rejected_skipped(pending["p1"], groups) == ({"ng2", "ng3"}, {"ng1"})
+    assert _rejected_skipped(pending["p2"], groups) == ({"ng1", "ng2", "ng3"}, set())
 
 
 def test_daemonset_and_expendable_pods_cause_no_scale_up() -> None:

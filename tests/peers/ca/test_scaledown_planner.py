@@ -179,7 +179,8 @@ def test_update_cluster_state(nodes: list[Doc], pods: list[Doc], evicted: list[D
     assert sorted([*ineligible, *(u.node for u in kept)]) == unremovable
 
 
-@pytest.mark.skip(reason="CA's --scale-down-simulation-timeout is a wall-clock budget "
+@pytest.mark.skip(reason="not applicable offline: CA's --scale-down-simulation-timeout is a "
+                         "wall-clock budget "
                          "(upstream's case swaps in a removal simulator that sleeps past "
                          "it); dralab's simulation has no time budget")
 def test_simulation_timeout_is_hit() -> None:
