@@ -47,12 +47,15 @@ from dralab.queueing.kueue.flavors import (
 )
 from dralab.queueing.kueue.quota import QuotaTree
 from dralab.queueing.kueue.reducer import scaled_workload
+from dralab.queueing.kueue.tas import TASFlavorSnapshot, TASNode
+from dralab.queueing.kueue.tas_assign import TASContext
 from dralab.queueing.model import (
     ClusterQueueSpec,
     CohortSpec,
     FlavorQuotas,
     FlavorSpec,
     PodSetRequest,
+    TopologyRequest,
     WorkloadSpec,
 )
 
@@ -96,6 +99,9 @@ class Case:
     fair_sharing: bool = False
     skip: str = ""
     want_no_fit: str = ""   # the Assignment's NoFitReason (UnadmittedWorkloadsObservability on)
+    # Topology objects (name -> levels) in the cache; TopologyAwareScheduling is on (beta)
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    want_errors: dict[str, str] = field(default_factory=dict)  # pod set -> Status.err
 
 
 def M(flavor: str, mode: str = "Fit") -> tuple[str, str]:
@@ -119,6 +125,7 @@ def affinity(flavor: str) -> str:
 TAINT_SPOT_MSG = "untolerated taint {instance spot NoSchedule <nil>} in flavor tainted"
 MAIN = "main"
 CQ = "test-clusterqueue"
+HOSTNAME = "kubernetes.io/hostname"
 CQ2 = "test-secondary-clusterqueue"
 COHORT = "test-cohort"
 MSS = fungibility("MayStopSearch", "MayStopSearch")
@@ -525,9 +532,13 @@ CASES += [
          (), cq(CQ), "NoFit", (),
          skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
     Case("multiple TAS flavors assigned to different resources in the same PodSet leads to NoFit",
-         (), cq(CQ), "NoFit", (),
-         skip="the TAS part of the flavor assigner (MultipleTASFlavorsAssignedError, topology "
-              "requests per pod set) is not modelled in dralab's flavor assignment"),
+         (replace(ps(MAIN, 1, {"cpu": "1", "memory": "1Mi"}),
+                  topology=TopologyRequest(HOSTNAME, required=True)),),
+         cq(CQ, group(fq("tas-a", cpu="10")), group(fq("tas-b", memory="10Mi"))),
+         "NoFit", (WantPodSet(MAIN, {"cpu": M("tas-a"), "memory": M("tas-b")}),),
+         {("tas-a", "cpu"): "1", ("tas-b", "memory"): "1Mi"},
+         topologies={"tas-topo-a": (HOSTNAME,), "tas-topo-b": (HOSTNAME,)},
+         want_errors={MAIN: "more than one TAS flavor assigned: tas-a, tas-b"}),
     Case("multi-podset, one fits and another fails, fitting podset attempts skipped in "
          "resolveNoFitReason",
          (ps("fitting-podset", 1, {"cpu": "1"}, node_selector={"type": "one"}),
@@ -540,6 +551,24 @@ CASES += [
          {("one", "cpu"): "1"},
          want_no_fit="ExceedsMaxQuota"),
 ]
+
+
+def tas_context(spec: ClusterQueueSpec, flavors: dict[str, FlavorSpec],
+                topologies: dict[str, tuple[str, ...]],
+                nodes: tuple[TASNode, ...] = ()) -> TASContext:
+    """The ClusterQueue's TAS flavors as Kueue's cache snapshot has them: a flavor whose
+    topologyName names a Topology of the cache, over the nodes its labels select."""
+    names = [f.flavor for g in spec.resource_groups for f in g.flavors]
+    snapshots: dict[str, TASFlavorSnapshot | None] = {}
+    for name in names:
+        flavor = flavors.get(name)
+        if flavor is None or flavor.topology not in topologies:
+            continue
+        selected = [n for n in nodes
+                    if all(n.labels.get(k) == v for k, v in flavor.node_labels.items())]
+        snapshots[name] = TASFlavorSnapshot(flavor.topology, topologies[flavor.topology],
+                                            selected, tolerations=flavor.tolerations)
+    return TASContext.for_queue(names, snapshots)
 
 
 def run_assign(case: Case):  # type: ignore[no-untyped-def]
@@ -559,7 +588,8 @@ def run_assign(case: Case):  # type: ignore[no-untyped-def]
     workload = WorkloadSpec("ns/wl", "main", case.cluster_queue.name, 0, 0.0, case.pods)
     node = tree.cluster_queues[case.cluster_queue.name]
     return assign_flavors(workload, case.cluster_queue, node, tree, RESOURCE_FLAVORS, oracle,
-                          case.fair_sharing)
+                          case.fair_sharing,
+                          tas_context(case.cluster_queue, RESOURCE_FLAVORS, case.topologies))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -572,10 +602,12 @@ def test_assign_flavors(case: Case) -> None:
     assert got.no_fit_reason == case.want_no_fit
     assert got.borrowing == case.want_borrowing
     assert got.usage == usage(case.want_usage)
-    seen = [(o.name, {r: (f, m.name) for r, (f, m) in o.flavors.items()}, sorted(o.reasons),
-             o.count) for o in got.outcomes]
+    # statusComparer: an error compares alone, else the reasons sorted
+    seen = [(o.name, {r: (f, m.name) for r, (f, m) in o.flavors.items()},
+             o.error or sorted(o.reasons), o.count) for o in got.outcomes]
     want = [(w.name, {r: (f, _MODES[m].name) for r, (f, m) in w.flavors.items()},
-             sorted(w.reasons), w.count) for w in case.want_pod_sets]
+             case.want_errors.get(w.name) or sorted(w.reasons), w.count)
+            for w in case.want_pod_sets]
     assert seen == want
 
 
@@ -793,11 +825,20 @@ class NoFitCase:
     flavors: dict[str, FlavorSpec] | None = None
     simulation: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     skip: str = ""
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    cq_usage: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 TOLERATE_KEY = ("key", "Equal", "val", NO_SCHEDULE)
-_TAS = "Topology Aware Scheduling in flavor assignment (TAS flavors and topology requests) is " \
-       "not modelled in dralab's flavor assigner"
+_TAS_CQ = cq("cq-tas", group(*(fq(f, cpu=("2", "2")) for f in (*_AB, "flavor-tas"))))
+_RACK = {"topology-tas": ("rack",)}
+
+
+def _tas_ps(cpu: str, level: str) -> PodSetRequest:
+    return replace(ps("main", 1, {"cpu": cpu}), topology=TopologyRequest(level, required=True))
+
+
+_ALL_NO_MATCH = {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}
 NOFIT_CASES = [
     NoFitCase("succeeds to schedule on flavor-a", ps("main", 1, {"cpu": "1"}), "",
               {"flavor-a": "", "flavor-b": "NoMatchingFlavor"}),
@@ -820,10 +861,27 @@ NOFIT_CASES = [
     NoFitCase("prioritization of structural mismatch over capacity mismatch",
               ps("main", 1, {"cpu": "3", "memory": "20Gi"}, node_selector={"type": "wrong"}),
               "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
-    *(NoFitCase(name, None, "", {}, skip=_TAS) for name in (
-        "TAS not supported", "TAS level not supported", "TAS only flavor mismatch",
-        "tas placement fails", "tas placement fails, cohort has no capacity",
-        "tas placement fails, but queue has available capacity (waiting for preemption)")),
+    NoFitCase("TAS not supported", _tas_ps("1", "rack"), "NoMatchingFlavor",
+              {"flavor-a": "NoMatchingFlavor"}),
+    NoFitCase("TAS level not supported", _tas_ps("1", "block"), "NoMatchingFlavor",
+              {**_ALL_NO_MATCH, "flavor-tas": "NoMatchingFlavor"},
+              cluster_queue=_TAS_CQ, topologies=_RACK),
+    NoFitCase("TAS only flavor mismatch",
+              ps("main", 1, {"cpu": "1"}, node_selector={"type": "wrong"}),
+              "NoMatchingFlavor", {**_ALL_NO_MATCH, "flavor-tas": "NoMatchingFlavor"},
+              cluster_queue=_TAS_CQ, topologies=_RACK),
+    NoFitCase("tas placement fails", _tas_ps("1", "rack"), "TopologyPlacementFailed",
+              {**_ALL_NO_MATCH, "flavor-tas": "TopologyPlacementFailed"},
+              cluster_queue=_TAS_CQ, topologies=_RACK),
+    NoFitCase("tas placement fails, cohort has no capacity", _tas_ps("3", "rack"),
+              "ExceedsMaxQuota", {**_ALL_NO_MATCH, "flavor-tas": "ExceedsMaxQuota"},
+              cluster_queue=_TAS_CQ, topologies=_RACK),
+    # upstream turns ConcurrentAdmission on too; it changes nothing for one workload
+    NoFitCase("tas placement fails, but queue has available capacity (waiting for preemption)",
+              _tas_ps("1", "rack"), "TopologyPlacementFailed",
+              {**_ALL_NO_MATCH, "flavor-tas": "TopologyPlacementFailed"},
+              cluster_queue=_TAS_CQ, topologies=_RACK,
+              cq_usage={("flavor-tas", "cpu"): "2"}),
     NoFitCase("flavor not allowed by annotations", None, "", {},
               skip="ConcurrentAdmission's allowed-flavor annotation is not modelled"),
     NoFitCase("insufficient capacity, cohort has available capacity (waiting for quota)",
@@ -871,14 +929,17 @@ def test_is_no_fit_due_to_capacity_and_limits(case: NoFitCase) -> None:
     tree = QuotaTree({q.name: q for q in (queue, *case.siblings)}, {})
     for name, amounts in case.sibling_usage.items():
         tree.add_usage(name, usage(amounts), 1)
+    if case.cq_usage:
+        tree.add_usage(queue.name, usage(case.cq_usage), 1)
     simulation = {fr: (_POSSIBILITY[p], b) for fr, (p, b) in case.simulation.items()}
 
     def oracle(fr: tuple[str, str], amount: int) -> tuple[PreemptionMode, int]:
         return simulation.get(fr, (PreemptionMode.PREEMPT, 0))
 
     workload = WorkloadSpec("ns/wl", "main", queue.name, 0, 0.0, (case.pod_set,))
-    got = assign_flavors(workload, queue, tree.cluster_queues[queue.name], tree,
-                         case.flavors or _NOFIT_FLAVORS, oracle)
+    flavors = case.flavors or _NOFIT_FLAVORS
+    got = assign_flavors(workload, queue, tree.cluster_queues[queue.name], tree, flavors, oracle,
+                         tas=tas_context(queue, flavors, case.topologies))
     assert got.no_fit_reason == case.want_reason
     tried = {a.flavor: a.no_fit_reason for o in got.outcomes for a in o.attempts}
     assert {f: r for f, r in tried.items() if f in case.want_attempts} == \

@@ -38,6 +38,8 @@ from enum import IntEnum
 
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.kueue.tas import TASPodSetRequests
+from dralab.queueing.kueue.tas_assign import TOPOLOGY_PLACEMENT_FAILED, TASContext
 from dralab.queueing.model import (
     ClusterQueueSpec,
     FlavorFungibility,
@@ -45,6 +47,7 @@ from dralab.queueing.model import (
     PodSetAssignment,
     PodSetRequest,
     ResourceGroup,
+    TopologyAssignment,
     WorkloadSpec,
 )
 
@@ -137,7 +140,7 @@ PreemptionOracle = Callable[[FlavorResource, int], tuple[PreemptionMode, int]]
 WAITING_FOR_QUOTA = "WaitingForQuota"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-_SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3,
+_SEVERITY = {"": 0, TOPOLOGY_PLACEMENT_FAILED: 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3,
              NO_MATCHING_FLAVOR: 4}
 _POSSIBILITIES = (PreemptionMode.NO_CANDIDATES, PreemptionMode.PREEMPT, PreemptionMode.RECLAIM)
 
@@ -172,6 +175,10 @@ class PodSetOutcome:
     # The flavors tried, per resource group, as the search made them (merged on demand:
     # only a workload that does not fit needs them, for its no-fit reason).
     tries: list[tuple[list[FlavorAttempt], ResourceGroup, str]] = field(default_factory=list)
+    # Kueue's Status.err: the TAS request could not be built (the pod set cannot fit)
+    error: str = ""
+    # attempts overridden after the search (markFlavorAttempt): flavor -> (mode, reason)
+    marks: dict[str, tuple[AssignMode, str]] = field(default_factory=dict)
 
     @property
     def attempts(self) -> list[FlavorAttempt]:
@@ -179,16 +186,27 @@ class PodSetOutcome:
         merged: dict[str, FlavorAttempt] = {}
         for tried, group, resource in self.tries:
             _merge_attempts(merged, tried, group, resource)
+        for flavor, (mode, reason) in self.marks.items():
+            if flavor in merged:
+                merged[flavor].mode, merged[flavor].no_fit_reason = mode, reason
         return [merged[f] for f in sorted(merged)]
 
     def mode(self) -> AssignMode:
+        if self.error:
+            return AssignMode.NO_FIT
         if not self.reasons:
             return AssignMode.FIT
         if not self.flavors:
             return AssignMode.NO_FIT
         return min(mode for _, mode in self.flavors.values())
 
+    def set_mode(self, mode: AssignMode) -> None:
+        """Kueue's PodSetAssignment.updateMode: every flavor gets ``mode``."""
+        self.flavors = {r: (f, mode) for r, (f, _) in self.flavors.items()}
+
     def message(self) -> str:
+        if self.error:
+            return messages.pod_set_message(self.name, [self.error])
         return messages.pod_set_message(self.name, sorted(self.reasons))
 
 
@@ -210,6 +228,9 @@ class WorkloadAssignment:
     # The worst mode of the chosen flavors: NO_CANDIDATES when the oracle found no
     # preemption targets for one of them (then the whole workload has none).
     worst: PreemptionMode = PreemptionMode.FIT
+    # Kueue's PodSetAssignment.TopologyAssignment of the TAS pod sets placed when the
+    # workload fits (pod set name -> assignment).
+    topology: dict[str, TopologyAssignment] = field(default_factory=dict)
 
     def requires_borrowing(self) -> bool:
         """Kueue's Assignment.RequiresBorrowing: borrowing at any level."""
@@ -296,8 +317,9 @@ class _Assigner:
 
     def __init__(self, spec: ClusterQueueSpec, node: QuotaNode, tree: QuotaTree,
                  flavors: Mapping[str, FlavorSpec], oracle: PreemptionOracle | None,
-                 fair_sharing: bool) -> None:
+                 fair_sharing: bool, tas: TASContext | None = None) -> None:
         self.spec, self.node, self.tree = spec, node, tree
+        self.tas = tas
         self.flavors = flavors
         self.oracle = oracle
         policy = spec.preemption
@@ -326,6 +348,16 @@ class _Assigner:
             return mode, borrow, ""
         return PreemptionMode.NO_FIT, borrow, WAITING_FOR_QUOTA
 
+    def rejection(self, name: str, group: ResourceGroup, pod_set: PodSetRequest) -> str:
+        """Why flavor ``name`` cannot serve the pod set: its topology request first (with
+        TAS), then taints and node labels."""
+        flavor = self.flavors.get(name)
+        if self.tas is not None and flavor is not None:
+            mismatch = self.tas.flavor_mismatch(pod_set, name, flavor, group.covered)
+            if mismatch:
+                return mismatch
+        return flavor_rejection(name, flavor, pod_set)
+
     def group_flavor(self, members: Sequence[PodSetRequest], group: ResourceGroup,
                      wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int]
                      ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str],
@@ -340,8 +372,8 @@ class _Assigner:
         best_mode = _WORST
         for flavor_quotas in group.flavors:
             name = flavor_quotas.flavor
-            rejection = next((why for why in (flavor_rejection(name, self.flavors.get(name), p)
-                                                for p in members) if why), "")
+            rejection = next((why for why in (self.rejection(name, group, p) for p in members)
+                              if why), "")
             if rejection:
                 reasons.append(rejection)
                 attempts.append(FlavorAttempt(name, AssignMode.NO_FIT, 0, None, [rejection],
@@ -381,13 +413,18 @@ class _Assigner:
 def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
                    tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
                    preemption_possible: PreemptionOracle | None,
-                   fair_sharing: bool = False) -> WorkloadAssignment:
+                   fair_sharing: bool = False, tas: TASContext | None = None
+                   ) -> WorkloadAssignment:
     """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``.
 
     Pod sets of one pod-set group (``PodSetRequest.group``, Kueue's podSetGroupName:
     a LeaderWorkerSet's leader and workers) get their flavors together, for the sum of
-    their requests; each keeps the flavors of the resources it asks for."""
-    assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing)
+    their requests; each keeps the flavors of the resources it asks for.
+
+    With ``tas`` (the queue's TAS flavors, Kueue's TopologyAwareScheduling) topology
+    requests choose flavors too, and a workload that fits quota is placed on its TAS
+    flavors' topology (``tas_assign.py``, ``_place_topology``)."""
+    assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing, tas)
     group_of: dict[str, ResourceGroup] = {}
     for resource_group in spec.resource_groups:
         for resource in resource_group.covered:
@@ -452,10 +489,57 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             break
     mode = AssignMode.NO_FIT if failed or not outcomes else \
         min(outcome.mode() for outcome in outcomes)
-    message = "; ".join(o.message() for o in outcomes if o.reasons)
+    topology: dict[str, TopologyAssignment] = {}
+    if tas is not None and mode != AssignMode.NO_FIT:
+        mode, topology = _place_topology(tas, workload, outcomes, mode)
+    message = "; ".join(o.message() for o in outcomes if o.reasons or o.error)
     no_fit = _no_fit_reason(outcomes, spec) if mode == AssignMode.NO_FIT else ""
     return WorkloadAssignment(mode, tuple(assignments), taken, borrowing > 0, message,
-                              borrowing, tuple(outcomes), no_fit, worst)
+                              borrowing, tuple(outcomes), no_fit, worst, topology)
+
+
+def _place_topology(tas: TASContext, workload: WorkloadSpec, outcomes: list[PodSetOutcome],
+                    mode: AssignMode) -> tuple[AssignMode, dict[str, TopologyAssignment]]:
+    """Kueue's TAS step of Assign: build the pod sets' topology requests (a pod set
+    whose request cannot be built is an error: NoFit); a Fit workload that does not
+    place becomes Preempt, with the reason; a Preempt one that would not place even
+    on an emptied cluster becomes NoFit (TopologyPlacementFailed on its TAS flavor),
+    else every TAS pod set is Preempt (quota fits, the topology is fragmented)."""
+    by_name = {o.name: o for o in outcomes}
+    requests: dict[str, list[TASPodSetRequests]] = {}
+    requested: list[PodSetOutcome] = []
+    for pod_set in workload.pod_sets:
+        outcome = by_name.get(pod_set.name)
+        if outcome is None or not tas.is_requested(pod_set) or outcome.count == 0:
+            continue
+        flavor, request, error = tas.pod_set_request(
+            pod_set, outcome.count, [f for f, _ in outcome.flavors.values()])
+        if flavor is None or request is None:
+            outcome.error = error
+            continue
+        requests.setdefault(flavor, []).append(request)
+        requested.append(outcome)
+    if any(o.error for o in outcomes):
+        return min(o.mode() for o in outcomes), {}
+    topology: dict[str, TopologyAssignment] = {}
+    if mode == AssignMode.FIT:
+        found, failure = tas.find(requests, False)
+        if failure is None:
+            return mode, found
+        outcome = by_name[failure[0]]
+        outcome.reasons.append(failure[1])
+        outcome.set_mode(AssignMode.PREEMPT)
+        mode = AssignMode.PREEMPT
+    if mode == AssignMode.PREEMPT:
+        _, failure = tas.find(requests, True)
+        if failure is not None:
+            outcome = by_name[failure[0]]
+            outcome.marks[failure[2]] = (AssignMode.NO_FIT, TOPOLOGY_PLACEMENT_FAILED)
+            outcome.set_mode(AssignMode.NO_FIT)
+            return AssignMode.NO_FIT, topology
+        for outcome in requested:
+            outcome.set_mode(AssignMode.PREEMPT)
+    return mode, topology
 
 
 def _merge_attempts(into: dict[str, FlavorAttempt], tried: list[FlavorAttempt],

@@ -1,0 +1,155 @@
+"""The TAS part of Kueue's flavor assigner, as ``pkg/scheduler/flavorassigner/
+tas_flavorassigner.go`` (ff69552e) defines it, for ``flavors.assign_flavors``.
+
+A ClusterQueue's *TAS flavors* are its flavors whose ``spec.topologyName`` names a
+``Topology`` Kueue knows, each with its ``TASFlavorSnapshot``; a queue all of whose
+flavors are TAS flavors is *TAS-only*, and there a pod set asking no topology gets an
+implied, unconstrained one at the lowest level.
+
+* While flavors are tried (``checkPodSetAndFlavorMatchForTAS``): a pod set asking a
+  topology rejects a flavor without one (unless the flavor's group covers none of its
+  resources) and a TAS flavor lacking the level; a pod set asking none rejects a TAS
+  flavor (unless the queue is TAS-only).
+* After quota (``WorkloadsTopologyRequests``): every pod set asking a topology must
+  have exactly one TAS flavor among its resources' flavors, else it is an error
+  (``no TAS flavor assigned``, ``more than one TAS flavor assigned: a, b``); the
+  pod sets' requests go to their flavor's snapshot.
+
+This module holds those rules and the requests; ``flavors.py`` applies the result
+(Fit that does not place becomes Preempt; Preempt that does not place on an emptied
+cluster becomes NoFit, ``TopologyPlacementFailed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from dralab.queueing.kueue.tas import TASFlavorSnapshot, TASPodSetRequests, TASTopologyRequest
+from dralab.queueing.model import (
+    FlavorSpec,
+    PodSetRequest,
+    TopologyAssignment,
+    TopologyRequest,
+)
+
+__all__ = [
+    "ERR_NO_TAS_CACHE_INFORMATION",
+    "ERR_NO_TAS_FLAVOR_ASSIGNED",
+    "TOPOLOGY_PLACEMENT_FAILED",
+    "TASContext",
+    "multiple_tas_flavors_assigned",
+    "tas_topology_request",
+]
+
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+ERR_NO_TAS_CACHE_INFORMATION = "workload requires Topology, but there is no TAS cache information"
+ERR_NO_TAS_FLAVOR_ASSIGNED = "no TAS flavor assigned"
+
+
+def multiple_tas_flavors_assigned(flavors: list[str]) -> str:
+    return f"more than one TAS flavor assigned: {', '.join(sorted(flavors))}"
+
+
+def tas_topology_request(request: TopologyRequest | None) -> TASTopologyRequest | None:
+    """dralab's pod-set annotation model as Kueue's ``PodSetTopologyRequest``."""
+    if request is None:
+        return None
+    if request.unconstrained:
+        return TASTopologyRequest(unconstrained=True)
+    if request.required:
+        return TASTopologyRequest(required=request.level)
+    return TASTopologyRequest(preferred=request.level)
+
+
+@dataclass
+class TASContext:
+    """The ClusterQueue's TAS flavors (a name mapped to ``None`` is a TAS flavor whose
+    snapshot is missing, as a race in Kueue's cache leaves it) and whether every
+    flavor of the queue is one."""
+
+    snapshots: Mapping[str, TASFlavorSnapshot | None] = field(default_factory=dict)
+    tas_only: bool = False
+
+    @classmethod
+    def for_queue(cls, flavor_names: list[str],
+                  snapshots: Mapping[str, TASFlavorSnapshot | None]) -> TASContext:
+        """Kueue's ClusterQueueSnapshot.TASFlavors and IsTASOnly: the queue's flavors
+        with a snapshot; TAS-only when there are some and every flavor has one."""
+        own = {name: snapshots[name] for name in flavor_names if name in snapshots}
+        return cls(own, all(name in own for name in flavor_names))
+
+    # -- which pod sets ask for TAS -----------------------------------------------------
+
+    def is_implied(self, pod_set: PodSetRequest) -> bool:
+        return pod_set.topology is None and self.tas_only
+
+    def is_requested(self, pod_set: PodSetRequest) -> bool:
+        return pod_set.topology is not None or self.is_implied(pod_set)
+
+    # -- while flavors are tried ----------------------------------------------------------
+
+    def flavor_mismatch(self, pod_set: PodSetRequest, flavor_name: str, flavor: FlavorSpec,
+                        covered: Collection[str]) -> str:
+        """Kueue's checkPodSetAndFlavorMatchForTAS: why ``flavor`` does not suit the
+        pod set's topology request, or ``""``."""
+        if self.is_requested(pod_set):
+            if self.is_implied(pod_set):
+                return ""
+            if not flavor.topology:
+                if not any(r in covered for r in pod_set.per_pod):
+                    # the flavor may still give quota-only resources of other groups
+                    return ""
+                return f'Flavor "{flavor_name}" does not support TopologyAwareScheduling'
+            snapshot = self.snapshots.get(flavor_name)
+            if snapshot is None:
+                return f'Flavor "{flavor_name}" information missing in TAS cache'
+            if not snapshot.has_level(tas_topology_request(pod_set.topology)):
+                return f'Flavor "{flavor_name}" does not contain the requested level'
+            return ""
+        if flavor.topology:
+            return f'Flavor "{flavor_name}" supports only TopologyAwareScheduling'
+        return ""
+
+    # -- after quota ------------------------------------------------------------------------
+
+    def only_tas_flavor(self, flavor_names: list[str]) -> tuple[str | None, str]:
+        """The one TAS flavor among a pod set's flavors, or the error."""
+        tas = sorted({f for f in flavor_names if self.snapshots.get(f) is not None})
+        if not tas:
+            return None, ERR_NO_TAS_FLAVOR_ASSIGNED
+        if len(tas) > 1:
+            return None, multiple_tas_flavors_assigned(tas)
+        return tas[0], ""
+
+    def pod_set_request(self, pod_set: PodSetRequest, count: int, flavor_names: list[str]
+                        ) -> tuple[str | None, TASPodSetRequests | None, str]:
+        """Kueue's podSetTopologyRequest: the flavor and the request, or the error."""
+        if not self.snapshots:
+            return None, None, ERR_NO_TAS_CACHE_INFORMATION
+        flavor, error = self.only_tas_flavor(flavor_names)
+        if flavor is None:
+            return None, None, error
+        request = TASPodSetRequests(
+            pod_set.name, dict(pod_set.per_pod), count,
+            topology=tas_topology_request(pod_set.topology),
+            node_selector=dict(pod_set.node_selector), tolerations=pod_set.tolerations,
+            node_affinity=pod_set.node_affinity, implied=self.is_implied(pod_set),
+            group=pod_set.group if pod_set.topology is not None else None)
+        return flavor, request, ""
+
+    def find(self, requests: Mapping[str, list[TASPodSetRequests]], simulate_empty: bool
+             ) -> tuple[dict[str, TopologyAssignment], tuple[str, str, str] | None]:
+        """Kueue's FindTopologyAssignmentsForWorkload: per pod set its assignment, and
+        the first failure (pod set, reason, flavor), flavors in name order."""
+        assignments: dict[str, TopologyAssignment] = {}
+        for flavor in sorted(requests):
+            snapshot = self.snapshots.get(flavor)
+            assert snapshot is not None  # only TAS flavors get requests
+            result = snapshot.find_topology_assignments_for_flavor(requests[flavor],
+                                                                   simulate_empty)
+            for name, (assignment, reason) in result.items():
+                if reason or assignment is None:
+                    return assignments, (name, reason, flavor)
+                assignments[name] = assignment
+        return assignments, None
