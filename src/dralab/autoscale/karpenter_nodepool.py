@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralab.api.core import Node, Pod, PodSpec
+from dralab.api.durations import parse_go_duration
 from dralab.api.errors import InputError
 from dralab.api.quantity import Quantity, parse_quantity
 
@@ -53,29 +54,7 @@ REASON_EMPTY = "Empty"
 REASON_UNDERUTILIZED = "Underutilized"
 DISRUPTION_REASONS = (REASON_EMPTY, REASON_UNDERUTILIZED, "Drifted")
 
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
-             "m": 60.0, "h": 3600.0}
-_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _PERCENT = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")  # nodepool.go's Budget.Nodes pattern
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds from a Go duration ("30s", "1h30m", "1.5h", "0s"); ValueError otherwise."""
-    rest = text.strip()
-    sign = -1.0 if rest.startswith("-") else 1.0
-    rest = rest.lstrip("+-")
-    if rest == "0":
-        return 0.0
-    if not rest:
-        raise ValueError(f"invalid duration {text!r}")
-    total, pos = 0.0, 0
-    while pos < len(rest):
-        match = _GO_PART.match(rest, pos)
-        if match is None:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
-        pos = match.end()
-    return sign * total
 
 
 @dataclass(frozen=True, slots=True)

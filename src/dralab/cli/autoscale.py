@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
 
+from dralab.api.durations import parse_go_duration
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
@@ -49,13 +49,9 @@ def render_table(doc: dict[str, Any]) -> str:
                               for i, cell in enumerate(row)) + "\n" for row in rows)
 
 
-_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 class GoDuration(click.ParamType[float]):
     """A duration as Cluster Autoscaler's flags take it (Go's time.ParseDuration:
-    "10m", "1h30m", "90s", "0"), in seconds."""
+    "10m", "1h30m", "90s", "0"), in seconds; not negative."""
 
     name = "duration"
 
@@ -64,17 +60,13 @@ class GoDuration(click.ParamType[float]):
         if isinstance(value, int | float):
             return float(value)
         text = str(value).strip()
-        if text == "0":
-            return 0.0
-        total, at = 0.0, 0
-        for match in _GO_DURATION.finditer(text):
-            if match.start() != at:
-                break
-            total += float(match.group(1)) * _GO_UNITS[match.group(2)]
-            at = match.end()
-        if at != len(text) or not text:
+        try:
+            seconds = parse_go_duration(text)
+        except ValueError:
+            seconds = -1.0
+        if seconds < 0 or text.startswith("-"):
             self.fail(f"invalid duration {text!r} (use e.g. 10m, 1h30m, 90s)", param, ctx)
-        return total
+        return seconds
 
 
 class MinMax(click.ParamType[tuple[int, int]]):
