@@ -12,12 +12,12 @@ from dralab.api.durations import parse_go_duration
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import dumps
-from dralab.autoscale import EXPANDERS, MODELS, AutoscalerOptions, read_input, run_once
+from dralab.autoscale import EXPANDERS, MODELS, read_input, run_once
 from dralab.autoscale.capacityquota import is_capacity_quota, read_capacity_quotas
-from dralab.autoscale.clusterautoscaler import GIB
 from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
 from dralab.autoscale.limits import parse_min_max
+from dralab.autoscale.options import ca_options
 from dralab.autoscale.priority_config import is_priority_configmap, read_priorities
 
 from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
@@ -240,32 +240,32 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     warn_unused([d for d in docs if not is_priority_configmap(d)
                  and not (capacity_quotas_enabled and is_capacity_quota(d))],
                 AUTOSCALE_KARPENTER if model == "karpenter" else AUTOSCALE)
-    options = AutoscalerOptions(
-        expander=expander,
-        scale_down_utilization_threshold=scale_down_utilization_threshold,
-        scale_down_gpu_utilization_threshold=scale_down_gpu_utilization_threshold,
-        scale_down_unneeded_time=scale_down_unneeded_time,
-        scale_down_unready_time=scale_down_unready_time,
-        scale_down_delay_after_add=scale_down_delay_after_add,
-        scale_down_unready_enabled=scale_down_unready_enabled,
-        ignore_daemonsets_utilization=ignore_daemonsets_utilization,
-        ignore_mirror_pods_utilization=ignore_mirror_pods_utilization,
-        skip_nodes_with_system_pods=skip_nodes_with_system_pods,
-        skip_nodes_with_local_storage=skip_nodes_with_local_storage,
-        skip_nodes_with_custom_controller_pods=skip_nodes_with_custom_controller_pods,
-        blocking_system_pod_disruption_timeout=blocking_system_pod_distruption_timeout,
-        max_scale_down_parallelism=max_scale_down_parallelism,
-        max_drain_parallelism=max_drain_parallelism,
-        max_nodes_per_scale_up=max_nodes_per_scaleup,
-        enforce_node_group_min_size=enforce_node_group_min_size,
-        balance_similar_node_groups=balance_similar_node_groups,
-        balancing_ignore_labels=balancing_ignore_labels,
-        expendable_pods_priority_cutoff=expendable_pods_priority_cutoff,
-        expander_priorities=priorities,
-        fastpath_binpacking_enabled=fastpath_binpacking_enabled,
-        capacity_quotas_enabled=capacity_quotas_enabled, capacity_quotas=quotas,
-        max_nodes_total=max_nodes_total, cores_total=cores_total,
-        memory_total=(memory_total[0] * GIB, memory_total[1] * GIB))
+    options = ca_options({
+        "expander": expander,
+        "scale_down_utilization_threshold": scale_down_utilization_threshold,
+        "scale_down_gpu_utilization_threshold": scale_down_gpu_utilization_threshold,
+        "scale_down_unneeded_time": scale_down_unneeded_time,
+        "scale_down_unready_time": scale_down_unready_time,
+        "scale_down_delay_after_add": scale_down_delay_after_add,
+        "scale_down_unready_enabled": scale_down_unready_enabled,
+        "ignore_daemonsets_utilization": ignore_daemonsets_utilization,
+        "ignore_mirror_pods_utilization": ignore_mirror_pods_utilization,
+        "skip_nodes_with_system_pods": skip_nodes_with_system_pods,
+        "skip_nodes_with_local_storage": skip_nodes_with_local_storage,
+        "skip_nodes_with_custom_controller_pods": skip_nodes_with_custom_controller_pods,
+        "blocking_system_pod_distruption_timeout": blocking_system_pod_distruption_timeout,
+        "max_scale_down_parallelism": max_scale_down_parallelism,
+        "max_drain_parallelism": max_drain_parallelism,
+        "max_nodes_per_scaleup": max_nodes_per_scaleup,
+        "enforce_node_group_min_size": enforce_node_group_min_size,
+        "balance_similar_node_groups": balance_similar_node_groups,
+        "balancing_ignore_label": balancing_ignore_labels,
+        "expendable_pods_priority_cutoff": expendable_pods_priority_cutoff,
+        "fastpath_binpacking_enabled": fastpath_binpacking_enabled,
+        "capacity_quotas_enabled": capacity_quotas_enabled,
+        "max_nodes_total": max_nodes_total, "cores_total": cores_total,
+        "memory_total": memory_total,
+    }, expander_priorities=priorities, capacity_quotas=quotas)
     decisions = run_once(data, model, expander, options=options,
                          ignore_dra_requests=ignore_dra_requests,
                          preference_policy=preference_policy)

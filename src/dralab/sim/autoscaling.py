@@ -40,12 +40,12 @@ from typing import Any
 from dralab.api.errors import InputError
 from dralab.api.io import read_documents
 from dralab.autoscale import AutoscalerOptions, ClusterAutoscaler, Karpenter
-from dralab.autoscale.clusterautoscaler import GIB
 from dralab.autoscale.expanders import expander_error
 from dralab.autoscale.inputs import NODEPOOL_API_VERSION
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
 from dralab.autoscale.karpenter_preferences import PREFERENCE_POLICIES
 from dralab.autoscale.limits import parse_min_max
+from dralab.autoscale.options import ca_options
 from dralab.fleet import Fleet
 from dralab.scheduler import Scheduler
 
@@ -207,29 +207,15 @@ def _ca_options(ref: AutoscalingRef, source: str, path: str) -> AutoscalerOption
         except ValueError as exc:
             raise ScenarioError(source, f"{path}.{_camel(name)}", str(exc)) from None
     cores, memory = totals
-    return AutoscalerOptions(
-        scale_down_gpu_utilization_threshold=gpu,
+    flags = {name: getattr(ref, name) for name in _CA_ONLY}
+    flags.update(
+        cores_total=cores, memory_total=memory,
         scale_down_unready_time=_seconds(ref.scale_down_unready_time,
                                          f"{path}.scaleDownUnreadyTime", source),
-        scale_down_unready_enabled=ref.scale_down_unready_enabled,
-        ignore_daemonsets_utilization=ref.ignore_daemonsets_utilization,
-        ignore_mirror_pods_utilization=ref.ignore_mirror_pods_utilization,
-        skip_nodes_with_system_pods=ref.skip_nodes_with_system_pods,
-        skip_nodes_with_local_storage=ref.skip_nodes_with_local_storage,
-        skip_nodes_with_custom_controller_pods=ref.skip_nodes_with_custom_controller_pods,
-        blocking_system_pod_disruption_timeout=_seconds(
+        blocking_system_pod_distruption_timeout=_seconds(
             ref.blocking_system_pod_distruption_timeout,
-            f"{path}.blockingSystemPodDistruptionTimeout", source),
-        max_scale_down_parallelism=ref.max_scale_down_parallelism,
-        max_drain_parallelism=ref.max_drain_parallelism,
-        max_nodes_per_scale_up=ref.max_nodes_per_scaleup,
-        max_nodes_total=ref.max_nodes_total, cores_total=cores,
-        memory_total=(memory[0] * GIB, memory[1] * GIB),
-        enforce_node_group_min_size=ref.enforce_node_group_min_size,
-        balance_similar_node_groups=ref.balance_similar_node_groups,
-        balancing_ignore_labels=tuple(ref.balancing_ignore_label),
-        expendable_pods_priority_cutoff=ref.expendable_pods_priority_cutoff,
-        fastpath_binpacking_enabled=ref.fastpath_binpacking_enabled)
+            f"{path}.blockingSystemPodDistruptionTimeout", source))
+    return ca_options(flags)
 
 
 def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Fleet,
@@ -246,9 +232,9 @@ def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Flee
     # settings.options: every CA flag of spec.autoscaling (None for settings made
     # without parse_autoscaling: CA's defaults with the fields above).
     options = replace(settings.options, seed=seed) if settings.options is not None else \
-        AutoscalerOptions(
-            expander=settings.expander,
-            scale_down_utilization_threshold=settings.scale_down_utilization_threshold,
-            scale_down_unneeded_time=settings.scale_down_unneeded_time,
-            scale_down_delay_after_add=settings.scale_down_delay_after_add, seed=seed)
+        ca_options({
+            "expander": settings.expander,
+            "scale_down_utilization_threshold": settings.scale_down_utilization_threshold,
+            "scale_down_unneeded_time": settings.scale_down_unneeded_time,
+            "scale_down_delay_after_add": settings.scale_down_delay_after_add}, seed=seed)
     return ClusterAutoscaler(scheduler, fleet, options, fleet_seed=seed)
