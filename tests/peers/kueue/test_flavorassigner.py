@@ -131,8 +131,6 @@ COHORT = "test-cohort"
 MSS = fungibility("MayStopSearch", "MayStopSearch")
 TNF = fungibility("TryNextFlavor", "TryNextFlavor")
 SLICES = "workload slices (ElasticJobsViaWorkloadSlices) are not modelled"
-TAS_ASSIGNER = ("the TAS part of the flavor assigner (topology requests, TAS flavors, TAS usage) "
-                "is not modelled in dralab's flavor assignment")
 SCAN_PROGRESS = ("the flavor scan bookmark (LastAssignment/TriedFlavorIdx, "
                  "FlavorFungibilityPreserveScanProgress) is not modelled: every cycle scans the "
                  "flavors from the first")
@@ -990,13 +988,10 @@ def test_assignment_total_requests_for(name: str, requests: dict[str, str], admi
 
 
 # -- the tables of the file dralab does not model, one skipped case per upstream case -----------
+# (the TAS tables -- WorkloadsTopologyRequests, ComputeTASNetUsage, LeaderWorkerSetTASFlavor,
+# TasFlavorsOnly -- are ported in test_tas_flavorassigner.py)
 
 NOT_MODELLED = {
-    "TestWorkloadsTopologyRequests_ErrorBranches": (TAS_ASSIGNER, (
-        "workload requires Topology, but there is no TAS cache information",
-        "workload requires Topology, but there is no TAS flavor assigned",
-        "more than one TAS flavor assigned (onlyTASFlavor fails); RepresentativeMode must be "
-        "NoFit")),
     "TestWorkloadsTopologyRequests_ElasticJobsValidation": (SLICES, (
         "required topology is rejected with ElasticJobsViaWorkloadSlices",
         "preferred topology is rejected with ElasticJobsViaWorkloadSlices",
@@ -1005,31 +1000,12 @@ NOT_MODELLED = {
         "required topology is accepted for regular jobs with ElasticJobsViaWorkloadSlicesWithTAS",
         "preferred topology is accepted for regular jobs with "
         "ElasticJobsViaWorkloadSlicesWithTAS")),
-    "TestAssignment_ComputeTASNetUsage": (TAS_ASSIGNER, (
-        "records actual pod requests when assignment requests differ",
-        "accounts for a domain the recomputed assignment moved to, when the previous admission "
-        "held a different domain",
-        "counts only the additional pods when the recomputed assignment grew an already "
-        "admitted domain",
-        "skips usage already present in previous admission")),
-    "TestWorkloadsTopologyRequests_ZeroCountPodSetSkipped": (TAS_ASSIGNER, (
-        "mixed: 1 completed (count=0) + 1 running (count=1)",
-        "all completed (count=0): no TAS requests",
-        "3 podSets: 2 completed + 1 running",
-        "all running: all get TAS requests")),
     "TestAssignFlavorsWithAllowedFlavors": (
         "ConcurrentAdmission's allowed-flavor annotation is not modelled", (
             "allow only f2", "allow only f1", "allow only the occupied flavor", "allow f1 and f2",
             "no constraints", "allow non-existent")),
-    "TestAssignFlavors_LeaderWorkerSetTASFlavor": (TAS_ASSIGNER, (
-        "leader without a managed request infers the group's TAS flavor",
-        "leader without a group is rejected (ClusterQueue-wide fallback is not supported)",
-        "peers in the same group resolving to different TAS flavors are rejected",
-        "multiple groups: leaders infer flavors from their own groups",
-        "leader in group where peer resolves to non-TAS flavor is rejected")),
     "TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices": (
         SLICES, ("(single case)",)),
-    "TestTasFlavorsOnly": (TAS_ASSIGNER, ("(single case)",)),
     "TestFlavorScanRecordsLastTriedFlavorIdx": (SCAN_PROGRESS, (
         "quota and topology both fit on the first flavor: bookmark names it",
         "quota fits but the pod is larger than any node: bookmark still names the first flavor",

@@ -39,7 +39,11 @@ from enum import IntEnum
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
 from dralab.queueing.kueue.tas import TASPodSetRequests
-from dralab.queueing.kueue.tas_assign import TOPOLOGY_PLACEMENT_FAILED, TASContext
+from dralab.queueing.kueue.tas_assign import (
+    TOPOLOGY_PLACEMENT_FAILED,
+    TASContext,
+    tas_flavors_only,
+)
 from dralab.queueing.model import (
     ClusterQueueSpec,
     FlavorFungibility,
@@ -66,7 +70,9 @@ __all__ = [
     "flavor_rejection",
     "is_preferred",
     "most_severe",
+    "place_topology",
     "pod_set_totals",
+    "topology_requests",
 ]
 
 
@@ -474,12 +480,16 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             reasons.extend(why)
         for pod_set, totals in zip(members, member_totals, strict=True):
             own = {r: v for r, v in chosen.items() if r in totals}
+            if not totals and pod_set.group and tas is not None:
+                # Kueue's resolvePodSetFlavors: a pod set of a topology group asking no
+                # resource (a LeaderWorkerSet's leader) keeps the group's TAS flavors
+                own = tas_flavors_only(chosen, tas)
             outcomes.append(PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in own.items()},
                                           list(reasons), totals, pod_set.count, tries))
             for resource, (flavor, _, borrow) in own.items():
                 borrowing = max(borrowing, borrow)
                 fr = (flavor, resource)
-                taken[fr] = taken.get(fr, 0) + totals[resource]
+                taken[fr] = taken.get(fr, 0) + totals.get(resource, 0)
             assignments.append(PodSetAssignment(
                 pod_set.name, {r: f for r, (f, _, _) in own.items()},
                 {r: a for r, a in totals.items() if r in own}, pod_set.count))
@@ -491,26 +501,25 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
         min(outcome.mode() for outcome in outcomes)
     topology: dict[str, TopologyAssignment] = {}
     if tas is not None and mode != AssignMode.NO_FIT:
-        mode, topology = _place_topology(tas, workload, outcomes, mode)
+        mode, topology = place_topology(tas, workload, outcomes, mode)
     message = "; ".join(o.message() for o in outcomes if o.reasons or o.error)
     no_fit = _no_fit_reason(outcomes, spec) if mode == AssignMode.NO_FIT else ""
     return WorkloadAssignment(mode, tuple(assignments), taken, borrowing > 0, message,
                               borrowing, tuple(outcomes), no_fit, worst, topology)
 
 
-def _place_topology(tas: TASContext, workload: WorkloadSpec, outcomes: list[PodSetOutcome],
-                    mode: AssignMode) -> tuple[AssignMode, dict[str, TopologyAssignment]]:
-    """Kueue's TAS step of Assign: build the pod sets' topology requests (a pod set
-    whose request cannot be built is an error: NoFit); a Fit workload that does not
-    place becomes Preempt, with the reason; a Preempt one that would not place even
-    on an emptied cluster becomes NoFit (TopologyPlacementFailed on its TAS flavor),
-    else every TAS pod set is Preempt (quota fits, the topology is fragmented)."""
+def topology_requests(tas: TASContext, workload: WorkloadSpec, outcomes: list[PodSetOutcome]
+                      ) -> dict[str, list[TASPodSetRequests]]:
+    """Kueue's WorkloadsTopologyRequests: per TAS flavor the requests of the pod sets
+    asking a topology (explicitly, or implied by a TAS-only queue); a pod set without
+    quota, or with no pods left (count 0), asks nothing; one whose request cannot be
+    built gets the error (its mode is then NoFit)."""
     by_name = {o.name: o for o in outcomes}
     requests: dict[str, list[TASPodSetRequests]] = {}
-    requested: list[PodSetOutcome] = []
     for pod_set in workload.pod_sets:
         outcome = by_name.get(pod_set.name)
-        if outcome is None or not tas.is_requested(pod_set) or outcome.count == 0:
+        if outcome is None or outcome.error or not tas.is_requested(pod_set) \
+                or outcome.count == 0:
             continue
         flavor, request, error = tas.pod_set_request(
             pod_set, outcome.count, [f for f, _ in outcome.flavors.values()])
@@ -518,7 +527,19 @@ def _place_topology(tas: TASContext, workload: WorkloadSpec, outcomes: list[PodS
             outcome.error = error
             continue
         requests.setdefault(flavor, []).append(request)
-        requested.append(outcome)
+    return requests
+
+
+def place_topology(tas: TASContext, workload: WorkloadSpec, outcomes: list[PodSetOutcome],
+                   mode: AssignMode) -> tuple[AssignMode, dict[str, TopologyAssignment]]:
+    """Kueue's TAS step of Assign: build the pod sets' topology requests (a pod set
+    whose request cannot be built is an error: NoFit); a Fit workload that does not
+    place becomes Preempt, with the reason; a Preempt one that would not place even
+    on an emptied cluster becomes NoFit (TopologyPlacementFailed on its TAS flavor),
+    else every TAS pod set is Preempt (quota fits, the topology is fragmented)."""
+    by_name = {o.name: o for o in outcomes}
+    requests = topology_requests(tas, workload, outcomes)
+    requested = [by_name[r.name] for reqs in requests.values() for r in reqs]
     if any(o.error for o in outcomes):
         return min(o.mode() for o in outcomes), {}
     topology: dict[str, TopologyAssignment] = {}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from dralab.queueing.kueue.tas import TASFlavorSnapshot, TASPodSetRequests, TASTopologyRequest
 from dralab.queueing.model import (
@@ -33,12 +34,17 @@ from dralab.queueing.model import (
     TopologyRequest,
 )
 
+_V = TypeVar("_V", bound=tuple[Any, ...])
+
 __all__ = [
     "ERR_NO_TAS_CACHE_INFORMATION",
     "ERR_NO_TAS_FLAVOR_ASSIGNED",
     "TOPOLOGY_PLACEMENT_FAILED",
+    "DomainRequests",
     "TASContext",
+    "compute_tas_net_usage",
     "multiple_tas_flavors_assigned",
+    "tas_flavors_only",
     "tas_topology_request",
 ]
 
@@ -49,6 +55,12 @@ ERR_NO_TAS_FLAVOR_ASSIGNED = "no TAS flavor assigned"
 
 def multiple_tas_flavors_assigned(flavors: list[str]) -> str:
     return f"more than one TAS flavor assigned: {', '.join(sorted(flavors))}"
+
+
+def tas_flavors_only(assignment: Mapping[str, _V], tas: TASContext) -> dict[str, _V]:
+    """Kueue's tasFlavorsOnly: the resources whose flavor (the first item of the
+    value: flavor, mode, ...) is one of the queue's TAS flavors."""
+    return {r: v for r, v in assignment.items() if v[0] in tas.snapshots}
 
 
 def tas_topology_request(request: TopologyRequest | None) -> TASTopologyRequest | None:
@@ -153,3 +165,35 @@ class TASContext:
                     return assignments, (name, reason, flavor)
                 assignments[name] = assignment
         return assignments, None
+
+
+# (domain level values, single-pod requests, pods): what TASFlavorSnapshot.fits checks
+DomainRequests = tuple[tuple[str, ...], dict[str, int], int]
+
+
+def compute_tas_net_usage(tas: TASContext, pod_sets: Mapping[str, PodSetRequest],
+                          flavors: Mapping[str, list[str]],
+                          topology: Mapping[str, TopologyAssignment],
+                          previous: Mapping[str, TopologyAssignment] | None = None
+                          ) -> dict[str, list[DomainRequests]]:
+    """Kueue's Assignment.ComputeTASNetUsage: per TAS flavor the pods each placed pod
+    set adds per domain, with the pod set's own requests (not the quota-transformed
+    ones); pods its previous admission already holds in a domain are counted there
+    already, so only a domain's additional pods count."""
+    result: dict[str, list[DomainRequests]] = {}
+    for name, assignment in topology.items():
+        pod_set = pod_sets.get(name)
+        if pod_set is None:
+            continue  # Kueue logs "PodSet not found while computing TAS net usage"
+        flavor, _ = tas.only_tas_flavor(flavors.get(name, []))
+        if flavor is None:
+            continue  # Kueue logs "Failed to find TAS flavor ..."
+        accounted: dict[tuple[str, ...], int] = {}
+        before = (previous or {}).get(name)
+        for values, count in before.domains if before is not None else ():
+            accounted[values] = accounted.get(values, 0) + count
+        for values, count in assignment.domains:
+            extra = count - accounted.get(values, 0)
+            if extra > 0:
+                result.setdefault(flavor, []).append((values, dict(pod_set.per_pod), extra))
+    return result
