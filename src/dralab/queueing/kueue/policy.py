@@ -61,6 +61,7 @@ from dralab.queueing.kueue.reducer import (
     reduce_pod_sets,
     scaled_workload,
 )
+from dralab.queueing.kueue.tas_assign import TASProvider
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -341,6 +342,9 @@ class KueuePolicy:
         # (None: quota only, as Kueue.) Asked before a workload is admitted (after its
         # victims are evicted, chosen so that it places); a message keeps it pending.
         self.placement: PlacementCheck | None = None
+        # Kueue's own TAS (TopologyAwareScheduling, tas_assign.py): TAS flavors' topology
+        # snapshots; None: topology requests are left to ``placement`` as before.
+        self.tas: TASProvider | None = None
         self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
         self._tree: QuotaTree | None = None
         self._index: AdmittedIndex | None = None
@@ -755,8 +759,10 @@ class KueuePolicy:
                     known = self._oracle_answers[key] = self._simulate_preemption(
                         workload, name, spec, fr, amount, state, others)
                 return known
+        tas = None if self.tas is None else self.tas.context(
+            [f.flavor for group in spec.resource_groups for f in group.flavors])
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
-                              self.fair_sharing)
+                              self.fair_sharing, tas)
 
     def _simulate_preemption(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                              fr: FlavorResource, amount: int, state: QueueingState,
@@ -884,6 +890,10 @@ class KueuePolicy:
         self._queued.pop(entry.key, None)
         state.admitted[entry.key] = admission
         state.admitted_at[entry.key] = now
+        if self.tas is not None:
+            self.tas.admitted(entry.key, entry.workload.pod_sets,
+                              {p.name: list(p.flavors.values()) for p in admission.pod_sets},
+                              entry.assignment.topology)
         self.pending_messages.pop(entry.key, None)
         self.pending_reasons.pop(entry.key, None)
         decisions.append(Decision(entry.key, admitted=admission))

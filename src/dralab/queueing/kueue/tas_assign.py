@@ -22,11 +22,17 @@ cluster becomes NoFit, ``TopologyPlacementFailed``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from dralab.queueing.kueue.tas import TASFlavorSnapshot, TASPodSetRequests, TASTopologyRequest
+from dralab.queueing.kueue.tas import (
+    TASFlavorSnapshot,
+    TASNode,
+    TASPodSetRequests,
+    TASTopologyRequest,
+)
+from dralab.queueing.kueue.tas_domains import TASGates, domain_id
 from dralab.queueing.model import (
     FlavorSpec,
     PodSetRequest,
@@ -42,6 +48,7 @@ __all__ = [
     "TOPOLOGY_PLACEMENT_FAILED",
     "DomainRequests",
     "TASContext",
+    "TASProvider",
     "compute_tas_net_usage",
     "multiple_tas_flavors_assigned",
     "tas_flavors_only",
@@ -197,3 +204,45 @@ def compute_tas_net_usage(tas: TASContext, pod_sets: Mapping[str, PodSetRequest]
             if extra > 0:
                 result.setdefault(flavor, []).append((values, dict(pod_set.per_pod), extra))
     return result
+
+
+class TASProvider:
+    """What Kueue's cache gives the scheduler for TAS: per TAS flavor (a flavor whose
+    ``topology`` names a known Topology) a snapshot over the nodes its labels select,
+    charged with the TAS usage of admitted workloads; per ClusterQueue its
+    ``TASContext``. A cycle that has one places TAS pod sets as Kueue does and keeps
+    their topology assignments in ``topology_assignments`` (workload key -> pod set ->
+    assignment)."""
+
+    def __init__(self, flavors: Mapping[str, FlavorSpec],
+                 topologies: Mapping[str, tuple[str, ...]], nodes: Sequence[TASNode],
+                 gates: TASGates | None = None) -> None:
+        self.snapshots: dict[str, TASFlavorSnapshot] = {}
+        for name, flavor in flavors.items():
+            if flavor.topology is None or flavor.topology not in topologies:
+                continue
+            selected = [n for n in nodes
+                        if all(n.labels.get(k) == v for k, v in flavor.node_labels.items())]
+            self.snapshots[name] = TASFlavorSnapshot(
+                flavor.topology, topologies[flavor.topology], selected, gates,
+                tolerations=flavor.tolerations)
+        self.topology_assignments: dict[str, dict[str, TopologyAssignment]] = {}
+
+    def context(self, flavor_names: list[str]) -> TASContext:
+        return TASContext.for_queue(flavor_names, dict(self.snapshots))
+
+    def admitted(self, key: str, pod_sets: Sequence[PodSetRequest],
+                 flavors: Mapping[str, list[str]],
+                 topology: Mapping[str, TopologyAssignment]) -> None:
+        """Charge an admitted workload's placed pods to its TAS flavors' domains."""
+        if not topology:
+            return
+        self.topology_assignments[key] = dict(topology)
+        usage = compute_tas_net_usage(TASContext(dict(self.snapshots)),
+                                      {p.name: p for p in pod_sets}, flavors, topology)
+        for flavor, domains in usage.items():
+            snapshot = self.snapshots[flavor]
+            for values, single_pod, count in domains:
+                domain = values[-1] if snapshot.is_lowest_level_node else domain_id(values)
+                snapshot.update_tas_usage(domain, {r: v * count for r, v in single_pod.items()},
+                                          True, count)
