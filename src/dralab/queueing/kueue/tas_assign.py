@@ -246,3 +246,12 @@ class TASProvider:
                 domain = values[-1] if snapshot.is_lowest_level_node else domain_id(values)
                 snapshot.update_tas_usage(domain, {r: v * count for r, v in single_pod.items()},
                                           True, count)
+
+    def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
+        """A pod Kueue did not place (bound to the node, not finished) uses the node's
+        capacity in every TAS flavor that selects the node; it counts one pod too."""
+        usage = dict(requests)
+        usage["pods"] = usage.get("pods", 0) + 1000
+        for snapshot in self.snapshots.values():
+            if node_name in snapshot.node_to_domain:
+                snapshot.add_non_tas_usage(node_name, usage)

@@ -1,0 +1,240 @@
+"""Kueue's TAS scheduler tables, ported case by case: one scheduling cycle each.
+
+Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
+``pkg/scheduler/scheduler_tas_test.go``, ``TestScheduleForTAS``: one pytest case per
+upstream case ported so far (id = the upstream case name), on upstream's fixtures
+(``defaultSingleNode``, ``defaultNodes``, the one-, two- and three-level Topologies,
+the ``tas-default`` flavor selecting ``tas-node: "true"``, the ClusterQueue
+``tas-main`` with 50 CPU and 50Gi). Each runs one cycle of dralab's ``KueuePolicy``
+with Kueue's TAS on (``KueuePolicy.tas``, a ``TASProvider`` over the case's nodes;
+admitted workloads' topology assignments charged to it, non-TAS pods bound to a node
+charged as Kueue's non-TAS pod cache does) and compares what upstream compares, as far
+as dralab models it: the new admissions (ClusterQueue, per pod set the flavor and usage
+of every resource, the count and the topology assignment), ``wantLeft`` and
+``wantInadmissibleLeft``. Not compared: events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import pytest
+from tests.peers.kueue.schedule_builders import cq, fq, group, milli, ps, rf
+
+from dralab.queueing.kueue import KueuePolicy, admit_cycles
+from dralab.queueing.kueue.tas import TASNode
+from dralab.queueing.kueue.tas_assign import TASProvider
+from dralab.queueing.model import (
+    Admission,
+    ClusterQueueSpec,
+    FlavorSpec,
+    PodSetAssignment,
+    PodSetRequest,
+    QueueingState,
+    TopologyAssignment,
+    TopologyRequest,
+    WorkloadSpec,
+)
+
+HOSTNAME = "kubernetes.io/hostname"
+BLOCK, RACK = "cloud.com/topology-block", "cloud.provider.com/rack"
+TAS_NODE = {"tas-node": "true"}
+
+
+def node(name: str, labels: Mapping[str, str], **allocatable: str) -> TASNode:
+    """MakeNode(name).Label(...).StatusAllocatable(...).Ready()."""
+    return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()})
+
+
+DEFAULT_SINGLE_NODE = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi",
+                            pods="10"),)
+
+SINGLE = {"tas-single-level": (HOSTNAME,)}
+TWO = {"tas-two-level": (RACK, HOSTNAME)}
+THREE = {"tas-three-level": (BLOCK, RACK, HOSTNAME)}
+TAS_FLAVOR = rf("tas-default", TAS_NODE, topology="tas-single-level")
+TAS_TWO_FLAVOR = rf("tas-default", TAS_NODE, topology="tas-two-level")
+TAS_THREE_FLAVOR = rf("tas-default", TAS_NODE, topology="tas-three-level")
+DEFAULT_FLAVOR = rf("default")
+DEFAULT_CQ = cq("tas-main", group(fq("tas-default", cpu="50", memory="50Gi")))
+
+# (pod set, count, {resource: (flavor, quantity)}, topology levels, ((values, count), ...))
+Want = tuple[str, int, Mapping[str, tuple[str, str]], tuple[str, ...],
+             tuple[tuple[tuple[str, ...], int], ...]]
+
+
+def want(name: str, resources: Mapping[str, tuple[str, str]], levels: tuple[str, ...] = (),
+         *domains: tuple[tuple[str, ...], int], count: int = 1) -> Want:
+    return name, count, resources, levels, domains
+
+
+def tas_ps(name: str, count: int, requests: Mapping[str, str], level: str | None = None,
+           required: bool = True, unconstrained: bool = False, **kwargs: object) -> PodSetRequest:
+    """MakePodSet(name, count).Request(...).{Required,Preferred,Unconstrained}TopologyRequest."""
+    pod_set = ps(name, count, requests, **kwargs)  # type: ignore[arg-type]
+    if level is None and not unconstrained:
+        return pod_set
+    return replace(pod_set, topology=TopologyRequest(level, required, unconstrained))
+
+
+@dataclass(frozen=True)
+class Wl:
+    name: str
+    pod_sets: tuple[PodSetRequest, ...]
+    admitted: tuple[Want, ...] | None = None  # ReserveQuotaAt(...) with its assignment
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    nodes: tuple[TASNode, ...] = DEFAULT_SINGLE_NODE
+    topologies: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(SINGLE))
+    flavors: tuple[FlavorSpec, ...] = (TAS_FLAVOR,)
+    cluster_queue: ClusterQueueSpec = DEFAULT_CQ
+    workloads: tuple[Wl, ...] = ()
+    pods: tuple[tuple[str, Mapping[str, str]], ...] = ()  # non-TAS pods: node, requests
+    want_new: Mapping[str, tuple[Want, ...]] = field(default_factory=dict)
+    want_left: tuple[str, ...] = ()
+    want_inadmissible: tuple[str, ...] = ()
+
+
+def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
+    return Admission(cluster_queue, tuple(
+        PodSetAssignment(name, {r: f for r, (f, _) in res.items()},
+                         {r: milli(q) for r, (_, q) in res.items()}, count)
+        for name, count, res, _, _ in wants))
+
+
+def _topology(wants: tuple[Want, ...]) -> dict[str, TopologyAssignment]:
+    return {name: TopologyAssignment(levels, domains)
+            for name, _, _, levels, domains in wants if levels}
+
+
+def run_cycle(case: Case) -> None:
+    flavors = {f.name: f for f in case.flavors}
+    state = QueueingState(flavors=flavors,
+                          cluster_queues={case.cluster_queue.name: case.cluster_queue},
+                          local_queues={"default/tas-main": "tas-main"})
+    provider = TASProvider(flavors, case.topologies, case.nodes)
+    for node_name, requests in case.pods:
+        provider.add_non_tas_pod(node_name, {r: milli(v) for r, v in requests.items()})
+    for index, w in enumerate(case.workloads):
+        key = f"default/{w.name}"
+        state.workloads[key] = WorkloadSpec(key, "default/tas-main", None, 0, float(index),
+                                            w.pod_sets)
+        if w.admitted is not None:
+            admission = _admission(case.cluster_queue.name, w.admitted)
+            state.admitted[key] = admission
+            state.admitted_at[key] = -1.0
+            provider.admitted(key, w.pod_sets,
+                              {p.name: list(p.flavors.values()) for p in admission.pod_sets},
+                              _topology(w.admitted))
+    before = set(state.admitted)
+    policy = KueuePolicy()
+    policy.tas = provider
+    admit_cycles(policy, state, 0.0, 1)
+    new = {key: a for key, a in state.admitted.items() if key not in before}
+    assert new == {k: _admission(case.cluster_queue.name, v) for k, v in case.want_new.items()}
+    assert {k: provider.topology_assignments.get(k, {}) for k in new} == \
+        {k: _topology(v) for k, v in case.want_new.items()}
+    contents = policy.queue_contents(state)
+    left = sorted(k for queued, _ in contents.values() for k in queued)
+    inadmissible = sorted(k for _, parked in contents.values() for k in parked)
+    assert left == sorted(case.want_left)
+    assert inadmissible == sorted(case.want_inadmissible)
+
+
+def one(cpu: str = "1", level: str | None = HOSTNAME, **kwargs: object) -> PodSetRequest:
+    return tas_ps("one", 1, {"cpu": cpu}, level, **kwargs)  # type: ignore[arg-type]
+
+
+X1 = ((("x1",), 1),)
+CPU1 = {"cpu": ("tas-default", "1")}
+
+CASES = [
+    Case("workload which does not specify TAS annotation uses the only TAS flavor",
+         flavors=(TAS_FLAVOR, DEFAULT_FLAVOR),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
+         workloads=(Wl("foo", (one(level=None),)),),
+         want_new={"default/foo": (want("one", CPU1, (HOSTNAME,), *X1),)}),
+    Case("workload requiring TAS skips the non-TAS flavor",
+         flavors=(TAS_FLAVOR, DEFAULT_FLAVOR),
+         cluster_queue=cq("tas-main", group(fq("default", cpu="50"), fq("tas-default", cpu="50"))),
+         workloads=(Wl("foo", (one(),)),),
+         want_new={"default/foo": (want("one", CPU1, (HOSTNAME,), *X1),)}),
+    Case("workload which does not need TAS skips the TAS flavor",
+         flavors=(TAS_FLAVOR, DEFAULT_FLAVOR),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"), fq("default", cpu="50"))),
+         workloads=(Wl("foo", (one(level=None),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("default", "1")}),)}),
+    Case("workload with mixed PodSets (requiring TAS and not)",
+         flavors=(TAS_FLAVOR, DEFAULT_FLAVOR),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"), fq("default", cpu="50"))),
+         workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "500m"}),
+                               tas_ps("worker", 1, {"cpu": "500m"}, HOSTNAME))),),
+         want_new={"default/foo": (
+             want("launcher", {"cpu": ("default", "500m")}),
+             want("worker", {"cpu": ("tas-default", "500m")}, (HOSTNAME,), *X1))}),
+    Case("workload required TAS gets scheduled",
+         workloads=(Wl("foo", (one(),)),),
+         want_new={"default/foo": (want("one", CPU1, (HOSTNAME,), *X1),)}),
+    Case("workload requests topology level which is not present in topology",
+         workloads=(Wl("foo", (one(level="cloud.com/non-existing"),)),),
+         want_inadmissible=("default/foo",)),
+    Case("workload requests topology level which is only present in second flavor",
+         nodes=(node("x1", {**TAS_NODE, "cloud.com/custom-level": "x1"}, cpu="1", pods="10"),),
+         topologies={**SINGLE, "tas-custom-topology": ("cloud.com/custom-level",)},
+         flavors=(TAS_FLAVOR, rf("tas-custom-flavor", TAS_NODE, topology="tas-custom-topology")),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"),
+                                            fq("tas-custom-flavor", cpu="50"))),
+         workloads=(Wl("foo", (one(level="cloud.com/custom-level"),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-custom-flavor", "1")},
+                                        ("cloud.com/custom-level",), *X1),)}),
+    Case("workload does not get scheduled as it does not fit within the node capacity",
+         workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1"}, HOSTNAME),)),),
+         want_inadmissible=("default/foo",)),
+    Case("workload does not get scheduled as the node capacity is already used by another TAS "
+         "workload",
+         workloads=(Wl("foo", (one(),)),
+                    Wl("bar-admitted", (one(),),
+                       admitted=(want("one", CPU1, (HOSTNAME,), *X1),))),
+         want_inadmissible=("default/foo",)),
+    Case("workload does not get scheduled as the node capacity is already used by a non-TAS pod",
+         pods=(("x1", {"cpu": "600m"}),),
+         workloads=(Wl("foo", (one(),)),),
+         want_inadmissible=("default/foo",)),
+    Case("workload does not get scheduled as node capacity is completely used by non-TAS pod",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi", pods="1"),),
+         pods=(("x1", {"cpu": "1", "memory": "1Gi"}),),
+         workloads=(Wl("foo", (one(),)),),
+         want_inadmissible=("default/foo",)),
+    Case("workload gets admitted next to already admitted workload, multiple resources used",
+         workloads=(
+             Wl("foo", (tas_ps("one", 1, {"cpu": "500m", "memory": "500Mi"}, HOSTNAME),)),
+             Wl("bar-admitted", (tas_ps("one", 1, {"cpu": "500m", "memory": "500Mi"}, HOSTNAME),),
+                admitted=(want("one", {"cpu": ("tas-default", "500m"),
+                                       "memory": ("tas-default", "500Mi")}, (HOSTNAME,), *X1),))),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "500m"),
+                                                "memory": ("tas-default", "500Mi")},
+                                        (HOSTNAME,), *X1),)}),
+    Case("workload with multiple PodSets requesting the same TAS flavor; multiple levels",
+         nodes=tuple(node(n, {**TAS_NODE, RACK: "r1", HOSTNAME: n}, cpu="3", pods="10")
+                     for n in ("x1", "y1")),
+         topologies=TWO, flavors=(TAS_TWO_FLAVOR,),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
+         workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME, required=False),
+                               tas_ps("worker", 1, {"cpu": "7"}, HOSTNAME, required=False))),),
+         want_inadmissible=("default/foo",)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_schedule_for_tas(case: Case) -> None:
+    """TestScheduleForTAS: kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_tas_test.go,
+    case ``case.name``."""
+    run_cycle(case)
+
+
+def test_case_names_are_unique() -> None:
+    assert len({c.name for c in CASES}) == len(CASES)
