@@ -10,6 +10,19 @@ defaults (sigs.k8s.io/karpenter pkg/apis/v1/nodepool.go):
     spec.template.spec.requirements       which instance types (Fleet pools) are the
                                           NodePool's (In, NotIn, Exists, DoesNotExist,
                                           Gt, Lt, Gte, Lte)
+    spec.template.metadata.annotations    annotations of its NodeClaims and nodes
+    spec.template.spec.startupTaints      taints its nodes start with (not on the
+                                          NodeClaim's scheduling: pods need not tolerate)
+    spec.template.spec.nodeClassRef       written on its NodeClaims
+    spec.template.spec.terminationGracePeriod   written on its NodeClaims
+    spec.weight                           0 (1..100): NodePools are tried heaviest first,
+                                          equal weights by name, later first
+    spec.replicas                         none; set, the NodePool is static (provisioning
+                                          creates no NodeClaims for it)
+    metadata.deletionTimestamp, status.conditions Ready
+                                          a deleting NodePool, or one whose Ready
+                                          condition is there and not "True", is not used
+                                          (without status, an input NodePool is Ready)
 
 and the ``karpenter.sh/do-not-disrupt`` annotation (pods: "true" or a positive Go
 duration; nodes: "true"). Budgets with a ``schedule`` need a wall clock and cron:
@@ -20,7 +33,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +55,7 @@ __all__ = [
     "Requirement",
     "do_not_disrupt_node",
     "do_not_disrupt_pod",
+    "dynamic_nodepools",
     "has_dra_requirements",
     "parse_go_duration",
     "parse_nodepool",
@@ -120,6 +134,21 @@ class NodePoolSettings:
     # Each {key, value?, effect} as a Node's taint.
     taints: tuple[Mapping[str, str], ...] = ()
     requirements: tuple[Requirement, ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    startup_taints: tuple[Mapping[str, str], ...] = ()
+    weight: int = 0
+    replicas: int | None = None  # spec.replicas: a static NodePool
+    ready: bool = True  # status.conditions Ready (absent: ready)
+    deleting: bool = False  # metadata.deletionTimestamp set
+    uid: str = ""
+    node_class_ref: Mapping[str, str] | None = None
+    termination_grace_period: str | None = None  # the Go duration text, as written
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether provisioning uses the NodePool (NewScheduler's filter): not static,
+        Ready and not being deleted."""
+        return self.replicas is None and self.ready and not self.deleting
 
     def admits(self, labels: Mapping[str, str]) -> bool:
         """Whether a node with ``labels`` (an instance type's) meets every requirement."""
@@ -132,6 +161,15 @@ class NodePoolSettings:
             if budget.reasons is None or reason in budget.reasons:
                 allowed = min(allowed, budget.allowed(num_nodes))
         return allowed
+
+
+def dynamic_nodepools(nodepools: Sequence[NodePoolSettings]) -> list[NodePoolSettings]:
+    """The NodePools provisioning uses, in Karpenter's order (OrderByWeight): heavier
+    first, equal weights by name with the later name first."""
+    usable = [n for n in nodepools if n.dynamic]
+    usable.sort(key=lambda n: n.name, reverse=True)
+    usable.sort(key=lambda n: n.weight, reverse=True)
+    return usable
 
 
 def do_not_disrupt_pod(pod: Pod) -> bool:
@@ -244,33 +282,91 @@ def _requirement(item: Any, where: str, path: str) -> Requirement:
     return Requirement(key, str(operator), tuple(values), min_values)
 
 
-def _template(spec: Mapping[str, Any], where: str
-              ) -> tuple[dict[str, str], tuple[dict[str, str], ...], tuple[Requirement, ...]]:
-    """``spec.template``'s labels, taints and requirements."""
+def _string_map(value: Any, where: str, path: str) -> dict[str, str]:
+    value = value or {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _fail(where, path, "must map strings to strings")
+    return dict(value)
+
+
+def _taints(body: Mapping[str, Any], name: str, where: str) -> tuple[dict[str, str], ...]:
+    raw = body.get(name) or []
+    if not isinstance(raw, list):
+        raise _fail(where, f"spec.template.spec.{name}", "must be a list")
+    return tuple(_taint(t, where, f"spec.template.spec.{name}[{i}]") for i, t in enumerate(raw))
+
+
+def _node_class_ref(body: Mapping[str, Any], where: str) -> dict[str, str] | None:
+    ref = body.get("nodeClassRef")
+    if ref is None:
+        return None
+    path = "spec.template.spec.nodeClassRef"
+    out = _string_map(ref, where, path)
+    for key in out:
+        if key not in ("group", "kind", "name"):
+            raise _fail(where, f"{path}.{key}", "unknown field")
+    return out
+
+
+def _template(spec: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``spec.template``: NodePoolSettings' template fields by name."""
     template = spec.get("template") or {}
     if not isinstance(template, dict):
         raise _fail(where, "spec.template", "must be an object")
     meta = template.get("metadata") or {}
     if not isinstance(meta, dict):
         raise _fail(where, "spec.template.metadata", "must be an object")
-    labels = meta.get("labels") or {}
-    if not isinstance(labels, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
-        raise _fail(where, "spec.template.metadata.labels", "must map strings to strings")
     body = template.get("spec") or {}
     if not isinstance(body, dict):
         raise _fail(where, "spec.template.spec", "must be an object")
-    raw_taints = body.get("taints") or []
-    if not isinstance(raw_taints, list):
-        raise _fail(where, "spec.template.spec.taints", "must be a list")
-    taints = tuple(_taint(t, where, f"spec.template.spec.taints[{i}]")
-                   for i, t in enumerate(raw_taints))
     raw_reqs = body.get("requirements") or []
     if not isinstance(raw_reqs, list):
         raise _fail(where, "spec.template.spec.requirements", "must be a list")
-    requirements = tuple(_requirement(r, where, f"spec.template.spec.requirements[{i}]")
-                         for i, r in enumerate(raw_reqs))
-    return dict(labels), taints, requirements
+    grace = body.get("terminationGracePeriod")
+    if grace is not None:
+        try:
+            parse_go_duration(str(grace))
+        except ValueError:
+            raise _fail(where, "spec.template.spec.terminationGracePeriod",
+                        f"must be a duration: {grace!r}") from None
+    return {
+        "labels": _string_map(meta.get("labels"), where, "spec.template.metadata.labels"),
+        "annotations": _string_map(meta.get("annotations"), where,
+                                   "spec.template.metadata.annotations"),
+        "taints": _taints(body, "taints", where),
+        "startup_taints": _taints(body, "startupTaints", where),
+        "requirements": tuple(_requirement(r, where, f"spec.template.spec.requirements[{i}]")
+                              for i, r in enumerate(raw_reqs)),
+        "node_class_ref": _node_class_ref(body, where),
+        "termination_grace_period": None if grace is None else str(grace),
+    }
+
+
+def _ready(data: Mapping[str, Any], where: str) -> bool:
+    """status.conditions' Ready: False when it is there and not "True"."""
+    status = data.get("status") or {}
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if conditions is None:
+        return True
+    if not isinstance(conditions, list):
+        raise _fail(where, "status.conditions", "must be a list")
+    for cond in conditions:
+        if isinstance(cond, dict) and cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return True
+
+
+def _bounded_int(spec: Mapping[str, Any], name: str, low: int, high: int | None,
+                 where: str) -> int | None:
+    value = spec.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+            high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise _fail(where, f"spec.{name}", f"must be an integer {bound}: {value!r}")
+    return value
 
 
 def parse_nodepool(data: Mapping[str, Any], where: str) -> NodePoolSettings:
@@ -313,8 +409,14 @@ def parse_nodepool(data: Mapping[str, Any], where: str) -> NodePoolSettings:
             limits[str(name)] = parse_quantity(str(value))
         except (ValueError, InputError):
             raise _fail(where, f"spec.limits.{name}", f"not a quantity: {value!r}") from None
-    labels, taints, requirements = _template(spec, where)
+    uid = meta.get("uid") if isinstance(meta, dict) else None
+    deleting = isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
     return NodePoolSettings(policy, after, budgets, limits,
                             pool_name if isinstance(pool_name, str) and pool_name
                             else "default",
-                            labels, taints, requirements)
+                            weight=_bounded_int(spec, "weight", 1, 100, where) or 0,
+                            # The CRD: replicas >= 0.
+                            replicas=_bounded_int(spec, "replicas", 0, None, where),
+                            ready=_ready(data, where), deleting=deleting,
+                            uid=uid if isinstance(uid, str) else "",
+                            **_template(spec, where))
