@@ -42,9 +42,10 @@ BLOCK, RACK = "cloud.com/topology-block", "cloud.provider.com/rack"
 TAS_NODE = {"tas-node": "true"}
 
 
-def node(name: str, labels: Mapping[str, str], **allocatable: str) -> TASNode:
-    """MakeNode(name).Label(...).StatusAllocatable(...).Ready()."""
-    return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()})
+def node(name: str, labels: Mapping[str, str], taints: tuple[tuple[str, str, str], ...] = (),
+         **allocatable: str) -> TASNode:
+    """MakeNode(name).Label(...).StatusAllocatable(...).Taints(...).Ready()."""
+    return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()}, taints)
 
 
 DEFAULT_SINGLE_NODE = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi",
@@ -150,9 +151,38 @@ def one(cpu: str = "1", level: str | None = HOSTNAME, **kwargs: object) -> PodSe
 
 
 X1 = ((("x1",), 1),)
+X2_X3 = ((("x2",), 1), (("x3",), 1))
+H = (HOSTNAME,)
+# x1 with no CPU, x2 and x3 with one each, all in rack r1 (nodesWithZeroCapacityInstance)
+ZERO_CAPACITY_NODES = tuple(node(n, {**TAS_NODE, HOSTNAME: n, RACK: "r1"}, cpu=cpu, pods="10")
+                            for n, cpu in (("x1", "0"), ("x2", "1"), ("x3", "1")))
+TWO_X_Y = tuple(node(n, {**TAS_NODE, RACK: "r1", HOSTNAME: n}, cpu="8", pods="10")
+                for n in ("x1", "y1"))
+CQ16 = cq("tas-main", group(fq("tas-default", cpu="16")))
 CPU1 = {"cpu": ("tas-default", "1")}
 
 CASES = [
+    Case("initial scheduling; one-byte memory request fits on a 2Gi node with vectorized "
+         "requests disabled",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, memory="2Gi", pods="10"),),
+         workloads=(Wl("tiny-memory", (tas_ps("one", 1, {"memory": "1"}, HOSTNAME),)),),
+         want_new={"default/tiny-memory": (
+             want("one", {"memory": ("tas-default", "1")}, H, *X1),)}),
+    Case("initial scheduling; TAS uses podspec memory for placement",
+         nodes=tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="4", memory="2Gi", pods="10")
+                     for n in ("x1", "x2")),
+         workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1", "memory": "1536Mi"}, HOSTNAME,
+                                      required=False),)),),
+         want_new={"default/foo": (
+             want("one", {"cpu": ("tas-default", "2"), "memory": ("tas-default", "3Gi")}, H,
+                  (("x1",), 1), (("x2",), 1), count=2),)}),
+    Case("workload with a PodSet of size zero",
+         nodes=(node("x1", {**TAS_NODE, RACK: "r1", HOSTNAME: "x1"}, cpu="3", pods="10"),),
+         topologies=TWO, flavors=(TAS_TWO_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME, required=False),
+                               tas_ps("worker", 0, {"cpu": "1"}, HOSTNAME, required=False))),),
+         want_new={"default/foo": (want("launcher", CPU1, H, *X1),
+                                   want("worker", {"cpu": ("tas-default", "0")}, count=0))}),
     Case("workload which does not specify TAS annotation uses the only TAS flavor",
          flavors=(TAS_FLAVOR, DEFAULT_FLAVOR),
          cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
@@ -226,6 +256,71 @@ CASES = [
          workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME, required=False),
                                tas_ps("worker", 1, {"cpu": "7"}, HOSTNAME, required=False))),),
          want_inadmissible=("default/foo",)),
+    Case("scheduling workload with multiple PodSets requesting TAS flavor and will succeed",
+         nodes=TWO_X_Y, topologies=TWO, flavors=(TAS_TWO_FLAVOR,), cluster_queue=CQ16,
+         workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME),
+                               tas_ps("worker", 15, {"cpu": "1"}, HOSTNAME, required=False))),),
+         want_new={"default/foo": (
+             want("launcher", CPU1, H, *X1),
+             want("worker", {"cpu": ("tas-default", "15")}, H, (("x1",), 7), (("y1",), 8),
+                  count=15))}),
+    Case("scheduling workload with multiple PodSets requesting higher level topology",
+         nodes=TWO_X_Y, topologies=TWO, flavors=(TAS_TWO_FLAVOR,), cluster_queue=CQ16,
+         workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, RACK),
+                               tas_ps("worker", 15, {"cpu": "1"}, RACK))),),
+         want_new={"default/foo": (
+             want("launcher", CPU1, H, *X1),
+             want("worker", {"cpu": ("tas-default", "15")}, H, (("x1",), 7), (("y1",), 8),
+                  count=15))}),
+    Case("scheduling workload when the node for another admitted workload is deleted",
+         nodes=(node("y1", {**TAS_NODE, HOSTNAME: "y1"}, cpu="1", pods="10"),),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
+         workloads=(Wl("foo", (one(required=False),)),
+                    Wl("bar-admitted", (one(),), admitted=(want("one", CPU1, H, *X1),))),
+         want_new={"default/foo": (want("one", CPU1, H, (("y1",), 1)),)}),
+    Case("scheduling workload on a tainted node when the toleration is on ResourceFlavor",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"},
+                     (("example.com/gpu", "present", "NoSchedule"),), cpu="1", pods="10"),),
+         flavors=(replace(TAS_FLAVOR, tolerations=(("example.com/gpu", "Exists", "", ""),)),),
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
+         workloads=(Wl("foo", (one(required=False),)),),
+         want_new={"default/foo": (want("one", CPU1, H, *X1),)}),
+    Case("TAS workload gets scheduled as trimmed by partial admission",
+         workloads=(Wl("foo", (tas_ps("one", 5, {"cpu": "1"}, HOSTNAME, min_count=1),)),),
+         want_new={"default/foo": (want("one", CPU1, H, *X1),)}),
+    Case("workload with zero value request gets scheduled",
+         workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": "0", "memory": "10Mi"}),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "0"),
+                                                "memory": ("tas-default", "10Mi")}, H, *X1),)}),
+    Case("does not admit workload when node does not match required affinity",
+         workloads=(Wl("foo", (one(required=False,
+                                   affinity=((("unused-key", "In", ("value",)),),)),)),),
+         want_inadmissible=("default/foo",)),
+    Case("admits workload when node matches required affinity",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1", "expected-label": "expected-value"},
+                     cpu="1", memory="1Gi", pods="10"),),
+         workloads=(Wl("foo", (one(required=False, affinity=(
+             (("expected-label", "In", ("expected-value",)),),)),)),),
+         want_new={"default/foo": (want("one", CPU1, H, *X1),)}),
+    Case("admits workload when nodes are partially empty; unconstrained",
+         nodes=ZERO_CAPACITY_NODES, topologies=TWO, flavors=(TAS_TWO_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1"}, unconstrained=True),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "2")}, H, *X2_X3,
+                                        count=2),)}),
+    Case("admits workload when nodes are partially empty; preferred",
+         nodes=ZERO_CAPACITY_NODES, topologies=TWO, flavors=(TAS_TWO_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1"}, RACK, required=False),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "2")}, H, *X2_X3,
+                                        count=2),)}),
+    Case("admits workload when nodes are partially empty; required",
+         nodes=ZERO_CAPACITY_NODES, topologies=TWO, flavors=(TAS_TWO_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1"}, RACK),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "2")}, H, *X2_X3,
+                                        count=2),)}),
+    Case("admits workload with zero-quantity request for resource not in ClusterQueue with TAS",
+         workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": "1", "example.com/gpu": "0"}, HOSTNAME,
+                                      required=False),)),),
+         want_new={"default/foo": (want("one", CPU1, H, *X1),)}),
 ]
 
 

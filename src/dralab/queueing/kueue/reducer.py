@@ -68,11 +68,13 @@ def reduce_pod_sets(counts: Sequence[int], minimums: Sequence[int],
 
 def scaled_workload(workload: WorkloadSpec, counts: Sequence[int]) -> WorkloadSpec:
     """The workload with pod set ``i`` asking for ``counts[i]`` pods (Kueue's
-    PodSetResources.ScaledTo: a pod set with a topology request, or none charged,
-    keeps its count)."""
+    PodSetResources.ScaledTo: a pod set of none keeps its count; ScaledTo's exception
+    for a TopologyRequest is the topology assignment of an admitted pod set, which a
+    pending workload being reduced has not got, so a pod set asking a topology scales
+    too)."""
     pod_sets = []
     for pod_set, count in zip(workload.pod_sets, counts, strict=True):
-        if pod_set.topology is not None or pod_set.count == 0 or count == pod_set.count:
+        if pod_set.count == 0 or count == pod_set.count:
             pod_sets.append(pod_set)
         else:
             pod_sets.append(replace(pod_set, count=count, reclaimed=0))
