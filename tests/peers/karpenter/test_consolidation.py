@@ -694,10 +694,11 @@ def test_preferences_replacement_when_ignoring_preferences(case: str) -> None:
 
 # -- The cases a one-NodePool offline model cannot run, each with its reason ---------
 
-EVENTS = "asserts Kubernetes events, which the model does not emit (it returns decisions)"
-METRICS = "asserts Prometheus metrics of the disruption controller, not modelled"
+EVENTS = ("not a decision: asserts Kubernetes events, which the model does not emit (it "
+          "returns decisions)")
+METRICS = "not a decision: asserts Prometheus metrics of the disruption controller"
 POOLS = "needs several NodePools (the model is one NodePool over the Fleet's pools)"
-MARKED = "asserts the controller's internal 'consolidated' memo, not a decision"
+MARKED = "not a decision: asserts the controller's internal 'consolidated' memo"
 VALIDATION = ("needs the command's 15 s validation wait with pods arriving during it "
               "(the controller's asynchronous queue)")
 LIFETIME = "needs expireAfter and NodeClaim ages (node lifetime), not modelled"

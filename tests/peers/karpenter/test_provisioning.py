@@ -815,8 +815,8 @@ NODECLAIM_FIELDS = ("asserts fields Karpenter writes on the NodeClaim or node (r
                     "labels, annotations, owner, nodeClass, terminationGracePeriod); the model "
                     "reports the instance type and count it launches")
 PROV_REASONS: list[tuple[str, str]] = [
-    ("Batcher/", "needs the provisioner's batching window (idle and max durations on a wall "
-     "clock); the model provisions a loop's pending pods at once"),
+    ("Batcher/", "not applicable offline: asserts the provisioner's batching window (idle and "
+     "max durations on a wall clock); the model provisions a loop's pending pods at once"),
     ("should expect nodeclaim terminationGracePeriod", NODECLAIM_FIELDS),
     ("should respect terminationGracePeriod", NODECLAIM_FIELDS),
     ("should not use a different NodePool hash", NODECLAIM_FIELDS),

@@ -1175,14 +1175,14 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "needs the fake provider's exotic instance label (fake.InstanceTypes' "
      "'special' values required/optional per type), which the numbered types here lack"),
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
-     "provisioner", "needs Karpenter's UnsupportedProvisioners set (a package variable the "
-     "test changes), not a Kubernetes rule"),
+     "provisioner", "not applicable offline: sets Karpenter's UnsupportedProvisioners "
+     "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
     ("VolumeUsage/should not launch nodes for pod with bound persistentVolume that uses an "
-     "unsupported provisioner", "needs Karpenter's UnsupportedProvisioners set (a package "
-     "variable the test changes), not a Kubernetes rule"),
+     "unsupported provisioner", "not applicable offline: sets Karpenter's UnsupportedProvisioners "
+     "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
-     "topology key", "needs Karpenter's UnsupportedTopologyKeys set (a package variable the "
-     "test changes), not a Kubernetes rule"),
+     "topology key", "not applicable offline: sets Karpenter's UnsupportedTopologyKeys "
+     "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
     ("VolumeUsage/should not launch nodes for pod with bound persistentVolume that is marked",
      "needs Karpenter's ValidatePersistentVolumeClaims check of a deleting PV; kube-scheduler "
      "binds to it, and dralab's model follows the scheduler's plugins"),
@@ -1190,7 +1190,7 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "kubernetes.io/aws-ebs provisioner to ebs.csi.aws.com) in Karpenter's volume usage"),
     ("Deleting Nodes/", "needs nodes being deleted whose pods re-provision (and "
      "PodDisruptionBudgets); the model reads a snapshot"),
-    ("Metrics/", "asserts Prometheus metrics of the provisioner, not modelled"),
+    ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
     ("Reserved Instance Types/", "needs reserved-capacity offerings and several NodePools, "
      "not modelled"),
     ("NodePool requirements instance filtering/", "needs NodePool requirements with their "
