@@ -158,6 +158,9 @@ ZERO_CAPACITY_NODES = tuple(node(n, {**TAS_NODE, HOSTNAME: n, RACK: "r1"}, cpu=c
                             for n, cpu in (("x1", "0"), ("x2", "1"), ("x3", "1")))
 TWO_X_Y = tuple(node(n, {**TAS_NODE, RACK: "r1", HOSTNAME: n}, cpu="8", pods="10")
                 for n in ("x1", "y1"))
+SMALL_X1_X2 = tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="400m", memory="400Mi", pods="10")
+                    for n in ("x1", "x2"))
+SMALL_200 = {"cpu": "200m", "memory": "200Mi"}
 CQ16 = cq("tas-main", group(fq("tas-default", cpu="16")))
 CPU1 = {"cpu": ("tas-default", "1")}
 
@@ -321,6 +324,48 @@ CASES = [
          workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": "1", "example.com/gpu": "0"}, HOSTNAME,
                                       required=False),)),),
          want_new={"default/foo": (want("one", CPU1, H, *X1),)}),
+    Case("two ResourceFlavors share nodes: pending workload lands on the fallback flavor when "
+         "the primary flavor is full",
+         nodes=SMALL_X1_X2,
+         flavors=(rf("tas-flavor-a", TAS_NODE, topology="tas-single-level"),
+                  rf("tas-flavor-b", TAS_NODE, taints=(("tas-class", "b", "NoSchedule"),),
+                     topology="tas-single-level")),
+         cluster_queue=cq("tas-main", group(fq("tas-flavor-a", cpu="400m", memory="400Mi"),
+                                            fq("tas-flavor-b", cpu="100m", memory="100Mi"))),
+         workloads=(
+             *(Wl(f"primary-admitted-{i}", (tas_ps("one", 1, SMALL_200, HOSTNAME, required=False),),
+                  admitted=(want("one", {"cpu": ("tas-flavor-a", "200m"),
+                                         "memory": ("tas-flavor-a", "200Mi")}, H, *X1),))
+               for i in (1, 2)),
+             Wl("pending-wl", (tas_ps("one", 1, {"cpu": "100m", "memory": "100Mi"}, HOSTNAME,
+                                      required=False,
+                                      tolerations=(("tas-class", "Equal", "b", "NoSchedule"),)),))),
+         want_new={"default/pending-wl": (
+             want("one", {"cpu": ("tas-flavor-b", "100m"), "memory": ("tas-flavor-b", "100Mi")},
+                  H, (("x2",), 1)),)}),
+    Case("multi-PodSet workload across sibling flavors must not self-overlap on shared node",
+         nodes=SMALL_X1_X2,
+         flavors=tuple(rf(f"flavor-{x}", TAS_NODE, taints=(("example.com/flavor", x, "NoSchedule"),),
+                          topology="tas-single-level") for x in "ab"),
+         cluster_queue=cq("tas-main", group(*(fq(f"flavor-{x}", cpu="400m", memory="400Mi")
+                                              for x in "ab"))),
+         workloads=(Wl("multi-podset-wl", tuple(
+             tas_ps(f"ps-{x}", 1, {"cpu": "300m", "memory": "300Mi"}, HOSTNAME, required=False,
+                    tolerations=(("example.com/flavor", "Equal", x, "NoSchedule"),))
+             for x in "ab")),),
+         want_new={"default/multi-podset-wl": (
+             want("ps-a", {"cpu": ("flavor-a", "300m"), "memory": ("flavor-a", "300Mi")}, H, *X1),
+             want("ps-b", {"cpu": ("flavor-b", "300m"), "memory": ("flavor-b", "300Mi")}, H,
+                  (("x2",), 1)))}),
+    Case("workload does not get scheduled as the node capacity (.status.allocatable['pods']) is "
+         "already used by non-TAS and TAS workloads",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1000m", pods="3"),),
+         pods=(("x1", {"cpu": "300m"}),),
+         workloads=(Wl("foo", (one("300m"),)),
+                    Wl("bar-admitted", (tas_ps("one", 2, {"cpu": "150m"}, HOSTNAME),),
+                       admitted=(want("one", {"cpu": ("tas-default", "150m")}, H, (("x1",), 2),
+                                      count=2),))),
+         want_inadmissible=("default/foo",)),
 ]
 
 

@@ -162,11 +162,16 @@ class TASContext:
         """Kueue's FindTopologyAssignmentsForWorkload: per pod set its assignment, and
         the first failure (pod set, reason, flavor), flavors in name order."""
         assignments: dict[str, TopologyAssignment] = {}
+        # TASHandleOverlappingFlavors: pod sets placed on one hostname-level flavor
+        # take their nodes from the others too
+        shared: dict[str, dict[str, int]] = {}
         for flavor in sorted(requests):
             snapshot = self.snapshots.get(flavor)
             assert snapshot is not None  # only TAS flavors get requests
-            result = snapshot.find_topology_assignments_for_flavor(requests[flavor],
-                                                                   simulate_empty)
+            overlapping = snapshot.gates.handle_overlapping_flavors \
+                and snapshot.is_lowest_level_node
+            result = snapshot.find_topology_assignments_for_flavor(
+                requests[flavor], simulate_empty, shared if overlapping else None)
             for name, (assignment, reason) in result.items():
                 if reason or assignment is None:
                     return assignments, (name, reason, flavor)
@@ -243,9 +248,17 @@ class TASProvider:
         for flavor, domains in usage.items():
             snapshot = self.snapshots[flavor]
             for values, single_pod, count in domains:
-                domain = values[-1] if snapshot.is_lowest_level_node else domain_id(values)
-                snapshot.update_tas_usage(domain, {r: v * count for r, v in single_pod.items()},
-                                          True, count)
+                total = {r: v * count for r, v in single_pod.items()}
+                if not snapshot.is_lowest_level_node:
+                    snapshot.update_tas_usage(domain_id(values), total, True, count)
+                    continue
+                # a node's usage is the node's, whichever flavor placed it
+                # (TASHandleOverlappingFlavors: every hostname-level flavor sees it)
+                for other in self.snapshots.values():
+                    if other is snapshot or (
+                            other.is_lowest_level_node
+                            and snapshot.gates.handle_overlapping_flavors):
+                        other.update_tas_usage(values[-1], total, True, count)
 
     def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod Kueue did not place (bound to the node, not finished) uses the node's

@@ -61,6 +61,8 @@ class TASGates:
     balanced_placement: bool = False
     # alpha, off: preferred node affinity terms rank domains first.
     respect_node_affinity_preferred: bool = False
+    # beta, on: flavors whose lowest level is the hostname share their nodes' usage.
+    handle_overlapping_flavors: bool = True
 
     @classmethod
     def from_feature_gates(cls, gates: Mapping[str, bool]) -> TASGates:
@@ -69,7 +71,9 @@ class TASGates:
             profile_mixed=gates.get("TASProfileMixed", defaults.profile_mixed),
             balanced_placement=gates.get("TASBalancedPlacement", defaults.balanced_placement),
             respect_node_affinity_preferred=gates.get(
-                "TASRespectNodeAffinityPreferred", defaults.respect_node_affinity_preferred))
+                "TASRespectNodeAffinityPreferred", defaults.respect_node_affinity_preferred),
+            handle_overlapping_flavors=gates.get(
+                "TASHandleOverlappingFlavors", defaults.handle_overlapping_flavors))
 
 
 @dataclass(eq=False, slots=True)
