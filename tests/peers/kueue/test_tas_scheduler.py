@@ -345,7 +345,8 @@ CASES = [
                   H, (("x2",), 1)),)}),
     Case("multi-PodSet workload across sibling flavors must not self-overlap on shared node",
          nodes=SMALL_X1_X2,
-         flavors=tuple(rf(f"flavor-{x}", TAS_NODE, taints=(("example.com/flavor", x, "NoSchedule"),),
+         flavors=tuple(rf(f"flavor-{x}", TAS_NODE,
+                          taints=(("example.com/flavor", x, "NoSchedule"),),
                           topology="tas-single-level") for x in "ab"),
          cluster_queue=cq("tas-main", group(*(fq(f"flavor-{x}", cpu="400m", memory="400Mi")
                                               for x in "ab"))),
