@@ -25,6 +25,7 @@ from tests.peers.kueue.schedule_builders import cq, fq, group, milli, ps, rf
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.tas import TASNode
 from dralab.queueing.kueue.tas_assign import TASProvider
+from dralab.queueing.kueue.tas_domains import TASGates
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -43,9 +44,11 @@ TAS_NODE = {"tas-node": "true"}
 
 
 def node(name: str, labels: Mapping[str, str], taints: tuple[tuple[str, str, str], ...] = (),
-         **allocatable: str) -> TASNode:
-    """MakeNode(name).Label(...).StatusAllocatable(...).Taints(...).Ready()."""
-    return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()}, taints)
+         unschedulable: bool = False, **allocatable: str) -> TASNode:
+    """MakeNode(name).Label(...).StatusAllocatable(...).Taints(...).Ready(), and
+    .Unschedulable()."""
+    return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()}, taints,
+                   not unschedulable)
 
 
 DEFAULT_SINGLE_NODE = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi",
@@ -98,6 +101,7 @@ class Case:
     want_new: Mapping[str, tuple[Want, ...]] = field(default_factory=dict)
     want_left: tuple[str, ...] = ()
     want_inadmissible: tuple[str, ...] = ()
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -117,7 +121,9 @@ def run_cycle(case: Case) -> None:
     state = QueueingState(flavors=flavors,
                           cluster_queues={case.cluster_queue.name: case.cluster_queue},
                           local_queues={"default/tas-main": "tas-main"})
-    provider = TASProvider(flavors, case.topologies, case.nodes)
+    provider = TASProvider(
+        flavors, case.topologies, case.nodes, TASGates.from_feature_gates(case.feature_gates),
+        case.feature_gates.get("SchedulerLibraryIntegration", False))
     for node_name, requests in case.pods:
         provider.add_non_tas_pod(node_name, {r: milli(v) for r, v in requests.items()})
     for index, w in enumerate(case.workloads):
@@ -367,6 +373,21 @@ CASES = [
                        admitted=(want("one", {"cpu": ("tas-default", "150m")}, H, (("x1",), 2),
                                       count=2),))),
          want_inadmissible=("default/foo",)),
+    Case("SchedulerLibraryIntegration enabled: generic TAS workload admitted on healthy node",
+         workloads=(Wl("wl", (tas_ps("main", 1, {"cpu": "1"}, HOSTNAME),)),),
+         want_new={"default/wl": (want("main", CPU1, H, *X1),)},
+         feature_gates={"SchedulerLibraryIntegration": True}),
+    Case("SchedulerLibraryIntegration enabled: non-hostname lowest-level TAS excludes "
+         "unschedulable node",
+         nodes=(node("x1", {**TAS_NODE, RACK: "r1"}, cpu="1", pods="10"),
+                node("x2", {**TAS_NODE, RACK: "r2"}, unschedulable=True, cpu="1", pods="10")),
+         topologies={"tas-rack-only": (RACK,)},
+         flavors=(rf("tas-rack-flavor", TAS_NODE, topology="tas-rack-only"),),
+         cluster_queue=cq("tas-main", group(fq("tas-rack-flavor", cpu="50"))),
+         workloads=(Wl("wl-rack", (tas_ps("main", 1, {"cpu": "1"}, RACK),)),),
+         want_new={"default/wl-rack": (want("main", {"cpu": ("tas-rack-flavor", "1")}, (RACK,),
+                                            (("r1",), 1)),)},
+         feature_gates={"SchedulerLibraryIntegration": True}),
 ]
 
 

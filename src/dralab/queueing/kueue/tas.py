@@ -69,6 +69,8 @@ class TASNode:
     labels: Mapping[str, str]
     allocatable: Amounts
     taints: tuple[tuple[str, str, str], ...] = ()
+    # Ready and not spec.unschedulable (Kueue's TAS node cache drops the others)
+    schedulable_and_ready: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from dralab.queueing.kueue.tas import (
     TASPodSetRequests,
     TASTopologyRequest,
 )
-from dralab.queueing.kueue.tas_domains import TASGates, domain_id
+from dralab.queueing.kueue.tas_domains import HOSTNAME_LABEL, TASGates, domain_id
 from dralab.queueing.model import (
     FlavorSpec,
     PodSetRequest,
@@ -221,16 +221,24 @@ class TASProvider:
 
     def __init__(self, flavors: Mapping[str, FlavorSpec],
                  topologies: Mapping[str, tuple[str, ...]], nodes: Sequence[TASNode],
-                 gates: TASGates | None = None) -> None:
+                 gates: TASGates | None = None,
+                 scheduler_library_integration: bool = False) -> None:
         self.snapshots: dict[str, TASFlavorSnapshot] = {}
         for name, flavor in flavors.items():
             if flavor.topology is None or flavor.topology not in topologies:
                 continue
+            levels = topologies[flavor.topology]
+            # Kueue's nodesCache: a node not schedulable and Ready is dropped, unless
+            # SchedulerLibraryIntegration (alpha, off) keeps it for a hostname-level
+            # topology (the scheduler's plugins filter it there); NodeMatchesFlavor: the
+            # flavor's labels and every level's label
+            keep_unready = scheduler_library_integration and levels[-1] == HOSTNAME_LABEL
             selected = [n for n in nodes
-                        if all(n.labels.get(k) == v for k, v in flavor.node_labels.items())]
+                        if (n.schedulable_and_ready or keep_unready)
+                        and all(n.labels.get(k) == v for k, v in flavor.node_labels.items())
+                        and all(level in n.labels for level in levels)]
             self.snapshots[name] = TASFlavorSnapshot(
-                flavor.topology, topologies[flavor.topology], selected, gates,
-                tolerations=flavor.tolerations)
+                flavor.topology, levels, selected, gates, tolerations=flavor.tolerations)
         self.topology_assignments: dict[str, dict[str, TopologyAssignment]] = {}
 
     def context(self, flavor_names: list[str]) -> TASContext:
