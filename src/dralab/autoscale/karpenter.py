@@ -40,8 +40,9 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from dralab.api.core import Pod
+from dralab.api.core import Pod, Taint
 from dralab.api.gcpause import gc_paused
+from dralab.api.taints import tolerates
 from dralab.api.workloads import DaemonSet
 from dralab.cluster import PodInfo
 from dralab.cluster.records import raw_spec_field
@@ -61,8 +62,14 @@ from .karpenter_disruption import (
     find_command,
     node_candidates,
 )
+from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
-from .karpenter_nodepool import DRA_NOT_SUPPORTED, NodePoolSettings, has_dra_requirements
+from .karpenter_nodepool import (
+    DRA_NOT_SUPPORTED,
+    NodePoolSettings,
+    dynamic_nodepools,
+    has_dra_requirements,
+)
 from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
@@ -74,6 +81,10 @@ from .utilization import AllocatedDevices, PoolCache, node_utilization
 __all__ = ["Karpenter"]
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+# Karpenter's pod errors when no NodePool can be used, or none has an instance type.
+NO_NODEPOOLS = "no dynamic nodepools found"
+NO_INSTANCE_TYPES = "nodepool requirements filtered out all available instance types"
 
 
 def _one_more(group: NodeGroup, offset: int) -> NodeGroup:
@@ -122,6 +133,9 @@ class Karpenter:
     # provisioning: claims are placed on the template nodes' ResourceSlices.
     ignore_dra_requests: bool = True
     nodepool: NodePoolSettings = field(default_factory=NodePoolSettings)
+    # Several NodePools (empty: ``nodepool`` alone). A pool is the NodePool's its
+    # template node's karpenter.sh/nodepool label names (karpenter_template).
+    nodepools: tuple[NodePoolSettings, ...] = ()
     # Karpenter's --preference-policy (its default Respect: preferred node affinity is
     # tried as a requirement first; karpenter_preferences). Ignore leaves it out.
     preference_policy: str = RESPECT
@@ -141,14 +155,38 @@ class Karpenter:
     _utilization: PoolCache = field(default_factory=PoolCache)
     # Per node, its pods at the last loop they changed and when (consolidateAfter).
     _pod_events: dict[str, tuple[frozenset[str], float]] = field(default_factory=dict)
+    # The nodes this model launched (and replaced with) in earlier loops that have not
+    # joined yet: Karpenter's in-flight NodeClaims (karpenter_inflight).
+    _in_flight: list[Launch] = field(default_factory=list)
 
     def _sizes(self) -> dict[str, int]:
-        return pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
+        """Each pool's nodes, those launched and not joined yet included."""
+        sizes = pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
+        for launch in self._in_flight:
+            sizes[launch.pool] = sizes.get(launch.pool, 0) + len(launch.nodes)
+        return sizes
 
     def nodes_ready(self, pool: str, count: int = 1) -> None:
-        """``count`` nodes of ``pool`` joined: the pool's next template names moved on.
-        (Karpenter's model keeps no launches in flight; the caller holds their pods.)"""
+        """``count`` nodes of ``pool`` joined: they are no longer in flight (the
+        earliest launches first), and the pool's next template names moved on."""
+        kept = []
+        for launch in self._in_flight:
+            if launch.pool == pool and count > 0:
+                gone = min(count, len(launch.nodes))
+                count -= gone
+                launch = Launch(pool, launch.nodes[gone:], launch.pods)
+            if launch.nodes:
+                kept.append(launch)
+        self._in_flight = kept
         self._templates = None
+
+    def _record_launches(self, ups: Sequence[ScaleUp], templates: TemplateNodes) -> None:
+        """The nodes of this loop's launches, in flight until ``nodes_ready``."""
+        for up in ups:
+            nodes = tuple(templates.node(up.pool, i) for i in range(up.add))
+            self._in_flight.append(Launch(up.pool, nodes, up.pods))
+        if ups:
+            self._templates = None
 
     def _daemon_sets(self) -> tuple[DaemonSet, ...]:
         """The DaemonSets a new node's overhead counts, each sized from a pod of it when
@@ -162,8 +200,8 @@ class Karpenter:
 
     def templates(self) -> TemplateNodes:
         if self._templates is None:
-            self._templates = TemplateNodes(self.fleet, self._sizes(),
-                                            self.scheduler.cluster.node_names(), self.fleet_seed,
+            taken = [*self.scheduler.cluster.node_names(), *in_flight_names(self._in_flight)]
+            self._templates = TemplateNodes(self.fleet, self._sizes(), taken, self.fleet_seed,
                                             daemon_sets=self._daemon_sets())
         return self._templates
 
@@ -172,15 +210,34 @@ class Karpenter:
         with gc_paused():
             return self._loop(pending, now)
 
+    def all_nodepools(self) -> tuple[NodePoolSettings, ...]:
+        return self.nodepools or (self.nodepool,)
+
+    def nodepool_of(self, pool: str) -> NodePoolSettings:
+        """The NodePool whose instance type ``pool`` is (the first, without a match)."""
+        nodepools = self.all_nodepools()
+        if len(nodepools) == 1:
+            return nodepools[0]
+        labels = self.templates().node(pool, 0)[0].metadata.labels or {}
+        name = labels.get(NODEPOOL_LABEL)
+        return next((n for n in nodepools if n.name == name), nodepools[0])
+
     def _groups(self) -> dict[str, NodeGroup]:
-        """The autoscaled pools that are the NodePool's instance types: those whose
-        template node meets the NodePool's requirements (all, without requirements)."""
+        """The autoscaled pools that are a usable NodePool's instance types: its
+        template node meets the requirements of its NodePool, which is dynamic (not
+        static, Ready, not deleting)."""
         groups = node_groups(self.fleet, self._sizes())
-        if not self.nodepool.requirements:
+        nodepools = self.all_nodepools()
+        if len(nodepools) == 1 and not nodepools[0].requirements and nodepools[0].dynamic:
             return groups
         templates = self.templates()
-        return {name: g for name, g in groups.items() if self.nodepool.admits(
-            templates.node(name, 0)[0].metadata.labels or {})}
+        out = {}
+        for name, g in groups.items():
+            nodepool = self.nodepool_of(name)
+            if nodepool.dynamic and nodepool.admits(
+                    templates.node(name, 0)[0].metadata.labels or {}):
+                out[name] = g
+        return out
 
     def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = self._groups()
@@ -190,6 +247,13 @@ class Karpenter:
                    and not any(r.kind == "Node" for r in p.pod.metadata.owner_references)]
         units = pod_units(p for p in pending if p.assumed_node is None)
         blocked: dict[str, str] = {}
+        if not groups:
+            # NewScheduler: no usable NodePool, or none with an instance type.
+            reason = NO_INSTANCE_TYPES if dynamic_nodepools(self.all_nodepools()) \
+                else NO_NODEPOOLS
+            for unit in units:
+                blocked[unit.name] = reason
+            units = []
         if self.ignore_dra_requests:
             # Karpenter's default: DRA pods are not provisioned for (DRAError).
             for unit in units:
@@ -199,14 +263,24 @@ class Karpenter:
         scheduler, templates = self.scheduler, self.templates()
         added: Counter[str] = Counter()
         launched: dict[str, list[str]] = {}
-        limits = NodePoolLimits(self.nodepool.limits, (
-            i.node for i in scheduler.cluster.nodes.values() if pool_of(i.node) in groups),
-            self.nodepool.name)
+        # Each pool's NodePool, and each NodePool's spec.limits on its nodes.
+        pool_np = {name: self.nodepool_of(name).name for name in groups}
+        limits = {n.name: NodePoolLimits(n.limits, (
+            i.node for i in scheduler.cluster.nodes.values()
+            if pool_np.get(pool_of(i.node) or "") == n.name), n.name)
+            for n in self.all_nodepools()}
         beyond: set[str] = set()  # types whose next node would pass the limits
         no_room = self._overhead_misfits(ordered)
         scheduler.fork()
         try:
             ignore_local_hostname_affinity(scheduler.cluster)
+            # Nodes in flight first: a pod one of them takes needs no new node.
+            helped, taken_units = place_in_flight(
+                scheduler, self._in_flight,
+                {self.nodepool.name: self.nodepool.startup_taints}, units)
+            units = [u for u in units if u.name not in taken_units]
+            # Per unit, the pools of the heaviest NodePool that can take it.
+            chosen = self._nodepool_choice(units, ordered, no_room, pool_np)
             # One node's estimate per type, reused while every class of pods it packed
             # still has as many pods left: identical pods pack the same way on the
             # type's next node too (the node launched is always packed anew). Alike
@@ -223,11 +297,12 @@ class Karpenter:
                 for g in ordered:
                     if g.room - added[g.name] <= 0 or g.name in stalled or g.name in no_room:
                         continue
-                    if limits.limited and not limits.allows(
+                    limit = limits[pool_np[g.name]]
+                    if limit.limited and not limit.allows(
                             templates.node(g.name, added[g.name])[0]):
                         beyond.add(g.name)
                         continue
-                    here = _units_for(units, preferred, g.name)
+                    here = _units_for(_units_for(units, chosen, g.name), preferred, g.name)
                     if not here:
                         continue
                     hit = cache.get(g.name)
@@ -255,18 +330,22 @@ class Karpenter:
                                            measures=()) for g in ordered
                                   if g.name not in beyond and g.name not in no_room]
                     # A unit only types beyond the limits could take: Karpenter's error.
-                    over = {u.name for g in ordered if g.name in beyond
-                            for u in estimate(scheduler, templates, _one_more(g, added[g.name]),
-                                              units, added[g.name], measures=()).units}
+                    over: dict[str, str] = {}
+                    for g in ordered:
+                        if g.name in beyond:
+                            for u in estimate(scheduler, templates,
+                                              _one_more(g, added[g.name]), units,
+                                              added[g.name], measures=()).units:
+                                over.setdefault(u.name, limits[pool_np[g.name]].reason())
                     for unit in units:
-                        blocked[unit.name] = limits.reason() if unit.name in over else \
+                        blocked[unit.name] = over.get(unit.name) or \
                             pending_reason(unit, everything)
                     break
                 best = min(helpful, key=_cost)
                 name = best.group.name
                 kept = estimate(scheduler, templates, _one_more(groups[name], added[name]),
-                                _units_for(units, preferred, name), added[name], keep=True,
-                                measures=())
+                                _units_for(_units_for(units, chosen, name), preferred, name),
+                                added[name], keep=True, measures=())
                 if not kept.units:
                     # The cached option no longer holds: estimate the type afresh, and
                     # leave it out until something else moves.
@@ -275,7 +354,7 @@ class Karpenter:
                     continue
                 stalled.clear()
                 for index in range(added[name], added[name] + len(kept.nodes)):
-                    limits.take(templates.node(name, index)[0])
+                    limits[pool_np[name]].take(templates.node(name, index)[0])
                 beyond.clear()  # limits only shrink, but each type is checked again
                 added[name] += len(kept.nodes)
                 launched.setdefault(name, []).extend(kept.pods)
@@ -289,10 +368,42 @@ class Karpenter:
         pending_pods = tuple(PendingPod(key, blocked[unit.name])
                              for unit in pod_units(p for p in pending if p.assumed_node is None)
                              if unit.name in blocked for key in unit.keys)
-        if ups or not self.consolidation:
-            return LoopDecisions(ups, pending_pods)
+        self._record_launches(ups, templates)
+        if ups or helped or not self.consolidation:
+            # Pods waiting for nodes in flight: no consolidation in this loop either.
+            return LoopDecisions(ups, pending_pods, helped_by_upcoming=tuple(helped))
         removed, replacements = self._consolidate(groups, now)
+        self._record_launches(replacements, self.templates())
         return LoopDecisions(replacements, pending_pods, removed, removed)
+
+    def _nodepool_choice(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup],
+                         skip: set[str], pool_np: dict[str, str]
+                         ) -> dict[str, frozenset[str]]:
+        """With several usable NodePools, per unit the pools of the first NodePool (by
+        weight, OrderByWeight) one fresh node of which can take it: Karpenter tries the
+        NodeClaim templates in that order and keeps the first that fits. A NodePool
+        with a PreferNoSchedule taint the pod does not tolerate is tried after the
+        others (Karpenter tolerates PreferNoSchedule only when relaxing)."""
+        order = dynamic_nodepools(self.all_nodepools())
+        by_np = {n.name: [g for g in groups if pool_np.get(g.name) == n.name
+                          and g.name not in skip and g.room > 0] for n in order}
+        if sum(1 for pools in by_np.values() if pools) < 2:
+            return {}
+        scheduler, templates = self.scheduler, self.templates()
+        out: dict[str, frozenset[str]] = {}
+        for unit in units:
+            pod = unit.pods[0].pod
+            avoided = [n for n in order if any(
+                t.get("effect") == "PreferNoSchedule" and not any(
+                    tolerates(tol, Taint(key=t["key"], value=t.get("value"),
+                                         effect=t["effect"]))
+                    for tol in pod.spec.tolerations) for t in n.taints)]
+            for nodepool in [n for n in order if n not in avoided] + avoided:
+                if any(estimate(scheduler, templates, _one_more(g, 0), [unit], 0,
+                                measures=()).units for g in by_np[nodepool.name]):
+                    out[unit.name] = frozenset(g.name for g in by_np[nodepool.name])
+                    break
+        return out
 
     def _preferred(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup]
                    ) -> dict[str, frozenset[str]]:

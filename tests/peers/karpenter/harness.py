@@ -16,6 +16,7 @@ several zones is one pool per zone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from dralab.autoscale.inputs import cluster_objects
 from dralab.autoscale.karpenter import Karpenter
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
 from dralab.autoscale.karpenter_pdb import read_pdbs
-from dralab.autoscale.karpenter_template import nodepool_fleet_document
+from dralab.autoscale.karpenter_template import nodepools_fleet_document
 from dralab.scheduler import Scheduler, build_cluster
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
@@ -100,14 +101,14 @@ def reason_for(case: str, reasons: list[tuple[str, str]]) -> str:
     raise KeyError(f"no reason for upstream case {case!r}")
 
 
-def not_ported(namespace: dict[str, Any], upstream: list[str],
+def not_ported(namespace: dict[str, Any], upstream: Sequence[str],
                reasons: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The upstream cases a test module does not port, each with its reason."""
     ported = ported_ids(namespace)
     return [(case, reason_for(case, reasons)) for case in upstream if case not in ported]
 
 
-def assert_accounted_for(namespace: dict[str, Any], upstream: list[str],
+def assert_accounted_for(namespace: dict[str, Any], upstream: Sequence[str],
                          skipped: list[tuple[str, str]]) -> None:
     """Every ported case is an upstream case, and ported plus skipped is upstream's list."""
     ported = ported_ids(namespace) - {case for case, _ in skipped}
@@ -252,9 +253,12 @@ def daemonset(name: str, requests: Doc | None = None, limits: Doc | None = None,
 
 
 def nodepool(disruption: Doc | None = None, limits: Doc | None = None,
-             template: Doc | None = None) -> NodePoolSettings:
+             template: Doc | None = None, name: str | None = None,
+             spec_extra: Doc | None = None, meta_extra: Doc | None = None,
+             status: Doc | None = None) -> NodePoolSettings:
     """test.NodePool with the consolidation suite's disruption block unless given;
-    ``template``: its spec.template (labels, requirements, taints)."""
+    ``template``: its spec.template (labels, requirements, taints); ``name``, more spec
+    fields (weight, replicas), metadata (deletionTimestamp) and a status as given."""
     block = disruption if disruption is not None else {
         "consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s",
         "budgets": [{"nodes": "100%"}]}
@@ -263,7 +267,12 @@ def nodepool(disruption: Doc | None = None, limits: Doc | None = None,
         spec["limits"] = limits
     if template is not None:
         spec["template"] = template
-    return parse_nodepool({"spec": spec}, "nodepool.yaml")
+    spec.update(spec_extra or {})
+    doc: Doc = {"metadata": {**({"name": name} if name else {}), **(meta_extra or {})},
+                "spec": spec}
+    if status is not None:
+        doc["status"] = status
+    return parse_nodepool(doc, "nodepool.yaml")
 
 
 @dataclass(slots=True)
@@ -298,13 +307,15 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         consolidation: bool = True, now: float = 0.0, taints: list[Doc] | None = None,
         labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
         pool_extra: Doc | None = None, preference_policy: str = "Respect",
-        spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None) -> Run:
+        spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None,
+        nodepools: list[NodePoolSettings] | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
     options default them)."""
-    settings = settings or nodepool()
-    # The NodePool's template labels and taints on the pools, as dralab autoscale does.
-    fleet_doc = nodepool_fleet_document(fleet(types, taints, labels, pool_extra), settings)
+    settings = settings or (nodepools[0] if nodepools else nodepool())
+    # The NodePools' template labels and taints on the pools, as dralab autoscale does.
+    fleet_doc = nodepools_fleet_document(fleet(types, taints, labels, pool_extra),
+                                         nodepools or [settings])
     docs = [Document("karpenter.yaml", i + 1, d)
             for i, d in enumerate((fleet_doc, *objects))]
     data = read_input(docs, FeatureGates())
@@ -323,5 +334,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       ignore_dra_requests=ignore_dra_requests,
                       preference_policy=preference_policy,
                       spot_to_spot_consolidation=spot_to_spot_consolidation,
-                      pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch)
+                      pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch,
+                      nodepools=tuple(nodepools or ()))
     return Run(model, model.loop(waiting, now))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from dralab.api.core import Node
+from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
 from .harness import (
     Doc,
@@ -809,6 +810,91 @@ def test_ignore_anti_affinity_preferences(key: str, case: str) -> None:
                 "matchLabels": {"app": "foo"}}}}]}}})
 
 
+# -- Several NodePools: weights, labels, taints; static, deleting and not Ready ones -----
+
+def _pools(*settings: tuple[str, Doc]) -> list[NodePoolSettings]:
+    """NodePools by name with more spec fields each (test.NodePool's names are random;
+    these are chosen so that the order of equal weights, later names first, would pick
+    the wrong one)."""
+    return [nodepool(name=name, spec_extra=extra) for name, extra in settings]
+
+
+def _nodepool_of(result: Run, key: str) -> str:
+    return result.node_labels(key)["karpenter.sh/nodepool"]
+
+
+@upstream("Multiple NodePools/should schedule to an explicitly selected NodePool")
+def test_explicit_nodepool(case: str) -> None:
+    result = run(DEFAULTS, pod("p", spec={"nodeSelector": {"karpenter.sh/nodepool": "np-a"}}),
+                 nodepools=_pools(("np-a", {}), ("np-b", {})))
+    assert _nodepool_of(result, "default/p") == "np-a"
+
+
+@upstream("Multiple NodePools/should schedule to a NodePool by labels")
+def test_nodepool_by_labels(case: str) -> None:
+    labelled = nodepool(name="np-a", template={"metadata": {"labels": {"foo": "bar"}}})
+    result = run(DEFAULTS, pod("p", spec={"nodeSelector": {"foo": "bar"}}),
+                 nodepools=[labelled, nodepool(name="np-b")])
+    assert _nodepool_of(result, "default/p") == "np-a"
+
+
+@upstream("Multiple NodePools/should not match NodePool with PreferNoSchedule taint when "
+          "other NodePool match")
+def test_prefer_no_schedule_nodepool(case: str) -> None:
+    tainted = nodepool(name="np-b", template={"spec": {"taints": [
+        {"key": "foo", "value": "bar", "effect": "PreferNoSchedule"}]}})
+    result = run(DEFAULTS, pod("p"), nodepools=[tainted, nodepool(name="np-a")])
+    assert _nodepool_of(result, "default/p") != "np-b"
+
+
+@upstream("Multiple NodePools/Weighted NodePools/should schedule to the nodepool with the "
+          "highest priority always")
+def test_weighted_nodepools(case: str) -> None:
+    pools = _pools(("np-c", {}), ("np-b", {"weight": 20}), ("np-a", {"weight": 100}))
+    result = run(DEFAULTS, pod("p0"), pod("p1"), pod("p2"), nodepools=pools)
+    assert [_nodepool_of(result, f"default/p{i}") for i in range(3)] == ["np-a"] * 3
+
+
+@upstream("Multiple NodePools/Weighted NodePools/should schedule to explicitly selected "
+          "nodepool even if other nodePools are higher priority")
+def test_weighted_explicit_nodepool(case: str) -> None:
+    pools = _pools(("np-c", {}), ("np-b", {"weight": 20}), ("np-a", {"weight": 100}))
+    result = run(DEFAULTS, pod("p", spec={"nodeSelector": {"karpenter.sh/nodepool": "np-c"}}),
+                 nodepools=pools)
+    assert _nodepool_of(result, "default/p") == "np-c"
+
+
+@upstream("StaticNodePool/should not create NodeClaims for StaticNodePool")
+def test_static_nodepool(case: str) -> None:
+    result = run(DEFAULTS, pod("p"), nodepools=_pools(("np-static", {"replicas": 2})))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("StaticNodePool/should still provision dynamic NodeClaims when there are both "
+          "Static and Dynamic NodePools")
+def test_static_and_dynamic_nodepools(case: str) -> None:
+    # The static one named later: it would come first by name if it were used.
+    result = run(DEFAULTS, pod("p"),
+                 nodepools=_pools(("np-a", {}), ("np-static", {"replicas": 1})))
+    assert _nodepool_of(result, "default/p") == "np-a"
+
+
+DELETING = {"deletionTimestamp": "2026-01-01T00:00:00Z"}
+
+
+@upstream("should ignore NodePools that are deleting")
+def test_deleting_nodepool(case: str) -> None:
+    result = run(DEFAULTS, pod("p"), settings=nodepool(meta_extra=DELETING))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("should mark pod as unschedulable if there are no valid nodepools")
+def test_no_valid_nodepools(case: str) -> None:
+    result = run(DEFAULTS, pod("p"), settings=nodepool(meta_extra=DELETING))
+    assert [(p.pod, p.reason) for p in result.decisions.pending] == [
+        ("default/p", "no dynamic nodepools found")]
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 NODECLAIM_FIELDS = ("asserts fields Karpenter writes on the NodeClaim or node (requirements, "
@@ -820,10 +906,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("should expect nodeclaim terminationGracePeriod", NODECLAIM_FIELDS),
     ("should respect terminationGracePeriod", NODECLAIM_FIELDS),
     ("should not use a different NodePool hash", NODECLAIM_FIELDS),
-    ("should ignore NodePools that are deleting", "needs NodePool objects and their "
-     "lifecycle (the model's NodePool is the Fleet's pools)"),
-    ("should mark pod as unschedulable if there are no valid nodepools", "needs NodePool "
-     "objects and their lifecycle (the model's NodePool is the Fleet's pools)"),
     ("should mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
      "NodePool's NodeRegistrationHealthy condition, not modelled"),
     ("should not mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
@@ -839,9 +921,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("Annotations/", NODECLAIM_FIELDS),
     ("Labels/", NODECLAIM_FIELDS),
     ("NodeClaim Creation/", NODECLAIM_FIELDS),
-    ("Multiple NodePools/", "needs several NodePools (weights, labels, taints per NodePool); "
-     "the model is one NodePool over the Fleet's pools"),
-    ("StaticNodePool/", "needs a static NodePool (spec.replicas), not modelled"),
     ("MinValuesPolicy/", "needs minValues on NodePool requirements, not modelled"),
 ]
 

@@ -1009,6 +1009,39 @@ def cc_exists_keeps_value() -> None:
                                                _req(ZONE_KEY, "Exists")]))
 
 
+TWO_VALUES = _req("test-key", "In", "test-value", "another-value")
+
+
+def _two_pods(second: Doc) -> tuple[Run, dict[str, str], dict[str, str]]:
+    """Two pods on a NodePool with test-key In [test-value, another-value]: the run and
+    the labels of each pod's node."""
+    first = _constrained("p0", required=[_req("test-key", "In", "test-value")])
+    result = run(DEFAULTS, first, second, settings=_np(TWO_VALUES), consolidation=False)
+    assert result.pending == [] and result.placed == ["default/p0", "default/p1"]
+    return result, result.node_labels("default/p0"), result.node_labels("default/p1")
+
+
+def cc_compatible_same_node() -> None:
+    result, one, two = _two_pods(_constrained(
+        "p1", required=[_req("test-key", "NotIn", "another-value")]))
+    assert one["test-key"] == two["test-key"] == "test-value"
+    assert _nodes(result.launched) == 1
+
+
+def cc_incompatible_different_nodes() -> None:
+    result, one, two = _two_pods(_constrained(
+        "p1", required=[_req("test-key", "In", "another-value")]))
+    assert (one["test-key"], two["test-key"]) == ("test-value", "another-value")
+    assert _nodes(result.launched) == 2
+
+
+def cc_nodepool_not_ready() -> None:
+    settings = nodepool(status={"conditions": [
+        {"type": "Ready", "status": "False", "reason": "NodePoolNotReady",
+         "message": "Node Pool Not Ready"}]})
+    _unscheduled(settings, _constrained())
+
+
 WKL, CV, SL = "Well Known Labels/", "Constraints Validation/", "Scheduling Logic/"
 CUSTOM_CASES: dict[str, Callable[[], None]] = {
     "NodePool with Labels/should schedule unconstrained pods that don't have matching node "
@@ -1084,6 +1117,10 @@ CUSTOM_CASES: dict[str, Callable[[], None]] = {
     SL + "should schedule pods that have node selectors with different value and NotIn "
     "operator": cc_different_not_in,
     SL + "Exists operator should not overwrite the existing value": cc_exists_keeps_value,
+    SL + "should schedule compatible pods to the same node": cc_compatible_same_node,
+    SL + "should schedule incompatible pods to the different node":
+        cc_incompatible_different_nodes,
+    SL + "should not schedule pods with nodePool which is not ready ": cc_nodepool_not_ready,
 }
 # -- Describe("Preferential Fallback"), Context("Preferred"): --preference-policy Respect
 #    (Karpenter's default) on preferred node affinity, relaxed term by term.
@@ -1126,6 +1163,54 @@ def test_preferred_conflicting_requirements(case: str) -> None:
                                            _req(ZONE_KEY, "NotIn", "invalid")]))
 
 
+# -- Describe("NodePool requirements instance filtering") ------------------------------
+
+NRF = "NodePool requirements instance filtering/"
+FILTERED = "nodepool requirements filtered out all available instance types"
+
+
+def _filtered_out(requirements: list[Doc], *docs: Doc, objects: tuple[Doc, ...] = ()) -> None:
+    result = run(DEFAULTS, *objects, *docs,
+                 settings=nodepool(template={"spec": {"requirements": requirements}}))
+    assert result.launched == []
+    assert [(p.pod, p.reason) for p in result.decisions.pending] == [
+        (f"default/{d['metadata']['name']}", FILTERED) for d in docs]
+
+
+@upstream(NRF + "should return appropriate pod error when no available instance types exist")
+def test_filtered_no_instance_types(case: str) -> None:
+    first = run(DEFAULTS, pod("normal"))
+    [(pool, count)] = first.launched
+    assert count == 1
+    [itype] = [t for t in DEFAULTS if t.pool == pool]
+    # The first round's node, with its pod; then the NodePool's requirement names an
+    # instance type that does not exist, and a pod too large for that node comes.
+    big = pod("test-pod-filtered", cpu="32", memory="256Gi", limits={"cpu": "32",
+                                                                     "memory": "256Gi"})
+    _filtered_out([_req(TYPE_KEY, "In", "non-existent-instance-type")], big,
+                  objects=(node("n1", itype, cpu=str(itype.cpu), memory=f"{itype.memory_gi}Gi",
+                                pods=str(itype.pods)), pod("normal", on="n1")))
+
+
+@upstream(NRF + "should handle multiple pods when requirements filter out all instance types")
+def test_filtered_multiple_pods(case: str) -> None:
+    _filtered_out([_req("kubernetes.io/arch", "In", "non-existent-arch")],
+                  pod("pod-1"), pod("pod-2"), pod("pod-3"))
+
+
+@upstream(NRF + "should handle conflicting requirements that eliminate all instance types")
+def test_filtered_conflicting(case: str) -> None:
+    _filtered_out([_req("kubernetes.io/arch", "In", "amd64"),
+                   _req("kubernetes.io/arch", "In", "arm64")],
+                  pod("conflicting-requirements-pod"))
+
+
+@upstream(NRF + "should handle zone requirements that filter out all instance types")
+def test_filtered_zones(case: str) -> None:
+    _filtered_out([_req(ZONE_KEY, "In", "non-existent-zone-1", "non-existent-zone-2")],
+                  pod("zone-filtered-pod"))
+
+
 def _custom_params() -> list[Any]:
     params = []
     for case in SCHEDULING:
@@ -1145,23 +1230,11 @@ def test_custom_constraints(base: str) -> None:
 
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-NODEPOOL_TEMPLATE = (
-    "needs a requirement with several values on a key no instance type sets (test-key In "
-    "[test-value, another-value]): Karpenter labels each NodeClaim with the value its pods "
-    "select; a Fleet pool's template node has one fixed set of labels (a single-valued "
-    "requirement is a label, several values are none)")
 FAKE_RESOURCES = ("needs the fake provider's arbitrary extended resources on instance types; "
                   "a Fleet pool has CPU, memory, pods and DRA devices")
 IN_FLIGHT = ("needs NodeClaims in flight (launched, not yet Ready nodes, startup taints); "
              "the model keeps no launches in flight (its caller holds their pods)")
 SCHED_REASONS: list[tuple[str, str]] = [
-    ("Custom Constraints/Scheduling Logic/should not schedule pods with nodePool which is not "
-     "ready", "needs NodePool status conditions (Ready false), which an input NodePool does not "
-     "carry into the model"),
-    ("Custom Constraints/Scheduling Logic/should schedule compatible pods to the same node",
-     NODEPOOL_TEMPLATE),
-    ("Custom Constraints/Scheduling Logic/should schedule incompatible pods to the different",
-     NODEPOOL_TEMPLATE),
     ("Instance Type Compatibility/should launch pods with resources that aren't on any",
      FAKE_RESOURCES),
     ("Instance Type Compatibility/should fail to schedule a pod with resources requests that",
@@ -1193,12 +1266,8 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
     ("Reserved Instance Types/", "needs reserved-capacity offerings and several NodePools, "
      "not modelled"),
-    ("NodePool requirements instance filtering/", "needs NodePool requirements with their "
-     "error messages (the model's types are the Fleet's pools)"),
     ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
-
-
 NOT_PORTED = not_ported(globals(), SCHEDULING, SCHED_REASONS)
 
 
