@@ -65,7 +65,8 @@ from .karpenter_template import NODEPOOL_LABEL
 from .placement import place_pod
 from .units import pod_units
 
-__all__ = ["Command", "DisruptionCandidate", "eviction_cost", "find_command", "node_candidates"]
+__all__ = ["EPHEMERAL_TAINTS", "Command", "DisruptionCandidate", "eviction_cost", "find_command",
+           "initialized", "node_candidates"]
 
 # Upstream's constants (multinodeconsolidation.go, types.go).
 MAX_MULTI_NODE_CANDIDATES = 100
@@ -99,7 +100,7 @@ INITIALIZED_LABEL = "karpenter.sh/initialized"
 REGISTERED_LABEL = "karpenter.sh/registered"
 UNREGISTERED_TAINT = "karpenter.sh/unregistered"
 # scheduling.KnownEphemeralTaints: taints an initializing node is expected to lose.
-_EPHEMERAL_TAINTS = frozenset({
+EPHEMERAL_TAINTS = frozenset({
     ("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
     ("node.kubernetes.io/unreachable", "NoSchedule"),
     ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
@@ -121,7 +122,7 @@ def initialized(node: Node) -> bool:
 
 
 def _without_ephemeral_taints(node: Node) -> Node:
-    taints = [t for t in node.spec.taints if (t.key, t.effect) not in _EPHEMERAL_TAINTS]
+    taints = [t for t in node.spec.taints if (t.key, t.effect) not in EPHEMERAL_TAINTS]
     return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
 
 

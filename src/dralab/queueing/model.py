@@ -144,6 +144,9 @@ class TopologyRequest:
     level: str | None = None
     required: bool = False
     unconstrained: bool = False
+    # podsetSliceRequiredTopologyConstraints (or podset-slice-required-topology with
+    # podset-slice-size): (level, pods per slice), the outermost first
+    slices: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,12 +74,14 @@ def want(name: str, resources: Mapping[str, tuple[str, str]], levels: tuple[str,
 
 
 def tas_ps(name: str, count: int, requests: Mapping[str, str], level: str | None = None,
-           required: bool = True, unconstrained: bool = False, **kwargs: object) -> PodSetRequest:
-    """MakePodSet(name, count).Request(...).{Required,Preferred,Unconstrained}TopologyRequest."""
+           required: bool = True, unconstrained: bool = False,
+           slices: tuple[tuple[str, int], ...] = (), **kwargs: object) -> PodSetRequest:
+    """MakePodSet(name, count).Request(...).{Required,Preferred,Unconstrained}TopologyRequest
+    .SliceRequiredTopologyConstraints(...)."""
     pod_set = ps(name, count, requests, **kwargs)  # type: ignore[arg-type]
-    if level is None and not unconstrained:
+    if level is None and not unconstrained and not slices:
         return pod_set
-    return replace(pod_set, topology=TopologyRequest(level, required, unconstrained))
+    return replace(pod_set, topology=TopologyRequest(level, required, unconstrained, slices))
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class Case:
     want_left: tuple[str, ...] = ()
     want_inadmissible: tuple[str, ...] = ()
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # the Warning event of a workload left pending: its QuotaReserved=False reason, message
+    want_pending: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -145,6 +149,8 @@ def run_cycle(case: Case) -> None:
     assert new == {k: _admission(case.cluster_queue.name, v) for k, v in case.want_new.items()}
     assert {k: provider.topology_assignments.get(k, {}) for k in new} == \
         {k: _topology(v) for k, v in case.want_new.items()}
+    assert {k: (policy.pending_reasons.get(k), policy.pending_messages.get(k))
+            for k in case.want_pending} == dict(case.want_pending)
     contents = policy.queue_contents(state)
     left = sorted(k for queued, _ in contents.values() for k in queued)
     inadmissible = sorted(k for _, parked in contents.values() for k in parked)
@@ -169,6 +175,9 @@ SMALL_X1_X2 = tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="400m", memory="400Mi
 SMALL_200 = {"cpu": "200m", "memory": "200Mi"}
 CQ16 = cq("tas-main", group(fq("tas-default", cpu="16")))
 CPU1 = {"cpu": ("tas-default", "1")}
+
+ONE_NO_CPU = ("couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't "
+              "allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource \"cpu\": 1")
 
 CASES = [
     Case("initial scheduling; one-byte memory request fits on a 2Gi node with vectorized "
@@ -220,7 +229,10 @@ CASES = [
          want_new={"default/foo": (want("one", CPU1, (HOSTNAME,), *X1),)}),
     Case("workload requests topology level which is not present in topology",
          workloads=(Wl("foo", (one(level="cloud.com/non-existing"),)),),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("NoMatchingFlavor",
+                                   "couldn't assign flavors to pod set one: Flavor "
+                                   "\"tas-default\" does not contain the requested level")}),
     Case("workload requests topology level which is only present in second flavor",
          nodes=(node("x1", {**TAS_NODE, "cloud.com/custom-level": "x1"}, cpu="1", pods="10"),),
          topologies={**SINGLE, "tas-custom-topology": ("cloud.com/custom-level",)},
@@ -232,22 +244,28 @@ CASES = [
                                         ("cloud.com/custom-level",), *X1),)}),
     Case("workload does not get scheduled as it does not fit within the node capacity",
          workloads=(Wl("foo", (tas_ps("one", 2, {"cpu": "1"}, HOSTNAME),)),),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("TopologyPlacementFailed",
+                                   "couldn't assign flavors to pod set one: topology "
+                                   "\"tas-single-level\" allows to fit only 1 out of 2 pod(s)")}),
     Case("workload does not get scheduled as the node capacity is already used by another TAS "
          "workload",
          workloads=(Wl("foo", (one(),)),
                     Wl("bar-admitted", (one(),),
                        admitted=(want("one", CPU1, (HOSTNAME,), *X1),))),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("WaitingForQuota", ONE_NO_CPU)}),
     Case("workload does not get scheduled as the node capacity is already used by a non-TAS pod",
          pods=(("x1", {"cpu": "600m"}),),
          workloads=(Wl("foo", (one(),)),),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("TopologyPlacementFailed", ONE_NO_CPU)}),
     Case("workload does not get scheduled as node capacity is completely used by non-TAS pod",
          nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi", pods="1"),),
          pods=(("x1", {"cpu": "1", "memory": "1Gi"}),),
          workloads=(Wl("foo", (one(),)),),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("TopologyPlacementFailed", ONE_NO_CPU)}),
     Case("workload gets admitted next to already admitted workload, multiple resources used",
          workloads=(
              Wl("foo", (tas_ps("one", 1, {"cpu": "500m", "memory": "500Mi"}, HOSTNAME),)),
@@ -264,7 +282,11 @@ CASES = [
          cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
          workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME, required=False),
                                tas_ps("worker", 1, {"cpu": "7"}, HOSTNAME, required=False))),),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("TopologyPlacementFailed",
+                                   "couldn't assign flavors to pod set worker: topology "
+                                   "\"tas-two-level\" doesn't allow to fit any of 1 pod(s). Total "
+                                   "nodes: 2; excluded: resource \"cpu\": 2")}),
     Case("scheduling workload with multiple PodSets requesting TAS flavor and will succeed",
          nodes=TWO_X_Y, topologies=TWO, flavors=(TAS_TWO_FLAVOR,), cluster_queue=CQ16,
          workloads=(Wl("foo", (tas_ps("launcher", 1, {"cpu": "1"}, HOSTNAME),
@@ -372,7 +394,11 @@ CASES = [
                     Wl("bar-admitted", (tas_ps("one", 2, {"cpu": "150m"}, HOSTNAME),),
                        admitted=(want("one", {"cpu": ("tas-default", "150m")}, H, (("x1",), 2),
                                       count=2),))),
-         want_inadmissible=("default/foo",)),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("WaitingForQuota",
+                                   "couldn't assign flavors to pod set one: topology "
+                                   "\"tas-single-level\" doesn't allow to fit any of 1 pod(s). "
+                                   "Total nodes: 1; excluded: resource \"pods\": 1")}),
     Case("SchedulerLibraryIntegration enabled: generic TAS workload admitted on healthy node",
          workloads=(Wl("wl", (tas_ps("main", 1, {"cpu": "1"}, HOSTNAME),)),),
          want_new={"default/wl": (want("main", CPU1, H, *X1),)},
@@ -388,6 +414,30 @@ CASES = [
          want_new={"default/wl-rack": (want("main", {"cpu": ("tas-rack-flavor", "1")}, (RACK,),
                                             (("r1",), 1)),)},
          feature_gates={"SchedulerLibraryIntegration": True}),
+    Case("multi-layer topology: block required with rack and host slices; workload fits",
+         nodes=tuple(node(f"{b}-{r}-{x}", {**TAS_NODE, BLOCK: b, RACK: r, HOSTNAME: x}, cpu=cpu,
+                          pods="10")
+                     for b, r, x, cpu in (("b1", "r1", "x1", "1"), ("b1", "r1", "x2", "4"),
+                                          ("b1", "r2", "x3", "3"), ("b1", "r2", "x4", "4"))),
+         topologies=THREE, flavors=(TAS_THREE_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("one", 8, {"cpu": "1"}, BLOCK,
+                                      slices=((RACK, 4), (HOSTNAME, 2))),)),),
+         want_new={"default/foo": (want("one", {"cpu": ("tas-default", "8")}, H,
+                                        (("x2",), 4), (("x3",), 2), (("x4",), 2), count=8),)},
+         feature_gates={"TASMultiLayerTopology": True}),
+    Case("multi-layer topology: host slice rounding makes rack slice impossible; NoFit",
+         nodes=tuple(node(f"b1-r1-{x}", {**TAS_NODE, BLOCK: "b1", RACK: "r1", HOSTNAME: x},
+                          cpu="3", pods="10") for x in ("x1", "x2")),
+         topologies=THREE, flavors=(TAS_THREE_FLAVOR,),
+         workloads=(Wl("foo", (tas_ps("one", 6, {"cpu": "1"}, BLOCK,
+                                      slices=((RACK, 6), (HOSTNAME, 2))),)),),
+         want_inadmissible=("default/foo",),
+         want_pending={"default/foo": ("TopologyPlacementFailed",
+                                   "couldn't assign flavors to pod set one: topology "
+                                   "\"tas-three-level\" doesn't allow to fit; 0/1 slice(s) fit on "
+                                   "level cloud.provider.com/rack; 2/3 slice(s) fit on level "
+                                   "kubernetes.io/hostname")},
+         feature_gates={"TASMultiLayerTopology": True}),
 ]
 
 

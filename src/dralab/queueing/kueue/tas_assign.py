@@ -75,10 +75,10 @@ def tas_topology_request(request: TopologyRequest | None) -> TASTopologyRequest 
     if request is None:
         return None
     if request.unconstrained:
-        return TASTopologyRequest(unconstrained=True)
+        return TASTopologyRequest(unconstrained=True, slice_constraints=request.slices)
     if request.required:
-        return TASTopologyRequest(required=request.level)
-    return TASTopologyRequest(preferred=request.level)
+        return TASTopologyRequest(required=request.level, slice_constraints=request.slices)
+    return TASTopologyRequest(preferred=request.level, slice_constraints=request.slices)
 
 
 @dataclass

@@ -1,0 +1,102 @@
+"""Karpenter's capacity in flight: NodeClaims launched whose nodes are not ready yet.
+
+Karpenter's cluster state (state.Cluster) holds a NodeClaim from its launch on, and the
+provisioner's scheduler counts every such NodeClaim as an existing node: a pending pod
+that fits one is nominated to it and gets no new node. Two kinds of such capacity here:
+
+- nodes of the input that Karpenter has not initialized (``karpenter_disruption.
+  initialized``: the ``karpenter.sh/unregistered`` taint, or ``karpenter.sh/registered``
+  without ``karpenter.sh/initialized``) and are not being deleted: their well-known
+  ephemeral taints and their NodePool's ``startupTaints`` are ignored, as
+  StateNode.Taints does until initialization (a taint that comes back after it counts);
+- the model's own launches of earlier loops, until the caller reports their nodes
+  joined (``Karpenter.nodes_ready``): the template nodes launched, with the pods they
+  were launched for placed on them first.
+
+A pending pod is placed on the first such node that takes it (existing nodes are
+tried in order before any new NodeClaim); a unit is placed whole or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from dralab.api.core import Node
+from dralab.scheduler import Scheduler
+
+from .groups import TemplateNode
+from .karpenter_disruption import EPHEMERAL_TAINTS, initialized
+from .placement import place_pod
+from .units import PodUnit
+
+__all__ = ["Launch", "in_flight_names", "place_in_flight"]
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """Nodes the model launched in an earlier loop for ``pods``, not joined yet."""
+
+    pool: str
+    nodes: tuple[TemplateNode, ...]
+    pods: tuple[str, ...]
+
+
+def in_flight_names(launches: Sequence[Launch]) -> list[str]:
+    return [node.metadata.name or "" for launch in launches for node, _ in launch.nodes]
+
+
+def _matches(taint: Mapping[str, str], key: str, effect: str) -> bool:
+    # corev1.Taint.MatchTaint: key and effect (the value does not matter).
+    return taint.get("key") == key and taint.get("effect") == effect
+
+
+def _as_in_flight(node: Node, startup: Sequence[Mapping[str, str]]) -> Node:
+    """``node`` with the taints Karpenter ignores until it is initialized."""
+    taints = [t for t in node.spec.taints if (t.key, t.effect) not in EPHEMERAL_TAINTS
+              and not any(_matches(s, t.key, t.effect) for s in startup)]
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
+
+
+def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
+                    startup_taints: Mapping[str, Sequence[Mapping[str, str]]],
+                    units: Sequence[PodUnit]) -> tuple[list[str], set[str]]:
+    """On the open fork: the in-flight nodes added (or their taints eased), and the
+    ``units`` placed on them that fit. ``startup_taints``: per NodePool name, its
+    startupTaints. Returns the pods placed and the names of the units taken."""
+    cluster = scheduler.cluster
+    names: list[str] = []
+    for name in list(cluster.node_names()):
+        node = cluster.nodes[name].node
+        if initialized(node) or node.metadata.deletion_timestamp:
+            continue
+        nodepool = (node.metadata.labels or {}).get(NODEPOOL_LABEL, "")
+        cluster.add_node(_as_in_flight(node, startup_taints.get(nodepool, ())))
+        names.append(name)
+    for launch in launches:
+        own = []
+        for node, slices in launch.nodes:
+            cluster.add_node(node, slices)
+            own.append(node.metadata.name or "")
+        for key in launch.pods:
+            info = cluster.pods.get(key)
+            if info is not None and info.assumed_node is None:
+                place_pod(scheduler, info, own)
+        names += own
+    helped: list[str] = []
+    taken: set[str] = set()
+    if not names:
+        return helped, taken
+    for unit in units:
+        scheduler.fork()
+        if all(place_pod(scheduler, p, names).node is not None for p in unit.pods):
+            scheduler.commit()
+            helped += unit.keys
+            taken.add(unit.name)
+        else:
+            scheduler.revert()
+    return helped, taken
