@@ -113,9 +113,26 @@ def test_bad_nodepool_is_one_line_exit_2(tmp_path: Path, spec: Doc, message: str
     assert err.count("\n") == 1 and "in.yaml:3 NodePool gp: " + message in err
 
 
-def test_one_nodepool_of_version_v1(tmp_path: Path) -> None:
+def test_several_nodepools_by_weight(tmp_path: Path) -> None:
+    # Each autoscaled pool is each NodePool's type (NODEPOOL-POOL); the heavier NodePool
+    # takes the pod (the lighter one's name comes later: by name alone it would be
+    # first), a pod selecting the other's label goes there; a static NodePool
+    # (spec.replicas) is not provisioned for.
+    heavy = {**_nodepool({"weight": 50}), "metadata": {"name": "heavy"}}
+    light = {**_nodepool({"template": {"metadata": {"labels": {"team": "a"}}}}),
+             "metadata": {"name": "light"}}
+    static = {**_nodepool({"replicas": 1}), "metadata": {"name": "static"}}
+    code, out, _ = _autoscale(tmp_path, _pod("p"), _pod("t", nodeSelector={"team": "a"}),
+                              heavy, light, static)
+    assert code == 0
+    assert [(u["pool"], u["pods"]) for u in out["scaleUp"]] == [
+        ("heavy-small", ["default/p"]), ("light-small", ["default/t"])]
+
+
+def test_one_nodepool_per_name_of_version_v1(tmp_path: Path) -> None:
     code, _, err = _autoscale(tmp_path, _nodepool({}), _nodepool({}))
-    assert code == 2 and "in.yaml:3 NodePool gp: a second NodePool" in err
+    assert code == 2 and "in.yaml:3 NodePool gp: metadata.name: a second NodePool named " \
+        "'gp' (the first is " in err
     old = {**_nodepool({}), "apiVersion": "karpenter.sh/v1beta1"}
     code, _, err = _autoscale(tmp_path, old)
     assert code == 2 and "only karpenter.sh/v1 NodePools are read" in err

@@ -4,9 +4,10 @@ The Fleet (``kind: Fleet``, ``apiVersion: dralab.dev/v1alpha1``) gives the node
 groups and, as ``dralab fleet`` would publish them, the current nodes, their
 ResourceSlices and the drivers' DeviceClasses. A pool whose nodes are given as
 Node objects labelled ``dralab.dev/pool: NAME`` takes those instead (with the
-input's slices). A ``karpenter.sh/v1`` NodePool (at most one) gives the Karpenter
-model its disruption block, limits and node template; its template labels and taints
-are put on the Fleet's autoscaled pools (``karpenter_template``). The other documents
+input's slices). ``karpenter.sh/v1`` NodePools give the Karpenter model their
+disruption block, limits, weights and node templates; their template labels and taints
+are put on the Fleet's autoscaled pools (``karpenter_template``: with several, each
+autoscaled pool is copied per NodePool, named NODEPOOL-POOL). The other documents
 are validated as ``dralab schedule``'s are.
 """
 
@@ -27,7 +28,7 @@ from dralab.validation.check import validate_documents
 
 from .groups import pool_of
 from .karpenter_nodepool import NodePoolSettings, parse_nodepool
-from .karpenter_template import nodepool_fleet_document
+from .karpenter_template import nodepools_fleet_document
 
 __all__ = ["NODEPOOL_API_VERSION", "AutoscaleInput", "cluster_objects", "is_nodepool",
            "read_input"]
@@ -39,7 +40,8 @@ NODEPOOL_API_VERSION = "karpenter.sh/v1"
 class AutoscaleInput:
     fleet: Fleet
     objects: tuple[KubeObject, ...]
-    nodepool: NodePoolSettings | None = None  # the input's NodePool, if any
+    nodepool: NodePoolSettings | None = None  # the input's (first) NodePool, if any
+    nodepools: tuple[NodePoolSettings, ...] = ()  # all of the input's NodePools
 
 
 def is_nodepool(doc: Document) -> bool:
@@ -50,18 +52,22 @@ def is_nodepool(doc: Document) -> bool:
         data["apiVersion"].split("/")[0] == "karpenter.sh"
 
 
-def _nodepool(docs: Sequence[Document]) -> NodePoolSettings | None:
-    if len(docs) > 1:
-        raise InputError(f"{docs[1].describe()}: a second NodePool (the Karpenter model is "
-                         f"one NodePool; the first is {docs[0].describe()})")
-    if not docs:
-        return None
-    doc = docs[0]
-    data: Any = doc.data
-    if data.get("apiVersion") != NODEPOOL_API_VERSION:
-        raise InputError(f"{doc.describe()}: apiVersion: only {NODEPOOL_API_VERSION} "
-                         f"NodePools are read, not {data.get('apiVersion')!r}")
-    return parse_nodepool(data, doc.describe())
+def _nodepools(docs: Sequence[Document]) -> tuple[NodePoolSettings, ...]:
+    """The NodePools, in input order; a name given twice is an error."""
+    out: list[NodePoolSettings] = []
+    seen: dict[str, Document] = {}
+    for doc in docs:
+        data: Any = doc.data
+        if data.get("apiVersion") != NODEPOOL_API_VERSION:
+            raise InputError(f"{doc.describe()}: apiVersion: only {NODEPOOL_API_VERSION} "
+                             f"NodePools are read, not {data.get('apiVersion')!r}")
+        settings = parse_nodepool(data, doc.describe())
+        if settings.name in seen:
+            raise InputError(f"{doc.describe()}: metadata.name: a second NodePool named "
+                             f"{settings.name!r} (the first is {seen[settings.name].describe()})")
+        seen[settings.name] = doc
+        out.append(settings)
+    return tuple(out)
 
 
 def _is_fleet(doc: Document) -> bool:
@@ -81,15 +87,16 @@ def read_input(docs: Sequence[Document], gates: FeatureGates, *,
         where = ", ".join(d.where for d in fleets)
         raise InputError(f"expected one Fleet ({API_VERSION} {KIND}) among the inputs, found "
                          f"{len(fleets)}" + (f" ({where})" if where else ""))
-    nodepool = _nodepool([d for d in docs if is_nodepool(d)]) if karpenter else None
-    fleet_doc = fleets[0].data if nodepool is None else \
-        nodepool_fleet_document(fleets[0].data, nodepool)
+    nodepools = _nodepools([d for d in docs if is_nodepool(d)]) if karpenter else ()
+    fleet_doc = fleets[0].data if not nodepools else \
+        nodepools_fleet_document(fleets[0].data, nodepools)
     fleet = parse_fleet(fleet_doc, fleets[0].where)
     rest = [d for d in docs if not _is_fleet(d) and not (karpenter and is_nodepool(d))]
     problems = validate_documents(rest, gates, stored=True)
     if problems:
         raise InputError(str(problems[0]))
-    return AutoscaleInput(fleet, tuple(load_documents(rest)), nodepool)
+    return AutoscaleInput(fleet, tuple(load_documents(rest)),
+                          nodepools[0] if nodepools else None, nodepools)
 
 
 def cluster_objects(data: AutoscaleInput, seed: int | None = None) -> list[KubeObject]:

@@ -57,6 +57,7 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
                               pdbs=read_pdbs(data.objects))
         if data.nodepool is not None:
             karpenter.nodepool = data.nodepool
+            karpenter.nodepools = data.nodepools if len(data.nodepools) > 1 else ()
         decisions = karpenter.loop(waiting, 0.0)
     else:
         if options is None:

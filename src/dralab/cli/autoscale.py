@@ -216,8 +216,9 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     and the other nodes of the autoscaled pools are kept with Cluster Autoscaler's
     reason (NotUnderutilized, NoPlaceToMovePods, ScaleDownDisabledAnnotation, ...).
     The Cluster Autoscaler flags are CA's, with CA's defaults. With --model karpenter
-    a karpenter.sh/v1 NodePool among the inputs gives its disruption block, limits and
-    template (labels, taints, requirements picking the pools that are its types).
+    the karpenter.sh/v1 NodePools among the inputs give their disruption block, limits,
+    weight and template (labels, taints, requirements picking the pools that are their
+    types); with several, each autoscaled pool is copied per NodePool (NODEPOOL-POOL).
     JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
     [{node, pool, utilization}], unremovable (when any): [{node, pool, reason,
     detail}]}. Exit 0 when every pending pod is placed or helped,
