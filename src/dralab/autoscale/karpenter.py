@@ -277,7 +277,7 @@ class Karpenter:
             # Nodes in flight first: a pod one of them takes needs no new node.
             helped, taken_units = place_in_flight(
                 scheduler, self._in_flight,
-                {self.nodepool.name: self.nodepool.startup_taints}, units)
+                {n.name: n.startup_taints for n in self.all_nodepools()}, units)
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
             chosen = self._nodepool_choice(units, ordered, no_room, pool_np)

@@ -70,6 +70,7 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
     startupTaints. Returns the pods placed and the names of the units taken."""
     cluster = scheduler.cluster
     names: list[str] = []
+    placed: set[str] = set()  # the launches' own pods, on their nodes
     for name in list(cluster.node_names()):
         node = cluster.nodes[name].node
         if initialized(node) or node.metadata.deletion_timestamp:
@@ -84,14 +85,20 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
             own.append(node.metadata.name or "")
         for key in launch.pods:
             info = cluster.pods.get(key)
-            if info is not None and info.assumed_node is None:
-                place_pod(scheduler, info, own)
+            if info is not None and info.assumed_node is None and \
+                    place_pod(scheduler, info, own).node is not None:
+                placed.add(key)
         names += own
     helped: list[str] = []
     taken: set[str] = set()
     if not names:
         return helped, taken
     for unit in units:
+        if all(key in placed for key in unit.keys):
+            # Pending again while the node launched for it is in flight (#2011).
+            helped += unit.keys
+            taken.add(unit.name)
+            continue
         scheduler.fork()
         if all(place_pod(scheduler, p, names).node is not None for p in unit.pods):
             scheduler.commit()

@@ -19,6 +19,7 @@ import pytest
 
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
+from . import test_inflight
 from .harness import (
     Doc,
     InstanceType,
@@ -1232,13 +1233,22 @@ def test_custom_constraints(base: str) -> None:
 
 FAKE_RESOURCES = ("needs the fake provider's arbitrary extended resources on instance types; "
                   "a Fleet pool has CPU, memory, pods and DRA devices")
-IN_FLIGHT = ("needs NodeClaims in flight (launched, not yet Ready nodes, startup taints); "
-             "the model keeps no launches in flight (its caller holds their pods)")
+IN_FLIGHT = ("needs more of Karpenter's in-flight state than the model keeps: DaemonSet "
+             "pods counted apart on nodes in flight, an initialized NotReady node still in "
+             "flight, a fake type with 4.25 CPUs over random batches")
 SCHED_REASONS: list[tuple[str, str]] = [
     ("Instance Type Compatibility/should launch pods with resources that aren't on any",
      FAKE_RESOURCES),
     ("Instance Type Compatibility/should fail to schedule a pod with resources requests that",
      FAKE_RESOURCES),
+    ("In-Flight Nodes/should launch a second node if an in-flight node is terminating",
+     "needs a launch withdrawn before its node joins (the NodeClaim deleted); the model's "
+     "caller reports only nodes that joined"),
+    ("In-Flight Nodes/Topology/", "needs Karpenter's topology domains for new NodeClaims "
+     "(the NodePool's zones, new hostnames) when provisioning; the model spreads over the "
+     "domains of nodes that exist"),
+    ("In-Flight Nodes/should order initialized nodes", "needs karpenter.sh/v1 NodeClaim "
+     "objects without a node in the input, which dralab does not read"),
     ("In-Flight Nodes/", IN_FLIGHT),
     ("Existing Nodes/should order initialized nodes", "needs node initialization state "
      "(karpenter.sh/initialized), which dralab's nodes do not carry"),
@@ -1268,7 +1278,8 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "not modelled"),
     ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
-NOT_PORTED = not_ported(globals(), SCHEDULING, SCHED_REASONS)
+# The In-Flight Nodes cases are ported in test_inflight.py.
+NOT_PORTED = not_ported({**vars(test_inflight), **globals()}, SCHEDULING, SCHED_REASONS)
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
@@ -1277,4 +1288,4 @@ def test_not_expressible(reason: str) -> None:
 
 
 def test_every_ported_case_is_upstream() -> None:
-    assert_accounted_for(globals(), SCHEDULING, NOT_PORTED)
+    assert_accounted_for({**vars(test_inflight), **globals()}, SCHEDULING, NOT_PORTED)

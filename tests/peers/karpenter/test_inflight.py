@@ -1,0 +1,191 @@
+"""Karpenter's In-Flight Nodes tests, ported case by case.
+
+Source: kubernetes-sigs/karpenter at 2266468104f36373ed002241afaee2d3bbc26078,
+pkg/controllers/provisioning/scheduling/suite_test.go, Describe("In-Flight Nodes")
+(test_scheduling.py counts these cases as ported). Upstream provisions in rounds
+(ExpectProvisioned, then the node state controller sees the NodeClaim's node, not yet
+initialized); here one Karpenter model follows the rounds: a round's launches stay in
+flight (nobody reports them joined), and the next round's pods are new pending pods of
+the same cluster. A node of an earlier round that upstream then edits (taints, the
+karpenter.sh/initialized label) is an input node in that state instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dralab.api.codec import decode
+from dralab.api.core import Pod
+from dralab.scheduler.result import REASON_UNSCHEDULABLE
+
+from .harness import Doc, Run, defaults, node, nodepool, pod, run
+
+DEFAULTS = defaults()
+BY_POOL = {t.pool: t for t in DEFAULTS}
+SMALL_CPU = {"cpu": "10m"}
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+
+
+def upstream(path: str) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("case", [pytest.param(path, id=path)])
+
+
+def next_round(previous: Run, *pods: Doc, now: float = 10.0) -> Run:
+    """The next ExpectProvisioned: ``pods`` created; kube-scheduler tries them on the
+    cluster's nodes, then the same model's loop gets those left pending (the earlier
+    rounds' pods wait for their launches in flight, held by the caller)."""
+    model = previous.karpenter
+    scheduler = model.scheduler
+    infos = []
+    for doc in pods:
+        obj = decode(doc)
+        assert isinstance(obj, Pod)
+        infos.append(scheduler.cluster.add_pod(obj))
+    result = scheduler.run(infos)
+    new = {i.key for i in infos}
+    waiting = []
+    for item in result.unplaced:
+        key = f"{item.pod.metadata.namespace or 'default'}/{item.pod.metadata.name}"
+        info = scheduler.cluster.pods.get(key)
+        if item.reason == REASON_UNSCHEDULABLE and info is not None and key in new:
+            waiting.append(info)
+    return Run(model, model.loop(waiting, now))
+
+
+def zone_pod(name: str, *zones: str) -> Doc:
+    return pod(name, limits=SMALL_CPU, spec={"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{
+            "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                  "values": list(zones)}]}]}}}})
+
+
+def launched_nodes(result: Run) -> int:
+    return sum(n for _, n in result.launched)
+
+
+@upstream("In-Flight Nodes/should not launch a second node if there is an in-flight node "
+          "that can support the pod")
+def test_no_second_node(case: str) -> None:
+    first = run(DEFAULTS, pod("initial", limits=SMALL_CPU))
+    assert launched_nodes(first) == 1 and first.placed == ["default/initial"]
+    second = next_round(first, pod("second", limits=SMALL_CPU))
+    assert second.launched == [] and second.pending == []
+    assert second.decisions.helped_by_upcoming == ("default/second",)
+
+
+@upstream("In-Flight Nodes/should not launch a second node if there is an in-flight node "
+          "that can support the pod (node selectors)")
+def test_no_second_node_node_selectors(case: str) -> None:
+    first = run(DEFAULTS, zone_pod("initial", "test-zone-2"))
+    [(pool, count)] = first.launched
+    assert count == 1 and BY_POOL[pool].zone == "test-zone-2"
+    # test-zone-2 is in the intersection of the selectors: the node in flight takes it.
+    second = next_round(first, zone_pod("second", "test-zone-1", "test-zone-2"))
+    assert second.launched == [] and second.decisions.helped_by_upcoming == ("default/second",)
+    # The node in flight is in test-zone-2: this pod needs a new node.
+    third = next_round(second, zone_pod("third", "test-zone-1", "test-zone-3"))
+    assert launched_nodes(third) == 1 and third.placed == ["default/third"]
+
+
+@upstream("In-Flight Nodes/should launch a second node if a pod won't fit on the "
+          "existingNodes node")
+def test_second_node_when_no_fit(case: str) -> None:
+    first = run(DEFAULTS, pod("initial", limits={"cpu": "1001m"}))
+    [(pool, count)] = first.launched
+    # The node has 2000m CPU: both pods cannot fit on it.
+    assert count == 1 and BY_POOL[pool].cpu == 2
+    second = next_round(first, pod("second", limits={"cpu": "1"}))
+    assert launched_nodes(second) == 1 and second.placed == ["default/second"]
+
+
+@upstream("In-Flight Nodes/should launch a second node if a pod isn't compatible with the "
+          "existingNodes node (node selector)")
+def test_second_node_when_incompatible(case: str) -> None:
+    first = run(DEFAULTS, pod("initial", limits=SMALL_CPU))
+    second = next_round(first, pod("second", spec={"nodeSelector": {
+        "kubernetes.io/arch": "arm64"}}))
+    [(pool, count)] = second.launched
+    assert count == 1 and BY_POOL[pool].arch == "arm64" and second.placed == ["default/second"]
+
+
+# -- Taints: input nodes of a NodePool in the state upstream edits them to ----------
+
+def _karpenter_node(name: str, taints: list[Doc], initialized: bool) -> Doc:
+    """The round-one node as upstream leaves it: a NodePool's, registered, with
+    ``taints``, karpenter.sh/initialized only when ``initialized``."""
+    labels = {"karpenter.sh/registered": "true"}
+    if initialized:
+        labels["karpenter.sh/initialized"] = "true"
+    return node(name, DEFAULTS[0], cpu="4", memory="4Gi", pods="5", labels=labels,
+                taints=taints)
+
+
+NOT_READY_NO_EXECUTE = {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
+CUSTOM = {"key": "foo.com/taint", "value": "tainted", "effect": "NoSchedule"}
+
+
+@upstream("In-Flight Nodes/Taints/should assume pod will schedule to a tainted node with "
+          "no taints")
+def test_node_with_no_taints(case: str) -> None:
+    # The round-one node, its pod gone and its taints removed: the pod goes there.
+    result = run(DEFAULTS, _karpenter_node("node1", [], initialized=False), pod("second"))
+    assert result.launched == [] and result.pending == []
+    info = result.karpenter.scheduler.cluster.pods["default/second"]
+    assert info.assumed_node == "node1"
+
+
+@upstream("In-Flight Nodes/Taints/should assume pod will schedule to a node with ephemeral "
+          "taint node.kubernetes.io/not-ready:NoExecute when the node is uninitialized")
+def test_ephemeral_taint_while_uninitialized(case: str) -> None:
+    uninitialized = run(DEFAULTS, _karpenter_node("node1", [NOT_READY_NO_EXECUTE], False),
+                        pod("second"))
+    assert uninitialized.launched == []
+    assert uninitialized.decisions.helped_by_upcoming == ("default/second",)
+    # Initialized, the taint counts: a new node.
+    initialized = run(DEFAULTS, _karpenter_node("node1", [NOT_READY_NO_EXECUTE], True),
+                      pod("third"))
+    assert launched_nodes(initialized) == 1 and initialized.placed == ["default/third"]
+
+
+@upstream("In-Flight Nodes/Taints/should not assume pod will schedule to a tainted node")
+def test_tainted_initialized_node(case: str) -> None:
+    result = run(DEFAULTS, _karpenter_node("node1", [CUSTOM], True), pod("second"))
+    assert launched_nodes(result) == 1 and result.decisions.helped_by_upcoming == ()
+
+
+@upstream("In-Flight Nodes/Taints/should assume pod will schedule to a tainted node with a "
+          "custom startup taint")
+def test_custom_startup_taint(case: str) -> None:
+    settings = nodepool(template={"spec": {"startupTaints": [CUSTOM]}})
+    # Startup taint + node not ready taint, not initialized yet.
+    result = run(DEFAULTS, _karpenter_node(
+        "node1", [CUSTOM, {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}],
+        False), pod("second"), settings=settings)
+    assert result.launched == [] and result.decisions.helped_by_upcoming == ("default/second",)
+
+
+@upstream("In-Flight Nodes/Taints/should not assume pod will schedule to a node with "
+          "startup taints after initialization")
+def test_startup_taint_after_initialization(case: str) -> None:
+    startup = {"key": "ignore-me", "value": "nothing-to-see-here", "effect": "NoSchedule"}
+    settings = nodepool(template={"spec": {"startupTaints": [startup]}})
+    result = run(DEFAULTS, _karpenter_node("node1", [startup], True), pod("second"),
+                 settings=settings)
+    assert launched_nodes(result) == 1 and result.decisions.helped_by_upcoming == ()
+
+
+@upstream("In-Flight Nodes/should not launch a second node if there is an in-flight node "
+          "that can support the pod (#2011)")
+def test_same_pod_pending_again(case: str) -> None:
+    first = run(DEFAULTS, pod("p", limits=SMALL_CPU))
+    assert launched_nodes(first) == 1
+    # The same pod reported unschedulable again while its node is in flight.
+    model = first.karpenter
+    again = model.loop([model.scheduler.cluster.pods["default/p"]], 10.0)
+    assert again.scale_ups == () and again.helped_by_upcoming == ("default/p",)
+
+
+@upstream("In-Flight Nodes/should schedule pods with the same host port to different nodes")
+def test_same_host_port(case: str) -> None:
+    result = run(DEFAULTS, pod("a", host_port=8080), pod("b", host_port=8080))
+    assert launched_nodes(result) == 2 and result.placed == ["default/a", "default/b"]
