@@ -131,9 +131,6 @@ COHORT = "test-cohort"
 MSS = fungibility("MayStopSearch", "MayStopSearch")
 TNF = fungibility("TryNextFlavor", "TryNextFlavor")
 SLICES = "workload slices (ElasticJobsViaWorkloadSlices) are not modelled"
-SCAN_PROGRESS = ("the flavor scan bookmark (LastAssignment/TriedFlavorIdx, "
-                 "FlavorFungibilityPreserveScanProgress) is not modelled: every cycle scans the "
-                 "flavors from the first")
 _LWS_NO_FIT = (
     "insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
     "current podset request (5) > maximum capacity (4)",
@@ -988,8 +985,10 @@ def test_assignment_total_requests_for(name: str, requests: dict[str, str], admi
 
 
 # -- the tables of the file dralab does not model, one skipped case per upstream case -----------
-# (the TAS tables -- WorkloadsTopologyRequests, ComputeTASNetUsage, LeaderWorkerSetTASFlavor,
-# TasFlavorsOnly -- are ported in test_tas_flavorassigner.py)
+# (the bookmark tables -- FlavorScanRecordsLastTriedFlavorIdx and
+# RecomputeRecordsLastTriedFlavorIdx -- are ported in test_flavor_scan_progress.py; the TAS
+# tables -- WorkloadsTopologyRequests, ComputeTASNetUsage, LeaderWorkerSetTASFlavor,
+# TasFlavorsOnly -- in test_tas_flavorassigner.py)
 
 NOT_MODELLED = {
     "TestWorkloadsTopologyRequests_ElasticJobsValidation": (SLICES, (
@@ -1006,18 +1005,6 @@ NOT_MODELLED = {
             "no constraints", "allow non-existent")),
     "TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices": (
         SLICES, ("(single case)",)),
-    "TestFlavorScanRecordsLastTriedFlavorIdx": (SCAN_PROGRESS, (
-        "quota and topology both fit on the first flavor: bookmark names it",
-        "quota fits but the pod is larger than any node: bookmark still names the first flavor",
-        "quota fits but the topology is fragmented: bookmark still names the first flavor",
-        "fits only by borrowing: bookmark says start over",
-        "fits only by borrowing, but WhenCanBorrow is MayStopSearch: bookmark names the first "
-        "flavor",
-        "needs preemption and candidates exist: bookmark names the first flavor",
-        "needs preemption but no candidates: bookmark says start over whatever the policy")),
-    "TestRecomputeRecordsLastTriedFlavorIdx": (SCAN_PROGRESS, (
-        "quota still accepts the nominated flavor: bookmark keeps naming it",
-        "quota tightened as well: bookmark says start over")),
 }
 _NOT_MODELLED_CASES = [(function, name, why) for function, (why, names) in NOT_MODELLED.items()
                        for name in names]

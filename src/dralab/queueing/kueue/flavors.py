@@ -38,6 +38,7 @@ from enum import IntEnum
 
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.quota import FlavorResource, QuotaNode, QuotaTree
+from dralab.queueing.kueue.scan import START_OVER, ScanBookmark
 from dralab.queueing.kueue.tas import TASPodSetRequests
 from dralab.queueing.kueue.tas_assign import (
     TOPOLOGY_PLACEMENT_FAILED,
@@ -185,6 +186,8 @@ class PodSetOutcome:
     error: str = ""
     # attempts overridden after the search (markFlavorAttempt): flavor -> (mode, reason)
     marks: dict[str, tuple[AssignMode, str]] = field(default_factory=dict)
+    # Kueue's TriedFlavorIdx per resource of the chosen flavors (scan.py's bookmark)
+    tried: dict[str, int] = field(default_factory=dict)
 
     @property
     def attempts(self) -> list[FlavorAttempt]:
@@ -241,6 +244,11 @@ class WorkloadAssignment:
     def requires_borrowing(self) -> bool:
         """Kueue's Assignment.RequiresBorrowing: borrowing at any level."""
         return self.borrowing > 0
+
+    def last_tried(self) -> tuple[dict[str, int], ...]:
+        """Kueue's LastState.LastTriedFlavorIdx: per pod set, in the order assigned,
+        the last flavor index tried per resource (scan.START_OVER after the last)."""
+        return tuple(outcome.tried for outcome in self.outcomes)
 
 
 def pod_set_totals(pod_set: PodSetRequest) -> dict[str, int]:
@@ -332,6 +340,7 @@ class _Assigner:
         self.preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
             fair_sharing and policy.reclaim_within_cohort != "Never")
         self.last_mode = PreemptionMode.FIT  # the mode of the last group's chosen flavor
+        self.last_tried = START_OVER  # the TriedFlavorIdx of the last group's chosen flavor
 
     def fits_quota(self, fr: FlavorResource, before: int, amount: int,
                    reasons: list[str]) -> tuple[PreemptionMode, int, str]:
@@ -365,19 +374,28 @@ class _Assigner:
         return flavor_rejection(name, flavor, pod_set)
 
     def group_flavor(self, members: Sequence[PodSetRequest], group: ResourceGroup,
-                     wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int]
-                     ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None, list[str],
-                                list[FlavorAttempt]]:
+                     wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int],
+                     start: int = 0, nominated: frozenset[str] | None = None,
+                     resource: str = "") -> tuple[dict[str, tuple[str, AssignMode, int]] | None,
+                                                  list[str], list[FlavorAttempt]]:
         """The flavor of ``group`` for the pod sets' ``wanted`` resources, per resource
         (flavor, mode, borrowing level), the reasons (None, and why, when no flavor
-        serves), and the attempt made at every flavor tried."""
+        serves), and the attempt made at every flavor tried. The scan starts at flavor
+        ``start`` (the bookmark's next flavor) and, with ``nominated`` (Kueue's
+        NominationMapping for ``resource``), skips the flavors not in it."""
         fungibility = self.spec.flavor_fungibility
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
         best: dict[str, tuple[str, AssignMode, int]] | None = None
         best_mode = _WORST
-        for flavor_quotas in group.flavors:
-            name = flavor_quotas.flavor
+        tried = START_OVER
+        for index in range(start, len(group.flavors)):
+            tried = index
+            name = group.flavors[index].flavor
+            if nominated is not None and name not in nominated:
+                reasons.append(f"skipping flavor {name} as it is not found in the "
+                               f"nomination mapping for resource {resource}")
+                continue
             rejection = next((why for why in (self.rejection(name, group, p) for p in members)
                               if why), "")
             if rejection:
@@ -411,6 +429,8 @@ class _Assigner:
             if is_preferred(mode, best_mode, fungibility.preference):
                 best, best_mode = chosen, mode
         self.last_mode = best_mode.preemption
+        # Kueue's TriedFlavorIdx: where the scan stopped, START_OVER at the last flavor
+        self.last_tried = START_OVER if tried == len(group.flavors) - 1 else tried
         if best is not None and best_mode.preemption == PreemptionMode.FIT:
             return best, [], attempts
         return best, reasons, attempts
@@ -419,7 +439,9 @@ class _Assigner:
 def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNode,
                    tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
                    preemption_possible: PreemptionOracle | None,
-                   fair_sharing: bool = False, tas: TASContext | None = None
+                   fair_sharing: bool = False, tas: TASContext | None = None, *,
+                   last: ScanBookmark | None = None,
+                   nominated: Mapping[str, Mapping[str, str]] | None = None
                    ) -> WorkloadAssignment:
     """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``.
 
@@ -429,7 +451,11 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
 
     With ``tas`` (the queue's TAS flavors, Kueue's TopologyAwareScheduling) topology
     requests choose flavors too, and a workload that fits quota is placed on its TAS
-    flavors' topology (``tas_assign.py``, ``_place_topology``)."""
+    flavors' topology (``tas_assign.py``, ``_place_topology``).
+
+    ``last`` is the workload's bookmark (scan.py): each group's scan resumes after the
+    flavor it names. ``nominated`` is Kueue's NominationMapping (pod set name ->
+    resource -> flavor) of an in-cycle recomputation: only those flavors are tried."""
     assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing, tas)
     group_of: dict[str, ResourceGroup] = {}
     for resource_group in spec.resource_groups:
@@ -444,10 +470,12 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     failed = False
     worst = PreemptionMode.FIT
     together: dict[tuple[str, object], list[PodSetRequest]] = {}
+    first_index: dict[tuple[str, object], int] = {}
     for index, pod_set in enumerate(workload.pod_sets):
         key = ("group", pod_set.group) if pod_set.group else ("index", index)
         together.setdefault(key, []).append(pod_set)
-    for members in together.values():
+        first_index.setdefault(key, index)
+    for group_key, members in together.items():
         member_totals: list[dict[str, int]] = []
         combined: dict[str, int] = {}
         for pod_set in members:
@@ -458,6 +486,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             for resource, amount in totals.items():
                 combined[resource] = combined.get(resource, 0) + amount
         chosen: dict[str, tuple[str, AssignMode, int]] = {}
+        tried_at: dict[str, int] = {}
         reasons: list[str] = []
         tries: list[tuple[list[FlavorAttempt], ResourceGroup, str]] = []
         for resource, amount in combined.items():
@@ -470,13 +499,18 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             if resource in chosen:
                 continue  # assigned with its resource group
             wanted = [(r, combined[r]) for r in group.covered if r in combined]
-            found, why, tried = assigner.group_flavor(members, group, wanted, taken)
+            start = 0 if last is None else last.next_flavor(first_index[group_key], resource)
+            allowed = None if nominated is None else frozenset(
+                nominated.get(p.name, {}).get(resource, "") for p in members)
+            found, why, tried = assigner.group_flavor(members, group, wanted, taken, start,
+                                                      allowed, resource)
             tries.append((tried, group, resource))
             if found is None:
                 chosen, reasons = {}, why
                 break
             worst = min(worst, assigner.last_mode)
             chosen.update(found)
+            tried_at.update(dict.fromkeys(found, assigner.last_tried))
             reasons.extend(why)
         for pod_set, totals in zip(members, member_totals, strict=True):
             own = {r: v for r, v in chosen.items() if r in totals}
@@ -485,7 +519,8 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                 # resource (a LeaderWorkerSet's leader) keeps the group's TAS flavors
                 own = tas_flavors_only(chosen, tas)
             outcomes.append(PodSetOutcome(pod_set.name, {r: (f, m) for r, (f, m, _) in own.items()},
-                                          list(reasons), totals, pod_set.count, tries))
+                                          list(reasons), totals, pod_set.count, tries,
+                                          tried={r: tried_at.get(r, 0) for r in own}))
             for resource, (flavor, _, borrow) in own.items():
                 borrowing = max(borrowing, borrow)
                 fr = (flavor, resource)
