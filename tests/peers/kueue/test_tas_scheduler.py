@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import pytest
-from tests.peers.kueue.schedule_builders import cq, fq, group, milli, ps, rf
+from tests.peers.kueue.schedule_builders import cq, fq, group, milli, preemption, ps, rf
 
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.tas import TASNode
@@ -89,6 +89,7 @@ class Wl:
     name: str
     pod_sets: tuple[PodSetRequest, ...]
     admitted: tuple[Want, ...] | None = None  # ReserveQuotaAt(...) with its assignment
+    priority: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class Case:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     # the Warning event of a workload left pending: its QuotaReserved=False reason, message
     want_pending: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    want_preempted: Mapping[str, str] = field(default_factory=dict)  # key -> reason
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -132,8 +134,8 @@ def run_cycle(case: Case) -> None:
         provider.add_non_tas_pod(node_name, {r: milli(v) for r, v in requests.items()})
     for index, w in enumerate(case.workloads):
         key = f"default/{w.name}"
-        state.workloads[key] = WorkloadSpec(key, "default/tas-main", None, 0, float(index),
-                                            w.pod_sets)
+        state.workloads[key] = WorkloadSpec(key, "default/tas-main", None, w.priority,
+                                            float(index), w.pod_sets)
         if w.admitted is not None:
             admission = _admission(case.cluster_queue.name, w.admitted)
             state.admitted[key] = admission
@@ -144,16 +146,28 @@ def run_cycle(case: Case) -> None:
     before = set(state.admitted)
     policy = KueuePolicy()
     policy.tas = provider
-    admit_cycles(policy, state, 0.0, 1)
-    new = {key: a for key, a in state.admitted.items() if key not in before}
+    decisions = admit_cycles(policy, state, 0.0, 1)
+    # Kueue admits a preemptor in a later cycle, once its targets are gone; dralab in
+    # the same one: a preemptor counts as Kueue's pending one
+    preempted = {d.workload: d.reason for d in decisions if d.preempted}
+    preemptors = {d.by for d in decisions if d.preempted and d.by}
+    assert preempted == dict(case.want_preempted)
+    new = {key: a for key, a in state.admitted.items()
+           if key not in before and key not in preemptors}
     assert new == {k: _admission(case.cluster_queue.name, v) for k, v in case.want_new.items()}
     assert {k: provider.topology_assignments.get(k, {}) for k in new} == \
         {k: _topology(v) for k, v in case.want_new.items()}
-    assert {k: (policy.pending_reasons.get(k), policy.pending_messages.get(k))
-            for k in case.want_pending} == dict(case.want_pending)
+    pending = {k: (policy.pending_reasons.get(k), policy.pending_messages.get(k))
+               for k in case.want_pending}
+    pending.update({k: ("WaitingForPreemptedWorkloads", policy.preemption_messages.get(k))
+                    for k in preemptors if k in case.want_pending})
+    assert pending == dict(case.want_pending)
     contents = policy.queue_contents(state)
-    left = sorted(k for queued, _ in contents.values() for k in queued)
-    inadmissible = sorted(k for _, parked in contents.values() for k in parked)
+    for key in preemptors:  # Kueue keeps a preemptor in its queue, waiting for its targets
+        contents.setdefault(state.admitted[key].cluster_queue, ([], []))[0].append(key)
+    left = sorted(k for queued, _ in contents.values() for k in queued if k not in preempted)
+    inadmissible = sorted(k for _, parked in contents.values() for k in parked
+                          if k not in preempted)
     assert left == sorted(case.want_left)
     assert inadmissible == sorted(case.want_inadmissible)
 
@@ -450,3 +464,91 @@ def test_schedule_for_tas(case: Case) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+# -- TestScheduleForTASPreemption ------------------------------------------------------------
+
+PRE_NODE = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="5", memory="5Gi", pods="10"),)
+PRE_TWO_NODES = tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="5", memory="5Gi", pods="10")
+                      for n in ("x1", "y1"))
+PRE_CQ = cq("tas-main", group(fq("tas-default", cpu="50", memory="50Gi")),
+            policy=preemption(within="LowerPriority"))
+PENDING_ONE = ". Pending the preemption of 1 workload(s)"
+
+
+def _cpu_excluded(pod_set: str = "one", resource: str = "cpu") -> str:
+    return (f"couldn't assign flavors to pod set {pod_set}: topology \"tas-single-level\" "
+            f"doesn't allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource "
+            f"\"{resource}\": 1")
+
+
+def _admitted_on(name: str, cpu: str, priority: int, domain: str = "x1",
+                 **more: str) -> Wl:
+    """A workload holding quota, placed on ``domain``: ReserveQuotaAt(...).AdmittedAt."""
+    requests = {"cpu": cpu, **more}
+    return Wl(name, (tas_ps("one", 1, requests, HOSTNAME),),
+              admitted=(want("one", {r: ("tas-default", v) for r, v in requests.items()}, H,
+                             ((domain,), 1)),), priority=priority)
+
+
+PREEMPTION_CASES = [
+    Case("workload preempted due to quota is using deleted Node",
+         nodes=PRE_TWO_NODES,
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="10", memory="10Gi")),
+                          policy=preemption(within="LowerPriority")),
+         workloads=(Wl("foo", (tas_ps("one", 10, {"cpu": "1"}, HOSTNAME, required=False),),
+                       priority=3),
+                    _admitted_on("low-priority-admitted", "5", 1, domain="z1")),
+         want_preempted={"default/low-priority-admitted": "InClusterQueue"},
+         want_left=("default/foo",),
+         want_pending={"default/foo": (
+             "WaitingForPreemptedWorkloads",
+             "couldn't assign flavors to pod set one: insufficient unused quota for cpu in "
+             "flavor tas-default, 5 more needed" + PENDING_ONE)}),
+    Case("preemption; TAS uses podspec memory for fit",
+         nodes=PRE_NODE, cluster_queue=PRE_CQ,
+         workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": "1", "memory": "4Gi"}, HOSTNAME,
+                                      required=False),), priority=3),
+                    _admitted_on("low-priority-admitted", "1", 1, memory="2Gi")),
+         want_preempted={"default/low-priority-admitted": "InClusterQueue"},
+         want_left=("default/foo",),
+         want_pending={"default/foo": ("WaitingForPreemptedWorkloads",
+                                       _cpu_excluded(resource="memory") + PENDING_ONE)}),
+    Case("only low priority workload is preempted",
+         nodes=PRE_NODE, cluster_queue=PRE_CQ,
+         workloads=(Wl("high-priority-waiting", (tas_ps("one", 1, {"cpu": "2"}, HOSTNAME,
+                                                        required=False),), priority=3),
+                    _admitted_on("low-priority-admitted", "5", 1)),
+         want_preempted={"default/low-priority-admitted": "InClusterQueue"},
+         want_left=("default/high-priority-waiting",),
+         want_pending={"default/high-priority-waiting": ("WaitingForPreemptedWorkloads",
+                                                         _cpu_excluded() + PENDING_ONE)}),
+    Case("low priority workload is preempted, mid-priority workload survives",
+         nodes=PRE_NODE, cluster_queue=PRE_CQ,
+         workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": "2"}, HOSTNAME, required=False),),
+                       priority=3),
+                    _admitted_on("mid-priority-admitted", "2", 2),
+                    _admitted_on("low-priority-admitted", "2", 1)),
+         want_preempted={"default/low-priority-admitted": "InClusterQueue"},
+         want_left=("default/foo",),
+         want_pending={"default/foo": ("WaitingForPreemptedWorkloads",
+                                       _cpu_excluded() + PENDING_ONE)}),
+    Case("workload with equal priority awaits for other workloads to complete",
+         nodes=PRE_NODE, cluster_queue=PRE_CQ,
+         workloads=(Wl("low-priority-which-would-fit", (one(),), priority=1),
+                    Wl("mid-priority-waiting", (tas_ps("one", 2, {"cpu": "1"}, HOSTNAME),),
+                       priority=2),
+                    _admitted_on("mid-priority-admitted", "4", 2)),
+         want_left=("default/low-priority-which-would-fit",),
+         want_inadmissible=("default/mid-priority-waiting",),
+         want_pending={"default/mid-priority-waiting": (
+             "WaitingForQuota", "couldn't assign flavors to pod set one: topology "
+             "\"tas-single-level\" allows to fit only 1 out of 2 pod(s)")}),
+]
+
+
+@pytest.mark.parametrize("case", PREEMPTION_CASES, ids=[c.name for c in PREEMPTION_CASES])
+def test_schedule_for_tas_preemption(case: Case) -> None:
+    """TestScheduleForTASPreemption: kubernetes-sigs/kueue ff69552e,
+    pkg/scheduler/scheduler_tas_test.go, case ``case.name``."""
+    run_cycle(case)

@@ -49,6 +49,7 @@ __all__ = [
     "DomainRequests",
     "TASContext",
     "TASProvider",
+    "TASVictimPlacement",
     "compute_tas_net_usage",
     "multiple_tas_flavors_assigned",
     "tas_flavors_only",
@@ -240,6 +241,8 @@ class TASProvider:
             self.snapshots[name] = TASFlavorSnapshot(
                 flavor.topology, levels, selected, gates, tolerations=flavor.tolerations)
         self.topology_assignments: dict[str, dict[str, TopologyAssignment]] = {}
+        # per admitted workload what it was charged: (snapshot, domain, usage, pods)
+        self._charged: dict[str, list[tuple[TASFlavorSnapshot, str, dict[str, int], int]]] = {}
 
     def context(self, flavor_names: list[str]) -> TASContext:
         return TASContext.for_queue(flavor_names, dict(self.snapshots))
@@ -253,12 +256,13 @@ class TASProvider:
         self.topology_assignments[key] = dict(topology)
         usage = compute_tas_net_usage(TASContext(dict(self.snapshots)),
                                       {p.name: p for p in pod_sets}, flavors, topology)
+        charged = self._charged.setdefault(key, [])
         for flavor, domains in usage.items():
             snapshot = self.snapshots[flavor]
             for values, single_pod, count in domains:
                 total = {r: v * count for r, v in single_pod.items()}
                 if not snapshot.is_lowest_level_node:
-                    snapshot.update_tas_usage(domain_id(values), total, True, count)
+                    charged.append((snapshot, domain_id(values), total, count))
                     continue
                 # a node's usage is the node's, whichever flavor placed it
                 # (TASHandleOverlappingFlavors: every hostname-level flavor sees it)
@@ -266,7 +270,9 @@ class TASProvider:
                     if other is snapshot or (
                             other.is_lowest_level_node
                             and snapshot.gates.handle_overlapping_flavors):
-                        other.update_tas_usage(values[-1], total, True, count)
+                        charged.append((other, values[-1], total, count))
+        for snapshot, domain, total, count in charged:
+            snapshot.update_tas_usage(domain, total, True, count)
 
     def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod Kueue did not place (bound to the node, not finished) uses the node's
@@ -276,3 +282,41 @@ class TASProvider:
         for snapshot in self.snapshots.values():
             if node_name in snapshot.node_to_domain:
                 snapshot.add_non_tas_usage(node_name, usage)
+
+    def evicted(self, key: str) -> None:
+        """An admitted workload is gone: the room its pods took is free again."""
+        for snapshot, domain, total, count in self._charged.pop(key, []):
+            snapshot.update_tas_usage(domain, total, False, count)
+        self.topology_assignments.pop(key, None)
+
+    def victims(self, tas: TASContext, requests: Mapping[str, list[TASPodSetRequests]]
+                ) -> TASVictimPlacement:
+        """The preemption search's placement check for a preemptor with these TAS
+        requests (Kueue's workloadFits: quota, then FindTopologyAssignmentsForWorkload
+        with the candidates' usage removed)."""
+        return TASVictimPlacement(self, tas, requests)
+
+
+class TASVictimPlacement:
+    """``VictimPlacement`` of the preemption search over Kueue's TAS: whether the
+    preemptor's TAS pod sets place once the victims' pods are gone. It lands on no
+    node in particular (an empty landing keeps the search's give-back order Kueue's:
+    the last target first)."""
+
+    def __init__(self, provider: TASProvider, tas: TASContext,
+                 requests: Mapping[str, list[TASPodSetRequests]]) -> None:
+        self.provider, self.tas, self.requests = provider, tas, requests
+
+    def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        charged = [c for key in victims for c in self.provider._charged.get(key, [])]
+        for snapshot, domain, total, count in charged:
+            snapshot.update_tas_usage(domain, total, False, count)
+        try:
+            _, failure = self.tas.find(self.requests, False)
+        finally:
+            for snapshot, domain, total, count in charged:
+                snapshot.update_tas_usage(domain, total, True, count)
+        return frozenset() if failure is None else None
+
+    def nodes_of(self, workload: str) -> frozenset[str]:
+        return frozenset(domain for _, domain, _, _ in self.provider._charged.get(workload, []))
