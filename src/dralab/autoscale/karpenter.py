@@ -55,6 +55,7 @@ from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
+from .karpenter_deleting import take_deleting_pods
 from .karpenter_disruption import (
     Command,
     DisruptionCandidate,
@@ -274,6 +275,11 @@ class Karpenter:
         scheduler.fork()
         try:
             ignore_local_hostname_affinity(scheduler.cluster)
+            # The pods of nodes being deleted are provisioned for too (karpenter_deleting).
+            wall = None if self.clock_epoch is None else self.clock_epoch + now
+            moving = [p for p in take_deleting_pods(scheduler, self.pdbs, wall)
+                      if not (self.ignore_dra_requests and has_dra_requirements(p.pod))]
+            units = [*units, *pod_units(moving)]
             # Nodes in flight first: a pod one of them takes needs no new node.
             helped, taken_units = place_in_flight(
                 scheduler, self._in_flight,

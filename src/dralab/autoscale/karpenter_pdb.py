@@ -29,7 +29,7 @@ from .karpenter_nodepool import DO_NOT_DISRUPT, do_not_disrupt_pod, parse_go_dur
 from .utilization import unix_time
 
 __all__ = ["DISRUPTED_TAINT", "PdbLimit", "blocking_pdbs", "do_not_disrupt_active",
-           "read_pdbs"]
+           "fully_blocked", "read_pdbs"]
 
 DISRUPTED_TAINT = "karpenter.sh/disrupted"
 
@@ -141,3 +141,20 @@ def blocking_pdbs(pdbs: Iterable[PdbLimit], pods: Iterable[Pod], wall: float | N
             if p.disruptions_allowed == 0:
                 return [f"{p.namespace}/{p.name}"]
     return []
+
+
+def fully_blocked(pdbs: Iterable[PdbLimit], pod: Pod, wall: float | None = None) -> bool:
+    """Limits.isFullyBlocked: an evictable pod covered by more than one budget, or by a
+    fully blocking one (unless it lets unhealthy pods go and the pod is not Ready).
+    Karpenter provisions no capacity for such a pod on a deleting node."""
+    if not _evictable(pod, wall):
+        return False
+    matching = [p for p in pdbs if p.covers(pod)]
+    if len(matching) > 1:
+        return True
+    for p in matching:
+        if p.always_allow_unhealthy and _not_ready(pod):
+            return False
+        if p.fully_blocking:
+            return True
+    return False

@@ -19,7 +19,7 @@ import pytest
 
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
-from . import test_inflight
+from . import test_deleting, test_inflight
 from .harness import (
     Doc,
     InstanceType,
@@ -1271,15 +1271,15 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "binds to it, and dralab's model follows the scheduler's plugins"),
     ("VolumeUsage/CSIMigration/", "needs CSI migration of in-tree volume plugins (the "
      "kubernetes.io/aws-ebs provisioner to ebs.csi.aws.com) in Karpenter's volume usage"),
-    ("Deleting Nodes/", "needs nodes being deleted whose pods re-provision (and "
-     "PodDisruptionBudgets); the model reads a snapshot"),
     ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
     ("Reserved Instance Types/", "needs reserved-capacity offerings and several NodePools, "
      "not modelled"),
     ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
-# The In-Flight Nodes cases are ported in test_inflight.py.
-NOT_PORTED = not_ported({**vars(test_inflight), **globals()}, SCHEDULING, SCHED_REASONS)
+# The In-Flight Nodes and Deleting Nodes cases are ported in test_inflight.py and
+# test_deleting.py.
+PORTED_HERE = {**vars(test_inflight), **vars(test_deleting), **globals()}
+NOT_PORTED = not_ported(PORTED_HERE, SCHEDULING, SCHED_REASONS)
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=c) for c, r in NOT_PORTED])
@@ -1288,4 +1288,4 @@ def test_not_expressible(reason: str) -> None:
 
 
 def test_every_ported_case_is_upstream() -> None:
-    assert_accounted_for({**vars(test_inflight), **globals()}, SCHEDULING, NOT_PORTED)
+    assert_accounted_for(PORTED_HERE, SCHEDULING, NOT_PORTED)
