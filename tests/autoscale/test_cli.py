@@ -45,9 +45,14 @@ def test_yaml_and_exit_0_when_every_pod_is_helped() -> None:
     code, out, _ = run("-f", FLEET, "-f", str(DATA / "mig-pod.yaml"), "-o", "yaml",
                        "--model", "karpenter", "--ignore-dra-requests=false")
     assert code == 0
-    assert yaml.safe_load(out) == {"scaleUp": [{"pool": "a100", "add": 1,
-                                                "pods": ["default/mig-job"]}],
-                                   "pending": [], "scaleDown": []}
+    doc = yaml.safe_load(out)
+    # The Karpenter model writes the NodeClaim of each node it launches.
+    [claim] = doc.pop("nodeClaims")
+    assert (claim["kind"], claim["metadata"]["labels"]) == (
+        "NodeClaim", {"karpenter.sh/nodepool": "default"})
+    assert claim["spec"]["resources"]["requests"]["pods"] == "1"
+    assert doc == {"scaleUp": [{"pool": "a100", "add": 1, "pods": ["default/mig-job"]}],
+                   "pending": [], "scaleDown": []}
 
 
 @pytest.mark.parametrize("flag", [[], ["--ignore-dra-requests"],

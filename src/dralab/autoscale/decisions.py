@@ -56,6 +56,9 @@ class LoopDecisions:
     # Nodes of autoscaled pools that scale-down keeps, with CA's reason (none in a
     # loop that scaled up: CA skips scale-down then).
     unremovable: tuple[Unremovable, ...] = ()
+    # The Karpenter model's launches as karpenter.sh/v1 NodeClaim documents (one per
+    # node; none from the Cluster Autoscaler model).
+    node_claims: tuple[dict[str, Any], ...] = ()
 
     @property
     def all_helped(self) -> bool:
@@ -64,7 +67,8 @@ class LoopDecisions:
     def to_dict(self) -> dict[str, Any]:
         """The CLI's document: scaleUp by pool, pending by pod, scaleDown (the unneeded
         nodes) by node, and when there are any, unremovable (the other nodes of
-        autoscaled pools, with Cluster Autoscaler's reason) by node."""
+        autoscaled pools, with Cluster Autoscaler's reason) by node and nodeClaims (the
+        Karpenter model's NodeClaims, in launch order)."""
         ups: dict[str, list[ScaleUp]] = {}
         for up in self.scale_ups:
             ups.setdefault(up.pool, []).append(up)
@@ -82,4 +86,6 @@ class LoopDecisions:
             doc["unremovable"] = [{"node": u.node, "pool": u.pool, "reason": u.reason,
                                    "detail": u.detail}
                                   for u in sorted(self.unremovable, key=lambda u: u.node)]
+        if self.node_claims:
+            doc["nodeClaims"] = [dict(c) for c in self.node_claims]
         return doc

@@ -65,6 +65,7 @@ from .karpenter_disruption import (
 )
 from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
+from .karpenter_nodeclaim import CAPACITY_TYPE, LaunchedNode, NodeClaimPlan, cheapest_first
 from .karpenter_nodepool import (
     DRA_NOT_SUPPORTED,
     NodePoolSettings,
@@ -149,6 +150,12 @@ class Karpenter:
     # The unix time of the loops' clock 0 (None: no wall clock): a pod's duration-based
     # karpenter.sh/do-not-disrupt runs out by it, from the pod's status.startTime.
     clock_epoch: float | None = None
+    # Whether a loop works out the NodeClaims of its launches (last_node_claims; their
+    # instance type options cost an estimate per NodePool type and launched node).
+    report_node_claims: bool = False
+    # Karpenter's DefaultTerminationGracePeriod (a NodeClaim's when its NodePool sets none).
+    default_termination_grace_period: str | None = None
+    last_node_claims: tuple[NodeClaimPlan, ...] = ()
     # The last loop's consolidation command (its replacement's instance type options).
     last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
@@ -272,6 +279,7 @@ class Karpenter:
             for n in self.all_nodepools()}
         beyond: set[str] = set()  # types whose next node would pass the limits
         no_room = self._overhead_misfits(ordered)
+        claims: list[LaunchedNode] = []
         scheduler.fork()
         try:
             ignore_local_hostname_affinity(scheduler.cluster)
@@ -359,6 +367,8 @@ class Karpenter:
                     stalled.add(name)
                     continue
                 stalled.clear()
+                if self.report_node_claims:
+                    claims.extend(self._launched_nodes(name, kept.nodes, pending))
                 for index in range(added[name], added[name] + len(kept.nodes)):
                     limits[pool_np[name]].take(templates.node(name, index)[0])
                 beyond.clear()  # limits only shrink, but each type is checked again
@@ -368,6 +378,8 @@ class Karpenter:
                 units = [u for u in units if u.name not in taken]
         finally:
             scheduler.revert()
+        self.last_node_claims = tuple(self._node_claim(c, groups, pool_np, pending)
+                                      for c in claims)
         ups = tuple(ScaleUp(pool, added[pool], tuple(pods),
                             now + groups[pool].provisioning_delay)
                     for pool, pods in sorted(launched.items()))
@@ -381,6 +393,47 @@ class Karpenter:
         removed, replacements = self._consolidate(groups, now)
         self._record_launches(replacements, self.templates())
         return LoopDecisions(replacements, pending_pods, removed, removed)
+
+    def _launched_nodes(self, pool: str, nodes: Sequence[str], pending: Sequence[PodInfo]
+                        ) -> list[LaunchedNode]:
+        """The nodes a launch just placed pods on (in the loop's fork): their pending
+        pods and what all their pods, DaemonSet pods included, request."""
+        cluster = self.scheduler.cluster
+        keys = {p.key for p in pending}
+        out = []
+        for node in nodes:
+            infos = cluster.nodes[node].pods
+            requests: Counter[str] = Counter()
+            for info in infos:
+                requests.update(info.requests)
+            out.append(LaunchedNode(pool, node, tuple(sorted(p.key for p in infos
+                                                             if p.key in keys)),
+                                    dict(requests), len(infos)))
+        return out
+
+    def _node_claim(self, launched: LaunchedNode, groups: dict[str, NodeGroup],
+                    pool_np: dict[str, str], pending: Sequence[PodInfo]) -> NodeClaimPlan:
+        """A launched node's NodeClaim: its instance type options are its NodePool's
+        types one fresh node of which takes all of its pending pods."""
+        templates = self.templates()
+        units = pod_units(p for p in pending if p.key in set(launched.pods))
+        options = []
+        for g in groups.values():
+            if pool_np[g.name] != pool_np[launched.pool]:
+                continue
+            if g.name != launched.pool and len(estimate(
+                    self.scheduler, templates, _one_more(g, 0), units, 0,
+                    measures=()).units) < len(units):
+                continue
+            labels = templates.node(g.name, 0)[0].metadata.labels or {}
+            options.append((labels.get(INSTANCE_TYPE, g.name), g.price_per_hour,
+                            labels.get(CAPACITY_TYPE)))
+        node_labels = templates.node(launched.pool, 0)[0].metadata.labels or {}
+        return NodeClaimPlan(
+            self.nodepool_of(launched.pool), launched.pool, launched.node, dict(node_labels),
+            cheapest_first([(n, price) for n, price, _ in options]),
+            tuple(sorted({c for _, _, c in options if c})), launched.requests,
+            launched.pod_count, launched.pods, self.default_termination_grace_period)
 
     def _nodepool_choice(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup],
                          skip: set[str], pool_np: dict[str, str]

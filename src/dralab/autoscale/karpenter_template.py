@@ -32,8 +32,13 @@ from typing import Any
 
 from .karpenter_nodepool import NodePoolSettings, Requirement
 
-__all__ = ["NODEPOOL_LABEL", "custom_label_value", "nodepool_fleet_document",
-           "nodepools_fleet_document"]
+__all__ = [
+    "NODEPOOL_LABEL",
+    "custom_label_value",
+    "nodepool_fleet_document",
+    "nodepools_fleet_document",
+    "resolves_custom_label",
+]
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 # Karpenter's WellKnownLabels and RestrictedLabels (pkg/apis/v1/labels.go), which a
@@ -48,7 +53,7 @@ _FLEET_SET = ("dralab.dev/", "nvidia.com/")
 _NO_VALUE = None
 
 
-def _resolves(key: str) -> bool:
+def resolves_custom_label(key: str) -> bool:
     return key not in _WELL_KNOWN and not key.startswith(_FLEET_SET)
 
 
@@ -81,7 +86,7 @@ def _label_choices(nodepool: NodePoolSettings) -> list[list[tuple[str, str]]]:
     several In values give several choices."""
     out = []
     for req in nodepool.requirements:
-        if not _resolves(req.key):
+        if not resolves_custom_label(req.key):
             continue
         if req.operator == "In":
             out.append([(req.key, v) for v in dict.fromkeys(req.values)])

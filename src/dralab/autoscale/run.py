@@ -58,7 +58,10 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
         if data.nodepool is not None:
             karpenter.nodepool = data.nodepool
             karpenter.nodepools = data.nodepools if len(data.nodepools) > 1 else ()
+        karpenter.report_node_claims = True
         decisions = karpenter.loop(waiting, 0.0)
+        decisions = replace(decisions, node_claims=tuple(
+            c.to_document() for c in karpenter.last_node_claims))
     else:
         if options is None:
             options = AutoscalerOptions(expander=expander, seed=seed)

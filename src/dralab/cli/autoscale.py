@@ -221,7 +221,8 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     types); with several, each autoscaled pool is copied per NodePool (NODEPOOL-POOL).
     JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
     [{node, pool, utilization}], unremovable (when any): [{node, pool, reason,
-    detail}]}. Exit 0 when every pending pod is placed or helped,
+    detail}], nodeClaims (karpenter: a karpenter.sh/v1 NodeClaim per launched node,
+    as Karpenter writes it)}. Exit 0 when every pending pod is placed or helped,
     1 when some are not, 2 on invalid input or a live cluster that cannot be read.
     With a live cluster the Fleet comes from -f (`-f fleet.yaml --context NAME`): the
     cluster has the pods and the Nodes labelled dralab.dev/pool.

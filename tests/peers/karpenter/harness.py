@@ -299,6 +299,12 @@ class Run:
         return dict(self.karpenter.templates().node(pool, 0)[0].metadata.labels or {})
 
     @property
+    def node_claims(self) -> list[Doc]:
+        """The NodeClaims the launches are (run with ``node_claims=True``): Karpenter's
+        CreateCalls."""
+        return [c.to_document() for c in self.karpenter.last_node_claims]
+
+    @property
     def pending(self) -> list[str]:
         return sorted(p.pod for p in self.decisions.pending)
 
@@ -308,7 +314,8 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         labels: dict[str, str] | None = None, ignore_dra_requests: bool = True,
         pool_extra: Doc | None = None, preference_policy: str = "Respect",
         spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None,
-        nodepools: list[NodePoolSettings] | None = None) -> Run:
+        nodepools: list[NodePoolSettings] | None = None, node_claims: bool = False,
+        default_termination_grace_period: str | None = None) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
     options default them)."""
@@ -335,5 +342,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       preference_policy=preference_policy,
                       spot_to_spot_consolidation=spot_to_spot_consolidation,
                       pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch,
-                      nodepools=tuple(nodepools or ()))
+                      nodepools=tuple(nodepools or ()), report_node_claims=node_claims,
+                      default_termination_grace_period=default_termination_grace_period)
     return Run(model, model.loop(waiting, now))

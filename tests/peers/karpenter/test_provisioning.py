@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from dralab.api.core import Node
+from dralab.api.quantity import parse_quantity
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
 from .harness import (
@@ -895,17 +896,207 @@ def test_no_valid_nodepools(case: str) -> None:
         ("default/p", "no dynamic nodepools found")]
 
 
+# -- What Karpenter writes on the NodeClaim (CreateCalls) and the node -----------------
+
+def _one_claim(*docs: Doc, settings: NodePoolSettings | None = None,
+               grace: str | None = None) -> Doc:
+    """Provision; the one NodeClaim created (CreateCalls has length 1)."""
+    result = run(DEFAULTS, *docs, settings=settings, node_claims=True,
+                 default_termination_grace_period=grace)
+    assert result.pending == [] and len(result.node_claims) == 1
+    return result.node_claims[0]
+
+
+def _expect_requirements(claim: Doc, *expected: tuple[str, str, list[str]]) -> None:
+    """ExpectNodeClaimRequirements: per key and operator, the same set of values."""
+    for key, operator, values in expected:
+        [found] = [r for r in claim["spec"]["requirements"]
+                   if r["key"] == key and r["operator"] == operator]
+        assert sorted(set(found.get("values", []))) == sorted(set(values)), key
+
+
+def _requests(claim: Doc) -> dict[str, str]:
+    return dict(claim["spec"]["resources"]["requests"])
+
+
+def _template_np(requirements: list[Doc] | None = None, **spec: Doc | list[Doc] | str
+                 ) -> NodePoolSettings:
+    body: Doc = {**spec}
+    if requirements is not None:
+        body["requirements"] = requirements
+    return nodepool(name="default", template={"spec": body},
+                    meta_extra={"uid": "uid-nodepool-default"})
+
+
+ALL_TYPES = sorted({t.name for t in DEFAULTS})
+
+
+@upstream("should expect nodeclaim terminationGracePeriod to be the global value when the "
+          "nodepool terminationGracePeriod is not set")
+def test_grace_period_global(case: str) -> None:
+    claim = _one_claim(pod("p"), grace="98h")
+    assert claim["spec"]["terminationGracePeriod"] == "98h"
+
+
+@upstream("should expect nodeclaim terminationGracePeriod to be the nil when the nodepool "
+          "terminationGracePeriod and global terminationGracePeriod is not set")
+def test_grace_period_none(case: str) -> None:
+    assert "terminationGracePeriod" not in _one_claim(pod("p"))["spec"]
+
+
+@upstream("should respect terminationGracePeriod value set on the nodePool over global "
+          "terminationGracePeriod")
+def test_grace_period_nodepool(case: str) -> None:
+    claim = _one_claim(pod("p"), settings=_template_np(terminationGracePeriod="223h"),
+                       grace="47h")
+    assert claim["spec"]["terminationGracePeriod"] == "223h"
+
+
+@upstream("Annotations/should annotate nodes")
+def test_annotate_nodes(case: str) -> None:
+    settings = nodepool(template={"metadata": {"annotations": {
+        "karpenter.sh/do-not-disrupt": "true"}}})
+    claim = _one_claim(pod("p"), settings=settings)
+    # The NodeClaim's annotations are the node's (Karpenter's registration copies them).
+    assert claim["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"] == "true"
+
+
+@upstream("Labels/should label nodes")
+def test_label_nodes(case: str) -> None:
+    settings = nodepool(name="default", template={
+        "metadata": {"labels": {"test-key-1": "test-value-1"}},
+        "spec": {"requirements": [
+            {"key": "test-key-2", "operator": "In", "values": ["test-value-2"]},
+            {"key": "test-key-3", "operator": "NotIn", "values": ["test-value-3"]},
+            {"key": "test-key-4", "operator": "Lt", "values": ["4"]},
+            {"key": "test-key-5", "operator": "Gt", "values": ["5"]},
+            {"key": "test-key-6", "operator": "Exists"},
+            {"key": "test-key-7", "operator": "DoesNotExist"}]}})
+    result = run(DEFAULTS, pod("p"), settings=settings)
+    labels = result.node_labels("default/p")
+    assert labels["karpenter.sh/nodepool"] == "default"
+    assert labels["test-key-1"] == "test-value-1" and labels["test-key-2"] == "test-value-2"
+    for key, not_value in (("test-key-3", "test-value-3"), ("test-key-4", "test-value-4"),
+                           ("test-key-5", "test-value-5")):
+        assert key in labels and labels[key] != not_value
+    assert "test-key-6" in labels and "test-key-7" not in labels
+
+
+@pytest.mark.parametrize(("prefix", "case"), [
+    pytest.param("", "", id="Labels/should label nodes with labels in the kubernetes domains"),
+    pytest.param("subdomain.", "", id="Labels/should label nodes with labels in the subdomain "
+                 "from kubernetes domains"),
+])
+def test_label_kubernetes_domains(prefix: str, case: str) -> None:
+    for domain in ("kubernetes.io", "k8s.io"):
+        key = f"{prefix}{domain}/test"
+        settings = nodepool(template={"metadata": {"labels": {key: "test-value"}}})
+        doc = pod("p", spec={"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": key, "operator": "In",
+                                       "values": ["test-value"]}]}]}}}})
+        result = run(DEFAULTS, doc, settings=settings)
+        assert result.node_labels("default/p")[key] == "test-value"
+
+
+@upstream("Labels/should not label nodes with well-known labels from requirements")
+def test_no_well_known_labels_from_requirements(case: str) -> None:
+    settings = nodepool(template={"spec": {"requirements": [
+        {"key": "foo", "operator": "In", "values": ["bar"]},
+        {"key": "node.kubernetes.io/windows-build", "operator": "NotIn",
+         "values": ["test-value"]}]}})
+    labels = run(DEFAULTS, pod("p"), settings=settings).node_labels("default/p")
+    assert labels.get("node.kubernetes.io/windows-build") != "test-value"
+    assert labels["foo"] == "bar"
+
+
+NC = "NodeClaim Creation/"
+
+
+@upstream(NC + "should create a nodeclaim request with expected requirements")
+def test_claim_requirements(case: str) -> None:
+    # Every instance type of the fake list takes the pod (the list here lacks the fake's
+    # two GPU types: see the module docstring).
+    _expect_requirements(_one_claim(pod("p"), settings=_template_np()),
+                         ("node.kubernetes.io/instance-type", "In", ALL_TYPES),
+                         ("karpenter.sh/nodepool", "In", ["default"]))
+
+
+@upstream(NC + "should create a nodeclaim request with additional expected requirements")
+def test_claim_additional_requirements(case: str) -> None:
+    settings = _template_np([
+        {"key": "custom-requirement-key", "operator": "In", "values": ["value"]},
+        {"key": "custom-requirement-key2", "operator": "In", "values": ["value"]}])
+    _expect_requirements(_one_claim(pod("p"), settings=settings),
+                         ("node.kubernetes.io/instance-type", "In", ALL_TYPES),
+                         ("karpenter.sh/nodepool", "In", ["default"]),
+                         ("custom-requirement-key", "In", ["value"]),
+                         ("custom-requirement-key2", "In", ["value"]))
+
+
+@pytest.mark.parametrize(("key", "value", "case"), [
+    pytest.param("kubernetes.io/arch", "arm64", "", id=NC + "should create a nodeclaim request "
+                 "restricting instance types on architecture"),
+    pytest.param("kubernetes.io/os", "ios", "", id=NC + "should create a nodeclaim request "
+                 "restricting instance types on operating system"),
+])
+def test_claim_restricted_types(key: str, value: str, case: str) -> None:
+    settings = _template_np([{"key": key, "operator": "In", "values": [value]}])
+    _expect_requirements(_one_claim(pod("p"), settings=settings),
+                         (key, "In", [value]),
+                         ("node.kubernetes.io/instance-type", "In", ["arm-instance-type"]))
+
+
+@upstream(NC + "should create a nodeclaim request with the correct owner reference")
+def test_claim_owner(case: str) -> None:
+    claim = _one_claim(pod("p"), settings=_template_np())
+    assert {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": "default",
+            "uid": "uid-nodepool-default", "blockOwnerDeletion": True} in \
+        claim["metadata"]["ownerReferences"]
+
+
+@upstream(NC + "should create a nodeclaim request propagating the nodeClass reference")
+def test_claim_node_class(case: str) -> None:
+    ref = {"group": "karpenter.test.sh", "kind": "TestNodeClass", "name": "test"}
+    claim = _one_claim(pod("p"), settings=_template_np(nodeClassRef=ref))
+    assert claim["spec"]["nodeClassRef"] == ref
+
+
+def _approx(requests: dict[str, str], expected: dict[str, str]) -> None:
+    """ExpectNodeClaimRequests: each expected resource within 10 of its value."""
+    for name, value in expected.items():
+        have = parse_quantity(requests[name]).as_approximate_float()
+        assert abs(have - parse_quantity(value).as_approximate_float()) <= 10, name
+
+
+ONE_CPU = {"cpu": "1", "memory": "1Mi"}
+
+
+@upstream(NC + "should create a nodeclaim with resource requests with daemon overhead")
+def test_claim_requests_daemon_overhead(case: str) -> None:
+    claim = _one_claim(daemonset("ds", requests=ONE_CPU), pod("p", cpu="1", memory="1Mi"))
+    _approx(_requests(claim), {"cpu": "2", "memory": "2Mi", "pods": "2"})
+
+
+@upstream(NC + "should not double-count daemon overhead when multiple pods are scheduled to "
+          "the same nodeclaim")
+def test_claim_requests_no_double_count(case: str) -> None:
+    claim = _one_claim(daemonset("ds", requests=ONE_CPU), pod("p1", cpu="1", memory="1Mi"),
+                       pod("p2", cpu="1", memory="1Mi"))
+    _approx(_requests(claim), {"cpu": "3", "memory": "3Mi", "pods": "3"})
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-NODECLAIM_FIELDS = ("asserts fields Karpenter writes on the NodeClaim or node (requirements, "
-                    "labels, annotations, owner, nodeClass, terminationGracePeriod); the model "
-                    "reports the instance type and count it launches")
+NODEPOOL_HASH = ("needs Karpenter's NodePool hash annotation (karpenter.sh/nodepool-hash, "
+                 "hashstructure of the NodePool's spec) and a NodePool changed during "
+                 "scheduling; the NodeClaims here carry no hash")
+FAKE_GPU = ("needs the fake provider's extended GPU resources (vendor-a) on instance types; "
+            "a Fleet pool has DRA devices")
 PROV_REASONS: list[tuple[str, str]] = [
     ("Batcher/", "not applicable offline: asserts the provisioner's batching window (idle and "
      "max durations on a wall clock); the model provisions a loop's pending pods at once"),
-    ("should expect nodeclaim terminationGracePeriod", NODECLAIM_FIELDS),
-    ("should respect terminationGracePeriod", NODECLAIM_FIELDS),
-    ("should not use a different NodePool hash", NODECLAIM_FIELDS),
+    ("should not use a different NodePool hash", NODEPOOL_HASH),
     ("should mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
      "NodePool's NodeRegistrationHealthy condition, not modelled"),
     ("should not mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
@@ -918,9 +1109,9 @@ PROV_REASONS: list[tuple[str, str]] = [
      "provider's extended GPU resources on instance types"),
     ("Daemonsets/should account for daemonsets (with startup taint)", "needs NodePool "
      "startupTaints, not modelled"),
-    ("Annotations/", NODECLAIM_FIELDS),
-    ("Labels/", NODECLAIM_FIELDS),
-    ("NodeClaim Creation/", NODECLAIM_FIELDS),
+    ("NodeClaim Creation/should create a nodeclaim request restricting instance types based "
+     "on pod resource requests", FAKE_GPU),
+    ("NodeClaim Creation/should create a nodeclaim with resource requests", FAKE_GPU),
     ("MinValuesPolicy/", "needs minValues on NodePool requirements, not modelled"),
 ]
 
