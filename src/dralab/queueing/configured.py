@@ -27,6 +27,9 @@ RECOMPUTE_ON_OVERLAP_GATE = "RecomputeAssignmentUponPreemptionTargetsOverlap"
 # Kueue's beta gates dralab honours, on by default as in Kueue.
 PARTIAL_ADMISSION_GATE = "PartialAdmission"
 RECLAIMABLE_PODS_GATE = "ReclaimablePods"
+# Kueue's beta gate (on by default since 0.20): the flavor scan bookmark survives a busy
+# cohort (kueue/scan.py).
+PRESERVE_SCAN_PROGRESS_GATE = "FlavorFungibilityPreserveScanProgress"
 
 
 def configuration(objects: Sequence[KubeObject]) -> KueueConfiguration | None:
@@ -54,4 +57,5 @@ def kueue_policy(config: KueueConfiguration | None) -> KueuePolicy:
     policy.priority_sorting = gates.get(PRIORITY_SORTING_GATE, True)
     policy.prioritize_preemptors = gates.get(PRIORITIZE_PREEMPTORS_GATE, False)
     policy.recompute_on_overlap = gates.get(RECOMPUTE_ON_OVERLAP_GATE, True)
+    policy.preserve_scan_progress = gates.get(PRESERVE_SCAN_PROGRESS_GATE, True)
     return policy

@@ -62,6 +62,7 @@ from dralab.queueing.kueue.reducer import (
     reduce_pod_sets,
     scaled_workload,
 )
+from dralab.queueing.kueue.scan import ScanBookmark, last_assignment_outdated
 from dralab.queueing.kueue.tas_assign import TASProvider
 from dralab.queueing.model import (
     Admission,
@@ -98,6 +99,8 @@ class _Entry:
     # Kueue's preemption targets, chosen at nomination against the cycle's start
     # (quota-only admission; with the placement check they are chosen in the loop).
     targets: list[PreemptionTarget] | None = None
+    # Kueue's LastAssignment the scan resumed from (scan.py), None: from the first flavor
+    last: ScanBookmark | None = None
 
 
 def resources_to_reserve(mode: AssignMode, borrowing: int, usage: Mapping[FlavorResource, int],
@@ -332,6 +335,17 @@ class KueuePolicy:
         # a preemptor whose targets an entry before it evicted looks for others; off,
         # it is skipped for the cycle ("overlapping preemption targets").
         self.recompute_on_overlap = True
+        # Kueue's FlavorFungibilityPreserveScanProgress (beta, on by default): a flavor
+        # scan bookmark of this or the last cycle survives a generation change and an
+        # entry skipped for contention keeps it (scan.py).
+        self.preserve_scan_progress = True
+        # Per pending workload, where its next flavor scan resumes (Kueue's
+        # Info.LastAssignment); per ClusterQueue Kueue's AllocatableResourceGeneration
+        # (advanced when an admitted workload leaves it or its cohort tree's quotas
+        # change); the cycle count (Kueue's schedulingCycle).
+        self._bookmarks: dict[str, ScanBookmark] = {}
+        self._generation: dict[str, int] = {}
+        self._cycle_count = 0
         self.progressed = False
         self.pending_messages: dict[str, str] = {}
         # Kueue's QuotaReserved=False reason with each of ``pending_messages``.
@@ -394,8 +408,9 @@ class KueuePolicy:
                 {k: id(v) for k, v in state.cohorts.items()},
                 {k: hash(v) for k, v in state.local_queues.items()})
         if seen != self._specs_seen or self._index is None:
-            self._specs_seen = seen
+            before, self._specs_seen = self._specs_seen, seen
             self._rebuild(state)
+            self._quotas_changed(before, seen)
             return
         index = self._index
         admitted_now = state.admitted.keys()
@@ -406,7 +421,9 @@ class KueuePolicy:
                 index.add(key, admission.cluster_queue, admission_usage(admission),
                           self._priority(state, key))
         for key in sorted(index.cluster_queue.keys() - admitted_now):
-            self._left(index.remove(key))
+            left = index.remove(key)
+            self._generation[left] = self._generation.get(left, 0) + 1
+            self._left(left)
             if key in state.workloads:
                 self._enqueue(state, key)
         workloads_now = state.workloads.keys()
@@ -415,12 +432,43 @@ class KueuePolicy:
             if key not in state.admitted:
                 self._enqueue(state, key)
         for key in self._known - workloads_now:
+            self._bookmarks.pop(key, None)
             self._queued.pop(key, None)
             self._blocked.pop(key, None)
             self._blocked_in.pop(key, None)
             self.pending_messages.pop(key, None)
             self.pending_reasons.pop(key, None)
         self._known &= workloads_now
+
+    def _quotas_changed(self, before: tuple[dict[str, int], dict[str, int], dict[str, int]] | None,
+                        now: tuple[dict[str, int], dict[str, int], dict[str, int]]) -> None:
+        """Kueue's AllocatableResourceGeneration after ClusterQueues or cohorts changed:
+        every ClusterQueue of a cohort tree with a changed (or new) member advances."""
+        if before is None:
+            return
+        assert self._tree is not None
+        changed = {name for name, spec_id in now[0].items() if before[0].get(name) != spec_id}
+        cohorts_changed = before[1] != now[1]
+        for name in self._tree.cluster_queues:
+            if cohorts_changed or any(m in changed for m in self._tree.members(name)):
+                self._generation[name] = self._generation.get(name, 0) + 1
+
+    def _resume_from(self, key: str, cluster_queue: str, workload: WorkloadSpec
+                     ) -> ScanBookmark | None:
+        """Kueue's getAssignments: the workload's bookmark, dropped when outdated."""
+        last = self._bookmarks.get(key)
+        if last is not None and last_assignment_outdated(
+                last, self._generation.get(cluster_queue, 0), self._cycle_count,
+                workload.pod_sets, preserve_progress=self.preserve_scan_progress):
+            del self._bookmarks[key]
+            return None
+        return last
+
+    def _record_scan(self, entry: _Entry, shape: object) -> None:
+        """Kueue's recordAssignment: the entry's assignment is the bookmark now."""
+        self._bookmarks[entry.key] = ScanBookmark(
+            entry.assignment.last_tried(), self._generation.get(entry.cluster_queue, 0),
+            self._cycle_count, shape)
 
     @staticmethod
     def _priority(state: QueueingState, key: str) -> int:
@@ -519,6 +567,7 @@ class KueuePolicy:
         but this policy's own decisions changed ``state`` since its last cycle, so
         the comparison of every workload with the last view is skipped."""
         self._now = now
+        self._cycle_count += 1
         if not (state_unchanged and self._index is not None):
             self._oracle_answers.clear()
             self._sync(state)
@@ -557,10 +606,13 @@ class KueuePolicy:
                 # queue admits nothing and its workloads say it is inactive.
                 self._inactive(name, state, decisions)
                 continue
-            entry = _Entry(head, workload, name, self._nominate(workload, name, spec, state))
+            last = self._resume_from(head, name, workload)
+            entry = _Entry(head, workload, name,
+                           self._nominate(workload, name, spec, state, last), last=last)
             if self.partial_admission and entry.assignment.mode != AssignMode.FIT \
                     and can_be_partially_admitted(workload):
                 self._reduce(entry, spec, state)
+            self._record_scan(entry, workload.pod_sets)
             entries.append(entry)
         if self.placement is None:
             for entry in entries:
@@ -592,6 +644,7 @@ class KueuePolicy:
                     # Kueue requeues it at once: it is not inadmissible.
                     self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
                                        set_aside=False)
+                    self._skipped(entry.key)
                     continue
                 if self.placement is not None:
                     unplaceable = self.placement.check(
@@ -608,6 +661,7 @@ class KueuePolicy:
                     skipped = self._skip_preemption(entry, spec, state, node)
                     if skipped:
                         self._not_admitted(entry, spec, skipped, decisions, set_aside=False)
+                        self._skipped(entry.key)
                         continue
                     targets = entry.targets
                 else:
@@ -704,7 +758,8 @@ class KueuePolicy:
         def fits(counts: list[int]) -> tuple[_Entry | None, bool]:
             reduced = scaled_workload(workload, counts)
             trial = _Entry(entry.key, reduced, entry.cluster_queue,
-                           self._nominate(reduced, entry.cluster_queue, spec, state))
+                           self._nominate(reduced, entry.cluster_queue, spec, state,
+                                          entry.last))
             if trial.assignment.mode == AssignMode.FIT:
                 return trial, True
             found = self._quota_targets(trial, spec, state)
@@ -730,7 +785,8 @@ class KueuePolicy:
         return self._targets(entry, spec, state)
 
     def _nominate(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
-                  state: QueueingState) -> WorkloadAssignment:
+                  state: QueueingState, last: ScanBookmark | None = None
+                  ) -> WorkloadAssignment:
         assert self._tree is not None and self._index is not None
         tree, index = self._tree, self._index
         node = tree.cluster_queues[name]
@@ -763,7 +819,7 @@ class KueuePolicy:
         tas = None if self.tas is None else self.tas.context(
             [f.flavor for group in spec.resource_groups for f in group.flavors])
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
-                              self.fair_sharing, tas)
+                              self.fair_sharing, tas, last=last)
 
     def _simulate_preemption(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                              fr: FlavorResource, amount: int, state: QueueingState,
@@ -856,11 +912,21 @@ class KueuePolicy:
         self.pending_messages[entry.key] = message
         self.pending_reasons[entry.key] = reason
         decisions.append(Decision(entry.key, pending=message, pending_reason=reason))
+        last = self._bookmarks.get(entry.key)
+        if set_aside and last is not None and last.pending_flavors():
+            # Kueue's requeueIfNotPresent: flavors left to try, back to the queue at once
+            return True
         if set_aside and spec.queueing_strategy == "BestEffortFIFO":
             self._queued.pop(entry.key, None)
             self._queues[entry.cluster_queue].parked[entry.key] = entry.workload
             return True
         return False
+
+    def _skipped(self, key: str) -> None:
+        """Kueue's markSkipped: skipped for contention, the bookmark stays only with
+        FlavorFungibilityPreserveScanProgress."""
+        if not self.preserve_scan_progress:
+            self._bookmarks.pop(key, None)
 
     def _inactive(self, name: str, state: QueueingState, decisions: list[Decision]) -> None:
         """Every queued workload of a stopped ClusterQueue says so (once)."""
@@ -884,6 +950,7 @@ class KueuePolicy:
                 node = node.parent
             self._evicted_from[cluster_queue] = chain
         self._index.remove(key)
+        self._generation[cluster_queue] = self._generation.get(cluster_queue, 0) + 1
         if self.placement is not None:
             self.placement.release(key)  # its room is free for the checks after it
         if self.tas is not None:
@@ -903,6 +970,7 @@ class KueuePolicy:
         self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage),
                         entry.workload.priority)
         self._queued.pop(entry.key, None)
+        self._bookmarks.pop(entry.key, None)  # Kueue's Info of an admitted workload has none
         state.admitted[entry.key] = admission
         state.admitted_at[entry.key] = now
         if self.tas is not None:
