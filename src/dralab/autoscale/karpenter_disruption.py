@@ -66,7 +66,7 @@ from .placement import place_pod
 from .units import pod_units
 
 __all__ = ["EPHEMERAL_TAINTS", "Command", "DisruptionCandidate", "eviction_cost", "find_command",
-           "initialized", "node_candidates"]
+           "initialized", "node_candidates", "validate_command"]
 
 # Upstream's constants (multinodeconsolidation.go, types.go).
 MAX_MULTI_NODE_CANDIDATES = 100
@@ -384,3 +384,34 @@ def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
         else:
             high = mid - 1
     return saved
+
+
+def validate_command(scheduler: Scheduler, templates: TemplateNodes,
+                     groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
+                     command: Command, current: Sequence[DisruptionCandidate], num_nodes: int,
+                     deleting: int = 0, replacing: Replacing | None = None) -> Command | None:
+    """The command as Karpenter's validator finds it after the validation wait
+    (validation.go), ``current`` being the candidates then: None when it no longer
+    holds. An Empty command keeps those of its nodes still empty candidates, within
+    the budgets (EmptinessValidator); an Underutilized one needs every node still a
+    candidate within the budgets, and the scheduling simulation to give the same
+    result -- no new node for a delete, one whose instance types include the
+    command's for a replace (ConsolidationValidator.validateCommand)."""
+    if replacing is None:
+        replacing = Replacing({name: _plain_offering(g) for name, g in groups.items()})
+    now = {c.node: c for c in current}
+    allowed = settings.allowed_disruptions(num_nodes, command.reason) - deleting
+    if command.reason == REASON_EMPTY:
+        still = [now[c.node] for c in command.candidates if c.node in now and now[c.node].empty]
+        kept = _within_budget(still, allowed)
+        return Command(tuple(kept), REASON_EMPTY) if kept else None
+    if any(c.node not in now for c in command.candidates) or allowed < len(command.candidates):
+        return None  # churn, or the budgets no longer allow it
+    again = _compute(scheduler, templates, groups, replacing,
+                     [now[c.node] for c in command.candidates], command.reason,
+                     multi=len(command.candidates) > 1)
+    if again is None or (again.replacement is None) != (command.replacement is None):
+        return None  # "scheduling simulation produced new results"
+    if command.replacement is not None and not set(command.options) <= set(again.options):
+        return None
+    return again if command.replacement is None else command

@@ -14,13 +14,18 @@ BeforeEach turns the SpotToSpotConsolidation gate on (``run`` here does too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 import pytest
 
+from dralab.api.codec import decode
+from dralab.api.core import Pod
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
+from dralab.autoscale.karpenter_pdb import read_pdbs
+from dralab.autoscale.karpenter_validation import ValidationWait
 
 from .harness import (
     CAPACITY_TYPE,
@@ -692,6 +697,86 @@ def test_preferences_replacement_when_ignoring_preferences(case: str) -> None:
     assert len(result.launched) == 1 and result.launched[0][0] != MOST.name
 
 
+# -- Context("TTL"): the 15 s validation wait, what arrives during it an input ---------
+
+def run_validated(types: list[InstanceType], *objects: Doc, arrive: Sequence[Doc] = ()
+                  ) -> Run:
+    """One consolidation loop whose command waits for validation (the TTL contexts' real
+    validator) while ``arrive`` (pods, bound or pending, and PodDisruptionBudgets) comes."""
+    model = run(types, *objects, consolidation=False).karpenter
+    arrivals = [decode(d) for d in arrive]
+    model.consolidation = True
+    model.validation_wait = ValidationWait(
+        tuple(o for o in arrivals if isinstance(o, Pod)), read_pdbs(arrivals))
+    return Run(model, model.loop([], 0.0))
+
+
+TTL_NODES = ("node-0", "node-1")
+
+
+@upstream("TTL/should wait for the node TTL for non-empty nodes before consolidating")
+def test_ttl_wait_non_empty(case: str) -> None:
+    result = run_validated(ON_DEMAND, *_two(*_three_pods()))
+    # After the wait the command still holds: the node with one pod goes.
+    assert result.deleted == ["node-1"] and result.launched == []
+
+
+@upstream("TTL/should not consolidate if the action picks different instance types after the "
+          "node TTL wait")
+def test_ttl_different_instance_types(case: str) -> None:
+    objects = (node("node-0", MOST), pod("p", on="node-0", cpu="1"))
+    assert run(ON_DEMAND, *objects).deleted == ["node-0"]  # replaced without a wait
+    result = run_validated(ON_DEMAND, *objects, arrive=[pod("p2", on="node-0", cpu="1")])
+    assert result.deleted == [] and result.launched == []
+
+
+@upstream("TTL/should not consolidate if the action becomes invalid during the node TTL wait")
+def test_ttl_action_becomes_invalid(case: str) -> None:
+    blocking = pod("p", on="node-0", annotations={"karpenter.sh/do-not-disrupt": "true"})
+    assert run_validated(ON_DEMAND, node("node-0", MOST)).deleted == ["node-0"]
+    result = run_validated(ON_DEMAND, node("node-0", MOST), arrive=[blocking])
+    assert result.deleted == [] and result.launched == []
+
+
+DO_NOT_DISRUPT = {"karpenter.sh/do-not-disrupt": "true"}
+
+
+def _arrivals(blocker: str, nodes: Sequence[str]) -> list[Doc]:
+    """A do-not-disrupt pod, or a pod a blocking budget covers, on each node."""
+    if blocker == "do-not-disrupt":
+        return [pod(f"late-{n}", on=n, annotations=DO_NOT_DISRUPT, labels={"app": "late"})
+                for n in nodes]
+    return [*(pod(f"late-{n}", on=n) for n in nodes), pdb(status=False)]
+
+
+@pytest.mark.parametrize("blocker", [
+    pytest.param("do-not-disrupt", id="TTL/should not replace node if a pod schedules with "
+                 "karpenter.sh/do-not-disrupt set to true during the TTL wait"),
+    pytest.param("pdb", id="TTL/should not replace node if a pod schedules with a blocking "
+                 "PDB during the TTL wait"),
+])
+def test_ttl_replace_blocked_during_wait(blocker: str) -> None:
+    objects = (node("node-0", MOST), pod("p", on="node-0", labels={"app": "first"}))
+    assert run_validated(ON_DEMAND, *objects).deleted == ["node-0"]
+    result = run_validated(ON_DEMAND, *objects, arrive=_arrivals(blocker, ["node-0"]))
+    assert result.deleted == [] and result.launched == []
+
+
+@pytest.mark.parametrize("blocker", [
+    pytest.param("do-not-disrupt", id="TTL/should not delete node if pods schedule with "
+                 "karpenter.sh/do-not-disrupt set to true during the TTL wait"),
+    pytest.param("pdb", id="TTL/should not delete node if pods schedule with a blocking PDB "
+                 "during the TTL wait"),
+])
+def test_ttl_delete_blocked_during_wait(blocker: str) -> None:
+    objects = (*(node(n, MOST) for n in TTL_NODES),
+               *(pod(f"p{i}", on=n, labels={"app": "first"}) for i, n in enumerate(TTL_NODES)))
+    # Without arrivals the two nodes consolidate.
+    assert run_validated(ON_DEMAND, *objects).deleted == list(TTL_NODES)
+    result = run_validated(ON_DEMAND, *objects, arrive=_arrivals(blocker, TTL_NODES))
+    assert result.deleted == [] and result.launched == []
+
+
 # -- The cases a one-NodePool offline model cannot run, each with its reason ---------
 
 EVENTS = ("not a decision: asserts Kubernetes events, which the model does not emit (it "
@@ -749,19 +834,6 @@ SKIPPED = [
     ("Delete/should consolidate pods onto a destination node with consolidateAfter set to "
      "Never", POOLS),
     ("Delete/can delete nodes while an invalid node pool exists", POOLS),
-    ("TTL/should wait for the node TTL for non-empty nodes before consolidating", VALIDATION),
-    ("TTL/should not consolidate if the action picks different instance types after the "
-     "node TTL wait", VALIDATION),
-    ("TTL/should not consolidate if the action becomes invalid during the node TTL wait",
-     VALIDATION),
-    ("TTL/should not replace node if a pod schedules with karpenter.sh/do-not-disrupt set to "
-     "true during the TTL wait", VALIDATION),
-    ("TTL/should not replace node if a pod schedules with a blocking PDB during the TTL wait",
-     VALIDATION),
-    ("TTL/should not delete node if pods schedule with karpenter.sh/do-not-disrupt set to "
-     "true during the TTL wait", VALIDATION),
-    ("TTL/should not delete node if pods schedule with a blocking PDB during the TTL wait",
-     VALIDATION),
     *[(f"Multi-NodeClaim/{table}/{entry}", VALIDATION)
       for table in ("should wait for the node TTL for non-empty nodes before consolidating "
                     "(multi-node)",
