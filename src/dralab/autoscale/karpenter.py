@@ -62,21 +62,22 @@ from .karpenter_disruption import (
     Replacing,
     find_command,
     node_candidates,
-    validate_command,
 )
 from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodeclaim import CAPACITY_TYPE, LaunchedNode, NodeClaimPlan, cheapest_first
 from .karpenter_nodepool import (
     DRA_NOT_SUPPORTED,
+    MIN_VALUES_STRICT,
     NodePoolSettings,
     dynamic_nodepools,
     has_dra_requirements,
+    min_values_error,
+    unmet_min_values,
 )
 from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
-from .karpenter_validation import ValidationWait
 from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
@@ -158,9 +159,8 @@ class Karpenter:
     # Karpenter's DefaultTerminationGracePeriod (a NodeClaim's when its NodePool sets none).
     default_termination_grace_period: str | None = None
     last_node_claims: tuple[NodeClaimPlan, ...] = ()
-    # What arrives during consolidation's validation wait (karpenter_validation); None:
-    # nothing, and the command is not validated again.
-    validation_wait: ValidationWait | None = None
+    # Karpenter's --min-values-policy (Strict, its default, or BestEffort).
+    min_values_policy: str = MIN_VALUES_STRICT
     # The last loop's consolidation command (its replacement's instance type options).
     last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
@@ -299,7 +299,9 @@ class Karpenter:
                 {n.name: n.startup_taints for n in self.all_nodepools()}, units)
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
-            chosen = self._nodepool_choice(units, ordered, no_room, pool_np)
+            chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)
+            blocked.update(refused)
+            units = [u for u in units if u.name not in refused]
             # One node's estimate per type, reused while every class of pods it packed
             # still has as many pods left: identical pods pack the same way on the
             # type's next node too (the node launched is always packed anew). Alike
@@ -432,29 +434,44 @@ class Karpenter:
                 continue
             labels = templates.node(g.name, 0)[0].metadata.labels or {}
             options.append((labels.get(INSTANCE_TYPE, g.name), g.price_per_hour,
-                            labels.get(CAPACITY_TYPE)))
+                            labels.get(CAPACITY_TYPE), labels))
         node_labels = templates.node(launched.pool, 0)[0].metadata.labels or {}
+        nodepool = self.nodepool_of(launched.pool)
+        # BestEffort relaxes minValues to what the options have (Strict launched none
+        # short of them).
+        relaxed = unmet_min_values(nodepool, [o[3] for o in options])
         return NodeClaimPlan(
-            self.nodepool_of(launched.pool), launched.pool, launched.node, dict(node_labels),
-            cheapest_first([(n, price) for n, price, _ in options]),
-            tuple(sorted({c for _, _, c in options if c})), launched.requests,
-            launched.pod_count, launched.pods, self.default_termination_grace_period)
+            nodepool, launched.pool, launched.node, dict(node_labels),
+            cheapest_first([(o[0], o[1]) for o in options]),
+            tuple(sorted({o[2] for o in options if o[2]})), launched.requests,
+            launched.pod_count, launched.pods, self.default_termination_grace_period,
+            bool(relaxed), relaxed)
 
     def _nodepool_choice(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup],
                          skip: set[str], pool_np: dict[str, str]
-                         ) -> dict[str, frozenset[str]]:
+                         ) -> tuple[dict[str, frozenset[str]], dict[str, str]]:
         """With several usable NodePools, per unit the pools of the first NodePool (by
         weight, OrderByWeight) one fresh node of which can take it: Karpenter tries the
         NodeClaim templates in that order and keeps the first that fits. A NodePool
         with a PreferNoSchedule taint the pod does not tolerate is tried after the
-        others (Karpenter tolerates PreferNoSchedule only when relaxing)."""
+        others (Karpenter tolerates PreferNoSchedule only when relaxing). Under the
+        Strict minValues policy a NodePool whose types that take the unit do not meet
+        its requirements' minValues does not take it; a unit no NodePool takes for
+        that alone is refused, with Karpenter's error (second mapping)."""
         order = dynamic_nodepools(self.all_nodepools())
         by_np = {n.name: [g for g in groups if pool_np.get(g.name) == n.name
                           and g.name not in skip and g.room > 0] for n in order}
-        if sum(1 for pools in by_np.values() if pools) < 2:
-            return {}
+        strict = self.min_values_policy == MIN_VALUES_STRICT and any(
+            r.min_values is not None for n in order for r in n.requirements)
+        if sum(1 for pools in by_np.values() if pools) < 2 and not strict:
+            return {}, {}
         scheduler, templates = self.scheduler, self.templates()
+
+        def takes(g: NodeGroup, unit: PodUnit) -> bool:
+            return bool(estimate(scheduler, templates, _one_more(g, 0), [unit], 0,
+                                 measures=()).units)
         out: dict[str, frozenset[str]] = {}
+        refused: dict[str, str] = {}
         for unit in units:
             pod = unit.pods[0].pod
             avoided = [n for n in order if any(
@@ -462,12 +479,25 @@ class Karpenter:
                     tolerates(tol, Taint(key=t["key"], value=t.get("value"),
                                          effect=t["effect"]))
                     for tol in pod.spec.tolerations) for t in n.taints)]
+            unmet: dict[str, int] = {}
             for nodepool in [n for n in order if n not in avoided] + avoided:
-                if any(estimate(scheduler, templates, _one_more(g, 0), [unit], 0,
-                                measures=()).units for g in by_np[nodepool.name]):
-                    out[unit.name] = frozenset(g.name for g in by_np[nodepool.name])
-                    break
-        return out
+                if strict and any(r.min_values is not None for r in nodepool.requirements):
+                    takers = [templates.node(g.name, 0)[0].metadata.labels or {}
+                              for g in by_np[nodepool.name] if takes(g, unit)]
+                    missing = unmet_min_values(nodepool, takers)
+                    if takers and missing:
+                        unmet.update(missing)
+                        continue
+                    if not takers:
+                        continue
+                elif not any(takes(g, unit) for g in by_np[nodepool.name]):
+                    continue
+                out[unit.name] = frozenset(g.name for g in by_np[nodepool.name])
+                break
+            else:
+                if unmet:
+                    refused[unit.name] = min_values_error(list(unmet))
+        return out, refused
 
     def _preferred(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup]
                    ) -> dict[str, frozenset[str]]:
@@ -551,40 +581,8 @@ class Karpenter:
         scheduler = self.scheduler
         cluster = scheduler.cluster
         wall = None if self.clock_epoch is None else self.clock_epoch + now
-        consolidatable = self._consolidatable(now)
-        kept = self._candidates(groups, consolidatable, self.pdbs, wall)
-        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
-        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
-                       and i.node.metadata.deletion_timestamp)
-        if not kept:
-            return (), ()
-        misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
-        options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
-        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
-                               num_nodes, deleting, self._replacing(options))
-        if command is not None and self.validation_wait is not None:
-            # The validation wait's arrivals, then the command validated again.
-            wait = self.validation_wait
-            scheduler.fork()
-            try:
-                wait.arrive(scheduler)
-                now_kept = self._candidates(groups, consolidatable,
-                                            (*self.pdbs, *wait.pdbs), wall)
-                command = validate_command(scheduler, self.templates(), options,
-                                           self.nodepool, command, now_kept, num_nodes,
-                                           deleting, self._replacing(options))
-            finally:
-                scheduler.revert()
-        self.last_command = command
-        if command is None:
-            return (), ()
-        return self._decisions(command, groups, now)
-
-    def _candidates(self, groups: dict[str, NodeGroup], consolidatable: Callable[[str], bool],
-                    pdbs: Sequence[PdbLimit], wall: float | None) -> list[DisruptionCandidate]:
-        """The disruption candidates, without nodes with DRA pods while DRA requests are
-        ignored, and within the pools' min sizes."""
-        candidates = node_candidates(self.scheduler, groups, consolidatable, pdbs, wall)
+        candidates = node_candidates(scheduler, groups, self._consolidatable(now), self.pdbs,
+                                     wall)
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}
@@ -595,7 +593,19 @@ class Karpenter:
             if spare[c.pool] > 0:
                 spare[c.pool] -= 1
                 kept.append(c)
-        return kept
+        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
+        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
+                       and i.node.metadata.deletion_timestamp)
+        if not kept:
+            return (), ()
+        misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
+        options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
+        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
+                               num_nodes, deleting, self._replacing(options))
+        self.last_command = command
+        if command is None:
+            return (), ()
+        return self._decisions(command, groups, now)
 
     def _replacing(self, groups: dict[str, NodeGroup]) -> Replacing:
         """The pools as Karpenter's offerings (``karpenter_offerings``) for choosing a

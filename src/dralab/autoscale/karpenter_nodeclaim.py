@@ -26,7 +26,7 @@ The pods' own requirements, which Karpenter adds to the NodeClaim's, are not wri
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dralab.api.quantity import Quantity, QuantityFormat
@@ -107,6 +107,8 @@ class NodeClaimPlan:
     pods: tuple[str, ...]
     default_termination_grace_period: str | None = None
     min_values_relaxed: bool | None = None
+    # Per requirement key, the minValues BestEffort relaxed it to.
+    relaxed_min_values: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -124,6 +126,9 @@ class NodeClaimPlan:
                                    types.get("minValues")))
         if self.capacity_types:
             _merge(merged, Requirement(CAPACITY_TYPE, "In", self.capacity_types))
+        for key, relaxed in self.relaxed_min_values.items():
+            if key in merged:
+                merged[key]["minValues"] = relaxed
         return list(merged.values())
 
     def to_document(self) -> dict[str, Any]:

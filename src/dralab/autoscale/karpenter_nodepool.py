@@ -46,6 +46,9 @@ __all__ = [
     "DISRUPTION_REASONS",
     "DO_NOT_DISRUPT",
     "DRA_NOT_SUPPORTED",
+    "MIN_VALUES_BEST_EFFORT",
+    "MIN_VALUES_POLICIES",
+    "MIN_VALUES_STRICT",
     "REASON_EMPTY",
     "REASON_UNDERUTILIZED",
     "WHEN_EMPTY",
@@ -57,8 +60,10 @@ __all__ = [
     "do_not_disrupt_pod",
     "dynamic_nodepools",
     "has_dra_requirements",
+    "min_values_error",
     "parse_go_duration",
     "parse_nodepool",
+    "unmet_min_values",
 ]
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -170,6 +175,33 @@ def dynamic_nodepools(nodepools: Sequence[NodePoolSettings]) -> list[NodePoolSet
     usable.sort(key=lambda n: n.name, reverse=True)
     usable.sort(key=lambda n: n.weight, reverse=True)
     return usable
+
+
+# Karpenter's --min-values-policy: Strict (its default) refuses a NodeClaim whose
+# instance type options do not meet a requirement's minValues; BestEffort relaxes them.
+MIN_VALUES_STRICT = "Strict"
+MIN_VALUES_BEST_EFFORT = "BestEffort"
+MIN_VALUES_POLICIES = (MIN_VALUES_STRICT, MIN_VALUES_BEST_EFFORT)
+
+
+def unmet_min_values(nodepool: NodePoolSettings,
+                     options: Sequence[Mapping[str, str]]) -> dict[str, int]:
+    """Per requirement key whose minValues the instance type options (their labels, one
+    mapping per offering) do not meet, how many distinct values they do have
+    (SatisfiesMinValues; the count is the minValues BestEffort relaxes to)."""
+    out = {}
+    for req in nodepool.requirements:
+        if req.min_values is None:
+            continue
+        have = len({o[req.key] for o in options if req.key in o})
+        if have < req.min_values:
+            out[req.key] = have
+    return out
+
+
+def min_values_error(keys: Sequence[str]) -> str:
+    """Karpenter's error for a pod whose NodePool's options do not meet minValues."""
+    return f"minValues requirement is not met for label(s) ({', '.join(sorted(keys))})"
 
 
 def do_not_disrupt_pod(pod: Pod) -> bool:

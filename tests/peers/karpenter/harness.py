@@ -315,7 +315,8 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         pool_extra: Doc | None = None, preference_policy: str = "Respect",
         spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None,
         nodepools: list[NodePoolSettings] | None = None, node_claims: bool = False,
-        default_termination_grace_period: str | None = None) -> Run:
+        default_termination_grace_period: str | None = None,
+        min_values_policy: str = "Strict") -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
     options default them)."""
@@ -343,5 +344,6 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       spot_to_spot_consolidation=spot_to_spot_consolidation,
                       pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch,
                       nodepools=tuple(nodepools or ()), report_node_claims=node_claims,
-                      default_termination_grace_period=default_termination_grace_period)
+                      default_termination_grace_period=default_termination_grace_period,
+                      min_values_policy=min_values_policy)
     return Run(model, model.loop(waiting, now))

@@ -1086,6 +1086,127 @@ def test_claim_requests_no_double_count(case: str) -> None:
     _approx(_requests(claim), {"cpu": "3", "memory": "3Mi", "pods": "3"})
 
 
+# -- Context("MinValuesPolicy"): --min-values-policy Strict (default) and BestEffort --------
+
+MV = "MinValuesPolicy/"
+IT_REQ = {"key": "node.kubernetes.io/instance-type", "operator": "In",
+          "values": ["instance-type-1", "instance-type-2", "instance-type-3"]}
+ZONE_REQ = {"key": "topology.kubernetes.io/zone", "operator": "In",
+            "values": ["test-zone-1", "test-zone-2", "test-zone-3"]}
+
+
+def _mv_types() -> list[InstanceType]:
+    """Two arm64 types of 4 CPUs and 4Gi, one spot offering each (zones the fake names
+    test-zone-N-spot), at 0.52."""
+    return [InstanceType(f"instance-type-{i}", 4, 4, zone=f"test-zone-{i}-spot",
+                         capacity_type="spot", price=0.52, arch="arm64") for i in (1, 2)]
+
+
+def _mv_zone_types() -> list[InstanceType]:
+    """One type with spot offerings in two zones (0.52 and 0.54)."""
+    return [InstanceType("instance-type-1", 4, 4, zone=zone, capacity_type="spot",
+                         price=price, arch="arm64", pool_name=f"instance-type-1-{zone}")
+            for zone, price in (("test-zone-1", 0.52), ("test-zone-2", 0.54))]
+
+
+def _mv_pool(name: str, weight: int | None, *requirements: Doc) -> NodePoolSettings:
+    return nodepool(name=name, spec_extra={"weight": weight} if weight else {},
+                    template={"spec": {"requirements": list(requirements)}})
+
+
+def _with_min(requirement: Doc, min_values: int) -> Doc:
+    return {**requirement, "minValues": min_values}
+
+
+def _mv_run(types: list[InstanceType], policy: str, *pools: NodePoolSettings) -> Run:
+    return run(types, pod("p", cpu="900m", memory="0.9Gi"), nodepools=list(pools),
+               node_claims=True, min_values_policy=policy)
+
+
+def _relaxed_claim(result: Run, nodepool_name: str = "default") -> tuple[Doc, dict[str, str]]:
+    """The one NodeClaim (annotated relaxed) and the labels of the pod's node."""
+    assert result.pending == [] and len(result.node_claims) == 1
+    [claim] = result.node_claims
+    labels = result.node_labels("default/p")
+    assert labels["karpenter.sh/nodepool"] == nodepool_name
+    assert labels["node.kubernetes.io/instance-type"] == "instance-type-1"
+    assert claim["metadata"]["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"] == \
+        "true"
+    return claim, labels
+
+
+def _requirement(claim: Doc, key: str) -> tuple[list[str], int | None]:
+    [found] = [r for r in claim["spec"]["requirements"] if r["key"] == key]
+    return found["values"], found.get("minValues")
+
+
+@upstream(MV + "with instance type requirements/with MinValuesPolicy set to Strict/should not "
+          "schedule when minValues requirement is not met")
+def test_min_values_strict(case: str) -> None:
+    result = _mv_run(_mv_types(), "Strict", _mv_pool("default", 100, _with_min(IT_REQ, 3)))
+    assert result.launched == [] and result.pending == ["default/p"]
+    assert result.decisions.pending[0].reason.startswith("minValues requirement is not met")
+
+
+BE = MV + "with instance type requirements/with MinValuesPolicy set to BestEffort/"
+
+
+@upstream(BE + "should schedule even when minValues requirement is not met")
+def test_min_values_best_effort(case: str) -> None:
+    result = _mv_run(_mv_types(), "BestEffort", _mv_pool("default", 100, _with_min(IT_REQ, 3)))
+    claim, _ = _relaxed_claim(result)
+    assert _requirement(claim, "node.kubernetes.io/instance-type") == (
+        ["instance-type-1", "instance-type-2"], 2)
+
+
+@upstream(BE + "should relax minValues before falling back to other nodepools")
+def test_min_values_relax_before_fallback(case: str) -> None:
+    result = _mv_run(_mv_types(), "BestEffort", _mv_pool("default", 100, _with_min(IT_REQ, 3)),
+                     _mv_pool("other", 10, IT_REQ))
+    claim, _ = _relaxed_claim(result)
+    assert _requirement(claim, "node.kubernetes.io/instance-type") == (
+        ["instance-type-1", "instance-type-2"], 2)
+
+
+@upstream(BE + "should choose nodepool with higher weight when relaxing minValues")
+def test_min_values_higher_weight(case: str) -> None:
+    # The lighter NodePool's name comes later: by name alone it would be tried first.
+    result = _mv_run(_mv_types(), "BestEffort", _mv_pool("default", 100, _with_min(IT_REQ, 3)),
+                     _mv_pool("other", 10, _with_min(IT_REQ, 3)))
+    claim, _ = _relaxed_claim(result)
+    assert _requirement(claim, "node.kubernetes.io/instance-type") == (
+        ["instance-type-1", "instance-type-2"], 2)
+
+
+@upstream(MV + "with zone requirements/with MinValuesPolicy set to Strict/should not schedule "
+          "when zone minValues requirement is not met")
+def test_zone_min_values_strict(case: str) -> None:
+    result = _mv_run(_mv_zone_types(), "Strict", _mv_pool("default", None,
+                                                          _with_min(ZONE_REQ, 3)))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream(MV + "with zone requirements/with MinValuesPolicy set to BestEffort/should schedule "
+          "even when zone minValues requirement is not met")
+def test_zone_min_values_best_effort(case: str) -> None:
+    result = _mv_run(_mv_zone_types(), "BestEffort", _mv_pool("default", None,
+                                                              _with_min(ZONE_REQ, 3)))
+    claim, labels = _relaxed_claim(result)
+    assert labels["topology.kubernetes.io/zone"] in ("test-zone-1", "test-zone-2")
+    assert _requirement(claim, "topology.kubernetes.io/zone") == (ZONE_REQ["values"], 2)
+
+
+@upstream(MV + "with both instance type and zone requirements/with MinValuesPolicy set to "
+          "BestEffort/should schedule when minValues requirement is not met")
+def test_both_min_values_best_effort(case: str) -> None:
+    result = _mv_run(_mv_zone_types(), "BestEffort", _mv_pool(
+        "default", 100, _with_min(IT_REQ, 3), _with_min(ZONE_REQ, 3)))
+    claim, labels = _relaxed_claim(result)
+    assert labels["topology.kubernetes.io/zone"] in ("test-zone-1", "test-zone-2")
+    assert _requirement(claim, "node.kubernetes.io/instance-type") == (["instance-type-1"], 1)
+    assert _requirement(claim, "topology.kubernetes.io/zone") == (ZONE_REQ["values"], 2)
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 NODEPOOL_HASH = ("needs Karpenter's NodePool hash annotation (karpenter.sh/nodepool-hash, "
@@ -1112,7 +1233,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("NodeClaim Creation/should create a nodeclaim request restricting instance types based "
      "on pod resource requests", FAKE_GPU),
     ("NodeClaim Creation/should create a nodeclaim with resource requests", FAKE_GPU),
-    ("MinValuesPolicy/", "needs minValues on NodePool requirements, not modelled"),
 ]
 
 
