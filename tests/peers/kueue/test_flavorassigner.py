@@ -31,6 +31,7 @@ from tests.peers.kueue.schedule_builders import (
     fq_map,
     fungibility,
     group,
+    milli,
     preemption,
     ps,
     rf,
@@ -40,6 +41,7 @@ from tests.peers.kueue.schedule_builders import (
 from dralab.queueing.kueue.flavors import (
     AssignMode,
     GranularMode,
+    OldPodSet,
     PreemptionMode,
     WorkloadAssignment,
     assign_flavors,
@@ -98,6 +100,9 @@ class Case:
     simulation: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     fair_sharing: bool = False
     skip: str = ""
+    # the old workload slice replaced (ElasticJobsViaWorkloadSlices on):
+    # (pod set, totals, admitted flavors) per pod set
+    replaced: tuple[OldPodSet, ...] | None = None
     want_no_fit: str = ""   # the Assignment's NoFitReason (UnadmittedWorkloadsObservability on)
     # Topology objects (name -> levels) in the cache; TopologyAwareScheduling is on (beta)
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -521,11 +526,22 @@ CASES += [
 ]
 CASES += [
     Case("workload slice preemption fits in the original workload resource flavor",
-         (), cq(CQ), "Fit", (),
-         skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
+         (ps(MAIN, 1, {"cpu": "3", "memory": "10Mi"}),),
+         cq(CQ, group(fq("one", cpu="3", memory="1Gi"), fq("two", cpu="4", memory="2Gi"))),
+         "Fit", (WantPodSet(MAIN, {"cpu": M("two"), "memory": M("two")}),),
+         {("two", "cpu"): "1", ("two", "memory"): "0"},
+         replaced=((MAIN, usage({"cpu": "2", "memory": "10Mi"}),  # type: ignore[arg-type]
+                    {"cpu": "two", "memory": "two"}),)),
     Case("workload slice preemption does not fit in the original workload resource flavor",
-         (), cq(CQ), "NoFit", (),
-         skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
+         (ps(MAIN, 1, {"cpu": "3", "memory": "10Mi"}),),
+         cq(CQ, group(fq("one", cpu="500m", memory="1Gi"), fq("two", cpu="4", memory="2Gi"))),
+         "NoFit", (WantPodSet(MAIN, {}, (
+             maxcap("cpu", "one", "0", "1", "500m"),
+             "could not assign two flavor since the original workload is assigned: one",
+             "could not assign two flavor since the original workload is assigned: one")),),
+         want_no_fit="ExceedsMaxQuota",
+         replaced=((MAIN, usage({"cpu": "2", "memory": "10Mi"}),  # type: ignore[arg-type]
+                    {"cpu": "one", "memory": "one"}),)),
     Case("multiple TAS flavors assigned to different resources in the same PodSet leads to NoFit",
          (replace(ps(MAIN, 1, {"cpu": "1", "memory": "1Mi"}),
                   topology=TopologyRequest(HOSTNAME, required=True)),),
@@ -584,7 +600,8 @@ def run_assign(case: Case):  # type: ignore[no-untyped-def]
     node = tree.cluster_queues[case.cluster_queue.name]
     return assign_flavors(workload, case.cluster_queue, node, tree, RESOURCE_FLAVORS, oracle,
                           case.fair_sharing,
-                          tas_context(case.cluster_queue, RESOURCE_FLAVORS, case.topologies))
+                          tas_context(case.cluster_queue, RESOURCE_FLAVORS, case.topologies),
+                          replaced=case.replaced)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -822,6 +839,7 @@ class NoFitCase:
     skip: str = ""
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cq_usage: dict[tuple[str, str], str] = field(default_factory=dict)
+    replaced: tuple[OldPodSet, ...] | None = None  # the old workload slice (as Case)
 
 
 TOLERATE_KEY = ("key", "Equal", "val", NO_SCHEDULE)
@@ -851,8 +869,10 @@ NOFIT_CASES = [
               "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"},
               flavors={"flavor-a": rf("flavor-a", {"type": "a"}),
                        "flavor-b": rf("flavor-b", {"type": "b"})}),
-    NoFitCase("flavor mismatch for workload slices", None, "", {},
-              skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
+    NoFitCase("flavor mismatch for workload slices",
+              ps("main", 1, {"cpu": "2"}, node_selector={"type": "a"}), "NoMatchingFlavor",
+              {"flavor-a": "NoMatchingFlavor"},
+              replaced=(("main", {"cpu": 1000}, {"cpu": "flavor-b"}),)),
     NoFitCase("prioritization of structural mismatch over capacity mismatch",
               ps("main", 1, {"cpu": "3", "memory": "20Gi"}, node_selector={"type": "wrong"}),
               "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
@@ -934,7 +954,8 @@ def test_is_no_fit_due_to_capacity_and_limits(case: NoFitCase) -> None:
     workload = WorkloadSpec("ns/wl", "main", queue.name, 0, 0.0, (case.pod_set,))
     flavors = case.flavors or _NOFIT_FLAVORS
     got = assign_flavors(workload, queue, tree.cluster_queues[queue.name], tree, flavors, oracle,
-                         tas=tas_context(queue, flavors, case.topologies))
+                         tas=tas_context(queue, flavors, case.topologies),
+                         replaced=case.replaced)
     assert got.no_fit_reason == case.want_reason
     tried = {a.flavor: a.no_fit_reason for o in got.outcomes for a in o.attempts}
     assert {f: r for f, r in tried.items() if f in case.want_attempts} == \
@@ -958,10 +979,8 @@ _ONE_POD = {"cpu": "1", "memory": "1Mi"}
 TOTAL_REQUESTS_CASES = [
     ("RegularWorkload", _ONE_POD, 2, ""),
     ("WorkloadWithPartialAdmission", _ONE_POD, 1, ""),
-    ("WorkloadWithReplacement", {}, 2, SLICES),
     ("WorkloadWithZeroQuantityResourceNotInClusterQueueSkipsResourceWithoutFlavor",
      {"cpu": "1", "memory": "1Mi", "example.com/gpu": "0"}, 2, ""),
-    ("WorkloadWithMultiplePodSetsOneUnchangedReplacement", {}, 2, SLICES),
 ]
 
 
@@ -982,6 +1001,38 @@ def test_assignment_total_requests_for(name: str, requests: dict[str, str], admi
     assert got.pod_sets[0].count == admitted
     assert {fr: v for fr, v in got.usage.items() if v} == usage(
         {("default", "cpu"): str(admitted), ("default", "memory"): f"{admitted}Mi"})
+
+
+# name, the new slice's pod sets, the old slice's (name, count, per-pod requests), want usage
+_ONE_MI = {"cpu": "1", "memory": "1Mi"}
+_TWO_MI = {"cpu": "2", "memory": "2Mi"}
+REPLACEMENT_CASES = [
+    ("WorkloadWithReplacement", ((MAIN, 3, _ONE_MI),), ((MAIN, 1, _ONE_MI),),
+     {("default", "cpu"): "2", ("default", "memory"): "2Mi"}),
+    ("WorkloadWithMultiplePodSetsOneUnchangedReplacement",
+     (("worker", 2, _ONE_MI), ("coordinator", 3, _TWO_MI)),
+     (("worker", 2, _ONE_MI), ("coordinator", 1, _TWO_MI)),
+     {("default", "cpu"): "4", ("default", "memory"): "4Mi"}),
+]
+
+
+@pytest.mark.parametrize(("name", "new", "old", "want"), REPLACEMENT_CASES,
+                         ids=[c[0] for c in REPLACEMENT_CASES])
+def test_assignment_total_requests_for_replacement(
+        name: str, new: tuple[tuple[str, int, dict[str, str]], ...],
+        old: tuple[tuple[str, int, dict[str, str]], ...], want: dict[tuple[str, str], str]
+        ) -> None:
+    """TestAssignment_TotalRequestsFor, the cases with a replaced workload slice:
+    kubernetes-sigs/kueue ff69552e, FILE. The quota a scaled-up slice charges is what
+    it asks beyond the old slice (each pod set's count less the old one's)."""
+    tree = QuotaTree({CQ: _TOTAL_CQ}, {})
+    workload = WorkloadSpec("default/test", "main", CQ, 0, 0.0,
+                            tuple(ps(n, c, r) for n, c, r in new))
+    replaced = tuple((n, {res: milli(v) * c for res, v in r.items()},
+                      dict.fromkeys(r, "default")) for n, c, r in old)
+    got = assign_flavors(workload, _TOTAL_CQ, tree.cluster_queues[CQ], tree,
+                         {"default": rf("default")}, None, replaced=replaced)
+    assert {fr: v for fr, v in got.usage.items() if v} == usage(want)
 
 
 # -- the tables of the file dralab does not model, one skipped case per upstream case -----------

@@ -56,6 +56,10 @@ from dralab.queueing.model import (
     WorkloadSpec,
 )
 
+# An old workload slice's pod set: its name, its totals and its admitted flavors per
+# resource.
+OldPodSet = tuple[str, Mapping[str, int], Mapping[str, str]]
+
 __all__ = [
     "EXCEEDS_MAX_QUOTA",
     "NO_MATCHING_FLAVOR",
@@ -63,6 +67,7 @@ __all__ = [
     "AssignMode",
     "FlavorAttempt",
     "GranularMode",
+    "OldPodSet",
     "PodSetOutcome",
     "PreemptionMode",
     "PreemptionOracle",
@@ -376,13 +381,17 @@ class _Assigner:
     def group_flavor(self, members: Sequence[PodSetRequest], group: ResourceGroup,
                      wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int],
                      start: int = 0, nominated: frozenset[str] | None = None,
-                     resource: str = "") -> tuple[dict[str, tuple[str, AssignMode, int]] | None,
-                                                  list[str], list[FlavorAttempt]]:
+                     resource: str = "", replaced: Sequence[OldPodSet] = ()
+                     ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None,
+                                list[str], list[FlavorAttempt]]:
         """The flavor of ``group`` for the pod sets' ``wanted`` resources, per resource
         (flavor, mode, borrowing level), the reasons (None, and why, when no flavor
         serves), and the attempt made at every flavor tried. The scan starts at flavor
         ``start`` (the bookmark's next flavor) and, with ``nominated`` (Kueue's
-        NominationMapping for ``resource``), skips the flavors not in it."""
+        NominationMapping for ``resource``), skips the flavors not in it. ``replaced``
+        holds, per member, the pod set of the old workload slice at its index: a flavor
+        other than the one it was admitted on does not fit, and only the increase over
+        its request is asked of the quota."""
         fungibility = self.spec.flavor_fungibility
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
@@ -410,11 +419,23 @@ class _Assigner:
             max_borrow = 0
             for resource, amount in wanted:
                 fr = (name, resource)
+                mismatch = ""
+                for _, old_totals, old_flavors in replaced:
+                    original = old_flavors.get(resource, "")
+                    if original != name:  # a slice keeps its original flavor
+                        mismatch = (f"could not assign {name} flavor since the original "
+                                    f"workload is assigned: {original}")
+                        own.append(mismatch)
+                        no_fit = most_severe(no_fit, NO_MATCHING_FLAVOR)
+                        break
+                    amount -= old_totals.get(resource, 0)
                 preemption, borrow, why = self.fits_quota(fr, taken.get(fr, 0), amount, own)
                 no_fit = most_severe(no_fit, why)
                 max_borrow = max(max_borrow, borrow)
                 this = GranularMode(preemption, borrow)
-                if is_preferred(mode, this, fungibility.preference):
+                if mismatch:
+                    mode = _WORST
+                elif is_preferred(mode, this, fungibility.preference):
                     mode = this  # the flavor's mode is the worst of its resources
                 if mode.preemption == PreemptionMode.NO_FIT:
                     continue
@@ -441,7 +462,8 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                    preemption_possible: PreemptionOracle | None,
                    fair_sharing: bool = False, tas: TASContext | None = None, *,
                    last: ScanBookmark | None = None,
-                   nominated: Mapping[str, Mapping[str, str]] | None = None
+                   nominated: Mapping[str, Mapping[str, str]] | None = None,
+                   replaced: Sequence[OldPodSet] | None = None
                    ) -> WorkloadAssignment:
     """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``.
 
@@ -455,7 +477,11 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
 
     ``last`` is the workload's bookmark (scan.py): each group's scan resumes after the
     flavor it names. ``nominated`` is Kueue's NominationMapping (pod set name ->
-    resource -> flavor) of an in-cycle recomputation: only those flavors are tried."""
+    resource -> flavor) of an in-cycle recomputation: only those flavors are tried.
+    ``replaced`` is the admitted workload slice this one replaces (Kueue's
+    ElasticJobsViaWorkloadSlices), its pod sets in order as (name, totals, flavors):
+    each pod set keeps the flavors of the old one at its index and charges
+    only what it asks beyond the old pod set of its name."""
     assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing, tas)
     group_of: dict[str, ResourceGroup] = {}
     for resource_group in spec.resource_groups:
@@ -470,11 +496,12 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     failed = False
     worst = PreemptionMode.FIT
     together: dict[tuple[str, object], list[PodSetRequest]] = {}
-    first_index: dict[tuple[str, object], int] = {}
+    member_index: dict[tuple[str, object], list[int]] = {}
     for index, pod_set in enumerate(workload.pod_sets):
         key = ("group", pod_set.group) if pod_set.group else ("index", index)
         together.setdefault(key, []).append(pod_set)
-        first_index.setdefault(key, index)
+        member_index.setdefault(key, []).append(index)
+    old_by_name = {name: totals for name, totals, _ in replaced or ()}
     for group_key, members in together.items():
         member_totals: list[dict[str, int]] = []
         combined: dict[str, int] = {}
@@ -499,11 +526,15 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             if resource in chosen:
                 continue  # assigned with its resource group
             wanted = [(r, combined[r]) for r in group.covered if r in combined]
-            start = 0 if last is None else last.next_flavor(first_index[group_key], resource)
+            start = 0 if last is None else \
+                last.next_flavor(member_index[group_key][0], resource)
             allowed = None if nominated is None else frozenset(
                 nominated.get(p.name, {}).get(resource, "") for p in members)
+            old = () if replaced is None else [
+                replaced[i] if i < len(replaced) else ("", {}, {})
+                for i in member_index[group_key]]
             found, why, tried = assigner.group_flavor(members, group, wanted, taken, start,
-                                                      allowed, resource)
+                                                      allowed, resource, old)
             tries.append((tried, group, resource))
             if found is None:
                 chosen, reasons = {}, why
@@ -524,7 +555,9 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
             for resource, (flavor, _, borrow) in own.items():
                 borrowing = max(borrowing, borrow)
                 fr = (flavor, resource)
-                taken[fr] = taken.get(fr, 0) + totals.get(resource, 0)
+                # a slice charges only its increase over the old slice's pod set
+                taken[fr] = taken.get(fr, 0) + totals.get(resource, 0) - \
+                    old_by_name.get(pod_set.name, {}).get(resource, 0)
             assignments.append(PodSetAssignment(
                 pod_set.name, {r: f for r, (f, _, _) in own.items()},
                 {r: a for r, a in totals.items() if r in own}, pod_set.count))
