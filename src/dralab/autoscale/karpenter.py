@@ -62,6 +62,7 @@ from .karpenter_disruption import (
     Replacing,
     find_command,
     node_candidates,
+    validate_command,
 )
 from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
@@ -78,6 +79,7 @@ from .karpenter_nodepool import (
 from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
+from .karpenter_validation import ValidationWait
 from .karpenter_volumes import ignore_local_hostname_affinity
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
@@ -161,6 +163,9 @@ class Karpenter:
     last_node_claims: tuple[NodeClaimPlan, ...] = ()
     # Karpenter's --min-values-policy (Strict, its default, or BestEffort).
     min_values_policy: str = MIN_VALUES_STRICT
+    # What arrives during consolidation's validation wait (karpenter_validation); None:
+    # nothing, and the command is not validated again.
+    validation_wait: ValidationWait | None = None
     # The last loop's consolidation command (its replacement's instance type options).
     last_command: Command | None = None
     _templates: TemplateNodes | None = field(default=None)
@@ -581,8 +586,40 @@ class Karpenter:
         scheduler = self.scheduler
         cluster = scheduler.cluster
         wall = None if self.clock_epoch is None else self.clock_epoch + now
-        candidates = node_candidates(scheduler, groups, self._consolidatable(now), self.pdbs,
-                                     wall)
+        consolidatable = self._consolidatable(now)
+        kept = self._candidates(groups, consolidatable, self.pdbs, wall)
+        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
+        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
+                       and i.node.metadata.deletion_timestamp)
+        if not kept:
+            return (), ()
+        misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
+        options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
+        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
+                               num_nodes, deleting, self._replacing(options))
+        if command is not None and self.validation_wait is not None:
+            # The validation wait's arrivals, then the command validated again.
+            wait = self.validation_wait
+            scheduler.fork()
+            try:
+                wait.arrive(scheduler)
+                now_kept = self._candidates(groups, consolidatable,
+                                            (*self.pdbs, *wait.pdbs), wall)
+                command = validate_command(scheduler, self.templates(), options,
+                                           self.nodepool, command, now_kept, num_nodes,
+                                           deleting, self._replacing(options))
+            finally:
+                scheduler.revert()
+        self.last_command = command
+        if command is None:
+            return (), ()
+        return self._decisions(command, groups, now)
+
+    def _candidates(self, groups: dict[str, NodeGroup], consolidatable: Callable[[str], bool],
+                    pdbs: Sequence[PdbLimit], wall: float | None) -> list[DisruptionCandidate]:
+        """The disruption candidates, without nodes with DRA pods while DRA requests are
+        ignored, and within the pools' min sizes."""
+        candidates = node_candidates(self.scheduler, groups, consolidatable, pdbs, wall)
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}
@@ -593,19 +630,7 @@ class Karpenter:
             if spare[c.pool] > 0:
                 spare[c.pool] -= 1
                 kept.append(c)
-        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
-        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
-                       and i.node.metadata.deletion_timestamp)
-        if not kept:
-            return (), ()
-        misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
-        options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
-        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
-                               num_nodes, deleting, self._replacing(options))
-        self.last_command = command
-        if command is None:
-            return (), ()
-        return self._decisions(command, groups, now)
+        return kept
 
     def _replacing(self, groups: dict[str, NodeGroup]) -> Replacing:
         """The pools as Karpenter's offerings (``karpenter_offerings``) for choosing a
