@@ -145,7 +145,8 @@ def run_cycle(case: Case) -> None:
                               _topology(w.admitted))
     before = set(state.admitted)
     policy = KueuePolicy()
-    policy.tas = provider
+    if case.feature_gates.get("TopologyAwareScheduling", True):  # beta, on
+        policy.tas = provider
     decisions = admit_cycles(policy, state, 0.0, 1)
     # Kueue admits a preemptor in a later cycle, once its targets are gone; dralab in
     # the same one: a preemptor counts as Kueue's pending one
@@ -565,6 +566,48 @@ PREEMPTION_CASES = [
          want_pending={"default/mid-priority-waiting": (
              "WaitingForQuota", "couldn't assign flavors to pod set one: topology "
              "\"tas-single-level\" allows to fit only 1 out of 2 pod(s)")}),
+]
+
+
+
+
+PREEMPTION_CASES += [
+    Case("TAS disabled, preemption succeeds even with ResourceFlavor topologyName",
+         nodes=PRE_NODE,
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="3", memory="3Gi")),
+                          policy=preemption(within="LowerPriority")),
+         workloads=(Wl("high-priority", (ps("main", 1, {"cpu": "3"}),), priority=2),
+                    Wl("low-priority", (ps("main", 1, {"cpu": "3"}),), priority=1,
+                       admitted=(want("main", {"cpu": ("tas-default", "3")}),))),
+         want_preempted={"default/low-priority": "InClusterQueue"},
+         want_left=("default/high-priority",),
+         want_pending={"default/high-priority": (
+             "WaitingForPreemptedWorkloads",
+             "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+             "flavor tas-default, 3 more needed" + PENDING_ONE)},
+         feature_gates={"TopologyAwareScheduling": False}),
+    Case("preempt in multiple flavors out of which one requires update Fit -> Preempt due to "
+         "fragmentation",
+         nodes=PRE_TWO_NODES,
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="10", memory="10Gi")),
+                          policy=preemption(within="LowerPriority")),
+         workloads=(
+             Wl("low-cpu", (tas_ps("one", 2, {"cpu": "3"}, HOSTNAME),), priority=-1000,
+                admitted=(want("one", {"cpu": ("tas-default", "6")}, H, (("x1",), 1),
+                               (("y1",), 1), count=2),)),
+             Wl("low-mem", (tas_ps("one", 2, {"cpu": "10m", "memory": "5Gi"}, HOSTNAME),),
+                priority=-1000,
+                admitted=(want("one", {"cpu": ("tas-default", "20m"),
+                                       "memory": ("tas-default", "10Gi")}, H, (("x1",), 1),
+                               (("y1",), 1), count=2),)),
+             Wl("high-priority", (tas_ps("one", 1, {"cpu": "3", "memory": "5Gi"}, HOSTNAME),))),
+         want_preempted={"default/low-cpu": "InClusterQueue",
+                         "default/low-mem": "InClusterQueue"},
+         want_left=("default/high-priority",),
+         want_pending={"default/high-priority": (
+             "WaitingForPreemptedWorkloads",
+             "couldn't assign flavors to pod set one: insufficient unused quota for memory in "
+             "flavor tas-default, 5Gi more needed. Pending the preemption of 2 workload(s)")}),
 ]
 
 
