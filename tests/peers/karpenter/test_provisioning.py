@@ -896,6 +896,19 @@ def test_no_valid_nodepools(case: str) -> None:
         ("default/p", "no dynamic nodepools found")]
 
 
+@upstream("Daemonsets/should account for daemonsets (with startup taint)")
+def test_daemonset_with_startup_taint(case: str) -> None:
+    # Startup taints are on the node only until its daemons remove them: pods and the
+    # DaemonSet need not tolerate them, so the overhead counts (the 4-CPU type, not 2).
+    taint = {"key": "foo.com/taint", "effect": "NoSchedule"}
+    settings = nodepool(template={"spec": {"startupTaints": [taint]}})
+    result = run(DEFAULTS, daemonset("ds", DS_2), pod("p", cpu="1", memory="1Gi"),
+                 settings=settings,
+                 node_claims=True)
+    assert result.placed == ["default/p"] and _capacity(result.launched) == [(4, 4)]
+    assert result.node_claims[0]["spec"]["startupTaints"] == [taint]
+
+
 # -- What Karpenter writes on the NodeClaim (CreateCalls) and the node -----------------
 
 def _one_claim(*docs: Doc, settings: NodePoolSettings | None = None,
@@ -1228,8 +1241,6 @@ PROV_REASONS: list[tuple[str, str]] = [
      "model keeps none"),
     ("Resource Limits/should not schedule if limits would be exceeded (GPU)", "needs the fake "
      "provider's extended GPU resources on instance types"),
-    ("Daemonsets/should account for daemonsets (with startup taint)", "needs NodePool "
-     "startupTaints, not modelled"),
     ("NodeClaim Creation/should create a nodeclaim request restricting instance types based "
      "on pod resource requests", FAKE_GPU),
     ("NodeClaim Creation/should create a nodeclaim with resource requests", FAKE_GPU),
