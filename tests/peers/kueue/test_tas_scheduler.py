@@ -492,6 +492,13 @@ def _admitted_on(name: str, cpu: str, priority: int, domain: str = "x1",
                              ((domain,), 1)),), priority=priority)
 
 
+def _tolerating(flavor: str, cpu: str) -> PodSetRequest:
+    """One pod asking ``cpu`` and as many Gi, preferring a host, tolerating the
+    example.com/flavor taint of ``flavor``."""
+    return tas_ps("one", 1, {"cpu": cpu, "memory": f"{cpu}Gi"}, HOSTNAME, required=False,
+                  tolerations=(("example.com/flavor", "Equal", flavor, "NoSchedule"),))
+
+
 PREEMPTION_CASES = [
     Case("workload preempted due to quota is using deleted Node",
          nodes=PRE_TWO_NODES,
@@ -608,6 +615,26 @@ PREEMPTION_CASES += [
              "WaitingForPreemptedWorkloads",
              "couldn't assign flavors to pod set one: insufficient unused quota for memory in "
              "flavor tas-default, 5Gi more needed. Pending the preemption of 2 workload(s)")}),
+    Case("sibling-flavor usage on the shared node forces same-flavor preemption",
+         nodes=PRE_NODE,
+         flavors=tuple(rf(f"flavor-{x}", TAS_NODE,
+                          taints=(("example.com/flavor", x, "NoSchedule"),),
+                          topology="tas-single-level") for x in "ab"),
+         cluster_queue=cq("tas-main", group(*(fq(f"flavor-{x}", cpu="5", memory="5Gi")
+                                              for x in "ab")),
+                          policy=preemption(within="LowerPriority")),
+         workloads=(
+             Wl("w3-pending", (_tolerating("a", "2"),), priority=5),
+             Wl("w1-low-prio-a", (_tolerating("a", "1"),), priority=1,
+                admitted=(want("one", {"cpu": ("flavor-a", "1"), "memory": ("flavor-a", "1Gi")},
+                               H, *X1),)),
+             Wl("w2-sibling-b", (_tolerating("b", "3"),), priority=1,
+                admitted=(want("one", {"cpu": ("flavor-b", "3"), "memory": ("flavor-b", "3Gi")},
+                               H, *X1),))),
+         want_preempted={"default/w1-low-prio-a": "InClusterQueue"},
+         want_left=("default/w3-pending",),
+         want_pending={"default/w3-pending": ("WaitingForPreemptedWorkloads",
+                                              _cpu_excluded() + PENDING_ONE)}),
 ]
 
 
