@@ -1272,8 +1272,10 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("VolumeUsage/CSIMigration/", "needs CSI migration of in-tree volume plugins (the "
      "kubernetes.io/aws-ebs provisioner to ebs.csi.aws.com) in Karpenter's volume usage"),
     ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
-    ("Reserved Instance Types/", "needs reserved-capacity offerings and several NodePools, "
-     "not modelled"),
+    ("Reserved Instance Types/", "needs Karpenter's reservation tracking under the "
+     "ReservedCapacity gate (a NodeClaim pessimistically holds every compatible reserved "
+     "offering, reservations shared across NodePools, a reserved-offering error stopping the "
+     "fallback to lighter NodePools), not built; several NodePools are modelled"),
     ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
 # The In-Flight Nodes and Deleting Nodes cases are ported in test_inflight.py and
