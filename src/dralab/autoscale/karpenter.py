@@ -57,10 +57,12 @@ from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, 
 from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
 from .karpenter_deleting import take_deleting_pods
 from .karpenter_disruption import (
+    METHODS,
     Command,
     DisruptionCandidate,
     Replacing,
     find_command,
+    method_of,
     node_candidates,
     validate_command,
 )
@@ -605,9 +607,17 @@ class Karpenter:
                 wait.arrive(scheduler)
                 now_kept = self._candidates(groups, consolidatable,
                                             (*self.pdbs, *wait.pdbs), wall)
-                command = validate_command(scheduler, self.templates(), options,
+                checked = validate_command(scheduler, self.templates(), options,
                                            self.nodepool, command, now_kept, num_nodes,
                                            deleting, self._replacing(options))
+                if checked is None and now_kept:
+                    # The controller goes on to the next methods on the cluster as it
+                    # is now (their own wait brings nothing more here).
+                    rest = METHODS[METHODS.index(method_of(command)) + 1:]
+                    checked = find_command(scheduler, self.templates(), options,
+                                           self.nodepool, now_kept, num_nodes, deleting,
+                                           self._replacing(options), rest) if rest else None
+                command = checked
             finally:
                 scheduler.revert()
         self.last_command = command

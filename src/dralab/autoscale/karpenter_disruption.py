@@ -65,8 +65,8 @@ from .karpenter_template import NODEPOOL_LABEL
 from .placement import place_pod
 from .units import pod_units
 
-__all__ = ["EPHEMERAL_TAINTS", "Command", "DisruptionCandidate", "eviction_cost", "find_command",
-           "initialized", "node_candidates", "validate_command"]
+__all__ = ["EPHEMERAL_TAINTS", "METHODS", "Command", "DisruptionCandidate", "eviction_cost",
+           "find_command", "initialized", "method_of", "node_candidates", "validate_command"]
 
 # Upstream's constants (multinodeconsolidation.go, types.go).
 MAX_MULTI_NODE_CANDIDATES = 100
@@ -163,6 +163,12 @@ class Command:
     moved: tuple[str, ...] = ()
     # The replacement NodeClaim's instance type options, cheapest first.
     options: tuple[str, ...] = ()
+
+
+# Karpenter's consolidation methods, in the disruption controller's order.
+EMPTINESS, MULTI_NODE, SINGLE_NODE = "Emptiness", "MultiNodeConsolidation", \
+    "SingleNodeConsolidation"
+METHODS = (EMPTINESS, MULTI_NODE, SINGLE_NODE)
 
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
@@ -331,17 +337,19 @@ def _within_budget(candidates: Sequence[DisruptionCandidate], allowed: int
 def find_command(scheduler: Scheduler, templates: TemplateNodes,
                  groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
                  candidates: Sequence[DisruptionCandidate], num_nodes: int, deleting: int = 0,
-                 replacing: Replacing | None = None) -> Command | None:
+                 replacing: Replacing | None = None, methods: Sequence[str] = METHODS
+                 ) -> Command | None:
     """The loop's one disruption command (see the module docstring). ``num_nodes``:
     the NodePool's nodes, ``deleting``: those already being deleted (they use up
-    the budgets, BuildDisruptionBudgetMapping)."""
+    the budgets, BuildDisruptionBudgetMapping); ``methods``: those to try, in
+    Karpenter's order."""
     if replacing is None:
         replacing = Replacing({name: _plain_offering(g) for name, g in groups.items()})
     if settings.consolidate_after is None:
         return None  # consolidateAfter: Never
     ordered = _sorted(candidates)
     empty = [c for c in ordered if c.empty]
-    if empty:
+    if empty and EMPTINESS in methods:
         budget = settings.allowed_disruptions(num_nodes, REASON_EMPTY) - deleting
         chosen = _within_budget(empty, budget)
         if chosen:
@@ -351,10 +359,11 @@ def find_command(scheduler: Scheduler, templates: TemplateNodes,
     busy = [c for c in ordered if not c.empty]
     allowed = settings.allowed_disruptions(num_nodes, REASON_UNDERUTILIZED) - deleting
     batch = _within_budget(busy, allowed)
-    best = _multi_node(scheduler, templates, groups, replacing, batch)
+    best = _multi_node(scheduler, templates, groups, replacing, batch) \
+        if MULTI_NODE in methods else None
     if best is not None:
         return best
-    if allowed <= 0:
+    if allowed <= 0 or SINGLE_NODE not in methods:
         return None
     for candidate in busy:
         command = _compute(scheduler, templates, groups, replacing, (candidate,),
@@ -384,6 +393,13 @@ def _multi_node(scheduler: Scheduler, templates: TemplateNodes,
         else:
             high = mid - 1
     return saved
+
+
+def method_of(command: Command) -> str:
+    """The disruption method that made ``command``."""
+    if command.reason == REASON_EMPTY:
+        return EMPTINESS
+    return MULTI_NODE if len(command.candidates) > 1 else SINGLE_NODE
 
 
 def validate_command(scheduler: Scheduler, templates: TemplateNodes,
