@@ -185,6 +185,31 @@ def test_simulate_nodepool_inline_and_from_a_file(tmp_path: Path) -> None:
     assert _pods_nodes(from_file) == ["dear-01"]
 
 
+def test_simulate_several_nodepools_inline_and_from_a_file(tmp_path: Path) -> None:
+    # The heavier NodePool's copy of the dear pool is launched (each autoscaled pool is
+    # each NodePool's type, named NODEPOOL-POOL), though the other's cheap copy is cheaper.
+    pools = [_gpu_pool("dear", 20), _gpu_pool("cheap", 5)]
+    # (No consolidation: a replacement across NodePools is not weighed by weight yet.)
+    never = {"consolidateAfter": "Never"}
+    heavy = {**_nodepool({"weight": 10, "disruption": never, "template": {"spec": {
+        "requirements": [{"key": "dralab.dev/pool", "operator": "In", "values": ["a-dear"]}]}}}),
+        "metadata": {"name": "a"}}
+    light = {**_nodepool({"disruption": never}), "metadata": {"name": "b"}}
+    inline = _scenario(pools, ignoreDRARequests=False, nodePool=[light, heavy])
+    assert _pods_nodes(inline) == ["a-dear-01"]
+    (tmp_path / "nodepools.yaml").write_text(yaml.safe_dump_all([light, heavy]))
+    from_file = dralab.scenario({
+        "duration": "1h", "compare": ["dra"], "sampleInterval": "1m",
+        "fleet": {"spec": {"pools": pools}},
+        "workload": [{"name": "train", "arrivals": ["0s"], "duration": {
+            "distribution": "fixed", "mean": "10m"}, **_FULL_NODE}],
+        "autoscaling": {"model": "karpenter", "ignoreDRARequests": False,
+                        "nodePool": "nodepools.yaml"}}, base_dir=tmp_path)
+    assert _pods_nodes(from_file) == ["a-dear-01"]
+    with pytest.raises(dralab.DralabError, match="a second NodePool named 'b'"):
+        _scenario(pools, nodePool=[light, light])
+
+
 @pytest.mark.parametrize(("autoscaling", "message"), [
     ({"model": "cluster-autoscaler", "ignoreDRARequests": False},
      r"spec\.autoscaling\.ignoreDRARequests: only with model: karpenter"),

@@ -24,7 +24,9 @@ then tunes it (every field optional)::
       # chain (priority,least-waste)
       ignoreDRARequests: true      # karpenter: its --ignore-dra-requests (false: claims
                                    # placed on the template nodes' ResourceSlices)
-      nodePool: {...}              # karpenter: a karpenter.sh/v1 NodePool, or a path
+      nodePool: {...}              # karpenter: a karpenter.sh/v1 NodePool, a list of
+                                   # them, or a path to a file of them (several: each
+                                   # autoscaled pool copied per NodePool, NODEPOOL-POOL)
       preferencePolicy: Respect    # karpenter: its --preference-policy (or Ignore)
 
 Pools without ``autoscaling`` keep their size. The run's stage is
@@ -53,7 +55,7 @@ from .spec import AUTOSCALING_MODELS, AutoscalingRef, ScenarioError, parse_durat
 from .templates import TemplateError, resolve_path
 
 __all__ = ["AutoscalingSettings", "Model", "build_model", "parse_autoscaling",
-           "read_nodepool"]
+           "read_nodepool", "read_nodepools"]
 
 Model = ClusterAutoscaler | Karpenter
 
@@ -72,6 +74,7 @@ class AutoscalingSettings:
     ignore_dra_requests: bool = True     # karpenter
     preference_policy: str = "Respect"   # karpenter
     nodepool: NodePoolSettings | None = None  # karpenter: spec.autoscaling.nodePool
+    nodepools: tuple[NodePoolSettings, ...] = ()  # karpenter: all of them (several)
     # cluster-autoscaler: every flag (the fields above included); None: CA's defaults
     # with the fields above.
     options: AutoscalerOptions | None = None
@@ -102,36 +105,62 @@ def _seconds(value: object, path: str, source: str) -> float:
         raise ScenarioError(source, path, str(exc)) from None
 
 
-def read_nodepool(ref: AutoscalingRef | None, source: str, base_dir: str,
-                  allow_outside: bool = True) -> NodePoolSettings | None:
-    """``spec.autoscaling.nodePool``: inline, or a file of one NodePool (relative to the
-    scenario). Only with ``model: karpenter``. ScenarioError naming the field."""
+def _one_nodepool(data: Any, where: str, source: str, path: str) -> NodePoolSettings:
+    if not isinstance(data, dict) or data.get("kind") != "NodePool" or \
+            data.get("apiVersion") != NODEPOOL_API_VERSION:
+        got = data if isinstance(data, dict) else {}
+        raise ScenarioError(source, path, f"expected apiVersion {NODEPOOL_API_VERSION}, "
+                            f"kind NodePool, not {short_repr(got.get('apiVersion'))} "
+                            f"{short_repr(got.get('kind'))}")
+    return parse_nodepool(data, where)  # InputError: where, then the NodePool's field
+
+
+def read_nodepools(ref: AutoscalingRef | None, source: str, base_dir: str,
+                   allow_outside: bool = True) -> tuple[NodePoolSettings, ...]:
+    """``spec.autoscaling.nodePool``: inline (one NodePool, or a list of them), or a file
+    of NodePool documents (relative to the scenario). Only with ``model: karpenter``.
+    ScenarioError naming the field; a name given twice is one."""
     if ref is None or ref.node_pool is None:
-        return None
+        return ()
     path = "spec.autoscaling.nodePool"
     if ref.model != "karpenter":
         raise ScenarioError(source, path, "only with model: karpenter")
     data: Any = ref.node_pool
     where = f"{source}: {path}"
+    items: list[tuple[Any, str]]
     if isinstance(data, str):
         try:
             file = resolve_path(data, base_dir, allow_outside)
             docs = read_documents([file])
         except (TemplateError, InputError, OSError) as exc:
             raise ScenarioError(source, path, str(exc)) from None
-        if len(docs) != 1 or not isinstance(docs[0].data, dict):
-            raise ScenarioError(source, path, f"{data}: expected one NodePool document, "
-                                f"found {len(docs)}")
-        data, where = docs[0].data, docs[0].describe()
-    if data.get("kind") != "NodePool" or data.get("apiVersion") != NODEPOOL_API_VERSION:
-        raise ScenarioError(source, path, f"expected apiVersion {NODEPOOL_API_VERSION}, "
-                            f"kind NodePool, not {short_repr(data.get('apiVersion'))} "
-                            f"{short_repr(data.get('kind'))}")
-    return parse_nodepool(data, where)  # InputError: where, then the NodePool's field
+        if not docs:
+            raise ScenarioError(source, path, f"{data}: expected NodePool documents, "
+                                "found none")
+        items = [(d.data, d.describe()) for d in docs]
+    elif isinstance(data, list):
+        items = [(d, f"{where}[{i}]") for i, d in enumerate(data)]
+    else:
+        items = [(data, where)]
+    out: list[NodePoolSettings] = []
+    for item, item_where in items:
+        settings = _one_nodepool(item, item_where, source, path)
+        if any(n.name == settings.name for n in out):
+            raise ScenarioError(source, path, f"a second NodePool named {settings.name!r}")
+        out.append(settings)
+    return tuple(out)
+
+
+def read_nodepool(ref: AutoscalingRef | None, source: str, base_dir: str,
+                  allow_outside: bool = True) -> NodePoolSettings | None:
+    """The first of ``read_nodepools``, or None."""
+    nodepools = read_nodepools(ref, source, base_dir, allow_outside)
+    return nodepools[0] if nodepools else None
 
 
 def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
-                      nodepool: NodePoolSettings | None = None
+                      nodepool: NodePoolSettings | None = None,
+                      nodepools: tuple[NodePoolSettings, ...] = ()
                       ) -> AutoscalingSettings | None:
     """The run's autoscaling, or None when the fleet has no autoscaled pool (then
     ``spec.autoscaling`` is an error: it would do nothing)."""
@@ -184,7 +213,7 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
         model=ref.model, expander=expander, scan_interval=scan,
         scale_down_unneeded_time=unneeded, scale_down_delay_after_add=delay,
         scale_down_utilization_threshold=threshold, pools=pools,
-        ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool,
+        ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool, nodepools=nodepools,
         preference_policy=ref.preference_policy, options=options)
 
 
@@ -228,6 +257,8 @@ def build_model(settings: AutoscalingSettings, scheduler: Scheduler, fleet: Flee
                           preference_policy=settings.preference_policy)
         if settings.nodepool is not None:
             model.nodepool = settings.nodepool
+        if len(settings.nodepools) > 1:
+            model.nodepools = settings.nodepools
         return model
     # settings.options: every CA flag of spec.autoscaling (None for settings made
     # without parse_autoscaling: CA's defaults with the fields above).

@@ -36,8 +36,9 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         scaleDownUtilizationThreshold: 0.5
         ignoreDRARequests: true    # karpenter: its --ignore-dra-requests (false: pods'
                                    # claims placed on the template nodes' slices)
-        nodePool: nodepool.yaml    # karpenter: a karpenter.sh/v1 NodePool (inline or a
-                                   # file): disruption, limits, template
+        nodePool: nodepool.yaml    # karpenter: karpenter.sh/v1 NodePools (one or a list
+                                   # inline, or a file of them): disruption, limits,
+                                   # weight, template
         preferencePolicy: Respect  # karpenter: its --preference-policy (or Ignore)
       workload:
       - name: training             # job kind name (unique)
@@ -99,9 +100,9 @@ import msgspec
 from dralab.allocator.prepare import MAX_RESULTS
 from dralab.api.features import FeatureGates
 from dralab.api.quantity import Quantity, QuantityError, parse_quantity
-from dralab.autoscale.karpenter_template import nodepool_fleet_document
+from dralab.autoscale.karpenter_template import nodepools_fleet_document
 
-from .autoscaling import parse_autoscaling, read_nodepool
+from .autoscaling import parse_autoscaling, read_nodepools
 from .checks import check_event, check_kind
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
@@ -318,13 +319,15 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     if spec.fleet.file is not None:
         fleet_path(scenario, allow_outside)
     scenario = msgspec.structs.replace(scenario, fleet_data=read_fleet_document(scenario))
-    nodepool = read_nodepool(spec.autoscaling, source, base_dir, allow_outside)
-    if nodepool is not None and scenario.fleet_data is not None:
-        # The NodePool's template labels and taints on the autoscaled pools' nodes.
-        scenario = msgspec.structs.replace(scenario, fleet_data=nodepool_fleet_document(
-            scenario.fleet_data, nodepool))
+    nodepools = read_nodepools(spec.autoscaling, source, base_dir, allow_outside)
+    nodepool = nodepools[0] if nodepools else None
+    if nodepools and scenario.fleet_data is not None:
+        # The NodePools' template labels and taints on the autoscaled pools' nodes (with
+        # several, each autoscaled pool copied per NodePool: NODEPOOL-POOL).
+        scenario = msgspec.structs.replace(scenario, fleet_data=nodepools_fleet_document(
+            scenario.fleet_data, nodepools))
     fleet = load_fleet(scenario)
-    autoscaling = parse_autoscaling(spec.autoscaling, fleet, source, nodepool)
+    autoscaling = parse_autoscaling(spec.autoscaling, fleet, source, nodepool, nodepools)
     gpu_pools = {p.name for p in fleet.spec.pools if p.gpu.count > 0}
     # An autoscaled pool may reach its max: the limits count that many nodes.
     gpu_nodes = sum(p.autoscaling.max if p.autoscaling is not None else p.size

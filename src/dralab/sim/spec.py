@@ -196,11 +196,12 @@ class AutoscalingRef(_Spec, frozen=True):
     balancing_ignore_label: list[str] = []
     expendable_pods_priority_cutoff: int = -10
     fastpath_binpacking_enabled: bool = False
-    # karpenter: its --ignore-dra-requests (default true) and its NodePool (a
-    # karpenter.sh/v1 NodePool document, or a path to one relative to the scenario).
+    # karpenter: its --ignore-dra-requests (default true) and its NodePools (a
+    # karpenter.sh/v1 NodePool document, a list of them, or a path to a file of them
+    # relative to the scenario).
     ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")
     preference_policy: str = "Respect"    # karpenter: its --preference-policy
-    node_pool: dict[str, Any] | str | None = None
+    node_pool: dict[str, Any] | list[Any] | str | None = None
 
 
 class ScenarioSpec(_Spec, frozen=True):
