@@ -1222,19 +1222,21 @@ def test_both_min_values_best_effort(case: str) -> None:
 
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-NODEPOOL_HASH = ("needs Karpenter's NodePool hash annotation (karpenter.sh/nodepool-hash, "
-                 "hashstructure of the NodePool's spec) and a NodePool changed during "
-                 "scheduling; the NodeClaims here carry no hash")
+NODEPOOL_HASH = ("not applicable offline: a NodePool changed while a scheduling round runs "
+                 "(the hash annotation, karpenter.sh/nodepool-hash, from the NodePool as it "
+                 "was); the model reads one snapshot")
 FAKE_GPU = ("needs the fake provider's extended GPU resources (vendor-a) on instance types; "
             "a Fleet pool has DRA devices")
 PROV_REASONS: list[tuple[str, str]] = [
     ("Batcher/", "not applicable offline: asserts the provisioner's batching window (idle and "
      "max durations on a wall clock); the model provisions a loop's pending pods at once"),
     ("should not use a different NodePool hash", NODEPOOL_HASH),
-    ("should mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
-     "NodePool's NodeRegistrationHealthy condition, not modelled"),
-    ("should not mark podHealthyNodePoolScheduledTime", "asserts a pod annotation from the "
-     "NodePool's NodeRegistrationHealthy condition, not modelled"),
+    ("should mark podHealthyNodePoolScheduledTime", "not a decision: asserts the cluster "
+     "state's per-pod timestamp of scheduling against a NodeRegistrationHealthy NodePool "
+     "(the pod is scheduled either way)"),
+    ("should not mark podHealthyNodePoolScheduledTime", "not a decision: asserts the "
+     "cluster state's per-pod timestamp of scheduling against a NodeRegistrationHealthy "
+     "NodePool (the pod is scheduled either way)"),
     ("should provision nodes for accelerators", "needs the fake provider's extended GPU "
      "resources (vendor-a, vendor-b) on instance types; a Fleet pool has DRA devices"),
     ("should schedule all pods on one inflight node", "needs NodeClaims in flight; the "
