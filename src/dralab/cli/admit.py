@@ -15,7 +15,7 @@ from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import Decision, TopologyAssignment
 from dralab.queueing.reader import KueueSnapshot, read_snapshot
-from dralab.queueing.writer import write_jobs, write_workloads
+from dralab.queueing.writer import SLICE_REPLACED, write_jobs, write_workloads
 
 from .common import (
     EXIT_INPUT,
@@ -113,6 +113,8 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     workloads = write_workloads(snapshot, decisions, moment, topology)
     jobs = write_jobs(snapshot)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)
+    # a workload slice replaced by a scaled-up one has finished: not pending
+    finished = {d.workload for d in decisions if d.preempted and d.reason == SLICE_REPLACED}
     pending = len(snapshot.sources) - len(
-        [k for k in snapshot.sources if k in snapshot.state.admitted])
+        [k for k in snapshot.sources if k in snapshot.state.admitted or k in finished])
     raise SystemExit(EXIT_UNSCHEDULABLE if pending else EXIT_OK)

@@ -188,7 +188,9 @@ class PodSetRequest:
 class WorkloadSpec:
     """A Workload: its key (``namespace/name``), the LocalQueue and its ClusterQueue,
     the priority (WorkloadPriorityClass or pod priority), ``created`` (seconds; the
-    order of creationTimestamp) and its pod sets."""
+    order of creationTimestamp) and its pod sets. ``replaces``: the key of the workload
+    slice this one replaces (Kueue's kueue.x-k8s.io/workload-slice-replacement-for
+    annotation, ElasticJobsViaWorkloadSlices)."""
 
     key: str
     queue: str
@@ -196,6 +198,7 @@ class WorkloadSpec:
     priority: int
     created: float
     pod_sets: tuple[PodSetRequest, ...]
+    replaces: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -79,6 +79,10 @@ __all__ = [
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
+# Kueue's workloadslicing: a scaled-up slice names the slice it replaces ("ns/name");
+# honoured under the ElasticJobsViaWorkloadSlices gate (beta, on by default since 0.18).
+SLICE_REPLACEMENT_ANNOTATION = "kueue.x-k8s.io/workload-slice-replacement-for"
+WORKLOAD_SLICES_GATE = "ElasticJobsViaWorkloadSlices"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
@@ -574,6 +578,11 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     _spec_for(reader, snapshot, source, tuple(requests),
               effective_priority(priority, wl.metadata.annotations, boost_on),
               _queue_order(reader.config, wl, source.created))
+    replaces = wl.metadata.annotations.get(SLICE_REPLACEMENT_ANNOTATION)
+    if replaces and (reader.config is None
+                     or reader.config.feature_gates.get(WORKLOAD_SLICES_GATE, True)):
+        snapshot.state.workloads[key] = replace(snapshot.state.workloads[key],
+                                                replaces=replaces)
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (

@@ -40,8 +40,8 @@ from .hierarchy import ancestors
 from .model import Admission, Decision, QueueingState, TopologyAssignment
 from .reader import KueueSnapshot, WorkloadSource
 
-__all__ = ["KUEUE_WORKLOAD_API", "admission_outcomes", "topology_assignment_doc", "write_jobs",
-           "write_workloads"]
+__all__ = ["KUEUE_WORKLOAD_API", "SLICE_REPLACED", "admission_outcomes", "topology_assignment_doc",
+           "write_jobs", "write_workloads"]
 
 KUEUE_WORKLOAD_API = "kueue.x-k8s.io/v1beta1"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -49,6 +49,8 @@ _OWNER_APIS = {"Job": "batch/v1", "Pod": "v1", "StatefulSet": "apps/v1",
                "Deployment": "apps/v1", "ReplicaSet": "apps/v1"}
 # Evictions that are not preemptions: the Evicted reason and Kueue's message.
 _EVICTION_MESSAGES = {"ClusterQueueStopped": "The ClusterQueue is stopped"}
+# The Finished reason of a workload slice replaced by a scaled-up one (kueue/policy.py).
+SLICE_REPLACED = "WorkloadSliceReplaced"
 _PREEMPTION_REASONS = {
     "InClusterQueue": "prioritization in the ClusterQueue",
     "InCohortReclamation": "reclamation within the cohort",
@@ -139,6 +141,17 @@ def admission_outcomes(decisions: Iterable[Decision]) -> dict[str, Decision]:
     for decision in decisions:
         out[decision.workload] = decision
     return out
+
+
+def _slice_replaced_message(snapshot: KueueSnapshot, by: str) -> str:
+    """Kueue's Finished message of a replaced workload slice: the new slice's UID and
+    job UID label, empty when it has none."""
+    source = snapshot.sources.get(by)
+    meta = source.existing.metadata if source is not None and source.existing else None
+    uid = meta.uid or "" if meta is not None else ""
+    job_uid = meta.labels.get(JOB_UID_LABEL, "") if meta is not None else ""
+    return (f"Replaced to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to "
+            f"workload slice aggregation")
 
 
 def _preemption_message(snapshot: KueueSnapshot, decision: Decision,
@@ -269,6 +282,16 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
             _reset(conditions, "Preempted", "QuotaReserved", when)
             _set(conditions, _condition("Admitted", True, "Admitted",
                                         "The workload is admitted", when))
+        elif key in evicted and evicted[key].reason == SLICE_REPLACED:
+            # Kueue's replaceWorkloadSlice: the old slice keeps its admission and
+            # conditions as read and finishes.
+            raw_status = (source.existing.raw or {}).get("status") or {} \
+                if source.existing is not None else {}
+            if raw_status.get("admission"):
+                status["admission"] = copy.deepcopy(raw_status["admission"])
+            _set(conditions, _condition("Finished", True, SLICE_REPLACED,
+                                        _slice_replaced_message(snapshot, evicted[key].by),
+                                        when))
         elif key in evicted:
             eviction = evicted[key]
             preempted = eviction.reason not in _EVICTION_MESSAGES

@@ -26,7 +26,7 @@ quota; admission checks are not modelled), resourceRequests in the status.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -129,6 +129,7 @@ class Wl:
     priority: int = 0
     admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None
     created: float | None = None   # Creation(now + seconds); None: its place in the list
+    replaces: str | None = None    # Annotation(WorkloadSliceReplacementFor, ...)
 
 
 def wl(key: str, queue: str, *pod_sets: PodSetRequest, priority: int = 0,
@@ -186,7 +187,7 @@ def build_state(case: Case) -> QueueingState:
         # Upstream's workloads share one creation time; list order breaks the tie.
         created = float(index) if w.created is None else w.created
         state.workloads[w.key] = WorkloadSpec(w.key, w.queue, None, w.priority, created,
-                                              w.pod_sets)
+                                              w.pod_sets, w.replaces)
         if w.admitted is not None:
             state.admitted[w.key] = _admission(*w.admitted)
             state.admitted_at[w.key] = -1.0
@@ -213,7 +214,9 @@ def run_cycle(case: Case) -> None:
         "RecomputeAssignmentUponPreemptionTargetsOverlap", True)
     decisions = admit_cycles(policy, state, 0.0, 1)
     preempted = {d.workload: d.reason for d in decisions if d.preempted}
-    preemptors = {d.by for d in decisions if d.preempted and d.by}
+    # (a replaced workload slice finishes: its replacement is admitted, not waiting)
+    preemptors = {d.by for d in decisions
+                  if d.preempted and d.by and d.reason != "WorkloadSliceReplaced"}
     admitted = {key: _shape(a) for key, a in state.admitted.items()
                 if key not in before and key not in preemptors}
     assert admitted == {k: _want_shape(v) for k, v in case.want_admitted.items()}
@@ -806,8 +809,15 @@ GATES = ("preemption gates (spec.preemptionGates, MultiKueueOrchestratedPreempti
          "modelled")
 
 CASES += [
+    # Kueue finishes the old slice (Finished=True, WorkloadSliceReplaced): dralab's
+    # decision for it is an eviction with that reason, and it is not requeued.
     Case("workload-slice fits in single clusterQueue",
-         skip="workload slices (ElasticJobsViaWorkloadSlices) are not modelled"),
+         workloads=(wl("sales/foo-1", "main", ps("one", 10, {"cpu": "1"}),
+                       admitted=adm("sales", psa("one", 10, cpu=("default", "10000m")))),
+                    replace(wl("sales/foo-2", "main", ps("one", 15, {"cpu": "1"})),
+                            replaces="sales/foo-1")),
+         want_admitted={"sales/foo-2": adm("sales", psa("one", 15, cpu=("default", "15")))},
+         want_preempted={"sales/foo-1": "WorkloadSliceReplaced"}),
     Case("pending admission check with nofit and fit flavors",
          workloads=(wl("eng-beta/pending-check", "main", main("80")),),
          want_admitted={"eng-beta/pending-check": adm("eng-beta",

@@ -41,6 +41,7 @@ from typing import Protocol
 from dralab.queueing.kueue import messages
 from dralab.queueing.kueue.flavors import (
     AssignMode,
+    OldPodSet,
     PreemptionMode,
     WorkloadAssignment,
     assign_flavors,
@@ -84,6 +85,9 @@ SUSPENDED = "Suspended"
 # Decision.reason of a workload evicted because its ClusterQueue is HoldAndDrain
 # (Kueue's Evicted condition reason; its message is "The ClusterQueue is stopped").
 EVICTED_CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
+# Decision.reason of a workload slice a scaled-up slice replaced (Kueue's Finished
+# condition reason; Kueue does not requeue it).
+WORKLOAD_SLICE_REPLACED = "WorkloadSliceReplaced"
 
 
 # Bound on the preemption oracle's kept answers (each a few hundred bytes).
@@ -101,6 +105,8 @@ class _Entry:
     targets: list[PreemptionTarget] | None = None
     # Kueue's LastAssignment the scan resumed from (scan.py), None: from the first flavor
     last: ScanBookmark | None = None
+    # the admitted workload slice it replaces (ElasticJobsViaWorkloadSlices), its pod sets
+    replaced: tuple[OldPodSet, ...] | None = None
 
 
 def resources_to_reserve(mode: AssignMode, borrowing: int, usage: Mapping[FlavorResource, int],
@@ -339,6 +345,10 @@ class KueuePolicy:
         # scan bookmark of this or the last cycle survives a generation change and an
         # entry skipped for contention keeps it (scan.py).
         self.preserve_scan_progress = True
+        # Kueue's ElasticJobsViaWorkloadSlices (beta, on by default): a workload naming
+        # the admitted slice it replaces asks only its increase, on the slice's flavors,
+        # and the old slice finishes (WorkloadSliceReplaced) when it is admitted.
+        self.workload_slices = True
         # Per pending workload, where its next flavor scan resumes (Kueue's
         # Info.LastAssignment); per ClusterQueue Kueue's AllocatableResourceGeneration
         # (advanced when an admitted workload leaves it or its cohort tree's quotas
@@ -463,6 +473,20 @@ class KueuePolicy:
             del self._bookmarks[key]
             return None
         return last
+
+    def _replaced_slice(self, workload: WorkloadSpec, cluster_queue: str,
+                        state: QueueingState) -> tuple[OldPodSet, ...] | None:
+        """Kueue's ReplacedWorkloadSlice: the pod sets (name, usage, flavors) of the
+        admitted slice the workload replaces, when it is admitted in the same
+        ClusterQueue and namespace; None otherwise."""
+        old = workload.replaces
+        if not (self.workload_slices and old) or old.split("/", 1)[0] != \
+                workload.key.split("/", 1)[0]:
+            return None
+        admission = state.admitted.get(old)
+        if admission is None or admission.cluster_queue != cluster_queue:
+            return None
+        return tuple((p.name, p.usage, p.flavors) for p in admission.pod_sets)
 
     def _record_scan(self, entry: _Entry, shape: object) -> None:
         """Kueue's recordAssignment: the entry's assignment is the bookmark now."""
@@ -607,8 +631,10 @@ class KueuePolicy:
                 self._inactive(name, state, decisions)
                 continue
             last = self._resume_from(head, name, workload)
+            replaced = self._replaced_slice(workload, name, state)
             entry = _Entry(head, workload, name,
-                           self._nominate(workload, name, spec, state, last), last=last)
+                           self._nominate(workload, name, spec, state, last, replaced),
+                           last=last, replaced=replaced)
             if self.partial_admission and entry.assignment.mode != AssignMode.FIT \
                     and can_be_partially_admitted(workload):
                 self._reduce(entry, spec, state)
@@ -666,6 +692,9 @@ class KueuePolicy:
                     targets = entry.targets
                 else:
                     targets = self._targets(entry, spec, state, preemptor)
+                if entry.replaced is not None:
+                    # Kueue's FindReplacedSliceTarget: the old slice is finished, not preempted
+                    targets = [t for t in targets if t.workload != entry.workload.replaces]
                 if not targets:
                     message = assignment.message
                     if preemptor is not None:
@@ -759,7 +788,7 @@ class KueuePolicy:
             reduced = scaled_workload(workload, counts)
             trial = _Entry(entry.key, reduced, entry.cluster_queue,
                            self._nominate(reduced, entry.cluster_queue, spec, state,
-                                          entry.last))
+                                          entry.last, entry.replaced))
             if trial.assignment.mode == AssignMode.FIT:
                 return trial, True
             found = self._quota_targets(trial, spec, state)
@@ -785,8 +814,8 @@ class KueuePolicy:
         return self._targets(entry, spec, state)
 
     def _nominate(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
-                  state: QueueingState, last: ScanBookmark | None = None
-                  ) -> WorkloadAssignment:
+                  state: QueueingState, last: ScanBookmark | None = None,
+                  replaced: tuple[OldPodSet, ...] | None = None) -> WorkloadAssignment:
         assert self._tree is not None and self._index is not None
         tree, index = self._tree, self._index
         node = tree.cluster_queues[name]
@@ -819,7 +848,7 @@ class KueuePolicy:
         tas = None if self.tas is None else self.tas.context(
             [f.flavor for group in spec.resource_groups for f in group.flavors])
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
-                              self.fair_sharing, tas, last=last)
+                              self.fair_sharing, tas, last=last, replaced=replaced)
 
     def _simulate_preemption(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                              fr: FlavorResource, amount: int, state: QueueingState,
@@ -967,8 +996,23 @@ class KueuePolicy:
                decisions: list[Decision]) -> None:
         assert self._index is not None
         admission = Admission(entry.cluster_queue, entry.assignment.pod_sets)
-        self._index.add(entry.key, entry.cluster_queue, dict(entry.assignment.usage),
-                        entry.workload.priority)
+        usage = dict(entry.assignment.usage)
+        old = entry.workload.replaces if entry.replaced is not None else None
+        if old is not None and old in self._index:
+            # Kueue's replaceWorkloadSlice: the old slice finishes (WorkloadSliceReplaced,
+            # not requeued) and the new one holds its whole admission's usage.
+            self._index.remove(old)
+            self._generation[entry.cluster_queue] = \
+                self._generation.get(entry.cluster_queue, 0) + 1
+            if self.tas is not None:
+                self.tas.evicted(old)
+            state.admitted.pop(old, None)
+            state.admitted_at.pop(old, None)
+            state.workloads.pop(old, None)
+            decisions.append(Decision(old, preempted=True, by=entry.key,
+                                      reason=WORKLOAD_SLICE_REPLACED))
+            usage = admission_usage(admission)
+        self._index.add(entry.key, entry.cluster_queue, usage, entry.workload.priority)
         self._queued.pop(entry.key, None)
         self._bookmarks.pop(entry.key, None)  # Kueue's Info of an admitted workload has none
         state.admitted[entry.key] = admission
