@@ -1003,6 +1003,37 @@ def test_assignment_total_requests_for(name: str, requests: dict[str, str], admi
         {("default", "cpu"): str(admitted), ("default", "memory"): f"{admitted}Mi"})
 
 
+# -- TestAssignFlavorsWithAllowedFlavors (ConcurrentAdmission on) -------------------------------
+_ALLOWED_CQ = cq("cq", group(fq("f1", cpu="10"), fq("f2", cpu="10"), fq("occupied", cpu="1")))
+# name, the kueue.x-k8s.io/workload-allowed-resource-flavors list (None: no annotation),
+# want flavor, want mode
+ALLOWED_CASES = [
+    ("allow only f2", ("f2",), "f2", "Fit"),
+    ("allow only f1", ("f1",), "f1", "Fit"),
+    ("allow only the occupied flavor", ("occupied",), "", "NoFit"),
+    ("allow f1 and f2", ("f1", "f2"), "f1", "Fit"),
+    ("no constraints", None, "f1", "Fit"),
+    ("allow non-existent", ("non-existent",), "", "NoFit"),
+]
+
+
+@pytest.mark.parametrize(("name", "allowed", "want_flavor", "want_mode"), ALLOWED_CASES,
+                         ids=[f"TestAssignFlavorsWithAllowedFlavors/{c[0]}"
+                              for c in ALLOWED_CASES])
+def test_assign_flavors_with_allowed_flavors(name: str, allowed: tuple[str, ...] | None,
+                                             want_flavor: str, want_mode: str) -> None:
+    """TestAssignFlavorsWithAllowedFlavors: kubernetes-sigs/kueue ff69552e, FILE: a
+    workload allowed only some flavors (ConcurrentAdmission) is assigned among them."""
+    tree = QuotaTree({"cq": _ALLOWED_CQ}, {})
+    workload = WorkloadSpec("ns/wl", "main", "cq", 0, 0.0, (ps("main", 1, {"cpu": "2"}),))
+    flavors = {n: rf(n) for n in ("f1", "f2", "occupied")}
+    got = assign_flavors(workload, _ALLOWED_CQ, tree.cluster_queues["cq"], tree, flavors, None,
+                         allowed_flavors=None if allowed is None else frozenset(allowed))
+    assert got.mode == _MODES[want_mode]
+    if want_mode == "Fit":
+        assert got.pod_sets[0].flavors["cpu"] == want_flavor
+
+
 # name, the new slice's pod sets, the old slice's (name, count, per-pod requests), want usage
 _ONE_MI = {"cpu": "1", "memory": "1Mi"}
 _TWO_MI = {"cpu": "2", "memory": "2Mi"}
@@ -1050,10 +1081,6 @@ NOT_MODELLED = {
         "required topology is accepted for regular jobs with ElasticJobsViaWorkloadSlicesWithTAS",
         "preferred topology is accepted for regular jobs with "
         "ElasticJobsViaWorkloadSlicesWithTAS")),
-    "TestAssignFlavorsWithAllowedFlavors": (
-        "ConcurrentAdmission's allowed-flavor annotation is not modelled", (
-            "allow only f2", "allow only f1", "allow only the occupied flavor", "allow f1 and f2",
-            "no constraints", "allow non-existent")),
     "TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices": (
         SLICES, ("(single case)",)),
 }

@@ -381,7 +381,8 @@ class _Assigner:
     def group_flavor(self, members: Sequence[PodSetRequest], group: ResourceGroup,
                      wanted: list[tuple[str, int]], taken: Mapping[FlavorResource, int],
                      start: int = 0, nominated: frozenset[str] | None = None,
-                     resource: str = "", replaced: Sequence[OldPodSet] = ()
+                     resource: str = "", replaced: Sequence[OldPodSet] = (),
+                     allowed: frozenset[str] | None = None
                      ) -> tuple[dict[str, tuple[str, AssignMode, int]] | None,
                                 list[str], list[FlavorAttempt]]:
         """The flavor of ``group`` for the pod sets' ``wanted`` resources, per resource
@@ -391,7 +392,8 @@ class _Assigner:
         NominationMapping for ``resource``), skips the flavors not in it. ``replaced``
         holds, per member, the pod set of the old workload slice at its index: a flavor
         other than the one it was admitted on does not fit, and only the increase over
-        its request is asked of the quota."""
+        its request is asked of the quota. ``allowed`` (ConcurrentAdmission's
+        allowed-flavor annotation) skips the flavors not in it."""
         fungibility = self.spec.flavor_fungibility
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
@@ -404,6 +406,10 @@ class _Assigner:
             if nominated is not None and name not in nominated:
                 reasons.append(f"skipping flavor {name} as it is not found in the "
                                f"nomination mapping for resource {resource}")
+                continue
+            if allowed is not None and name not in allowed:
+                reasons.append(f"skipping flavor {name} due to "
+                               f"WorkloadAllowedResourceFlavorAnnotation annotation")
                 continue
             rejection = next((why for why in (self.rejection(name, group, p) for p in members)
                               if why), "")
@@ -463,7 +469,8 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                    fair_sharing: bool = False, tas: TASContext | None = None, *,
                    last: ScanBookmark | None = None,
                    nominated: Mapping[str, Mapping[str, str]] | None = None,
-                   replaced: Sequence[OldPodSet] | None = None
+                   replaced: Sequence[OldPodSet] | None = None,
+                   allowed_flavors: frozenset[str] | None = None
                    ) -> WorkloadAssignment:
     """Choose flavors for every pod set of ``workload`` in ClusterQueue ``spec``.
 
@@ -481,7 +488,9 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
     ``replaced`` is the admitted workload slice this one replaces (Kueue's
     ElasticJobsViaWorkloadSlices), its pod sets in order as (name, totals, flavors):
     each pod set keeps the flavors of the old one at its index and charges
-    only what it asks beyond the old pod set of its name."""
+    only what it asks beyond the old pod set of its name. ``allowed_flavors`` is the
+    workload's kueue.x-k8s.io/workload-allowed-resource-flavors (Kueue's
+    ConcurrentAdmission): only those flavors are tried."""
     assigner = _Assigner(spec, node, tree, flavors, preemption_possible, fair_sharing, tas)
     group_of: dict[str, ResourceGroup] = {}
     for resource_group in spec.resource_groups:
@@ -534,7 +543,7 @@ def assign_flavors(workload: WorkloadSpec, spec: ClusterQueueSpec, node: QuotaNo
                 replaced[i] if i < len(replaced) else ("", {}, {})
                 for i in member_index[group_key]]
             found, why, tried = assigner.group_flavor(members, group, wanted, taken, start,
-                                                      allowed, resource, old)
+                                                      allowed, resource, old, allowed_flavors)
             tries.append((tried, group, resource))
             if found is None:
                 chosen, reasons = {}, why
