@@ -19,10 +19,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import pytest
 
 from dralab.api.codec import decode
-from dralab.api.core import Pod
+from dralab.api.core import Pod, Taint
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 from dralab.autoscale.karpenter_pdb import read_pdbs
 from dralab.autoscale.karpenter_validation import ValidationWait
@@ -42,6 +43,7 @@ from .harness import (
     ported_ids,
 )
 from .harness import run as harness_run
+from .test_inflight import next_round
 from .upstream_cases import CONSOLIDATION
 
 
@@ -827,6 +829,24 @@ def test_delete_pod_churn(case: str) -> None:
     assert result.deleted == ["node-1"] and result.launched == []
 
 
+# -- Context("Parallelization"): the replacement in flight takes new pending pods -----
+
+@upstream("Parallelization/should not schedule an additional node when receiving pending pods "
+          "while consolidating")
+def test_pending_pods_while_consolidating(case: str) -> None:
+    first = run(ON_DEMAND, node("node", MOST), pod("p", on="node", labels={"app": "first"}))
+    assert first.deleted == ["node"] and len(first.launched) == 1
+    # The command is under way: the old node tainted karpenter.sh/disrupted (its
+    # finalizer keeps it), its replacement launched and not ready.
+    cluster = first.karpenter.scheduler.cluster
+    old = cluster.nodes["node"].node
+    cluster.add_node(msgspec.structs.replace(old, spec=msgspec.structs.replace(old.spec, taints=[
+        *old.spec.taints, Taint(key="karpenter.sh/disrupted", effect="NoSchedule")])))
+    second = next_round(first, pod("pending"))
+    assert second.launched == []
+    assert "default/pending" in second.decisions.helped_by_upcoming
+
+
 # -- The cases a one-NodePool offline model cannot run, each with its reason ---------
 
 EVENTS = ("not a decision: asserts Kubernetes events, which the model does not emit (it "
@@ -882,8 +902,6 @@ SKIPPED = [
     ("Delete/can delete nodes while an invalid node pool exists", POOLS),
     ("Node Lifetime Consideration/should consolidate the node with best savings ratio first",
      LIFETIME),
-    ("Parallelization/should not schedule an additional node when receiving pending pods "
-     "while consolidating", QUEUE),
     ("Parallelization/should not consolidate a node that is launched for pods on a deleting "
      "node", QUEUE),
     ("Buffer Pods/should not empty-consolidate a node with only buffer pods", BUFFER),
