@@ -195,3 +195,13 @@ def test_topology_labels() -> None:
         ("b", "p-block-04", "p-rack-06"),
     ]
     assert nodes[0].metadata.labels["kubernetes.io/hostname"] == "p-01"
+
+
+def test_pool_extended_resources_on_every_node() -> None:
+    # A device plugin's resources beside the NVIDIA plugin's nvidia.com/gpu.
+    fleet = fleet_of("h100", count=2, gpus=2, gpu={"extendedResources": True},
+                     extendedResources={"example.com/fpga": 3})
+    for node in generate(fleet).nodes:
+        for resources in (node.status.capacity, node.status.allocatable):
+            have = {k: str(v) for k, v in resources.items()}
+            assert have["example.com/fpga"] == "3" and have["nvidia.com/gpu"] == "2"

@@ -121,6 +121,13 @@ ERRORS = [
      "example.com/gpu: 'gpu'"),
     ("spec.deviceClasses", [{"name": "x", "extendedResourceName": "kubernetes.io/gpu"}],
      "f.yaml: spec.deviceClasses[0].extendedResourceName: not an extended resource name"),
+    ("spec.pools.0.extendedResources", {"fpga": 2},
+     "f.yaml: spec.pools[0].extendedResources: not an extended resource name like "
+     "example.com/gpu: 'fpga'"),
+    ("spec.pools.0.extendedResources", {"example.com/fpga": -1},
+     "f.yaml: spec.pools[0].extendedResources.example.com/fpga: must not be negative: -1"),
+    ("spec.pools.0.extendedResources", {"example.com/fpga": "2"},
+     "f.yaml: spec.pools[0].extendedResources[...]: Expected int, got str"),
 ]
 
 

@@ -69,6 +69,9 @@ def _pool_objects(fleet: Fleet, pool: NodePool, seed: int, first: int = 0
     if pool.nics.count:
         nic_pool = NicPool(pool.nics, nic_slots(platform, pool.nics.count, slots,
                                                 pool.nics.alignment))
+    # The pool's own device-plugin resources; a name the NVIDIA plugin also advertises
+    # takes the pool's count (what the user wrote).
+    extended = {**extended, **pool.extended_resources}
     template = NodeTemplate(pool, model, platform, extended,
                             mig_capable=model is not None and model.mig is not None)
     names = pool.node_names()[first:]

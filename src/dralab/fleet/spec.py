@@ -72,6 +72,9 @@ Example (every field; defaults in comments)::
           racksPerBlock: 8              # 0: no block label
         labels: {}
         taints: []                      # [{key, value, effect}]
+        extendedResources: {}           # device-plugin resources every node advertises,
+                                        # e.g. {example.com/fpga: 2} (capacity and
+                                        # allocatable; beside gpu.extendedResources')
         autoscaling:                    # a node group (default: none, the pool is fixed)
           min: 0                        # never scaled below (count may be 0: from zero)
           max: 8                        # never scaled above (required)
@@ -246,6 +249,8 @@ class NodePool(_Strict, frozen=True):
     topology: TopologySpec = TopologySpec()
     labels: dict[str, str] = {}
     taints: list[TaintSpec] = []
+    # Extended resources a device plugin advertises on every node (a count each).
+    extended_resources: dict[str, int] = {}
     autoscaling: AutoscalingSpec | None = None
 
     @property
@@ -591,6 +596,11 @@ def _check_pool(source: str, path: str, pool: NodePool) -> None:
     for i, taint in enumerate(pool.taints):
         if not taint.key:
             raise FleetSpecError(source, f"{path}.taints[{i}].key", "must not be empty")
+    for name, count in pool.extended_resources.items():
+        _check_extended_name(source, f"{path}.extendedResources", name)
+        if count < 0:
+            raise FleetSpecError(source, f"{path}.extendedResources.{name}",
+                                 f"must not be negative: {count}")
     if pool.autoscaling is not None:
         _check_autoscaling(source, f"{path}.autoscaling", pool, pool.autoscaling)
 

@@ -8,10 +8,9 @@ operating systems only duplicate sizes and prices for pods that select neither),
 with PriceFromResources' prices (0.1 per CPU, 0.1 per GB of memory) and the fake's
 default of 5 pods per node. Every fake type reserves 100m CPU and 10Mi memory
 (kubeReserved), the pool's ``reserved``. ``defaults()`` is the fake cloud provider's
-default list (cloudprovider.go GetInstanceTypes) without its two GPU types, whose
-fake extended resources no Fleet pool has; they are dearer than the default type of
-the same size, so no case without GPU requests would launch them. A type offered in
-several zones is one pool per zone.
+default list (cloudprovider.go GetInstanceTypes); its two GPU types' fake extended
+resources (fake.com/vendor-a, vendor-b) are the pools' ``extendedResources``. A type
+offered in several zones is one pool per zone.
 """
 
 from __future__ import annotations
@@ -39,6 +38,10 @@ NODEPOOL = "default"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 ZONE = "topology.kubernetes.io/zone"
+# fake.ResourceGPUVendorA and B: PriceFromResources adds 1.0 for either.
+VENDOR_A = "fake.com/vendor-a"
+VENDOR_B = "fake.com/vendor-b"
+FAKE_GPUS = (VENDOR_A, VENDOR_B)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,9 @@ class InstanceType:
     pool_name: str | None = None  # for types the fake names alike
     # More labels of the offering (e.g. a reserved offering's karpenter.sh/reservation-id).
     extra_labels: tuple[tuple[str, str], ...] = ()
+    # Extended resources in the type's capacity (fake.ResourceGPUVendorA, ...): the pool's
+    # extendedResources.
+    extended: tuple[tuple[str, int], ...] = ()
 
     @property
     def labels(self) -> dict[str, str]:
@@ -78,7 +84,8 @@ class InstanceType:
         # fake.PriceFromResources: 0.1 per CPU and 0.1 per 1e9 bytes of memory.
         if self.price is not None:
             return self.price
-        return round(0.1 * self.cpu + 0.1 * self.memory_gi * 2**30 / 1e9, 9)
+        gpus = sum(1.0 for name, _ in self.extended if name in FAKE_GPUS)
+        return round(0.1 * self.cpu + 0.1 * self.memory_gi * 2**30 / 1e9 + gpus, 9)
 
 
 def ported_ids(namespace: dict[str, Any]) -> set[str]:
@@ -132,12 +139,16 @@ OSES = ("linux", "windows", "darwin")
 def defaults() -> list[InstanceType]:
     """fake.NewInstanceType's defaults: 4 CPUs, 4Gi, 5 pods, amd64, zones 1-3, operating
     systems linux, windows and darwin (a node has one: one pool per zone and OS)."""
-    shapes = [("default-instance-type", 4, 4, 5, "amd64", OSES),
-              ("small-instance-type", 2, 2, 5, "amd64", OSES),
-              ("arm-instance-type", 16, 128, 5, "arm64", ("ios", *OSES)),
-              ("single-pod-instance-type", 4, 4, 1, "amd64", OSES)]
-    return [InstanceType(name, cpu, mem, pods, zone, arch=arch, os=os, per_zone=True)
-            for name, cpu, mem, pods, arch, oses in shapes for zone in ZONES for os in oses]
+    shapes = [("default-instance-type", 4, 4, 5, "amd64", OSES, ()),
+              ("small-instance-type", 2, 2, 5, "amd64", OSES, ()),
+              ("gpu-vendor-instance-type", 4, 4, 5, "amd64", OSES, ((VENDOR_A, 2),)),
+              ("gpu-vendor-b-instance-type", 4, 4, 5, "amd64", OSES, ((VENDOR_B, 2),)),
+              ("arm-instance-type", 16, 128, 5, "arm64", ("ios", *OSES), ()),
+              ("single-pod-instance-type", 4, 4, 1, "amd64", OSES, ())]
+    return [InstanceType(name, cpu, mem, pods, zone, arch=arch, os=os, per_zone=True,
+                         extended=extended)
+            for name, cpu, mem, pods, arch, oses, extended in shapes
+            for zone in ZONES for os in oses]
 
 
 def numbered(total: int) -> list[InstanceType]:
@@ -159,6 +170,7 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
         pools.append({**({"taints": taints} if taints else {}), **(pool_extra or {}),
             "name": t.pool, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
             "pods": t.pods, "topology": {"zone": t.zone},
+            **({"extendedResources": dict(t.extended)} if t.extended else {}),
             "reserved": {"cpu": "100m", "memory": "10Mi"},
             # The deprecated instance-type label too, as cloud kubelets set it (Karpenter
             # reads it as an alias of the stable one).

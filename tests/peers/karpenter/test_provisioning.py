@@ -18,6 +18,8 @@ from dralab.api.quantity import parse_quantity
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
 from .harness import (
+    VENDOR_A,
+    VENDOR_B,
     Doc,
     InstanceType,
     Run,
@@ -43,6 +45,20 @@ def upstream(path: str) -> pytest.MarkDecorator:
 def test_provision_nodes(case: str) -> None:
     result = run(DEFAULTS, pod("p"))
     assert sum(n for _, n in result.launched) == 1 and result.placed == ["default/p"]
+
+
+@upstream("should provision nodes for accelerators")
+def test_provision_accelerators(case: str) -> None:
+    # Limits only: the API server defaults an extended resource's request to its limit.
+    result = run(DEFAULTS, pod("a", limits={VENDOR_A: "1"}), pod("b", limits={VENDOR_B: "1"}))
+    assert result.placed == ["default/a", "default/b"] and result.pending == []
+    assert _types(result, "default/a") == ["gpu-vendor-instance-type"]
+    assert _types(result, "default/b") == ["gpu-vendor-b-instance-type"]
+
+
+def _types(result: Run, pod_key: str) -> list[str]:
+    """The instance type of the node launched for ``pod_key``."""
+    return [result.node_labels(pod_key)["node.kubernetes.io/instance-type"]]
 
 
 @upstream("Should provision nodes for multiple pods")
@@ -187,6 +203,14 @@ def test_limits_partial(case: str) -> None:
 @upstream("Resource Limits/should not schedule if limits would be exceeded")
 def test_limits_would_be_exceeded(case: str) -> None:
     result = run(DEFAULTS, pod("p", cpu="2.1"), settings=nodepool(None, {"cpu": "2"}))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
+@upstream("Resource Limits/should not schedule if limits would be exceeded (GPU)")
+def test_limits_gpu(case: str) -> None:
+    # The only type with vendor-a GPUs has 5 pods of capacity, over the limit of 1.
+    result = run(DEFAULTS, pod("p", limits={VENDOR_A: "1"}),
+                 settings=nodepool(None, {"pods": "1"}))
     assert result.launched == [] and result.pending == ["default/p"]
 
 
@@ -1028,8 +1052,7 @@ NC = "NodeClaim Creation/"
 
 @upstream(NC + "should create a nodeclaim request with expected requirements")
 def test_claim_requirements(case: str) -> None:
-    # Every instance type of the fake list takes the pod (the list here lacks the fake's
-    # two GPU types: see the module docstring).
+    # Every instance type of the fake list takes the pod.
     _expect_requirements(_one_claim(pod("p"), settings=_template_np()),
                          ("node.kubernetes.io/instance-type", "In", ALL_TYPES),
                          ("karpenter.sh/nodepool", "In", ["default"]))
@@ -1060,6 +1083,20 @@ def test_claim_restricted_types(key: str, value: str, case: str) -> None:
                          ("node.kubernetes.io/instance-type", "In", ["arm-instance-type"]))
 
 
+def _gpu_pod(name: str, **requests: str) -> Doc:
+    """A pod requesting one vendor-a GPU (requests and limits) and ``requests``."""
+    doc = pod(name, limits={VENDOR_A: "1"})
+    doc["spec"]["containers"][0]["resources"]["requests"] = {**requests, VENDOR_A: "1"}
+    return doc
+
+
+@upstream(NC + "should create a nodeclaim request restricting instance types based on pod "
+          "resource requests")
+def test_claim_restricted_by_requests(case: str) -> None:
+    _expect_requirements(_one_claim(_gpu_pod("p")), ("node.kubernetes.io/instance-type", "In",
+                                                     ["gpu-vendor-instance-type"]))
+
+
 @upstream(NC + "should create a nodeclaim request with the correct owner reference")
 def test_claim_owner(case: str) -> None:
     claim = _one_claim(pod("p"), settings=_template_np())
@@ -1083,6 +1120,13 @@ def _approx(requests: dict[str, str], expected: dict[str, str]) -> None:
 
 
 ONE_CPU = {"cpu": "1", "memory": "1Mi"}
+
+
+@upstream(NC + "should create a nodeclaim with resource requests")
+def test_claim_requests(case: str) -> None:
+    requests = _requests(_one_claim(_gpu_pod("p", cpu="1", memory="1Mi")))
+    assert len(requests) == 4
+    _approx(requests, {"cpu": "1", "memory": "1Mi", VENDOR_A: "1", "pods": "1"})
 
 
 @upstream(NC + "should create a nodeclaim with resource requests with daemon overhead")
@@ -1225,8 +1269,6 @@ def test_both_min_values_best_effort(case: str) -> None:
 NODEPOOL_HASH = ("not applicable offline: a NodePool changed while a scheduling round runs "
                  "(the hash annotation, karpenter.sh/nodepool-hash, from the NodePool as it "
                  "was); the model reads one snapshot")
-FAKE_GPU = ("needs the fake provider's extended GPU resources (vendor-a) on instance types; "
-            "a Fleet pool has DRA devices")
 PROV_REASONS: list[tuple[str, str]] = [
     ("Batcher/", "not applicable offline: asserts the provisioner's batching window (idle and "
      "max durations on a wall clock); the model provisions a loop's pending pods at once"),
@@ -1237,15 +1279,8 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("should not mark podHealthyNodePoolScheduledTime", "not a decision: asserts the "
      "cluster state's per-pod timestamp of scheduling against a NodeRegistrationHealthy "
      "NodePool (the pod is scheduled either way)"),
-    ("should provision nodes for accelerators", "needs the fake provider's extended GPU "
-     "resources (vendor-a, vendor-b) on instance types; a Fleet pool has DRA devices"),
     ("should schedule all pods on one inflight node", "needs NodeClaims in flight; the "
      "model keeps none"),
-    ("Resource Limits/should not schedule if limits would be exceeded (GPU)", "needs the fake "
-     "provider's extended GPU resources on instance types"),
-    ("NodeClaim Creation/should create a nodeclaim request restricting instance types based "
-     "on pod resource requests", FAKE_GPU),
-    ("NodeClaim Creation/should create a nodeclaim with resource requests", FAKE_GPU),
 ]
 
 

@@ -62,6 +62,33 @@ def test_more_than_any_type(case: str) -> None:
     assert result.launched == [] and result.pending == ["default/p"]
 
 
+SUPER_GPU = "karpenter.sh/super-great-gpu"
+BETTER_GPU = "karpenter.sh/even-better-gpu"
+
+
+def _gpu_types() -> list[InstanceType]:
+    """fake.InstanceTypes(5) with 25 of a fake GPU added to the first type's capacity and
+    25 of another to the second's (after pricing: the prices are the plain types')."""
+    types = numbered(5)
+    return [replace(types[0], extended=((SUPER_GPU, 25),)),
+            replace(types[1], extended=((BETTER_GPU, 25),)), *types[2:]]
+
+
+@upstream("Instance Type Compatibility/should launch pods with resources that aren't on any "
+          "single instance type on different instances")
+def test_resources_on_different_instances(case: str) -> None:
+    result = run(_gpu_types(), pod("a", limits={SUPER_GPU: "1"}),
+                 pod("b", limits={BETTER_GPU: "1"}))
+    assert result.placed == ["default/a", "default/b"] and _nodes(result.launched) == 2
+
+
+@upstream("Instance Type Compatibility/should fail to schedule a pod with resources requests "
+          "that aren't on a single instance type")
+def test_resources_not_on_one_type(case: str) -> None:
+    result = run(_gpu_types(), pod("p", limits={SUPER_GPU: "1", BETTER_GPU: "1"}))
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
 @pytest.mark.parametrize(("selectors", "case"), [
     pytest.param(({"kubernetes.io/arch": "amd64"}, {"kubernetes.io/arch": "arm64"}), "",
                  id="Instance Type Compatibility/should launch pods with different archs on "
@@ -1231,16 +1258,10 @@ def test_custom_constraints(base: str) -> None:
 
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-FAKE_RESOURCES = ("needs the fake provider's arbitrary extended resources on instance types; "
-                  "a Fleet pool has CPU, memory, pods and DRA devices")
 IN_FLIGHT = ("needs more of Karpenter's in-flight state than the model keeps: DaemonSet "
              "pods counted apart on nodes in flight, an initialized NotReady node still in "
              "flight, a fake type with 4.25 CPUs over random batches")
 SCHED_REASONS: list[tuple[str, str]] = [
-    ("Instance Type Compatibility/should launch pods with resources that aren't on any",
-     FAKE_RESOURCES),
-    ("Instance Type Compatibility/should fail to schedule a pod with resources requests that",
-     FAKE_RESOURCES),
     ("In-Flight Nodes/should launch a second node if an in-flight node is terminating",
      "needs a launch withdrawn before its node joins (the NodeClaim deleted); the model's "
      "caller reports only nodes that joined"),
