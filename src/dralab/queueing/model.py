@@ -190,7 +190,8 @@ class WorkloadSpec:
     the priority (WorkloadPriorityClass or pod priority), ``created`` (seconds; the
     order of creationTimestamp) and its pod sets. ``replaces``: the key of the workload
     slice this one replaces (Kueue's kueue.x-k8s.io/workload-slice-replacement-for
-    annotation, ElasticJobsViaWorkloadSlices)."""
+    annotation, ElasticJobsViaWorkloadSlices). ``elastic``: the Workload is marked
+    kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate)."""
 
     key: str
     queue: str
@@ -199,6 +200,7 @@ class WorkloadSpec:
     created: float
     pod_sets: tuple[PodSetRequest, ...]
     replaces: str | None = None
+    elastic: bool = False
 
 
 @dataclass(frozen=True, slots=True)

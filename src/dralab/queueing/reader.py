@@ -83,6 +83,8 @@ JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 # honoured under the ElasticJobsViaWorkloadSlices gate (beta, on by default since 0.18).
 SLICE_REPLACEMENT_ANNOTATION = "kueue.x-k8s.io/workload-slice-replacement-for"
 WORKLOAD_SLICES_GATE = "ElasticJobsViaWorkloadSlices"
+# ... and marks an elastic Workload (Kueue's IsElasticWorkload, under the same gate).
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
@@ -578,11 +580,14 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
     _spec_for(reader, snapshot, source, tuple(requests),
               effective_priority(priority, wl.metadata.annotations, boost_on),
               _queue_order(reader.config, wl, source.created))
+    slices_on = reader.config is None or reader.config.feature_gates.get(
+        WORKLOAD_SLICES_GATE, True)
     replaces = wl.metadata.annotations.get(SLICE_REPLACEMENT_ANNOTATION)
-    if replaces and (reader.config is None
-                     or reader.config.feature_gates.get(WORKLOAD_SLICES_GATE, True)):
+    if replaces and slices_on:
         snapshot.state.workloads[key] = replace(snapshot.state.workloads[key],
                                                 replaces=replaces)
+    if slices_on and wl.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) == "true":
+        snapshot.state.workloads[key] = replace(snapshot.state.workloads[key], elastic=True)
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (

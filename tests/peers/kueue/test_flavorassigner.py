@@ -135,7 +135,6 @@ CQ2 = "test-secondary-clusterqueue"
 COHORT = "test-cohort"
 MSS = fungibility("MayStopSearch", "MayStopSearch")
 TNF = fungibility("TryNextFlavor", "TryNextFlavor")
-SLICES = "workload slices (ElasticJobsViaWorkloadSlices) are not modelled"
 _LWS_NO_FIT = (
     "insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
     "current podset request (5) > maximum capacity (4)",
@@ -840,6 +839,7 @@ class NoFitCase:
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cq_usage: dict[tuple[str, str], str] = field(default_factory=dict)
     replaced: tuple[OldPodSet, ...] | None = None  # the old workload slice (as Case)
+    allowed_flavors: frozenset[str] | None = None
 
 
 TOLERATE_KEY = ("key", "Equal", "val", NO_SCHEDULE)
@@ -897,8 +897,11 @@ NOFIT_CASES = [
               {**_ALL_NO_MATCH, "flavor-tas": "TopologyPlacementFailed"},
               cluster_queue=_TAS_CQ, topologies=_RACK,
               cq_usage={("flavor-tas", "cpu"): "2"}),
-    NoFitCase("flavor not allowed by annotations", None, "", {},
-              skip="ConcurrentAdmission's allowed-flavor annotation is not modelled"),
+    # ConcurrentAdmission on: the workload's allowed flavors (assign_flavors(allowed_flavors=));
+    # flavor-b is skipped without an attempt, as upstream (whose check of it is then vacuous)
+    NoFitCase("flavor not allowed by annotations", ps("main", 1, {"cpu": "1"}), "",
+              {"flavor-b": "NoMatchingFlavor"}, cq_usage={("flavor-a", "cpu"): "4"},
+              allowed_flavors=frozenset({"flavor-a"})),
     NoFitCase("insufficient capacity, cohort has available capacity (waiting for quota)",
               ps("main", 1, {"cpu": "3"}), "WaitingForQuota",
               {"flavor-a": "WaitingForQuota", "flavor-b": "NoMatchingFlavor"},
@@ -955,7 +958,7 @@ def test_is_no_fit_due_to_capacity_and_limits(case: NoFitCase) -> None:
     flavors = case.flavors or _NOFIT_FLAVORS
     got = assign_flavors(workload, queue, tree.cluster_queues[queue.name], tree, flavors, oracle,
                          tas=tas_context(queue, flavors, case.topologies),
-                         replaced=case.replaced)
+                         replaced=case.replaced, allowed_flavors=case.allowed_flavors)
     assert got.no_fit_reason == case.want_reason
     tried = {a.flavor: a.no_fit_reason for o in got.outcomes for a in o.attempts}
     assert {f: r for f, r in tried.items() if f in case.want_attempts} == \
@@ -1066,30 +1069,9 @@ def test_assignment_total_requests_for_replacement(
     assert {fr: v for fr, v in got.usage.items() if v} == usage(want)
 
 
-# -- the tables of the file dralab does not model, one skipped case per upstream case -----------
 # (the bookmark tables -- FlavorScanRecordsLastTriedFlavorIdx and
 # RecomputeRecordsLastTriedFlavorIdx -- are ported in test_flavor_scan_progress.py; the TAS
-# tables -- WorkloadsTopologyRequests, ComputeTASNetUsage, LeaderWorkerSetTASFlavor,
-# TasFlavorsOnly -- in test_tas_flavorassigner.py)
-
-NOT_MODELLED = {
-    "TestWorkloadsTopologyRequests_ElasticJobsValidation": (SLICES, (
-        "required topology is rejected with ElasticJobsViaWorkloadSlices",
-        "preferred topology is rejected with ElasticJobsViaWorkloadSlices",
-        "preferred topology is rejected for new elastic workload",
-        "unconstrained topology is accepted with ElasticJobsViaWorkloadSlices",
-        "required topology is accepted for regular jobs with ElasticJobsViaWorkloadSlicesWithTAS",
-        "preferred topology is accepted for regular jobs with "
-        "ElasticJobsViaWorkloadSlicesWithTAS")),
-    "TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices": (
-        SLICES, ("(single case)",)),
-}
-_NOT_MODELLED_CASES = [(function, name, why) for function, (why, names) in NOT_MODELLED.items()
-                       for name in names]
-
-
-@pytest.mark.parametrize(("function", "name", "why"), _NOT_MODELLED_CASES,
-                         ids=[f"{f}/{n}" for f, n, _ in _NOT_MODELLED_CASES])
-def test_not_modelled(function: str, name: str, why: str) -> None:
-    """The remaining tables of FILE, each case listed and skipped with the reason."""
-    pytest.skip(why)
+# tables -- WorkloadsTopologyRequests (ErrorBranches, ElasticJobsValidation,
+# RequiredTopologyRejectedForElasticWorkloadSlices, ZeroCountPodSetSkipped),
+# ComputeTASNetUsage, LeaderWorkerSetTASFlavor, TasFlavorsOnly -- in
+# test_tas_flavorassigner.py)

@@ -4,6 +4,8 @@ Source: kubernetes-sigs/kueue at ff69552e79ad21652c36caa97038382e55625cf7,
 ``pkg/scheduler/flavorassigner/flavorassigner_test.go``: the TAS tables
 ``TestWorkloadsTopologyRequests_ErrorBranches``, ``TestAssignment_ComputeTASNetUsage``,
 ``TestWorkloadsTopologyRequests_ZeroCountPodSetSkipped``,
+``TestWorkloadsTopologyRequests_ElasticJobsValidation``,
+``TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices``,
 ``TestAssignFlavors_LeaderWorkerSetTASFlavor`` and ``TestTasFlavorsOnly``; one pytest
 case per upstream case, ids = ``<TestFunction>/<upstream case name>``. (The file's
 other tables are in ``test_flavorassigner.py``.) They run against
@@ -30,6 +32,8 @@ from dralab.queueing.kueue.flavors import (
 from dralab.queueing.kueue.quota import QuotaTree
 from dralab.queueing.kueue.tas import TASFlavorSnapshot, TASNode
 from dralab.queueing.kueue.tas_assign import (
+    ERR_ELASTIC_PREFERRED_TOPOLOGY,
+    ERR_ELASTIC_REQUIRED_TOPOLOGY,
     ERR_NO_TAS_CACHE_INFORMATION,
     ERR_NO_TAS_FLAVOR_ASSIGNED,
     TASContext,
@@ -93,6 +97,66 @@ def test_workloads_topology_requests_error_branches(name: str) -> None:
     mode, _ = place_topology(tas, _workload(_tas_ps("main", 1, requests)),
                              [_outcome("main", flavors, 1)], FIT)
     assert mode == AssignMode.NO_FIT
+
+
+# -- TestWorkloadsTopologyRequests_ElasticJobsValidation -----------------------------------------
+# Both gates on (ElasticJobsViaWorkloadSlices, ElasticJobsViaWorkloadSlicesWithTAS): the
+# TASContext's elastic_with_tas; the workload's kueue.x-k8s.io/elastic-job: "true" is
+# WorkloadSpec.elastic. Upstream's replaceWorkloadSlice (an old slice with an empty
+# topology assignment) and the cached representativeMode Fit do not change what is
+# checked -- the pod set's error and the representative mode -- so they are left out.
+
+_REQUIRED = TopologyRequest(HOSTNAME, required=True)
+_PREFERRED = TopologyRequest(HOSTNAME)
+_UNCONSTRAINED = TopologyRequest(unconstrained=True)
+ELASTIC = {
+    "required topology is rejected with ElasticJobsViaWorkloadSlices": (
+        True, _REQUIRED, ERR_ELASTIC_REQUIRED_TOPOLOGY),
+    "preferred topology is rejected with ElasticJobsViaWorkloadSlices": (
+        True, _PREFERRED, ERR_ELASTIC_PREFERRED_TOPOLOGY),
+    "preferred topology is rejected for new elastic workload": (
+        True, _PREFERRED, ERR_ELASTIC_PREFERRED_TOPOLOGY),
+    "unconstrained topology is accepted with ElasticJobsViaWorkloadSlices": (
+        True, _UNCONSTRAINED, ""),
+    "required topology is accepted for regular jobs with ElasticJobsViaWorkloadSlicesWithTAS": (
+        False, _REQUIRED, ""),
+    "preferred topology is accepted for regular jobs with ElasticJobsViaWorkloadSlicesWithTAS": (
+        False, _PREFERRED, ""),
+}
+
+
+@pytest.mark.parametrize("name", list(ELASTIC),
+                         ids=[f"TestWorkloadsTopologyRequests_ElasticJobsValidation/{n}"
+                              for n in ELASTIC])
+def test_workloads_topology_requests_elastic_jobs_validation(name: str) -> None:
+    elastic, request, want_error = ELASTIC[name]
+    workload = replace(_workload(replace(ps("main", 2, {"cpu": "1"}), topology=request)),
+                       elastic=elastic)
+    outcomes = [_outcome("main", {"cpu": "tas"}, 2)]
+    got = topology_requests(TASContext({"tas": _snapshot()}, elastic_with_tas=True), workload,
+                            outcomes)
+    assert outcomes[0].error == want_error
+    if want_error:
+        assert got == {}
+        # elastic validation failed: the workload must not be admitted
+        assert outcomes[0].mode() == AssignMode.NO_FIT
+    else:
+        assert [r.name for r in got["tas"]] == ["main"]
+        assert outcomes[0].mode() == FIT
+
+
+def test_workloads_topology_requests_required_topology_rejected_for_elastic_workload_slices(
+) -> None:
+    """TestWorkloadsTopologyRequests_RequiredTopologyRejectedForElasticWorkloadSlices: a
+    leader asking no resource (so no flavor) is rejected for its required topology
+    before its missing TAS flavor is noticed."""
+    workload = replace(_workload(_tas_ps("leader", 1, group_name="group1"),
+                                 _tas_ps("worker", 1, {"example.com/gpu": "1"}, "group1")),
+                       elastic=True)
+    outcomes = [_outcome("leader", {}, 1), _outcome("worker", {"example.com/gpu": "tas"}, 1)]
+    topology_requests(TASContext({"tas": _snapshot()}, tas_only=True, elastic_with_tas=True),
+                      workload, outcomes)
+    assert outcomes[0].error == ERR_ELASTIC_REQUIRED_TOPOLOGY
 
 
 # -- TestAssignment_ComputeTASNetUsage ---------------------------------------------------------

@@ -590,13 +590,18 @@ def topology_requests(tas: TASContext, workload: WorkloadSpec, outcomes: list[Po
     """Kueue's WorkloadsTopologyRequests: per TAS flavor the requests of the pod sets
     asking a topology (explicitly, or implied by a TAS-only queue); a pod set without
     quota, or with no pods left (count 0), asks nothing; one whose request cannot be
-    built gets the error (its mode is then NoFit)."""
+    built gets the error (its mode is then NoFit), as does an elastic workload's pod
+    set asking a level under ElasticJobsViaWorkloadSlicesWithTAS."""
     by_name = {o.name: o for o in outcomes}
     requests: dict[str, list[TASPodSetRequests]] = {}
     for pod_set in workload.pod_sets:
         outcome = by_name.get(pod_set.name)
         if outcome is None or outcome.error or not tas.is_requested(pod_set) \
                 or outcome.count == 0:
+            continue
+        elastic_error = tas.elastic_error(pod_set, workload.elastic)
+        if elastic_error:
+            outcome.error = elastic_error
             continue
         flavor, request, error = tas.pod_set_request(
             pod_set, outcome.count, [f for f, _ in outcome.flavors.values()])

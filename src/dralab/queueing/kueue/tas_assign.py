@@ -43,6 +43,8 @@ from dralab.queueing.model import (
 _V = TypeVar("_V", bound=tuple[Any, ...])
 
 __all__ = [
+    "ERR_ELASTIC_PREFERRED_TOPOLOGY",
+    "ERR_ELASTIC_REQUIRED_TOPOLOGY",
     "ERR_NO_TAS_CACHE_INFORMATION",
     "ERR_NO_TAS_FLAVOR_ASSIGNED",
     "TOPOLOGY_PLACEMENT_FAILED",
@@ -59,6 +61,12 @@ __all__ = [
 TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
 ERR_NO_TAS_CACHE_INFORMATION = "workload requires Topology, but there is no TAS cache information"
 ERR_NO_TAS_FLAVOR_ASSIGNED = "no TAS flavor assigned"
+# ElasticJobsViaWorkloadSlicesWithTAS: an elastic workload may ask only an unconstrained
+# topology (its slices keep their pods where they are, which a level cannot promise).
+ERR_ELASTIC_REQUIRED_TOPOLOGY = \
+    "required topology is not supported with ElasticJobsViaWorkloadSlices"
+ERR_ELASTIC_PREFERRED_TOPOLOGY = \
+    "preferred topology is not supported with ElasticJobsViaWorkloadSlices"
 
 
 def multiple_tas_flavors_assigned(flavors: list[str]) -> str:
@@ -86,10 +94,12 @@ def tas_topology_request(request: TopologyRequest | None) -> TASTopologyRequest 
 class TASContext:
     """The ClusterQueue's TAS flavors (a name mapped to ``None`` is a TAS flavor whose
     snapshot is missing, as a race in Kueue's cache leaves it) and whether every
-    flavor of the queue is one."""
+    flavor of the queue is one. ``elastic_with_tas``: Kueue's
+    ElasticJobsViaWorkloadSlicesWithTAS gate (alpha, off by default)."""
 
     snapshots: Mapping[str, TASFlavorSnapshot | None] = field(default_factory=dict)
     tas_only: bool = False
+    elastic_with_tas: bool = False
 
     @classmethod
     def for_queue(cls, flavor_names: list[str],
@@ -132,6 +142,17 @@ class TASContext:
         return ""
 
     # -- after quota ------------------------------------------------------------------------
+
+    def elastic_error(self, pod_set: PodSetRequest, elastic: bool) -> str:
+        """Kueue's WorkloadsTopologyRequests under ElasticJobsViaWorkloadSlicesWithTAS:
+        an elastic workload's pod set asking a required or preferred level is an error
+        (an unconstrained or implied request is fine); ``""`` otherwise."""
+        request = pod_set.topology
+        if not (elastic and self.elastic_with_tas) or request is None \
+                or request.unconstrained or request.level is None:
+            return ""
+        return ERR_ELASTIC_REQUIRED_TOPOLOGY if request.required \
+            else ERR_ELASTIC_PREFERRED_TOPOLOGY
 
     def only_tas_flavor(self, flavor_names: list[str]) -> tuple[str | None, str]:
         """The one TAS flavor among a pod set's flavors, or the error."""
