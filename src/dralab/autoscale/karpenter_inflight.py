@@ -19,7 +19,7 @@ tried in order before any new NodeClaim); a unit is placed whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -64,10 +64,13 @@ def _as_in_flight(node: Node, startup: Sequence[Mapping[str, str]]) -> Node:
 
 def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     startup_taints: Mapping[str, Sequence[Mapping[str, str]]],
-                    units: Sequence[PodUnit]) -> tuple[list[str], set[str]]:
+                    units: Sequence[PodUnit], before_units: Callable[[], object] | None = None
+                    ) -> tuple[list[str], set[str]]:
     """On the open fork: the in-flight nodes added (or their taints eased), and the
     ``units`` placed on them that fit. ``startup_taints``: per NodePool name, its
-    startupTaints. Returns the pods placed and the names of the units taken."""
+    startupTaints; ``before_units``: called once the launches' own pods are back on
+    their nodes (they are bound upstream), before any unit is tried. Returns the pods
+    placed and the names of the units taken."""
     cluster = scheduler.cluster
     names: list[str] = []
     placed: set[str] = set()  # the launches' own pods, on their nodes
@@ -89,6 +92,8 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     place_pod(scheduler, info, own).node is not None:
                 placed.add(key)
         names += own
+    if before_units is not None:
+        before_units()
     helped: list[str] = []
     taken: set[str] = set()
     if not names:

@@ -189,3 +189,46 @@ def test_same_pod_pending_again(case: str) -> None:
 def test_same_host_port(case: str) -> None:
     result = run(DEFAULTS, pod("a", host_port=8080), pod("b", host_port=8080))
     assert launched_nodes(result) == 2 and result.placed == ["default/a", "default/b"]
+
+
+# -- Topology: Karpenter's domains for new NodeClaims (karpenter_domains) ------------
+
+FOO = {"foo": "bar"}
+
+
+def _spread(key: str) -> Doc:
+    return {"topologySpreadConstraints": [{
+        "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": FOO}, "maxSkew": 1}]}
+
+
+def _spread_pods(prefix: str, count: int, key: str) -> list[Doc]:
+    return [pod(f"{prefix}{i}", labels=FOO, spec=_spread(key)) for i in range(count)]
+
+
+@upstream("In-Flight Nodes/Topology/should balance pods across zones with in-flight nodes")
+def test_balance_zones_in_flight(case: str) -> None:
+    key = "topology.kubernetes.io/zone"
+    first = run(DEFAULTS, *_spread_pods("a", 4, key))
+    per_zone: dict[str, int] = {}
+    for up in first.decisions.scale_ups:
+        zone = BY_POOL[up.pool].zone
+        per_zone[zone] = per_zone.get(zone, 0) + len(up.pods)
+    assert sorted(per_zone.values()) == [1, 1, 2]
+    # The nodes in flight take the five new pods (no new node); with maxSkew 1 the nine
+    # pods over three zones are 3, 3, 3.
+    second = next_round(first, *_spread_pods("b", 5, key))
+    assert second.launched == [] and second.pending == []
+    assert sorted(second.decisions.helped_by_upcoming) == [f"default/b{i}" for i in range(5)]
+
+
+@upstream("In-Flight Nodes/Topology/should balance pods across hostnames with in-flight nodes")
+def test_balance_hostnames_in_flight(case: str) -> None:
+    key = "kubernetes.io/hostname"
+    first = run(DEFAULTS, *_spread_pods("a", 4, key))
+    assert launched_nodes(first) == 4 and len(first.placed) == 4
+    # A new node is always an empty hostname domain: five new nodes rather than the
+    # nodes in flight (1, 1, 1, 1, 1, 1, 1, 1, 1).
+    second = next_round(first, *_spread_pods("b", 5, key))
+    assert launched_nodes(second) == 5 and len(second.placed) == 5
+    assert second.decisions.helped_by_upcoming == ()

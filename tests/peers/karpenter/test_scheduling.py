@@ -1265,9 +1265,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("In-Flight Nodes/should launch a second node if an in-flight node is terminating",
      "needs a launch withdrawn before its node joins (the NodeClaim deleted); the model's "
      "caller reports only nodes that joined"),
-    ("In-Flight Nodes/Topology/", "needs Karpenter's topology domains for new NodeClaims "
-     "(the NodePool's zones, new hostnames) when provisioning; the model spreads over the "
-     "domains of nodes that exist"),
     ("In-Flight Nodes/should order initialized nodes", "needs karpenter.sh/v1 NodeClaim "
      "objects without a node in the input, which dralab does not read"),
     ("In-Flight Nodes/", IN_FLIGHT),
