@@ -14,8 +14,8 @@ is not launched, and a pod only such types could take is pending with Karpenter'
 "all available instance types exceed limits for nodepool".
 
 Consolidation (only in a loop that launched nothing; pods no type can take do not
-block it): Karpenter's disruption methods (``karpenter_disruption``) with the
-NodePool's ``spec.disruption`` (``karpenter_nodepool``): one command per loop --
+block it): Karpenter's disruption methods (``karpenter_disruption``), each node with
+its NodePool's ``spec.disruption`` (``karpenter_nodepool``): one command per loop --
 delete the empty nodes, or delete/replace several nodes at once, or one node. A
 replacement is a scale-down of the old nodes plus a scale-up of one node of the new
 type for the moved pods. A node is consolidatable once no pod arrived on or left it
@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from dralab.api.core import Pod, Taint
+from dralab.api.core import Node, Pod, Taint
 from dralab.api.gcpause import gc_paused
 from dralab.api.taints import tolerates
 from dralab.api.workloads import DaemonSet
@@ -58,9 +58,11 @@ from .clusterautoscaler import pending_reason
 from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
+from .karpenter_budgets import NodePoolBudgets
 from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
 from .karpenter_deleting import take_deleting_pods
 from .karpenter_disruption import (
+    EMPTINESS,
     METHODS,
     Command,
     DisruptionCandidate,
@@ -70,7 +72,6 @@ from .karpenter_disruption import (
     node_candidates,
     validate_command,
 )
-from .karpenter_domains import add_domain_nodes
 from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodeclaim import CAPACITY_TYPE, LaunchedNode, NodeClaimPlan, cheapest_first
@@ -247,22 +248,31 @@ class Karpenter:
         name = labels.get(NODEPOOL_LABEL)
         return next((n for n in nodepools if n.name == name), nodepools[0])
 
-    def _groups(self) -> dict[str, NodeGroup]:
+    def _groups(self, usable: bool = True) -> dict[str, NodeGroup]:
         """The autoscaled pools that are a usable NodePool's instance types: its
         template node meets the requirements of its NodePool, which is dynamic (not
-        static, Ready, not deleting)."""
+        static, Ready, not deleting). ``usable`` False: any NodePool's (the pools
+        whose nodes are its nodes, which consolidation reads)."""
         groups = node_groups(self.fleet, self._sizes())
         nodepools = self.all_nodepools()
-        if len(nodepools) == 1 and not nodepools[0].requirements and nodepools[0].dynamic:
+        if len(nodepools) == 1 and not nodepools[0].requirements and (
+                nodepools[0].dynamic or not usable):
             return groups
         templates = self.templates()
         out = {}
         for name, g in groups.items():
             nodepool = self.nodepool_of(name)
-            if nodepool.dynamic and nodepool.admits(
+            if (nodepool.dynamic or not usable) and nodepool.admits(
                     templates.node(name, 0)[0].metadata.labels or {}):
                 out[name] = g
         return out
+
+    def nodepool_of_node(self, node: Node) -> NodePoolSettings:
+        """The NodePool a node is of: the one its karpenter.sh/nodepool label names, as
+        Karpenter reads it, else its pool's."""
+        name = (node.metadata.labels or {}).get(NODEPOOL_LABEL)
+        named = next((n for n in self.all_nodepools() if n.name == name), None)
+        return named if named is not None else self.nodepool_of(pool_of(node) or "")
 
     def _loop(self, pending: Sequence[PodInfo], now: float) -> LoopDecisions:
         groups = self._groups()
@@ -306,11 +316,9 @@ class Karpenter:
                       if not (self.ignore_dra_requests and has_dra_requirements(p.pod))]
             units = [*units, *pod_units(moving)]
             # Nodes in flight first: a pod one of them takes needs no new node.
-            # Karpenter's domains for new NodeClaims, for hard topology spread.
             helped, taken_units = place_in_flight(
                 scheduler, self._in_flight,
-                {n.name: n.startup_taints for n in self.all_nodepools()}, units,
-                lambda: add_domain_nodes(scheduler, templates, groups, units))
+                {n.name: n.startup_taints for n in self.all_nodepools()}, units)
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
             chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)
@@ -411,7 +419,7 @@ class Karpenter:
         if ups or helped or not self.consolidation:
             # Pods waiting for nodes in flight: no consolidation in this loop either.
             return LoopDecisions(ups, pending_pods, helped_by_upcoming=tuple(helped))
-        removed, replacements = self._consolidate(groups, now)
+        removed, replacements = self._consolidate(groups, self._groups(usable=False), now)
         self._record_launches(replacements, self.templates())
         return LoopDecisions(replacements, pending_pods, removed, removed)
 
@@ -584,46 +592,53 @@ class Karpenter:
             before = self._pod_events.get(name)
             seen[name] = before if before is not None and before[0] == pods else (pods, now)
         self._pod_events = seen
-        after = self.nodepool.consolidate_after
 
         def consolidatable(node: str) -> bool:
+            # Each node by its own NodePool's consolidateAfter.
+            after = self.nodepool_of_node(cluster.nodes[node].node).consolidate_after
             return after is not None and now - seen[node][1] >= after
         return consolidatable
 
-    def _consolidate(self, groups: dict[str, NodeGroup], now: float
-                     ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
+    def _consolidate(self, groups: dict[str, NodeGroup], managed: dict[str, NodeGroup],
+                     now: float) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
+        """One disruption command: the candidates are the nodes of every NodePool
+        (``managed``'s pools), the replacements the usable NodePools' types
+        (``groups``)."""
         scheduler = self.scheduler
         cluster = scheduler.cluster
         wall = None if self.clock_epoch is None else self.clock_epoch + now
         consolidatable = self._consolidatable(now)
-        kept = self._candidates(groups, consolidatable, self.pdbs, wall)
-        num_nodes = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups)
-        deleting = sum(1 for i in cluster.nodes.values() if pool_of(i.node) in groups
-                       and i.node.metadata.deletion_timestamp)
+        kept = self._candidates(managed, consolidatable, self.pdbs, wall)
+        # Each NodePool's budgets on its own nodes (BuildDisruptionBudgetMapping).
+        budgets = NodePoolBudgets.count(self.all_nodepools(), (
+            (self.nodepool_of_node(i.node).name, bool(i.node.metadata.deletion_timestamp))
+            for i in cluster.nodes.values() if pool_of(i.node) in managed))
         if not kept:
             return (), ()
         misfits = self._overhead_misfits(sorted(groups.values(), key=lambda g: g.name))
         options = {n: g for n, g in groups.items() if n not in misfits}  # replacements
-        command = find_command(scheduler, self.templates(), options, self.nodepool, kept,
-                               num_nodes, deleting, self._replacing(options))
+        # Without a usable NodePool the scheduling simulation has none to build
+        # (ErrNodePoolsNotFound): only Emptiness, which needs none, can act.
+        methods = METHODS if dynamic_nodepools(self.all_nodepools()) else (EMPTINESS,)
+        command = find_command(scheduler, self.templates(), options, budgets, kept,
+                               self._replacing(options), methods)
         if command is not None and self.validation_wait is not None:
             # The validation wait's arrivals, then the command validated again.
             wait = self.validation_wait
             scheduler.fork()
             try:
                 wait.arrive(scheduler)
-                now_kept = self._candidates(groups, consolidatable,
+                now_kept = self._candidates(managed, consolidatable,
                                             (*self.pdbs, *wait.pdbs), wall)
-                checked = validate_command(scheduler, self.templates(), options,
-                                           self.nodepool, command, now_kept, num_nodes,
-                                           deleting, self._replacing(options))
+                checked = validate_command(scheduler, self.templates(), options, budgets,
+                                           command, now_kept, self._replacing(options))
                 if checked is None and now_kept:
                     # The controller goes on to the next methods on the cluster as it
                     # is now (their own wait brings nothing more here).
-                    rest = METHODS[METHODS.index(method_of(command)) + 1:]
-                    checked = find_command(scheduler, self.templates(), options,
-                                           self.nodepool, now_kept, num_nodes, deleting,
-                                           self._replacing(options), rest) if rest else None
+                    rest = methods[methods.index(method_of(command)) + 1:]
+                    checked = find_command(scheduler, self.templates(), options, budgets,
+                                           now_kept, self._replacing(options),
+                                           rest) if rest else None
                 command = checked
             finally:
                 scheduler.revert()
@@ -636,7 +651,8 @@ class Karpenter:
                     pdbs: Sequence[PdbLimit], wall: float | None) -> list[DisruptionCandidate]:
         """The disruption candidates, without nodes with DRA pods while DRA requests are
         ignored, and within the pools' min sizes."""
-        candidates = node_candidates(self.scheduler, groups, consolidatable, pdbs, wall)
+        candidates = node_candidates(self.scheduler, groups, consolidatable, pdbs, wall,
+                                     lambda node: self.nodepool_of_node(node).name)
         sizes = self._sizes()
         # Pools' min sizes (a dralab addition): a pool at its min offers no candidate.
         spare = {g.name: sizes.get(g.name, 0) - g.min_size for g in groups.values()}

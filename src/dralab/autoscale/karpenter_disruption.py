@@ -2,10 +2,13 @@
 (sigs.k8s.io/karpenter pkg/controllers/disruption: emptiness.go,
 multinodeconsolidation.go, singlenodeconsolidation.go, consolidation.go, types.go).
 
-Candidates are the NodePool's nodes (the autoscaled pools) that are consolidatable
-(no pod event for ``consolidateAfter``), not annotated ``karpenter.sh/do-not-disrupt:
-"true"``, not deleting, without a running pod whose do-not-disrupt is active, and
-without a pod a PodDisruptionBudget stops from eviction (``karpenter_pdb``).
+Candidates are the NodePools' nodes (the autoscaled pools) that are consolidatable
+(no pod event for their NodePool's ``consolidateAfter``), not annotated
+``karpenter.sh/do-not-disrupt: "true"``, not deleting, without a running pod whose
+do-not-disrupt is active, and without a pod a PodDisruptionBudget stops from eviction
+(``karpenter_pdb``). Each is held to its own NodePool (``karpenter.sh/nodepool``):
+none of a static NodePool's, none of one whose consolidateAfter is Never, only empty
+ones of a WhenEmpty one, and within that NodePool's budgets (``karpenter_budgets``).
 Their reschedulable pods are the active ones not owned by a DaemonSet or a Node; a
 pod without an owner is evicted too (Karpenter does not need a controller).
 A candidate's disruption cost is 1 plus each reschedulable pod's eviction cost
@@ -15,7 +18,8 @@ first.
 
 One command per loop, the first of these methods that finds one:
 
-1. Emptiness: every empty candidate, as far as the budgets for ``Empty`` allow.
+1. Emptiness: every empty candidate, as far as its NodePool's budgets for ``Empty``
+   allow.
 2. Multi-node consolidation (policy WhenEmptyOrUnderutilized, non-empty candidates
    within the ``Underutilized`` budget): the longest prefix (binary search over 2..100
    candidates) whose pods all land on the other nodes plus at most one new node,
@@ -45,11 +49,11 @@ from dralab.scheduler import Scheduler
 
 from .estimator import estimate
 from .groups import NodeGroup, TemplateNodes, pool_of
+from .karpenter_budgets import NodePoolBudgets, within_budgets
 from .karpenter_nodepool import (
     REASON_EMPTY,
     REASON_UNDERUTILIZED,
     WHEN_EMPTY_OR_UNDERUTILIZED,
-    NodePoolSettings,
     do_not_disrupt_node,
 )
 from .karpenter_offerings import (
@@ -65,8 +69,9 @@ from .karpenter_template import NODEPOOL_LABEL
 from .placement import place_pod
 from .units import pod_units
 
-__all__ = ["EPHEMERAL_TAINTS", "METHODS", "Command", "DisruptionCandidate", "eviction_cost",
-           "find_command", "initialized", "method_of", "node_candidates", "validate_command"]
+__all__ = ["EMPTINESS", "EPHEMERAL_TAINTS", "METHODS", "Command", "DisruptionCandidate",
+           "eviction_cost", "find_command", "initialized", "method_of", "node_candidates",
+           "validate_command"]
 
 # Upstream's constants (multinodeconsolidation.go, types.go).
 MAX_MULTI_NODE_CANDIDATES = 100
@@ -141,6 +146,7 @@ class DisruptionCandidate:
     cost: float        # RescheduleDisruptionCost
     instance_type: str = ""            # its node's labels (the NodeClaim's)
     capacity_type: str = ON_DEMAND
+    nodepool: str = "default"          # its NodePool (its budgets and disruption block)
 
     @property
     def empty(self) -> bool:
@@ -173,10 +179,13 @@ METHODS = (EMPTINESS, MULTI_NODE, SINGLE_NODE)
 
 def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
                     consolidatable: Callable[[str], bool], pdbs: Sequence[PdbLimit] = (),
-                    wall: float | None = None) -> list[DisruptionCandidate]:
-    """The NodePool's nodes that may be disrupted now, in name order; ``pdbs``: the
+                    wall: float | None = None,
+                    nodepool_of: Callable[[Node], str] | None = None
+                    ) -> list[DisruptionCandidate]:
+    """The NodePools' nodes that may be disrupted now, in name order; ``pdbs``: the
     PodDisruptionBudgets (a node with a pod they stop from eviction is none); ``wall``:
-    the loop's unix time, if known (duration-based do-not-disrupt runs out by it)."""
+    the loop's unix time, if known (duration-based do-not-disrupt runs out by it);
+    ``nodepool_of``: a node's NodePool (else its ``karpenter.sh/nodepool`` label)."""
     cluster = scheduler.cluster
     out = []
     for name in sorted(cluster.node_names()):
@@ -199,9 +208,11 @@ def node_candidates(scheduler: Scheduler, groups: Mapping[str, NodeGroup],
         cost = PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p.pod))
                                                    for p in moving)
         labels = info.node.metadata.labels or {}
+        nodepool = nodepool_of(info.node) if nodepool_of is not None else \
+            labels.get(NODEPOOL_LABEL, "default")
         out.append(DisruptionCandidate(name, pool, groups[pool].price_per_hour, moving, cost,
                                        labels.get(INSTANCE_TYPE, pool),
-                                       labels.get(CAPACITY_TYPE, ON_DEMAND)))
+                                       labels.get(CAPACITY_TYPE, ON_DEMAND), nodepool))
     return out
 
 
@@ -329,43 +340,54 @@ def _plain_offering(group: NodeGroup) -> Offering:
                     group.room > 0, {})
 
 
-def _within_budget(candidates: Sequence[DisruptionCandidate], allowed: int
-                   ) -> list[DisruptionCandidate]:
-    return list(candidates[:max(0, allowed)])
+def _enabled(budgets: NodePoolBudgets, candidate: DisruptionCandidate) -> bool:
+    """Whether the candidate's NodePool consolidates at all: not static (a static
+    NodePool's nodes are never consolidated, OwnedByStaticNodePool) and its
+    consolidateAfter not Never."""
+    settings = budgets.settings(candidate.nodepool)
+    return settings is not None and settings.replicas is None and \
+        settings.consolidate_after is not None
+
+
+def _underutilized(budgets: NodePoolBudgets, candidate: DisruptionCandidate) -> bool:
+    """Whether the candidate's NodePool lets a non-empty node go (WhenEmpty does not)."""
+    settings = budgets.settings(candidate.nodepool)
+    return settings is not None and \
+        settings.consolidation_policy == WHEN_EMPTY_OR_UNDERUTILIZED
 
 
 def find_command(scheduler: Scheduler, templates: TemplateNodes,
-                 groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
-                 candidates: Sequence[DisruptionCandidate], num_nodes: int, deleting: int = 0,
+                 groups: Mapping[str, NodeGroup], budgets: NodePoolBudgets,
+                 candidates: Sequence[DisruptionCandidate],
                  replacing: Replacing | None = None, methods: Sequence[str] = METHODS
                  ) -> Command | None:
-    """The loop's one disruption command (see the module docstring). ``num_nodes``:
-    the NodePool's nodes, ``deleting``: those already being deleted (they use up
-    the budgets, BuildDisruptionBudgetMapping); ``methods``: those to try, in
-    Karpenter's order."""
+    """The loop's one disruption command (see the module docstring). ``budgets``: the
+    NodePools, their nodes and those already being deleted (they use up the budgets,
+    BuildDisruptionBudgetMapping), each candidate held to its own NodePool's
+    disruption block and budgets; ``methods``: those to try, in Karpenter's order."""
     if replacing is None:
         replacing = Replacing({name: _plain_offering(g) for name, g in groups.items()})
-    if settings.consolidate_after is None:
-        return None  # consolidateAfter: Never
-    ordered = _sorted(candidates)
+    ordered = _sorted([c for c in candidates if _enabled(budgets, c)])
     empty = [c for c in ordered if c.empty]
     if empty and EMPTINESS in methods:
-        budget = settings.allowed_disruptions(num_nodes, REASON_EMPTY) - deleting
-        chosen = _within_budget(empty, budget)
+        chosen = within_budgets(empty, budgets.mapping(REASON_EMPTY))
         if chosen:
             return Command(tuple(chosen), REASON_EMPTY)
-    if settings.consolidation_policy != WHEN_EMPTY_OR_UNDERUTILIZED:
+    busy = [c for c in ordered if not c.empty and _underutilized(budgets, c)]
+    if not busy:
         return None
-    busy = [c for c in ordered if not c.empty]
-    allowed = settings.allowed_disruptions(num_nodes, REASON_UNDERUTILIZED) - deleting
-    batch = _within_budget(busy, allowed)
+    batch = within_budgets(busy, budgets.mapping(REASON_UNDERUTILIZED))
     best = _multi_node(scheduler, templates, groups, replacing, batch) \
         if MULTI_NODE in methods else None
     if best is not None:
         return best
-    if allowed <= 0 or SINGLE_NODE not in methods:
+    if SINGLE_NODE not in methods:
         return None
+    # A method of its own: the budgets afresh, one candidate per command.
+    allowed = budgets.mapping(REASON_UNDERUTILIZED)
     for candidate in busy:
+        if allowed.get(candidate.nodepool, 0) <= 0:
+            continue
         command = _compute(scheduler, templates, groups, replacing, (candidate,),
                            REASON_UNDERUTILIZED, multi=False)
         if command is not None:
@@ -403,9 +425,9 @@ def method_of(command: Command) -> str:
 
 
 def validate_command(scheduler: Scheduler, templates: TemplateNodes,
-                     groups: Mapping[str, NodeGroup], settings: NodePoolSettings,
-                     command: Command, current: Sequence[DisruptionCandidate], num_nodes: int,
-                     deleting: int = 0, replacing: Replacing | None = None) -> Command | None:
+                     groups: Mapping[str, NodeGroup], budgets: NodePoolBudgets,
+                     command: Command, current: Sequence[DisruptionCandidate],
+                     replacing: Replacing | None = None) -> Command | None:
     """The command as Karpenter's validator finds it after the validation wait
     (validation.go), ``current`` being the candidates then: None when it no longer
     holds. An Empty command keeps those of its nodes still empty candidates, within
@@ -416,12 +438,13 @@ def validate_command(scheduler: Scheduler, templates: TemplateNodes,
     if replacing is None:
         replacing = Replacing({name: _plain_offering(g) for name, g in groups.items()})
     now = {c.node: c for c in current}
-    allowed = settings.allowed_disruptions(num_nodes, command.reason) - deleting
+    allowed = budgets.mapping(command.reason)
     if command.reason == REASON_EMPTY:
         still = [now[c.node] for c in command.candidates if c.node in now and now[c.node].empty]
-        kept = _within_budget(still, allowed)
+        kept = within_budgets(still, allowed)
         return Command(tuple(kept), REASON_EMPTY) if kept else None
-    if any(c.node not in now for c in command.candidates) or allowed < len(command.candidates):
+    if any(c.node not in now for c in command.candidates) or \
+            len(within_budgets(command.candidates, allowed)) < len(command.candidates):
         return None  # churn, or the budgets no longer allow it
     again = _compute(scheduler, templates, groups, replacing,
                      [now[c.node] for c in command.candidates], command.reason,
