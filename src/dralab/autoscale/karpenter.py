@@ -72,6 +72,7 @@ from .karpenter_disruption import (
     node_candidates,
     validate_command,
 )
+from .karpenter_domains import add_domain_nodes
 from .karpenter_inflight import Launch, in_flight_names, place_in_flight
 from .karpenter_limits import NodePoolLimits
 from .karpenter_nodeclaim import CAPACITY_TYPE, LaunchedNode, NodeClaimPlan, cheapest_first
@@ -316,9 +317,11 @@ class Karpenter:
                       if not (self.ignore_dra_requests and has_dra_requirements(p.pod))]
             units = [*units, *pod_units(moving)]
             # Nodes in flight first: a pod one of them takes needs no new node.
+            # Karpenter's domains for new NodeClaims, for hard topology spread.
             helped, taken_units = place_in_flight(
                 scheduler, self._in_flight,
-                {n.name: n.startup_taints for n in self.all_nodepools()}, units)
+                {n.name: n.startup_taints for n in self.all_nodepools()}, units,
+                lambda: add_domain_nodes(scheduler, templates, groups, units))
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
             chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)
