@@ -92,7 +92,9 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology, Workload),
     the Kueue Configuration (config.kueue.x-k8s.io: deviceClassMappings, fair
     sharing), Jobs and pods labelled kueue.x-k8s.io/queue-name, Nodes and DRA
-    objects (DeviceClass, ResourceClaimTemplate, ResourceSlice). Workloads with
+    objects (DeviceClass, ResourceClaimTemplate, ResourceSlice), LimitRanges (their
+    defaults fill the pod templates; a template outside them, or asking more than its
+    limits, stays pending: Misconfigured). Workloads with
     status.admission hold their quota. Prints a v1 List of the Workloads
     (kueue.x-k8s.io/v1beta1, with status.admission and status.conditions as
     Kueue sets them; with the placement check, a TAS pod set's topologyAssignment)

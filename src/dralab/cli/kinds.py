@@ -57,7 +57,9 @@ class VerbKinds:
 # served versions of a group are the same kind).
 CLUSTER_KINDS: frozenset[KindKey] = frozenset((api_group(k.API_VERSION), k.KIND) for k in KINDS)
 KUEUE_KIND_KEYS: frozenset[KindKey] = frozenset(
-    {(KUEUE_GROUP, kind) for kind in KUEUE_KINDS} | {(CONFIG_GROUP, "Configuration")})
+    {(KUEUE_GROUP, kind) for kind in KUEUE_KINDS} | {(CONFIG_GROUP, "Configuration")}
+    # Kueue checks a Workload's pod templates against its namespace's LimitRanges
+    | {("", "LimitRange")})
 # ``dralab allocate``: one node's devices and the claims to allocate on it (a Namespace's
 # admin-access label decides whether a claim may ask for adminAccess).
 ALLOCATION_KINDS: frozenset[KindKey] = frozenset(

@@ -46,6 +46,8 @@ from tests.peers.kueue.schedule_builders import (
     usage,
 )
 
+from dralab.api.codec import decode
+from dralab.api.core import Pod
 from dralab.cli.main import cli
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.flavors import AssignMode
@@ -54,6 +56,12 @@ from dralab.queueing.kueue.policy import (
     classic_order_key,
     fair_less,
     resources_to_reserve,
+)
+from dralab.queueing.limitrange import (
+    adjusted,
+    limit_range_summaries,
+    validation_errors,
+    validation_message,
 )
 from dralab.queueing.model import (
     Admission,
@@ -68,6 +76,7 @@ from dralab.queueing.model import (
     WorkloadSpec,
 )
 from dralab.queueing.queue_order import QueueCondition, queue_order_timestamp
+from dralab.queueing.requests import pod_requests
 
 FILE = "pkg/scheduler/scheduler_test.go"
 
@@ -130,12 +139,40 @@ class Wl:
     admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None
     created: float | None = None   # Creation(now + seconds); None: its place in the list
     replaces: str | None = None    # Annotation(WorkloadSliceReplacementFor, ...)
+    invalid: str = ""              # what ValidateAdmissibility says of its templates
 
 
 def wl(key: str, queue: str, *pod_sets: PodSetRequest, priority: int = 0,
        admitted: tuple[str, tuple[PodSetFlavors, ...]] | None = None,
        created: float | None = None) -> Wl:
     return Wl(key, queue, pod_sets, priority, admitted, created)
+
+
+def _limit_range(name: str, namespace: str, kind: str, **values: Mapping[str, str]
+                 ) -> dict[str, object]:
+    """MakeLimitRange(name, namespace).WithType(kind).WithValue(field, resource, q)..."""
+    return {"apiVersion": "v1", "kind": "LimitRange",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"limits": [{"type": kind, **{f[0].lower() + f[1:]: dict(v)
+                                                  for f, v in values.items()}}]}}
+
+
+def templated(key: str, queue: str, name: str, count: int, requests: Mapping[str, str],
+              limits: Mapping[str, str] | None = None,
+              limit_ranges: tuple[dict[str, object], ...] = ()) -> Wl:
+    """MakeWorkload with MakePodSet(name, count).Request(...).Limit(...): one container,
+    read as dralab admit reads a Workload's pod template -- through the namespace's
+    LimitRanges (the case's objects) and Kueue's resource validation."""
+    namespace = key.split("/", 1)[0]
+    pod = decode({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "p", "namespace": namespace},
+                  "spec": {"containers": [{"name": "c", "resources": {
+                      "requests": dict(requests), "limits": dict(limits or {})}}]}})
+    assert isinstance(pod, Pod)
+    summary = limit_range_summaries([decode(doc) for doc in limit_ranges]).get(namespace)
+    spec = adjusted(pod.spec, summary)
+    invalid = validation_message([validation_errors(spec, 0, summary)])
+    return Wl(key, queue, (PodSetRequest(name, count, pod_requests(spec)),), invalid=invalid)
 
 
 def main(cpu: str, count: int = 1, **more: str) -> PodSetRequest:
@@ -187,7 +224,7 @@ def build_state(case: Case) -> QueueingState:
         # Upstream's workloads share one creation time; list order breaks the tie.
         created = float(index) if w.created is None else w.created
         state.workloads[w.key] = WorkloadSpec(w.key, w.queue, None, w.priority, created,
-                                              w.pod_sets, w.replaces)
+                                              w.pod_sets, w.replaces, invalid=w.invalid)
         if w.admitted is not None:
             state.admitted[w.key] = _admission(*w.admitted)
             state.admitted_at[w.key] = -1.0
@@ -304,7 +341,9 @@ CASES = [
          workloads=(wl("sales/foo", "main", ps("one", 10, {"cpu": "1"})),),
          want_admitted={"sales/foo": adm("sales", psa("one", 10, cpu=("default", "10")))}),
     Case("error during admission",
-         skip="a failing API write (the fake client's admissionError) cannot happen offline"),
+         skip="not applicable offline: a failing API write (the fake client's admissionError, "
+              "the Workload's status patch refused) is API-server behaviour; dralab writes "
+              "its decisions once, after the cycles"),
     Case("single clusterQueue full",
          workloads=(
              wl("sales/new", "main", ps("one", 11, {"cpu": "1"})),
@@ -651,11 +690,20 @@ CASES += [
                        "current podset request (100) > maximum capacity (50)"},
          want_left={"sales": ("sales/new",)}),
     Case("container does not satisfy limitRange constraints",
-         skip="LimitRange objects are not read by dralab admit (no LimitRange validation of "
-              "workloads)"),
+         workloads=(templated("sales/new", "main", "one", 1, {"cpu": "500m"},
+                              limit_ranges=(_limit_range("alpha", "sales", "Container",
+                                                         Max={"cpu": "300m"}),)),),
+         want_pending={"sales/new": "resources didn't satisfy LimitRange constraints: "
+                       "spec.podSets[0].template.spec.containers[0]: Invalid value: [\"cpu\"]: "
+                       "requests must not be above the limitRange max"},
+         want_left={"sales": ("sales/new",)}),
     Case("container resource requests exceed limits",
-         skip="container limits are not part of dralab's workload model (requests only), so "
-              "'requests must not exceed its limits' is not checked"),
+         workloads=(templated("sales/new", "main", "one", 1, {"cpu": "200m"},
+                              limits={"cpu": "100m"}),),
+         want_pending={"sales/new": "resources validation failed: "
+                       "spec.podSets[0].template.spec.containers[0]: Invalid value: [\"cpu\"]: "
+                       "requests must not exceed its limits"},
+         want_left={"sales": ("sales/new",)}),
 ]
 
 def gq(flavor: str, nominal: str) -> FlavorQuotas:

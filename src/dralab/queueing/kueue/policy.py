@@ -630,6 +630,15 @@ class KueuePolicy:
                 # queue admits nothing and its workloads say it is inactive.
                 self._inactive(name, state, decisions)
                 continue
+            if workload.invalid:
+                # Kueue's nominate: ValidateAdmissibility refuses the pod templates before
+                # any flavor is tried; the workload is requeued as any inadmissible one
+                refused = _Entry(head, workload, name,
+                                 WorkloadAssignment(AssignMode.NO_FIT, (), {}, False,
+                                                    workload.invalid))
+                progressed |= self._not_admitted(refused, spec, workload.invalid, decisions,
+                                                 reason=MISCONFIGURED)
+                continue
             last = self._resume_from(head, name, workload)
             replaced = self._replaced_slice(workload, name, state)
             entry = _Entry(head, workload, name,
