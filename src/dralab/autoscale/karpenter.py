@@ -89,7 +89,7 @@ from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
 from .karpenter_validation import ValidationWait
-from .karpenter_volumes import ignore_local_hostname_affinity
+from .karpenter_volumes import ignore_local_hostname_affinity, invalid_volume_units
 from .placement import place_pod
 from .units import PodUnit, pod_units, topology_sensitive
 from .utilization import AllocatedDevices, PoolCache, node_utilization
@@ -296,6 +296,9 @@ class Karpenter:
                 if any(has_dra_requirements(p.pod) for p in unit.pods):
                     blocked[unit.name] = DRA_NOT_SUPPORTED
             units = [u for u in units if u.name not in blocked]
+        # Karpenter's own claim checks beyond kube-scheduler's (karpenter_volumes).
+        blocked.update(invalid_volume_units(self.scheduler.cluster, units))
+        units = [u for u in units if u.name not in blocked]
         scheduler, templates = self.scheduler, self.templates()
         added: Counter[str] = Counter()
         launched: dict[str, list[str]] = {}

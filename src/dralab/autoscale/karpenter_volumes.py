@@ -8,18 +8,33 @@ hostname the volume names. Karpenter therefore launches a node for such a pod; w
 kube-scheduler then binds the pod there is the scheduler's to decide (it will not: the
 volume's affinity still names another node), so the pod stays pending on the real
 cluster.
+
+Karpenter also refuses, before it provisions, a pod whose claim is bound to a
+PersistentVolume being deleted (ValidatePersistentVolumeClaims' validateVolume), which
+kube-scheduler would bind it to: ``invalid_volume_units``. Its other checks there (a
+missing, Lost, deleting or unbound Immediate claim, a missing StorageClass) are
+kube-scheduler's VolumeBinding's too, which the model's estimates run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from dralab.api.core import NodeSelector, NodeSelectorTerm
-from dralab.api.storage import PersistentVolume
+from dralab.api.storage import PersistentVolume, PersistentVolumeClaim
 from dralab.cluster import ClusterState
 from dralab.cluster.records import raw_spec_field
+from dralab.scheduler.plugins.volumeclaims import claim_volumes
 
-__all__ = ["HOSTNAME", "ignore_local_hostname_affinity"]
+from .units import PodUnit
+
+__all__ = ["DELETING_VOLUME", "HOSTNAME", "ignore_local_hostname_affinity",
+           "invalid_volume_units"]
+
+# Karpenter's error for a claim bound to a volume being deleted (validateVolume).
+DELETING_VOLUME = "failed to validate pvc, persistentvolume is being deleted"
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -61,3 +76,23 @@ def ignore_local_hostname_affinity(cluster: ClusterState) -> None:
             seen = _without_hostname(pv)
             if seen is not None:
                 cluster.put_volume_object(seen)
+
+
+def _bound_to_deleting_volume(cluster: ClusterState, unit: PodUnit) -> bool:
+    for info in unit.pods:
+        for volume in claim_volumes(info):
+            claim = cluster.volume_object(PersistentVolumeClaim.KIND, volume.claim_name,
+                                          info.pod.metadata.namespace or "default")
+            if not isinstance(claim, PersistentVolumeClaim) or not claim.spec.volume_name:
+                continue
+            pv = cluster.volume_object(PersistentVolume.KIND, claim.spec.volume_name)
+            if isinstance(pv, PersistentVolume) and pv.metadata.deletion_timestamp:
+                return True
+    return False
+
+
+def invalid_volume_units(cluster: ClusterState, units: Sequence[PodUnit]) -> dict[str, str]:
+    """Per unit Karpenter does not provision for because of its volumes, why."""
+    if not cluster.has_volume_objects:
+        return {}
+    return {u.name: DELETING_VOLUME for u in units if _bound_to_deleting_volume(cluster, u)}

@@ -21,6 +21,7 @@ from dralab.autoscale.karpenter_nodepool import NodePoolSettings
 
 from . import test_deleting, test_inflight
 from .harness import (
+    ZONES,
     Doc,
     InstanceType,
     Run,
@@ -770,6 +771,76 @@ def test_claim_with_volume_name(annotated: bool, case: str) -> None:
     assert (result.placed == ["default/p"]) is annotated
 
 
+@upstream(VU + "should not launch nodes for pod with bound persistentVolume that is marked for "
+          "deletion")
+def test_deleting_volume(case: str) -> None:
+    # Karpenter's own check (kube-scheduler would bind the pod to the volume).
+    pv = _volume("pv-x", driver="other-provider", claim="p-tmp-ephemeral")
+    pv["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z", finalizers=["kubernetes"])
+    result = run(ONE_TYPE, _ephemeral("p", None), _ephemeral_claim("p", None, "pv-x"), pv)
+    assert result.launched == [] and result.pending == ["default/p"]
+    assert result.decisions.pending[0].reason == \
+        "failed to validate pvc, persistentvolume is being deleted"
+
+
+def _class_terms(name: str, *terms: list[tuple[str, str]]) -> Doc:
+    """A WaitForFirstConsumer StorageClass whose allowedTopologies are ``terms``."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": name}, "provisioner": "test-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "allowedTopologies": [{"matchLabelExpressions": [
+                {"key": k, "values": [v]} for k, v in term]} for term in terms]}
+
+
+@upstream(VU + "should schedule pods when a valid multi-volume topology alternative remains "
+          "after pruning disjoint branches")
+def test_multi_volume_topology_alternative(case: str) -> None:
+    # fake.InstanceTypes(5) offered in the three zones; only fake-it-4 is large, with
+    # the exotic label special=optional (no type has "required").
+    types = [replace(t, zone=z, per_zone=True) for t in numbered(5) for z in ZONES]
+    special, zone = "special", "topology.kubernetes.io/zone"
+    result = run(types,
+                 _class_terms("pruned-overlap-a", [(special, "required")],
+                              [(special, "optional")]),
+                 _class_terms("pruned-overlap-b", [(zone, "test-zone-1"), (special, "optional")],
+                              [(zone, "test-zone-2"), (special, "required")]),
+                 _claim("pruned-overlap-pvc-a", "pruned-overlap-a"),
+                 _claim("pruned-overlap-pvc-b", "pruned-overlap-b"),
+                 _using("pruned-overlap-pod", "pruned-overlap-pvc-a", "pruned-overlap-pvc-b"))
+    labels = result.node_labels("default/pruned-overlap-pod")
+    assert labels[zone] == "test-zone-1" and labels[special] == "optional"
+
+
+# -- Context("CSIMigration"): in-tree kubernetes.io/aws-ebs volumes count against the
+#    ebs.csi.aws.com driver's limit (NodeVolumeLimits' CSI translation).
+
+IN_TREE = "in-tree-storage-class"
+EBS_LIMIT_1 = _csi_node("first-node", **{"ebs.csi.aws.com": 1})
+
+
+@upstream(VU + "CSIMigration/should launch nodes for pods with non-dynamic PVC using a migrated "
+          "PVC/PV")
+def test_migrated_pvc(case: str) -> None:
+    # The first round's pod on the first node, its claim bound to an in-tree EBS volume.
+    pv = _volume("my-volume", claim="pvc-1", terms=ZONE_TERMS[:1], source={
+        "awsElasticBlockStore": {"fsType": "ext4", "volumeID": "fake:///vol-1"}})
+    result = run(ONE_TYPE, _sc(IN_TREE, "kubernetes.io/aws-ebs", default=True), FIRST,
+                 _claim("pvc-1", IN_TREE, "my-volume"), pv,
+                 _using("initial", "pvc-1", on="first-node"), EBS_LIMIT_1,
+                 _claim("pvc-2", IN_TREE), _using("p", "pvc-2"))
+    assert _new_nodes(result) == 1 and result.placed == ["default/p"]
+
+
+@upstream(VU + "CSIMigration/should launch nodes for pods with ephemeral volume using a "
+          "migrated PVC/PV")
+def test_migrated_ephemeral(case: str) -> None:
+    result = run(ONE_TYPE, _sc(IN_TREE, "kubernetes.io/aws-ebs", default=True), FIRST,
+                 _ephemeral("initial", IN_TREE, on="first-node"),
+                 _ephemeral_claim("initial", IN_TREE), EBS_LIMIT_1,
+                 _ephemeral("p", IN_TREE), _ephemeral_claim("p", IN_TREE))
+    assert _new_nodes(result) == 1 and result.placed == ["default/p"]
+
+
 # -- Describe("Custom Constraints"): the suite's NodePool (capacity types spot, on-demand,
 #    reserved) with template labels and requirements (harness.nodepool(template=...), read
 #    as dralab autoscale reads a NodePool). Upstream repeats three of its contexts: each
@@ -1272,9 +1343,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "(karpenter.sh/initialized), which dralab's nodes do not carry"),
     ("No Pre-Binding/", "asserts that nothing is bound across provisioning rounds (in-flight "
      "NodeClaims, kubelet zeroing extended resources); the model keeps no rounds"),
-    ("VolumeUsage/should schedule pods when a valid multi-volume topology alternative",
-     "needs the fake provider's exotic instance label (fake.InstanceTypes' "
-     "'special' values required/optional per type), which the numbered types here lack"),
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
      "provisioner", "not applicable offline: sets Karpenter's UnsupportedProvisioners "
      "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
@@ -1284,11 +1352,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
      "topology key", "not applicable offline: sets Karpenter's UnsupportedTopologyKeys "
      "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
-    ("VolumeUsage/should not launch nodes for pod with bound persistentVolume that is marked",
-     "needs Karpenter's ValidatePersistentVolumeClaims check of a deleting PV; kube-scheduler "
-     "binds to it, and dralab's model follows the scheduler's plugins"),
-    ("VolumeUsage/CSIMigration/", "needs CSI migration of in-tree volume plugins (the "
-     "kubernetes.io/aws-ebs provisioner to ebs.csi.aws.com) in Karpenter's volume usage"),
     ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
     ("Reserved Instance Types/", "needs Karpenter's reservation tracking under the "
      "ReservedCapacity gate (a NodeClaim pessimistically holds every compatible reserved "
