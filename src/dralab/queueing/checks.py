@@ -161,6 +161,14 @@ def _configuration(config: KueueConfiguration) -> Iterator[Problem]:
         yield ("fairSharing.preemptionStrategies",
                f"Unsupported value: []v1beta2.PreemptionStrategy{{{shown}}}: "
                f"supported values: {supported}")
+    # Kueue's validateResourceTransformations: one transformation per input (the
+    # strategy's values are the decoder's)
+    inputs: set[str] = set()
+    for ti, transformation in enumerate(config.resources.transformations):
+        if transformation.input in inputs:
+            yield (f"resources.transformations[{ti}].input",
+                   f'Duplicate value: "{transformation.input}"')
+        inputs.add(transformation.input)
     seen: dict[str, int] = {}
     for mi, mapping in enumerate(config.resources.device_class_mappings):
         path = f"resources.deviceClassMappings[{mi}]"

@@ -182,6 +182,10 @@ class PodSetRequest:
     # ``status.reclaimablePods``, Kueue's ReclaimablePods gate): the spec's count is
     # ``count + reclaimed``.
     reclaimed: int = 0
+    # The pod template's own requests when ``per_pod``, what quota is asked, differs
+    # from them (Kueue's resources.transformations: transformations.py); Kueue's TAS
+    # places pods by these. None: ``per_pod``.
+    spec_requests: Amounts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +195,7 @@ class WorkloadSpec:
     order of creationTimestamp) and its pod sets. ``replaces``: the key of the workload
     slice this one replaces (Kueue's kueue.x-k8s.io/workload-slice-replacement-for
     annotation, ElasticJobsViaWorkloadSlices). ``elastic``: the Workload is marked
-    kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate).
-    ``invalid``: why Kueue's ValidateAdmissibility refuses its pod templates (requests
-    above limits, or outside the namespace's LimitRanges: ``limitrange.py``), or ""."""
+    kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate)."""
 
     key: str
     queue: str
@@ -203,7 +205,6 @@ class WorkloadSpec:
     pod_sets: tuple[PodSetRequest, ...]
     replaces: str | None = None
     elastic: bool = False
-    invalid: str = ""
 
 
 @dataclass(frozen=True, slots=True)

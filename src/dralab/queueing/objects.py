@@ -14,7 +14,7 @@ checked against Kueue's ``apis/kueue/v1beta{1,2}/*_types.go``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -295,9 +295,20 @@ class DeviceClassMapping(Spec, frozen=True):
     sources: list[DeviceClassSourceConfig] = []
 
 
+class ConfigTransformation(Spec, frozen=True):
+    """resources.transformations[]: ``input`` into ``outputs`` per unit, Retain (the
+    default) or Replace; ``multiplyBy`` scales the outputs."""
+
+    input: str = ""
+    strategy: Literal["Retain", "Replace"] | None = None
+    multiply_by: str = ""
+    outputs: dict[str, Quantity] = {}
+
+
 class ConfigResources(Spec, frozen=True):
     device_class_mappings: list[DeviceClassMapping] = []
     exclude_resource_prefixes: list[str] = []
+    transformations: list[ConfigTransformation] = []
 
 
 class ConfigFairSharing(Spec, frozen=True):

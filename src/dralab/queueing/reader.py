@@ -27,7 +27,6 @@ from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
 
 from .configured import RECLAIMABLE_PODS_GATE
 from .dra import DraAccounting, Inadmissible, claim_charges
-from .limitrange import adjusted, limit_range_summaries, validation_errors, validation_message
 from .model import (
     Admission,
     ClusterQueueSpec,
@@ -66,6 +65,7 @@ from .queue_order import (
     queue_order_timestamp,
 )
 from .requests import pod_requests
+from .transformations import from_config, transform_pod_set
 
 __all__ = [
     "DEFAULT_POD_SET",
@@ -110,9 +110,6 @@ class PodSetSource:
     template: dict[str, Any]
     per_pod: Mapping[str, int]
     min_count: int | None = None
-    # Kueue's ValidateAdmissibility field errors of the pod set: requests above limits,
-    # and outside the namespace's LimitRanges (limitrange.validation_errors)
-    errors: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +344,6 @@ class _Reader:
                                 if isinstance(o, PriorityClass) and o.global_default), 0)
         self.local_queues = {o.ref: o.spec.cluster_queue for o in objects
                              if isinstance(o, LocalQueue)}
-        self.limit_ranges = limit_range_summaries(objects)
 
     def priority(self, labels: Mapping[str, str], template: PodTemplateSpec
                  ) -> tuple[int, str | None, str | None]:
@@ -370,11 +366,7 @@ class _Reader:
         gate, on by default), never below 0."""
         raw_spec = raw_template.get("spec") if isinstance(raw_template.get("spec"), dict) \
             else None
-        # Kueue reads the pod set through AdjustResources: LimitRange defaults first
-        limit_range = self.limit_ranges.get(namespace)
-        spec = adjusted(template.spec, limit_range)
-        per_pod = pod_requests(spec, raw_spec)
-        resource_errors, range_errors = validation_errors(spec, index, limit_range, raw_spec)
+        per_pod = pod_requests(template.spec, raw_spec)
         per_pod = {self.dra.extended_resource_key(k): v for k, v in per_pod.items()}
         for resource, amount in claim_charges(template.spec, namespace, name, index,
                                               self.dra).items():
@@ -390,8 +382,7 @@ class _Reader:
             topology=_topology(annotations if isinstance(annotations, dict) else {}),
             node_affinity=_required_node_affinity(template.spec),
             group=group or _group_name(annotations if isinstance(annotations, dict) else {}))
-        return PodSetSource(name, count, raw_template, per_pod, min_count,
-                            (tuple(resource_errors), tuple(range_errors))), request
+        return PodSetSource(name, count, raw_template, per_pod, min_count), request
 
 
 def pod_set_request(objects: Sequence[KubeObject], pod: Pod, count: int,
@@ -401,8 +392,9 @@ def pod_set_request(objects: Sequence[KubeObject], pod: Pod, count: int,
     slices). Inadmissible (with Kueue's message) for an unmapped device class."""
     template = pod_template(pod)
     assert template is not None
-    return _Reader(objects).pod_set(name, 0, count, template, _raw_template(pod),
-                                    pod.namespace)[1]
+    reader = _Reader(objects)
+    request = reader.pod_set(name, 0, count, template, _raw_template(pod), pod.namespace)[1]
+    return transform_pod_set(request, from_config(reader.config))
 
 
 def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:
@@ -440,6 +432,12 @@ def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:
             _add_existing(reader, snapshot, obj, float(order))
         elif _is_queued(obj) and _uid_or_ref(obj) not in owned:
             _add_derived(reader, snapshot, obj, float(order))
+    # Kueue asks quota what resources.transformations make of the pods' requests
+    transformations = from_config(reader.config)
+    for key, spec in state.workloads.items():
+        pod_sets = tuple(transform_pod_set(p, transformations) for p in spec.pod_sets)
+        if pod_sets != spec.pod_sets:
+            state.workloads[key] = replace(spec, pod_sets=pod_sets)
     return snapshot
 
 
@@ -472,9 +470,7 @@ def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
     snapshot.state.workloads[source.key] = WorkloadSpec(
         key=source.key, queue=queue_key, cluster_queue=reader.local_queues.get(queue_key),
         priority=source.priority if priority is None else priority,
-        created=source.created if queued_at is None else queued_at, pod_sets=requests,
-        invalid=validation_message([(list(p.errors[0]), list(p.errors[1]))
-                                    for p in source.pod_sets]))
+        created=source.created if queued_at is None else queued_at, pod_sets=requests)
     snapshot.sources[source.key] = source
 
 

@@ -43,6 +43,7 @@ from dralab.queueing.model import (
     TopologyRequest,
     WorkloadSpec,
 )
+from dralab.queueing.transformations import ResourceTransformation, transform_pod_set
 
 HOSTNAME = "kubernetes.io/hostname"
 BLOCK, RACK = "cloud.com/topology-block", "cloud.provider.com/rack"
@@ -114,6 +115,8 @@ class Case:
     # the Warning event of a workload left pending: its QuotaReserved=False reason, message
     want_pending: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     want_preempted: Mapping[str, str] = field(default_factory=dict)  # key -> reason
+    # the Kueue Configuration's resources.transformations
+    transformations: tuple[ResourceTransformation, ...] = ()
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -140,13 +143,14 @@ def run_cycle(case: Case) -> None:
         provider.add_non_tas_pod(node_name, {r: milli(v) for r, v in requests.items()})
     for index, w in enumerate(case.workloads):
         key = f"default/{w.name}"
+        pod_sets = tuple(transform_pod_set(p, case.transformations) for p in w.pod_sets)
         state.workloads[key] = WorkloadSpec(key, "default/tas-main", None, w.priority,
-                                            float(index), w.pod_sets)
+                                            float(index), pod_sets)
         if w.admitted is not None:
             admission = _admission(case.cluster_queue.name, w.admitted)
             state.admitted[key] = admission
             state.admitted_at[key] = -1.0
-            provider.admitted(key, w.pod_sets,
+            provider.admitted(key, pod_sets,
                               {p.name: list(p.flavors.values()) for p in admission.pod_sets},
                               _topology(w.admitted))
     before = set(state.admitted)
@@ -196,6 +200,8 @@ SMALL_X1_X2 = tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="400m", memory="400Mi
 SMALL_200 = {"cpu": "200m", "memory": "200Mi"}
 CQ16 = cq("tas-main", group(fq("tas-default", cpu="16")))
 CPU1 = {"cpu": ("tas-default", "1")}
+# resources.transformations: cpu, Retain, outputs cpu_credits: 1
+CPU_CREDITS = ResourceTransformation("cpu", {"cpu_credits": 1000})
 
 ONE_NO_CPU = ("couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't "
               "allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource \"cpu\": 1")
@@ -459,6 +465,23 @@ CASES = [
                                    "level cloud.provider.com/rack; 2/3 slice(s) fit on level "
                                    "kubernetes.io/hostname")},
          feature_gates={"TASMultiLayerTopology": True}),
+    *(Case(f"workload with Resource Transformation (Retain CPU → cpu_credits{suffix})",
+           flavors=(TAS_FLAVOR, rf("credits")), transformations=(CPU_CREDITS,),
+           cluster_queue=cq("tas-main", group(fq("tas-default", cpu=cpu)),
+                            group(fq("credits", cpu_credits="1"))),
+           workloads=(Wl("foo", (tas_ps("one", 1, {"cpu": cpu}, HOSTNAME),)),),
+           **kwargs)  # type: ignore[arg-type]
+      for suffix, cpu, kwargs in (
+          ("", "1", {"want_new": {"default/foo": (
+              want("one", {"cpu": ("tas-default", "1"), "cpu_credits": ("credits", "1")}, H,
+                   *X1),)}}),
+          (", not enough credits", "2", {
+              "want_inadmissible": ("default/foo",),
+              "want_pending": {"default/foo": (
+                  "ExceedsMaxQuota",
+                  "couldn't assign flavors to pod set one: insufficient quota for cpu_credits "
+                  "in flavor credits, previously considered podsets requests (0) + current "
+                  "podset request (2) > maximum capacity (1)")}}))),
 ]
 
 
@@ -667,9 +690,6 @@ NODE_REPLACEMENT = (
 PATCH_ERROR = (
     "not applicable offline: the Workload status patch fails (patchStatusErr injected by the "
     "fake client); dralab writes no API objects")
-TRANSFORMATIONS = (
-    "Kueue Configuration resources.transformations (Retain / Replace, e.g. cpu -> "
-    "cpu_credits) are not built")
 SCHEDULER_LIBRARY_FILTERS = (
     "SchedulerLibraryIntegration's kube-scheduler plugins are not built: dralab keeps an "
     "unschedulable node for a hostname-level topology, as Kueue's node cache does, but does "
@@ -892,10 +912,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "found error on patch)"),
         ("workload with unhealthyNode annotation; second pass; preferred; no fit; FailFast (test "
          "error on patch)"),
-    )),
-    **_each(TRANSFORMATIONS, "TestScheduleForTAS", (
-        "workload with Resource Transformation (Retain CPU → cpu_credits)",
-        "workload with Resource Transformation (Retain CPU → cpu_credits, not enough credits)",
     )),
     **_each(SCHEDULER_LIBRARY_FILTERS, "TestScheduleForTAS", (
         ("SchedulerLibraryIntegration enabled: hostname lowest-level TAS filters unschedulable "

@@ -127,7 +127,7 @@ class TASContext:
             if self.is_implied(pod_set):
                 return ""
             if not flavor.topology:
-                if not any(r in covered for r in pod_set.per_pod):
+                if not any(r in covered for r in spec_requests(pod_set)):
                     # the flavor may still give quota-only resources of other groups
                     return ""
                 return f'Flavor "{flavor_name}" does not support TopologyAwareScheduling'
@@ -172,7 +172,7 @@ class TASContext:
         if flavor is None:
             return None, None, error
         request = TASPodSetRequests(
-            pod_set.name, dict(pod_set.per_pod), count,
+            pod_set.name, dict(spec_requests(pod_set)), count,
             topology=tas_topology_request(pod_set.topology),
             node_selector=dict(pod_set.node_selector), tolerations=pod_set.tolerations,
             node_affinity=pod_set.node_affinity, implied=self.is_implied(pod_set),
@@ -199,6 +199,12 @@ class TASContext:
                     return assignments, (name, reason, flavor)
                 assignments[name] = assignment
         return assignments, None
+
+
+def spec_requests(pod_set: PodSetRequest) -> Mapping[str, int]:
+    """What one pod of the set asks as its template says (Kueue's NewRequestsFromPodSpec):
+    TAS places pods by it, not by the quota requests resources.transformations make."""
+    return pod_set.spec_requests if pod_set.spec_requests is not None else pod_set.per_pod
 
 
 # (domain level values, single-pod requests, pods): what TASFlavorSnapshot.fits checks
@@ -229,7 +235,8 @@ def compute_tas_net_usage(tas: TASContext, pod_sets: Mapping[str, PodSetRequest]
         for values, count in assignment.domains:
             extra = count - accounted.get(values, 0)
             if extra > 0:
-                result.setdefault(flavor, []).append((values, dict(pod_set.per_pod), extra))
+                result.setdefault(flavor, []).append(
+                    (values, dict(spec_requests(pod_set)), extra))
     return result
 
 
