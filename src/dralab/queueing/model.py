@@ -195,7 +195,9 @@ class WorkloadSpec:
     order of creationTimestamp) and its pod sets. ``replaces``: the key of the workload
     slice this one replaces (Kueue's kueue.x-k8s.io/workload-slice-replacement-for
     annotation, ElasticJobsViaWorkloadSlices). ``elastic``: the Workload is marked
-    kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate)."""
+    kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate).
+    ``invalid``: why Kueue's ValidateAdmissibility refuses its pod templates (requests
+    above limits, or outside the namespace's LimitRanges: ``limitrange.py``), or ""."""
 
     key: str
     queue: str
@@ -205,6 +207,7 @@ class WorkloadSpec:
     pod_sets: tuple[PodSetRequest, ...]
     replaces: str | None = None
     elastic: bool = False
+    invalid: str = ""
 
 
 @dataclass(frozen=True, slots=True)

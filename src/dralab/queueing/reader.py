@@ -27,6 +27,7 @@ from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
 
 from .configured import RECLAIMABLE_PODS_GATE
 from .dra import DraAccounting, Inadmissible, claim_charges
+from .limitrange import adjusted, limit_range_summaries, validation_errors, validation_message
 from .model import (
     Admission,
     ClusterQueueSpec,
@@ -110,6 +111,9 @@ class PodSetSource:
     template: dict[str, Any]
     per_pod: Mapping[str, int]
     min_count: int | None = None
+    # Kueue's ValidateAdmissibility field errors of the pod set: requests above limits,
+    # and outside the namespace's LimitRanges (limitrange.validation_errors)
+    errors: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +348,7 @@ class _Reader:
                                 if isinstance(o, PriorityClass) and o.global_default), 0)
         self.local_queues = {o.ref: o.spec.cluster_queue for o in objects
                              if isinstance(o, LocalQueue)}
+        self.limit_ranges = limit_range_summaries(objects)
 
     def priority(self, labels: Mapping[str, str], template: PodTemplateSpec
                  ) -> tuple[int, str | None, str | None]:
@@ -366,7 +371,11 @@ class _Reader:
         gate, on by default), never below 0."""
         raw_spec = raw_template.get("spec") if isinstance(raw_template.get("spec"), dict) \
             else None
-        per_pod = pod_requests(template.spec, raw_spec)
+        # Kueue reads the pod set through AdjustResources: LimitRange defaults first
+        limit_range = self.limit_ranges.get(namespace)
+        spec = adjusted(template.spec, limit_range)
+        per_pod = pod_requests(spec, raw_spec)
+        resource_errors, range_errors = validation_errors(spec, index, limit_range, raw_spec)
         per_pod = {self.dra.extended_resource_key(k): v for k, v in per_pod.items()}
         for resource, amount in claim_charges(template.spec, namespace, name, index,
                                               self.dra).items():
@@ -382,7 +391,8 @@ class _Reader:
             topology=_topology(annotations if isinstance(annotations, dict) else {}),
             node_affinity=_required_node_affinity(template.spec),
             group=group or _group_name(annotations if isinstance(annotations, dict) else {}))
-        return PodSetSource(name, count, raw_template, per_pod, min_count), request
+        return PodSetSource(name, count, raw_template, per_pod, min_count,
+                            (tuple(resource_errors), tuple(range_errors))), request
 
 
 def pod_set_request(objects: Sequence[KubeObject], pod: Pod, count: int,
@@ -470,7 +480,9 @@ def _spec_for(reader: _Reader, snapshot: KueueSnapshot, source: WorkloadSource,
     snapshot.state.workloads[source.key] = WorkloadSpec(
         key=source.key, queue=queue_key, cluster_queue=reader.local_queues.get(queue_key),
         priority=source.priority if priority is None else priority,
-        created=source.created if queued_at is None else queued_at, pod_sets=requests)
+        created=source.created if queued_at is None else queued_at, pod_sets=requests,
+        invalid=validation_message([(list(p.errors[0]), list(p.errors[1]))
+                                    for p in source.pod_sets]))
     snapshot.sources[source.key] = source
 
 
