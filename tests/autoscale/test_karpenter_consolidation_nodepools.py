@@ -2,7 +2,8 @@
 karpenter``): each node is its NodePool's (karpenter.sh/nodepool), held to that
 NodePool's budgets and disruption block; a static NodePool's nodes are never
 consolidated; a NodePool that cannot be used for launches (deleting, not Ready) still
-has its nodes consolidated, and with no usable NodePool only empty nodes go."""
+has its nodes consolidated, and with no usable NodePool only empty nodes go. No pod is
+moved onto a node still within its NodePool's consolidateAfter."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
+from dralab.api.codec import decode
+from dralab.api.core import Pod
+from dralab.api.features import FeatureGates
+from dralab.api.io import Document
+from dralab.autoscale import read_input
+from dralab.autoscale.inputs import cluster_objects
+from dralab.autoscale.karpenter import Karpenter
+from dralab.autoscale.karpenter_nodepool import parse_nodepool
 from dralab.cli.main import cli
+from dralab.scheduler import Scheduler, build_cluster
 
 Doc = dict[str, Any]
 
@@ -88,3 +98,27 @@ def test_without_a_usable_nodepool_only_empty_nodes_go(tmp_path: Path) -> None:
     docs = [_nodepool("a", _budget("100%"), deletionTimestamp=stamp),
             _nodepool("b", _budget("100%"), deletionTimestamp=stamp), _pod("p", "big-01")]
     assert _deleted(tmp_path, *docs) == ["big-02", "small-01"]
+
+
+def test_no_pod_moves_onto_a_node_under_its_consolidate_after() -> None:
+    # The scheduler's destination check (IsUnderConsolidateAfter): a pod arrives on
+    # small-01 at 90 s; at 100 s small-02 has been quiet past consolidateAfter (60 s)
+    # but its pod may not move onto small-01, quiet for 10 s only. At 200 s it may.
+    fleet = {**FLEET, "spec": {"pools": [_pool("small", 2, "4", 1.0, "gp")]}}
+    docs = [fleet, _pod("p0", "small-01"), _pod("p1", "small-02")]
+    data = read_input([Document("in.yaml", i + 1, d) for i, d in enumerate(docs)],
+                      FeatureGates())
+    cluster, pending = build_cluster(cluster_objects(data), None, 0)
+    scheduler = Scheduler.build(cluster, None, 0)
+    scheduler.run(pending)
+    model = Karpenter(scheduler, data.fleet, nodepool=parse_nodepool(_nodepool(
+        "gp", _budget("100%", consolidateAfter="60s")), "np"))
+    assert model.loop([], 0.0).scale_downs == ()
+    late = decode(_pod("late", "small-01"))
+    assert isinstance(late, Pod)
+    cluster.add_pod(late)
+    assert sorted(p.key for p in cluster.nodes["small-01"].pods) == [
+        "default/late", "default/p0"]
+    assert model.loop([], 90.0).scale_downs == ()
+    assert model.loop([], 100.0).scale_downs == ()
+    assert [d.node for d in model.loop([], 200.0).scale_downs] == ["small-02"]

@@ -68,6 +68,7 @@ from .karpenter_disruption import (
     DisruptionCandidate,
     Replacing,
     find_command,
+    initialized,
     method_of,
     node_candidates,
     validate_command,
@@ -605,6 +606,21 @@ class Karpenter:
             return after is not None and now - seen[node][1] >= after
         return consolidatable
 
+    def _under_consolidate_after(self, managed: dict[str, NodeGroup], now: float
+                                 ) -> frozenset[str]:
+        """The NodePools' nodes still within a (non-zero) consolidateAfter of their last
+        pod event (IsUnderConsolidateAfter): consolidation moves no pod onto them.
+        ``_consolidatable`` has seen this loop's pod events."""
+        cluster = self.scheduler.cluster
+        out = set()
+        for name, (_, since) in self._pod_events.items():
+            node = cluster.nodes[name].node
+            after = self.nodepool_of_node(node).consolidate_after
+            if pool_of(node) in managed and initialized(node) and after and \
+                    now - since < after:
+                out.add(name)
+        return frozenset(out)
+
     def _consolidate(self, groups: dict[str, NodeGroup], managed: dict[str, NodeGroup],
                      now: float) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:
         """One disruption command: the candidates are the nodes of every NodePool
@@ -615,6 +631,7 @@ class Karpenter:
         wall = None if self.clock_epoch is None else self.clock_epoch + now
         consolidatable = self._consolidatable(now)
         kept = self._candidates(managed, consolidatable, self.pdbs, wall)
+        closed = self._under_consolidate_after(managed, now)
         # Each NodePool's budgets on its own nodes (BuildDisruptionBudgetMapping).
         budgets = NodePoolBudgets.count(self.all_nodepools(), (
             (self.nodepool_of_node(i.node).name, bool(i.node.metadata.deletion_timestamp))
@@ -627,7 +644,7 @@ class Karpenter:
         # (ErrNodePoolsNotFound): only Emptiness, which needs none, can act.
         methods = METHODS if dynamic_nodepools(self.all_nodepools()) else (EMPTINESS,)
         command = find_command(scheduler, self.templates(), options, budgets, kept,
-                               self._replacing(options), methods)
+                               self._replacing(options, closed), methods)
         if command is not None and self.validation_wait is not None:
             # The validation wait's arrivals, then the command validated again.
             wait = self.validation_wait
@@ -637,13 +654,13 @@ class Karpenter:
                 now_kept = self._candidates(managed, consolidatable,
                                             (*self.pdbs, *wait.pdbs), wall)
                 checked = validate_command(scheduler, self.templates(), options, budgets,
-                                           command, now_kept, self._replacing(options))
+                                           command, now_kept, self._replacing(options, closed))
                 if checked is None and now_kept:
                     # The controller goes on to the next methods on the cluster as it
                     # is now (their own wait brings nothing more here).
                     rest = methods[methods.index(method_of(command)) + 1:]
                     checked = find_command(scheduler, self.templates(), options, budgets,
-                                           now_kept, self._replacing(options),
+                                           now_kept, self._replacing(options, closed),
                                            rest) if rest else None
                 command = checked
             finally:
@@ -671,9 +688,11 @@ class Karpenter:
                 kept.append(c)
         return kept
 
-    def _replacing(self, groups: dict[str, NodeGroup]) -> Replacing:
+    def _replacing(self, groups: dict[str, NodeGroup],
+                   closed: frozenset[str] = frozenset()) -> Replacing:
         """The pools as Karpenter's offerings (``karpenter_offerings``) for choosing a
-        replacement, with the gate and the NodePool's minValues."""
+        replacement, with the gate and the NodePool's minValues; ``closed``: the nodes
+        under their NodePool's consolidateAfter."""
         templates = self.templates()
         offerings: dict[str, Offering] = {
             name: offering_of(name, templates.node(name, 0)[0].metadata.labels or {},
@@ -682,7 +701,7 @@ class Karpenter:
                       if r.min_values is not None}
         return Replacing(offerings, self.spot_to_spot_consolidation, min_values,
                          lambda pods: capacity_types_for((p.pod for p in pods),
-                                                         offerings.values()))
+                                                         offerings.values()), closed)
 
     def _decisions(self, command: Command, groups: dict[str, NodeGroup], now: float
                    ) -> tuple[tuple[ScaleDown, ...], tuple[ScaleUp, ...]]:

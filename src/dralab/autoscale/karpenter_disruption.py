@@ -28,8 +28,10 @@ One command per loop, the first of these methods that finds one:
    nodes (delete) or on them plus one new node cheaper than it (replace).
 
 A simulation deletes the candidates' pods, re-creates them pending and places them,
-largest first (CPU, then memory), with the scheduler's plugins on the other nodes;
-those left over must all fit one fresh node of a single instance type. The offerings
+largest first (CPU, then memory), with the scheduler's plugins on the other nodes --
+not on a node still within its NodePool's consolidateAfter of its last pod event
+(IsUnderConsolidateAfter); those left over must all fit one fresh node of a single
+instance type. The offerings
 (pools) one fresh node of which takes them are the replacement NodeClaim's options;
 ``karpenter_offerings`` filters them by price, capacity type (spot-to-spot rules,
 reserved capacity) and minValues as upstream, and launches the cheapest allowed.
@@ -234,13 +236,16 @@ def _size(info: PodInfo) -> tuple[int, int, str]:
 class Replacing:
     """What choosing a replacement reads besides the simulation: each pool's offering,
     the SpotToSpotConsolidation gate, the NodePool's minValues, and the capacity types
-    a NodeClaim for some pods may have (``karpenter_offerings``)."""
+    a NodeClaim for some pods may have (``karpenter_offerings``); and ``closed``, the
+    nodes the simulation puts no candidate's pod on: those under their NodePool's
+    consolidateAfter (the scheduler's destination check, IsUnderConsolidateAfter)."""
 
     offerings: Mapping[str, Offering]
     spot_to_spot: bool = False
     min_values: Mapping[str, int] = field(default_factory=dict)
     capacity_types: Callable[[Sequence[PodInfo]], frozenset[str]] = \
         lambda pods: frozenset({ON_DEMAND})
+    closed: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -249,6 +254,8 @@ class _Simulation:
     templates: TemplateNodes
     groups: Mapping[str, NodeGroup]
     offerings: Mapping[str, Offering]
+    # Nodes under their NodePool's consolidateAfter: no candidate's pod lands there.
+    closed: frozenset[str] = frozenset()
     leftover: list[PodInfo] = field(default_factory=list)
     # Pods the simulation put on nodes not initialized yet (the command is invalid).
     on_uninitialized: list[str] = field(default_factory=list)
@@ -262,8 +269,10 @@ class _Simulation:
         gone = {c.node for c in candidates}
         targets = [n for n in cluster.node_names() if n not in gone
                    and not cluster.nodes[n].node.metadata.deletion_timestamp]
-        ready = [n for n in targets if initialized(cluster.nodes[n].node)]
-        later = sorted(set(targets) - set(ready), key=targets.index)
+        ready = [n for n in targets if initialized(cluster.nodes[n].node)
+                 and n not in self.closed]
+        later = sorted({n for n in targets if not initialized(cluster.nodes[n].node)},
+                       key=targets.index)
         for name in later:
             cluster.add_node(_without_ephemeral_taints(cluster.nodes[name].node))
         pods = sorted((p for c in candidates for p in c.pods), key=_size)
@@ -309,7 +318,8 @@ def _compute(scheduler: Scheduler, templates: TemplateNodes, groups: Mapping[str
     price = sum(c.price for c in candidates)
     scheduler.fork()
     try:
-        sim = _Simulation(scheduler, templates, groups, replacing.offerings)
+        sim = _Simulation(scheduler, templates, groups, replacing.offerings,
+                          replacing.closed)
         sim.evict(candidates)
         if sim.on_uninitialized:
             return None  # "would schedule against uninitialized nodeclaim"
