@@ -62,6 +62,8 @@ class InstanceType:
     # Extended resources in the type's capacity (fake.ResourceGPUVendorA, ...): the pool's
     # extendedResources.
     extended: tuple[tuple[str, int], ...] = ()
+    # The memory overhead (kubeReserved 10Mi; an offering's OverheadOverride may raise it).
+    reserved_memory: str = "10Mi"
 
     @property
     def labels(self) -> dict[str, str]:
@@ -171,7 +173,7 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
             "name": t.pool, "count": 0, "cpu": str(t.cpu), "memory": f"{t.memory_gi}Gi",
             "pods": t.pods, "topology": {"zone": t.zone},
             **({"extendedResources": dict(t.extended)} if t.extended else {}),
-            "reserved": {"cpu": "100m", "memory": "10Mi"},
+            "reserved": {"cpu": "100m", "memory": t.reserved_memory},
             # The deprecated instance-type label too, as cloud kubelets set it (Karpenter
             # reads it as an alias of the stable one).
             "labels": {INSTANCE_TYPE: t.name, "beta.kubernetes.io/instance-type": t.name,

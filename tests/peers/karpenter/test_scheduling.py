@@ -1327,6 +1327,52 @@ def test_custom_constraints(base: str) -> None:
     CUSTOM_CASES[base]()
 
 
+# -- Context("Offering Overrides"): an offering whose CapacityOverride and OverheadOverride
+#    differ from its instance type's is its own Fleet pool of that type (the same
+#    instance-type label and price, the override's capacity and overhead); an unavailable
+#    offering is no pool (a Fleet lists what can be launched).
+
+SLOTS = "test.com/extended-slots"
+
+
+def _override_types(override_available: bool) -> list[InstanceType]:
+    """override-capable (4 CPUs, 8Gi) in the three zones, plus, when available, an override
+    offering in each (4 extended slots; systemReserved 1Gi of memory over kubeReserved's
+    CPU); with ``normal``, the same shape without overrides, when the overrides are."""
+    out = []
+    for zone in ZONES:
+        base = InstanceType("override-capable", 4, 8, zone=zone, per_zone=True)
+        out.append(base)
+        if override_available:
+            out.append(replace(base, extended=((SLOTS, 4),), reserved_memory="1Gi",
+                               pool_name=f"override-capable-slots-{zone}"))
+            out.append(InstanceType("normal", 4, 8, zone=zone, per_zone=True))
+    return out
+
+
+def _slots_pod() -> Doc:
+    doc = pod("p", limits={SLOTS: "1"})
+    doc["spec"]["containers"][0]["resources"]["requests"] = {SLOTS: "1"}
+    return doc
+
+
+@upstream("Offering Overrides/should only select instance types whose offerings have "
+          "CapacityOverride when pod requests an override resource")
+def test_override_offerings_selected(case: str) -> None:
+    result = run(_override_types(True), _slots_pod(), node_claims=True)
+    [claim] = result.node_claims
+    [types] = [r["values"] for r in claim["spec"]["requirements"]
+               if r["key"] == "node.kubernetes.io/instance-type"]
+    assert "override-capable" in types and "normal" not in types
+
+
+@upstream("Offering Overrides/should reject instance type when override allocatable fits but "
+          "override offerings are unavailable")
+def test_override_offerings_unavailable(case: str) -> None:
+    result = run(_override_types(False), _slots_pod())
+    assert result.launched == [] and result.pending == ["default/p"]
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 IN_FLIGHT = ("needs more of Karpenter's in-flight state than the model keeps: DaemonSet "
@@ -1357,7 +1403,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "ReservedCapacity gate (a NodeClaim pessimistically holds every compatible reserved "
      "offering, reservations shared across NodePools, a reserved-offering error stopping the "
      "fallback to lighter NodePools), not built; several NodePools are modelled"),
-    ("Offering Overrides/", "needs per-offering capacity overrides, not modelled"),
 ]
 # The In-Flight Nodes and Deleting Nodes cases are ported in test_inflight.py and
 # test_deleting.py.
