@@ -197,7 +197,10 @@ class WorkloadSpec:
     annotation, ElasticJobsViaWorkloadSlices). ``elastic``: the Workload is marked
     kueue.x-k8s.io/elastic-job: "true" (Kueue's IsElasticWorkload, same gate).
     ``invalid``: why Kueue's ValidateAdmissibility refuses its pod templates (requests
-    above limits, or outside the namespace's LimitRanges: ``limitrange.py``), or ""."""
+    above limits, or outside the namespace's LimitRanges: ``limitrange.py``), or "".
+    ``evicted``: an admitted workload whose eviction is in progress (Evicted=True while
+    it still holds its quota reservation, until its job stops): preemption takes it
+    first, without evicting it again."""
 
     key: str
     queue: str
@@ -208,6 +211,7 @@ class WorkloadSpec:
     replaces: str | None = None
     elastic: bool = False
     invalid: str = ""
+    evicted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

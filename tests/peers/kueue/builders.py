@@ -355,7 +355,13 @@ class WorkloadBuilder:
         (``priority_boost``: Kueue's PriorityBoost gate)."""
         priority = effective_priority(self.workload_priority, self.annotations, priority_boost)
         return WorkloadSpec(self.key, "", cluster_queue, priority, self.created,
-                            tuple(p.spec() for p in self.pod_set_list))
+                            tuple(p.spec() for p in self.pod_set_list), evicted=self.evicted)
+
+    @property
+    def evicted(self) -> bool:
+        """Kueue's IsEvicted: an Evicted condition with status True."""
+        return any(c.get("Type") == "Evicted" and c.get("Status") == "True"
+                   for c in self.conditions)
 
     def preempted(self) -> S | None:
         """The expected Preempted condition, if any."""

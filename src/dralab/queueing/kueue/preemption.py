@@ -19,7 +19,8 @@ Classic preemption (``classicalPreemptions``):
   (``InCohortReclamation``), unless ``borrowWithinCohort`` allows it (lower
   priority, at most ``maxPriorityThreshold``: ``InCohortReclaimWhileBorrowing``);
 * order: hierarchical-advantage candidates, then the other queues' ones, then the
-  preemptor's queue's; within each, lower priority first, then the most recent
+  preemptor's queue's -- those whose eviction is in progress (``WorkloadSpec.evicted``)
+  of all three first; within each, lower priority first, then the most recent
   quota reservation; a candidate of another queue is skipped once its queue (or a
   cohort below the shared one) no longer uses more than its quota;
 * attempts: with borrowing allowed, then without (or the reverse when
@@ -172,8 +173,8 @@ class _Context:
     def candidate(self, key: str, other: WorkloadSpec, cluster_queue: str, reason: str,
                   lca: str | None = None, without_borrowing: bool = False) -> VictimCandidate:
         return VictimCandidate(key, cluster_queue, cluster_queue == self.name, other.priority,
-                         self.admitted_at.get(key, other.created), reason, lca,
-                         without_borrowing)
+                               self.admitted_at.get(key, other.created), reason, lca,
+                               without_borrowing, other.evicted)
 
 
 def _fits_in_quota(node: QuotaNode, requests: Mapping[FlavorResource, int]
@@ -283,7 +284,10 @@ def _classic(ctx: _Context, sim: Simulation, other_queues: bool) -> list[VictimC
     advantaged, others = _other_queue_candidates(ctx) if other_queues else ([], [])
     for group in (same, advantaged, others):
         group.sort(key=VictimCandidate.order)
-    candidates = [*advantaged, *others, *same]
+    # Kueue's NewCandidateIterator: the workloads already being evicted of every group
+    # (in the groups' order) before all the others
+    ordered = [*advantaged, *others, *same]
+    candidates = [c for c in ordered if c.evicted] + [c for c in ordered if not c.evicted]
     if not candidates or not _can_free_enough(ctx, candidates):
         return []
     forbidden, _ = _borrow_threshold(ctx.spec)

@@ -50,7 +50,8 @@ class VictimCandidate:
     evicted for. ``lca``: for a workload of another ClusterQueue, the name of the
     lowest cohort it shares with the preemptor (classic preemption only);
     ``without_borrowing``: it may be taken only if the preemptor then fits without
-    borrowing (Kueue's ReclaimWithoutBorrowing variant)."""
+    borrowing (Kueue's ReclaimWithoutBorrowing variant); ``evicted``: its eviction is
+    in progress (Evicted=True, still holding its quota reservation)."""
 
     key: str
     cluster_queue: str
@@ -60,12 +61,14 @@ class VictimCandidate:
     reason: str
     lca: str | None = None
     without_borrowing: bool = False
+    evicted: bool = False
 
-    def order(self) -> tuple[bool, int, float, str]:
-        """Kueue's CandidatesOrdering: other ClusterQueues' workloads first, then
-        lower priority, then the most recent quota reservation, then the UID (the
-        key here: workloads are keyed by namespace/name)."""
-        return (self.same_queue, self.priority, -self.admitted_at, self.key)
+    def order(self) -> tuple[bool, bool, int, float, str]:
+        """Kueue's CandidatesOrdering: workloads already being evicted first (taking
+        them costs no new eviction), then other ClusterQueues' workloads, then lower
+        priority, then the most recent quota reservation, then the UID (the key here:
+        workloads are keyed by namespace/name)."""
+        return (not self.evicted, self.same_queue, self.priority, -self.admitted_at, self.key)
 
 
 def within_nominal(node: QuotaNode, frs: Iterable[FlavorResource]) -> bool:
