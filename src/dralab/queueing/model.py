@@ -200,7 +200,10 @@ class WorkloadSpec:
     above limits, or outside the namespace's LimitRanges: ``limitrange.py``), or "".
     ``evicted``: an admitted workload whose eviction is in progress (Evicted=True while
     it still holds its quota reservation, until its job stops): preemption takes it
-    first, without evicting it again."""
+    first, without evicting it again. ``preemption_gated``: one of its
+    spec.preemptionGates is closed (not Open in status.preemptionGates), under
+    ConcurrentAdmission or MultiKueueOrchestratedPreemption (alpha, off): it may not
+    preempt."""
 
     key: str
     queue: str
@@ -212,6 +215,7 @@ class WorkloadSpec:
     elastic: bool = False
     invalid: str = ""
     evicted: bool = False
+    preemption_gated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,8 @@ SLICE_REPLACEMENT_ANNOTATION = "kueue.x-k8s.io/workload-slice-replacement-for"
 WORKLOAD_SLICES_GATE = "ElasticJobsViaWorkloadSlices"
 # ... and marks an elastic Workload (Kueue's IsElasticWorkload, under the same gate).
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+# The gates under which a Workload's spec.preemptionGates hold back its preemptions.
+PREEMPTION_GATE_FEATURES = ("ConcurrentAdmission", "MultiKueueOrchestratedPreemption")
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_POD_SET = "main"
 _REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
@@ -608,6 +610,9 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
                                                 replaces=replaces)
     if slices_on and wl.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) == "true":
         snapshot.state.workloads[key] = replace(snapshot.state.workloads[key], elastic=True)
+    if _preemption_gated(reader.config, wl):
+        snapshot.state.workloads[key] = replace(snapshot.state.workloads[key],
+                                                preemption_gated=True)
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
     if admission is not None and admission.cluster_queue and not (
@@ -625,6 +630,21 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
         since = _timestamp(reserved.last_transition_time if reserved else None)
         if since is not None:
             snapshot.state.admitted_at[key] = since
+
+
+def _preemption_gated(config: KueueConfiguration | None, wl: KueueWorkload) -> bool:
+    """Kueue's HasClosedPreemptionGate, under ConcurrentAdmission or
+    MultiKueueOrchestratedPreemption (both alpha, off): a gate of spec.preemptionGates
+    that status.preemptionGates does not hold Open (absent there: closed)."""
+    gates = config.feature_gates if config is not None else {}
+    if not any(gates.get(g, False) for g in PREEMPTION_GATE_FEATURES):
+        return False
+    raw = wl.raw or {}
+    spec_gates = (raw.get("spec") or {}).get("preemptionGates") or []
+    states = (raw.get("status") or {}).get("preemptionGates") or []
+    position = {g.get("name"): g.get("position") for g in states if isinstance(g, dict)}
+    return any(isinstance(g, dict) and position.get(g.get("name"), "Closed") == "Closed"
+               for g in spec_gates)
 
 
 def _after_reclaim(admission: Admission, counts: Mapping[str, int]) -> Admission:

@@ -51,6 +51,9 @@ _OWNER_APIS = {"Job": "batch/v1", "Pod": "v1", "StatefulSet": "apps/v1",
 _EVICTION_MESSAGES = {"ClusterQueueStopped": "The ClusterQueue is stopped"}
 # The Finished reason of a workload slice replaced by a scaled-up one (kueue/policy.py).
 SLICE_REPLACED = "WorkloadSliceReplaced"
+# A preemptor held back by a closed preemption gate (policy.ADMISSION_GATED) also gets
+# BlockedOnPreemptionGates=True, reason PreemptionGated, with the same message.
+_ADMISSION_GATED = "AdmissionGated"
 _PREEMPTION_REASONS = {
     "InClusterQueue": "prioritization in the ClusterQueue",
     "InCohortReclamation": "reclamation within the cohort",
@@ -313,6 +316,9 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
                 _unqueued_message(snapshot, key)
             _set(conditions, _condition("QuotaReserved", False, _pending_reason(decision),
                                         message, when))
+            if _pending_reason(decision) == _ADMISSION_GATED:
+                _set(conditions, _condition("BlockedOnPreemptionGates", True, "PreemptionGated",
+                                            message, when))
             if any(c.get("type") == "Admitted" for c in conditions):
                 _set(conditions, _condition("Admitted", False, "NoReservation",
                                             "The workload has no reservation", when))

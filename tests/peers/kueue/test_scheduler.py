@@ -140,6 +140,7 @@ class Wl:
     created: float | None = None   # Creation(now + seconds); None: its place in the list
     replaces: str | None = None    # Annotation(WorkloadSliceReplacementFor, ...)
     invalid: str = ""              # what ValidateAdmissibility says of its templates
+    gated: bool = False            # PreemptionGates(...) closed, the gate's feature on
 
 
 def wl(key: str, queue: str, *pod_sets: PodSetRequest, priority: int = 0,
@@ -224,7 +225,8 @@ def build_state(case: Case) -> QueueingState:
         # Upstream's workloads share one creation time; list order breaks the tie.
         created = float(index) if w.created is None else w.created
         state.workloads[w.key] = WorkloadSpec(w.key, w.queue, None, w.priority, created,
-                                              w.pod_sets, w.replaces, invalid=w.invalid)
+                                              w.pod_sets, w.replaces, invalid=w.invalid,
+                                              preemption_gated=w.gated)
         if w.admitted is not None:
             state.admitted[w.key] = _admission(*w.admitted)
             state.admitted_at[w.key] = -1.0
@@ -853,9 +855,6 @@ def _lender(name: str, cohort: str) -> ClusterQueueSpec:
     return cq(name, group(fq("on-demand", cpu="0"), fq("spot", cpu="5")), cohort=cohort)
 
 
-GATES = ("preemption gates (spec.preemptionGates, MultiKueueOrchestratedPreemption) are not "
-         "modelled")
-
 CASES += [
     # Kueue finishes the old slice (Finished=True, WorkloadSliceReplaced): dralab's
     # decision for it is an eviction with that reason, and it is not requeued.
@@ -933,17 +932,27 @@ CASES += [
                          _lender("bop-lender", "bop-cohort")),
          local_queues={"default/bop-queue": "bop-cq"},
          want_admitted={"default/high-bop": adm("bop-cq", psa("main", cpu=("spot", "5")))}),
+    # MultiKueueOrchestratedPreemption on: the preemptor's gate "gate" is closed (it is in
+    # spec.preemptionGates, not in status.preemptionGates)
     Case("block preemptions and signal `BlockedOnPreemptionGates` when a preemption gate is "
-         "present", skip=GATES),
-    # The gate does not matter in the next two (no preemption happens); dralab ignores it.
+         "present",
+         workloads=(replace(wl("eng-beta/preemptor", "main",
+                               ps("main", 1, {"example.com/gpu": "20"})), gated=True),
+                    wl("eng-beta/low-priority", "", ps("main", 1, {"example.com/gpu": "20"}),
+                       priority=-1,
+                       admitted=adm("eng-beta", psa("main", gpu=("model-a", "20"))))),
+         want_pending={"eng-beta/preemptor": "Workload requires preemption, but it's gated"},
+         want_left={"eng-beta": ("eng-beta/preemptor",)}),
     Case("do not signal `BlockedOnPreemptionGates` when a preemption gate is present, but the "
          "workload fits without preemption",
-         workloads=(wl("eng-beta/preemptor", "main", ps("main", 1, {"example.com/gpu": "20"})),),
+         workloads=(replace(wl("eng-beta/preemptor", "main",
+                               ps("main", 1, {"example.com/gpu": "20"})), gated=True),),
          want_admitted={"eng-beta/preemptor": adm("eng-beta",
                                                   psa("main", gpu=("model-a", "20")))}),
     Case("do not signal `BlockedOnPreemptionGates` when a preemption gate is present, but the "
          "workload had nothing to preempt",
-         workloads=(wl("eng-beta/preemptor", "main", ps("main", 1, {"example.com/gpu": "20"})),
+         workloads=(replace(wl("eng-beta/preemptor", "main",
+                               ps("main", 1, {"example.com/gpu": "20"})), gated=True),
                     wl("eng-beta/high-priority", "", ps("main", 1, {"example.com/gpu": "20"}),
                        priority=1,
                        admitted=adm("eng-beta", psa("main", gpu=("model-a", "20"))))),
@@ -1101,6 +1110,8 @@ WANT_REASONS: dict[str, dict[str, str]] = {
      "second"): {
         "default/high-pob": "WaitingForPreemptedWorkloads",
     },
+    "block preemptions and signal `BlockedOnPreemptionGates` when a preemption gate is present":
+        {"eng-beta/preemptor": "AdmissionGated"},
     ("do not signal `BlockedOnPreemptionGates` when a preemption gate is present, but the "
      "workload had nothing to preempt"): {
         "eng-beta/preemptor": "WaitingForQuota",

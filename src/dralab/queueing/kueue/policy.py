@@ -81,6 +81,8 @@ __all__ = ["EVICTED_CLUSTER_QUEUE_STOPPED", "FairCandidate", "KueuePolicy", "cla
 WAITING_FOR_QUOTA = "WaitingForQuota"
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
+ADMISSION_GATED = "AdmissionGated"
+PREEMPTION_GATED_MESSAGE = "Workload requires preemption, but it's gated"
 
 # Decision.reason of a workload evicted because its ClusterQueue is HoldAndDrain
 # (Kueue's Evicted condition reason; its message is "The ClusterQueue is stopped").
@@ -692,6 +694,9 @@ class KueuePolicy:
                 admission = Admission(entry.cluster_queue, assignment.pod_sets)
                 preemptor = self.placement.for_preemptor(entry.key, entry.workload, admission) \
                     if self.placement is not None else None
+                if entry.targets and entry.workload.preemption_gated:
+                    progressed |= self._preemption_gated(entry, spec, decisions)
+                    continue
                 if entry.targets is not None:
                     skipped = self._skip_preemption(entry, spec, state, node)
                     if skipped:
@@ -712,6 +717,9 @@ class KueuePolicy:
                     progressed |= self._not_admitted(entry, spec, message, decisions)
                     if spec.preemption.reclaim_within_cohort != "Any":
                         reserved.append(self._reserve(entry, spec, node))
+                    continue
+                if entry.workload.preemption_gated:
+                    progressed |= self._preemption_gated(entry, spec, decisions)
                     continue
                 # Kueue leaves the preemptor pending for this cycle with this message and
                 # admits it once its targets are gone; dralab admits it at once.
@@ -959,6 +967,16 @@ class KueuePolicy:
             self._queues[entry.cluster_queue].parked[entry.key] = entry.workload
             return True
         return False
+
+    def _preemption_gated(self, entry: _Entry, spec: ClusterQueueSpec,
+                          decisions: list[Decision]) -> bool:
+        """Kueue's markPreemptionGated (ConcurrentAdmission / MultiKueueOrchestratedPreemption):
+        a workload that needs preemption, has targets and a closed preemption gate evicts
+        nothing and waits (AdmissionGated; the writer adds BlockedOnPreemptionGates), its
+        flavor scan starting over."""
+        self._bookmarks.pop(entry.key, None)
+        return self._not_admitted(entry, spec, PREEMPTION_GATED_MESSAGE, decisions,
+                                  reason=ADMISSION_GATED)
 
     def _skipped(self, key: str) -> None:
         """Kueue's markSkipped: skipped for contention, the bookmark stays only with
