@@ -43,8 +43,8 @@ from dralab.fleet import Fleet
 from dralab.fleet.generate import grown_pool_nodes
 from dralab.fleet.spec import TopologySpec
 
-__all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "claims_of", "example_of",
-           "node_groups", "pool_of", "template_signatures"]
+__all__ = ["POOL_LABEL", "NodeExample", "NodeGroup", "TemplateNodes", "claims_of", "daemon_pods",
+           "example_of", "node_groups", "pool_of", "template_signatures"]
 
 # The label dralab fleet puts on every node of a pool: the node's group.
 POOL_LABEL = "dralab.dev/pool"
@@ -337,6 +337,11 @@ def _fresh_pod(pod: Pod, node: str, claims: Sequence[ResourceClaim]) -> Template
     fresh_pod = decode(doc)
     assert isinstance(fresh_pod, Pod)
     return fresh_pod, tuple(copies)
+
+
+def daemon_pods(daemon_sets: Sequence[DaemonSet], node: Node, seed: int) -> tuple[Pod, ...]:
+    """The pods the DaemonSet controller would create for ``node``."""
+    return _daemon_pods(daemon_sets, node, seed)
 
 
 def _daemon_pods(daemon_sets: Sequence[DaemonSet], node: Node, seed: int) -> tuple[Pod, ...]:

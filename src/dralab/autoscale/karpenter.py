@@ -59,7 +59,12 @@ from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_budgets import NodePoolBudgets
-from .karpenter_daemons import daemon_set_owner, sized_from_pods, without_node_selection
+from .karpenter_daemons import (
+    daemon_set_owner,
+    on_new_nodes,
+    sized_from_pods,
+    without_node_selection,
+)
 from .karpenter_deleting import take_deleting_pods
 from .karpenter_disruption import (
     EMPTINESS,
@@ -216,12 +221,15 @@ class Karpenter:
         if ups:
             self._templates = None
 
-    def _daemon_sets(self) -> tuple[DaemonSet, ...]:
+    def _daemon_sets(self, new_nodes: bool = True) -> tuple[DaemonSet, ...]:
         """The DaemonSets a new node's overhead counts, each sized from a pod of it when
         there is one (``karpenter_daemons``); without those whose pods have DRA
-        requirements while DRA requests are ignored (shouldSkipDaemonPod)."""
+        requirements while DRA requests are ignored (shouldSkipDaemonPod). ``new_nodes``
+        False: as for a node that exists (its lifecycle labels are its own)."""
         sized = sized_from_pods(self.daemon_sets,
                                 (i.pod for i in self.scheduler.cluster.pods.values()))
+        if new_nodes:
+            sized = on_new_nodes(sized)
         if not self.ignore_dra_requests:
             return sized
         return tuple(d for d in sized if not has_dra_requirements(d.spec.template.spec))
@@ -325,7 +333,8 @@ class Karpenter:
             helped, taken_units = place_in_flight(
                 scheduler, self._in_flight,
                 {n.name: n.startup_taints for n in self.all_nodepools()}, units,
-                lambda: add_domain_nodes(scheduler, templates, groups, units))
+                lambda: add_domain_nodes(scheduler, templates, groups, units),
+                self._daemon_sets(new_nodes=False))
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
             chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)

@@ -15,6 +15,12 @@ that fits one is nominated to it and gets no new node. Two kinds of such capacit
 
 A pending pod is placed on the first such node that takes it (existing nodes are
 tried in order before any new NodeClaim); a unit is placed whole or not at all.
+
+An input node in flight keeps room for the DaemonSet pods that will run there
+(ExistingNode's remaining daemon resources): what the DaemonSets whose pods the node
+takes (its labels, its taints as eased) request, less what the DaemonSet pods bound to
+it already request, never below zero per resource -- held by a stand-in pod on the
+loop's fork.
 """
 
 from __future__ import annotations
@@ -24,10 +30,15 @@ from dataclasses import dataclass
 
 import msgspec
 
-from dralab.api.core import Node
+from dralab.api.codec import decode
+from dralab.api.core import Node, Pod
+from dralab.api.workloads import DaemonSet
+from dralab.cluster import ClusterState
+from dralab.cluster.records import pod_requests
 from dralab.scheduler import Scheduler
 
-from .groups import TemplateNode
+from .groups import TemplateNode, daemon_pods
+from .karpenter_daemons import daemon_set_owner
 from .karpenter_disruption import EPHEMERAL_TAINTS, initialized
 from .placement import place_pod
 from .units import PodUnit
@@ -62,15 +73,44 @@ def _as_in_flight(node: Node, startup: Sequence[Mapping[str, str]]) -> Node:
     return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
 
 
+def _reserve_daemon_overhead(cluster: ClusterState, node: Node,
+                             daemon_sets: Sequence[DaemonSet]) -> None:
+    """Hold on ``node`` the DaemonSet requests not yet bound there (in milli-units)."""
+    name = node.metadata.name or ""
+    wanted: dict[str, int] = {}
+    pods = 0  # RequestsForPods counts the pods too
+    for pod in daemon_pods(daemon_sets, node, 0):
+        pods += 1
+        for resource, milli in pod_requests(pod).items():
+            wanted[resource] = wanted.get(resource, 0) + milli
+    for info in cluster.nodes[name].pods:
+        if daemon_set_owner(info.pod) is not None:
+            pods -= 1
+            for resource, milli in info.requests.items():
+                wanted[resource] = wanted.get(resource, 0) - milli
+    left = {r: f"{m}m" for r, m in sorted(wanted.items()) if m > 0 and r != "pods"}
+    # One stand-in pod per DaemonSet pod still to come, the first holding the resources
+    # (one at least while resources are left: a pod always takes a pod slot here).
+    for i in range(max(pods, 1 if left else 0)):
+        requests = left if i == 0 else {}
+        stand_in = decode({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": f"karpenter-daemon-overhead-{name}-{i}", "namespace": "default"},
+            "spec": {"containers": [{"name": "overhead", "image": "none",
+                                     "resources": {"requests": requests}}]}})
+        assert isinstance(stand_in, Pod)
+        cluster.assume_pod(cluster.add_pod(stand_in), name)
+
+
 def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     startup_taints: Mapping[str, Sequence[Mapping[str, str]]],
-                    units: Sequence[PodUnit], before_units: Callable[[], object] | None = None
-                    ) -> tuple[list[str], set[str]]:
-    """On the open fork: the in-flight nodes added (or their taints eased), and the
-    ``units`` placed on them that fit. ``startup_taints``: per NodePool name, its
-    startupTaints; ``before_units``: called once the launches' own pods are back on
-    their nodes (they are bound upstream), before any unit is tried. Returns the pods
-    placed and the names of the units taken."""
+                    units: Sequence[PodUnit], before_units: Callable[[], object] | None = None,
+                    daemon_sets: Sequence[DaemonSet] = ()) -> tuple[list[str], set[str]]:
+    """On the open fork: the in-flight nodes added (or their taints eased, and their
+    DaemonSet overhead held, ``daemon_sets``), and the ``units`` placed on them that fit.
+    ``startup_taints``: per NodePool name, its startupTaints; ``before_units``: called
+    once the launches' own pods are back on their nodes (they are bound upstream),
+    before any unit is tried. Returns the pods placed and the names of the units
+    taken."""
     cluster = scheduler.cluster
     names: list[str] = []
     placed: set[str] = set()  # the launches' own pods, on their nodes
@@ -79,7 +119,10 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
         if initialized(node) or node.metadata.deletion_timestamp:
             continue
         nodepool = (node.metadata.labels or {}).get(NODEPOOL_LABEL, "")
-        cluster.add_node(_as_in_flight(node, startup_taints.get(nodepool, ())))
+        eased = _as_in_flight(node, startup_taints.get(nodepool, ()))
+        cluster.add_node(eased)
+        if daemon_sets:
+            _reserve_daemon_overhead(cluster, eased, daemon_sets)
         names.append(name)
     for launch in launches:
         own = []

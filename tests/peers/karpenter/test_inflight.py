@@ -12,13 +12,15 @@ karpenter.sh/initialized label) is an input node in that state instead.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dralab.api.codec import decode
 from dralab.api.core import Pod
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
-from .harness import Doc, Run, defaults, node, nodepool, pod, run
+from .harness import Doc, Run, daemonset, defaults, node, nodepool, pod, run
 
 DEFAULTS = defaults()
 BY_POOL = {t.pool: t for t in DEFAULTS}
@@ -232,3 +234,70 @@ def test_balance_hostnames_in_flight(case: str) -> None:
     second = next_round(first, *_spread_pods("b", 5, key))
     assert launched_nodes(second) == 5 and len(second.placed) == 5
     assert second.decisions.helped_by_upcoming == ()
+
+
+# -- Daemonsets -----------------------------------------------------------------------
+
+def _ds_requiring(name: str, key: str) -> Doc:
+    return daemonset(name, requests={"cpu": "1"}, spec={"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{
+            "matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}]}}}})
+
+
+@upstream("In-Flight Nodes/Daemonsets/Should properly handle DaemonSet resources with Node "
+          "Affinity for `karpenter.sh/initialized` and `karpenter.sh/registered`")
+def test_daemonsets_selecting_lifecycle_labels(case: str) -> None:
+    # Both DaemonSets count on a new node (it will be registered and initialized): two
+    # CPUs of overhead and the pod's two need the 16-CPU type, not a 4-CPU one.
+    result = run(DEFAULTS, _ds_requiring("ds1", "karpenter.sh/initialized"),
+                 _ds_requiring("ds2", "karpenter.sh/registered"),
+                 pod("initial", limits={"cpu": "2"}), node_claims=True)
+    [(pool, count)] = result.launched
+    assert count == 1 and BY_POOL[pool].cpu == 16
+    # The simulation-only requirements do not leak into the NodeClaim.
+    [claim] = result.node_claims
+    keys = {r["key"] for r in claim["spec"]["requirements"]} | set(claim["metadata"]["labels"])
+    assert not keys & {"karpenter.sh/registered", "karpenter.sh/initialized"}
+
+
+ARM = next(t for t in DEFAULTS if t.name == "arm-instance-type" and t.os == "linux")
+
+
+def _arm_in_flight(**labels: str) -> Doc:
+    """Round one's node as upstream leaves it: the 16-CPU type (15.9 allocatable), not
+    initialized, its pod deleted."""
+    return node("node1", ARM, cpu="15900m", memory="128Gi", pods="5", labels=labels,
+                initialized=False)
+
+
+def _ds_pod(ds: str, **spec: Any) -> Doc:
+    """A DaemonSet's pod bound to node1 (1 CPU, 2Gi)."""
+    doc = pod(f"{ds}-pod", on="node1", cpu="1", memory="2Gi", owner=None, spec=spec or None)
+    doc["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                           "name": ds, "uid": f"uid-{ds}", "controller": True}]
+    return doc
+
+
+ONE_CPU_1GI = {"cpu": "1", "memory": "1Gi"}
+
+
+@upstream("In-Flight Nodes/Daemonsets/should track daemonset usage separately so we know how "
+          "many DS resources are remaining to be scheduled")
+def test_daemonset_usage_tracked(case: str) -> None:
+    # The DaemonSet's pod is bound: none of its overhead is left to hold, and the
+    # 14.9-CPU pod fits the node in flight.
+    result = run(DEFAULTS, daemonset("ds", requests=ONE_CPU_1GI), _arm_in_flight(),
+                 _ds_pod("ds"), pod("second", limits={"cpu": "14.9"}))
+    assert result.launched == [] and result.decisions.helped_by_upcoming == ("default/second",)
+
+
+@upstream("In-Flight Nodes/Daemonsets/should handle unexpected daemonset pods binding to the "
+          "node")
+def test_unexpected_daemonset_pod(case: str) -> None:
+    # ds1's pod bound (1 CPU, 2Gi, more than its 1Gi) and ds2's 1m still to come: the
+    # node holds 14.899 CPUs, not the 15.5 the pod asks (the memory overshoot is no credit).
+    selector = {"my-node-label": "value"}
+    result = run(DEFAULTS, daemonset("ds1", requests=ONE_CPU_1GI, spec={"nodeSelector": selector}),
+                 daemonset("ds2", requests={"cpu": "1m"}), _arm_in_flight(**selector),
+                 _ds_pod("ds1", nodeSelector=selector), pod("second", limits={"cpu": "15.5"}))
+    assert launched_nodes(result) == 1 and result.placed == ["default/second"]
