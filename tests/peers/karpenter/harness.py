@@ -15,6 +15,7 @@ offered in several zones is one pool per zone.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,7 @@ FAKE_GPUS = (VENDOR_A, VENDOR_B)
 @dataclass(frozen=True, slots=True)
 class InstanceType:
     name: str
-    cpu: int
+    cpu: int | float  # "medium" has 4.25
     memory_gi: int
     pods: int = 5
     zone: str = "test-zone-1"
@@ -70,7 +71,8 @@ class InstanceType:
         """The fake's provider-specific labels: size (large above 4 CPUs and 8Gi, with the
         exotic "special" label), and the CPU count as "integer"."""
         large = self.cpu > 4 and self.memory_gi > 8
-        out = {"size": "large" if large else "small", "integer": str(self.cpu)}
+        # Quantity.Value(): the CPU count rounded up.
+        out = {"size": "large" if large else "small", "integer": str(math.ceil(self.cpu))}
         if large:
             out["special"] = "optional"
         return out

@@ -12,15 +12,18 @@ karpenter.sh/initialized label) is an input node in that state instead.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from dralab.api.codec import decode
 from dralab.api.core import Pod
+from dralab.autoscale import karpenter
+from dralab.autoscale.karpenter_inflight import place_in_flight
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
-from .harness import Doc, Run, daemonset, defaults, node, nodepool, pod, run
+from .harness import Doc, InstanceType, Run, daemonset, defaults, node, nodepool, pod, run
 
 DEFAULTS = defaults()
 BY_POOL = {t.pool: t for t in DEFAULTS}
@@ -301,3 +304,34 @@ def test_unexpected_daemonset_pod(case: str) -> None:
                  daemonset("ds2", requests={"cpu": "1m"}), _arm_in_flight(**selector),
                  _ds_pod("ds1", nodeSelector=selector), pod("second", limits={"cpu": "15.5"}))
     assert launched_nodes(result) == 1 and result.placed == ["default/second"]
+
+
+@upstream("In-Flight Nodes/should pack in-flight nodes before launching new nodes")
+def test_pack_in_flight_first(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ten rounds of random batches (0-9 pods of 1 CPU; seeded here) on "medium" (4.25
+    # CPUs, 4 pods). Upstream binds each round's pods; here every pod still pending is
+    # passed again, as a caller does, and goes back to the node in flight it was given.
+    # The pods on each node in flight, as the last loop sees them:
+    seen: dict[str, int] = {}
+
+    def spy(scheduler: Any, launches: Any, *args: Any, **kwargs: Any) -> Any:
+        out = place_in_flight(scheduler, launches, *args, **kwargs)
+        seen.clear()
+        seen.update({n.metadata.name: len(scheduler.cluster.nodes[n.metadata.name].pods)
+                     for launch in launches for n, _ in launch.nodes})
+        return out
+    monkeypatch.setattr(karpenter, "place_in_flight", spy)
+    for seed in range(5):
+        rng = random.Random(f"pack-in-flight-{seed}")
+        model = run([InstanceType("medium", 4.25, 4, pods=4)]).karpenter
+        cluster, keys = model.scheduler.cluster, []
+        for r in range(10):
+            for i in range(rng.randrange(10)):
+                obj = decode(pod(f"r{r}-{i}", limits={"cpu": "1"}))
+                assert isinstance(obj, Pod)
+                keys.append(cluster.add_pod(obj).key)
+            assert model.loop([cluster.pods[k] for k in keys], 10.0 * r).pending == ()
+        model.loop([cluster.pods[k] for k in keys], 100.0)
+        assert sum(seen.values()) == len(keys)
+        # 4.15 CPUs allocatable: a node with a CPU free has three pods or fewer.
+        assert sum(1 for n in seen.values() if n <= 3) <= 1, seed

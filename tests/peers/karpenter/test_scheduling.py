@@ -1375,10 +1375,9 @@ def test_override_offerings_unavailable(case: str) -> None:
 
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-IN_FLIGHT = ("needs more of Karpenter's in-flight state than the model keeps: a node "
-             "labelled initialized whose NodeClaim is not (Initialized is the NodeClaim's "
-             "condition; dralab reads no NodeClaims), the pods a round nominated to nodes in "
-             "flight over random batches")
+IN_FLIGHT = ("needs a node labelled karpenter.sh/initialized whose NodeClaim is not "
+             "Initialized (StateNode.Initialized is the NodeClaim's condition; dralab reads "
+             "no NodeClaims, and takes the label as the node's state)")
 SCHED_REASONS: list[tuple[str, str]] = [
     ("In-Flight Nodes/should launch a second node if an in-flight node is terminating",
      "needs a launch withdrawn before its node joins (the NodeClaim deleted); the model's "
