@@ -213,6 +213,12 @@ class Karpenter:
         self._in_flight = kept
         self._templates = None
 
+    def launches_withdrawn(self, pool: str, count: int = 1) -> None:
+        """``count`` nodes of ``pool`` launched will never join (their NodeClaims were
+        deleted first, e.g. terminated while launching): no longer in flight, and not
+        nodes of the cluster either -- their pods need capacity again."""
+        self.nodes_ready(pool, count)
+
     def _record_launches(self, ups: Sequence[ScaleUp], templates: TemplateNodes) -> None:
         """The nodes of this loop's launches, in flight until ``nodes_ready``."""
         for up in ups:

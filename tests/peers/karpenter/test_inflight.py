@@ -103,6 +103,17 @@ def test_second_node_when_no_fit(case: str) -> None:
     assert launched_nodes(second) == 1 and second.placed == ["default/second"]
 
 
+@upstream("In-Flight Nodes/should launch a second node if an in-flight node is terminating")
+def test_second_node_when_in_flight_terminating(case: str) -> None:
+    first = run(DEFAULTS, pod("initial", limits=SMALL_CPU))
+    [(pool, count)] = first.launched
+    # The NodeClaim and its node deleted before the node joined: nothing is in flight.
+    first.karpenter.launches_withdrawn(pool, count)
+    second = next_round(first, pod("second", limits=SMALL_CPU))
+    assert launched_nodes(second) == 1 and second.placed == ["default/second"]
+    assert second.decisions.helped_by_upcoming == ()
+
+
 @upstream("In-Flight Nodes/should launch a second node if a pod isn't compatible with the "
           "existingNodes node (node selector)")
 def test_second_node_when_incompatible(case: str) -> None:

@@ -1379,9 +1379,6 @@ IN_FLIGHT = ("needs a node labelled karpenter.sh/initialized whose NodeClaim is 
              "Initialized (StateNode.Initialized is the NodeClaim's condition; dralab reads "
              "no NodeClaims, and takes the label as the node's state)")
 SCHED_REASONS: list[tuple[str, str]] = [
-    ("In-Flight Nodes/should launch a second node if an in-flight node is terminating",
-     "needs a launch withdrawn before its node joins (the NodeClaim deleted); the model's "
-     "caller reports only nodes that joined"),
     ("In-Flight Nodes/should order initialized nodes", "needs karpenter.sh/v1 NodeClaim "
      "objects without a node in the input, which dralab does not read"),
     ("In-Flight Nodes/", IN_FLIGHT),
