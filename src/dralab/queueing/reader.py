@@ -615,8 +615,15 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
                                                 preemption_gated=True)
     admission = wl.status.admission
     evicted = wl.condition("Evicted")
-    if admission is not None and admission.cluster_queue and not (
-            evicted is not None and evicted.status == "True"):
+    reserved = wl.condition("QuotaReserved")
+    # Evicted=True while QuotaReserved=True: its eviction is in progress (Kueue unsets
+    # the reservation once the job has stopped) and it still holds its quota
+    evicting = evicted is not None and evicted.status == "True" and \
+        reserved is not None and reserved.status == "True"
+    if evicting and admission is not None and admission.cluster_queue:
+        snapshot.state.workloads[key] = replace(snapshot.state.workloads[key], evicted=True)
+    if admission is not None and admission.cluster_queue and (evicting or not (
+            evicted is not None and evicted.status == "True")):
         read = Admission(admission.cluster_queue, tuple(
             PodSetAssignment(a.name, dict(a.flavors),
                              {r: q.milli_value() for r, q in a.resource_usage.items()},
@@ -626,7 +633,6 @@ def _add_existing(reader: _Reader, snapshot: KueueSnapshot, wl: KueueWorkload,
         snapshot.state.admitted[key] = charged
         if charged != read:
             snapshot.admissions_read[key] = read
-        reserved = wl.condition("QuotaReserved")
         since = _timestamp(reserved.last_transition_time if reserved else None)
         if since is not None:
             snapshot.state.admitted_at[key] = since

@@ -270,6 +270,10 @@ def write_workloads(snapshot: KueueSnapshot, decisions: Iterable[Decision], when
         if key in snapshot.inadmissible:
             _set(conditions, _condition("QuotaReserved", False, "Misconfigured",
                                         snapshot.inadmissible[key], when))
+        elif admitted is not None and state.workloads[key].evicted and decision is None:
+            # Still being evicted (a run of one cycle: its job has not stopped): as read.
+            status["admission"] = _admission(snapshot.admissions_read.get(key, admitted),
+                                             _input_topology(source))
         elif admitted is not None:
             newly = decision is not None and decision.admitted is not None
             assigned: Sequence[TopologyAssignment | dict[str, Any] | None] = \

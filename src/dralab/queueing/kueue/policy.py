@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dralab.queueing.kueue import messages
@@ -392,6 +392,10 @@ class KueuePolicy:
         # back by preempting within itself. Within one queue preemption follows
         # priority (and age), which cannot ring; so this ends every ring.
         self._preempted_at: dict[str, float] = {}
+        # Admitted workloads read with their eviction in progress (WorkloadSpec.evicted),
+        # and those of them that have held their quota for a cycle (``_stop_evicting``).
+        self._evicting: set[str] = set()
+        self._stopping: set[str] = set()
         # The preemption oracle's answers for the current admitted workloads (see
         # ``_nominate``); forgotten whenever the state may have changed from outside.
         self._oracle_answers: dict[tuple[object, ...], tuple[PreemptionMode, int]] = {}
@@ -406,6 +410,8 @@ class KueuePolicy:
         self._blocked.clear()
         self._blocked_in.clear()
         self._known = set(state.workloads)
+        self._evicting = {k for k in state.admitted
+                          if (w := state.workloads.get(k)) is not None and w.evicted}
         for key in sorted(state.admitted):
             admission = state.admitted[key]
             if admission.cluster_queue in self._tree.cluster_queues:
@@ -429,6 +435,8 @@ class KueuePolicy:
         for key in sorted(admitted_now - index.cluster_queue.keys()):
             admission = state.admitted[key]
             self._queued.pop(key, None)
+            if (w := state.workloads.get(key)) is not None and w.evicted:
+                self._evicting.add(key)
             if admission.cluster_queue in index.by_cluster_queue:
                 index.add(key, admission.cluster_queue, admission_usage(admission),
                           self._priority(state, key))
@@ -599,14 +607,16 @@ class KueuePolicy:
             self._sync(state)
             assert self._index is not None
             self._index.derived.clear()  # read the workloads and admission times
+        decisions: list[Decision] = []
+        holding = self._stop_evicting(state, decisions)
         # The last cycle's evictions: their set-aside neighbours come back now, not at
         # the end of that cycle. Kueue's victims hold their quota until they are gone,
         # so at the end of the cycle that preempted, the others are still inadmissible.
         self._release()
         tree, index = self._tree, self._index
         assert tree is not None and index is not None
-        decisions: list[Decision] = []
-        progressed = False
+        # a workload still being evicted is gone next cycle: that cycle may change things
+        progressed = holding
         self.preemption_messages = {}
         # Quota held back for the rest of the cycle by preemptors that found no targets.
         reserved: list[tuple[str, dict[FlavorResource, int]]] = []
@@ -1013,11 +1023,39 @@ class KueuePolicy:
             self.tas.evicted(key)
         state.admitted.pop(key, None)
         state.admitted_at.pop(key, None)
-        decisions.append(Decision(key, preempted=True, by=by, reason=reason))
-        if by:
-            self._preempted_at[key] = self._now
+        workload = state.workloads.get(key)
+        if workload is not None and workload.evicted:
+            # Its eviction was already in progress: Kueue counts it among the preemptor's
+            # targets ("preemption ongoing") and writes it nothing new; it is gone now.
+            self._evicting.discard(key)
+            self._stopping.discard(key)
+            state.workloads[key] = replace(workload, evicted=False)
+        else:
+            decisions.append(Decision(key, preempted=True, by=by, reason=reason))
+            if by:
+                self._preempted_at[key] = self._now
         if key in state.workloads:
             self._enqueue(state, key)
+
+    def _stop_evicting(self, state: QueueingState, decisions: list[Decision]) -> bool:
+        """Admitted workloads whose eviction is in progress (WorkloadSpec.evicted: read
+        Evicted=True while still holding quota) hold it for the first cycle -- where a
+        preemptor takes them first, with no new eviction -- and are gone at the start of
+        the next (their jobs have stopped), requeued as Kueue requeues an evicted
+        workload. Returns whether some still hold their quota."""
+        holding = False
+        for key in sorted(self._evicting):
+            workload = state.workloads.get(key)
+            if key not in state.admitted or workload is None or not workload.evicted:
+                self._evicting.discard(key)
+                self._stopping.discard(key)
+                continue
+            if key in self._stopping:
+                self._evict(state, key, "", "", decisions)
+            else:
+                self._stopping.add(key)
+                holding = True
+        return holding
 
     def _admit(self, state: QueueingState, entry: _Entry, now: float,
                decisions: list[Decision]) -> None:
