@@ -340,7 +340,7 @@ class Karpenter:
                 scheduler, self._in_flight,
                 {n.name: n.startup_taints for n in self.all_nodepools()}, units,
                 lambda: add_domain_nodes(scheduler, templates, groups, units),
-                self._daemon_sets(new_nodes=False))
+                self._daemon_sets(new_nodes=False), templates, groups)
             units = [u for u in units if u.name not in taken_units]
             # Per unit, the pools of the heaviest NodePool that can take it.
             chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)

@@ -16,6 +16,11 @@ that fits one is nominated to it and gets no new node. Two kinds of such capacit
 A pending pod is placed on the first such node that takes it (existing nodes are
 tried in order before any new NodeClaim); a unit is placed whole or not at all.
 
+An input node in flight counts, for a resource its status shows zero or lacks, its
+instance type's (its pool's template node's) allocatable, as StateNode.Allocatable takes
+the NodeClaim's until initialization: a kubelet reports extended resources as zero until
+their device plugin registers.
+
 An input node in flight keeps room for the DaemonSet pods that will run there
 (ExistingNode's remaining daemon resources): what the DaemonSets whose pods the node
 takes (its labels, its taints as eased) request, less what the DaemonSet pods bound to
@@ -25,19 +30,20 @@ loop's fork.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
 from dralab.api.codec import decode
 from dralab.api.core import Node, Pod
+from dralab.api.quantity import Quantity
 from dralab.api.workloads import DaemonSet
 from dralab.cluster import ClusterState
 from dralab.cluster.records import pod_requests
 from dralab.scheduler import Scheduler
 
-from .groups import TemplateNode, daemon_pods
+from .groups import TemplateNode, TemplateNodes, daemon_pods, pool_of
 from .karpenter_daemons import daemon_set_owner
 from .karpenter_disruption import EPHEMERAL_TAINTS, initialized
 from .placement import place_pod
@@ -66,11 +72,28 @@ def _matches(taint: Mapping[str, str], key: str, effect: str) -> bool:
     return taint.get("key") == key and taint.get("effect") == effect
 
 
-def _as_in_flight(node: Node, startup: Sequence[Mapping[str, str]]) -> Node:
-    """``node`` with the taints Karpenter ignores until it is initialized."""
+def _as_in_flight(node: Node, startup: Sequence[Mapping[str, str]],
+                  claimed: Node | None = None) -> Node:
+    """``node`` with the taints Karpenter ignores until it is initialized, and the
+    resources its status shows zero taken from ``claimed`` (its type's template node)."""
     taints = [t for t in node.spec.taints if (t.key, t.effect) not in EPHEMERAL_TAINTS
               and not any(_matches(s, t.key, t.effect) for s in startup)]
-    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
+    status = node.status
+    if claimed is not None:
+        status = msgspec.structs.replace(
+            status, capacity=_unzeroed(status.capacity, claimed.status.capacity),
+            allocatable=_unzeroed(status.allocatable, claimed.status.allocatable))
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints),
+                                   status=status)
+
+
+def _unzeroed(reported: Mapping[str, Quantity], claimed: Mapping[str, Quantity]
+              ) -> dict[str, Quantity]:
+    out = dict(reported)
+    for name, quantity in claimed.items():
+        if name not in out or out[name].is_zero():
+            out[name] = quantity
+    return out
 
 
 def _reserve_daemon_overhead(cluster: ClusterState, node: Node,
@@ -104,9 +127,12 @@ def _reserve_daemon_overhead(cluster: ClusterState, node: Node,
 def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     startup_taints: Mapping[str, Sequence[Mapping[str, str]]],
                     units: Sequence[PodUnit], before_units: Callable[[], object] | None = None,
-                    daemon_sets: Sequence[DaemonSet] = ()) -> tuple[list[str], set[str]]:
+                    daemon_sets: Sequence[DaemonSet] = (), templates: TemplateNodes | None = None,
+                    pools: Collection[str] = ()) -> tuple[list[str], set[str]]:
     """On the open fork: the in-flight nodes added (or their taints eased, and their
-    DaemonSet overhead held, ``daemon_sets``), and the ``units`` placed on them that fit.
+    DaemonSet overhead held, ``daemon_sets``; the resources they report zero those of
+    their pool's template node, when ``pools`` has it), and the ``units`` placed on them
+    that fit.
     ``startup_taints``: per NodePool name, its startupTaints; ``before_units``: called
     once the launches' own pods are back on their nodes (they are bound upstream),
     before any unit is tried. Returns the pods placed and the names of the units
@@ -119,7 +145,10 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
         if initialized(node) or node.metadata.deletion_timestamp:
             continue
         nodepool = (node.metadata.labels or {}).get(NODEPOOL_LABEL, "")
-        eased = _as_in_flight(node, startup_taints.get(nodepool, ()))
+        pool = pool_of(node) or ""
+        claimed = templates.node(pool, 0)[0] if templates is not None and pool in pools \
+            else None
+        eased = _as_in_flight(node, startup_taints.get(nodepool, ()), claimed)
         cluster.add_node(eased)
         if daemon_sets:
             _reserve_daemon_overhead(cluster, eased, daemon_sets)

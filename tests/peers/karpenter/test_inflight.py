@@ -23,7 +23,19 @@ from dralab.autoscale import karpenter
 from dralab.autoscale.karpenter_inflight import place_in_flight
 from dralab.scheduler.result import REASON_UNSCHEDULABLE
 
-from .harness import Doc, InstanceType, Run, daemonset, defaults, node, nodepool, pod, run
+from .harness import (
+    VENDOR_A,
+    VENDOR_B,
+    Doc,
+    InstanceType,
+    Run,
+    daemonset,
+    defaults,
+    node,
+    nodepool,
+    pod,
+    run,
+)
 
 DEFAULTS = defaults()
 BY_POOL = {t.pool: t for t in DEFAULTS}
@@ -346,3 +358,47 @@ def test_pack_in_flight_first(case: str, monkeypatch: pytest.MonkeyPatch) -> Non
         assert sum(seen.values()) == len(keys)
         # 4.15 CPUs allocatable: a node with a CPU free has three pods or fewer.
         assert sum(1 for n in seen.values() if n <= 3) <= 1, seed
+
+
+# -- Describe("No Pre-Binding"): Karpenter launches but binds no pod --------------------
+
+def _unbound(result: Run, *keys: str) -> bool:
+    cluster = result.karpenter.scheduler.cluster
+    return all(cluster.pods[k].assumed_node is None for k in keys)
+
+
+@upstream("No Pre-Binding/should not bind pods to nodes")
+def test_no_pre_binding(case: str) -> None:
+    first = run(DEFAULTS, pod("initial", limits=SMALL_CPU))
+    assert launched_nodes(first) == 1 and _unbound(first, "default/initial")
+    # The node in flight can take the second pod: no second node, and nothing bound.
+    second = next_round(first, pod("second", limits=SMALL_CPU))
+    assert second.launched == [] and second.decisions.helped_by_upcoming == ("default/second",)
+    assert _unbound(second, "default/initial", "default/second")
+
+
+@upstream("No Pre-Binding/should handle resource zeroing of extended resources by kubelet")
+def test_extended_resources_zeroed_by_kubelet(case: str) -> None:
+    # Round one's node (the vendor-a GPU type) as the kubelet first reports it: capacity
+    # {vendor-a: 0}, allocatable {vendor-b: 0}; not initialized, so Karpenter counts its
+    # type's allocatable for what it reports zero.
+    gpu_type = next(t for t in DEFAULTS if t.name == "gpu-vendor-instance-type")
+    node1 = node("node1", gpu_type, initialized=False)
+    node1["status"]["capacity"] = {VENDOR_A: "0"}
+    node1["status"]["allocatable"] = {VENDOR_B: "0"}
+    result = run(DEFAULTS, node1, pod("second", limits={"cpu": "10m", VENDOR_A: "1"}))
+    assert result.launched == [] and result.decisions.helped_by_upcoming == ("default/second",)
+    assert _unbound(result, "default/second")
+
+
+@upstream("No Pre-Binding/should respect self pod affinity without pod binding (zone)")
+def test_self_affinity_without_binding(case: str) -> None:
+    labels = {"security": "s2"}
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": labels},
+        "topologyKey": "topology.kubernetes.io/zone"}]}}}
+    first = run(DEFAULTS, pod("p0", labels=labels, spec=spec))
+    assert launched_nodes(first) == 1
+    # p0 is not bound, yet the node in flight holds it: p1 joins it there, no new node.
+    second = next_round(first, pod("p1", labels=labels, spec=spec))
+    assert second.launched == [] and second.decisions.helped_by_upcoming == ("default/p1",)

@@ -1382,10 +1382,10 @@ SCHED_REASONS: list[tuple[str, str]] = [
     ("In-Flight Nodes/should order initialized nodes", "needs karpenter.sh/v1 NodeClaim "
      "objects without a node in the input, which dralab does not read"),
     ("In-Flight Nodes/", IN_FLIGHT),
-    ("Existing Nodes/should order initialized nodes", "needs node initialization state "
-     "(karpenter.sh/initialized), which dralab's nodes do not carry"),
-    ("No Pre-Binding/", "asserts that nothing is bound across provisioning rounds (in-flight "
-     "NodeClaims, kubelet zeroing extended resources); the model keeps no rounds"),
+    ("Existing Nodes/should order initialized nodes", "not a decision: asserts which of "
+     "100 schedulable nodes (one initialized) Karpenter's simulation nominates for a pod, "
+     "which the test then binds there; in a cluster kube-scheduler binds it, as dralab "
+     "does (no node is launched either way)"),
     ("VolumeUsage/should not launch nodes for pod with storageClass that uses an unsupported "
      "provisioner", "not applicable offline: sets Karpenter's UnsupportedProvisioners "
      "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
