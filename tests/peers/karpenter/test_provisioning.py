@@ -61,6 +61,21 @@ def _types(result: Run, pod_key: str) -> list[str]:
     return [result.node_labels(pod_key)["node.kubernetes.io/instance-type"]]
 
 
+@upstream("should schedule all pods on one inflight node when node is in deleting state")
+def test_all_pods_on_one_node_when_node_deleting(case: str) -> None:
+    # A NodePool's node being deleted (its finalizer holds it) with three pods bound: its
+    # pods and the two pending ones all go to one new node, none to the old one.
+    old = node("old-node", DEFAULTS[0], cpu="4", memory="4Gi", pods="5")
+    old["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z",
+                           finalizers=["karpenter.sh/termination"])
+    result = run(DEFAULTS, old, *[pod(f"bound{i}", on="old-node", owner=None) for i in range(3)],
+                 pod("new0", owner=None), pod("new1", owner=None))
+    [(_, count)] = result.launched
+    assert count == 1 and result.pending == []
+    assert result.placed == ["default/bound0", "default/bound1", "default/bound2",
+                             "default/new0", "default/new1"]
+
+
 @upstream("Should provision nodes for multiple pods")
 def test_provision_multiple_pods(case: str) -> None:
     result = run(DEFAULTS, *[pod(f"p{i:03d}") for i in range(100)])
@@ -1279,8 +1294,6 @@ PROV_REASONS: list[tuple[str, str]] = [
     ("should not mark podHealthyNodePoolScheduledTime", "not a decision: asserts the "
      "cluster state's per-pod timestamp of scheduling against a NodeRegistrationHealthy "
      "NodePool (the pod is scheduled either way)"),
-    ("should schedule all pods on one inflight node", "needs NodeClaims in flight; the "
-     "model keeps none"),
 ]
 
 
