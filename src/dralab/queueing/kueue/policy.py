@@ -65,6 +65,13 @@ from dralab.queueing.kueue.reducer import (
 )
 from dralab.queueing.kueue.scan import ScanBookmark, last_assignment_outdated
 from dralab.queueing.kueue.tas_assign import TASProvider
+from dralab.queueing.kueue.tas_replace import (
+    NODE_FAILURES,
+    eviction_message,
+    needs_second_pass,
+    replace_failed_node,
+    settle,
+)
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
@@ -372,6 +379,10 @@ class KueuePolicy:
         # Kueue's own TAS (TopologyAwareScheduling, tas_assign.py): TAS flavors' topology
         # snapshots; None: topology requests are left to ``placement`` as before.
         self.tas: TASProvider | None = None
+        # per workload, why its last TAS second pass found no node replacement
+        self.second_pass_failures: dict[str, str] = {}
+        # per workload evicted for its failed nodes, its Evicted condition's message
+        self.eviction_messages: dict[str, str] = {}
         self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
         self._tree: QuotaTree | None = None
         self._index: AdmittedIndex | None = None
@@ -625,6 +636,9 @@ class KueuePolicy:
             if self.pending_messages.get(key) != message:
                 self.pending_messages[key] = message
                 decisions.append(Decision(key, pending=message, pending_reason=MISCONFIGURED))
+        failed_nodes: list[str] = []  # evicted at the end of the cycle
+        if self.tas is not None:
+            progressed |= self._second_pass(state, decisions, failed_nodes)
         for name, spec in sorted(state.cluster_queues.items()):
             if spec.stop_policy == "HoldAndDrain":
                 for key in sorted(index.by_cluster_queue.get(name, ())):
@@ -751,8 +765,47 @@ class KueuePolicy:
         for cluster_queue, usage in reserved:
             tree.add_usage(cluster_queue, usage, -1)
             index.touched(cluster_queue)
+        for key in failed_nodes:  # Kueue's keep their quota until they are gone
+            self._evict(state, key, NODE_FAILURES, "", decisions)
         self.progressed = progressed
         return decisions
+
+    def _second_pass(self, state: QueueingState, decisions: list[Decision],
+                     failed_nodes: list[str]) -> bool:
+        """Kueue's second pass for TAS failed node replacement, ahead of the heads (its
+        iterator takes quota-reserved entries first): an admitted workload on an
+        unhealthy node gets a replacement (its admission again, the new topology in
+        the provider), else it is evicted at the end of the cycle
+        (TASFailedNodeReplacementFailFast; the message in
+        ``eviction_messages``) or waits (``second_pass_failures``: its SecondPassFailed
+        event's message)."""
+        assert self.tas is not None
+        settle(self.tas)
+        progressed = False
+        waiting = [k for k in self.tas.unhealthy_nodes
+                   if k in state.admitted and needs_second_pass(self.tas, k)]
+        waiting.sort(key=lambda k: classic_order_key(
+            0, self._priority(state, k), state.workloads[k].created, k,
+            priority_sorting=self.priority_sorting))
+        for key in waiting:
+            admission = state.admitted[key]
+            spec = state.cluster_queues[admission.cluster_queue]
+            context = self.tas.context([f.flavor for g in spec.resource_groups
+                                        for f in g.flavors])
+            result = replace_failed_node(
+                self.tas, key, context, state.workloads[key].pod_sets,
+                {p.name: list(p.flavors.values()) for p in admission.pod_sets})
+            if result.topology is not None:
+                self.second_pass_failures.pop(key, None)
+                decisions.append(Decision(key, admitted=admission))
+                progressed = True
+            elif self.tas.gates.failed_node_replacement_fail_fast:
+                self.eviction_messages[key] = eviction_message(self.tas.unhealthy_nodes[key])
+                failed_nodes.append(key)
+                progressed = True
+            else:
+                self.second_pass_failures[key] = result.message
+        return progressed
 
     def _reserve(self, entry: _Entry, spec: ClusterQueueSpec,
                  node: QuotaNode) -> tuple[str, dict[FlavorResource, int]]:

@@ -269,6 +269,13 @@ class TASProvider:
             self.snapshots[name] = TASFlavorSnapshot(
                 flavor.topology, levels, selected, gates, tolerations=flavor.tolerations)
         self.topology_assignments: dict[str, dict[str, TopologyAssignment]] = {}
+        # an admitted workload's status.unhealthyNodes (Kueue's node failure
+        # controller, TASFailedNodeReplacement): its second pass (tas_replace.py)
+        self.unhealthy_nodes: dict[str, tuple[str, ...]] = {}
+        # workloads whose replaced nodes' usage is released at the next cycle (Kueue's
+        # snapshot keeps counting it until it is rebuilt): their pod sets and flavors
+        self.resettle: dict[str, tuple[tuple[PodSetRequest, ...], dict[str, list[str]]]] = {}
+        self.gates = gates or TASGates()
         # per admitted workload what it was charged: (snapshot, domain, usage, pods)
         self._charged: dict[str, list[tuple[TASFlavorSnapshot, str, dict[str, int], int]]] = {}
 
@@ -277,14 +284,17 @@ class TASProvider:
 
     def admitted(self, key: str, pod_sets: Sequence[PodSetRequest],
                  flavors: Mapping[str, list[str]],
-                 topology: Mapping[str, TopologyAssignment]) -> None:
-        """Charge an admitted workload's placed pods to its TAS flavors' domains."""
+                 topology: Mapping[str, TopologyAssignment],
+                 previous: Mapping[str, TopologyAssignment] | None = None) -> None:
+        """Charge an admitted workload's placed pods to its TAS flavors' domains;
+        with its ``previous`` assignment (still charged), only the pods a domain gains."""
         if not topology:
             return
         self.topology_assignments[key] = dict(topology)
         usage = compute_tas_net_usage(TASContext(dict(self.snapshots)),
-                                      {p.name: p for p in pod_sets}, flavors, topology)
-        charged = self._charged.setdefault(key, [])
+                                      {p.name: p for p in pod_sets}, flavors, topology,
+                                      previous)
+        charged: list[tuple[TASFlavorSnapshot, str, dict[str, int], int]] = []
         for flavor, domains in usage.items():
             snapshot = self.snapshots[flavor]
             for values, single_pod, count in domains:
@@ -301,6 +311,7 @@ class TASProvider:
                         charged.append((other, values[-1], total, count))
         for snapshot, domain, total, count in charged:
             snapshot.update_tas_usage(domain, total, True, count)
+        self._charged.setdefault(key, []).extend(charged)
 
     def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod Kueue did not place (bound to the node, not finished) uses the node's
@@ -316,6 +327,7 @@ class TASProvider:
         for snapshot, domain, total, count in self._charged.pop(key, []):
             snapshot.update_tas_usage(domain, total, False, count)
         self.topology_assignments.pop(key, None)
+        self.unhealthy_nodes.pop(key, None)  # Kueue's eviction resets them
 
     def victims(self, tas: TASContext, requests: Mapping[str, list[TASPodSetRequests]]
                 ) -> TASVictimPlacement:

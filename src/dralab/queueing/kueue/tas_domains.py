@@ -63,6 +63,9 @@ class TASGates:
     respect_node_affinity_preferred: bool = False
     # beta, on: flavors whose lowest level is the hostname share their nodes' usage.
     handle_overlapping_flavors: bool = True
+    # beta, on: a workload whose unhealthy node finds no replacement is evicted
+    # (tas_replace.py); off: it keeps its assignment and waits.
+    failed_node_replacement_fail_fast: bool = True
 
     @classmethod
     def from_feature_gates(cls, gates: Mapping[str, bool]) -> TASGates:
@@ -73,7 +76,10 @@ class TASGates:
             respect_node_affinity_preferred=gates.get(
                 "TASRespectNodeAffinityPreferred", defaults.respect_node_affinity_preferred),
             handle_overlapping_flavors=gates.get(
-                "TASHandleOverlappingFlavors", defaults.handle_overlapping_flavors))
+                "TASHandleOverlappingFlavors", defaults.handle_overlapping_flavors),
+            failed_node_replacement_fail_fast=gates.get(
+                "TASFailedNodeReplacementFailFast",
+                defaults.failed_node_replacement_fail_fast))
 
 
 @dataclass(eq=False, slots=True)
