@@ -22,6 +22,10 @@ type for the moved pods. A node is consolidatable once no pod arrived on or left
 for ``consolidateAfter`` (by the loops' clock; a node first seen counts from then).
 Pools' min sizes are respected (a dralab addition; Karpenter has none).
 
+Capacity reservations (reserved pools, ``karpenter_reservations``): each new node holds
+every reservation it could launch into, and a pod whose reservations are all held gets
+no node in that loop rather than falling back to on-demand, spot or a lighter NodePool.
+
 Hard topology spread counts the domains Karpenter can launch into (every instance
 type's zone and other labels; a new node is an empty hostname domain), as stand-in
 nodes on the loop's fork (``karpenter_domains``), not only those of nodes that exist.
@@ -41,7 +45,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.api.core import Node, Pod, Taint
@@ -94,6 +98,7 @@ from .karpenter_nodepool import (
 from .karpenter_offerings import Offering, capacity_types_for, offering_of
 from .karpenter_pdb import PdbLimit
 from .karpenter_preferences import RESPECT, preferred_pools
+from .karpenter_reservations import RESERVED_OFFERING_ERROR, Reservations
 from .karpenter_validation import ValidationWait
 from .karpenter_volumes import ignore_local_hostname_affinity, invalid_volume_units
 from .placement import place_pod
@@ -134,6 +139,13 @@ def _units_for(units: Sequence[PodUnit], preferred: dict[str, frozenset[str]], p
     if not preferred:
         return units
     return [u for u in units if u.name not in preferred or pool in preferred[u.name]]
+
+
+def _pools_for(unit: PodUnit, chosen: dict[str, frozenset[str]],
+               preferred: dict[str, frozenset[str]], pools: Iterable[str]) -> set[str]:
+    """The pools ``unit`` may go to: its NodePool's by weight and its preferred ones."""
+    return {p for p in pools if (unit.name not in chosen or p in chosen[unit.name])
+            and (unit.name not in preferred or p in preferred[unit.name])}
 
 
 def _cost(option: Estimate) -> tuple[float, int, str]:
@@ -342,8 +354,12 @@ class Karpenter:
                 lambda: add_domain_nodes(scheduler, templates, groups, units),
                 self._daemon_sets(new_nodes=False), templates, groups)
             units = [u for u in units if u.name not in taken_units]
-            # Per unit, the pools of the heaviest NodePool that can take it.
-            chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np)
+            # Units held to the pools their preferred node affinity picks (Respect).
+            preferred = self._preferred(units, ordered)
+            # Per unit, the pools of the heaviest NodePool that can take it (under its
+            # preferences while they hold).
+            chosen, refused = self._nodepool_choice(units, ordered, no_room, pool_np,
+                                                    preferred)
             blocked.update(refused)
             units = [u for u in units if u.name not in refused]
             # One node's estimate per type, reused while every class of pods it packed
@@ -351,16 +367,29 @@ class Karpenter:
             # type's next node too (the node launched is always packed anew). Alike
             # types share one estimate.
             cache: dict[str, tuple[Counter[Hashable], Estimate]] = {}
-            # Units held to the pools their preferred node affinity picks (Respect).
-            preferred = self._preferred(units, ordered)
             signatures = {} if preferred else _signatures(self.fleet, units)
             stalled: set[str] = set()
+            # Capacity reservations held by this loop's new nodes (karpenter_reservations).
+            held = Reservations.of(ordered, lambda p: templates.node(p, 0)[0].metadata.labels
+                                   or {})
+
+            def takes(pool: str, us: Sequence[PodUnit]) -> bool:
+                return len(estimate(scheduler, templates, _one_more(groups[pool], added[pool]),
+                                    us, added[pool], measures=()).units) == len(us)
             while units:
+                if held:
+                    refused_now = held.refused(units, {
+                        u.name: _pools_for(u, chosen, preferred, groups) for u in units}, takes)
+                    blocked.update(dict.fromkeys(refused_now, RESERVED_OFFERING_ERROR))
+                    units = [u for u in units if u.name not in refused_now]
+                    if not units:
+                        break
                 left = Counter(u.key for u in units)
                 options = []
                 alike: dict[bytes, Estimate] = {}
                 for g in ordered:
-                    if g.room - added[g.name] <= 0 or g.name in stalled or g.name in no_room:
+                    if g.room - added[g.name] <= 0 or g.name in stalled or g.name in no_room \
+                            or not held.open(g.name):
                         continue
                     limit = limits[pool_np[g.name]]
                     if limit.limited and not limit.allows(
@@ -388,6 +417,7 @@ class Karpenter:
                     # The preferred pools take none of the remaining units: relax their
                     # preferences (as Karpenter does for a pod that failed to schedule).
                     preferred = {}
+                    chosen, _ = self._nodepool_choice(units, ordered, no_room, pool_np)
                     cache.clear()
                     continue
                 if not helpful:
@@ -408,6 +438,10 @@ class Karpenter:
                     break
                 best = min(helpful, key=_cost)
                 name = best.group.name
+                # The reservations the new node could launch into: its NodePool's reserved
+                # pools that take its pods.
+                holds = [p for p in held.reservable(groups) if pool_np[p] == pool_np[name]
+                         and (p == name or takes(p, best.units))]
                 kept = estimate(scheduler, templates, _one_more(groups[name], added[name]),
                                 _units_for(_units_for(units, chosen, name), preferred, name),
                                 added[name], keep=True, measures=())
@@ -418,6 +452,7 @@ class Karpenter:
                     stalled.add(name)
                     continue
                 stalled.clear()
+                held.reserve(holds)
                 if self.report_node_claims:
                     claims.extend(self._launched_nodes(name, kept.nodes, pending))
                 for index in range(added[name], added[name] + len(kept.nodes)):
@@ -492,7 +527,8 @@ class Karpenter:
             bool(relaxed), relaxed)
 
     def _nodepool_choice(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup],
-                         skip: set[str], pool_np: dict[str, str]
+                         skip: set[str], pool_np: dict[str, str],
+                         preferred: dict[str, frozenset[str]] | None = None
                          ) -> tuple[dict[str, frozenset[str]], dict[str, str]]:
         """With several usable NodePools, per unit the pools of the first NodePool (by
         weight, OrderByWeight) one fresh node of which can take it: Karpenter tries the
@@ -501,7 +537,9 @@ class Karpenter:
         others (Karpenter tolerates PreferNoSchedule only when relaxing). Under the
         Strict minValues policy a NodePool whose types that take the unit do not meet
         its requirements' minValues does not take it; a unit no NodePool takes for
-        that alone is refused, with Karpenter's error (second mapping)."""
+        that alone is refused, with Karpenter's error (second mapping). A unit with
+        ``preferred`` pools gets the first NodePool one of those takes it in, if any
+        (its preferences are requirements until relaxed)."""
         order = dynamic_nodepools(self.all_nodepools())
         by_np = {n.name: [g for g in groups if pool_np.get(g.name) == n.name
                           and g.name not in skip and g.room > 0] for n in order}
@@ -541,6 +579,12 @@ class Karpenter:
             else:
                 if unmet:
                     refused[unit.name] = min_values_error(list(unmet))
+        for unit in units:
+            wanted = (preferred or {}).get(unit.name)
+            first = next((n for n in order if wanted is not None and any(
+                g.name in wanted and takes(g, unit) for g in by_np[n.name])), None)
+            if first is not None and unit.name not in refused:
+                out[unit.name] = frozenset(g.name for g in by_np[first.name])
         return out, refused
 
     def _preferred(self, units: Sequence[PodUnit], groups: Sequence[NodeGroup]

@@ -65,6 +65,11 @@ class InstanceType:
     extended: tuple[tuple[str, int], ...] = ()
     # The memory overhead (kubeReserved 10Mi; an offering's OverheadOverride may raise it).
     reserved_memory: str = "10Mi"
+    # The pool's autoscaling.max (a reserved offering's ReservationCapacity).
+    max_nodes: int = 20
+    # The NodePool whose type it is (InstanceTypesForNodePool); the default: every
+    # NodePool's, when several are run.
+    nodepool: str = NODEPOOL
 
     @property
     def labels(self) -> dict[str, str]:
@@ -181,9 +186,9 @@ def fleet(types: list[InstanceType], taints: list[Doc] | None = None,
             "labels": {INSTANCE_TYPE: t.name, "beta.kubernetes.io/instance-type": t.name,
                        CAPACITY_TYPE: t.capacity_type, **t.labels, **dict(t.extra_labels),
                        **(labels or {}),
-                       "karpenter.sh/nodepool": NODEPOOL,
+                       "karpenter.sh/nodepool": t.nodepool,
                        "kubernetes.io/arch": t.arch, "kubernetes.io/os": t.os},
-            "autoscaling": {"min": 0, "max": 20, "pricePerHour": t.cost}})
+            "autoscaling": {"min": 0, "max": t.max_nodes, "pricePerHour": t.cost}})
     return {"apiVersion": "dralab.dev/v1alpha1", "kind": "Fleet",
             "metadata": {"name": "karpenter"}, "spec": {"pools": pools}}
 

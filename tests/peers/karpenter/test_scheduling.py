@@ -1373,6 +1373,197 @@ def test_override_offerings_unavailable(case: str) -> None:
     assert result.launched == [] and result.pending == ["default/p"]
 
 
+# -- Describe("Reserved Instance Types"): the ReservedCapacity gate on; large (6 CPUs),
+#    medium (3) and small (2) with the fake's offerings (spot in zones 1-2, on-demand in
+#    1-3), medium and small also reserved in zone 1 (r-<type>, capacity 1, price / 1e5):
+#    one pool per offering. Upstream's rounds are the same model's loops: a round's
+#    launches stay in flight, its pods that got none are pending again.
+
+RIT = "Reserved Instance Types/"
+RID = "karpenter.sh/reservation-id"
+SMALL = "small-instance-type"
+
+
+def _offerings(name: str, cpu: int, *reservations: tuple[str, int], nodepool: str = "default"
+               ) -> list[InstanceType]:
+    base = InstanceType(name, cpu, cpu, nodepool=nodepool)
+    out = [replace(base, zone=z, capacity_type=ct, pool_name=f"{nodepool}-{name}-{ct}-{z}")
+           for ct, zones in (("spot", ZONES[:2]), ("on-demand", ZONES)) for z in zones]
+    out += [replace(base, capacity_type="reserved", extra_labels=((RID, rid),),
+                    price=round(base.cost / 100_000, 12), max_nodes=capacity,
+                    pool_name=f"{nodepool}-{name}-{rid}") for rid, capacity in reservations]
+    return out
+
+
+def _reserved_types(nodepool: str = "default", small_extra: tuple[str, int] | None = None
+                    ) -> list[InstanceType]:
+    small = [("r-small-instance-type", 1), *([small_extra] if small_extra else [])]
+    return [*_offerings("large-instance-type", 6, nodepool=nodepool),
+            *_offerings("medium-instance-type", 3, ("r-medium-instance-type", 1),
+                        nodepool=nodepool),
+            *_offerings(SMALL, 2, *small, nodepool=nodepool)]
+
+
+def _rit_np(name: str = "default", weight: int | None = None) -> NodePoolSettings:
+    return nodepool(name=name, template={"spec": {"requirements": [CAPACITY_TYPES]}},
+                    spec_extra={"weight": weight} if weight is not None else None)
+
+
+def _rit_pod(name: str, nodepool_name: str | None = None, preferred: str | None = None,
+             **spec: Any) -> Doc:
+    """test.UnschedulablePod for small-instance-type with hostname anti-affinity to its
+    kind (app: test), optionally required in one NodePool or preferring one."""
+    required = [_req(TYPE_KEY, "In", SMALL)]
+    if nodepool_name is not None:
+        required.append(_req("karpenter.sh/nodepool", "In", nodepool_name))
+    affinity: Doc = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"app": "test"}},
+        "topologyKey": "kubernetes.io/hostname"}]},
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": required}]}}}
+    if preferred is not None:
+        affinity["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [{
+            "weight": 1, "preference": {"matchExpressions": [
+                _req("karpenter.sh/nodepool", "In", preferred)]}}]
+    return pod(name, labels={"app": "test"}, spec={"affinity": affinity, **spec})
+
+
+def _again(previous: Run, now: float = 10.0) -> Run:
+    """The next round: the pods the last one left pending, on the same model."""
+    model = previous.karpenter
+    infos = [model.scheduler.cluster.pods[k] for k in previous.pending]
+    return Run(model, model.loop(infos, now))
+
+
+def _launch(result: Run) -> dict[str, str]:
+    """The one node a round launched: its labels."""
+    [(_, count)] = result.launched
+    assert count == 1
+    return result.node_labels(result.placed[0])
+
+
+def _reserved(labels: dict[str, str], rid: str | None = None) -> bool:
+    return labels[CAPACITY_KEY] == "reserved" and RID in labels and \
+        (rid is None or labels[RID] == rid)
+
+
+CAPACITY_KEY = "karpenter.sh/capacity-type"
+
+
+@upstream(RIT + "shouldn't fallback to on-demand or spot when compatible reserved offerings "
+          "are available")
+def test_reserved_no_fallback(case: str) -> None:
+    # Each new node holds both reservations it could launch into: one pod per round.
+    first = run(_reserved_types(), *[pod(f"p{i}", cpu="1800m") for i in range(3)],
+                settings=_rit_np())
+    labels = _launch(first)
+    assert _reserved(labels, "r-small-instance-type") and labels[TYPE_KEY] == SMALL
+    assert {p.reason for p in first.decisions.pending} == {
+        "one or more instance types with compatible reserved offerings are available, but "
+        "could not be reserved"} and len(first.pending) == 2
+    second = _again(first)
+    labels = _launch(second)
+    assert _reserved(labels, "r-medium-instance-type") and labels[TYPE_KEY] == \
+        "medium-instance-type"
+    third = _again(second, 20.0)
+    labels = _launch(third)
+    assert not _reserved(labels) and RID not in labels and labels[TYPE_KEY] == SMALL
+    assert third.pending == []
+
+
+@upstream(RIT + "should correctly track reservations shared across nodepools")
+def test_reservations_shared_across_nodepools(case: str) -> None:
+    nodepools = [_rit_np("np-1"), _rit_np("np-2")]
+    first = run(_reserved_types(), _rit_pod("a", "np-1"), _rit_pod("b", "np-2"),
+                nodepools=nodepools)
+    labels = _launch(first)
+    assert _reserved(labels, "r-small-instance-type") and labels[TYPE_KEY] == SMALL
+    assert len(first.pending) == 1
+    labels = _launch(_again(first))
+    assert not _reserved(labels) and labels[TYPE_KEY] == SMALL
+
+
+@upstream(RIT + "should correctly track reservations for multiple nodepools with distinct "
+          "reservations for the same instance pool")
+def test_distinct_reservations_per_nodepool(case: str) -> None:
+    # np-2's only type is small with its own reservation, r-distinct.
+    types = [*_reserved_types("np-1"),
+             *_offerings(SMALL, 2, ("r-distinct", 1), nodepool="np-2")]
+    result = run(types, _rit_pod("a", "np-1"), _rit_pod("b", "np-2"),
+                 nodepools=[_rit_np("np-1"), _rit_np("np-2")])
+    assert sum(n for _, n in result.launched) == 2 and result.pending == []
+    ids = set()
+    for key in ("default/a", "default/b"):
+        labels = result.node_labels(key)
+        assert _reserved(labels) and labels[TYPE_KEY] == SMALL
+        ids.add(labels[RID])
+    assert len(ids) == 2
+
+
+@upstream(RIT + "should correctly track multiple reservations for the same instance pool")
+def test_multiple_reservations_same_pool(case: str) -> None:
+    # small also has r-small-instance-type-2 with capacity 2.
+    types = _reserved_types(small_extra=("r-small-instance-type-2", 2))
+    first = run(types, *[_rit_pod(f"p{i}") for i in range(4)], settings=_rit_np())
+    assert sum(n for _, n in first.launched) == 2 and len(first.pending) == 2
+    for key in first.placed:
+        labels = first.node_labels(key)
+        assert _reserved(labels) and labels[TYPE_KEY] == SMALL
+    second = _again(first)
+    labels = _launch(second)
+    assert _reserved(labels) and labels[TYPE_KEY] == SMALL and len(second.pending) == 1
+    labels = _launch(_again(second, 20.0))
+    assert not _reserved(labels) and labels[TYPE_KEY] == SMALL
+
+
+@upstream(RIT + "shouldn't fallback to a lower weight NodePool if a reserved offering is "
+          "available")
+def test_no_fallback_to_lighter_nodepool(case: str) -> None:
+    types = [*_reserved_types("np-primary"),
+             *_offerings(SMALL, 2, ("r-fallback", 1), nodepool="np-fallback")]
+    nodepools = [_rit_np("np-primary", 100), _rit_np("np-fallback", 50)]
+    first = run(types, _rit_pod("a"), _rit_pod("b"), nodepools=nodepools)
+    labels = _launch(first)
+    assert _reserved(labels) and labels["karpenter.sh/nodepool"] == "np-primary"
+    assert len(first.pending) == 1
+    labels = _launch(_again(first))
+    assert not _reserved(labels) and labels[TYPE_KEY] == SMALL
+    assert labels["karpenter.sh/nodepool"] == "np-primary"
+
+
+@upstream(RIT + "shouldn't relax preferences when a pod fails to schedule due to a reserved "
+          "offering error")
+def test_no_relaxing_on_reserved_error(case: str) -> None:
+    # np-2's small has its own reservation; both pods prefer np-1.
+    types = [*_reserved_types("np-1"),
+             *_offerings(SMALL, 2, ("r-distinct", 1), nodepool="np-2")]
+    nodepools = [_rit_np("np-1"), _rit_np("np-2")]
+    first = run(types, _rit_pod("a", preferred="np-1"), _rit_pod("b", preferred="np-1"),
+                nodepools=nodepools)
+    labels = _launch(first)
+    assert _reserved(labels) and labels["karpenter.sh/nodepool"] == "np-1"
+    assert len(first.pending) == 1
+    labels = _launch(_again(first))
+    assert not _reserved(labels) and labels[TYPE_KEY] == SMALL
+    assert labels["karpenter.sh/nodepool"] == "np-1"
+
+
+@upstream(RIT + "should handle multiple pods on reserved nodes")
+def test_multiple_pods_on_reserved_node(case: str) -> None:
+    required = [_req(TYPE_KEY, "In", SMALL), _req("karpenter.sh/nodepool", "In", "np-1"),
+                _req(CAPACITY_KEY, "In", "reserved"), _req(ZONE_KEY, "In", "test-zone-1")]
+    spec = {"affinity": {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": required}]}},
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {"app": "test"}}, "topologyKey": ZONE_KEY}]}}}
+    result = run(_reserved_types("np-1"), pod("a", spec=spec), pod("b", spec=spec),
+                 settings=_rit_np("np-1"))
+    labels = _launch(result)
+    assert result.placed == ["default/a", "default/b"]
+    assert _reserved(labels, "r-small-instance-type") and labels[TYPE_KEY] == SMALL
+
+
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
 IN_FLIGHT = ("needs a node labelled karpenter.sh/initialized whose NodeClaim is not "
@@ -1396,10 +1587,6 @@ SCHED_REASONS: list[tuple[str, str]] = [
      "topology key", "not applicable offline: sets Karpenter's UnsupportedTopologyKeys "
      "(a package variable, empty in Karpenter core, that a cloud provider's build fills)"),
     ("Metrics/", "not a decision: asserts Prometheus metrics of the provisioner"),
-    ("Reserved Instance Types/", "needs Karpenter's reservation tracking under the "
-     "ReservedCapacity gate (a NodeClaim pessimistically holds every compatible reserved "
-     "offering, reservations shared across NodePools, a reserved-offering error stopping the "
-     "fallback to lighter NodePools), not built; several NodePools are modelled"),
 ]
 # The In-Flight Nodes and Deleting Nodes cases are ported in test_inflight.py and
 # test_deleting.py.
