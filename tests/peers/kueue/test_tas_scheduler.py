@@ -11,7 +11,12 @@ admitted workloads' topology assignments charged to it, non-TAS pods bound to a 
 charged as Kueue's non-TAS pod cache does) and compares what upstream compares, as far
 as dralab models it: the new admissions (ClusterQueue, per pod set the flavor and usage
 of every resource, the count and the topology assignment), ``wantLeft`` and
-``wantInadmissibleLeft``. Not compared: events.
+``wantInadmissibleLeft``; a workload taking a second pass (an unhealthy node to replace,
+or a topology delayed behind a ProvisioningRequest check) is compared as a new
+admission, as upstream's cache dump has it, with its pod sets' DelayedTopologyRequest
+state. Not compared: events -- so not whether Kueue says Admitted or only
+QuotaReserved (dralab's decisions do not tell them apart), except where a second pass
+that fails says why (SecondPassFailed) or evicts (NodeFailures).
 
 Every case of the file's Test functions (TestScheduleForTAS, TestScheduleForTASPreemption,
 TestScheduleForTASCohorts, TestScheduleForTASWhenWorkloadModifiedConcurrently,
@@ -31,6 +36,7 @@ from tests.peers.kueue.schedule_builders import cq, fq, group, milli, preemption
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.tas import TASNode
 from dralab.queueing.kueue.tas_assign import TASProvider
+from dralab.queueing.kueue.tas_delayed import PROVISIONING_REQUEST_CONTROLLER, delayed_flavors
 from dralab.queueing.kueue.tas_domains import TASGates
 from dralab.queueing.model import (
     Admission,
@@ -98,6 +104,10 @@ class Wl:
     admitted: tuple[Want, ...] | None = None  # ReserveQuotaAt(...) with its assignment
     priority: int = 0
     unhealthy: tuple[str, ...] = ()  # status.unhealthyNodes (UnhealthyNodes(...))
+    # its admission checks' states, and its pod sets admitted with DelayedTopologyRequest
+    # Pending (no topology yet); such a workload holds quota, it is not Admitted
+    checks: Mapping[str, str] = field(default_factory=dict)
+    delayed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,12 @@ class Case:
     # reserved until the job stops, dralab evicts at once: reason NodeFailures)
     want_second_pass_failed: Mapping[str, str] = field(default_factory=dict)
     want_eviction_messages: Mapping[str, str] = field(default_factory=dict)
+    # AdmissionCheck objects (name -> controllerName) and the ClusterQueue's checks
+    # (name -> the flavors it names in admissionChecksStrategy, () for all)
+    admission_checks: Mapping[str, str] = field(default_factory=dict)
+    cq_checks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # per new admission, its pod sets' DelayedTopologyRequest state
+    want_delayed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -145,6 +161,9 @@ def run_cycle(case: Case) -> None:
     provider = TASProvider(
         flavors, case.topologies, case.nodes, TASGates.from_feature_gates(case.feature_gates),
         case.feature_gates.get("SchedulerLibraryIntegration", False))
+    provider.provisioning[case.cluster_queue.name] = delayed_flavors(
+        [f.flavor for g in case.cluster_queue.resource_groups for f in g.flavors],
+        case.cq_checks, case.admission_checks)
     for node_name, requests in case.pods:
         provider.add_non_tas_pod(node_name, {r: milli(v) for r, v in requests.items()})
     for index, w in enumerate(case.workloads):
@@ -161,9 +180,13 @@ def run_cycle(case: Case) -> None:
                               _topology(w.admitted))
             if w.unhealthy:
                 provider.unhealthy_nodes[key] = w.unhealthy
+            if w.delayed:
+                provider.delayed[key] = dict.fromkeys(w.delayed, "Pending")
+        if w.checks:
+            provider.check_states[key] = dict(w.checks)
     # a workload taking a second pass is not "initially admitted": its admission after
     # the cycle is compared, as upstream's
-    before = set(state.admitted) - set(provider.unhealthy_nodes)
+    before = set(state.admitted) - set(provider.unhealthy_nodes) - set(provider.delayed)
     policy = KueuePolicy()
     if case.feature_gates.get("TopologyAwareScheduling", True):  # beta, on
         policy.tas = provider
@@ -184,6 +207,8 @@ def run_cycle(case: Case) -> None:
                     for k in preemptors if k in case.want_pending})
     assert pending == dict(case.want_pending)
     assert policy.second_pass_failures == dict(case.want_second_pass_failed)
+    assert {k: provider.delayed.get(k, {}) for k in new} == \
+        {k: dict(case.want_delayed.get(k, {})) for k in new}
     assert policy.eviction_messages == dict(case.want_eviction_messages)
     contents = policy.queue_contents(state)
     for key in preemptors:  # Kueue keeps a preemptor in its queue, waiting for its targets
@@ -647,6 +672,100 @@ REPLACEMENT_CASES = [
 CASES += REPLACEMENT_CASES
 
 
+# -- TestScheduleForTAS: TAS behind a ProvisioningRequest check (the delayed topology) ------
+
+PROV = {"prov-check": PROVISIONING_REQUEST_CONTROLLER}
+PROV_ALL: dict[str, tuple[str, ...]] = {"prov-check": ()}  # spec.admissionChecks
+READY_PROV = {"prov-check": "Ready"}
+X1_Y1 = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", pods="10"),
+         node("y1", {"tas-node-second": "true", HOSTNAME: "y1"}, cpu="1", pods="10"))
+TAS_SECOND = rf("tas-second", {"tas-node-second": "true"}, topology="tas-single-level")
+TWO_TAS_CQ = cq("tas-main", group(fq("tas-default", cpu="50"), fq("tas-second", cpu="50")))
+
+
+def reserved(name: str, pod_sets: tuple[PodSetRequest, ...], *wants: Want,
+             delayed: tuple[str, ...] = ("one",), checks: Mapping[str, str] = READY_PROV
+             ) -> Wl:
+    """ReserveQuotaAt(...) with DelayedTopologyRequest(Pending) on ``delayed``, its
+    AdmissionCheck states ``checks``."""
+    return Wl(name, pod_sets, admitted=wants, checks=checks, delayed=delayed)
+
+
+def on(flavor: str, pod_set: str = "one", cpu: str = "1000m", *domains: tuple[str, int],
+       count: int = 1, **more: str) -> Want:
+    resources = {"cpu": (flavor, cpu), **{r: (flavor, q) for r, q in more.items()}}
+    return want(pod_set, resources, H if domains else (), *(((d,), n) for d, n in domains),
+                count=count)
+
+
+CHECK_CASES = [
+    Case("workload in CQ with ProvisioningRequest; second pass; baseline scenario",
+         admission_checks=PROV, cq_checks=PROV_ALL,
+         workloads=(reserved("foo", (one(),), on("tas-default")),),
+         want_new={FOO: (on("tas-default", "one", "1000m", ("x1", 1)),)},
+         want_delayed={FOO: {"one": "Ready"}}),
+    Case("workload in CQ with ProvisioningRequest; second pass; multi-resource workload fully "
+         "consumes quota",
+         admission_checks=PROV, cq_checks=PROV_ALL,
+         cluster_queue=cq("tas-main", group(fq("tas-default", cpu="1", memory="1Gi"))),
+         workloads=(reserved("foo", (tas_ps("one", 1, {"cpu": "1", "memory": "1Gi"},
+                                             HOSTNAME),),
+                             on("tas-default", memory="1Gi")),),
+         want_new={FOO: (on("tas-default", "one", "1000m", ("x1", 1), memory="1Gi"),)},
+         want_delayed={FOO: {"one": "Ready"}}),
+    Case("workload in CQ with two TAS flavors, only the second is using Provisioning "
+         "Admission Check",
+         nodes=(node("x1", {"tas-group": "reservation", HOSTNAME: "x1"}, cpu="1",
+                     pods="10"),),
+         flavors=(rf("tas-reservation", {"tas-group": "reservation"},
+                     topology="tas-single-level"),
+                  rf("tas-provisioning", {"tas-group": "provisioning"},
+                     topology="tas-single-level")),
+         cluster_queue=cq("tas-main", group(fq("tas-reservation", cpu="1"),
+                                            fq("tas-provisioning", cpu="1"))),
+         admission_checks=PROV, cq_checks={"prov-check": ("tas-provisioning",)},
+         workloads=(Wl("foo", (one(),)),),
+         want_new={FOO: (on("tas-reservation", "one", "1000m", ("x1", 1)),)}),
+    Case("large workload in CQ with ProvisioningRequest; second pass",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="50", memory="50Gi",
+                     pods="50"),),
+         admission_checks=PROV, cq_checks=PROV_ALL,
+         workloads=(reserved("foo", (tas_ps("one", 26, {"cpu": "1"}, HOSTNAME,
+                                             required=False),),
+                             on("tas-default", cpu="26", count=26)),),
+         want_new={FOO: (on("tas-default", "one", "26", ("x1", 26), count=26),)},
+         want_delayed={FOO: {"one": "Ready"}}),
+    *(Case(f"workload in CQ with ProvisioningRequest when two TAS flavors; second pass{end}",
+           nodes=X1_Y1, flavors=(TAS_FLAVOR, TAS_SECOND), cluster_queue=TWO_TAS_CQ,
+           admission_checks=PROV, cq_checks=PROV_ALL,
+           workloads=(reserved("foo", (one(level=level),), on("tas-second")),),
+           want_new={FOO: (on("tas-second", "one", "1000m", ("y1", 1)),)},
+           want_delayed={FOO: {"one": "Ready"}})
+      for end, level in (("", HOSTNAME), ("; implicit defaulting", None))),
+    Case("workload in CQ with two TAS flavors - one with ProvisioningRequest, one regular; "
+         "second pass",
+         nodes=X1_Y1, flavors=(TAS_FLAVOR, TAS_SECOND), cluster_queue=TWO_TAS_CQ,
+         admission_checks=PROV, cq_checks={"prov-check": ("tas-second",)},
+         workloads=(reserved("foo", (one(), tas_ps("two", 1, {"cpu": "1"}, HOSTNAME)),
+                             on("tas-default", "one", "1", ("x1", 1)),
+                             on("tas-second", "two", "1"), delayed=("two",)),),
+         want_new={FOO: (on("tas-default", "one", "1", ("x1", 1)),
+                         on("tas-second", "two", "1", ("y1", 1)))},
+         want_delayed={FOO: {"two": "Ready"}}),
+    *(Case(f"workload in CQ with ProvisioningRequest gets QuotaReserved only{end}",
+           nodes=(), admission_checks=PROV, cq_checks=PROV_ALL,
+           workloads=(Wl("foo", (one(level=level),), checks={"prov-check": "Pending"}),),
+           want_new={FOO: (on("tas-default"),)}, want_delayed={FOO: {"one": "Pending"}})
+      for end, level in (("; implicit defaulting", None), ("", HOSTNAME))),
+    Case("workload with a custom AdmissionCheck gets TAS assigned",
+         admission_checks={"custom-check": "custom-admission-check-controller"},
+         cq_checks={"custom-check": ()},
+         workloads=(Wl("foo", (one(),), checks={"custom-check": "Pending"}),),
+         want_new={FOO: (on("tas-default", "one", "1000m", ("x1", 1)),)}),
+]
+CASES += CHECK_CASES
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_schedule_for_tas(case: Case) -> None:
     """TestScheduleForTAS: kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_tas_test.go,
@@ -840,11 +959,6 @@ def test_schedule_for_tas_preemption(case: Case) -> None:
 
 # What is missing, per group of cases (a skip's reason; conftest.py's tally reads its first
 # words)
-ADMISSION_CHECKS = (
-    "admission checks are not modelled by dralab admit (AdmissionCheck objects, a "
-    "ClusterQueue's admissionChecks / admissionChecksStrategy): a ProvisioningRequest "
-    "check's QuotaReserved-only admission with a delayed topology request, and the second "
-    "pass that assigns the topology once the check is Ready")
 PATCH_ERROR = (
     "not applicable offline: the Workload status patch fails (patchStatusErr injected by the "
     "fake client); dralab writes no API objects")
@@ -1027,22 +1141,6 @@ UPSTREAM_CASES: dict[str, tuple[str, ...]] = {
 
 # (Test function, case) -> why it is not ported
 NOT_PORTED: dict[tuple[str, str], str] = {
-    **_each(ADMISSION_CHECKS, "TestScheduleForTAS", (
-        "workload in CQ with ProvisioningRequest; second pass; baseline scenario",
-        ("workload in CQ with ProvisioningRequest; second pass; multi-resource workload fully "
-         "consumes quota"),
-        ("workload in CQ with two TAS flavors, only the second is using Provisioning Admission "
-         "Check"),
-        "large workload in CQ with ProvisioningRequest; second pass",
-        "workload in CQ with ProvisioningRequest when two TAS flavors; second pass",
-        ("workload in CQ with two TAS flavors - one with ProvisioningRequest, one regular; "
-         "second pass"),
-        "workload in CQ with ProvisioningRequest gets QuotaReserved only; implicit defaulting",
-        ("workload in CQ with ProvisioningRequest when two TAS flavors; second pass; implicit "
-         "defaulting"),
-        "workload in CQ with ProvisioningRequest gets QuotaReserved only",
-        "workload with a custom AdmissionCheck gets TAS assigned",
-    )),
     **_each(PATCH_ERROR, "TestScheduleForTAS", (
         ("workload with unhealthyNode annotation; second pass; preferred; no fit; FailFast (not "
          "found error on patch)"),
@@ -1107,9 +1205,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
     **_each(CONCURRENT_UPDATE, "TestScheduleForTASWhenWorkloadModifiedConcurrently", (
         "use patch in evictWorkloadAfterFailedTASReplacement",
     )),
-    **_each(ADMISSION_CHECKS, "TestSecondPassSkipsWaitForPodsReadyBlock", (
-        "delayed topology assignment",
-    )),
 }
 
 
@@ -1124,7 +1219,8 @@ def test_every_upstream_case_is_accounted_for() -> None:
     """Ported + listed == upstream's case list, per Test function, with no case in both."""
     ported = {("TestScheduleForTAS", c.name) for c in CASES} | \
         {("TestScheduleForTASPreemption", c.name) for c in PREEMPTION_CASES} | \
-        {("TestSecondPassSkipsWaitForPodsReadyBlock", "failed node replacement")}
+        {("TestSecondPassSkipsWaitForPodsReadyBlock", n)
+         for n in ("failed node replacement", "delayed topology assignment")}
     upstream = {(f, n) for f, names in UPSTREAM_CASES.items() for n in names}
     assert sum(len(names) for names in UPSTREAM_CASES.values()) == len(upstream)
     assert not ported & set(NOT_PORTED)
@@ -1146,3 +1242,20 @@ def test_second_pass_skips_wait_for_pods_ready_block() -> None:
         workloads=(on_unhealthy("wl", "x1", tas_ps("one", 1, {"cpu": "1"}, HOSTNAME), "1000m",
                                 ("x1", 1)),),
         want_new={"default/wl": (placed("one", 1, "1000m", ("x2", 1)),)}))
+
+
+def test_second_pass_delayed_topology_skips_wait_for_pods_ready_block() -> None:
+    """TestSecondPassSkipsWaitForPodsReadyBlock: kubernetes-sigs/kueue ff69552e,
+    pkg/scheduler/scheduler_tas_test.go, case "delayed topology assignment": a workload
+    holding quota with its topology Pending behind a Ready ProvisioningRequest check
+    keeps its reservation and gets its topology, marked Ready. Upstream asks only that a
+    topology is assigned; x1 is the one BestFit picks. dralab has no WaitForPodsReady
+    admission block; the single status patch is not compared."""
+    run_cycle(Case(
+        "delayed topology assignment",
+        nodes=tuple(node(x, {**TAS_NODE, HOSTNAME: x}, cpu="1", pods="10") for x in ("x1", "x2")),
+        cluster_queue=cq("tas-main", group(fq("tas-default", cpu="50"))),
+        admission_checks=PROV, cq_checks=PROV_ALL,
+        workloads=(reserved("wl", (one(),), on("tas-default")),),
+        want_new={"default/wl": (on("tas-default", "one", "1000m", ("x1", 1)),)},
+        want_delayed={"default/wl": {"one": "Ready"}}))

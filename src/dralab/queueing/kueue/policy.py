@@ -65,6 +65,7 @@ from dralab.queueing.kueue.reducer import (
 )
 from dralab.queueing.kueue.scan import ScanBookmark, last_assignment_outdated
 from dralab.queueing.kueue.tas_assign import TASProvider
+from dralab.queueing.kueue.tas_delayed import assign_delayed, needs_delayed_pass
 from dralab.queueing.kueue.tas_replace import (
     NODE_FAILURES,
     eviction_message,
@@ -772,8 +773,9 @@ class KueuePolicy:
 
     def _second_pass(self, state: QueueingState, decisions: list[Decision],
                      failed_nodes: list[str]) -> bool:
-        """Kueue's second pass for TAS failed node replacement, ahead of the heads (its
-        iterator takes quota-reserved entries first): an admitted workload on an
+        """Kueue's second pass, ahead of the heads (its iterator takes quota-reserved
+        entries first): a workload whose topology waited for its ProvisioningRequest
+        check, now Ready, gets it (tas_delayed.py); an admitted workload on an
         unhealthy node gets a replacement (its admission again, the new topology in
         the provider), else it is evicted at the end of the cycle
         (TASFailedNodeReplacementFailFast; the message in
@@ -782,8 +784,9 @@ class KueuePolicy:
         assert self.tas is not None
         settle(self.tas)
         progressed = False
-        waiting = [k for k in self.tas.unhealthy_nodes
-                   if k in state.admitted and needs_second_pass(self.tas, k)]
+        waiting = [k for k in sorted({*self.tas.unhealthy_nodes, *self.tas.delayed})
+                   if k in state.admitted and (needs_second_pass(self.tas, k)
+                                               or needs_delayed_pass(self.tas, k))]
         waiting.sort(key=lambda k: classic_order_key(
             0, self._priority(state, k), state.workloads[k].created, k,
             priority_sorting=self.priority_sorting))
@@ -792,14 +795,19 @@ class KueuePolicy:
             spec = state.cluster_queues[admission.cluster_queue]
             context = self.tas.context([f.flavor for g in spec.resource_groups
                                         for f in g.flavors])
-            result = replace_failed_node(
-                self.tas, key, context, state.workloads[key].pod_sets,
-                {p.name: list(p.flavors.values()) for p in admission.pod_sets})
+            flavors = {p.name: list(p.flavors.values()) for p in admission.pod_sets}
+            pod_sets = state.workloads[key].pod_sets
+            # a delayed topology: the context delays nothing (no ClusterQueue given)
+            result = replace_failed_node(self.tas, key, context, pod_sets, flavors) \
+                if needs_second_pass(self.tas, key) else assign_delayed(
+                    self.tas, key, context, pod_sets, flavors,
+                    {p.name: p.count for p in admission.pod_sets})
             if result.topology is not None:
                 self.second_pass_failures.pop(key, None)
                 decisions.append(Decision(key, admitted=admission))
                 progressed = True
-            elif self.tas.gates.failed_node_replacement_fail_fast:
+            elif self.tas.gates.failed_node_replacement_fail_fast \
+                    and needs_second_pass(self.tas, key):
                 self.eviction_messages[key] = eviction_message(self.tas.unhealthy_nodes[key])
                 failed_nodes.append(key)
                 progressed = True
@@ -926,7 +934,7 @@ class KueuePolicy:
                         workload, name, spec, fr, amount, state, others)
                 return known
         tas = None if self.tas is None else self.tas.context(
-            [f.flavor for group in spec.resource_groups for f in group.flavors])
+            [f.flavor for group in spec.resource_groups for f in group.flavors], name)
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
                               self.fair_sharing, tas, last=last, replaced=replaced)
 
@@ -982,7 +990,8 @@ class KueuePolicy:
             # Kueue's workloadFits with TAS: the targets must also let the preemptor's
             # TAS pod sets place once their pods are gone; what needs preemption is what
             # was assigned in mode Preempt (a fragmented topology too, not only quota)
-            tas = self.tas.context([f.flavor for g in spec.resource_groups for f in g.flavors])
+            tas = self.tas.context([f.flavor for g in spec.resource_groups for f in g.flavors],
+                                   entry.cluster_queue)
             requests = topology_requests(tas, entry.workload, list(entry.assignment.outcomes))
             if requests:
                 placement = self.tas.victims(tas, requests)
@@ -1138,7 +1147,7 @@ class KueuePolicy:
         if self.tas is not None:
             self.tas.admitted(entry.key, entry.workload.pod_sets,
                               {p.name: list(p.flavors.values()) for p in admission.pod_sets},
-                              entry.assignment.topology)
+                              entry.assignment.topology, cluster_queue=entry.cluster_queue)
         self.pending_messages.pop(entry.key, None)
         self.pending_reasons.pop(entry.key, None)
         decisions.append(Decision(entry.key, admitted=admission))

@@ -100,6 +100,9 @@ class TASContext:
     snapshots: Mapping[str, TASFlavorSnapshot | None] = field(default_factory=dict)
     tas_only: bool = False
     elastic_with_tas: bool = False
+    # the queue's TAS flavors whose topology waits for a second pass (tas_delayed.py):
+    # those a ProvisioningRequest admission check covers
+    delayed_flavors: frozenset[str] = frozenset()
 
     @classmethod
     def for_queue(cls, flavor_names: list[str],
@@ -171,6 +174,9 @@ class TASContext:
         flavor, error = self.only_tas_flavor(flavor_names)
         if flavor is None:
             return None, None, error
+        if flavor in self.delayed_flavors:
+            # DelayedTopologyRequest Pending: placed once the check is Ready
+            return flavor, None, ""
         request = TASPodSetRequests(
             pod_set.name, dict(spec_requests(pod_set)), count,
             topology=tas_topology_request(pod_set.topology),
@@ -276,18 +282,34 @@ class TASProvider:
         # snapshot keeps counting it until it is rebuilt): their pod sets and flavors
         self.resettle: dict[str, tuple[tuple[PodSetRequest, ...], dict[str, list[str]]]] = {}
         self.gates = gates or TASGates()
+        # per ClusterQueue, its TAS flavors a ProvisioningRequest check covers
+        # (tas_delayed.delayed_flavors); per workload, its admission checks' states and
+        # its pod sets' DelayedTopologyRequest ("Pending" until the second pass, "Ready")
+        self.provisioning: dict[str, frozenset[str]] = {}
+        self.check_states: dict[str, dict[str, str]] = {}
+        self.delayed: dict[str, dict[str, str]] = {}
         # per admitted workload what it was charged: (snapshot, domain, usage, pods)
         self._charged: dict[str, list[tuple[TASFlavorSnapshot, str, dict[str, int], int]]] = {}
 
-    def context(self, flavor_names: list[str]) -> TASContext:
-        return TASContext.for_queue(flavor_names, dict(self.snapshots))
+    def context(self, flavor_names: list[str], cluster_queue: str | None = None) -> TASContext:
+        context = TASContext.for_queue(flavor_names, dict(self.snapshots))
+        context.delayed_flavors = self.provisioning.get(cluster_queue or "", frozenset())
+        return context
 
     def admitted(self, key: str, pod_sets: Sequence[PodSetRequest],
                  flavors: Mapping[str, list[str]],
                  topology: Mapping[str, TopologyAssignment],
-                 previous: Mapping[str, TopologyAssignment] | None = None) -> None:
+                 previous: Mapping[str, TopologyAssignment] | None = None,
+                 cluster_queue: str | None = None) -> None:
         """Charge an admitted workload's placed pods to its TAS flavors' domains;
-        with its ``previous`` assignment (still charged), only the pods a domain gains."""
+        with its ``previous`` assignment (still charged), only the pods a domain gains.
+        With its ``cluster_queue``, a pod set left unplaced on a flavor waiting for a
+        ProvisioningRequest check is recorded Pending."""
+        waiting = self.provisioning.get(cluster_queue or "", frozenset())
+        for pod_set in pod_sets:
+            if pod_set.name not in topology and pod_set.count > 0 and any(
+                    f in waiting for f in flavors.get(pod_set.name, [])):
+                self.delayed.setdefault(key, {})[pod_set.name] = "Pending"
         if not topology:
             return
         self.topology_assignments[key] = dict(topology)
@@ -328,6 +350,7 @@ class TASProvider:
             snapshot.update_tas_usage(domain, total, False, count)
         self.topology_assignments.pop(key, None)
         self.unhealthy_nodes.pop(key, None)  # Kueue's eviction resets them
+        self.delayed.pop(key, None)  # and its admission
 
     def victims(self, tas: TASContext, requests: Mapping[str, list[TASPodSetRequests]]
                 ) -> TASVictimPlacement:
