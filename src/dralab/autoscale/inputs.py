@@ -7,7 +7,8 @@ Node objects labelled ``dralab.dev/pool: NAME`` takes those instead (with the
 input's slices). ``karpenter.sh/v1`` NodePools give the Karpenter model their
 disruption block, limits, weights and node templates; their template labels and taints
 are put on the Fleet's autoscaled pools (``karpenter_template``: with several, each
-autoscaled pool is copied per NodePool, named NODEPOOL-POOL). The other documents
+autoscaled pool is copied per NodePool, named NODEPOOL-POOL); ``karpenter.sh/v1``
+NodeClaims give it the capacity in flight (``karpenter_claims``). The other documents
 are validated as ``dralab schedule``'s are.
 """
 
@@ -27,6 +28,7 @@ from dralab.fleet.spec import API_VERSION, KIND
 from dralab.validation.check import validate_documents
 
 from .groups import pool_of
+from .karpenter_claims import NodeClaimState, is_node_claim, read_node_claims
 from .karpenter_nodepool import NodePoolSettings, parse_nodepool
 from .karpenter_template import nodepools_fleet_document
 
@@ -42,6 +44,7 @@ class AutoscaleInput:
     objects: tuple[KubeObject, ...]
     nodepool: NodePoolSettings | None = None  # the input's (first) NodePool, if any
     nodepools: tuple[NodePoolSettings, ...] = ()  # all of the input's NodePools
+    node_claims: tuple[NodeClaimState, ...] = ()  # the input's NodeClaims (Karpenter)
 
 
 def is_nodepool(doc: Document) -> bool:
@@ -78,8 +81,8 @@ def _is_fleet(doc: Document) -> bool:
 
 def read_input(docs: Sequence[Document], gates: FeatureGates, *,
                karpenter: bool = False) -> AutoscaleInput:
-    """The Fleet and the objects; with ``karpenter``, the NodePool too (otherwise a
-    NodePool is an object like any other, which nothing reads). InputError (one line
+    """The Fleet and the objects; with ``karpenter``, the NodePools and NodeClaims too
+    (otherwise they are objects like any other, which nothing reads). InputError (one line
     naming the file, document and field) for a missing or second Fleet, a bad Fleet,
     NodePool or an invalid object."""
     fleets = [d for d in docs if _is_fleet(d)]
@@ -91,12 +94,14 @@ def read_input(docs: Sequence[Document], gates: FeatureGates, *,
     fleet_doc = fleets[0].data if not nodepools else \
         nodepools_fleet_document(fleets[0].data, nodepools)
     fleet = parse_fleet(fleet_doc, fleets[0].where)
-    rest = [d for d in docs if not _is_fleet(d) and not (karpenter and is_nodepool(d))]
+    claims = read_node_claims([d for d in docs if is_node_claim(d)]) if karpenter else ()
+    rest = [d for d in docs if not _is_fleet(d) and not (
+        karpenter and (is_nodepool(d) or is_node_claim(d)))]
     problems = validate_documents(rest, gates, stored=True)
     if problems:
         raise InputError(str(problems[0]))
     return AutoscaleInput(fleet, tuple(load_documents(rest)),
-                          nodepools[0] if nodepools else None, nodepools)
+                          nodepools[0] if nodepools else None, nodepools, claims)
 
 
 def cluster_objects(data: AutoscaleInput, seed: int | None = None) -> list[KubeObject]:

@@ -63,6 +63,13 @@ from .decisions import LoopDecisions, PendingPod, ScaleDown, ScaleUp
 from .estimator import Estimate, as_group, estimate
 from .groups import NodeGroup, TemplateNodes, node_groups, pool_of, pool_sizes, template_signatures
 from .karpenter_budgets import NodePoolBudgets
+from .karpenter_claims import (
+    NodeClaimState,
+    claim_pool,
+    claimed_nodes,
+    uninitialized_by_claim,
+    unjoined,
+)
 from .karpenter_daemons import (
     daemon_set_owner,
     on_new_nodes,
@@ -188,6 +195,9 @@ class Karpenter:
     # Karpenter's DefaultTerminationGracePeriod (a NodeClaim's when its NodePool sets none).
     default_termination_grace_period: str | None = None
     last_node_claims: tuple[NodeClaimPlan, ...] = ()
+    # The input's karpenter.sh/v1 NodeClaims (karpenter_claims): those without a node are
+    # capacity in flight; a node whose NodeClaim is not Initialized is in flight.
+    node_claims: tuple[NodeClaimState, ...] = ()
     # Karpenter's --min-values-policy (Strict, its default, or BestEffort).
     min_values_policy: str = MIN_VALUES_STRICT
     # What arrives during consolidation's validation wait (karpenter_validation); None:
@@ -205,8 +215,13 @@ class Karpenter:
     _in_flight: list[Launch] = field(default_factory=list)
 
     def _sizes(self) -> dict[str, int]:
-        """Each pool's nodes, those launched and not joined yet included."""
+        """Each pool's nodes, those launched and not joined yet included (the model's and
+        the input's NodeClaims without a node)."""
         sizes = pool_sizes(self.fleet, (i.node for i in self.scheduler.cluster.nodes.values()))
+        for claim in unjoined(self.node_claims, self.scheduler.cluster.node_names()):
+            pool = claim_pool(claim, self.fleet)
+            if pool is not None:
+                sizes[pool] = sizes.get(pool, 0) + 1
         for launch in self._in_flight:
             sizes[launch.pool] = sizes.get(launch.pool, 0) + len(launch.nodes)
         return sizes
@@ -352,7 +367,10 @@ class Karpenter:
                 scheduler, self._in_flight,
                 {n.name: n.startup_taints for n in self.all_nodepools()}, units,
                 lambda: add_domain_nodes(scheduler, templates, groups, units),
-                self._daemon_sets(new_nodes=False), templates, groups)
+                self._daemon_sets(new_nodes=False), templates, groups,
+                claimed_nodes(self.node_claims, self.fleet, templates, groups,
+                              scheduler.cluster.node_names()),
+                uninitialized_by_claim(self.node_claims))
             units = [u for u in units if u.name not in taken_units]
             # Units held to the pools their preferred node affinity picks (Respect).
             preferred = self._preferred(units, ordered)

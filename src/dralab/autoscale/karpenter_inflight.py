@@ -11,7 +11,9 @@ that fits one is nominated to it and gets no new node. Two kinds of such capacit
   StateNode.Taints does until initialization (a taint that comes back after it counts);
 - the model's own launches of earlier loops, until the caller reports their nodes
   joined (``Karpenter.nodes_ready``): the template nodes launched, with the pods they
-  were launched for placed on them first.
+  were launched for placed on them first;
+- the input's NodeClaims without a node yet, and nodes whose NodeClaim is not
+  Initialized (``karpenter_claims``).
 
 A pending pod is placed on the first such node that takes it (existing nodes are
 tried in order before any new NodeClaim); a unit is placed whole or not at all.
@@ -128,11 +130,14 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     startup_taints: Mapping[str, Sequence[Mapping[str, str]]],
                     units: Sequence[PodUnit], before_units: Callable[[], object] | None = None,
                     daemon_sets: Sequence[DaemonSet] = (), templates: TemplateNodes | None = None,
-                    pools: Collection[str] = ()) -> tuple[list[str], set[str]]:
+                    pools: Collection[str] = (), claimed: Sequence[Node] = (),
+                    unready: Collection[str] = ()) -> tuple[list[str], set[str]]:
     """On the open fork: the in-flight nodes added (or their taints eased, and their
     DaemonSet overhead held, ``daemon_sets``; the resources they report zero those of
     their pool's template node, when ``pools`` has it), and the ``units`` placed on them
-    that fit.
+    that fit. ``claimed``: the nodes of input NodeClaims without one, in flight too;
+    ``unready``: nodes whose NodeClaim is not Initialized (in flight whatever their
+    labels say; ``karpenter_claims``).
     ``startup_taints``: per NodePool name, its startupTaints; ``before_units``: called
     once the launches' own pods are back on their nodes (they are bound upstream),
     before any unit is tried. Returns the pods placed and the names of the units
@@ -142,13 +147,13 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
     placed: set[str] = set()  # the launches' own pods, on their nodes
     for name in list(cluster.node_names()):
         node = cluster.nodes[name].node
-        if initialized(node) or node.metadata.deletion_timestamp:
+        if (initialized(node) and name not in unready) or node.metadata.deletion_timestamp:
             continue
         nodepool = (node.metadata.labels or {}).get(NODEPOOL_LABEL, "")
         pool = pool_of(node) or ""
-        claimed = templates.node(pool, 0)[0] if templates is not None and pool in pools \
+        typical = templates.node(pool, 0)[0] if templates is not None and pool in pools \
             else None
-        eased = _as_in_flight(node, startup_taints.get(nodepool, ()), claimed)
+        eased = _as_in_flight(node, startup_taints.get(nodepool, ()), typical)
         cluster.add_node(eased)
         if daemon_sets:
             _reserve_daemon_overhead(cluster, eased, daemon_sets)
@@ -164,6 +169,9 @@ def place_in_flight(scheduler: Scheduler, launches: Sequence[Launch],
                     place_pod(scheduler, info, own).node is not None:
                 placed.add(key)
         names += own
+    for node in claimed:
+        cluster.add_node(node)
+        names.append(node.metadata.name or "")
     if before_units is not None:
         before_units()
     helped: list[str] = []

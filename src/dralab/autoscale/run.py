@@ -54,7 +54,7 @@ def run_once(data: AutoscaleInput, model: str = "cluster-autoscaler",
         karpenter = Karpenter(scheduler, data.fleet, daemon_sets=daemon_sets,
                               ignore_dra_requests=ignore_dra_requests,
                               preference_policy=preference_policy,
-                              pdbs=read_pdbs(data.objects))
+                              pdbs=read_pdbs(data.objects), node_claims=data.node_claims)
         if data.nodepool is not None:
             karpenter.nodepool = data.nodepool
             karpenter.nodepools = data.nodepools if len(data.nodepools) > 1 else ()

@@ -24,9 +24,9 @@ from .common import EXIT_OK, EXIT_UNSCHEDULABLE, one_line_errors
 from .kinds import AUTOSCALE, is_fleet, use_kinds, warn_unused
 from .sources import LIVE_HELP, source_options, sources
 
-# The Karpenter model reads a karpenter.sh NodePool too.
+# The Karpenter model reads karpenter.sh NodePools and NodeClaims too.
 AUTOSCALE_KARPENTER = replace(AUTOSCALE, uses=(AUTOSCALE.uses or frozenset()) | {
-    ("karpenter.sh", "NodePool")})
+    ("karpenter.sh", "NodePool"), ("karpenter.sh", "NodeClaim")})
 
 
 def render_table(doc: dict[str, Any]) -> str:
@@ -219,11 +219,13 @@ def autoscale_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     the karpenter.sh/v1 NodePools among the inputs give their disruption block, limits,
     weight and template (labels, taints, requirements picking the pools that are their
     types); with several, each autoscaled pool is copied per NodePool (NODEPOOL-POOL).
-    JSON/YAML: {scaleUp: [{pool, add, pods}], pending: [{pod, reason}], scaleDown:
-    [{node, pool, utilization}], unremovable (when any): [{node, pool, reason,
-    detail}], nodeClaims (karpenter: a karpenter.sh/v1 NodeClaim per launched node,
-    as Karpenter writes it)}. Exit 0 when every pending pod is placed or helped,
-    1 when some are not, 2 on invalid input or a live cluster that cannot be read.
+    Its karpenter.sh/v1 NodeClaims without a node yet are capacity in flight, and a
+    node whose NodeClaim is not Initialized is in flight. JSON/YAML: {scaleUp: [{pool,
+    add, pods}], pending: [{pod, reason}], scaleDown: [{node, pool, utilization}],
+    unremovable (when any): [{node, pool, reason, detail}], nodeClaims (karpenter: a
+    karpenter.sh/v1 NodeClaim per launched node, as Karpenter writes it)}. Exit 0 when
+    every pending pod is placed or helped, 1 when some are not, 2 on invalid input or
+    a live cluster that cannot be read.
     With a live cluster the Fleet comes from -f (`-f fleet.yaml --context NAME`): the
     cluster has the pods and the Nodes labelled dralab.dev/pool.
     """

@@ -26,6 +26,7 @@ from dralab.api.workloads import DaemonSet
 from dralab.autoscale import LoopDecisions, read_input
 from dralab.autoscale.inputs import cluster_objects
 from dralab.autoscale.karpenter import Karpenter
+from dralab.autoscale.karpenter_claims import read_node_claims
 from dralab.autoscale.karpenter_nodepool import NodePoolSettings, parse_nodepool
 from dralab.autoscale.karpenter_pdb import read_pdbs
 from dralab.autoscale.karpenter_template import nodepools_fleet_document
@@ -337,10 +338,10 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
         spot_to_spot_consolidation: bool = False, clock_epoch: float | None = None,
         nodepools: list[NodePoolSettings] | None = None, node_claims: bool = False,
         default_termination_grace_period: str | None = None,
-        min_values_policy: str = "Strict") -> Run:
+        min_values_policy: str = "Strict", claims: Sequence[Doc] = ()) -> Run:
     """Schedule the pending pods on the nodes, then one loop of the Karpenter model
     (with --ignore-dra-requests on and --preference-policy Respect, as upstream's test
-    options default them)."""
+    options default them). ``claims``: karpenter.sh/v1 NodeClaim documents."""
     settings = settings or (nodepools[0] if nodepools else nodepool())
     # The NodePools' template labels and taints on the pools, as dralab autoscale does.
     fleet_doc = nodepools_fleet_document(fleet(types, taints, labels, pool_extra),
@@ -366,5 +367,7 @@ def run(types: list[InstanceType], *objects: Doc, settings: NodePoolSettings | N
                       pdbs=read_pdbs(data.objects), clock_epoch=clock_epoch,
                       nodepools=tuple(nodepools or ()), report_node_claims=node_claims,
                       default_termination_grace_period=default_termination_grace_period,
-                      min_values_policy=min_values_policy)
+                      min_values_policy=min_values_policy,
+                      node_claims=read_node_claims([Document("claims.yaml", i + 1, c)
+                                                    for i, c in enumerate(claims)]))
     return Run(model, model.loop(waiting, now))

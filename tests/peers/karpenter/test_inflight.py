@@ -402,3 +402,64 @@ def test_self_affinity_without_binding(case: str) -> None:
     # p0 is not bound, yet the node in flight holds it: p1 joins it there, no new node.
     second = next_round(first, pod("p1", labels=labels, spec=spec))
     assert second.launched == [] and second.decisions.helped_by_upcoming == ("default/p1",)
+
+
+# -- NodeClaims of the input (karpenter_claims) ------------------------------------------
+
+DEFAULT_TYPE = DEFAULTS[0]  # default-instance-type, test-zone-1
+
+
+def _node_claim(name: str, node_name: str | None = None, initialized: bool = False) -> Doc:
+    """test.NodeClaim as the fake cloud provider launched it (default-instance-type)."""
+    conditions = [{"type": "Launched", "status": "True"}]
+    if node_name is not None:
+        conditions.append({"type": "Registered", "status": "True"})
+    if initialized:
+        conditions.append({"type": "Initialized", "status": "True"})
+    status: Doc = {"conditions": conditions}
+    if node_name is not None:
+        status["nodeName"] = node_name
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": {
+        "name": name, "labels": {"karpenter.sh/nodepool": "default",
+                                 "node.kubernetes.io/instance-type": DEFAULT_TYPE.name,
+                                 "topology.kubernetes.io/zone": DEFAULT_TYPE.zone,
+                                 "karpenter.sh/capacity-type": "on-demand"}},
+        "spec": {"nodeClassRef": {"group": "karpenter.test.sh", "kind": "TestNodeClass",
+                                  "name": "default"}}, "status": status}
+
+
+@upstream("In-Flight Nodes/Taints/should consider a tainted NotReady node as in-flight even "
+          "if initialized")
+def test_not_ready_node_labelled_initialized(case: str) -> None:
+    # Round one's node, labelled initialized but NotReady, its NodeClaim not Initialized:
+    # Karpenter reads initialization from the NodeClaim, so the node is still in flight
+    # and its well-known ephemeral taints are ignored.
+    taints = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+              {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"},
+              {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true",
+               "effect": "NoSchedule"}]
+    node1 = node("node1", DEFAULT_TYPE, cpu="3900m", memory="4Gi", pods="5", taints=taints,
+                 labels={"karpenter.sh/registered": "true",
+                         "karpenter.sh/initialized": "true"})
+    result = run(DEFAULTS, node1, pod("first", on="node1", cpu="10m"), pod("second", cpu="10m"),
+                 claims=[_node_claim("claim1", "node1")])
+    assert result.launched == [] and result.decisions.helped_by_upcoming == ("default/second",)
+    # Without its NodeClaim the label is all there is: initialized, and its taints count.
+    alone = run(DEFAULTS, node1, pod("first", on="node1", cpu="10m"), pod("second", cpu="10m"))
+    assert launched_nodes(alone) == 1
+
+
+@upstream("In-Flight Nodes/should order initialized nodes for scheduling uninitialized nodes "
+          "when all other nodes are inflight")
+def test_initialized_node_before_claims_in_flight(case: str) -> None:
+    # 99 NodeClaims launched without a node yet, and one initialized node: the pod goes to
+    # the initialized node (kube-scheduler binds it there: the others are no nodes yet),
+    # and nothing is launched.
+    claims = [_node_claim(f"claim-{i:02d}") for i in range(99)]
+    ready = node("ready-node", DEFAULT_TYPE, cpu="3900m", memory="4Gi", pods="5",
+                 labels={"karpenter.sh/registered": "true",
+                         "karpenter.sh/initialized": "true"})
+    result = run(DEFAULTS, ready, pod("p"), consolidation=False,
+                 claims=[*claims, _node_claim("claim-ready", "ready-node", initialized=True)])
+    assert result.launched == [] and result.pending == []
+    assert result.karpenter.scheduler.cluster.pods["default/p"].assumed_node == "ready-node"

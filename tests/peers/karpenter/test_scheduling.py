@@ -1566,13 +1566,7 @@ def test_multiple_pods_on_reserved_node(case: str) -> None:
 
 # -- The cases the model cannot run (or that are not ported), each with its reason -----
 
-IN_FLIGHT = ("needs a node labelled karpenter.sh/initialized whose NodeClaim is not "
-             "Initialized (StateNode.Initialized is the NodeClaim's condition; dralab reads "
-             "no NodeClaims, and takes the label as the node's state)")
 SCHED_REASONS: list[tuple[str, str]] = [
-    ("In-Flight Nodes/should order initialized nodes", "needs karpenter.sh/v1 NodeClaim "
-     "objects without a node in the input, which dralab does not read"),
-    ("In-Flight Nodes/", IN_FLIGHT),
     ("Existing Nodes/should order initialized nodes", "not a decision: asserts which of "
      "100 schedulable nodes (one initialized) Karpenter's simulation nominates for a pod, "
      "which the test then binds there; in a cluster kube-scheduler binds it, as dralab "
