@@ -41,6 +41,7 @@ from dralab.queueing.kueue.tas_domains import TASGates
 from dralab.queueing.model import (
     Admission,
     ClusterQueueSpec,
+    CohortSpec,
     FlavorSpec,
     PodSetAssignment,
     PodSetRequest,
@@ -108,6 +109,7 @@ class Wl:
     # Pending (no topology yet); such a workload holds quota, it is not Admitted
     checks: Mapping[str, str] = field(default_factory=dict)
     delayed: tuple[str, ...] = ()
+    queue: str = "tas-main"  # its ClusterQueue (through a LocalQueue of the same name)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,9 @@ class Case:
     cq_checks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # per new admission, its pod sets' DelayedTopologyRequest state
     want_delayed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # more ClusterQueues (TestScheduleForTASCohorts) and Cohort objects
+    cluster_queues: tuple[ClusterQueueSpec, ...] = ()
+    cohorts: tuple[CohortSpec, ...] = ()
 
 
 def _admission(cluster_queue: str, wants: tuple[Want, ...]) -> Admission:
@@ -155,9 +160,14 @@ def _topology(wants: tuple[Want, ...]) -> dict[str, TopologyAssignment]:
 
 def run_cycle(case: Case) -> None:
     flavors = {f.name: f for f in case.flavors}
-    state = QueueingState(flavors=flavors,
-                          cluster_queues={case.cluster_queue.name: case.cluster_queue},
-                          local_queues={"default/tas-main": "tas-main"})
+    queues = (case.cluster_queue, *case.cluster_queues)
+    state = QueueingState(flavors=flavors, cluster_queues={c.name: c for c in queues},
+                          local_queues={f"default/{c.name}": c.name for c in queues})
+    state.cohorts.update({c.name: c for c in case.cohorts})
+    for c in queues:  # a cohort named without a Cohort object exists, without quota
+        if c.cohort and c.cohort not in state.cohorts:
+            state.cohorts[c.cohort] = CohortSpec(c.cohort)
+    queue_of = {f"default/{w.name}": w.queue for w in case.workloads}
     provider = TASProvider(
         flavors, case.topologies, case.nodes, TASGates.from_feature_gates(case.feature_gates),
         case.feature_gates.get("SchedulerLibraryIntegration", False))
@@ -169,10 +179,10 @@ def run_cycle(case: Case) -> None:
     for index, w in enumerate(case.workloads):
         key = f"default/{w.name}"
         pod_sets = tuple(transform_pod_set(p, case.transformations) for p in w.pod_sets)
-        state.workloads[key] = WorkloadSpec(key, "default/tas-main", None, w.priority,
+        state.workloads[key] = WorkloadSpec(key, f"default/{w.queue}", None, w.priority,
                                             float(index), pod_sets)
         if w.admitted is not None:
-            admission = _admission(case.cluster_queue.name, w.admitted)
+            admission = _admission(w.queue, w.admitted)
             state.admitted[key] = admission
             state.admitted_at[key] = -1.0
             provider.admitted(key, pod_sets,
@@ -198,7 +208,7 @@ def run_cycle(case: Case) -> None:
     assert preempted == dict(case.want_preempted)
     new = {key: a for key, a in state.admitted.items()
            if key not in before and key not in preemptors}
-    assert new == {k: _admission(case.cluster_queue.name, v) for k, v in case.want_new.items()}
+    assert new == {k: _admission(queue_of[k], v) for k, v in case.want_new.items()}
     assert {k: provider.topology_assignments.get(k, {}) for k in new} == \
         {k: _topology(v) for k, v in case.want_new.items()}
     pending = {k: (policy.pending_reasons.get(k), policy.pending_messages.get(k))
@@ -955,6 +965,113 @@ def test_schedule_for_tas_preemption(case: Case) -> None:
     run_cycle(case)
 
 
+# -- TestScheduleForTASCohorts -----------------------------------------------------------
+
+COHORT_NODES = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="3", memory="5Gi", pods="10"),
+                node("y1", {**TAS_NODE, HOSTNAME: "y1"}, cpu="5", memory="3Gi", pods="10"))
+CQ_A = cq("tas-cq-a", group(fq("tas-default", cpu="4", memory="4Gi")),
+          cohort="tas-cohort-main", policy=preemption(within="LowerPriority", reclaim="Any"))
+CQ_B = cq("tas-cq-b", group(fq("tas-default", cpu="4", memory="4Gi")),
+          cohort="tas-cohort-main", policy=preemption(reclaim="Any"))
+CQ_C = cq("tas-cq-c", group(fq("tas-default", cpu="4", memory="4Gi")),
+          cohort="tas-cohort-main", policy=preemption(reclaim="Any"))
+NODE_1_2 = tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="8", pods="10")
+                 for n in ("node-1", "node-2"))
+CQ_A8, CQ_B8 = (cq(f"tas-cq-{x}", group(fq("tas-default", cpu="8")), cohort="tas-cohort-main")
+                for x in "ab")
+RECOMPUTE = "TASRecomputeAssignmentWithinSchedulingCycle"
+NO_LONGER_FITS = ("WaitingForQuota", "Workload no longer fits after processing another workload")
+
+
+def cohort_case(name: str, **kwargs: object) -> Case:
+    """A TestScheduleForTASCohorts case: CQ_A (the main one), CQ_B and CQ_C unless given."""
+    kwargs.setdefault("nodes", COHORT_NODES)
+    kwargs.setdefault("cluster_queue", CQ_A)
+    kwargs.setdefault("cluster_queues", (CQ_B,))
+    return Case(name, **kwargs)  # type: ignore[arg-type]
+
+
+def pending(name: str, queue: str, count: int, requests: Mapping[str, str], priority: int,
+            required: bool = False) -> Wl:
+    return Wl(name, (tas_ps("one", count, requests, HOSTNAME, required=required),),
+              priority=priority, queue=queue)
+
+
+def landed(resource: str, quantity: str, domain: str, pods: int = 1, count: int = 1) -> Want:
+    return want("one", {resource: ("tas-default", quantity)}, H, ((domain,), pods),
+                count=count)
+
+
+def same_node(gate: bool) -> Case:
+    return cohort_case(
+        "two workloads in cohort nominated to the same node; enough capacity to admit both; "
+        f"{RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        nodes=NODE_1_2, cluster_queue=CQ_A8, cluster_queues=(CQ_B8,),
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "8"}, 10, required=True),
+                   pending("b1", "tas-cq-b", 1, {"cpu": "8"}, 5, required=True)),
+        want_new={"default/a1": (landed("cpu", "8", "node-1"),),
+                  **({"default/b1": (landed("cpu", "8", "node-2"),)} if gate else {})},
+        want_left=() if gate else ("default/b1",),
+        want_pending={} if gate else {"default/b1": NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+def overlapping(gate: bool) -> Case:
+    return cohort_case(
+        "two workloads considered; both overlapping in the initial flavor assignment; "
+        f"{RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "2"}, 2),
+                   pending("b1", "tas-cq-b", 1, {"cpu": "2"}, 1)),
+        want_new={"default/a1": (landed("cpu", "2", "x1"),),
+                  **({"default/b1": (landed("cpu", "2", "y1"),)} if gate else {})},
+        want_left=() if gate else ("default/b1",),
+        want_pending={} if gate else {"default/b1": NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+def small_initial_node(gate: bool) -> Case:
+    return cohort_case(
+        "two small workloads considered; there is only space for one of them on the initial "
+        f"node; {RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "1"}, 2),
+                   pending("b1", "tas-cq-b", 3, {"cpu": "1"}, 1)),
+        want_new={"default/a1": (landed("cpu", "1", "x1"),),
+                  **({"default/b1": (landed("cpu", "3", "y1", 3, 3),)} if gate else {})},
+        want_left=() if gate else ("default/b1",),
+        want_pending={} if gate else {"default/b1": NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+COHORT_CASES = [
+    *(f(gate) for f in (same_node, overlapping, small_initial_node) for gate in (True, False)),
+    cohort_case(
+        "two small workloads considered; both get scheduled on different nodes",
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "5"}, 2),
+                   pending("b1", "tas-cq-b", 1, {"memory": "5"}, 1)),
+        want_new={"default/a1": (landed("cpu", "5", "y1"),),
+                  "default/b1": (landed("memory", "5", "x1"),)}),
+    cohort_case(
+        "two small workloads considered; both get scheduled on the same node",
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "1"}, 2),
+                   pending("b1", "tas-cq-b", 2, {"cpu": "1"}, 1)),
+        want_new={"default/a1": (landed("cpu", "1", "x1"),),
+                  "default/b1": (landed("cpu", "2", "x1", 2, 2),)}),
+    cohort_case(
+        "two workloads considered; there is enough space only for the first",
+        workloads=(pending("a1", "tas-cq-a", 5, {"cpu": "1"}, 2),
+                   pending("b1", "tas-cq-b", 5, {"cpu": "1"}, 1)),
+        want_new={"default/a1": (landed("cpu", "5", "y1", 5, 5),)},
+        want_left=("default/b1",), want_pending={"default/b1": NO_LONGER_FITS}),
+]
+
+
+@pytest.mark.parametrize("case", COHORT_CASES, ids=[c.name for c in COHORT_CASES])
+def test_schedule_for_tas_cohorts(case: Case) -> None:
+    """TestScheduleForTASCohorts: kubernetes-sigs/kueue ff69552e,
+    pkg/scheduler/scheduler_tas_test.go, case ``case.name``."""
+    run_cycle(case)
+
+
 # -- Accounting: every upstream case, ported above or listed here with why not ---------------
 
 # What is missing, per group of cases (a skip's reason; conftest.py's tally reads its first
@@ -967,12 +1084,13 @@ SCHEDULER_LIBRARY_FILTERS = (
     "unschedulable node for a hostname-level topology, as Kueue's node cache does, but does "
     "not filter it as the scheduler library's NodeUnschedulable plugin does")
 RECOMPUTE_IN_CYCLE = (
-    "TASRecomputeAssignmentWithinSchedulingCycle (beta, on) is not built: an entry's TAS "
-    "assignment is not recomputed within the cycle when what earlier entries took leaves it "
-    "no fit")
+    "not yet ported: TASRecomputeAssignmentWithinSchedulingCycle for an entry that preempts "
+    "(dralab recomputes a Fit entry whose nodes an earlier entry took, KueuePolicy."
+    "_renominate, not yet a preempting one) and the TAS capacity a preemptor holds for the "
+    "rest of the cycle; dralab's answer is not checked")
 COHORTS = (
-    "not yet ported: TestScheduleForTASCohorts runs several ClusterQueues in a cohort, which "
-    "this harness (one ClusterQueue) does not build; dralab's answer is not checked")
+    "not yet ported: a cohort case with preemption, reclamation or borrowing across the "
+    "ClusterQueues; dralab's answer is not checked")
 CONCURRENT_UPDATE = (
     "not applicable offline: another controller updates the Workload between the scheduler's "
     "read and its status patch (the fake client's interceptor); dralab writes no API objects")
@@ -1160,12 +1278,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
          "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-        ("two workloads in cohort nominated to the same node; enough capacity to admit both; "
-         "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-        ("two workloads considered; both overlapping in the initial flavor assignment; "
-         "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-        ("two small workloads considered; there is only space for one of them on the initial "
-         "node; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("preempting workload with targets reserves capacity so that lower priority workload "
          "cannot use it; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("preempting workload without targets reserves capacity so that lower priority workload "
@@ -1178,8 +1290,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        ("two workloads in cohort nominated to the same node; enough capacity to admit both; "
-         "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         "workload with two PodSets exceeds node pods capacity",
         "workload which requires borrowing gets scheduled",
         "reclaim within cohort; single borrowing workload gets preempted",
@@ -1187,13 +1297,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
         "reclaim within cohort; preempting with partial admission",
         ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
          "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        "two small workloads considered; both get scheduled on different nodes",
-        "two small workloads considered; both get scheduled on the same node",
-        ("two small workloads considered; there is only space for one of them on the initial "
-         "node; TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        "two workloads considered; there is enough space only for the first",
-        ("two workloads considered; both overlapping in the initial flavor assignment; "
-         "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("preempting workload with targets reserves capacity so that lower priority workload "
          "cannot use it; TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("preempting workload without targets reserves capacity so that lower priority workload "
@@ -1219,6 +1322,7 @@ def test_every_upstream_case_is_accounted_for() -> None:
     """Ported + listed == upstream's case list, per Test function, with no case in both."""
     ported = {("TestScheduleForTAS", c.name) for c in CASES} | \
         {("TestScheduleForTASPreemption", c.name) for c in PREEMPTION_CASES} | \
+        {("TestScheduleForTASCohorts", c.name) for c in COHORT_CASES} | \
         {("TestSecondPassSkipsWaitForPodsReadyBlock", n)
          for n in ("failed node replacement", "delayed topology assignment")}
     upstream = {(f, n) for f, names in UPSTREAM_CASES.items() for n in names}

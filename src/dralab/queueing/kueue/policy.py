@@ -695,6 +695,20 @@ class KueuePolicy:
             ordered = entries
         for entry in ordered:
             spec = state.cluster_queues[entry.cluster_queue]
+            if self.tas is not None and entry.assignment.mode == AssignMode.FIT \
+                    and entry.assignment.topology \
+                    and tree.fits(tree.cluster_queues[entry.cluster_queue],
+                                  entry.assignment.usage) \
+                    and not self.tas.fits(entry.workload.pod_sets, {
+                        p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
+                        entry.assignment.topology):
+                # Kueue's FitsCheckNoTAS: an earlier entry of the cycle took its nodes
+                if not self.tas.gates.recompute_within_cycle:
+                    self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
+                                       set_aside=False)
+                    self._skipped(entry.key)
+                    continue
+                entry = self._renominate(entry, spec, state)
             assignment = entry.assignment
             if assignment.mode == AssignMode.NO_FIT:
                 progressed |= self._not_admitted(entry, spec, assignment.message, decisions,
@@ -770,6 +784,20 @@ class KueuePolicy:
             self._evict(state, key, NODE_FAILURES, "", decisions)
         self.progressed = progressed
         return decisions
+
+    def _renominate(self, entry: _Entry, spec: ClusterQueueSpec,
+                    state: QueueingState) -> _Entry:
+        """TASRecomputeAssignmentWithinSchedulingCycle (beta, on): the entry assigned
+        again from its first flavor, on the cluster as this cycle's admissions left it
+        (Kueue's updateAssignmentIfNeeded)."""
+        fresh = _Entry(entry.key, entry.workload, entry.cluster_queue,
+                       self._nominate(entry.workload, entry.cluster_queue, spec, state, None,
+                                      entry.replaced),
+                       replaced=entry.replaced)
+        if self.partial_admission and fresh.assignment.mode != AssignMode.FIT \
+                and can_be_partially_admitted(entry.workload):
+            self._reduce(fresh, spec, state)
+        return fresh
 
     def _second_pass(self, state: QueueingState, decisions: list[Decision],
                      failed_nodes: list[str]) -> bool:

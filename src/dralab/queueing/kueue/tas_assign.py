@@ -335,6 +335,14 @@ class TASProvider:
             snapshot.update_tas_usage(domain, total, True, count)
         self._charged.setdefault(key, []).extend(charged)
 
+    def fits(self, pod_sets: Sequence[PodSetRequest], flavors: Mapping[str, list[str]],
+             topology: Mapping[str, TopologyAssignment]) -> bool:
+        """The TAS part of Kueue's ClusterQueueSnapshot.Fits: the pods still fit where
+        the assignment places them (an earlier entry of the cycle may have taken them)."""
+        usage = compute_tas_net_usage(TASContext(dict(self.snapshots)),
+                                      {p.name: p for p in pod_sets}, flavors, topology)
+        return all(self.snapshots[flavor].fits(domains) for flavor, domains in usage.items())
+
     def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod Kueue did not place (bound to the node, not finished) uses the node's
         capacity in every TAS flavor that selects the node; it counts one pod too."""

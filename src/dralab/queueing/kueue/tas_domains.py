@@ -66,6 +66,9 @@ class TASGates:
     # beta, on: a workload whose unhealthy node finds no replacement is evicted
     # (tas_replace.py); off: it keeps its assignment and waits.
     failed_node_replacement_fail_fast: bool = True
+    # beta, on: an entry whose nodes an earlier entry of the cycle took is assigned
+    # again (KueuePolicy._renominate); off: it waits for the next cycle.
+    recompute_within_cycle: bool = True
 
     @classmethod
     def from_feature_gates(cls, gates: Mapping[str, bool]) -> TASGates:
@@ -79,7 +82,10 @@ class TASGates:
                 "TASHandleOverlappingFlavors", defaults.handle_overlapping_flavors),
             failed_node_replacement_fail_fast=gates.get(
                 "TASFailedNodeReplacementFailFast",
-                defaults.failed_node_replacement_fail_fast))
+                defaults.failed_node_replacement_fail_fast),
+            recompute_within_cycle=gates.get(
+                "TASRecomputeAssignmentWithinSchedulingCycle",
+                defaults.recompute_within_cycle))
 
 
 @dataclass(eq=False, slots=True)
