@@ -50,6 +50,7 @@ from dralab.queueing.model import (
     TopologyRequest,
     WorkloadSpec,
 )
+from dralab.queueing.reader import _after_reclaim
 from dralab.queueing.transformations import ResourceTransformation, transform_pod_set
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -182,7 +183,10 @@ def run_cycle(case: Case) -> None:
         state.workloads[key] = WorkloadSpec(key, f"default/{w.queue}", None, w.priority,
                                             float(index), pod_sets)
         if w.admitted is not None:
-            admission = _admission(w.queue, w.admitted)
+            # what it charges, read as dralab's reader reads a Workload: a pod set whose
+            # spec has fewer pods than its admission charges them only
+            admission = _after_reclaim(_admission(w.queue, w.admitted),
+                                       {p.name: p.count for p in pod_sets})
             state.admitted[key] = admission
             state.admitted_at[key] = -1.0
             provider.admitted(key, pod_sets,
@@ -1065,6 +1069,71 @@ COHORT_CASES = [
 ]
 
 
+def holding(name: str, queue: str, count: int, cpu: str, priority: int,
+            *domains: tuple[str, int], spec_count: int | None = None) -> Wl:
+    """An admitted workload of ``count`` pods (its pod set asks ``spec_count``, the count
+    unless given) of 1 CPU each, requiring a host, placed on ``domains``."""
+    return Wl(name, (tas_ps("one", spec_count or count, {"cpu": "1"}, HOSTNAME),),
+              admitted=(want("one", {"cpu": ("tas-default", cpu)}, H,
+                             *(((d,), n) for d, n in domains), count=count),),
+              priority=priority, queue=queue)
+
+
+RECLAIMED = "InCohortReclamation"
+COHORT_CASES += [
+    cohort_case(
+        "workload which requires borrowing gets scheduled",
+        workloads=(pending("a1", "tas-cq-a", 6, {"cpu": "1"}, 0),),
+        want_new={"default/a1": (want("one", {"cpu": ("tas-default", "6")}, H, (("x1",), 1),
+                                      (("y1",), 5), count=6),)}),
+    cohort_case(
+        "workload with two PodSets exceeds node pods capacity",
+        nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="2", pods="1"),),
+        cluster_queues=(),
+        workloads=(Wl("foo", tuple(tas_ps(n, 1, {"cpu": "1"}, HOSTNAME) for n in ("one", "two")),
+                      queue="tas-cq-a"),),
+        want_inadmissible=("default/foo",),
+        want_pending={"default/foo": (
+            "TopologyPlacementFailed",
+            "couldn't assign flavors to pod set two: topology \"tas-single-level\" doesn't "
+            "allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource \"pods\": 1")}),
+    cohort_case(
+        "reclaim within cohort; single borrowing workload gets preempted",
+        workloads=(holding("a1-admitted", "tas-cq-a", 5, "5", 0, ("x1", 5)),
+                   pending("b1", "tas-cq-b", 4, {"cpu": "1"}, 0)),
+        want_preempted={"default/a1-admitted": RECLAIMED},
+        want_left=("default/b1",),
+        want_pending={"default/b1": (
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set one: insufficient unused quota for cpu in flavor "
+            "tas-default, 1 more needed" + PENDING_ONE)}),
+    cohort_case(
+        "reclaim within cohort; single workload is preempted out three candidates",
+        workloads=(holding("a1-admitted", "tas-cq-a", 5, "5", 1, ("x1", 5)),
+                   holding("a2-admitted", "tas-cq-a", 2, "2", 2, ("y1", 2)),
+                   holding("a3-admitted", "tas-cq-a", 1, "1", 2, ("y1", 1)),
+                   pending("b1", "tas-cq-b", 3, {"cpu": "1"}, 3)),
+        want_preempted={"default/a1-admitted": RECLAIMED},
+        want_left=("default/b1",),
+        want_pending={"default/b1": (
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set one: insufficient unused quota for cpu in flavor "
+            "tas-default, 3 more needed" + PENDING_ONE)}),
+    cohort_case(
+        "reclaim within cohort; preempting with partial admission",
+        workloads=(holding("a1-admitted", "tas-cq-a", 5, "5", 3, ("y1", 5), spec_count=4),
+                   holding("a2-admitted", "tas-cq-a", 3, "3", 2, ("x1", 3)),
+                   Wl("b1", (tas_ps("one", 4, {"cpu": "1", "memory": "1"}, HOSTNAME,
+                                    min_count=3),), priority=3, queue="tas-cq-b")),
+        want_preempted={"default/a2-admitted": RECLAIMED},
+        want_left=("default/b1",),
+        want_pending={"default/b1": (
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set one: insufficient unused quota for cpu in flavor "
+            "tas-default, 2 more needed" + PENDING_ONE)}),
+]
+
+
 @pytest.mark.parametrize("case", COHORT_CASES, ids=[c.name for c in COHORT_CASES])
 def test_schedule_for_tas_cohorts(case: Case) -> None:
     """TestScheduleForTASCohorts: kubernetes-sigs/kueue ff69552e,
@@ -1290,11 +1359,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        "workload with two PodSets exceeds node pods capacity",
-        "workload which requires borrowing gets scheduled",
-        "reclaim within cohort; single borrowing workload gets preempted",
-        "reclaim within cohort; single workload is preempted out three candidates",
-        "reclaim within cohort; preempting with partial admission",
         ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
          "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("preempting workload with targets reserves capacity so that lower priority workload "
