@@ -1134,6 +1134,37 @@ COHORT_CASES += [
 ]
 
 
+def sticky(gate: bool) -> Case:
+    """b1's queue has tas-flavor-1 then tas-flavor-2; it is nominated on node-1
+    (tas-flavor-1), which a1 takes first."""
+    flavors = tuple(rf(f"tas-flavor-{i}", {**TAS_NODE, "tas-flavor": f"f{i}"},
+                       topology="tas-single-level") for i in (1, 2))
+    return cohort_case(
+        "two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
+        f"{RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        nodes=tuple(node(f"node-{i}", {**TAS_NODE, "tas-flavor": f"f{i}", HOSTNAME: f"node-{i}"},
+                         cpu="8", pods="10") for i in (1, 2)),
+        flavors=flavors,
+        cluster_queue=cq("tas-cq-a", group(fq("tas-flavor-1", cpu="8")),
+                         cohort="tas-cohort-main"),
+        cluster_queues=(cq("tas-cq-b", group(fq("tas-flavor-1", cpu="8"),
+                                             fq("tas-flavor-2", cpu="8")),
+                           cohort="tas-cohort-main"),),
+        workloads=(pending("a1", "tas-cq-a", 1, {"cpu": "8"}, 10, required=True),
+                   pending("b1", "tas-cq-b", 1, {"cpu": "8"}, 5, required=True)),
+        want_new={"default/a1": (want("one", {"cpu": ("tas-flavor-1", "8")}, H,
+                                      (("node-1",), 1)),)},
+        want_left=("default/b1",),
+        want_pending={"default/b1": (
+            "WaitingForQuota", "couldn't assign flavors to pod set one: topology "
+            "\"tas-single-level\" doesn't allow to fit any of 1 pod(s). Total nodes: 1; "
+            "excluded: resource \"cpu\": 1") if gate else NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+COHORT_CASES += [sticky(True), sticky(False)]
+
+
 @pytest.mark.parametrize("case", COHORT_CASES, ids=[c.name for c in COHORT_CASES])
 def test_schedule_for_tas_cohorts(case: Case) -> None:
     """TestScheduleForTASCohorts: kubernetes-sigs/kueue ff69552e,
@@ -1345,8 +1376,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
     **_each(RECOMPUTE_IN_CYCLE, "TestScheduleForTASCohorts", (
         ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
          "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-        ("two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
-         "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("preempting workload with targets reserves capacity so that lower priority workload "
          "cannot use it; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("preempting workload without targets reserves capacity so that lower priority workload "
@@ -1356,8 +1385,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
     )),
     **_each(COHORTS, "TestScheduleForTASCohorts", (
         ("workload with preemption target recomputes stale TAS assignment in cohort; "
-         "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        ("two flavors in cohort; re-evaluation is sticky and does not switch to second flavor; "
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
         ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
          "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle disabled"),

@@ -788,11 +788,13 @@ class KueuePolicy:
     def _renominate(self, entry: _Entry, spec: ClusterQueueSpec,
                     state: QueueingState) -> _Entry:
         """TASRecomputeAssignmentWithinSchedulingCycle (beta, on): the entry assigned
-        again from its first flavor, on the cluster as this cycle's admissions left it
-        (Kueue's updateAssignmentIfNeeded)."""
+        again from its first flavor, on the cluster as this cycle's admissions left it,
+        kept to the flavors it was nominated on (Kueue's updateAssignmentIfNeeded and
+        NominationMapping: it does not switch flavors)."""
+        nominated = {p.name: dict(p.flavors) for p in entry.assignment.pod_sets}
         fresh = _Entry(entry.key, entry.workload, entry.cluster_queue,
                        self._nominate(entry.workload, entry.cluster_queue, spec, state, None,
-                                      entry.replaced),
+                                      entry.replaced, nominated),
                        replaced=entry.replaced)
         if self.partial_admission and fresh.assignment.mode != AssignMode.FIT \
                 and can_be_partially_admitted(entry.workload):
@@ -931,7 +933,9 @@ class KueuePolicy:
 
     def _nominate(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                   state: QueueingState, last: ScanBookmark | None = None,
-                  replaced: tuple[OldPodSet, ...] | None = None) -> WorkloadAssignment:
+                  replaced: tuple[OldPodSet, ...] | None = None,
+                  nominated: Mapping[str, Mapping[str, str]] | None = None
+                  ) -> WorkloadAssignment:
         assert self._tree is not None and self._index is not None
         tree, index = self._tree, self._index
         node = tree.cluster_queues[name]
@@ -964,7 +968,8 @@ class KueuePolicy:
         tas = None if self.tas is None else self.tas.context(
             [f.flavor for group in spec.resource_groups for f in group.flavors], name)
         return assign_flavors(workload, spec, node, tree, state.flavors, oracle,
-                              self.fair_sharing, tas, last=last, replaced=replaced)
+                              self.fair_sharing, tas, last=last, replaced=replaced,
+                              nominated=nominated)
 
     def _simulate_preemption(self, workload: WorkloadSpec, name: str, spec: ClusterQueueSpec,
                              fr: FlavorResource, amount: int, state: QueueingState,
