@@ -36,7 +36,7 @@ from dralab.fleet.classes import driver_classes
 from .podsets import PathKey, at_path, identity
 from .refusals import refuse_invalid, share_memory_amount
 from .rewrite import DocumentPlan, apply_edits, plan_document
-from .roundtrip import load_roundtrip, new_map, new_seq, text_value
+from .roundtrip import load_roundtrip
 from .shapes import ClassChooser, TemplateNames, claim_template
 
 __all__ = [
@@ -179,7 +179,7 @@ def _rewrite_yaml(source: str, text: str, docs: list[Document], plans: list[Docu
                          f"the YAML 1.1 reader {len(docs)}; convert this file by hand")
     for (root, path), plan in zip(targets, plans, strict=True):
         if plan.changes:
-            apply_edits(at_path(root, path), plan, new_map, new_seq, text_value)
+            apply_edits(at_path(root, path), plan)
     out = tree.dumps()
     back = [d.data for d in read_documents(["-"], stdin=io.StringIO(out))]
     if back != expected:
