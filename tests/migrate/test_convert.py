@@ -118,12 +118,12 @@ def test_unconvertible_documents_are_reported_and_kept(tmp_path: Path) -> None:
               for a in ("-f", str(p))]
     code, stdout, _ = run("migrate", "convert", *inputs, "-o", str(out))
     assert code == 1  # a workload was not converted
-    assert "RayCluster raycluster" in stdout and "not converted" in stdout
+    assert "Workflow gpu-workflow" in stdout and "not converted" in stdout
     for name in ("unknown-kind.yaml", "amd.yaml"):
         assert (out / name).read_text() == (DATA / name).read_text()
     summary = yaml.safe_load((out / "migration-summary.txt").read_text())
     results = {w["name"]: w["result"] for f in summary["files"] for w in f["workloads"]}
-    assert results["raycluster"] == "not converted"
+    assert results["gpu-workflow"] == "not converted"
     kept = [k for f in summary["files"] for w in f["workloads"] if w["name"] == "two-terms"
             for p in w["podSets"] for k in p.get("kept", [])]
     assert kept and "ORed nodeSelectorTerms" in kept[0]

@@ -77,7 +77,9 @@ def test_kinds_dralab_cannot_read_are_listed_as_unsupported() -> None:
     code, out, _ = run("migrate", "inventory", "-f", str(DATA / "unknown-kind.yaml"), "-o",
                        "json")
     assert code == 0
-    assert [(r["kind"], r["class"]) for r in json.loads(out)] == [("RayCluster", "unsupported")]
+    # Its GPUs are counted (each container found asking for them), its pods unknown.
+    assert [(r["kind"], r["class"], r["pods"], r["gpusPerPod"]) for r in json.loads(out)] \
+        == [("Workflow", "unsupported", None, 2)]
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path: object) -> None:

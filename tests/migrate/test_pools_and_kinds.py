@@ -240,16 +240,20 @@ def test_convert_of_a_dump_converts_its_workloads_and_nothing_else(tmp_path: Pat
 
 @pytest.mark.parametrize(("data", "unsupported"), [
     # an operator's workload kind with a container asking for GPUs
+    ({"apiVersion": "example.com/v1", "kind": "GpuTask", "metadata": {"name": "r"},
+      "spec": {"workers": [{"template": {"spec": {"containers": [
+          {"name": "w", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}}, True),
+    # a kind dralab reads (KubeRay's): a workload, not an unsupported one
     ({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
       "spec": {"workerGroupSpecs": [{"template": {"spec": {"containers": [
-          {"name": "w", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}}, True),
+          {"name": "w", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}}, False),
     # Argo keeps one container per template, under `container`
     ({"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "w"},
       "spec": {"templates": [{"name": "t", "container": {
           "image": "x", "resources": {"requests": {"nvidia.com/mig-1g.10gb": 1}}}}]}}, True),
     # CPU only: nothing to migrate
-    ({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
-      "spec": {"headGroupSpec": {"template": {"spec": {"containers": [
+    ({"apiVersion": "example.com/v1", "kind": "GpuTask", "metadata": {"name": "r"},
+      "spec": {"head": {"template": {"spec": {"containers": [
           {"name": "h", "resources": {"limits": {"cpu": 1}}}]}}}}}, False),
     # Nodes: GPU labels and allocatable, no container
     ({"apiVersion": "v1", "kind": "Node", "metadata": {

@@ -33,7 +33,7 @@ from dralab.api.io import MANIFEST_SUFFIXES, Document, dumps, read_documents, to
 from dralab.api.resource import DeviceClass
 from dralab.fleet.classes import driver_classes
 
-from .podsets import PathKey, at_path, identity
+from .podsets import PathKey, at_path, identity, path_text
 from .refusals import refuse_invalid, share_memory_amount
 from .rewrite import DocumentPlan, apply_edits, plan_document
 from .roundtrip import load_roundtrip
@@ -119,6 +119,9 @@ def _plan_summary(doc: Document, plan: DocumentPlan) -> dict[str, Any] | None:
             item["selectors"] = [{"from": a, "to": b} for a, b in edit.translated]
         if edit.kept:
             item["kept"] = edit.kept
+        if edit.params:
+            item["set"] = [f"{path_text((*where, key))}: {value!r}"
+                           for where, key, value in edit.params]
         pod_sets.append(item)
     return {"kind": kind, "name": ref, "result": "converted", "podSets": pod_sets}
 

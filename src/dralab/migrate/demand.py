@@ -116,9 +116,10 @@ def _count(value: Any) -> tuple[int | None, str]:
     return nano // _NANO, ""
 
 
-def _container(data: Any, path: tuple[PathKey, ...], init: bool) -> ContainerDemand:
+def _container(data: Any, path: tuple[PathKey, ...], init: bool,
+               resources_key: str = "resources") -> ContainerDemand:
     name = str(data.get("name", path[-1])) if isinstance(data, Mapping) else str(path[-1])
-    resources = at_path(data, ("resources",))
+    resources = at_path(data, (resources_key,))
     found: dict[str, Any] = {}
     if isinstance(resources, Mapping):
         for section in ("requests", "limits"):  # limits win, as the device plugin reads them
@@ -198,8 +199,8 @@ def pod_demand(document: Any, pod_set: PodSet) -> PodGpuDemand:
         items = spec.get(key)
         for i, item in enumerate(items if isinstance(items, list) else []):
             containers.append(_container(item, (key, i), init))
-    for key in pod_set.extra_containers:
-        containers.append(_container(spec.get(key), (key,), False))
+    for path in pod_set.extra_containers:
+        containers.append(_container(at_path(spec, path), path, False, pod_set.resources_key))
     selector, affinity, terms, preferred = gpu_requirements(spec)
     return PodGpuDemand(tuple(containers), selector, affinity, terms, preferred)
 
@@ -215,6 +216,9 @@ def workload_class(workload: ManifestWorkload, demands: list[PodGpuDemand]) -> s
     """The workload's class (see the module doc)."""
     if any(c.problems for d in demands for c in d.containers):
         return "unsupported"
+    if (workload.not_convertible or workload.unknown_pods) and \
+            any(d.gpu_containers for d in demands):
+        return "unsupported"  # its GPUs are counted, but dralab cannot rewrite it
     if not any(d.gpu_containers for d in demands):
         return "cpu-only"
     gpu_pods = sum((p.pods or 1) for p, d in zip(workload.pod_sets, demands, strict=True)

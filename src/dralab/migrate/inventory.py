@@ -24,8 +24,8 @@ from dralab.api.io import Document
 
 from .clusterdump import read_dump
 from .demand import PodGpuDemand, pod_demand, workload_class
-from .otherkinds import is_unsupported_workload, not_workload_kinds
-from .podsets import ManifestWorkload, PodSet, identity, workload_of
+from .otherkinds import is_unsupported_workload, not_workload_kinds, unknown_workload
+from .podsets import ManifestWorkload, PodSet, workload_of
 from .refusals import refuse_invalid
 
 __all__ = ["InventoryEntry", "inventory", "not_workloads", "render"]
@@ -53,11 +53,9 @@ def inventory(docs: Iterable[Document]) -> list[InventoryEntry]:
     for doc in docs:
         workload = workload_of(doc.data)
         if workload is None:
-            if is_unsupported_workload(doc.data):  # its pod templates are not where dralab looks
-                kind, namespace, name = identity(doc.data)
-                unknown = ManifestWorkload(kind, namespace, name, (), False)
-                out.append(InventoryEntry(doc, unknown, (), "unsupported"))
-            continue
+            if not is_unsupported_workload(doc.data):
+                continue
+            workload = unknown_workload(doc.data)  # its pod templates are not where dralab looks
         demands = [pod_demand(doc.data, p) for p in workload.pod_sets]
         out.append(InventoryEntry(doc, workload, tuple(demands),
                                   workload_class(workload, demands)))
@@ -101,6 +99,9 @@ def rows(entries: Iterable[InventoryEntry]) -> list[dict[str, Any]]:
     return out
 
 
+_PER_NODE = ("DaemonSet",)
+
+
 def _table(items: list[dict[str, Any]]) -> str:
     header = ("KIND", "NAMESPACE/NAME", "ROLE", "PODS", "CONTAINERS", "GPUS/POD", "MIG",
               "GPU-SELECTORS", "CLASS")
@@ -109,8 +110,8 @@ def _table(items: list[dict[str, Any]]) -> str:
         ref = f"{r['namespace']}/{r['name']}" if r["namespace"] else r["name"]
         gpus = str(r["gpusPerPod"]) + (f"+{r['sharedPerPod']}shared" if r["sharedPerPod"]
                                        else "")
-        pods = "-" if r["class"] == "unsupported" else \
-            "per-node" if r["pods"] is None else str(r["pods"])
+        pods = "per-node" if r["pods"] is None and r["kind"] in _PER_NODE else \
+            "-" if r["pods"] is None else str(r["pods"])
         lines.append((r["kind"], ref, r["role"] or "-", pods,
                       ",".join(r["containers"]) or "-", gpus, r["mig"] or "-",
                       ";".join(r["gpuSelectors"]) or "-", r["class"]))

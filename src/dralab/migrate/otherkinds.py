@@ -22,9 +22,10 @@ from typing import Any
 from dralab.api.io import Document
 
 from .demand import GPU, MIG_PREFIX, SHARED
-from .podsets import workload_of
+from .podsets import ManifestWorkload, PathKey, PodSet, identity, workload_of
 
-__all__ = ["TEMPLATE_COPIES", "is_unsupported_workload", "not_workload_kinds"]
+__all__ = ["TEMPLATE_COPIES", "is_unsupported_workload", "not_workload_kinds",
+           "unknown_workload"]
 
 # (API group, kind) of objects that carry pod templates but create no pods: the
 # controllers and Kueue create the pods (or the jobs) from the workload itself.
@@ -53,6 +54,30 @@ def _container_asks_nvidia(data: Any) -> bool:
             for k in ("limits", "requests")):
         return True
     return any(_container_asks_nvidia(v) for v in data.values())
+
+
+def _nvidia_containers(data: Any, path: tuple[PathKey, ...] = ()
+                       ) -> list[tuple[PathKey, ...]]:
+    """Paths of the mappings in ``data`` whose ``resources`` ask for NVIDIA resources."""
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in _nvidia_containers(v, (*path, i))]
+    if not isinstance(data, Mapping):
+        return []
+    if _container_asks_nvidia({"resources": data.get("resources")}):
+        return [path]
+    return [p for k, v in data.items() if isinstance(k, str)
+            for p in _nvidia_containers(v, (*path, k))]
+
+
+def unknown_workload(data: Any) -> ManifestWorkload:
+    """An unsupported workload as one pod set of unknown size whose containers are the
+    mappings found asking for NVIDIA resources: their GPUs are counted per pod, as if
+    one pod held them all (what dralab can say without knowing the kind)."""
+    kind, namespace, name = identity(data)
+    pod_set = PodSet("", (), None, {}, tuple(_nvidia_containers(data)))
+    return ManifestWorkload(kind, namespace, name, (pod_set,), False,
+                            f"kind {kind} asks for NVIDIA resources but dralab does not know "
+                            "where its pod templates are; convert by hand", unknown_pods=True)
 
 
 def is_unsupported_workload(data: Any) -> bool:

@@ -41,7 +41,8 @@ def _pod_spec(spec: Mapping[str, Any], pod_set: PodSet) -> dict[str, Any]:
     for key in ("initContainers", "containers"):
         if isinstance(out.get(key), list):
             out[key] = [_container(c, f"c{i}") for i, c in enumerate(out[key])]
-    extra = [_container(spec.get(k), "kserve-container") for k in pod_set.extra_containers]
+    extra = [_container(at_path(spec, path), "kserve-container")
+             for path in pod_set.extra_containers]
     out["containers"] = extra + list(out.get("containers") or [])
     return out
 

@@ -50,11 +50,12 @@ def _template_problems(doc: Document) -> list[Problem]:
                     out += [Problem(doc.describe(), e)
                             for e in validate_container_resources(container.get("resources"),
                                                                   where)]
-        for key in pod_set.extra_containers:  # KServe's model: one more container
-            container = spec.get(key)
+        for path in pod_set.extra_containers:  # KServe's model: one more container
+            container = at_path(spec, path)
+            key = pod_set.resources_key
             if isinstance(container, Mapping):
                 out += [Problem(doc.describe(), e) for e in validate_container_resources(
-                    container.get("resources"), f"{base}.{key}.resources")]
+                    container.get(key), f"{path_text((*pod_set.spec_path, *path))}.{key}")]
     return out
 
 

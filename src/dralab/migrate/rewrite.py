@@ -23,7 +23,7 @@ from typing import Any
 
 from .demand import PodGpuDemand, is_shared, pod_demand
 from .gpulabels import LabelRequirement, Translation, translate
-from .otherkinds import is_unsupported_workload
+from .otherkinds import is_unsupported_workload, unknown_workload
 from .podsets import ManifestWorkload, PathKey, PodSet, at_path, path_text, workload_of
 from .shapes import DeviceNeed, TemplateNames
 
@@ -52,6 +52,8 @@ class PodSetEdit:
     affinity_exprs: list[tuple[int, int]] = field(default_factory=list)  # (term, expr) to drop
     translated: list[tuple[str, str]] = field(default_factory=list)  # (requirement, CEL|dropped)
     kept: list[str] = field(default_factory=list)                # requirements left, with why
+    # (mapping path in the document, key, value) set beside the claims (PodSet.gpu_count_param)
+    params: list[tuple[tuple[PathKey, ...], str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -158,6 +160,11 @@ def _plan_pod_set(doc: Any, pod_set: PodSet, demand: PodGpuDemand, namespace: st
         taken.add(name)
         edit.claims.append(ClaimEdit(name, names.name(namespace, need), container.path,
                                      container.name, need, removed))
+    if pod_set.gpu_count_param is not None and demand.per_pod("gpus"):
+        param_path, param = pod_set.gpu_count_param
+        params = at_path(doc, param_path)
+        if not (isinstance(params, Mapping) and param in params):
+            edit.params.append((param_path, param, str(demand.per_pod("gpus"))))
     return edit, []
 
 
@@ -166,11 +173,11 @@ def plan_document(doc: Any, names: TemplateNames, share_memory: str = "8Gi") -> 
     workload = workload_of(doc)
     if workload is None:
         if is_unsupported_workload(doc):
-            kind = doc.get("kind") if isinstance(doc, Mapping) else None
-            return DocumentPlan(None, problems=[
-                f"kind {kind!s} asks for NVIDIA resources but dralab does not know where its "
-                "pod templates are; convert by hand"])
+            return DocumentPlan(None, problems=[unknown_workload(doc).not_convertible])
         return DocumentPlan(None)
+    if workload.not_convertible:
+        uses = any(pod_demand(doc, p).uses_gpus for p in workload.pod_sets)
+        return DocumentPlan(workload, problems=[workload.not_convertible] if uses else [])
     plan = DocumentPlan(workload)
     for pod_set in workload.pod_sets:
         demand = pod_demand(doc, pod_set)
@@ -251,3 +258,8 @@ def apply_edits(tree: Any, plan: DocumentPlan, new_map: Any = dict, new_seq: Any
             _drop_if_empty(spec, "nodeSelector")
         if edit.affinity_exprs:
             _edit_affinity(spec, edit.affinity_exprs)
+        for where, key, value in edit.params:
+            parent = _mapping(tree, where[:-1])
+            if not isinstance(parent.get(where[-1]), MutableMapping):
+                parent[where[-1]] = new_map()
+            parent[where[-1]][key] = text(value)
