@@ -384,6 +384,8 @@ class KueuePolicy:
         self.second_pass_failures: dict[str, str] = {}
         # per workload evicted for its failed nodes, its Evicted condition's message
         self.eviction_messages: dict[str, str] = {}
+        # pending preemptors whose TAS pods hold nodes for the rest of the cycle (_reserve)
+        self._tas_held: list[str] = []
         self._specs_seen: tuple[dict[str, int], dict[str, int], dict[str, int]] | None = None
         self._tree: QuotaTree | None = None
         self._index: AdmittedIndex | None = None
@@ -775,11 +777,25 @@ class KueuePolicy:
                     if unplaceable:
                         progressed |= self._not_admitted(entry, spec, unplaceable, decisions)
                         continue
+                if self.tas is not None and not assignment.topology:
+                    # Kueue's updateAssignmentForTAS: its TAS pod sets placed with the
+                    # targets gone, their nodes taken for the rest of the cycle
+                    tas = self.tas.context(
+                        [f.flavor for g in spec.resource_groups for f in g.flavors],
+                        entry.cluster_queue)
+                    found, failure = tas.find(topology_requests(
+                        tas, entry.workload, list(assignment.outcomes)), False)
+                    if failure is None:
+                        assignment.topology = found
             self._admit(state, entry, now, decisions)
             progressed = True
         for cluster_queue, usage in reserved:
             tree.add_usage(cluster_queue, usage, -1)
             index.touched(cluster_queue)
+        for key in self._tas_held:
+            assert self.tas is not None
+            self.tas.evicted(key)
+        self._tas_held.clear()
         for key in failed_nodes:  # Kueue's keep their quota until they are gone
             self._evict(state, key, NODE_FAILURES, "", decisions)
         self.progressed = progressed
@@ -859,6 +875,18 @@ class KueuePolicy:
         self._tree.add_usage(entry.cluster_queue, held, 1)
         assert self._index is not None
         self._index.touched(entry.cluster_queue)
+        if self.tas is not None:
+            # and the nodes its TAS pod sets would take on an emptied cluster
+            # (updateAssignmentForTAS with simulateEmpty; netUsage's TAS part)
+            tas = self.tas.context([f.flavor for g in spec.resource_groups for f in g.flavors],
+                                   entry.cluster_queue)
+            found, failure = tas.find(
+                topology_requests(tas, entry.workload, list(entry.assignment.outcomes)), True)
+            if failure is None and found:
+                self.tas.admitted(entry.key, entry.workload.pod_sets, {
+                    p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
+                    found)
+                self._tas_held.append(entry.key)
         return entry.cluster_queue, held
 
     def _skip_preemption(self, entry: _Entry, spec: ClusterQueueSpec, state: QueueingState,
