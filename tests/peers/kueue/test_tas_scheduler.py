@@ -31,7 +31,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import pytest
-from tests.peers.kueue.schedule_builders import cq, fq, group, milli, preemption, ps, rf
+from tests.peers.kueue.schedule_builders import (
+    cohort,
+    cq,
+    fq,
+    group,
+    milli,
+    preemption,
+    ps,
+    rf,
+)
 
 from dralab.queueing.kueue import KueuePolicy, admit_cycles
 from dralab.queueing.kueue.tas import TASNode
@@ -1227,6 +1236,73 @@ COHORT_CASES[-4] = replace(COHORT_CASES[-4], xfail=(
     "nodes ('doesn't allow to fit any of 3 pod(s)...'): the same decision, another message"))
 
 
+GPU = "example.com/gpu"
+BORROWING_CQ = {x: cq(f"tas-cq-{x}", group(fq("tas-default", cpu=("0", "16"), gpu=("0", "16"))),
+                      cohort="tas-cohort-main",
+                      policy=preemption(within="LowerPriority", reclaim="Any",
+                                        borrow="LowerPriority"))
+                for x in "ab"}
+COHORT_CASES += [
+    cohort_case(
+        "preempt in multiple flavors out of which one requires update Fit -> Preempt due to "
+        "fragmentation",
+        nodes=tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu="8", pods="10", **{GPU: "8"})
+                    for n in ("node-1", "node-2")),
+        topologies={"tas-topology": (HOSTNAME,)},
+        flavors=(rf("tas-default", TAS_NODE, topology="tas-topology"),),
+        cohorts=(cohort("tas-cohort-main", group(fq("tas-default", cpu="16", gpu="16"))),),
+        cluster_queue=BORROWING_CQ["a"], cluster_queues=(BORROWING_CQ["b"],),
+        workloads=(
+            Wl("low-cpu", (tas_ps("one", 2, {"cpu": "5"}, HOSTNAME),), priority=-1000,
+               queue="tas-cq-a", admitted=(want("one", {"cpu": ("tas-default", "10")}, H,
+                                                (("node-1",), 1), (("node-2",), 1),
+                                                count=2),)),
+            Wl("low-gpu", (tas_ps("one", 2, {"cpu": "10m", GPU: "8"}, HOSTNAME),),
+               priority=-1000, queue="tas-cq-a",
+               admitted=(want("one", {"cpu": ("tas-default", "20m"), GPU: ("tas-default", "16")},
+                              H, (("node-1",), 1), (("node-2",), 1), count=2),)),
+            Wl("standard", (tas_ps("one", 1, {"cpu": "5", GPU: "8"}, HOSTNAME),),
+               queue="tas-cq-b")),
+        want_preempted={"default/low-cpu": "InCohortReclaimWhileBorrowing",
+                        "default/low-gpu": "InCohortReclaimWhileBorrowing"},
+        want_left=("default/standard",),
+        want_pending={"default/standard": (
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set one: insufficient unused quota for "
+            "example.com/gpu in flavor tas-default, 8 more needed. Pending the preemption of "
+            "2 workload(s)")}),
+]
+
+
+def reclaim_reserved(gate: bool) -> Case:
+    """b1 (tas-cq-b) reclaims a2 and a3 for y1; c1 (tas-cq-c), nominated on y1 too, finds
+    it held by b1: recomputed it reclaims a1, else it waits."""
+    b1 = ("WaitingForPreemptedWorkloads",
+          "couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to fit "
+          "only 1 out of 3 pod(s). Total nodes: 2; excluded: resource \"cpu\": 1. Pending the "
+          "preemption of 2 workload(s)")
+    c1 = ("WaitingForPreemptedWorkloads",
+          "couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't allow "
+          "to fit any of 1 pod(s). Total nodes: 2; excluded: resource \"cpu\": 2" + PENDING_ONE)
+    return cohort_case(
+        "reclaim within cohort; capacity reserved by preempting workload does not allow to "
+        f"schedule last workload; {RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        cluster_queues=(CQ_B, CQ_C),
+        workloads=(holding("a1-admitted", "tas-cq-a", 5, "5", 2, ("x1", 3), ("y1", 2)),
+                   holding("a2-admitted", "tas-cq-a", 1, "1", 1, ("y1", 1)),
+                   holding("a3-admitted", "tas-cq-a", 1, "1", 1, ("y1", 1)),
+                   pending("b1", "tas-cq-b", 3, {"cpu": "1"}, 3, required=True),
+                   pending("c1", "tas-cq-c", 1, {"cpu": "1"}, 1)),
+        want_preempted={"default/a2-admitted": RECLAIMED, "default/a3-admitted": RECLAIMED,
+                        **({"default/a1-admitted": RECLAIMED} if gate else {})},
+        want_left=("default/b1", "default/c1"),
+        want_pending={"default/b1": b1, "default/c1": c1 if gate else NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+COHORT_CASES += [reclaim_reserved(True), reclaim_reserved(False)]
+
+
 @pytest.mark.parametrize("case", COHORT_CASES, ids=[c.name for c in COHORT_CASES])
 def test_schedule_for_tas_cohorts(case: Case) -> None:
     """TestScheduleForTASCohorts: kubernetes-sigs/kueue ff69552e,
@@ -1250,13 +1326,10 @@ SCHEDULER_LIBRARY_FILTERS = (
     "unschedulable node for a hostname-level topology, as Kueue's node cache does, but does "
     "not filter it as the scheduler library's NodeUnschedulable plugin does")
 RECOMPUTE_IN_CYCLE = (
-    "not yet ported: TASRecomputeAssignmentWithinSchedulingCycle for an entry that preempts "
-    "(dralab recomputes a Fit entry whose nodes an earlier entry took, KueuePolicy."
-    "_renominate, not yet a preempting one) and the TAS capacity a preemptor holds for the "
-    "rest of the cycle; dralab's answer is not checked")
-COHORTS = (
-    "not yet ported: a cohort case with preemption, reclamation or borrowing across the "
-    "ClusterQueues; dralab's answer is not checked")
+    "TASRecomputeAssignmentWithinSchedulingCycle for an entry that preempts is not built: "
+    "Kueue places a preemptor's TAS pod sets at nomination with its targets removed and "
+    "checks that placement again when the entry comes (gate off: 'no longer fits'; on: "
+    "placed anew); dralab places a preemptor only when it admits it, after its targets")
 CONCURRENT_UPDATE = (
     "not applicable offline: another controller updates the Workload between the scheduler's "
     "read and its status patch (the fake client's interceptor); dralab writes no API objects")
@@ -1440,18 +1513,10 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "assignment; both features enabled"),
     )),
     **_each(RECOMPUTE_IN_CYCLE, "TestScheduleForTASCohorts", (
-        ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
-         "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle enabled"),
         ("workload with preemption target recomputes stale TAS assignment in cohort; "
          "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-    )),
-    **_each(COHORTS, "TestScheduleForTASCohorts", (
         ("workload with preemption target recomputes stale TAS assignment in cohort; "
          "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        ("reclaim within cohort; capacity reserved by preempting workload does not allow to "
-         "schedule last workload; TASRecomputeAssignmentWithinSchedulingCycle disabled"),
-        ("preempt in multiple flavors out of which one requires update Fit -> Preempt due to "
-         "fragmentation"),
     )),
     **_each(CONCURRENT_UPDATE, "TestScheduleForTASWhenWorkloadModifiedConcurrently", (
         "use patch in evictWorkloadAfterFailedTASReplacement",
