@@ -147,7 +147,8 @@ def input_files(paths: Iterable[str]) -> list[tuple[str, str]]:
 
 def _read_text(path: str) -> str:
     try:
-        return Path(path).read_text("utf-8")
+        # Bytes, not text mode: a CRLF file keeps its line ends in the output.
+        return Path(path).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LoadError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
 
@@ -184,7 +185,7 @@ def _rewrite_yaml(source: str, text: str, docs: list[Document], plans: list[Docu
         if plan.changes:
             apply_edits(at_path(root, path), plan)
     out = tree.dumps()
-    back = [d.data for d in read_documents(["-"], stdin=io.StringIO(out))]
+    back = [d.data for d in read_documents(["-"], stdin=io.StringIO(out, newline=None))]
     if back != expected:
         raise InputError(f"{source}: the rewritten file does not read back as planned "
                          "(YAML features the round trip cannot keep, e.g. anchors or merge "

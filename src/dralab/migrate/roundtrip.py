@@ -293,12 +293,14 @@ class RoundTripFile:
 def load_roundtrip(text: str, source: str) -> RoundTripFile:
     """Read ``text`` for editing; LoadError naming ``source`` when that cannot be done."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    body = text.replace("\r\n", "\n")
+    # A lone CR is a line break to YAML, as to dralab.api.io: written back as LF.
+    body = text.replace("\r\n", "\n").replace("\r", "\n")
     bom = "\ufeff" if body.startswith("\ufeff") else ""
     body = body[len(bom):]
-    if any(c in body for c in "\r\x85\u2028\u2029"):
-        raise LoadError(f"{source}: line breaks other than LF or CRLF cannot be edited in "
-                        "place; convert this file by hand")
+    if any(c in body for c in "\x85\u2028\u2029"):
+        # YAML 1.1 line breaks too: the marks would count lines that are not ours.
+        raise LoadError(f"{source}: NEL, LS or PS line breaks cannot be edited in place; "
+                        "convert this file by hand")
     try:
         roots = compose_documents(body)
     except yaml.YAMLError as exc:
