@@ -973,6 +973,42 @@ PREEMPTION_CASES += [
 ]
 
 
+def _reclaiming_cq(name: str, nominal: str) -> ClusterQueueSpec:
+    return cq(name, group(fq("tas-default", cpu=(nominal, "10"))), cohort="tas-cohort-main",
+              policy=preemption(within="LowerPriority", reclaim="Any"))
+
+
+_NO_CPU_OF_TWO = ("couldn't assign flavors to pod set one: topology \"tas-single-level\" "
+                  "doesn't allow to fit any of 1 pod(s). Total nodes: 2; excluded: resource "
+                  "\"cpu\": 2" + PENDING_ONE)
+PREEMPTION_CASES += [
+    Case("preempting workload recomputes both overlapping preemption targets and TAS topology "
+         "assignment; both features enabled",
+         nodes=PRE_TWO_NODES,
+         cohorts=(cohort("tas-cohort-main", group(fq("tas-default", cpu="0"))),),
+         cluster_queue=_reclaiming_cq("tas-cq-a", "5"),
+         cluster_queues=(_reclaiming_cq("tas-cq-b", "5"), _reclaiming_cq("tas-cq-c", "0")),
+         workloads=(
+             Wl("wl-low-admitted", (tas_ps("one", 1, {"cpu": "3"}, HOSTNAME),), priority=1,
+                queue="tas-cq-c", admitted=(want("one", {"cpu": ("tas-default", "3000m")}, H,
+                                                 *X1),)),
+             Wl("wl-mid-admitted", (tas_ps("one", 1, {"cpu": "3"}, HOSTNAME),), priority=2,
+                queue="tas-cq-c", admitted=(want("one", {"cpu": ("tas-default", "3000m")}, H,
+                                                 (("y1",), 1)),)),
+             Wl("wl-high-1", (tas_ps("one", 1, {"cpu": "3"}, HOSTNAME),), priority=10,
+                queue="tas-cq-a"),
+             Wl("wl-high-2", (tas_ps("one", 1, {"cpu": "3"}, HOSTNAME),), priority=10,
+                queue="tas-cq-b")),
+         want_preempted={"default/wl-low-admitted": "InCohortReclamation",
+                         "default/wl-mid-admitted": "InCohortReclamation"},
+         want_left=("default/wl-high-1", "default/wl-high-2"),
+         want_pending={"default/wl-high-1": ("WaitingForPreemptedWorkloads", _NO_CPU_OF_TWO),
+                       "default/wl-high-2": ("WaitingForPreemptedWorkloads", _NO_CPU_OF_TWO)},
+         feature_gates={"RecomputeAssignmentUponPreemptionTargetsOverlap": True,
+                        "TASRecomputeAssignmentWithinSchedulingCycle": True}),
+]
+
+
 @pytest.mark.parametrize("case", PREEMPTION_CASES, ids=[c.name for c in PREEMPTION_CASES])
 def test_schedule_for_tas_preemption(case: Case) -> None:
     """TestScheduleForTASPreemption: kubernetes-sigs/kueue ff69552e,
@@ -1303,6 +1339,34 @@ def reclaim_reserved(gate: bool) -> Case:
 COHORT_CASES += [reclaim_reserved(True), reclaim_reserved(False)]
 
 
+def stale_preemptor(gate: bool) -> Case:
+    """b1 (tas-cq-b, no borrowing) must preempt b-low-admitted for quota; its placement
+    with b-low gone is node-2, which a1 (created first) takes."""
+    return cohort_case(
+        "workload with preemption target recomputes stale TAS assignment in cohort; "
+        f"{RECOMPUTE} {'enabled' if gate else 'disabled'}",
+        nodes=tuple(node(n, {**TAS_NODE, HOSTNAME: n}, cpu=cpu, pods="10")
+                    for n, cpu in (("node-1", "1"), ("node-2", "2"), ("node-3", "2"))),
+        cluster_queue=cq("tas-cq-a", group(fq("tas-default", cpu="2")),
+                         cohort="tas-cohort-main"),
+        cluster_queues=(cq("tas-cq-b", group(fq("tas-default", cpu=("2", "0"))),
+                           cohort="tas-cohort-main", policy=preemption(within="LowerPriority")),),
+        workloads=(holding("b-low-admitted", "tas-cq-b", 1, "1", 1, ("node-1", 1)),
+                   pending("a1", "tas-cq-a", 1, {"cpu": "2"}, 2),
+                   pending("b1", "tas-cq-b", 1, {"cpu": "2"}, 2)),
+        want_new={"default/a1": (landed("cpu", "2", "node-2"),)},
+        want_preempted={"default/b-low-admitted": "InClusterQueue"} if gate else {},
+        want_left=("default/b1",),
+        want_pending={"default/b1": (
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set one: insufficient unused quota for cpu in flavor "
+            "tas-default, 1 more needed" + PENDING_ONE) if gate else NO_LONGER_FITS},
+        feature_gates={RECOMPUTE: gate})
+
+
+COHORT_CASES += [stale_preemptor(True), stale_preemptor(False)]
+
+
 @pytest.mark.parametrize("case", COHORT_CASES, ids=[c.name for c in COHORT_CASES])
 def test_schedule_for_tas_cohorts(case: Case) -> None:
     """TestScheduleForTASCohorts: kubernetes-sigs/kueue ff69552e,
@@ -1325,11 +1389,6 @@ SCHEDULER_LIBRARY_FILTERS = (
     "SchedulerLibraryIntegration's kube-scheduler plugins are not built: dralab keeps an "
     "unschedulable node for a hostname-level topology, as Kueue's node cache does, but does "
     "not filter it as the scheduler library's NodeUnschedulable plugin does")
-RECOMPUTE_IN_CYCLE = (
-    "TASRecomputeAssignmentWithinSchedulingCycle for an entry that preempts is not built: "
-    "Kueue places a preemptor's TAS pod sets at nomination with its targets removed and "
-    "checks that placement again when the entry comes (gate off: 'no longer fits'; on: "
-    "placed anew); dralab places a preemptor only when it admits it, after its targets")
 CONCURRENT_UPDATE = (
     "not applicable offline: another controller updates the Workload between the scheduler's "
     "read and its status patch (the fake client's interceptor); dralab writes no API objects")
@@ -1507,16 +1566,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
     **_each(SCHEDULER_LIBRARY_FILTERS, "TestScheduleForTAS", (
         ("SchedulerLibraryIntegration enabled: hostname lowest-level TAS filters unschedulable "
          "node via WAS"),
-    )),
-    **_each(RECOMPUTE_IN_CYCLE, "TestScheduleForTASPreemption", (
-        ("preempting workload recomputes both overlapping preemption targets and TAS topology "
-         "assignment; both features enabled"),
-    )),
-    **_each(RECOMPUTE_IN_CYCLE, "TestScheduleForTASCohorts", (
-        ("workload with preemption target recomputes stale TAS assignment in cohort; "
-         "TASRecomputeAssignmentWithinSchedulingCycle enabled"),
-        ("workload with preemption target recomputes stale TAS assignment in cohort; "
-         "TASRecomputeAssignmentWithinSchedulingCycle disabled"),
     )),
     **_each(CONCURRENT_UPDATE, "TestScheduleForTASWhenWorkloadModifiedConcurrently", (
         "use patch in evictWorkloadAfterFailedTASReplacement",

@@ -343,6 +343,20 @@ class TASProvider:
                                       {p.name: p for p in pod_sets}, flavors, topology)
         return all(self.snapshots[flavor].fits(domains) for flavor, domains in usage.items())
 
+    def fits_without(self, victims: Sequence[str], pod_sets: Sequence[PodSetRequest],
+                     flavors: Mapping[str, list[str]],
+                     topology: Mapping[str, TopologyAssignment]) -> bool:
+        """``fits`` with the ``victims``' pods gone (Kueue's fits with the preemption
+        targets' usage removed)."""
+        charged = [c for key in victims for c in self._charged.get(key, [])]
+        for snapshot, domain, total, count in charged:
+            snapshot.update_tas_usage(domain, total, False, count)
+        try:
+            return self.fits(pod_sets, flavors, topology)
+        finally:
+            for snapshot, domain, total, count in charged:
+                snapshot.update_tas_usage(domain, total, True, count)
+
     def add_non_tas_pod(self, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod Kueue did not place (bound to the node, not finished) uses the node's
         capacity in every TAS flavor that selects the node; it counts one pod too."""
@@ -379,15 +393,21 @@ class TASVictimPlacement:
         self.provider, self.tas, self.requests = provider, tas, requests
 
     def places_without(self, victims: Sequence[str]) -> frozenset[str] | None:
+        return frozenset() if self.placement_without(victims) is not None else None
+
+    def placement_without(self, victims: Sequence[str]
+                          ) -> dict[str, TopologyAssignment] | None:
+        """Where the preemptor's TAS pod sets go once the victims' pods are gone, or
+        None (Kueue's updateAssignmentForTAS with the targets' usage removed)."""
         charged = [c for key in victims for c in self.provider._charged.get(key, [])]
         for snapshot, domain, total, count in charged:
             snapshot.update_tas_usage(domain, total, False, count)
         try:
-            _, failure = self.tas.find(self.requests, False)
+            found, failure = self.tas.find(self.requests, False)
         finally:
             for snapshot, domain, total, count in charged:
                 snapshot.update_tas_usage(domain, total, True, count)
-        return frozenset() if failure is None else None
+        return found if failure is None else None
 
     def nodes_of(self, workload: str) -> frozenset[str]:
         return frozenset(domain for _, domain, _, _ in self.provider._charged.get(workload, []))
