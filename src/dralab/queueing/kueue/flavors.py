@@ -100,9 +100,21 @@ class PreemptionMode(IntEnum):
     FIT = 4
 
     def assign_mode(self) -> AssignMode:
-        if self == PreemptionMode.NO_FIT:
-            return AssignMode.NO_FIT
-        return AssignMode.FIT if self == PreemptionMode.FIT else AssignMode.PREEMPT
+        return _ASSIGN_MODES[self]
+
+
+# The members the assigner compares every few lines, bound once: reading an enum
+# member through its class costs a lookup in the enum's metaclass each time.
+_NO_FIT = PreemptionMode.NO_FIT
+_NO_CANDIDATES = PreemptionMode.NO_CANDIDATES
+_FIT = PreemptionMode.FIT
+_PREEMPT_OR_RECLAIM = (PreemptionMode.PREEMPT, PreemptionMode.RECLAIM)
+_NO_FIT_OR_NONE = (PreemptionMode.NO_FIT, PreemptionMode.NO_CANDIDATES)
+_ASSIGN_MODES = {PreemptionMode.NO_FIT: AssignMode.NO_FIT,
+                 PreemptionMode.NO_CANDIDATES: AssignMode.PREEMPT,
+                 PreemptionMode.PREEMPT: AssignMode.PREEMPT,
+                 PreemptionMode.RECLAIM: AssignMode.PREEMPT,
+                 PreemptionMode.FIT: AssignMode.FIT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +125,26 @@ class GranularMode:
 
 _WORST = GranularMode(PreemptionMode.NO_FIT, 1 << 62)
 _BEST = GranularMode(PreemptionMode.FIT, 0)
+# GranularMode values made once each: a frozen dataclass is slow to build, and the
+# assigner needs one per resource of every flavor it tries (few distinct values).
+_GRANULAR: dict[tuple[PreemptionMode, int], GranularMode] = {}
+
+
+def _granular(preemption: PreemptionMode, borrowing: int) -> GranularMode:
+    mode = _GRANULAR.get((preemption, borrowing))
+    if mode is None:
+        mode = _GRANULAR[(preemption, borrowing)] = GranularMode(preemption, borrowing)
+    return mode
 
 
 def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bool:
     """Whether flavor mode ``a`` is better than ``b`` under ``preference``."""
-    if a.preemption == PreemptionMode.NO_FIT:
+    if a.preemption == _NO_FIT:
         return False
-    if b.preemption == PreemptionMode.NO_FIT:
+    if b.preemption == _NO_FIT:
         return True
-    a_none = a.preemption == PreemptionMode.NO_CANDIDATES
-    b_none = b.preemption == PreemptionMode.NO_CANDIDATES
+    a_none = a.preemption == _NO_CANDIDATES
+    b_none = b.preemption == _NO_CANDIDATES
     if a_none != b_none:
         return not a_none
     if preference == "PreemptionOverBorrowing":
@@ -135,9 +157,9 @@ def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bo
 
 
 def _try_next_flavor(mode: GranularMode, fungibility: FlavorFungibility) -> bool:
-    if mode.preemption in (PreemptionMode.NO_FIT, PreemptionMode.NO_CANDIDATES):
+    if mode.preemption in _NO_FIT_OR_NONE:
         return True
-    if mode.preemption in (PreemptionMode.PREEMPT, PreemptionMode.RECLAIM) \
+    if mode.preemption in _PREEMPT_OR_RECLAIM \
             and fungibility.when_can_preempt == "TryNextFlavor":
         return True
     return mode.borrowing != 0 and fungibility.when_can_borrow == "TryNextFlavor"
@@ -357,21 +379,24 @@ class _Assigner:
         if value > capacity:
             reasons.append(messages.max_capacity_exceeded(fr[1], fr[0], before, amount,
                                                           capacity))
-            return PreemptionMode.NO_FIT, 0, EXCEEDS_MAX_QUOTA
+            return _NO_FIT, 0, EXCEEDS_MAX_QUOTA
         if value <= free:
-            return PreemptionMode.FIT, borrow, ""
+            return _FIT, borrow, ""
         reasons.append(messages.insufficient_unused_quota(fr[1], fr[0], value - free))
         if node.nominal.get(fr, 0) >= value or may_reclaim or self.preempt_while_borrowing:
             if self.oracle is None:
-                return PreemptionMode.NO_CANDIDATES, borrow, ""
+                return _NO_CANDIDATES, borrow, ""
             mode, borrow = self.oracle(fr, value)
             return mode, borrow, ""
-        return PreemptionMode.NO_FIT, borrow, WAITING_FOR_QUOTA
+        return _NO_FIT, borrow, WAITING_FOR_QUOTA
 
     def rejection(self, name: str, group: ResourceGroup, pod_set: PodSetRequest) -> str:
         """Why flavor ``name`` cannot serve the pod set: its topology request first (with
         TAS), then taints and node labels."""
         flavor = self.flavors.get(name)
+        if self.tas is None and flavor is not None and not flavor.node_taints \
+                and not pod_set.node_selector and not pod_set.node_affinity:
+            return ""  # nothing to check: the common case, answered without a call
         if self.tas is not None and flavor is not None:
             mismatch = self.tas.flavor_mismatch(pod_set, name, flavor, group.covered)
             if mismatch:
@@ -438,17 +463,17 @@ class _Assigner:
                 preemption, borrow, why = self.fits_quota(fr, taken.get(fr, 0), amount, own)
                 no_fit = most_severe(no_fit, why)
                 max_borrow = max(max_borrow, borrow)
-                this = GranularMode(preemption, borrow)
+                this = _granular(preemption, borrow)
                 if mismatch:
                     mode = _WORST
                 elif is_preferred(mode, this, fungibility.preference):
                     mode = this  # the flavor's mode is the worst of its resources
-                if mode.preemption == PreemptionMode.NO_FIT:
+                if mode.preemption == _NO_FIT:
                     continue
-                chosen[resource] = (name, preemption.assign_mode(), borrow)
+                chosen[resource] = (name, _ASSIGN_MODES[preemption], borrow)
             reasons.extend(own)
             possibility = mode.preemption if mode.preemption in _POSSIBILITIES else None
-            attempts.append(FlavorAttempt(name, mode.preemption.assign_mode(), max_borrow,
+            attempts.append(FlavorAttempt(name, _ASSIGN_MODES[mode.preemption], max_borrow,
                                           possibility, sorted(own), no_fit))
             if not _try_next_flavor(mode, fungibility):
                 best, best_mode = chosen, mode
@@ -458,7 +483,7 @@ class _Assigner:
         self.last_mode = best_mode.preemption
         # Kueue's TriedFlavorIdx: where the scan stopped, START_OVER at the last flavor
         self.last_tried = START_OVER if tried == len(group.flavors) - 1 else tried
-        if best is not None and best_mode.preemption == PreemptionMode.FIT:
+        if best is not None and best_mode.preemption == _FIT:
             return best, [], attempts
         return best, reasons, attempts
 

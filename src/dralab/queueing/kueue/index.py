@@ -3,6 +3,8 @@ their usage per (flavor, resource), kept in step with the quota tree."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dralab.queueing.kueue.quota import FlavorResource, QuotaTree
 from dralab.queueing.model import Admission
 
@@ -44,6 +46,10 @@ class AdmittedIndex:
         # change only then), and answers derived from its holders by the preemption
         # searches, each stored with the version it read (``derived``).
         self.versions: dict[str, int] = {}
+        # Per cohort tree and (flavor, resource): how many admissions, removals and
+        # held reservations using it the tree has seen. A classic preemption search for
+        # one (flavor, resource) reads only its holders and its usage (``fr_version``).
+        self.fr_changes: dict[tuple[str, FlavorResource], int] = {}
         self.derived: dict[tuple[object, ...], tuple[int, object]] = {}
 
     def add(self, key: str, cluster_queue: str, usage: dict[FlavorResource, int],
@@ -56,17 +62,26 @@ class AdmittedIndex:
         for fr in usage:
             holders.setdefault(fr, {}).setdefault(priority, set()).add(key)
         self.tree.add_usage(cluster_queue, usage, 1)
-        self._changed(cluster_queue)
+        self._changed(cluster_queue, usage)
         self.versions[cluster_queue] = self.versions.get(cluster_queue, 0) + 1
 
-    def touched(self, cluster_queue: str) -> None:
-        """Usage in ``cluster_queue``'s cohort tree changed outside ``add``/``remove``
-        (a reservation held for one cycle): answers kept for that tree are stale."""
-        self._changed(cluster_queue)
+    def touched(self, cluster_queue: str, frs: Iterable[FlavorResource]) -> None:
+        """Usage of ``frs`` in ``cluster_queue``'s cohort tree changed outside
+        ``add``/``remove`` (a reservation held for one cycle): answers kept for that
+        tree are stale."""
+        self._changed(cluster_queue, frs)
 
-    def _changed(self, cluster_queue: str) -> None:
+    def _changed(self, cluster_queue: str, frs: Iterable[FlavorResource]) -> None:
         root = self.tree.root_name(cluster_queue)
         self.changes[root] = self.changes.get(root, 0) + 1
+        fr_changes = self.fr_changes
+        for fr in frs:
+            fr_changes[(root, fr)] = fr_changes.get((root, fr), 0) + 1
+
+    def fr_version(self, cluster_queue: str, fr: FlavorResource) -> int:
+        """How often the holders or usage of ``fr`` changed in ``cluster_queue``'s
+        cohort tree (trial evictions, undone, do not count)."""
+        return self.fr_changes.get((self.tree.root_name(cluster_queue), fr), 0)
 
     def remove(self, key: str) -> str:
         cluster_queue = self.cluster_queue.pop(key)
@@ -81,7 +96,7 @@ class AdmittedIndex:
             if not keys:
                 del by_priority[priority]
         self.tree.add_usage(cluster_queue, usage, -1)
-        self._changed(cluster_queue)
+        self._changed(cluster_queue, usage)
         self.versions[cluster_queue] = self.versions.get(cluster_queue, 0) + 1
         return cluster_queue
 

@@ -686,9 +686,6 @@ class KueuePolicy:
                 # for the whole workload either.
                 entry.targets = [] if entry.assignment.worst == PreemptionMode.NO_CANDIDATES \
                     else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
-        if self.tas is not None:
-            for entry in entries:
-                self._place_preemptor(entry, state.cluster_queues[entry.cluster_queue])
         ordered: Iterable[_Entry]
         if self.fair_sharing:
             ordered = fair_sharing_order(entries, tree, lambda root: index.changes.get(root, 0),
@@ -714,22 +711,6 @@ class KueuePolicy:
                     self._skipped(entry.key)
                     continue
                 entry = self._renominate(entry, spec, state)
-            elif self.tas is not None and entry.assignment.mode == AssignMode.PREEMPT \
-                    and entry.targets and entry.assignment.topology \
-                    and not self.tas.fits_without(
-                        [t.workload for t in entry.targets], entry.workload.pod_sets,
-                        {p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
-                        entry.assignment.topology):
-                # the same for a preemptor: its nodes (its targets gone) were taken
-                if not self.tas.gates.recompute_within_cycle:
-                    self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
-                                       set_aside=False)
-                    self._skipped(entry.key)
-                    continue
-                entry = self._renominate(entry, spec, state)
-                if entry.assignment.mode == AssignMode.PREEMPT and self.placement is None:
-                    entry.targets = self._quota_targets(entry, spec, state)
-                    self._place_preemptor(entry, spec)
             assignment = entry.assignment
             if assignment.mode == AssignMode.NO_FIT:
                 progressed |= self._not_admitted(entry, spec, assignment.message, decisions,
@@ -810,7 +791,7 @@ class KueuePolicy:
             progressed = True
         for cluster_queue, usage in reserved:
             tree.add_usage(cluster_queue, usage, -1)
-            index.touched(cluster_queue)
+            index.touched(cluster_queue, usage)
         for key in self._tas_held:
             assert self.tas is not None
             self.tas.evicted(key)
@@ -819,20 +800,6 @@ class KueuePolicy:
             self._evict(state, key, NODE_FAILURES, "", decisions)
         self.progressed = progressed
         return decisions
-
-    def _place_preemptor(self, entry: _Entry, spec: ClusterQueueSpec) -> None:
-        """Kueue's updateAssignmentForTAS for an entry with preemption targets: its TAS
-        pod sets placed as if its targets were gone (checked again when it comes)."""
-        assert self.tas is not None
-        if entry.assignment.mode != AssignMode.PREEMPT or not entry.targets:
-            return
-        tas = self.tas.context([f.flavor for g in spec.resource_groups for f in g.flavors],
-                               entry.cluster_queue)
-        requests = topology_requests(tas, entry.workload, list(entry.assignment.outcomes))
-        if requests:
-            found = self.tas.victims(tas, requests).placement_without(
-                [t.workload for t in entry.targets])
-            entry.assignment.topology = found or {}
 
     def _renominate(self, entry: _Entry, spec: ClusterQueueSpec,
                     state: QueueingState) -> _Entry:
@@ -907,7 +874,7 @@ class KueuePolicy:
             node.usage).items() if amount > 0}
         self._tree.add_usage(entry.cluster_queue, held, 1)
         assert self._index is not None
-        self._index.touched(entry.cluster_queue)
+        self._index.touched(entry.cluster_queue, held)
         if self.tas is not None:
             # and the nodes its TAS pod sets would take on an emptied cluster
             # (updateAssignmentForTAS with simulateEmpty; netUsage's TAS part)
@@ -1010,21 +977,26 @@ class KueuePolicy:
             created = workload.created \
                 if policy.within_cluster_queue == "LowerOrNewerEqualPriority" else 0.0
             others = self._may_preempt_others(workload.key)
+            fair = self.fair_sharing
 
             def oracle(fr: FlavorResource, amount: int) -> tuple[PreemptionMode, int]:
-                if not self._preemption_plausible(workload, name, spec, fr, amount):
-                    return PreemptionMode.NO_CANDIDATES, \
-                        tree.lowest_fitting_subtree(node, fr, amount)[0]
                 # Heads of a deep queue ask the same question again and again while
-                # their cohort tree is unchanged: the answer is kept until it changes.
+                # their cohort tree is unchanged: the answer (the quick "no" too) is
+                # kept until it changes. A classic search reads only the holders and
+                # usage of ``fr`` (fair sharing every queue's share, over all resources).
                 key = (name, fr, amount, workload.priority, created, others,
-                       index.changes.get(root, 0))
+                       index.changes.get(root, 0) if fair else index.fr_version(name, fr))
                 known = self._oracle_answers.get(key)
                 if known is None:
                     if len(self._oracle_answers) >= _ORACLE_ANSWERS_KEPT:
                         self._oracle_answers.clear()  # mostly answers of past states
-                    known = self._oracle_answers[key] = self._simulate_preemption(
-                        workload, name, spec, fr, amount, state, others)
+                    if not self._preemption_plausible(workload, name, spec, fr, amount):
+                        known = PreemptionMode.NO_CANDIDATES, \
+                            tree.lowest_fitting_subtree(node, fr, amount)[0]
+                    else:
+                        known = self._simulate_preemption(workload, name, spec, fr, amount,
+                                                          state, others)
+                    self._oracle_answers[key] = known
                 return known
         tas = None if self.tas is None else self.tas.context(
             [f.flavor for group in spec.resource_groups for f in group.flavors], name)

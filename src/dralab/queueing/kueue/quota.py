@@ -40,6 +40,9 @@ FlavorResource = tuple[str, str]  # (flavor, resource)
 # loses (Kueue returns MaxInt for it).
 SHARE_INFINITE = float("inf")
 
+# Bound on ``QuotaTree.assess``'s kept answers (each well under a hundred bytes).
+_ASSESSED_KEPT = 100_000
+
 
 @dataclass(frozen=True, slots=True)
 class DominantShare:
@@ -148,6 +151,12 @@ class QuotaTree:
         # (``borrowing``), kept by ``add_usage``; preemption looks for its cohort
         # candidates there instead of asking every member of the tree.
         self._borrowers: dict[tuple[str, FlavorResource], set[str]] = {}
+        # ``assess``'s answers, keyed by the node, (flavor, resource), the amount and the
+        # usage of that (flavor, resource) on the node's path -- all it reads. The heads
+        # of a busy cohort ask the same few amounts again and again, while most
+        # admissions and evictions there touch other (flavor, resource)s; keyed by the
+        # usage itself, an answer stays right through trial evictions and their undo.
+        self._assessed: dict[tuple[object, ...], tuple[int, int, bool, int]] = {}
 
     def _cohort(self, name: str, specs: dict[str, CohortSpec],
                 cyclic: frozenset[str]) -> QuotaNode:
@@ -289,7 +298,25 @@ class QuotaTree:
         """The flavor assigner's four questions about ``value`` of ``fr`` in ClusterQueue
         ``node``, answered together: its potential, the borrowing level and whether
         reclaiming may make room (``lowest_fitting_subtree``; not borrowing: 0, and
-        True below a cohort), and what is available now."""
+        True below a cohort), and what is available now. Kept until the usage of
+        ``fr`` changes on the node's path."""
+        path = self._path(node)
+        if len(path) == 2:  # a ClusterQueue right under a root cohort: the common shape
+            key: tuple[object, ...] = (node, fr, value, node.usage.get(fr, 0),
+                                       path[1].usage.get(fr, 0))
+        else:
+            key = (node, fr, value, *(step.usage.get(fr, 0) for step in path))
+        known = self._assessed.get(key)
+        if known is not None:
+            return known
+        answer = self._assess(node, fr, value)
+        if len(self._assessed) >= _ASSESSED_KEPT:
+            self._assessed.clear()  # mostly answers of past usage
+        self._assessed[key] = answer
+        return answer
+
+    def _assess(self, node: QuotaNode, fr: FlavorResource, value: int
+                ) -> tuple[int, int, bool, int]:
         capacity = self.potential(node, fr)
         if node.parent is None:
             return capacity, 0, False, node.subtree.get(fr, 0) - node.usage.get(fr, 0)
