@@ -686,6 +686,9 @@ class KueuePolicy:
                 # for the whole workload either.
                 entry.targets = [] if entry.assignment.worst == PreemptionMode.NO_CANDIDATES \
                     else self._targets(entry, state.cluster_queues[entry.cluster_queue], state)
+        if self.tas is not None:
+            for entry in entries:
+                self._place_preemptor(entry, state.cluster_queues[entry.cluster_queue])
         ordered: Iterable[_Entry]
         if self.fair_sharing:
             ordered = fair_sharing_order(entries, tree, lambda root: index.changes.get(root, 0),
@@ -711,6 +714,22 @@ class KueuePolicy:
                     self._skipped(entry.key)
                     continue
                 entry = self._renominate(entry, spec, state)
+            elif self.tas is not None and entry.assignment.mode == AssignMode.PREEMPT \
+                    and entry.targets and entry.assignment.topology \
+                    and not self.tas.fits_without(
+                        [t.workload for t in entry.targets], entry.workload.pod_sets,
+                        {p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
+                        entry.assignment.topology):
+                # the same for a preemptor: its nodes (its targets gone) were taken
+                if not self.tas.gates.recompute_within_cycle:
+                    self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
+                                       set_aside=False)
+                    self._skipped(entry.key)
+                    continue
+                entry = self._renominate(entry, spec, state)
+                if entry.assignment.mode == AssignMode.PREEMPT and self.placement is None:
+                    entry.targets = self._quota_targets(entry, spec, state)
+                    self._place_preemptor(entry, spec)
             assignment = entry.assignment
             if assignment.mode == AssignMode.NO_FIT:
                 progressed |= self._not_admitted(entry, spec, assignment.message, decisions,
@@ -800,6 +819,20 @@ class KueuePolicy:
             self._evict(state, key, NODE_FAILURES, "", decisions)
         self.progressed = progressed
         return decisions
+
+    def _place_preemptor(self, entry: _Entry, spec: ClusterQueueSpec) -> None:
+        """Kueue's updateAssignmentForTAS for an entry with preemption targets: its TAS
+        pod sets placed as if its targets were gone (checked again when it comes)."""
+        assert self.tas is not None
+        if entry.assignment.mode != AssignMode.PREEMPT or not entry.targets:
+            return
+        tas = self.tas.context([f.flavor for g in spec.resource_groups for f in g.flavors],
+                               entry.cluster_queue)
+        requests = topology_requests(tas, entry.workload, list(entry.assignment.outcomes))
+        if requests:
+            found = self.tas.victims(tas, requests).placement_without(
+                [t.workload for t in entry.targets])
+            entry.assignment.topology = found or {}
 
     def _renominate(self, entry: _Entry, spec: ClusterQueueSpec,
                     state: QueueingState) -> _Entry:
