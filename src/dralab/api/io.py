@@ -46,6 +46,7 @@ __all__ = [
     "dumps",
     "load",
     "load_documents",
+    "manifest_files",
     "read_documents",
     "to_list",
     "write_atomic",
@@ -258,6 +259,13 @@ def _expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
             yield p
         else:
             raise _not_regular(p, mode)
+
+
+def manifest_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The files ``paths`` name, as ``read_documents`` reads them (directories expanded
+    recursively and sorted, ``-`` kept); LoadError as it raises. For callers that read
+    file by file (one bad file reported, the others still read)."""
+    return list(_expand_paths(paths))
 
 
 def _utf8(raw: bytes, source: str) -> str:

@@ -3,9 +3,10 @@
 Verbs (kubectl-like: ``-f FILE|DIR|-`` repeatable, ``-o`` output format or directory):
 ``inventory``, ``convert``, ``check``, ``plan``. Exit codes: 0 done; 1 the verb
 found what it looks for (a workload convert could not convert, double advertising,
-pods whose feasibility changed); 2 invalid input or usage: one ``error:`` line, or,
-for workloads the API server would refuse, one per problem (file, document,
-object, field path) and a last one counting them.
+pods whose feasibility changed) or skipped an unrendered Helm template (one
+``skipped:`` line per file on stderr; the other files processed); 2 invalid input
+or usage: one ``error:`` line, or, for workloads the API server would refuse, one
+per problem (file, document, object, field path) and a last one counting them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from dralab.api.errors import InputError, ValidationFailed, one_line
+from dralab.api.io import Document
 from dralab.migrate import inventory, not_workloads, render
 from dralab.migrate.check import check_dump, render_check
 from dralab.migrate.clusterdump import read_dump
@@ -26,6 +28,7 @@ from dralab.migrate.models import models_from_documents
 from dralab.migrate.plan import make_plan
 from dralab.migrate.planreport import render_plan, write_plan
 from dralab.migrate.refusals import share_memory_amount
+from dralab.migrate.unrendered import SkippedFile, read_rendered
 from dralab.migrate.verify import render_verification, verify, verify_models
 from dralab.sim.spec import parse_duration
 
@@ -35,10 +38,11 @@ from .common import (
     check_output_dir,
     filename_option,
     one_line_errors,
+    remember_inputs,
     signals_deferred,
 )
 from .kinds import migrate_verb, use_kinds
-from .sources import LIVE_HELP, cluster_options, source_options, sources
+from .sources import LIVE_HELP, Sources, cluster_options, source_options, sources
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,6 +63,27 @@ def _refusals_as_lines(func: F) -> F:
             raise SystemExit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _read(inputs: Sources) -> tuple[list[Document], list[SkippedFile]]:
+    """The inputs' documents, unrendered templates skipped (``dralab.migrate.unrendered``)."""
+    skipped: list[SkippedFile] = []
+
+    def reader(paths: tuple[str, ...]) -> list[Document]:
+        docs, skips = read_rendered(paths)
+        remember_inputs(docs)
+        skipped.extend(skips)
+        return docs
+
+    return inputs.read(reader=reader), skipped
+
+
+def _report_skipped(skipped: list[SkippedFile]) -> None:
+    """One ``skipped:`` line per file not read, and exit 1: the others were processed."""
+    for skip in skipped:
+        click.echo(skip.line(), err=True)
+    if skipped:
+        raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
 @click.group("migrate")
@@ -92,19 +117,24 @@ def inventory_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: s
     other objects of a dump are no workloads: the table counts them in a last line.
 
     \b
-    Exit codes: 0 listed (unsupported workloads included); 2 invalid input or usage,
+    Exit codes: 0 listed (unsupported workloads included); 1 listed, but an input file
+    is an unrendered Helm template (`{{ }}`), skipped with a `skipped:` line saying to
+    render it first; 2 invalid input or usage,
     a live cluster that cannot be read, and workloads the API server would refuse
     (one `error:` line per problem, naming file, document, object and field path).
     """
-    docs = sources(filenames, kubeconfig, context).read()
+    docs, skipped = _read(sources(filenames, kubeconfig, context))
     entries = inventory(docs)
     click.echo(render(entries, output, not_workloads(docs)), nl=False)
+    _report_skipped(skipped)
 
 
 def _convert_table(conversion: Conversion) -> str:
     lines = [("INPUT", "WORKLOAD", "RESULT", "DETAIL")]
     for item in conversion.summary()["files"]:
-        for w in item["workloads"]:
+        if "skipped" in item:
+            lines.append((item["input"], "-", "skipped", item["skipped"]))
+        for w in item.get("workloads", []):
             if w["result"] == "converted":
                 detail = " ".join(f"{c['claim']}={c['template']}" for p in w["podSets"]
                                   for c in p["claims"])
@@ -150,7 +180,8 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
     \b
     Exit codes: 0 every workload converted or unchanged (no GPU resources); 1 a
     workload was not converted (its line and the summary say why; the other
-    outputs are written) or, with --verify, a pod changed feasibility; 2 invalid
+    outputs are written), an input file is an unrendered Helm template (skipped,
+    with a `skipped:` line), or, with --verify, a pod changed feasibility; 2 invalid
     input or usage, and workloads the API server would refuse (one `error:` line
     per problem, naming file, document, object and field path; nothing written), or
     a live cluster (the --verify model) that cannot be read.
@@ -173,9 +204,11 @@ def convert_cmd(filenames: tuple[str, ...], out_dir: str, share_memory: str,
                f"template(s) and {len(conversion.classes)} device class(es) to {out_dir}")
     if report is not None:
         click.echo(render_verification(report), nl=False)
-    not_converted = [w for f in conversion.summary()["files"] for w in f["workloads"]
+    for skip in conversion.skipped:
+        click.echo(skip.line(), err=True)
+    not_converted = [w for f in conversion.summary()["files"] for w in f.get("workloads", [])
                      if w["result"] == "not converted"]
-    if not_converted or (report is not None and report.changed):
+    if not_converted or conversion.skipped or (report is not None and report.changed):
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
 
@@ -205,14 +238,16 @@ def check_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     can land there.
 
     \b
-    Exit codes: 0 no node advertised twice; 1 such a node exists; 2 invalid input
+    Exit codes: 0 no node advertised twice; 1 such a node exists, or an input file is
+    an unrendered Helm template (skipped: `skipped:` line); 2 invalid input
     or usage, a live cluster that cannot be read, and workloads the API server would
     refuse (one `error:` line per problem, naming file, document, object and field
     path).
     """
-    docs = use_kinds(sources(filenames, kubeconfig, context).read(), migrate_verb("check"))
-    result = check_dump(read_dump(docs))
+    docs, skipped = _read(sources(filenames, kubeconfig, context))
+    result = check_dump(read_dump(use_kinds(docs, migrate_verb("check"))))
     click.echo(render_check(result, output), nl=False)
+    _report_skipped(skipped)
     if result.found:
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
@@ -242,8 +277,9 @@ def plan_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | 
     (pods started, wait, GPU capacity allocated vs requested).
 
     \b
-    Exit codes: 0 planned; 2 invalid input or usage, a live cluster that cannot be
-    read, and workloads the API server would refuse (one `error:` line per problem,
+    Exit codes: 0 planned; 1 planned without an input file that is an unrendered Helm
+    template (skipped: `skipped:` line); 2 invalid input or usage, a live cluster that
+    cannot be read, and workloads the API server would refuse (one `error:` line per problem,
     naming file, document, object and field path).
     """
     share_memory = _check_share(share_memory)
@@ -254,7 +290,8 @@ def plan_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | 
         parse_duration(duration)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--duration") from None
-    docs = use_kinds(inputs.read(), migrate_verb("plan"))
+    docs, skipped = _read(inputs)
+    docs = use_kinds(docs, migrate_verb("plan"))
     try:
         plan = make_plan(docs, inputs.name, share_memory, duration)
     except ValueError as exc:
@@ -265,3 +302,4 @@ def plan_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | 
             written = write_plan(plan, out_dir, inputs.paths)
         click.echo(f"wrote {len(written)} file(s) to {out_dir} (start with "
                    f"{os.path.join(out_dir, 'pilot-report.md')})")
+    _report_skipped(skipped)

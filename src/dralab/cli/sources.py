@@ -81,11 +81,14 @@ class Sources:
             names.append(f"cluster {self.cluster.context}")
         return ",".join(names)
 
-    def read(self, require_groups: tuple[str, ...] = ()) -> list[Document]:
+    def read(self, require_groups: tuple[str, ...] = (),
+             reader: Callable[[tuple[str, ...]], list[Document]] = read_inputs
+             ) -> list[Document]:
         """The files' documents, laid over the cluster's when there is one.
         ``require_groups``: API groups the cluster must serve (only when no file is
-        given: files may bring the objects the cluster lacks)."""
-        files = read_inputs(self.filenames) if self.filenames else []
+        given: files may bring the objects the cluster lacks). ``reader``: how the
+        files are read (``read_inputs``; dralab migrate skips unrendered templates)."""
+        files = reader(self.filenames) if self.filenames else []
         if self.cluster is None:
             return files
         read = read_cluster(self.cluster, require_groups=() if self.filenames

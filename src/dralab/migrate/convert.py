@@ -38,6 +38,7 @@ from .refusals import refuse_invalid, share_memory_amount
 from .rewrite import DocumentPlan, apply_edits, plan_document
 from .roundtrip import load_roundtrip
 from .shapes import ClassChooser, TemplateNames, claim_template
+from .unrendered import SkippedFile, unrendered_file
 
 __all__ = [
     "CLAIM_TEMPLATES_FILE",
@@ -76,10 +77,13 @@ class ConvertedFile:
 
 @dataclass(slots=True)
 class Conversion:
+    """``skipped``: input files not read (unrendered templates), with why."""
+
     files: list[ConvertedFile]
     names: TemplateNames
     templates: list[KubeObject]
     classes: list[DeviceClass]
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """What changed per file and workload, what could not be converted and why."""
@@ -92,6 +96,7 @@ class Conversion:
                     workloads.append(entry)
             out_files.append({"input": f.source, "output": f.output,
                               "changed": f.changed, "workloads": workloads})
+        out_files += [{"input": s.path, "skipped": s.why} for s in self.skipped]
         return {"apiVersion": "dralab.dev/v1alpha1", "kind": "MigrationSummary",
                 "files": out_files,
                 "claimTemplates": [f"{ns}/{name}" if ns else name
@@ -240,11 +245,23 @@ def convert_sources(sources: Iterable[tuple[str, str, str, list[Document]]],
 def convert_files(paths: Sequence[str], share_memory: str = "8Gi",
                   class_for: ClassChooser | None = None) -> Conversion:
     """Plan and render the conversion of every file ``paths`` name (nothing is written)."""
-    def read(source: str, output: str) -> tuple[str, str, str, list[Document]]:
-        docs = read_documents([source])  # first: its errors are those of every verb
+    skipped: list[SkippedFile] = []
+
+    def read(source: str, output: str) -> tuple[str, str, str, list[Document]] | None:
+        try:
+            docs = read_documents([source])  # first: its errors are those of every verb
+        except LoadError:
+            skip = unrendered_file(source)
+            if skip is None:
+                raise
+            skipped.append(skip)
+            return None
         return source, output, _read_text(source), docs
 
-    return convert_sources((read(s, o) for s, o in input_files(paths)), share_memory, class_for)
+    items = [read(s, o) for s, o in input_files(paths)]
+    conversion = convert_sources((i for i in items if i is not None), share_memory, class_for)
+    conversion.skipped = skipped
+    return conversion
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -153,12 +153,63 @@ def not_workloads(docs: Iterable[Document]) -> str:
     return "not workloads, not listed: " + ", ".join(parts) + "\n"
 
 
+def _devices(entries: Iterable[InventoryEntry]) -> tuple[int, int, int, dict[str, int]]:
+    """(pods, whole GPUs, time-sliced GPUs, MIG devices by profile) the entries' pods hold;
+    a pod set of unknown size counts once (the least it can be), a DaemonSet's not at all."""
+    pods = gpus = shared = 0
+    mig: dict[str, int] = {}
+    for entry in entries:
+        for pod_set, demand in entry.pod_sets():
+            n = 1 if pod_set.pods is None and entry.workload.unknown_pods else pod_set.pods or 0
+            pods += n
+            gpus += n * demand.per_pod("gpus")
+            shared += n * demand.per_pod("shared")
+            for container in demand.containers:
+                for profile, count in container.mig:
+                    mig[profile] = mig.get(profile, 0) + n * count
+    return pods, gpus, shared, mig
+
+
+def _device_text(gpus: int, shared: int, mig: dict[str, int]) -> str:
+    parts = [f"{gpus} GPU(s)"]
+    if shared:
+        parts.append(f"{shared} time-sliced GPU share(s)")
+    if mig:
+        parts.append(f"{sum(mig.values())} MIG device(s) ("
+                     + ", ".join(f"{p} x{n}" for p, n in sorted(mig.items())) + ")")
+    return ", ".join(parts)
+
+
+def totals(entries: list[InventoryEntry]) -> str:
+    """The table's last lines: every GPU the pods of the listed workloads ask for, and the
+    part dralab cannot convert or that belongs to templates (no pods of their own)."""
+    gpu = [e for e in entries if e.cls != "cpu-only"]
+    if not gpu:
+        return ""
+    pods, gpus, shared, mig = _devices(gpu)
+    text = f"total: {len(gpu)} GPU workload(s), {pods} pod(s), {_device_text(gpus, shared, mig)}"
+    if any(e.workload.pod_sets and all(p.pods is None for p in e.workload.pod_sets)
+           and not e.workload.unknown_pods for e in gpu):
+        text += " (DaemonSets: per node, not counted)"
+    text += "\n"
+    for label, part in (("not convertible (class unsupported)",
+                         [e for e in gpu if e.cls == "unsupported"]),
+                        ("templates, no pods of their own (TrainingRuntime)",
+                         [e for e in gpu if e.workload.template_only])):
+        if part:
+            pods, gpus, shared, mig = _devices(part)
+            text += f"  of which {label}: {len(part)} workload(s), {pods} pod(s), " \
+                    f"{_device_text(gpus, shared, mig)}\n"
+    return text
+
+
 def render(entries: list[InventoryEntry], output: str, others: str = "") -> str:
-    """``table`` (one line per pod set, then ``others``: the ``not_workloads`` line),
-    ``json`` (a list of rows) or ``csv``; the machine formats list workloads only."""
+    """``table`` (one line per pod set, then the ``totals`` and ``others``: the
+    ``not_workloads`` line), ``json`` (a list of rows) or ``csv``; the machine formats
+    list workloads only."""
     items = rows(entries)
     if output == "json":
         return msgspec.json.format(msgspec.json.encode(items), indent=2).decode() + "\n"
     if output == "csv":
         return _csv(items)
-    return (_table(items) if items else "no workloads found\n") + others
+    return (_table(items) + totals(entries) if items else "no workloads found\n") + others
