@@ -66,6 +66,7 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
     from dralab.queueing.kueue import admit_cycles
 
     policy = kueue_policy(snapshot.config)
+    policy.afs = snapshot.afs  # Admission Fair Sharing, when configured
     placement = placement_check(snapshot, objects) if objects is not None else None
     # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
     policy.placement = placement

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from dralab.api.base import KubeObject
+from dralab.api.durations import parse_go_duration
 
 from .objects import (
     CONFIG_GROUP,
@@ -30,6 +31,7 @@ _WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 _RECLAIM = ("Never", "LowerPriority", "Any")
 _BORROW = ("Never", "LowerPriority")
 _STOP = ("None", "Hold", "HoldAndDrain")
+_ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
 # Per version and field, as Kueue's CRDs list them (v1beta1 also keeps its old names).
 _FUNGIBILITY: dict[str, dict[str, tuple[str, ...]]] = {
     "v1beta1": {"whenCanBorrow": ("MayStopSearch", "TryNextFlavor", "Borrow"),
@@ -114,6 +116,13 @@ def _cluster_queue(cq: ClusterQueue) -> Iterator[Problem]:
         yield _unsupported("spec.queueingStrategy", spec.queueing_strategy, _STRATEGIES)
     if spec.stop_policy and spec.stop_policy not in _STOP:
         yield _unsupported("spec.stopPolicy", spec.stop_policy, _STOP)
+    scope = spec.admission_scope
+    if scope is not None:
+        if not scope.admission_mode:
+            yield "spec.admissionScope.admissionMode", "Required value"
+        elif scope.admission_mode not in _ADMISSION_MODES:
+            yield _unsupported("spec.admissionScope.admissionMode", scope.admission_mode,
+                               _ADMISSION_MODES)
     pre = spec.preemption
     if pre is not None:
         if pre.within_cluster_queue and pre.within_cluster_queue not in _WITHIN_CQ:
@@ -151,7 +160,34 @@ def _cluster_queue(cq: ClusterQueue) -> Iterator[Problem]:
         yield "spec.fairSharing.weight", "Invalid value: must be greater than or equal to 0"
 
 
+def _admission_fair_sharing(config: KueueConfiguration) -> Iterator[Problem]:
+    """Kueue's validateAdmissionFairSharing (after defaulting: a missing sampling
+    interval is 5m), and the durations' syntax (metav1.Duration's unmarshalling)."""
+    afs = config.admission_fair_sharing
+    if afs is None:
+        return
+    for name, text, positive in (("usageHalfLifeTime", afs.usage_half_life_time, False),
+                                 ("usageSamplingInterval", afs.usage_sampling_interval, True)):
+        if not text:
+            continue
+        try:
+            seconds = parse_go_duration(text)
+        except ValueError:
+            yield f"admissionFairSharing.{name}", \
+                f'Invalid value: "{text}": time: invalid duration "{text}"'
+            continue
+        if seconds < 0:  # a zero sampling interval is defaulted to 5m, not refused
+            yield f"admissionFairSharing.{name}", (
+                f'Invalid value: "{text}": '
+                + ("must be greater than 0" if positive else "must be greater than or equal to 0"))
+    for resource, weight in sorted(afs.resource_weights.items()):
+        if weight < 0:
+            yield (f"admissionFairSharing.resourceWeights[{resource}]",
+                   f"Invalid value: {weight:g}: must be greater than or equal to 0")
+
+
 def _configuration(config: KueueConfiguration) -> Iterator[Problem]:
+    yield from _admission_fair_sharing(config)
     fair = config.fair_sharing
     if fair is not None and fair.preemption_strategies \
             and tuple(fair.preemption_strategies) not in _STRATEGY_SETS:

@@ -117,6 +117,11 @@ class LabelSelector(Spec, frozen=True):
     match_expressions: list[LabelSelectorRequirement] = []
 
 
+class AdmissionScopeSpec(Spec, frozen=True):
+    # UsageBasedAdmissionFairSharing or NoAdmissionFairSharing (Admission Fair Sharing)
+    admission_mode: str | None = None
+
+
 class ClusterQueueSpecFields(Spec, frozen=True):
     resource_groups: list[KueueResourceGroup] = []
     cohort: str | None = None           # v1beta1
@@ -127,6 +132,7 @@ class ClusterQueueSpecFields(Spec, frozen=True):
     fair_sharing: KueueFairSharing | None = None
     flavor_fungibility: FlavorFungibilitySpec | None = None
     stop_policy: str | None = None
+    admission_scope: AdmissionScopeSpec | None = None
 
 
 class ClusterQueue(KubeObject, frozen=True):
@@ -149,12 +155,27 @@ class LocalQueueSpec(Spec, frozen=True):
     fair_sharing: KueueFairSharing | None = None
 
 
+class LocalQueueAdmissionFairSharingStatus(Spec, frozen=True):
+    # Admission Fair Sharing's decayed history per resource, and when it was updated
+    consumed_resources: dict[str, Quantity] = {}
+    last_update: str | None = None
+
+
+class LocalQueueFairSharingStatus(Spec, frozen=True):
+    admission_fair_sharing_status: LocalQueueAdmissionFairSharingStatus | None = None
+
+
+class LocalQueueStatus(Spec, frozen=True):
+    fair_sharing: LocalQueueFairSharingStatus | None = None
+
+
 class LocalQueue(KubeObject, frozen=True):
     API_VERSION: ClassVar[str] = f"{KUEUE_GROUP}/v1beta2"
     KIND: ClassVar[str] = "LocalQueue"
     NAMESPACED: ClassVar[bool] = True
 
     spec: LocalQueueSpec = LocalQueueSpec()
+    status: LocalQueueStatus = LocalQueueStatus()
 
 
 class CohortSpecFields(Spec, frozen=True):
@@ -316,6 +337,14 @@ class ConfigFairSharing(Spec, frozen=True):
     preemption_strategies: list[str] = []
 
 
+class ConfigAdmissionFairSharing(Spec, frozen=True):
+    """admissionFairSharing: Go durations ("168h", "5m"); weights per resource."""
+
+    usage_half_life_time: str | None = None
+    usage_sampling_interval: str | None = None
+    resource_weights: dict[str, float] = {}
+
+
 class ConfigRequeuingStrategy(Spec, frozen=True):
     timestamp: str | None = None          # Eviction (Kueue's default) or Creation
 
@@ -336,6 +365,7 @@ class KueueConfiguration(KubeObject, frozen=True):
     fair_sharing: ConfigFairSharing | None = None
     wait_for_pods_ready: ConfigWaitForPodsReady | None = None
     feature_gates: dict[str, bool] = {}
+    admission_fair_sharing: ConfigAdmissionFairSharing | None = None
 
     @property
     def requeuing_timestamp(self) -> str:

@@ -16,12 +16,13 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from dralab.api.base import KubeObject
 from dralab.api.core import Namespace, Pod, PodSpec, PodTemplateSpec, PriorityClass, Toleration
+from dralab.api.durations import parse_go_duration
 from dralab.api.podtemplate import pod_template
 from dralab.api.workloads import Deployment, Job, ReplicaSet, StatefulSet
 
@@ -68,12 +69,16 @@ from .queue_order import (
 from .requests import pod_requests
 from .transformations import from_config, transform_pod_set
 
+if TYPE_CHECKING:
+    from .kueue.afs import AdmissionFairSharing
+
 __all__ = [
     "DEFAULT_POD_SET",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_NAME_LABEL",
     "KueueSnapshot",
     "WorkloadSource",
+    "admission_fair_sharing",
     "generated_name",
     "pod_set_request",
     "read_snapshot",
@@ -145,6 +150,8 @@ class KueueSnapshot:
     # Admissions as read, of workloads whose reclaimable pods make them charge less than
     # ``state.admitted`` says: written back unchanged (Kueue does not rewrite them).
     admissions_read: dict[str, Admission] = field(default_factory=dict)
+    # Kueue's Admission Fair Sharing when configured (``admission_fair_sharing``)
+    afs: AdmissionFairSharing | None = None
 
     @property
     def fair_sharing(self) -> bool:
@@ -420,7 +427,8 @@ def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:
         if isinstance(obj, Namespace):
             ns_labels[obj.name] = {"kubernetes.io/metadata.name": obj.name} | obj.labels
     state = QueueingState()
-    snapshot = KueueSnapshot(state=state, config=reader.config)
+    snapshot = KueueSnapshot(state=state, config=reader.config,
+                             afs=admission_fair_sharing(objects))
     for obj in objects:
         if isinstance(obj, ResourceFlavor):
             state.flavors[obj.name] = _flavor(obj)
@@ -451,6 +459,52 @@ def read_snapshot(objects: Sequence[KubeObject]) -> KueueSnapshot:
         if pod_sets != spec.pod_sets:
             state.workloads[key] = replace(spec, pod_sets=pod_sets)
     return snapshot
+
+
+def admission_fair_sharing(objects: Sequence[KubeObject]) -> AdmissionFairSharing | None:
+    """Kueue's Admission Fair Sharing as the snapshot sets it up (afs.py): the
+    Configuration's admissionFairSharing with the AdmissionFairSharing gate (beta, on),
+    the ClusterQueues whose admissionScope is usage based, the LocalQueues' weights and
+    their status.fairSharing.admissionFairSharingStatus (consumedResources, lastUpdate;
+    without one, a history that starts empty at the first cycle). None without the
+    Configuration's section or with the gate off: the queues' order is as without.
+    The inputs are validated first (checks.py)."""
+    config = next((o for o in objects if isinstance(o, KueueConfiguration)), None)
+    if config is None or config.admission_fair_sharing is None:
+        return None
+    # Imported here: the engine's package is loaded only when admission runs.
+    from .kueue.afs import (
+        AFS_GATE,
+        DEFAULT_SAMPLING,
+        USAGE_BASED,
+        AdmissionFairSharing,
+        AFSConfig,
+        LocalQueueUsage,
+    )
+
+    if not config.feature_gates.get(AFS_GATE, True):
+        return None
+    section = config.admission_fair_sharing
+    half_life = parse_go_duration(section.usage_half_life_time or "0")
+    # Kueue's defaulting: an unset (zero) sampling interval is 5m
+    sampling = parse_go_duration(section.usage_sampling_interval or "0") or DEFAULT_SAMPLING
+    queues = [o.name for o in objects if isinstance(o, ClusterQueue)
+              and o.spec.admission_scope is not None
+              and o.spec.admission_scope.admission_mode == USAGE_BASED]
+    weights: dict[str, float] = {}
+    usage: dict[str, LocalQueueUsage] = {}
+    for obj in objects:
+        if not isinstance(obj, LocalQueue):
+            continue
+        weights[obj.ref] = _weight(obj.spec.fair_sharing)
+        fair = obj.status.fair_sharing
+        status = fair.admission_fair_sharing_status if fair is not None else None
+        if status is not None:
+            usage[obj.ref] = LocalQueueUsage(
+                {r: q.as_approximate_float() for r, q in status.consumed_resources.items()},
+                _timestamp(status.last_update))
+    return AdmissionFairSharing(AFSConfig(half_life, sampling, dict(section.resource_weights)),
+                                queues, weights, usage)
 
 
 def _uid_or_ref(obj: KubeObject) -> tuple[str, str]:

@@ -26,7 +26,7 @@ from dralab.queueing.dra import Inadmissible
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import AdmissionPolicy, PodSetRequest, QueueingState, WorkloadSpec
 from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, LocalQueue
-from dralab.queueing.reader import pod_set_request, read_snapshot
+from dralab.queueing.reader import admission_fair_sharing, pod_set_request, read_snapshot
 
 from .jobs import Arrival
 from .modes import Mode
@@ -97,7 +97,9 @@ def queueing_setup(scenario: ParsedScenario) -> QueueingSetup | None:
         return read_snapshot(list(objects)).state
 
     def policy() -> AdmissionPolicy:
-        return kueue_policy(config)
+        made = kueue_policy(config)
+        made.afs = admission_fair_sharing(objects)  # a fresh ledger per run
+        return made
 
     def workload_of(mode: Mode) -> Callable[[Arrival], WorkloadSpec | None]:
         everything = [*objects, *mode.cluster_objects(scenario, mode.objects(scenario))]

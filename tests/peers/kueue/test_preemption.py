@@ -52,6 +52,7 @@ from tests.peers.kueue.builders import (
 )
 
 from dralab.queueing.kueue import messages
+from dralab.queueing.kueue.afs import order_by_usage
 from dralab.queueing.kueue.preemption import satisfies_preemption_policy
 from dralab.queueing.kueue.preemption_sim import VictimCandidate
 from dralab.queueing.model import WorkloadSpec
@@ -3199,13 +3200,22 @@ ORDERING_CASES: dict[str, tuple[list[WorkloadBuilder], list[str]] | str] = {
         [_reserved("older", "preemptor", at(-1)), _reserved("younger", "preemptor", at(1)),
          _reserved("current", "preemptor", NOW)],
         ["younger", "current", "older"]),
-    "workloads with higher LQ usage first":
-        "AdmissionFairSharing (LocalQueue usage ordering) is not modelled",
+    # the AdmissionFairSharing gate on: the LocalQueue usage of each is _LQ_USAGE's
+    "workloads with higher LQ usage first": (
+        [_reserved("low_lq_usage", "preemptor", NOW, 1),
+         _reserved("mid_lq_usage", "preemptor", NOW, 10)],
+        ["mid_lq_usage", "low_lq_usage"]),
     "workloads from different CQ are sorted based on priority and timestamp": (
         [_reserved("mid_lq_usage", "preemptor", NOW, 10),
          _reserved("high_lq_usage_different_cq", "different_cq", NOW, 1)],
         ["high_lq_usage_different_cq", "mid_lq_usage"]),
 }
+
+
+# wlLowUsageLq, wlMidUsageLq, wlHighUsageLqDifCQ's LocalQueueFSUsage (each its own
+# LocalQueue), read only in the cases run with AdmissionFairSharing on.
+_LQ_USAGE = {"low_lq_usage": 0.1, "mid_lq_usage": 0.5, "high_lq_usage_different_cq": 1.0}
+_AFS_ORDERING = frozenset({"workloads with higher LQ usage first"})
 
 
 @pytest.mark.parametrize("name", list(ORDERING_CASES), ids=list(ORDERING_CASES))
@@ -3222,8 +3232,11 @@ def test_candidates_ordering(name: str) -> None:
                                           cluster_queue == "preemptor",
                                           w.spec(cluster_queue, priority_boost=True).priority,
                                           NOW if w.reserved_at is None else w.reserved_at, "",
-                                          evicted=w.evicted))
-    assert [c.key for c in sorted(candidates, key=VictimCandidate.order)] == want
+                                          evicted=w.evicted,
+                                          lq_usage=_LQ_USAGE.get(w.workload_name)
+                                          if name in _AFS_ORDERING else None))
+    ordered = order_by_usage(sorted(candidates, key=VictimCandidate.order))
+    assert [c.key for c in ordered] == want
 
 
 # TestPreemptionMessage (preemption_test.go:4789): unnamed cases, by index.

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dralab.queueing.kueue import messages
+from dralab.queueing.kueue.afs import AdmissionFairSharing, local_queue_key
 from dralab.queueing.kueue.flavors import (
     AssignMode,
     OldPodSet,
@@ -380,6 +381,9 @@ class KueuePolicy:
         # Kueue's own TAS (TopologyAwareScheduling, tas_assign.py): TAS flavors' topology
         # snapshots; None: topology requests are left to ``placement`` as before.
         self.tas: TASProvider | None = None
+        # Kueue's Admission Fair Sharing (afs.py): the LocalQueues' usage ledger when the
+        # Configuration has admissionFairSharing; None: the queues' order is as without.
+        self.afs: AdmissionFairSharing | None = None
         # per workload, why its last TAS second pass found no node replacement
         self.second_pass_failures: dict[str, str] = {}
         # per workload evicted for its failed nodes, its Evicted condition's message
@@ -584,6 +588,8 @@ class KueuePolicy:
             queue.parked.clear()
 
     def _head(self, name: str, state: QueueingState) -> str | None:
+        if self.afs is not None and self.afs.applies(name):
+            return self._afs_head(name, state, self.afs)
         heap = self._queues[name].heap
         while heap:
             key = heap[0][2]
@@ -592,6 +598,25 @@ class KueuePolicy:
                 return key
             heapq.heappop(heap)
         return None
+
+    def _afs_head(self, name: str, state: QueueingState,
+                  afs: AdmissionFairSharing) -> str | None:
+        """Admission Fair Sharing: the pending workload of the lowest LocalQueue usage,
+        then as the heap orders them. Usage changes with every admission, so the
+        heap's order no longer holds: a scan (Kueue rebuilds its heap)."""
+        queue = self._queues[name]
+        live = [item for item in queue.heap if self._queued.get(item[2]) == name
+                and item[2] in state.workloads and item[2] not in state.admitted]
+        if len(live) < len(queue.heap):  # drop the stale entries the scan would reread
+            heapq.heapify(live)
+            queue.heap = live
+        best: tuple[float, int, float, str] | None = None
+        for priority, created, key in live:
+            rank = (afs.usage(local_queue_key(key, state.workloads[key].queue)),
+                    priority, created, key)
+            if best is None or rank < best:
+                best = rank
+        return None if best is None else best[3]
 
     def queue_contents(self, state: QueueingState) -> dict[str, tuple[list[str], list[str]]]:
         """Per ClusterQueue, the pending workloads still in its queue (in queue order)
@@ -621,6 +646,8 @@ class KueuePolicy:
             self._sync(state)
             assert self._index is not None
             self._index.derived.clear()  # read the workloads and admission times
+        if self.afs is not None:
+            self.afs.sample(state, now)
         decisions: list[Decision] = []
         holding = self._stop_evicting(state, decisions)
         # The last cycle's evictions: their set-aside neighbours come back now, not at
@@ -1100,7 +1127,22 @@ class KueuePolicy:
         return find_targets(entry.workload, entry.cluster_queue, spec, entry.assignment.usage,
                             self._index, state.workloads, state.admitted_at,
                             self.fair_sharing, self.fair_strategies,
-                            self._may_preempt_others(entry.key), placement, needed)
+                            self._may_preempt_others(entry.key), placement, needed,
+                            self._victim_usage(state))
+
+    def _victim_usage(self, state: QueueingState) -> Callable[[str], float | None] | None:
+        """Admission Fair Sharing's candidate ordering: an admitted workload's
+        LocalQueue usage when its ClusterQueue is usage based (None: not compared)."""
+        afs = self.afs
+        if afs is None or not afs.cluster_queues:
+            return None
+
+        def usage(key: str) -> float | None:
+            admission, workload = state.admitted.get(key), state.workloads.get(key)
+            if admission is None or workload is None or not afs.applies(admission.cluster_queue):
+                return None
+            return afs.cycle_usage(local_queue_key(key, workload.queue))
+        return usage
 
     def _unplaceable_preemption(self, entry: _Entry, spec: ClusterQueueSpec,
                                 state: QueueingState, preemptor: PreemptorCheck,
@@ -1247,6 +1289,8 @@ class KueuePolicy:
             self.tas.admitted(entry.key, entry.workload.pod_sets,
                               {p.name: list(p.flavors.values()) for p in admission.pod_sets},
                               entry.assignment.topology, cluster_queue=entry.cluster_queue)
+        if self.afs is not None:  # its entry penalty (a second pass costs none)
+            self.afs.admitted(state, entry.key, admission, now)
         self.pending_messages.pop(entry.key, None)
         self.pending_reasons.pop(entry.key, None)
         decisions.append(Decision(entry.key, admitted=admission))

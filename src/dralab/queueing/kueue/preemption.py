@@ -45,10 +45,11 @@ trying first the targets that have no pod on the nodes the preemptor lands on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from dralab.queueing.kueue.afs import order_by_usage
 from dralab.queueing.kueue.index import AdmittedIndex
 from dralab.queueing.kueue.preemption_fair import fair_targets
 from dralab.queueing.kueue.preemption_sim import (
@@ -105,8 +106,10 @@ class _Context:
     def __init__(self, preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
                  usage: Mapping[FlavorResource, int], needed: Sequence[FlavorResource],
                  index: AdmittedIndex, workloads: Mapping[str, WorkloadSpec],
-                 admitted_at: Mapping[str, float]) -> None:
+                 admitted_at: Mapping[str, float],
+                 lq_usage: Callable[[str], float | None] | None = None) -> None:
         self.preemptor = preemptor
+        self.lq_usage = lq_usage
         self.name = cluster_queue
         self.spec = spec
         self.usage = usage
@@ -154,6 +157,9 @@ class _Context:
         created = preemptor.created if policy == "LowerOrNewerEqualPriority" else None
         key = ("candidates", cluster_queue, self.needed[0], policy, preemptor.priority, created,
                cluster_queue == self.name, id(self.workloads), id(self.admitted_at))
+        if self.lq_usage is not None:  # LocalQueue usage changes without the holders
+            return order_by_usage(sorted(self._made_candidates(cluster_queue, policy),
+                                         key=VictimCandidate.order))
         version = index.versions.get(cluster_queue, 0)
         known = index.derived.get(key)
         if known is not None and known[0] == version:
@@ -174,7 +180,8 @@ class _Context:
                   lca: str | None = None, without_borrowing: bool = False) -> VictimCandidate:
         return VictimCandidate(key, cluster_queue, cluster_queue == self.name, other.priority,
                                self.admitted_at.get(key, other.created), reason, lca,
-                               without_borrowing, other.evicted)
+                               without_borrowing, other.evicted,
+                               self.lq_usage(key) if self.lq_usage is not None else None)
 
 
 def _fits_in_quota(node: QuotaNode, requests: Mapping[FlavorResource, int]
@@ -284,6 +291,7 @@ def _classic(ctx: _Context, sim: Simulation, other_queues: bool) -> list[VictimC
     advantaged, others = _other_queue_candidates(ctx) if other_queues else ([], [])
     for group in (same, advantaged, others):
         group.sort(key=VictimCandidate.order)
+        group[:] = order_by_usage(group)
     # Kueue's NewCandidateIterator: the workloads already being evicted of every group
     # (in the groups' order) before all the others
     ordered = [*advantaged, *others, *same]
@@ -325,7 +333,7 @@ def _fair_candidates(ctx: _Context, other_queues: bool) -> list[VictimCandidate]
         for member in ctx.tree.borrowers(ctx.name, ctx.needed):
             out.extend(ctx.queue_candidates(member, policy.reclaim_within_cohort))
     out.sort(key=VictimCandidate.order)
-    return out
+    return order_by_usage(out)
 
 
 def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueueSpec,
@@ -335,13 +343,16 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
                  strategies: Sequence[FairStrategy] = DEFAULT_FAIR_STRATEGIES,
                  other_queues: bool = True,
                  placement: VictimPlacement | None = None,
-                 needed: Iterable[FlavorResource] | None = None) -> list[PreemptionTarget]:
+                 needed: Iterable[FlavorResource] | None = None,
+                 lq_usage: Callable[[str], float | None] | None = None
+                 ) -> list[PreemptionTarget]:
     """The workloads to evict so that ``preemptor`` (with ``usage``) fits in
     ``cluster_queue``; empty when no allowed set makes it fit. The quota tree is
     left as it was. ``needed``: the (flavor, resource)s needing preemption (Kueue:
     those assigned in mode Preempt); by default those ``usage`` does not fit in now.
     ``other_queues=False`` keeps to the preemptor's own queue. ``placement``: the
-    set must also let the preemptor's pods be placed."""
+    set must also let the preemptor's pods be placed. ``lq_usage``: a candidate's
+    LocalQueue usage under Admission Fair Sharing (None: not compared)."""
     tree = index.tree
     node = tree.cluster_queues[cluster_queue]
     if needed is None:
@@ -350,7 +361,7 @@ def find_targets(preemptor: WorkloadSpec, cluster_queue: str, spec: ClusterQueue
     if not needed:
         return []
     ctx = _Context(preemptor, cluster_queue, spec, usage, needed, index, workloads,
-                   admitted_at)
+                   admitted_at, lq_usage)
     sim = Simulation(index, placement)
     if fair_sharing:
         candidates = _fair_candidates(ctx, other_queues)

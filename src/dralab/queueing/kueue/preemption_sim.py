@@ -62,6 +62,8 @@ class VictimCandidate:
     lca: str | None = None
     without_borrowing: bool = False
     evicted: bool = False
+    # its LocalQueue's usage when its ClusterQueue uses Admission Fair Sharing (afs.py)
+    lq_usage: float | None = None
 
     def order(self) -> tuple[bool, bool, int, float, str]:
         """Kueue's CandidatesOrdering: workloads already being evicted first (taking
