@@ -72,7 +72,7 @@ def node(name: str, labels: Mapping[str, str], taints: tuple[tuple[str, str, str
     """MakeNode(name).Label(...).StatusAllocatable(...).Taints(...).Ready(), and
     .Unschedulable()."""
     return TASNode(name, dict(labels), {r: milli(v) for r, v in allocatable.items()}, taints,
-                   not unschedulable)
+                   not unschedulable, unschedulable)
 
 
 DEFAULT_SINGLE_NODE = (node("x1", {**TAS_NODE, HOSTNAME: "x1"}, cpu="1", memory="1Gi",
@@ -502,6 +502,13 @@ CASES = [
          workloads=(Wl("wl-rack", (tas_ps("main", 1, {"cpu": "1"}, RACK),)),),
          want_new={"default/wl-rack": (want("main", {"cpu": ("tas-rack-flavor", "1")}, (RACK,),
                                             (("r1",), 1)),)},
+         feature_gates={"SchedulerLibraryIntegration": True}),
+    Case("SchedulerLibraryIntegration enabled: hostname lowest-level TAS filters unschedulable "
+         "node via WAS",
+         nodes=(node("x1", {**TAS_NODE, HOSTNAME: "x1"}, unschedulable=True, cpu="1", pods="10"),
+                node("x2", {**TAS_NODE, HOSTNAME: "x2"}, cpu="1", pods="10")),
+         workloads=(Wl("wl-hostname", (tas_ps("main", 1, {"cpu": "1"}, HOSTNAME),)),),
+         want_new={"default/wl-hostname": (want("main", CPU1, H, (("x2",), 1)),)},
          feature_gates={"SchedulerLibraryIntegration": True}),
     Case("multi-layer topology: block required with rack and host slices; workload fits",
          nodes=tuple(node(f"{b}-{r}-{x}", {**TAS_NODE, BLOCK: b, RACK: r, HOSTNAME: x}, cpu=cpu,
@@ -1385,10 +1392,6 @@ def test_schedule_for_tas_cohorts(case: Case) -> None:
 PATCH_ERROR = (
     "not applicable offline: the Workload status patch fails (patchStatusErr injected by the "
     "fake client); dralab writes no API objects")
-SCHEDULER_LIBRARY_FILTERS = (
-    "SchedulerLibraryIntegration's kube-scheduler plugins are not built: dralab keeps an "
-    "unschedulable node for a hostname-level topology, as Kueue's node cache does, but does "
-    "not filter it as the scheduler library's NodeUnschedulable plugin does")
 CONCURRENT_UPDATE = (
     "not applicable offline: another controller updates the Workload between the scheduler's "
     "read and its status patch (the fake client's interceptor); dralab writes no API objects")
@@ -1562,10 +1565,6 @@ NOT_PORTED: dict[tuple[str, str], str] = {
          "found error on patch)"),
         ("workload with unhealthyNode annotation; second pass; preferred; no fit; FailFast (test "
          "error on patch)"),
-    )),
-    **_each(SCHEDULER_LIBRARY_FILTERS, "TestScheduleForTAS", (
-        ("SchedulerLibraryIntegration enabled: hostname lowest-level TAS filters unschedulable "
-         "node via WAS"),
     )),
     **_each(CONCURRENT_UPDATE, "TestScheduleForTASWhenWorkloadModifiedConcurrently", (
         "use patch in evictWorkloadAfterFailedTASReplacement",

@@ -58,6 +58,8 @@ __all__ = [
 PODS = "pods"
 _ONE_POD = 1000  # milli-units: one pod of the "pods" resource
 _SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
+# the taint NodeUnschedulable checks a pod tolerates on a spec.unschedulable node
+_UNSCHEDULABLE = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ class TASNode:
     taints: tuple[tuple[str, str, str], ...] = ()
     # Ready and not spec.unschedulable (Kueue's TAS node cache drops the others)
     schedulable_and_ready: bool = True
+    # spec.unschedulable (kept under SchedulerLibraryIntegration, its filter drops it)
+    unschedulable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +114,12 @@ class ExclusionStats:
     topology_domain: int = 0
     taints: dict[str, int] = field(default_factory=dict)
     resources: dict[str, int] = field(default_factory=dict)
+    # the nodes the scheduler library's filters refused (SchedulerLibraryIntegration)
+    scheduler_library_no_fit: int = 0
 
     def has_exclusions(self) -> bool:
         return bool(self.node_selector or self.affinity or self.taints
-                    or self.topology_domain or self.resources)
+                    or self.topology_domain or self.resources or self.scheduler_library_no_fit)
 
     def format_reasons(self) -> str:
         reasons = []
@@ -123,6 +129,8 @@ class ExclusionStats:
             reasons.append(f"affinity: {self.affinity}")
         if self.topology_domain:
             reasons.append(f"topologyDomain: {self.topology_domain}")
+        if self.scheduler_library_no_fit:
+            reasons.append(f"schedulerLibraryNoFit: {self.scheduler_library_no_fit}")
         reasons += [f'taint "{t}": {n}' for t, n in sorted(self.taints.items())]
         reasons += [f'resource "{r}": {n}' for r, n in sorted(self.resources.items())]
         return ", ".join(sorted(reasons))
@@ -271,6 +279,9 @@ class TASFlavorSnapshot(DomainSorter):
                  tolerations: Sequence[tuple[str, str, str, str]] = ()) -> None:
         super().__init__(topology_name, tuple(levels), gates or TASGates())
         self.tolerations = tuple(tolerations)
+        # Kueue's SchedulerLibraryIntegration on a hostname-level topology: nodes go
+        # through kube-scheduler's filters, which say only how many they refused
+        self.scheduler_library = False
         self.leaves: dict[str, _Leaf] = {}
         self.domains_per_level: list[dict[str, Domain]] = [{} for _ in self.levels]
         self.roots: dict[str, Domain] = {}
@@ -577,6 +588,20 @@ class TASFlavorSnapshot(DomainSorter):
 
     def _node_passes(self, node: TASNode, workers: TASPodSetRequests,
                      stats: ExclusionStats) -> bool:
+        if self.scheduler_library:
+            # kube-scheduler's NodeUnschedulable, TaintToleration and NodeAffinity
+            # filters, counted as one (Kueue's SchedulerLibraryNoFit)
+            filtered = ExclusionStats()
+            if (node.unschedulable and not _tolerated(
+                    _UNSCHEDULABLE, (*workers.tolerations, *self.tolerations))) \
+                    or not self._filters_pass(node, workers, filtered):
+                stats.scheduler_library_no_fit += 1
+                return False
+            return True
+        return self._filters_pass(node, workers, stats)
+
+    def _filters_pass(self, node: TASNode, workers: TASPodSetRequests,
+                      stats: ExclusionStats) -> bool:
         tolerations = (*workers.tolerations, *self.tolerations)
         for taint in node.taints:
             if taint[2] in _SCHEDULING_EFFECTS and not _tolerated(taint, tolerations):

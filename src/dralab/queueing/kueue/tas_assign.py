@@ -274,6 +274,7 @@ class TASProvider:
                         and all(level in n.labels for level in levels)]
             self.snapshots[name] = TASFlavorSnapshot(
                 flavor.topology, levels, selected, gates, tolerations=flavor.tolerations)
+            self.snapshots[name].scheduler_library = keep_unready
         self.topology_assignments: dict[str, dict[str, TopologyAssignment]] = {}
         # an admitted workload's status.unhealthyNodes (Kueue's node failure
         # controller, TASFailedNodeReplacement): its second pass (tas_replace.py)
