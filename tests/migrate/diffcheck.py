@@ -13,6 +13,15 @@ _AFFINITY = {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringE
 _ENTRY = re.compile(r"^(?:-\s+)?(?P<key>[\"']?[^\"':#]+[\"']?)\s*:(?:\s+(?P<value>.*?))?\s*$")
 
 
+_BLOCK = re.compile(r"^(.*[:-] +[|>][0-9]*)[+-]?$")
+
+
+def _chomped(line: str) -> str:
+    match = _BLOCK.match(line)
+    assert match is not None
+    return match.group(1) + "-"
+
+
 def _unquote(text: str) -> str:
     return text.strip().strip("\"'")
 
@@ -69,7 +78,12 @@ def check_minimal_diff(name: str, before: str, result: ConvertedFile) -> None:
         return
     keys, claims, templates, affinity = allowed(result)
     kept_comments = {c for line in removed for c in [_split(line)[1]] if c}
+    # A block scalar ending a file without a final newline gets strip chomping (`|` ->
+    # `|-`) when lines follow it: its value stays without the line break.
+    chomped = {_chomped(line) for line in removed if _BLOCK.match(line)}
     for line in removed:
+        if _BLOCK.match(line) and _chomped(line) in added:
+            continue
         text, _ = _split(line)
         match = _ENTRY.match(text)
         assert match is not None or (affinity and text.startswith("- ")), \
@@ -80,6 +94,8 @@ def check_minimal_diff(name: str, before: str, result: ConvertedFile) -> None:
         assert key in keys or key in _SECTION or (affinity and key in _AFFINITY), \
             f"{name}: removed line not part of the change: {line!r}"
     for line in added:
+        if line in chomped:
+            continue
         text, comment = _split(line)
         if not text:
             assert comment in kept_comments, f"{name}: a comment that was not there: {line!r}"

@@ -195,3 +195,37 @@ def test_convert_keeps_a_crlf_file_crlf(tmp_path: Path) -> None:
         "      limits:\n        nvidia.com/gpu: 1\n",
         "      claims:\n      - name: gpu\n") + \
         "  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: gpu-1\n"
+
+
+def test_a_file_written_as_json_keeps_its_lines_and_quotes() -> None:
+    text = '{"a": 1,\n "spec": {"gpu": 1,\n          "cpu": 2}}\n'
+
+    def change(docs: list[Any]) -> None:
+        docs[0]["spec"].pop("gpu")
+        docs[0]["spec"]["claims"] = [{"name": "gpu"}]
+
+    assert edited(text, change) == \
+        '{"a": 1,\n "spec": {"cpu": 2, "claims": [{"name": "gpu"}]}}\n'
+
+
+@pytest.mark.parametrize("after, expected", [
+    (["a", "c"], "l: [a, c]  # c\n"),
+    (["a", "b"], "l: [a, b]  # c\n"),
+    (["b", "c"], "l: [b, c]  # c\n"),
+    (["a", "b", "c", "d"], "l: [a, b, c, d]  # c\n"),
+    (["a", "B", "c"], "l: [a, B, c]  # c\n"),
+    ([], "l: []  # c\n"),
+])
+def test_flow_sequences_edited_in_place(after: list[str], expected: str) -> None:
+    assert edited("l: [a, b, c]  # c\n", lambda docs: docs[0].update(l=after)) == expected
+
+
+def test_a_block_scalar_ending_the_file_keeps_its_value_when_lines_follow() -> None:
+    text = "a:\n  s: |\n    x\n    y"  # no final newline: the value is "x\ny"
+    assert edited(text, lambda docs: docs[0]["a"].update(k="v")) == \
+        "a:\n  s: |-\n    x\n    y\n  k: v"
+
+
+def test_the_last_line_removed_without_a_final_newline() -> None:
+    text = "a:\n  k: v\n  gpu: 1"
+    assert edited(text, lambda docs: docs[0]["a"].pop("gpu")) == "a:\n  k: v"

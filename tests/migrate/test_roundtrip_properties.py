@@ -3,7 +3,7 @@
 Workloads are drawn as data and written as YAML in a drawn style -- mapping
 indentation, sequence dashes under their key or indented, the text's distance
 from its dash, quotes, flow lists, block scalars with indentation indicators
-and chomping, comments on GPU lines and elsewhere, blank lines, CRLF. After
+and chomping, comments on GPU lines and elsewhere, blank lines, CRLF, no final newline. After
 ``convert``: the output reads back as planned (convert checks it), the diff
 holds only lines of the change (``diffcheck``), and with nothing to convert
 the file is unchanged.
@@ -37,6 +37,7 @@ class Fmt:
     comments: bool
     blank: bool
     newline: str
+    final_newline: bool
 
 
 class Writer:
@@ -122,7 +123,8 @@ class Writer:
                 self.lines.append(f"# document {n}")
             for k, v in doc.items():
                 self.entry(k, v, 0)
-        return self.fmt.newline.join(self.lines) + self.fmt.newline
+        end = self.fmt.newline if self.fmt.final_newline else ""
+        return self.fmt.newline.join(self.lines) + end
 
 
 @st.composite
@@ -160,7 +162,8 @@ def files(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
     fmt = Fmt(mapping=mapping, sequence=draw(st.sampled_from([0, mapping])),
               offset=draw(st.integers(2, 4)), quote=draw(st.sampled_from(["'", '"'])),
               flow=draw(st.booleans()), comments=draw(st.booleans()),
-              blank=draw(st.booleans()), newline=draw(st.sampled_from(["\n", "\n", "\r\n"])))
+              blank=draw(st.booleans()), newline=draw(st.sampled_from(["\n", "\n", "\r\n"])),
+              final_newline=draw(st.booleans()))
     docs = [draw(workload(n)) for n in range(draw(st.integers(1, 2)))]
     return Writer(fmt, draw).text(docs), docs
 

@@ -29,7 +29,7 @@ with the plan, so a mistake here can refuse a file but never write a wrong one.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -39,7 +39,7 @@ import yaml
 from dralab.api.errors import InputError, LoadError
 
 from .yamlnodes import Layout, Unplaceable, compose_documents, json_key, node_value
-from .yamlstyle import Style, block_entry, block_item, detect, flow_text
+from .yamlstyle import Style, block_entry, block_item, detect, flow_text, scalar_text
 
 __all__ = ["RoundTripFile", "load_roundtrip"]
 
@@ -47,20 +47,41 @@ _MERGE = "tag:yaml.org,2002:merge"
 
 
 class _Edits:
-    """Line edits on the original text: deletions, span replacements, insertions."""
+    """Text edits on the original: spans of it replaced, by character offset.
+
+    Every edit -- lines deleted, lines inserted, a value rewritten, a comma-separated
+    entry dropped -- is one span of the original text, all applied at the end, so no
+    edit moves another."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.deleted: set[int] = set()
-        self.spans: dict[int, list[tuple[int, int, int, str]]] = defaultdict(list)
-        self.inserts: dict[int, list[str]] = defaultdict(list)
+        self._starts = [0]
+        for line in layout.lines:
+            self._starts.append(self._starts[-1] + len(line) + 1)
+        self._size = self._starts[-1] - 1  # the text has no newline after its last line
+        self.spans: list[tuple[int, int, int, str]] = []  # (start, end, order, text)
 
-    def insert(self, at: int, lines: list[str]) -> None:
-        """``lines`` before line ``at``; several insertions at one place keep their order."""
-        self.inserts[at] += lines
+    def offset(self, line: int, column: int = 0) -> int:
+        return min(self._starts[line] + column, self._size)
 
     def span(self, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
-        self.spans[start[0]].append((start[1], end[0], end[1], text))
+        self.spans.append((self.offset(*start), self.offset(*end), len(self.spans), text))
+
+    def insert(self, at: int, lines: list[str]) -> None:
+        """``lines`` before line ``at`` (after the last line when ``at`` is past it)."""
+        if not lines:
+            return
+        if at >= len(self.layout.lines):
+            self.spans.append((self._size, self._size, len(self.spans), "\n" + "\n".join(lines)))
+            block = self.layout.last_block
+            if block is not None:
+                # Its last line had no line break, which the value therefore lacks; once
+                # lines follow it has one: strip chomping (-) keeps the value as it was.
+                line, column, header = block
+                self.span((line, column), (line, column + len(header)),
+                          header.replace("+", "").replace("-", "") + "-")
+        else:
+            self.span((at, 0), (at, 0), "\n".join(lines) + "\n")
 
     def remove(self, first: int, last: int) -> None:
         """Delete lines ``first``..``last``; their comments stay, as whole-line comments."""
@@ -71,7 +92,10 @@ class _Edits:
                 continue
             comment = layout.comment(line)
             if comment is None:
-                self.deleted.add(line)
+                start, end = self._starts[line], self._starts[line + 1]
+                if end > self._size:  # the last line, without a newline: take the one before
+                    start, end = max(0, start - 1), self._size
+                self.spans.append((start, end, len(self.spans), ""))
             else:
                 self.span((line, 0), (line, len(layout.lines[line])), indent + comment)
 
@@ -88,25 +112,17 @@ class _Edits:
                     out.append(layout.indent(first) + comment)
         return out
 
-    def render(self) -> list[str]:
-        lines = self.layout.lines
-        out: list[str] = []
-        skip = set(self.deleted)
-        for number, line in enumerate(lines):
-            out += self.inserts.get(number, [])
-            spans = self.spans.get(number, [])
-            if number in skip:
-                if spans:
-                    raise Unplaceable("overlapping edits")
-                continue
-            text = line
-            for column, end_line, end_column, new in sorted(spans, reverse=True):
-                tail = text[end_column:] if end_line == number else lines[end_line][end_column:]
-                text = text[:column] + new + tail
-                skip.update(range(number + 1, end_line + 1))
-            out.append(text)
-        out += self.inserts.get(len(lines), [])
-        return out
+    def render(self, text: str) -> str:
+        # At one offset: insertions in the order made, then the span that replaces text.
+        pieces: list[str] = []
+        done = 0
+        for start, end, _, new in sorted(self.spans, key=lambda s: (s[0], s[1] > s[0], s[2])):
+            if start < done:
+                raise Unplaceable("overlapping edits")
+            pieces += [text[done:start], new]
+            done = end
+        pieces.append(text[done:])
+        return "".join(pieces)
 
 
 def _canon(value: Any) -> str:
@@ -137,11 +153,8 @@ class _Differ:
         elif isinstance(node, yaml.SequenceNode) and isinstance(target, list) and target:
             if not node.flow_style:
                 self._block_sequence(node, target)
-            elif len(node.value) == len(target):
-                for item, wanted in zip(node.value, target, strict=True):
-                    self.diff(item, wanted)
             else:
-                self._replace(node, target, key)
+                self._flow_sequence(node, target, key)
         else:
             self._replace(node, target, key)
 
@@ -184,11 +197,64 @@ class _Differ:
     def _flow_mapping(self, node: yaml.MappingNode, target: dict[str, Any],
                       key: yaml.Node | None) -> None:
         keys = self._keys(node)
-        if keys != list(target):
-            self._replace(node, target, key)
+        if [k for k in keys if k in target] != [k for k in target if k in keys]:
+            self._replace(node, target, key)  # reordered: written anew
             return
         for (k, item), name in zip(node.value, keys, strict=True):
-            self.diff(item, target[name], k)
+            if name in target:
+                self.diff(item, target[name], k)
+        added = [f"{scalar_text(name, self.style)}: {flow_text(target[name], self.style)}"
+                 for name in target if name not in keys]
+        self._flow_edit(node, [(k.start_mark.line, k.start_mark.column) for k, _ in node.value],
+                        [self.layout.span_end(v) for _, v in node.value],
+                        [name in target for name in keys], added, target, key)
+
+    def _flow_sequence(self, node: yaml.SequenceNode, target: list[Any],
+                       key: yaml.Node | None) -> None:
+        items = node.value
+        if len(target) >= len(items):  # items changed in place, maybe more after them
+            kept = [True] * len(items)
+            for item, wanted in zip(items, target, strict=False):
+                self.diff(item, wanted)
+        else:  # only removals can be written in place
+            before = [_canon(self.value(item)) for item in items]
+            opcodes = SequenceMatcher(None, before, [_canon(t) for t in target],
+                                      autojunk=False).get_opcodes()
+            if any(op not in ("equal", "delete") for op, *_ in opcodes):
+                self._replace(node, target, key)
+                return
+            kept = [True] * len(items)
+            for op, i1, i2, _, _ in opcodes:
+                if op == "delete":
+                    kept[i1:i2] = [False] * (i2 - i1)
+        added = [flow_text(t, self.style) for t in target[len(items):]]
+        self._flow_edit(node, [(i.start_mark.line, i.start_mark.column) for i in items],
+                        [self.layout.span_end(i) for i in items], kept, added, target, key)
+
+    def _flow_edit(self, node: yaml.Node, starts: list[tuple[int, int]],
+                   ends: list[tuple[int, int]], kept: list[bool], added: list[str],
+                   target: Any, key: yaml.Node | None) -> None:
+        """In a flow collection's text: drop the entries not ``kept`` (with their commas) and
+        append ``added`` after the last one, so its layout over lines stays."""
+        if not any(kept):
+            self._replace(node, target, key)
+            return
+        i, n = 0, len(kept)
+        while i < n:
+            if kept[i]:
+                i += 1
+                continue
+            j = i
+            while j < n and not kept[j]:
+                j += 1
+            if j < n:  # up to the next entry kept
+                self.edits.span(starts[i], starts[j], "")
+            else:  # the last ones: from the end of the last entry kept
+                self.edits.span(ends[max(k for k in range(i) if kept[k])], ends[-1], "")
+            i = j
+        if added:
+            last = ends[max(k for k in range(n) if kept[k])]
+            self.edits.span(last, last, "".join(", " + text for text in added))
 
     def _block_mapping(self, node: yaml.MappingNode, target: dict[str, Any],
                        key: yaml.Node | None) -> None:
@@ -241,10 +307,16 @@ class _Differ:
                     and layout.dash(item)[0] == item.start_mark.line:
                 offset = item.start_mark.column - layout.dash(item)[1]
                 break
-        before = [_canon(self.value(item)) for item in items]
-        after = [_canon(t) for t in target]
-        matcher = SequenceMatcher(None, before, after, autojunk=False)
-        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if len(items) == len(target):
+            # Items edited where they are (the common case): pair them by position; a
+            # matcher would cost quadratic time on a long list whose items all change.
+            opcodes: Sequence[tuple[str, int, int, int, int]] = [
+                ("replace", 0, len(items), 0, len(target))]
+        else:
+            before = [_canon(self.value(item)) for item in items]
+            after = [_canon(t) for t in target]
+            opcodes = SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        for op, i1, i2, j1, j2 in opcodes:
             if op == "equal":
                 continue
             paired = min(i2 - i1, j2 - j1) if op == "replace" else 0
@@ -283,11 +355,11 @@ class RoundTripFile:
         try:
             for root, target in zip(self._roots, self.documents, strict=True):
                 differ.diff(root, target)
-            lines = edits.render()
+            text = edits.render("\n".join(self._layout.lines))
         except Unplaceable as exc:
             raise InputError(f"{self.source}: cannot be edited in place: {exc}; convert this "
                              "file by hand") from None
-        return self._bom + "\n".join(lines).replace("\n", self._newline)
+        return self._bom + text.replace("\n", self._newline)
 
 
 def load_roundtrip(text: str, source: str) -> RoundTripFile:

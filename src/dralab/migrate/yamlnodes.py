@@ -133,6 +133,9 @@ class Layout:
         # Per line, the column where its last token ends: a comment can only follow it.
         self._token_end: dict[int, int] = {}
         self.inside: set[int] = set()  # lines within a multi-line scalar: all text
+        # A block scalar ending the file (line, column, header): text after it changes its
+        # value when the file has no final newline.
+        self.last_block: tuple[int, int, str] | None = None
         for node in self.nodes:
             self._index(node)
 
@@ -142,6 +145,8 @@ class Layout:
             header = _BLOCK_HEADER.match(self.lines[start.line], start.column)
             self._mark(start.line, header.end() if header else start.column + 1)
             self.inside.update(range(start.line + 1, self._end_line(node) + 1))
+            if self._end_line(node) == len(self.lines) - 1 and header:
+                self.last_block = (start.line, start.column, header.group())
         elif isinstance(node, yaml.ScalarNode):
             self._mark(end.line, end.column)
             self.inside.update(range(start.line + 1, end.line))

@@ -27,8 +27,9 @@ import yaml
 
 from .yamlnodes import Layout, Unplaceable
 
-__all__ = ["Style", "block_entry", "block_item", "detect", "flow_text"]
+__all__ = ["Style", "block_entry", "block_item", "detect", "flow_text", "scalar_text"]
 
+_STR = "tag:yaml.org,2002:str"
 # Plain text that no YAML 1.1 or 1.2 reader takes for a number, bool, null, date, ...
 _SAFE = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@-]*$")
 _AMBIGUOUS = re.compile(
@@ -41,12 +42,14 @@ _AMBIGUOUS = re.compile(
 class Style:
     """``mapping``: a nested key's column less its parent key's; ``sequence``: a dash's
     column less its key's; ``offset``: an item's text column less its dash's (at least 2);
-    ``quote``: the quote for strings that need one."""
+    ``quote``: the quote for strings that need one; ``quote_all``: every string is quoted
+    (a file written as JSON)."""
 
     mapping: int = 2
     sequence: int = 0
     offset: int = 2
     quote: str = '"'
+    quote_all: bool = False
 
 
 def _most_common(votes: Counter[int], default: int) -> int:
@@ -60,8 +63,8 @@ def detect(layout: Layout) -> Style:
     offset: Counter[int] = Counter()
     quotes: Counter[str] = Counter()
     for node in layout.nodes:
-        if isinstance(node, yaml.ScalarNode) and node.style in ("'", '"'):
-            quotes[node.style] += 1
+        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
+            quotes[node.style or "plain"] += 1
         if not isinstance(node, yaml.MappingNode) or node.flow_style:
             continue
         for key, value in node.value:
@@ -84,7 +87,9 @@ def detect(layout: Layout) -> Style:
     return Style(mapping=max(1, _most_common(mapping, 2)),
                  sequence=max(0, _most_common(sequence, 0)),
                  offset=max(2, _most_common(offset, 2)),
-                 quote=quotes.most_common(1)[0][0] if quotes else '"')
+                 quote="'" if quotes["'"] > quotes['"'] else '"',
+                 quote_all=bool(quotes) and not quotes["plain"] and not quotes["|"]
+                 and not quotes[">"])
 
 
 def scalar_text(value: Any, style: Style) -> str:
@@ -102,7 +107,7 @@ def scalar_text(value: Any, style: Style) -> str:
             return ".inf" if value > 0 else "-.inf"
         return repr(value)
     text = str(value)
-    if _SAFE.match(text) and not _AMBIGUOUS.match(text):
+    if _SAFE.match(text) and not _AMBIGUOUS.match(text) and not style.quote_all:
         return text
     if style.quote == "'" and text.isprintable():
         return "'" + text.replace("'", "''") + "'"
