@@ -57,8 +57,53 @@ def test_simulate_default_prints_the_summary(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["simulate", "--out", str(tmp_path / "r"),
                                       "--compare", "dra"])
     assert result.exit_code == 0, result.output
-    assert "DRA (MIG + sharing)" in result.stdout and "Wait p90" in result.stdout
+    assert "DRA (MIG + sharing)" in result.stdout and "Scheduling wait p90" in result.stdout
     assert "report: " in result.stdout
+    # Five seeds by default, and the verdict says there is nothing to compare.
+    assert "5 seeds (1, 2, 3, 4, 5), mean ± sd" in result.stdout
+    assert "Verdict: DRA (MIG + sharing) only: there is nothing to compare." in result.stdout
+
+
+def test_a_second_run_keeps_the_previous_report(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "report"
+    (out / "notes").mkdir(parents=True)
+    runs = []
+    for seed in ("2", "3"):
+        runs.append(CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--out",
+                                             str(out), "--quiet", "--seed", seed,
+                                             "--seeds", "1"]))
+        assert runs[-1].exit_code == 0, runs[-1].output
+    assert runs[0].stderr == ""
+    assert runs[1].stderr == f"the previous report is kept in {out / 'previous'}\n"
+    # The last report in DIR, the one before in DIR/previous (older ones are gone: see
+    # tests/report/test_outdir.py); other files in DIR are left alone.
+    assert json.loads((out / "metrics.json").read_text())["seed"] == 3
+    assert json.loads((out / "previous" / "metrics.json").read_text())["seed"] == 2
+    assert sorted(p.name for p in out.iterdir()) == [
+        "index.html", "metrics.json", "notes", "pods.csv", "previous", "samples.csv",
+        "seeds.csv", "summary.csv", "timings.json"]
+    page = (out / "index.html").read_text()
+    assert "Only 1 seed (3)" in page
+
+
+def test_seeds_give_the_verdict_over_them(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--out",
+                                      str(out), "--seeds", "3"])
+    assert result.exit_code == 0, result.output
+    assert "Verdict: DRA (MIG + sharing) against Device plugin (whole GPUs), over 3 seeds" \
+        in result.stdout
+    assert "\nDecide: " in result.stdout
+    seeds = (out / "seeds.csv").read_text().splitlines()
+    assert [line.split(",")[:2] for line in seeds[1:]] == [
+        [s, m] for s in ("5", "6", "7") for m in ("device-plugin", "dra")]
+    bad = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--out", str(out),
+                                   "--seeds", "0"])
+    assert bad.exit_code == 2 and "--seeds" in bad.output
 
 
 def test_bad_scenario_and_bad_compare_exit_2(tmp_path: Path) -> None:

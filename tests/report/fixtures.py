@@ -117,13 +117,15 @@ def _mode(mode: str, label: str, *, seed: int, duration: float, sharing: bool) -
                       unschedulable_reasons=reasons, wall_seconds=0.0)
 
 
-def comparison_result(duration: float = 4 * 3600.0) -> SimulationResult:
-    """Device plugin vs DRA on a default-like fleet: the shape `dralab simulate` produces."""
+def comparison_result(duration: float = 4 * 3600.0, seed: int = 7) -> SimulationResult:
+    """Device plugin vs DRA on a default-like fleet: the shape `dralab simulate` produces.
+    Another ``seed`` draws other pods (seed 7 gives the first fixture's)."""
     return SimulationResult(
         scenario="default",
-        seed=7,
+        seed=seed,
         duration=duration,
-        modes=(_mode("device-plugin", "Device plugin (whole GPUs)", seed=1, duration=duration,
-                     sharing=False),
-               _mode("dra", "DRA (MIG + sharing)", seed=2, duration=duration, sharing=True)),
+        modes=(_mode("device-plugin", "Device plugin (whole GPUs)", seed=1 + 2 * (seed - 7),
+                     duration=duration, sharing=False),
+               _mode("dra", "DRA (MIG + sharing)", seed=2 + 2 * (seed - 7), duration=duration,
+                     sharing=True)),
     )

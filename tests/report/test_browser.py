@@ -10,12 +10,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dralab.report import PLOT_IDS, write_report
+from dralab.report.metrics import METRICS
 
 from .cdp import PageLoad, find_chromium, load_page
 from .fixtures import comparison_result
@@ -27,7 +29,18 @@ _PROBE = """
   const box = (el) => { const r = el.getBoundingClientRect();
                         return [r.left + scrollX, r.top + scrollY, r.width, r.height]; };
   const out = {title: document.title, scrollWidth: document.documentElement.scrollWidth,
-               innerWidth: innerWidth, scripts: document.scripts.length, figures: {}};
+               innerWidth: innerWidth, scripts: document.scripts.length, figures: {},
+               sections: [...document.querySelectorAll('main > section')].map((s) => s.id),
+               rows: {}, text: {}};
+  for (const id of ['verdict', 'comparison', 'latency', 'failures', 'glossary']) {
+    const el = document.getElementById(id);
+    out.text[id] = el ? el.innerText : null;
+  }
+  const verdict = document.getElementById('verdict');
+  out.verdictBox = verdict ? box(verdict) : null;
+  for (const tr of document.querySelectorAll('#comparison-table tr[data-metric]')) {
+    out.rows[tr.dataset.metric] = [...tr.children].map((c) => c.innerText.trim());
+  }
   for (const id of IDS) {
     const fig = document.getElementById(id);
     if (!fig) { out.figures[id] = null; continue; }
@@ -46,14 +59,16 @@ _PROBE = """
 """
 
 
-def _result(source: str) -> Any:
+def _results(source: str) -> list[Any]:
     if source == "fixture":
-        return comparison_result()
-    # The real thing: what `dralab simulate` reports for the built-in scenario.
+        return [comparison_result(seed=s) for s in (7, 8, 9)]
+    # The real thing: what `dralab simulate --seeds 3` reports for the built-in scenario
+    # (three seeds: the fewest that can show a difference; about a second each).
     from dralab.sim.default import default_scenario
     from dralab.sim.simulate import simulate
 
-    return simulate(default_scenario())
+    scenario = default_scenario()
+    return [simulate(scenario.with_seed(scenario.seed + i)) for i in range(3)]
 
 
 @pytest.fixture(scope="module", params=["fixture", "default-scenario"])
@@ -65,7 +80,8 @@ def page(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
                         "(.ci/run installs Debian's chromium)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     root = tmp_path_factory.mktemp("browser")
-    index = write_report(_result(request.param), root / "dralab-report")
+    results = _results(request.param)
+    index = write_report(results[0], root / "dralab-report", results)
     load = load_page(exe, index.resolve().as_uri(), _PROBE.replace("IDS", json.dumps(PLOT_IDS)),
                      root / "profile", width=WIDTH)
     if keep := os.environ.get("DRALAB_SCREENSHOT"):
@@ -123,3 +139,45 @@ def test_screenshot_shows_every_plot(page: PageLoad) -> None:
         non_white = float((region != 0xFFFFFF).mean())
         assert colours > 10 and non_white > 0.02, \
             f"{plot_id} looks empty on screen ({colours} colours, {non_white:.1%} ink)"
+
+
+def test_verdict_comes_first_and_says_what_to_decide(page: PageLoad) -> None:
+    value = page.value
+    assert value["sections"][:2] == ["verdict", "comparison"]
+    text = value["text"]["verdict"]
+    assert "against Device plugin (whole GPUs), over 3 seeds" in text
+    assert "Decide:" in text and "3 seeds (" in text
+    # The verdict is on screen, at the top of the page.
+    _, top, width, height = value["verdictBox"]
+    assert top < 200 and width > 600 and height > 80
+
+
+def test_verdict_numbers_are_the_table_numbers(page: PageLoad) -> None:
+    labels = {m.label: m.key for m in METRICS}
+    rows = page.value["rows"]
+    findings = [line for line in page.value["text"]["verdict"].splitlines()
+                if "; every seed agrees)" in line]
+    assert findings, "both results have differences beyond three seeds' spread"
+    for line in findings:
+        label, rest = line.split(": ", 1)
+        before, after = re.search(r"\((.+?) → (.+?); every seed agrees\)", rest).groups()
+        cells = rows[labels[label]]
+        # Metric, first mode (mean ± sd), last mode, difference with its mark.
+        assert cells[1].startswith(before) and cells[2].startswith(after), (line, cells)
+        assert cells[3].endswith("✱"), cells
+
+
+def test_every_number_is_defined_and_pilot_metrics_are_shown(page: PageLoad) -> None:
+    text = page.value["text"]
+    glossary = text["glossary"]
+    for key in page.value["rows"]:
+        label = next(m.label for m in METRICS if m.key == key)
+        assert label in glossary or key in SHARED_ENTRIES, key
+    assert "Pod p90" in text["latency"] and "Claim p99" in text["latency"]
+    assert "Scheduling latency" in glossary and "Claim allocation status" in glossary
+    assert text["failures"]
+    assert _figures(page)["plot-claims"]["caption"].startswith("Pods by the state")
+
+
+# Later percentiles share the first one's glossary entry.
+SHARED_ENTRIES = {"wait_p90", "wait_p99", "wait_mean", "admission_wait_p90", "node_wait_p90"}

@@ -51,7 +51,7 @@ def test_simulate_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     scenario.write_text(SCENARIO)
     first, second = twice(tmp_path, "simulate", "--scenario", str(scenario), "--quiet")
     assert set(first) == {"index.html", "metrics.json", "pods.csv", "samples.csv",
-                          "summary.csv", "timings.json"}
+                          "seeds.csv", "summary.csv", "timings.json"}
     for name in sorted(set(first) - {"timings.json"}):
         assert first[name] == second[name], name
     assert b"wall_seconds" not in first["metrics.json"] + first["index.html"]

@@ -54,3 +54,25 @@ def test_write_errors_become_one_line(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match=r"^--out x: cannot write the report: No space"), \
             writing("x"):
         raise OSError(28, "No space left on device")
+
+
+def test_keep_previous_moves_only_the_report_and_keeps_one(tmp_path: Path) -> None:
+    from dralab.report.outdir import keep_previous
+
+    out = tmp_path / "r"
+    assert keep_previous(out) is None                      # no directory yet
+    out.mkdir()
+    (out / "mine.txt").write_text("a user's file")
+    assert keep_previous(out) is None                      # no report in it
+    for run in ("1", "2", "3"):
+        kept = keep_previous(out)
+        (out / "index.html").write_text(run)
+        (out / "seeds.csv").write_text(run)
+    assert kept == out / "previous"
+    assert (out / "previous" / "index.html").read_text() == "2"
+    assert sorted(p.name for p in (out / "previous").iterdir()) == ["index.html", "seeds.csv"]
+    assert (out / "mine.txt").read_text() == "a user's file"
+    (out / "previous").rename(out / "elsewhere")
+    (out / "previous").write_text("a file in the way")
+    with pytest.raises(OutputError, match="previous is not a directory"):
+        keep_previous(out)

@@ -22,7 +22,11 @@ from dralab.sim.results import SUMMARY_KEYS, ModeResult, NodeOccupancy, Simulati
 
 from .fixtures import comparison_result, tiny_mode
 
-FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv", "timings.json")
+FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv", "seeds.csv",
+         "timings.json")
+# Rows the fixture defines: it runs without queueing and autoscaling.
+SHOWN = [m for m in METRICS if m.group not in ("Autoscaling",)
+         and not m.key.startswith(("admission_", "kueue_"))]
 ROOT = Path(__file__).parent.parent.parent
 
 
@@ -133,11 +137,26 @@ def test_html_header_and_comparison(result: SimulationResult, report: Path) -> N
     for mode in result.modes:
         assert f'<th scope="col">{mode.label}</th>' in page
     for spec in METRICS:
-        assert f'data-metric="{spec.key}"' in page
-    # The DRA mode in this fixture waits less; its p50 cell is the highlighted one.
+        assert (f'data-metric="{spec.key}"' in page) == (spec in SHOWN), spec.key
+    # One seed: nothing can be told from noise, so nothing is highlighted, and the
+    # verdict says so.
+    assert 'class="best"' not in page and 'class="beyond"' not in page
+    assert '<section id="verdict"' in page and "Only 1 seed (7)" in page
+
+
+def test_several_seeds_highlight_the_difference_beyond_the_spread(tmp_path: Path) -> None:
+    # The DRA mode of this fixture waits less in every seed: its p50 cell is highlighted.
+    results = [comparison_result(seed=s) for s in (7, 8, 9)]
+    page = write_report(results[0], tmp_path / "r", results).read_text()
     row = re.search(r'<tr data-metric="wait_p50">.*?</tr>', page)
     assert row is not None
-    assert re.findall(r"<td( class=\"best\"[^>]*)?>", row.group(0))[1].startswith(' class="best"')
+    cells = re.findall(r"<td( class=\"(?:best|beyond)\"[^>]*)?>", row.group(0))
+    assert not cells[0] and cells[1].startswith(' class="best"')
+    assert cells[2].startswith(' class="beyond"')
+    assert "seeds 7, 8, 9" in page and "3 seeds (7, 8, 9)" in page
+    seeds = list(csv.DictReader(io.StringIO((tmp_path / "r" / "seeds.csv").read_text())))
+    assert [(r["seed"], r["mode"]) for r in seeds] == [
+        (str(s), m) for s in (7, 8, 9) for m in ("device-plugin", "dra")]
 
 
 def test_html_escapes_names(tmp_path: Path) -> None:
@@ -180,7 +199,7 @@ def test_terminal_table(result: SimulationResult) -> None:
     text = console.export_text()
     assert "Device plugin (whole GPUs)" in text and "DRA (MIG + sharing)" in text
     assert "seed 7" in text
-    for spec in METRICS:
+    for spec in SHOWN:
         assert spec.label in text
     assert "wall time" not in text               # pure runs have no wall time to show
 

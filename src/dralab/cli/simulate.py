@@ -10,14 +10,19 @@ from typing import Any, TypeVar
 
 import click
 
-from dralab.report import render_summary_table, write_report
-from dralab.report.outdir import writing
+from dralab.report import render_summary_table
+from dralab.report.outdir import keep_previous, writing
+from dralab.report.spread import seed_runs
+from dralab.report.verdict import render_verdict_text, verdict
+from dralab.report.writer import render_report, write_files
 from dralab.sim.default import default_scenario
+from dralab.sim.limits import MAX_SEEDS
 from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
 from .common import (
     AsciiInt,
+    AsciiIntRange,
     check_output_dir,
     one_line_errors,
     private_matplotlib_dir,
@@ -25,6 +30,11 @@ from .common import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Five seeds: one sign in all of them happens by chance 2 times in 32 (see report.spread);
+# each seed costs one more run (0.6 CPU s for the built-in scenario on the machine the
+# tests run on; the plots are drawn once, for the first seed).
+DEFAULT_SEEDS = 5
 
 
 def _modes(text: str) -> tuple[str, ...]:
@@ -59,7 +69,12 @@ def allow_outside_option(func: F) -> F:
 @click.command("simulate")
 @click.option("--scenario", "scenario_path", metavar="FILE", default=None,
               help="A Scenario file (default: the built-in scenario).")
-@click.option("--seed", type=AsciiInt(), default=None, help="Override the scenario's seed.")
+@click.option("--seed", type=AsciiInt(), default=None,
+              help="Override the scenario's seed (the first of --seeds).")
+@click.option("--seeds", "seed_count", type=AsciiIntRange(min=1, max=MAX_SEEDS),
+              default=DEFAULT_SEEDS, show_default=True, metavar="N",
+              help="Run N seeds (the seed, seed+1, ...): the verdict and comparison give "
+                   "mean ± sd over them; plots and detail tables show the first.")
 @click.option("--out", "out_dir", default="dralab-report", show_default=True, metavar="DIR",
               help="Where the HTML report, metrics.json and CSV files go.")
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",
@@ -67,14 +82,15 @@ def allow_outside_option(func: F) -> F:
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary table.")
 @allow_outside_option
 @one_line_errors
-def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
+def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, out_dir: str,
                  compare: str | None, quiet: bool, allow_outside: bool) -> None:
     """Simulate a fleet and workload over time, DRA against the device-plugin model.
 
     Without --scenario, runs the built-in scenario: the default mixed fleet (H100,
     A100 with MIG, shared L4) under training, notebooks on MIG slices, shared-GPU
     inference and batch work. Writes DIR/index.html (plots), metrics.json and CSV
-    (the same bytes for the same scenario and seed) and timings.json (wall times).
+    (the same bytes for the same scenario and seeds) and timings.json (wall times).
+    A report already in DIR moves to DIR/previous/ (the one there before is replaced).
     Exit 2, before running, for a bad scenario, a scenario asking for more work
     than the documented limits, or an --out that cannot be written.
     """
@@ -88,24 +104,33 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, out_dir: str,
         scenario = scenario.with_compare(modes)
     check_output_dir("--out", out_dir,
                      scenario_inputs(scenario_path, scenario) if scenario_path else [])
+    scenarios = [scenario.with_seed(scenario.seed + i) for i in range(seed_count)]
     if quiet:
-        result = simulate(scenario, timer=time.perf_counter)
+        results = [simulate(s, timer=time.perf_counter) for s in scenarios]
     else:
         from rich.console import Console
         from rich.progress import Progress
 
         with Progress(console=Console(stderr=True), transient=True) as progress:
-            tasks = {m: progress.add_task(f"simulating {m}", total=1.0) for m in scenario.compare}
+            tasks = {m: progress.add_task(f"simulating {m}", total=float(seed_count))
+                     for m in scenario.compare}
+            results = []
+            for i, one in enumerate(scenarios):
+                def report(mode: str, done: float, i: int = i) -> None:
+                    progress.update(tasks[mode], completed=i + done)
 
-            def report(mode: str, done: float) -> None:
-                progress.update(tasks[mode], completed=done)
-
-            result = simulate(scenario, report, timer=time.perf_counter)
+                results.append(simulate(one, report, timer=time.perf_counter))
     private_matplotlib_dir()
+    files = render_report(results[0], results)
     with writing(out_dir), signals_deferred():
-        index = write_report(result, Path(out_dir))
+        kept = keep_previous(out_dir)
+        index = write_files(files, Path(out_dir))
+    if kept is not None:
+        click.echo(f"the previous report is kept in {kept}", err=True)
     if not quiet:
         from rich.console import Console
 
-        Console().print(render_summary_table(result))
+        runs = seed_runs(results)
+        Console().print(render_summary_table(results[0], runs))
+        click.echo(render_verdict_text(verdict(runs)))
         click.echo(f"report: {index}")

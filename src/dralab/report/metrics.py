@@ -1,4 +1,4 @@
-"""Which summary numbers the report shows, how each reads, and which value is better.
+"""Which numbers the report shows, how each reads, and which value is better.
 
 Shared by the HTML comparison table and the terminal summary so both say the
 same thing. Pure: no I/O, no matplotlib.
@@ -11,18 +11,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["METRICS", "MetricSpec", "best_indices", "format_duration", "format_value"]
+__all__ = ["METRICS", "MetricSpec", "best_indices", "format_duration", "format_mean",
+           "format_value"]
 
-Kind = Literal["count", "duration", "share", "number"]
+Kind = Literal["count", "duration", "share", "number", "money"]
 Better = Literal["higher", "lower"] | None
 
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
-    """One row of the comparison: a ``ModeResult.summary()`` key and how to present it.
+    """One row of the comparison: a ``report.numbers.NUMBER_KEYS`` key and how to show it.
 
-    ``better`` is None where neither direction is better in general (e.g. more
-    busy GPUs may mean more work done or worse packing).
+    ``better`` is None where neither direction is better in general (e.g. fragmentation:
+    a fleet holding fewer GPUs has more idle capacity to fragment). ``why`` says what a
+    difference beyond the seeds' spread means; it is the highlight's explanation.
+    A row whose values are undefined in every mode (no queueing, no autoscaling) is
+    left out of the tables.
     """
 
     key: str
@@ -30,31 +34,67 @@ class MetricSpec:
     group: str
     kind: Kind
     better: Better
+    why: str = ""
 
+
+_WAIT = "Scheduling wait (pod created → started)"
+_FEWER = "the same work held fewer GPUs (compare pods started and throughput)"
 
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("pods_arrived", "Pods arrived", "Pods", "count", None),
-    MetricSpec("pods_started", "Pods started", "Pods", "count", "higher"),
-    MetricSpec("pods_completed", "Pods completed", "Pods", "count", "higher"),
-    MetricSpec("pods_never_started", "Pods never started", "Pods", "count", "lower"),
+    MetricSpec("pods_started", "Pods started", "Pods", "count", "higher",
+               "more pods got a place"),
+    MetricSpec("pods_completed", "Pods completed", "Pods", "count", "higher",
+               "more pods ran to the end"),
+    MetricSpec("pods_never_started", "Pods never started", "Pods", "count", "lower",
+               "fewer pods were left pending at the end"),
     MetricSpec("throughput_pods_per_hour", "Throughput (completed pods/h)", "Pods", "number",
-               "higher"),
-    MetricSpec("wait_p50", "Wait p50", "Wait time (started pods)", "duration", "lower"),
-    MetricSpec("wait_p90", "Wait p90", "Wait time (started pods)", "duration", "lower"),
-    MetricSpec("wait_p99", "Wait p99", "Wait time (started pods)", "duration", "lower"),
-    MetricSpec("wait_mean", "Wait mean", "Wait time (started pods)", "duration", "lower"),
+               "higher", "more pods completed per hour"),
+    MetricSpec("wait_p50", "Scheduling wait p50", _WAIT, "duration", "lower",
+               "pods started sooner after they were created"),
+    MetricSpec("wait_p90", "Scheduling wait p90", _WAIT, "duration", "lower",
+               "the slowest tenth of pods started sooner"),
+    MetricSpec("wait_p99", "Scheduling wait p99", _WAIT, "duration", "lower",
+               "the slowest pods started sooner"),
+    MetricSpec("wait_mean", "Scheduling wait mean", _WAIT, "duration", "lower",
+               "pods started sooner on average"),
+    MetricSpec("admission_wait_p50", "Admission wait p50 (Kueue)",
+               "Admission wait (job submitted → admitted by Kueue)", "duration", "lower",
+               "jobs were admitted sooner"),
+    MetricSpec("admission_wait_p90", "Admission wait p90 (Kueue)",
+               "Admission wait (job submitted → admitted by Kueue)", "duration", "lower",
+               "the slowest tenth of jobs were admitted sooner"),
+    # A share of the fleet present: with autoscaling the fleet shrinks as well, so a
+    # higher share may be better packing, not more use. Mean GPUs busy is the count.
     MetricSpec("mean_gpu_capacity_allocated", "Mean GPU capacity allocated", "GPUs", "share",
                None),
     MetricSpec("mean_gpu_capacity_requested", "Mean GPU capacity requested by running pods",
-               "GPUs", "share", "higher"),
+               "GPUs", "share", None),
     MetricSpec("gpu_allocation_efficiency", "Allocation efficiency (requested / allocated)",
-               "GPUs", "share", "higher"),
+               "GPUs", "share", "higher", "less of what was allocated sat unused by its pod"),
     MetricSpec("peak_gpu_capacity_allocated", "Peak GPU capacity allocated", "GPUs", "share",
                None),
-    MetricSpec("mean_gpus_busy", "Mean GPUs busy", "GPUs", "number", None),
-    MetricSpec("mean_fragmentation", "Mean fragmentation", "GPUs", "share", "lower"),
-    MetricSpec("scheduling_attempts", "Scheduling attempts", "Scheduler", "count", None),
-    MetricSpec("preemptions", "Preemptions", "Scheduler", "count", "lower"),
+    MetricSpec("mean_gpus_busy", "Mean GPUs busy", "GPUs", "number", "lower", _FEWER),
+    MetricSpec("mean_fragmentation", "Mean fragmentation", "GPUs", "share", None),
+    MetricSpec("scheduling_attempts", "Scheduling cycles", "Scheduler", "count", None),
+    MetricSpec("cycles_per_started_pod", "Scheduling cycles per started pod", "Scheduler",
+               "number", "lower", "pods needed fewer tries to be placed"),
+    MetricSpec("preemptions", "Scheduler preemptions (pods evicted)",
+               "Scheduler", "count", "lower", "fewer running pods were evicted"),
+    MetricSpec("kueue_preemptions", "Kueue preemptions (workloads evicted)",
+               "Scheduler", "count", "lower", "fewer admitted workloads were evicted"),
+    MetricSpec("autoscaled_cost", "Cost of autoscaled pools", "Autoscaling", "money", "lower",
+               "the autoscaled nodes cost less"),
+    MetricSpec("autoscaled_node_hours", "Node-hours of autoscaled pools", "Autoscaling",
+               "number", "lower", "fewer node-hours were paid for"),
+    MetricSpec("autoscaled_peak_nodes", "Peak autoscaled nodes", "Autoscaling", "count",
+               "lower", "fewer nodes were needed at the busiest time"),
+    MetricSpec("nodes_added", "Nodes added", "Autoscaling", "count", None),
+    MetricSpec("nodes_removed", "Nodes removed", "Autoscaling", "count", None),
+    MetricSpec("node_wait_p50", "Wait for a new node p50 (scale-up latency)", "Autoscaling",
+               "duration", "lower", "pods that needed a new node got it sooner"),
+    MetricSpec("node_wait_p90", "Wait for a new node p90 (scale-up latency)", "Autoscaling",
+               "duration", "lower", "the slowest scale-ups were quicker"),
 )
 
 
@@ -82,7 +122,15 @@ def format_value(kind: Kind, value: float | int) -> str:
         return format_duration(float(value))
     if kind == "share":
         return f"{100 * value:.1f} %"
-    return f"{value:,.2f}"
+    return f"{value:,.2f}"  # number, money (the unit is the scenario's pricePerHour's)
+
+
+def format_mean(kind: Kind, value: float) -> str:
+    """A mean over seeds (or a spread) as shown everywhere: as ``format_value``, except
+    that a count that is not whole keeps one decimal instead of being truncated."""
+    if kind == "count" and math.isfinite(value) and not float(value).is_integer():
+        return f"{value:,.1f}"
+    return format_value(kind, value)
 
 
 def best_indices(spec: MetricSpec, values: Sequence[float | int]) -> frozenset[int]:

@@ -18,7 +18,13 @@ from pathlib import Path
 
 from dralab.api.errors import InputError
 
-__all__ = ["OutputError", "check_out_dir", "writing"]
+__all__ = ["PREVIOUS", "REPORT_FILES", "OutputError", "check_out_dir", "keep_previous",
+           "writing"]
+
+# What a simulation report directory holds (``writer.write_report``).
+REPORT_FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv",
+                "seeds.csv", "timings.json", "pools.csv")
+PREVIOUS = "previous"
 
 
 class OutputError(InputError):
@@ -77,3 +83,28 @@ def writing(path: str | os.PathLike[str], option: str = "--out") -> Iterator[Non
     except OSError as exc:
         raise OutputError(f"{option} {os.fspath(path)}: cannot write the report: "
                           f"{exc.strerror or exc}") from None
+
+
+def keep_previous(path: str | os.PathLike[str]) -> Path | None:
+    """Move the report already in ``path`` (if its ``index.html`` is there) into
+    ``path/previous/``, replacing the one kept there before; return where it went, or
+    None when there was none. Only the report's own files move (``REPORT_FILES``); the
+    rest of the directory is left alone. A user who runs ``simulate`` twice keeps the
+    last report to compare with, and only that one, so the directory does not grow.
+    """
+    out = Path(path)
+    if not (out / "index.html").is_file():
+        return None
+    keep = out / PREVIOUS
+    if keep.is_dir():
+        for name in REPORT_FILES:
+            with contextlib.suppress(FileNotFoundError):
+                (keep / name).unlink()
+    elif keep.exists() or keep.is_symlink():
+        raise OutputError(f"--out {os.fspath(path)}: {keep} is not a directory; the "
+                          f"previous report cannot be kept there (move it away)")
+    keep.mkdir(exist_ok=True)
+    for name in REPORT_FILES:
+        if (out / name).is_file():
+            os.replace(out / name, keep / name)
+    return keep

@@ -7,20 +7,25 @@ written beside it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
 from dralab._version import __version__
 from dralab.sim.results import SimulationResult, percentile
 
-from .metrics import METRICS, best_indices, format_duration, format_value
+from .glossary import GLOSSARY, TERMS
+from .metrics import METRICS, MetricSpec, format_duration, format_mean, format_value
 from .plots import Plot
+from .spread import Difference, SeedRuns, Spread, seed_runs
+from .verdict import Verdict, verdict
 
 __all__ = ["DATA_FILES", "render_html"]
 
 DATA_FILES: tuple[tuple[str, str], ...] = (
     ("metrics.json", "everything: timelines, pods, occupancy, reasons and summaries"),
-    ("summary.csv", "one row per mode with the numbers of the comparison table"),
+    ("summary.csv", "one row per mode with the run's summary numbers (the detailed seed)"),
+    ("seeds.csv", "one row per seed and mode with every compared number"),
     ("samples.csv", "the timelines, one row per scheduler cycle and mode"),
     ("pods.csv", "one row per pod and mode: arrival, start, end, node, devices, reason"),
     ("timings.json", "how long each mode took to simulate (wall clock: differs run to run)"),
@@ -49,7 +54,14 @@ table.comparison { border-collapse: collapse; font-variant-numeric: tabular-nums
 .comparison thead th:first-child, .comparison tbody th { text-align: left; font-weight: normal; }
 .comparison td { text-align: right; }
 .comparison tr.group th { background: var(--head); font-weight: 600; text-align: left; }
-.comparison td.best { background: var(--best); color: var(--best-fg); font-weight: 600; }
+.comparison td.best, .comparison td.beyond { background: var(--best); color: var(--best-fg);
+                     font-weight: 600; }
+.verdict { border: 2px solid var(--best-fg); border-radius: 6px; padding: 4px 16px 10px;
+           margin-top: 16px; background: #f6fff8; }
+.verdict h2 { border: 0; margin-top: 8px; }
+.verdict .headline { font-size: 1.05rem; font-weight: 600; }
+dl dt { font-weight: 600; margin-top: 8px; }
+dl dd { margin-left: 16px; }
 .plots { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 20px; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 12px;
          min-width: 0; }
@@ -62,34 +74,152 @@ footer { font-size: 0.8rem; padding: 24px; }
 """
 
 
-def _comparison(result: SimulationResult) -> str:
-    summaries = [m.summary() for m in result.modes]
-    cols = len(result.modes) + 1
-    head = "".join(f'<th scope="col">{escape(m.label)}</th>' for m in result.modes)
+def _plain(spec: MetricSpec, value: float) -> str:
+    return format_mean(spec.kind, value)
+
+
+def _cell(spec: MetricSpec, spread: Spread, seeds: int) -> str:
+    """A mode's value: the mean over seeds with ± sd (one seed: the value)."""
+    text = _plain(spec, spread.mean)
+    if seeds > 1 and math.isfinite(spread.sd) and math.isfinite(spread.mean):
+        text += f" ± {_plain(spec, spread.sd)}"
+    return text
+
+
+def _difference(spec: MetricSpec, d: Difference) -> str:
+    """``other - base`` per seed, mean ± sd, shares in percentage points."""
+    if not math.isfinite(d.spread.mean):
+        return "—"
+    if d.sign == 0:
+        return "0"
+
+    def size(v: float) -> str:
+        return f"{100 * abs(v):.1f} pp" if spec.kind == "share" else _plain(spec, abs(v))
+
+    text = ("+" if d.sign > 0 else "−") + size(d.spread.mean)
+    if math.isfinite(d.spread.sd):
+        text += f" ± {size(d.spread.sd)}"
+    return text
+
+
+def _comparison(runs: SeedRuns) -> str:
+    """Every defined number per mode (mean ± sd over seeds) and, with two modes or more,
+    the last mode's per-seed difference to the first; a difference beyond the seeds'
+    spread is highlighted with what it means."""
+    modes = runs.modes
+    compare = len(modes) > 1
+    last = len(modes) - 1
+    cols = len(modes) + 1 + int(compare)
+    head = "".join(f'<th scope="col">{escape(label)}</th>' for _, label in modes)
+    if compare:
+        head += (f'<th scope="col">Difference<br><small>{escape(modes[last][1])} − '
+                 f"{escape(modes[0][1])}</small></th>")
     rows: list[str] = []
     group = None
+    n = len(runs.seeds)
     for spec in METRICS:
+        if not runs.defined(spec.key):
+            continue
         if spec.group != group:
             group = spec.group
             rows.append(f'<tr class="group"><th colspan="{cols}" scope="rowgroup">'
                         f"{escape(group)}</th></tr>")
-        values = [s[spec.key] for s in summaries]
-        best = best_indices(spec, values)
-        cells = "".join(
-            f'<td class="best" title="better ({spec.better} is better)">'
-            f"{escape(format_value(spec.kind, v))}</td>" if i in best
-            else f"<td>{escape(format_value(spec.kind, v))}</td>"
-            for i, v in enumerate(values))
-        rows.append(f'<tr data-metric="{spec.key}"><th scope="row">{escape(spec.label)}</th>'
-                    f"{cells}</tr>")
+        d = runs.difference(0, last, spec.key) if compare else None
+        highlight = d is not None and d.beyond and spec.better is not None
+        cells: list[str] = []
+        for i in range(len(modes)):
+            text = escape(_cell(spec, runs.spread(i, spec.key), n))
+            better = highlight and d is not None and i in (0, last) and (
+                (i == last) == ((d.sign > 0) == (spec.better == "higher")))
+            cells.append(f'<td class="best" title="{escape(spec.why)}">{text}</td>' if better
+                         else f"<td>{text}</td>")
+        if d is not None:
+            mark = (f'<td class="beyond" title="beyond the seeds\' spread: '
+                    f'{escape(spec.why)}">{escape(_difference(spec, d))} ✱</td>'
+                    if highlight else f"<td>{escape(_difference(spec, d))}</td>")
+            cells.append(mark)
+        rows.append(f'<tr data-metric="{spec.key}"><th scope="row" '
+                    f'title="{escape(GLOSSARY[spec.key])}">{escape(spec.label)}</th>'
+                    f"{''.join(cells)}</tr>")
     body = "\n".join(rows)
     return (f'<table class="comparison" id="comparison-table">\n<thead><tr>'
             f'<th scope="col">Metric</th>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>')
 
 
+def _verdict(v: Verdict) -> str:
+    findings = "".join(f"<li>{escape(f)}</li>" for f in v.findings)
+    listed = f'<ul class="findings">{findings}</ul>' if findings else ""
+    within = f'<p class="within">{escape(v.within)}</p>' if v.within else ""
+    return (f'<section id="verdict" class="verdict">\n<h2>Verdict</h2>\n'
+            f'<p class="headline">{escape(v.headline)}</p>\n{listed}\n{within}\n'
+            f'<p class="decision"><strong>Decide:</strong> {escape(v.decision)}</p>\n'
+            f'<p class="note">{escape(v.note)}</p>\n</section>')
+
+
+def _pct(values: Sequence[float]) -> list[str]:
+    return [format_value("duration", percentile(values, q)) if values else "—"
+            for q in (50, 90, 99)]
+
+
+def _latency(result: SimulationResult) -> str:
+    """Per mode: scheduling latency of pods and of claims (simulated time), cycles."""
+    rows: list[str] = []
+    for mode in result.modes:
+        pods = _pct(mode.waits())
+        # Claims are created with their pod (PreEnqueue) and allocated when it binds.
+        claims = _pct([w for p in mode.pods if not p.preempted and p.devices
+                       and (w := p.wait) is not None]) \
+            if mode.mode != "device-plugin" else ["no claims"] * 3
+        started = sum(1 for p in mode.pods if not p.preempted and p.start is not None)
+        per = f"{mode.scheduling_attempts / started:,.2f}" if started else "—"
+        cells = "".join(f"<td>{escape(c)}</td>" for c in (*pods, *claims))
+        rows.append(f'<tr><th scope="row">{escape(mode.label)}</th>{cells}'
+                    f"<td>{mode.scheduling_attempts:,}</td><td>{per}</td></tr>")
+    head = "".join(f'<th scope="col">{h}</th>' for h in (
+        "Mode", "Pod p50", "Pod p90", "Pod p99", "Claim p50", "Claim p90", "Claim p99",
+        "Cycles", "Cycles per started pod"))
+    return (f'<section id="latency">\n<h2>Scheduling latency</h2>\n'
+            f'<table class="comparison" id="latency-table">\n<thead><tr>{head}</tr></thead>'
+            f'\n<tbody>\n{"".join(rows)}\n</tbody></table>\n'
+            f'<p class="note">{escape(_TERMS["Scheduling latency"])} Pod: created → bound; '
+            f"claim: created → allocated (DRA only; the device plugin has none).</p>\n"
+            f"</section>")
+
+
+def _failures(result: SimulationResult) -> str:
+    """Pods that never started, per mode, job kind and last reason."""
+    rows: list[str] = []
+    for mode in result.modes:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for p in mode.pods:
+            if p.preempted or p.start is not None:
+                continue
+            reason = p.unschedulable_reason or "not tried before the end"
+            groups.setdefault((p.kind, reason), []).append(p.key)
+        for (kind, reason), keys in sorted(groups.items(), key=lambda x: (-len(x[1]), x[0])):
+            shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3
+                                           else "")
+            rows.append(f"<tr><td>{escape(mode.label)}</td><td>{escape(kind)}</td>"
+                        f"<td>{escape(reason)}</td><td>{len(keys)}</td>"
+                        f"<td>{escape(shown)}</td></tr>")
+    if not rows:
+        body = ('<p id="failure-none">Every pod that arrived started, in every mode: no '
+                "failure to report.</p>")
+    else:
+        body = ('<table class="comparison" id="failure-table">\n<thead><tr>'
+                '<th scope="col">Mode</th><th scope="col">Job kind</th>'
+                '<th scope="col">Last reason</th><th scope="col">Pods</th>'
+                f'<th scope="col">Which</th></tr></thead>\n<tbody>\n{"".join(rows)}\n'
+                "</tbody></table>")
+    return (f'<section id="failures">\n<h2>Failure modes</h2>\n{body}\n'
+            f'<p class="note">{escape(_TERMS["Failure modes"])} All reasons over time, '
+            f"including pods that started later, are in the “Unschedulable reasons” plot.</p>"
+            f"\n</section>")
+
+
 def _queues(result: SimulationResult) -> str:
-    """Per ClusterQueue and mode: admissions, preemptions and admission waits ("" when
-    no mode ran with queueing)."""
+    """Per ClusterQueue and mode: admissions, Kueue preemptions and admission waits (""
+    when no mode ran with queueing)."""
     rows: list[str] = []
     for mode in result.modes:
         for queue, m in sorted(mode.queues.items()):
@@ -106,18 +236,30 @@ def _queues(result: SimulationResult) -> str:
     return (f'<section id="queues">\n<h2>Queues</h2>\n<table class="comparison" '
             f'id="queue-table">\n<thead><tr><th scope="col">Mode</th>'
             f'<th scope="col">ClusterQueue</th><th scope="col">Admitted</th>'
-            f'<th scope="col">Preempted</th><th scope="col">Admission wait p50</th>'
+            f'<th scope="col">Kueue preemptions</th><th scope="col">Admission wait p50</th>'
             f'<th scope="col">Admission wait p90</th></tr></thead>\n<tbody>\n{body}\n'
-            f"</tbody></table>\n</section>")
+            f"</tbody></table>\n"
+            f'<p class="note">{escape(GLOSSARY["kueue_preemptions"])} '
+            f"{escape(GLOSSARY['admission_wait_p50'])}</p>\n</section>")
 
 
 def _pools(result: SimulationResult) -> str:
-    """Per autoscaled pool and mode: nodes (min, max, peak), node-hours, scale-ups and
-    -downs, cost ("" when no pool was autoscaled)."""
+    """Autoscaling: the numbers the terminal prints, per mode, then per autoscaled pool
+    and mode: nodes (min, max, peak), node-hours, scale-ups and -downs, cost ("" when
+    no pool was autoscaled)."""
     rows: list[str] = []
+    summary: list[str] = []
     for mode in result.modes:
         if mode.autoscaling is None:
             continue
+        s = mode.autoscaling.summary()
+        summary.append(
+            f'<tr><th scope="row">{escape(mode.label)}</th>'
+            f"<td>{escape(mode.autoscaling.model)}</td>"
+            f"<td>{s['cost']:,.2f}</td><td>{s['node_hours']:,.1f}</td>"
+            f"<td>{s['peak_nodes']}</td><td>{s['scale_ups']}</td><td>{s['scale_downs']}</td>"
+            f"<td>{escape(format_value('duration', float(s['node_wait_p50'])))}</td>"
+            f"<td>{escape(format_value('duration', float(s['node_wait_p90'])))}</td></tr>")
         for pool, m in sorted(mode.autoscaling.pools.items()):
             rows.append(f"<tr><td>{escape(mode.label)}</td><th scope=\"row\">{escape(pool)}</th>"
                         f"<td>{m.min}</td><td>{m.max}</td><td>{m.peak}</td>"
@@ -127,13 +269,36 @@ def _pools(result: SimulationResult) -> str:
     if not rows:
         return ""
     body = "\n".join(rows)
-    return (f'<section id="autoscaling">\n<h2>Autoscaled pools</h2>\n<table class="comparison" '
+    return (f'<section id="autoscaling">\n<h2>Autoscaling</h2>\n'
+            f'<table class="comparison" id="autoscaling-table">\n<thead><tr>'
+            f'<th scope="col">Mode</th><th scope="col">Autoscaler</th>'
+            f'<th scope="col">Total cost</th><th scope="col">Node-hours</th>'
+            f'<th scope="col">Peak nodes</th><th scope="col">Nodes added</th>'
+            f'<th scope="col">Nodes removed</th><th scope="col">Wait for a new node p50</th>'
+            f'<th scope="col">Wait for a new node p90</th></tr></thead>\n<tbody>\n'
+            f'{"".join(summary)}\n</tbody></table>\n'
+            f'<h3>Per pool</h3>\n<table class="comparison" '
             f'id="pool-table">\n<thead><tr><th scope="col">Mode</th>'
             f'<th scope="col">Pool</th><th scope="col">Min</th><th scope="col">Max</th>'
             f'<th scope="col">Peak nodes</th><th scope="col">Node-hours</th>'
             f'<th scope="col">Nodes added</th><th scope="col">Nodes removed</th>'
-            f'<th scope="col">Price per hour</th><th scope="col">Cost</th></tr></thead>\n'
-            f"<tbody>\n{body}\n</tbody></table>\n</section>")
+            f'<th scope="col">Price per node-hour</th><th scope="col">Cost</th></tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody></table>\n"
+            f'<p class="note">{escape(GLOSSARY["autoscaled_cost"])} '
+            f"{escape(GLOSSARY['node_wait_p50'])}</p>\n</section>")
+
+
+def _glossary() -> str:
+    items = [(spec.label, GLOSSARY[spec.key]) for spec in METRICS
+             if spec.key not in _SHARED] + list(TERMS)
+    body = "\n".join(f"<dt>{escape(term)}</dt><dd>{escape(text)}</dd>" for term, text in items)
+    return f'<section id="glossary">\n<h2>Glossary</h2>\n<dl>\n{body}\n</dl>\n</section>'
+
+
+# Percentiles after the first share its entry in the glossary.
+_SHARED = frozenset({"wait_p90", "wait_p99", "wait_mean", "admission_wait_p90",
+                     "node_wait_p90"})
+_TERMS = dict(TERMS)
 
 
 def _figure(plot: Plot) -> str:
@@ -143,10 +308,15 @@ def _figure(plot: Plot) -> str:
             f"<figcaption>{escape(plot.caption)}</figcaption>\n</figure>")
 
 
-def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
-    """The whole page for ``result`` with ``plots`` in order. Deterministic; no script,
-    no external reference; every plot is a ``<figure id=...>`` holding an inline ``<svg>``.
+def render_html(result: SimulationResult, plots: Sequence[Plot],
+                runs: SeedRuns | None = None) -> str:
+    """The whole page for ``result`` with ``plots`` in order. ``runs``: the numbers of
+    every seed run (``result`` is the first one's; default: ``result`` alone); the
+    verdict and the comparison are over them, the rest shows ``result``.
+    Deterministic; no script, no external reference; every plot is a
+    ``<figure id=...>`` holding an inline ``<svg>``.
     """
+    runs = runs if runs is not None else seed_runs([result])
     labels = ", ".join(m.label for m in result.modes) or "none"
     title = f"dralab simulation — {result.scenario}"
     figures = "\n".join(_figure(p) for p in plots)
@@ -154,6 +324,10 @@ def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
                                                 for m in result.modes) else ())
     files = "\n".join(f'<li><a href="{name}">{name}</a> — {escape(what)}</li>'
                       for name, what in listed)
+    n = len(runs.seeds)
+    seeds = (f"seeds {', '.join(map(str, runs.seeds))}" if n > 1 else f"seed {result.seed}")
+    over = (f"Means ± sd over {n} seeds; the last column is the per-seed difference."
+            if n > 1 else "One seed: the values of that run; no difference is highlighted.")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -166,16 +340,22 @@ def render_html(result: SimulationResult, plots: Sequence[Plot]) -> str:
 <body>
 <header>
 <h1>{escape(title)}</h1>
-<p class="meta">Scenario <strong>{escape(result.scenario)}</strong> · seed {result.seed} ·
+<p class="meta">Scenario <strong>{escape(result.scenario)}</strong> · {escape(seeds)} ·
 {escape(format_duration(result.duration))} simulated · modes compared: {escape(labels)}</p>
 </header>
 <main>
+{_verdict(verdict(runs))}
 <section id="comparison">
 <h2>Side-by-side comparison</h2>
-{_comparison(result)}
-<p class="note">Highlighted: the better value in rows where one direction is better.
-Wait times are over the pods that started; compare them together with “Pods never started”.</p>
+{_comparison(runs)}
+<p class="note">{escape(over)} Highlighted (✱): a difference beyond the seeds' spread, on
+the better mode's value; hover for what it means. Scheduling waits are over the pods that
+started (compare them with “Pods never started”) and leave out Kueue's admission wait, shown
+in its own rows. Every number is defined in the <a href="#glossary">glossary</a>.</p>
 </section>
+<p class="note" id="detail-seed">The sections below show one run: seed {result.seed}.</p>
+{_latency(result)}
+{_failures(result)}
 {_queues(result)}
 {_pools(result)}
 <section id="plots-section">
@@ -184,6 +364,7 @@ Wait times are over the pods that started; compare them together with “Pods ne
 {figures}
 </div>
 </section>
+{_glossary()}
 <section id="data">
 <h2>Data</h2>
 <p>Written beside this page:</p>

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dralab.sim.results import ModeResult, SimulationResult, percentile
 
+from .claims import claim_status
 from .metrics import format_duration
 from .svg import figure_to_svg, plot_style
 
@@ -84,9 +85,12 @@ def _step_lines(ax: Axes, result: SimulationResult, unit: _TimeUnit,
     ax.set_xlabel(f"simulated time ({unit.name})")
 
 
-def _legend(ax: Axes) -> None:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best")
+def _legend(ax: Axes, columns: int = 2) -> None:
+    """The legend below the axes, outside the data, so no curve hides under it."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                  ncols=columns, borderaxespad=0.0)
 
 
 def _allocation(result: SimulationResult) -> Figure:
@@ -95,12 +99,22 @@ def _allocation(result: SimulationResult) -> Figure:
     top, bottom = fig.subplots(2, 1, sharex=True)
     _step_lines(top, result, unit, lambda m: [100 * s.gpu_capacity_allocated for s in m.samples],
                 suffix=", allocated")
-    _step_lines(top, result, unit, lambda m: [100 * s.gpu_capacity_requested for s in m.samples],
-                style=":", suffix=", requested")
+    # Drawn on top, dashed, each dash with a white halo: where requested equals allocated
+    # (DRA) the dashes still show over the solid line instead of vanishing under it.
+    from matplotlib import patheffects
+
+    halo = [patheffects.withStroke(linewidth=4.0, foreground="white")]
+    for i, mode in enumerate(result.modes):
+        top.plot([s.t / unit.seconds for s in mode.samples],
+                 [100 * s.gpu_capacity_requested for s in mode.samples],
+                 drawstyle="steps-post", color=_colour(i), lw=1.8, ls=(0, (3, 3)),
+                 zorder=3, path_effects=halo, label=mode.label + ", requested")
     top.set_ylim(0, 102)
     top.set_ylabel("GPU capacity (%)")
     top.set_xlabel("")
-    _legend(top)
+    handles, labels = top.get_legend_handles_labels()
+    top.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+               borderaxespad=0.0)
     _step_lines(bottom, result, unit, lambda m: [float(s.gpus_busy) for s in m.samples])
     total = max((s.gpus_total for m in result.modes for s in m.samples), default=0)
     if total:
@@ -113,6 +127,9 @@ def _allocation(result: SimulationResult) -> Figure:
 
     bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_ylabel("GPUs busy")
+    handles, labels = bottom.get_legend_handles_labels()
+    bottom.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
     return fig
 
 
@@ -164,9 +181,37 @@ def _wait(result: SimulationResult) -> Figure:
                 label=f"{mode.label} (p50 {p50}, p90 {p90})")
     ax.set_xlim(0, right * 1.02)
     ax.set_ylim(0, 102)
-    ax.set_xlabel(f"wait from arrival to start ({unit.name})")
+    ax.set_xlabel(f"scheduling wait, pod created → started ({unit.name})")
     ax.set_ylabel("started pods waiting ≤ x (%)")
-    ax.legend(loc="lower right")
+    _legend(ax, columns=1)
+    return fig
+
+
+def _claims(result: SimulationResult) -> Figure:
+    """Per mode a panel: pods by the state of their GPU claims, stacked."""
+    unit = _time_unit(result.duration)
+    modes = result.modes
+    fig = _new_figure(_WIDE, 3.6)
+    if not modes:
+        _empty(fig.subplots(), "No mode ran")
+        return fig
+    axes = fig.subplots(1, len(modes), sharey=True, squeeze=False)[0]
+    greys = ("#D55E00", "#CC79A7", "#E69F00", "#F0E442", "#999999")
+    for ax, mode in zip(axes, modes, strict=True):
+        status = claim_status(mode)
+        ts = [t / unit.seconds for t in status.times]
+        series = [("allocated (running)", "#009E73", status.allocated),
+                  ("pending (not tried yet)", "#56B4E9", status.pending),
+                  *((f"failed: {textwrap.shorten(r, 48)}", greys[k % len(greys)], v)
+                    for k, (r, v) in enumerate(status.failed))]
+        ax.stackplot(ts, *[list(v) for _, _, v in series], labels=[n for n, _, _ in series],
+                     colors=[c for _, c, _ in series], step="post", alpha=0.9)
+        ax.set_title(mode.label)
+        ax.set_xlim(0, result.duration / unit.seconds or 1.0)
+        ax.set_xlabel(f"simulated time ({unit.name})")
+        ax.set_ylim(bottom=0)
+        _legend(ax, columns=1)
+    axes[0].set_ylabel("pods")
     return fig
 
 
@@ -239,7 +284,7 @@ def _reasons(result: SimulationResult) -> Figure:
     ax.set_xlabel("unschedulable verdicts")
     ax.grid(axis="y", visible=False)
     ax.margins(x=0.12)
-    ax.legend(loc="lower right")
+    _legend(ax, columns=1)
     return fig
 
 
@@ -255,18 +300,25 @@ class _PlotSpec:
 _PLOTS: tuple[_PlotSpec, ...] = (
     _PlotSpec("plot-allocation", "GPU allocation over time",
               "Share of the fleet's GPU capacity allocated (solid; MIG slices and shares count "
-              "by their fraction) and asked for by the running pods (dotted: the device plugin "
-              "hands out whole GPUs, so its gap is capacity allocated but never asked for), "
+              "by their fraction) and asked for by the running pods (dashed, drawn on top: "
+              "under DRA it lies on the allocation; the device plugin hands out whole GPUs, "
+              "so its gap is capacity allocated but never asked for), "
               "and physical GPUs holding at least one allocation.",
               _allocation, True),
+    _PlotSpec("plot-claims", "Claim allocation status over time",
+              "Pods by the state of their GPU claims (DRA: ResourceClaims; device plugin: "
+              "extended resources): allocated to a running pod, pending, or failed after a "
+              "scheduling cycle said no, by the last reason (counted from the pod's "
+              "arrival).", _claims, True),
     _PlotSpec("plot-pending", "Pending pods over time",
               "Pods that have arrived and wait to be scheduled.", _pending, False),
     _PlotSpec("plot-fragmentation", "Fragmentation over time",
               "Idle GPU capacity that the workload's common request shapes cannot use.",
               _fragmentation, False),
-    _PlotSpec("plot-wait", "Wait-time distribution",
-              "Cumulative distribution of the time from arrival to start, over pods that "
-              "started (pods that never started are counted in the table).", _wait, False),
+    _PlotSpec("plot-wait", "Scheduling wait distribution",
+              "Cumulative distribution of the scheduling wait (pod created → started) over "
+              "the pods that started, each pod once, as in the tables (pods that never "
+              "started are counted there).", _wait, False),
     _PlotSpec("plot-reasons", "Unschedulable reasons by kind",
               "How often the scheduler found a pod unschedulable, by reason kind.",
               _reasons, False),
@@ -367,8 +419,8 @@ def _cost(result: SimulationResult) -> Figure:
     rate_ax.set_ylabel("cost per hour")
     rate_ax.grid(visible=False)
     lines = ax.get_lines() + rate_ax.get_lines()
-    ax.legend(lines, [str(line.get_label()) for line in lines], loc="lower right",
-              fontsize=7.5)
+    ax.legend(lines, [str(line.get_label()) for line in lines], loc="upper center",
+              bbox_to_anchor=(0.5, -0.22), ncols=2, borderaxespad=0.0, fontsize=7.5)
     return fig
 
 

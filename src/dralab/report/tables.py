@@ -15,9 +15,11 @@ from typing import Any
 from dralab.sim.results import SUMMARY_KEYS, PodRecord, Sample, SimulationResult
 
 from .csvtext import csv_text
+from .numbers import NUMBER_KEYS
+from .spread import SeedRuns
 
-__all__ = ["PODS_COLUMNS", "SAMPLES_COLUMNS", "SUMMARY_COLUMNS", "pods_csv", "samples_csv",
-           "summary_csv"]
+__all__ = ["PODS_COLUMNS", "SAMPLES_COLUMNS", "SEEDS_COLUMNS", "SUMMARY_COLUMNS", "pods_csv",
+           "samples_csv", "seeds_csv", "summary_csv"]
 
 SAMPLES_COLUMNS: tuple[str, ...] = ("mode", *(f.name for f in fields(Sample)))
 PODS_COLUMNS: tuple[str, ...] = ("mode", *(f.name for f in fields(PodRecord)), "wait")
@@ -68,3 +70,15 @@ def pools_csv(result: SimulationResult) -> str | None:
             for m in result.modes if m.autoscaling is not None
             for pool, p in sorted(m.autoscaling.pools.items()) for t, n in p.nodes)
     return _csv(POOLS_COLUMNS, rows)
+
+
+SEEDS_COLUMNS: tuple[str, ...] = ("seed", "mode", "label", *NUMBER_KEYS)
+
+
+def seeds_csv(runs: SeedRuns) -> str:
+    """One row per seed and mode with every compared number (columns ``SEEDS_COLUMNS``;
+    a number undefined for the run, e.g. admission wait without queueing, is empty)."""
+    return _csv(SEEDS_COLUMNS, ({"seed": seed, "mode": mode, "label": label, **numbers}
+                                for seed, row in zip(runs.seeds, runs.numbers, strict=True)
+                                for (mode, label), numbers in zip(runs.modes, row,
+                                                                  strict=True)))

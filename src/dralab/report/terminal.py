@@ -1,4 +1,8 @@
-"""The comparison as a rich table for the terminal (what ``dralab simulate`` prints)."""
+"""The comparison as a rich table for the terminal (what ``dralab simulate`` prints).
+
+The same rows, values and highlights as the page's comparison (``page._comparison``):
+means ± sd over the seeds, the difference column, and the autoscaling rows.
+"""
 
 from __future__ import annotations
 
@@ -7,56 +11,49 @@ from rich.text import Text
 
 from dralab.sim.results import SimulationResult
 
-from .metrics import METRICS, best_indices, format_duration, format_value
+from .metrics import METRICS, format_duration
+from .page import _cell, _difference
+from .spread import SeedRuns, seed_runs
 
 __all__ = ["render_summary_table"]
 
 
-def render_summary_table(result: SimulationResult) -> Table:
-    """One row per summary metric, one column per mode; the better value in bold green.
-
-    Pure: builds the table, prints nothing.
+def render_summary_table(result: SimulationResult, runs: SeedRuns | None = None) -> Table:
+    """One row per defined metric, one column per mode (mean ± sd over ``runs``' seeds,
+    default ``result`` alone) and the last mode's difference to the first; a difference
+    beyond the seeds' spread in bold green with a ✱. Pure: builds the table, prints nothing.
     """
-    table = Table(title=f"{result.scenario} — seed {result.seed}, "
+    runs = runs if runs is not None else seed_runs([result])
+    n = len(runs.seeds)
+    seeds = f"{n} seeds ({', '.join(map(str, runs.seeds))}), mean ± sd" if n > 1 \
+        else f"seed {result.seed}"
+    table = Table(title=f"{result.scenario} — {seeds}, "
                         f"{format_duration(result.duration)} simulated",
                   title_justify="left")
     table.add_column("metric")
-    for mode in result.modes:
-        table.add_column(mode.label, justify="right")
-    summaries = [m.summary() for m in result.modes]
+    for _, label in runs.modes:
+        table.add_column(label, justify="right")
+    compare = len(runs.modes) > 1
+    last = len(runs.modes) - 1
+    if compare:
+        table.add_column("difference", justify="right")
     group = None
     for spec in METRICS:
+        if not runs.defined(spec.key):
+            continue
         if spec.group != group and group is not None:
             table.add_section()
         group = spec.group
-        values = [s[spec.key] for s in summaries]
-        best = best_indices(spec, values)
-        cells = [Text(format_value(spec.kind, v), style="bold green" if i in best else "")
-                 for i, v in enumerate(values)]
+        cells = [Text(_cell(spec, runs.spread(i, spec.key), n)) for i in range(len(runs.modes))]
+        if compare:
+            d = runs.difference(0, last, spec.key)
+            beyond = d.beyond and spec.better is not None
+            cells.append(Text(_difference(spec, d) + (" ✱" if beyond else ""),
+                              style="bold green" if beyond else ""))
         table.add_row(spec.label, *cells)
-    if any(m.autoscaling is not None for m in result.modes):
-        _autoscaling_rows(table, result)
     if any(m.wall_seconds > 0 for m in result.modes):
         table.add_section()
-        table.add_row("wall time", *(format_duration(m.wall_seconds) for m in result.modes))
+        table.add_row(f"wall time (seed {result.seed})",
+                      *(format_duration(m.wall_seconds) for m in result.modes),
+                      *([""] if compare else []))
     return table
-
-
-def _autoscaling_rows(table: Table, result: SimulationResult) -> None:
-    """Autoscaled pools: cost, peak nodes, nodes added / removed, wait for a new node."""
-    table.add_section()
-    rows: list[tuple[str, list[str]]] = [("autoscaled cost", []), ("autoscaled peak nodes", []),
-                                         ("nodes added / removed", []),
-                                         ("wait for a new node p50", [])]
-    for mode in result.modes:
-        if mode.autoscaling is None:
-            for _, cells in rows:
-                cells.append("-")
-            continue
-        s = mode.autoscaling.summary()
-        rows[0][1].append(f"{s['cost']:,.2f}")
-        rows[1][1].append(str(s["peak_nodes"]))
-        rows[2][1].append(f"{s['scale_ups']} / {s['scale_downs']}")
-        rows[3][1].append(format_duration(float(s["node_wait_p50"])))
-    for label, cells in rows:
-        table.add_row(label, *cells)

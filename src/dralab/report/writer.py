@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from dralab.api.io import write_atomic
@@ -10,43 +11,61 @@ from dralab.sim.results import SimulationResult
 
 from .page import render_html
 from .plots import render_plots
-from .tables import pods_csv, pools_csv, samples_csv, summary_csv
+from .spread import seed_runs
+from .tables import pods_csv, pools_csv, samples_csv, seeds_csv, summary_csv
 
-__all__ = ["write_report"]
+__all__ = ["render_report", "write_files", "write_report"]
 
 
-def write_report(result: SimulationResult, out_dir: Path) -> Path:
+def write_report(result: SimulationResult, out_dir: Path,
+                 seeds: Sequence[SimulationResult] | None = None) -> Path:
     """Write the report for ``result`` into ``out_dir`` (created if missing); return index.html.
 
+    ``seeds``: every seed's run, ``result`` first (default: ``result`` alone); the
+    verdict, the comparison and ``seeds.csv`` are over them, the rest is ``result``.
     Files: ``metrics.json`` (``result.to_json()``, indent 2, sorted keys),
-    ``summary.csv``, ``samples.csv``, ``pods.csv`` (``pools.csv`` with autoscaled
-    pools), ``timings.json`` (wall clock
-    per mode) and ``index.html``. Each is replaced atomically, and ``index.html``
-    goes last, so a complete page always sits beside complete data. The same
-    scenario and seed give byte-identical files, except ``timings.json``, the only
-    one that holds measured time. Raises OSError when the directory cannot be written.
+    ``summary.csv``, ``samples.csv``, ``pods.csv``, ``seeds.csv`` (``pools.csv`` with
+    autoscaled pools), ``timings.json`` (wall clock per mode) and ``index.html``. Each
+    is replaced atomically, and ``index.html`` goes last, so a complete page always
+    sits beside complete data. The same scenario and seeds give byte-identical files,
+    except ``timings.json``, the only one that holds measured time. Raises OSError
+    when the directory cannot be written.
     """
-    out = Path(out_dir)
-    # Render everything before touching the disk: a plotting error leaves no half report.
+    return write_files(render_report(result, seeds), out_dir)
+
+
+def render_report(result: SimulationResult,
+                  seeds: Sequence[SimulationResult] | None = None) -> dict[str, str]:
+    """Every file of the report by name, ``index.html`` last; pure. Rendered before
+    anything touches the disk: a plotting error leaves no half report (and the
+    caller can move an old report away only once the new one exists)."""
+    runs = seed_runs(list(seeds) if seeds else [result])
+    if runs.seeds[0] != result.seed:
+        raise ValueError("seeds must start with the detailed result")
     plots = render_plots(result)
-    page = render_html(result, plots)
     files = {
         "metrics.json": json.dumps(result.to_json(), indent=2, sort_keys=True,
                                    ensure_ascii=False, allow_nan=False) + "\n",
         "summary.csv": summary_csv(result),
         "samples.csv": samples_csv(result),
         "pods.csv": pods_csv(result),
+        "seeds.csv": seeds_csv(runs),
         "timings.json": json.dumps(result.timings(), indent=2, sort_keys=True,
                                    allow_nan=False) + "\n",
     }
     pools = pools_csv(result)
     if pools is not None:
         files["pools.csv"] = pools
+    files["index.html"] = render_html(result, plots, runs)
+    return files
+
+
+def write_files(files: dict[str, str], out_dir: Path) -> Path:
+    """Write ``render_report``'s files into ``out_dir`` in order; return index.html."""
+    out = Path(out_dir)
     for name, text in files.items():
         _write(out / name, text)
-    index = out / "index.html"
-    _write(index, page)
-    return index
+    return out / "index.html"
 
 
 def _write(path: Path, text: str) -> None:

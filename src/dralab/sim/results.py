@@ -208,8 +208,11 @@ class ModeResult:
         return self.samples[-1].t if self.samples else 0.0
 
     def waits(self) -> list[float]:
-        """Wait times (seconds) of the pods that started, in pod order."""
-        return [w for w in (p.wait for p in self.pods) if w is not None]
+        """Scheduling waits (seconds, pod created -> started) of the pods that started, in
+        pod order, each pod once: a preemption victim's record is left out, its
+        re-created pod counts (the one definition the summary and the report's plots
+        share; a victim counted too would add a wait for a pod that ran again)."""
+        return [w for w in (p.wait for p in self.pods if not p.preempted) if w is not None]
 
     def summary(self) -> dict[str, float | int]:
         """The headline numbers, keyed by ``SUMMARY_KEYS`` in that order.
@@ -223,7 +226,7 @@ class ModeResult:
         # A preempted pod is re-created as a new record; count each pod once, by its
         # last incarnation, and report evictions as ``preemptions``.
         final = [p for p in self.pods if not p.preempted]
-        waits = [w for w in (p.wait for p in final) if w is not None]
+        waits = self.waits()
         ts = [s.t for s in self.samples]
         span = self.span
         completed = sum(1 for p in final if p.end is not None)
