@@ -31,7 +31,9 @@ from dralab.sim.simulate import simulate
 
 from .clusterdump import read_dump
 from .convert import Conversion, convert_sources
+from .inventory import inventory
 from .pilot import PilotClasses, fleet_document, pilot_classes, smoke_test
+from .planchecks import shortfall, unconvertible, unserved
 from .pods import workload_pods
 from .podsets import workload_of
 from .pools import CLASS_RISK, GpuPool, pools_of
@@ -48,7 +50,10 @@ _SLUG = re.compile(r"[^a-z0-9-]+")
 
 @dataclass(frozen=True, slots=True)
 class ModeEffect:
-    """One model's predicted run of the pilot."""
+    """One model's predicted run of the pilot. Every number comes from that one run:
+    waits are over the pods that started (``pods - started`` never did, within the
+    run); claims (DRA only: the device plugin has none) are those of the started pods
+    (allocated) and of the others (pending)."""
 
     mode: str
     label: str
@@ -58,6 +63,12 @@ class ModeEffect:
     max_wait: float
     allocated: float          # 0..1 of the pool's GPU capacity, time-weighted mean
     requested: float
+    claims_allocated: int = 0
+    claims_pending: int = 0
+
+    @property
+    def not_started(self) -> int:
+        return self.pods - self.started
 
 
 @dataclass(slots=True)
@@ -75,6 +86,10 @@ class PilotPlan:
     sim_templates: dict[str, str]
     effect: list[ModeEffect] = field(default_factory=list)
     duration: str = "2h"
+    shortfall: list[str] = field(default_factory=list)          # planchecks.shortfall
+    unserved: list[tuple[str, str]] = field(default_factory=list)  # (workload, why)
+    unconvertible: dict[str, list[str]] = field(default_factory=dict)  # pool -> workloads
+    claims_per_kind: dict[str, int] = field(default_factory=dict)  # scenario kind -> per pod
 
 
 def _slug(text: str) -> str:
@@ -98,25 +113,31 @@ def _time_weighted(samples: list[tuple[float, float]], end: float) -> float:
     return total / end if end > 0 else samples[-1][1]
 
 
-def _simulate(directory: str) -> list[ModeEffect]:
+def _simulate(directory: str, claims_per_kind: dict[str, int]) -> list[ModeEffect]:
     scenario = load_scenario(os.path.join(directory, "scenario.yaml"))
     result = simulate(scenario)
     out = []
     for mode in result.modes:
         waits = [p.start - p.arrival for p in mode.pods if p.start is not None]
+        claims = [(claims_per_kind.get(p.kind, 0), p.start is not None) for p in mode.pods] \
+            if mode.mode == "dra" else []
         out.append(ModeEffect(
             mode.mode, mode.label, len(mode.pods), len(waits),
             sum(waits) / len(waits) if waits else 0.0, max(waits, default=0.0),
             _time_weighted([(s.t, s.gpu_capacity_allocated) for s in mode.samples],
                            result.duration),
             _time_weighted([(s.t, s.gpu_capacity_requested) for s in mode.samples],
-                           result.duration)))
+                           result.duration),
+            sum(n for n, started in claims if started),
+            sum(n for n, started in claims if not started)))
     return out
 
 
 def _scenario(plan_docs: list[tuple[str, Any, Any]], conversion: Conversion, smoke: list[Any],
-              duration: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The Scenario of the pilot and its template files (name -> text)."""
+              duration: str, claims_per_kind: dict[str, int]
+              ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The Scenario of the pilot and its template files (name -> text); ``claims_per_kind``
+    gets each job kind's claims per pod."""
     templates: dict[str, str] = {}
     kinds: list[dict[str, Any]] = []
     by_name = {(t.metadata.namespace, t.metadata.name): t for t in conversion.templates}
@@ -126,6 +147,7 @@ def _scenario(plan_docs: list[tuple[str, Any, Any]], conversion: Conversion, smo
         pod = {**pod, "metadata": {"name": name}}
         objects = [pod, *claim_templates]
         templates[f"templates/{name}.yaml"] = dumps(to_list(objects))
+        claims_per_kind[name] = len(pod.get("spec", {}).get("resourceClaims") or [])
         kinds.append({"name": name, "arrivals": ["0s"], "podsPerJob": pods,
                       "duration": {"distribution": "fixed", "mean": run_for},
                       "template": f"templates/{name}.yaml"})
@@ -205,14 +227,19 @@ def make_plan(docs: list[Document], source: str, share_memory: str = "8Gi",
     fleet = fleet_document(pilot, classes, shares)
     plan_docs = [(f.documents[0].data.get("kind"), f.plans[0].workload, f.converted[0])
                  for f in conversion.files if f.plans and f.plans[0].workload is not None]
-    scenario, sim_templates = _scenario(plan_docs, conversion, smoke, duration)
+    claims_per_kind: dict[str, int] = {}
+    scenario, sim_templates = _scenario(plan_docs, conversion, smoke, duration, claims_per_kind)
     plan = PilotPlan(source, pools, pilot, blockers, classes, order, conversion, smoke, fleet,
-                     scenario, sim_templates, duration=duration)
+                     scenario, sim_templates, duration=duration,
+                     shortfall=shortfall(pilot, movable),
+                     unserved=unserved(inventory(dump.documents), pools),
+                     unconvertible={p.name: u for p in pools if (u := unconvertible(p))},
+                     claims_per_kind=claims_per_kind)
     if run_simulation:
         with tempfile.TemporaryDirectory(prefix="dralab-pilot-") as tmp:
             _write_simulation(plan, tmp)
             try:
-                plan.effect = _simulate(tmp)
+                plan.effect = _simulate(tmp, claims_per_kind)
             except (DralabError, OSError) as exc:
                 # The files are ours, in a directory that is gone once we return: name
                 # them as --out writes them (simulation/...), never by the temporary path.

@@ -50,19 +50,41 @@ def _columns(lines: list[tuple[str, ...]]) -> str:
 
 def _effect_lines(effect: list[ModeEffect]) -> list[tuple[str, ...]]:
     lines: list[tuple[str, ...]] = [
-        ("MODEL", "PODS", "STARTED", "MEAN-WAIT", "MAX-WAIT", "GPU-ALLOCATED",
-         "GPU-REQUESTED")]
+        ("MODEL", "PODS", "STARTED", "NOT-STARTED", "MEAN-WAIT", "MAX-WAIT",
+         "CLAIMS-ALLOCATED", "CLAIMS-PENDING", "GPU-ALLOCATED", "GPU-REQUESTED")]
     for e in effect:
-        lines.append((e.mode, str(e.pods), str(e.started), f"{e.mean_wait:.0f}s",
-                      f"{e.max_wait:.0f}s", f"{e.allocated:.1%}", f"{e.requested:.1%}"))
+        claims = (str(e.claims_allocated), str(e.claims_pending)) if e.mode == "dra" \
+            else ("-", "-")
+        lines.append((e.mode, str(e.pods), str(e.started), str(e.not_started),
+                      f"{e.mean_wait:.0f}s", f"{e.max_wait:.0f}s", *claims,
+                      f"{e.allocated:.1%}", f"{e.requested:.1%}"))
     return lines
+
+
+_WAIT_NOTE = ("waits are over the pods that started; a pod not started waited the whole run "
+              "and more")
+_UNCONVERTIBLE = ("dralab cannot convert (moving the pool to DRA leaves them without GPUs; "
+                  "keep the device plugin there or convert them by hand first)")
+
+
+def _checks_lines(plan: PilotPlan) -> list[str]:
+    """The plan's warnings: workloads that cannot move, workloads no pool serves."""
+    out = [f"pool {pool}: {len(names)} workload(s) {_UNCONVERTIBLE}: {', '.join(names)}"
+           for pool, names in plan.unconvertible.items()]
+    if plan.unserved:
+        out.append(f"not served by any pool: {len(plan.unserved)} GPU workload(s)")
+        out += [f"  {what}: {why}" for what, why in plan.unserved]
+    return out
 
 
 def render_plan(plan: PilotPlan) -> str:
     """The summary printed by ``dralab migrate plan``."""
     text = _columns([("POOL", "NODES", "GPU", "GPUS", "WORKLOADS", "PODS", "RISK", "FLAGS")]
                     + [_pool_line(p) for p in plan.pools])
+    text += "".join(line + "\n" for line in _checks_lines(plan))
     text += f"\npilot pool: {_pool_name(plan.pilot)}\n"
+    for short in plan.shortfall:
+        text += f"capacity SHORT: {short} (pods beyond it wait in both models)\n"
     for blocker in plan.blockers:
         text += f"blocker: {blocker}\n"
     text += "device classes: " + ", ".join(c.name for c in plan.classes.all()) + "\n"
@@ -71,6 +93,8 @@ def render_plan(plan: PilotPlan) -> str:
     if plan.effect:
         text += "\npredicted effect on the pilot pool (dralab simulate, " \
                 f"{plan.duration}):\n" + _columns(_effect_lines(plan.effect))
+        if any(e.not_started for e in plan.effect):
+            text += f"({_WAIT_NOTE})\n"
     return text
 
 
@@ -78,20 +102,30 @@ def _expected(plan: PilotPlan) -> list[tuple[str, str, str]]:
     dra = next((e for e in plan.effect if e.mode == "dra"), None)
     plugin = next((e for e in plan.effect if e.mode == "device-plugin"), None)
     started = f"{dra.started} of {dra.pods} pods started" if dra else "every pilot pod started"
+    if dra and dra.not_started:
+        started += f"; {dra.not_started} not started within {plan.duration} (device plugin: " \
+                   f"{plugin.not_started if plugin else '-'})"
     wait = f"mean {dra.mean_wait:.0f}s, max {dra.max_wait:.0f}s (device plugin: " \
            f"{plugin.mean_wait:.0f}s / {plugin.max_wait:.0f}s)" if dra and plugin else "unchanged"
+    if dra and dra.not_started:
+        wait += f", over the {dra.started} pods that started ({_WAIT_NOTE})"
     util = (f"allocated {dra.allocated:.1%} of the pool's GPU capacity for {dra.requested:.1%} "
             f"requested (device plugin: {plugin.allocated:.1%} for {plugin.requested:.1%})"
             if dra and plugin else "allocated equals requested")
-    claims = sum(len(e.claims) * (e.pod_set.pods or 0)
-                 for f in plan.conversion.files for p in f.plans for e in p.edits) + 1
+    if dra is None:
+        claims = "every claim (one per GPU container of each pilot pod, smoke test included) " \
+                 "allocated and reserved within seconds"
+    elif dra.claims_pending:
+        claims = f"{dra.claims_allocated} claim(s) allocated (those of the started pods), " \
+                 f"{dra.claims_pending} pending with their pods"
+    else:
+        claims = f"all {dra.claims_allocated} claim(s) (one per GPU container of each pilot " \
+                 "pod, smoke test included) allocated and reserved within seconds"
     return [
         ("Scheduling latency (pod created -> PodScheduled; scheduler_pod_scheduling_sli_"
          "duration_seconds)", wait, "a rise means claim allocation is slow or retries"),
         ("Pods started", started, "compare with the same workloads before the move"),
-        ("Claim allocation status (kubectl get resourceclaims -A)",
-         f"all {claims} claim(s) (one per GPU container of each pilot pod, smoke test "
-         "included) allocated and reserved within seconds",
+        ("Claim allocation status (kubectl get resourceclaims -A)", claims,
          "a claim pending with 'cannot allocate all claims' means the class or CEL matches "
          "no free device"),
         ("GPU utilisation (DCGM_FI_DEV_GPU_UTIL, allocated vs requested capacity)", util,
@@ -123,8 +157,15 @@ def pilot_report(plan: PilotPlan) -> str:
             "then the smallest." + (" Its nodes are tainted: only workloads that tolerate "
                                     "the taint land there (isolated)." if p.dedicated else ""),
             ""]
+    if plan.shortfall:
+        out += ["**Capacity short of the pilot's demand** (all pods at once; pods beyond it "
+                "wait in both models):", ""] + [f"- {s}" for s in plan.shortfall] + [""]
     if plan.blockers:
         out += ["**Blockers (fix first):**", ""] + [f"- {b}" for b in plan.blockers] + [""]
+    checks = _checks_lines(plan)
+    if checks:
+        out += ["**Workloads the pilot leaves behind:**", ""] + \
+            [f"- {line.strip()}" for line in checks] + [""]
     out += ["Moving the pool: label its nodes so the GPU operator stops the device plugin "
             "there, install the NVIDIA DRA driver on them, then run `dralab migrate check` "
             "on a fresh dump: it must exit 0 (no node advertises GPUs both ways).", "",
@@ -139,9 +180,12 @@ def pilot_report(plan: PilotPlan) -> str:
             + ", ".join(f"`{f.output}`" for f in plan.conversion.files) + ".", ""]
     if plan.effect:
         out += [f"## Predicted effect (simulated, {plan.duration}, both models)", "",
-                "| model | pods | started | mean wait | max wait | GPU allocated | "
-                "GPU requested |", "|---|---|---|---|---|---|---|"]
+                "| model | pods | started | not started | mean wait | max wait | claims "
+                "allocated | claims pending | GPU allocated | GPU requested |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(line) + " |" for line in _effect_lines(plan.effect)[1:]]
+        if any(e.not_started for e in plan.effect):
+            out += ["", f"({_WAIT_NOTE}.)"]
         out += ["", "Rerun: `dralab simulate --scenario simulation/scenario.yaml "
                 "--out pilot-sim`.", ""]
     out += ["## Pilot metrics to watch", "", "| metric | expected | if not |", "|---|---|---|"]

@@ -126,6 +126,8 @@ def pools_of(dump: ClusterDump) -> list[GpuPool]:
     for entry in inventory(dump.documents):
         if entry.workload.kind == "Pod" and at_path(entry.document.data, ("spec", "nodeName")):
             continue  # a running pod of some workload: the workload itself is counted
+        if entry.workload.template_only:
+            continue  # a TrainingRuntime: its pods are its TrainJobs', made elsewhere
         for pool in pools.values():
             if any(_lands(entry, n) for n in pool.nodes):
                 pool.workloads.append(entry)
