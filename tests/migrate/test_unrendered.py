@@ -67,3 +67,11 @@ def test_broken_yaml_without_template_actions_stays_an_error() -> None:
 def test_a_template_on_stdin_is_named_as_stdin() -> None:
     docs, skipped = read_rendered(["-"], stdin=io.StringIO(TEMPLATE.read_text()))
     assert docs == [] and [s.path for s in skipped] == ["-"]
+
+
+def test_check_and_plan_skip_the_template_too(tmp_path: Path) -> None:
+    dump = ROOT / "examples" / "migrate" / "cluster-dump.yaml"
+    code, out, err = run("migrate", "check", "-f", str(TEMPLATE), "-f", str(dump))
+    assert code == 1 and err == SKIP and "l4-node-01" in out
+    code, out, err = run("migrate", "plan", "-f", str(TEMPLATE), "-f", str(dump))
+    assert code == 1 and err == SKIP and "pilot pool: l4" in out
