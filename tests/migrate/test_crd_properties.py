@@ -98,3 +98,22 @@ def test_kserve_every_container_key_counted_and_converted(component: str, data: 
     converted = _converted(doc)
     assert pod_demand(converted, pod_set).per_pod("gpus") == 0
     assert converted["spec"][component]["resourceClaims"][0]["name"] == "gpu"
+
+
+@settings(max_examples=30, deadline=None)
+@given(replicas=_COUNT, pipeline=st.one_of(st.none(), st.integers(1, 4)))
+def test_kserve_multinode_counted_not_converted(replicas: int | None,
+                                                pipeline: int | None) -> None:
+    worker: dict[str, Any] = {"containers": [_container(2)]}
+    if pipeline is not None:
+        worker["pipelineParallelSize"] = pipeline
+    predictor: dict[str, Any] = {"model": _container(2), "workerSpec": worker}
+    if replicas is not None:
+        predictor["minReplicas"] = replicas
+    doc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+           "metadata": {"name": "i"}, "spec": {"predictor": predictor}}
+    workload = workload_of(doc)
+    assert workload is not None and workload.not_convertible
+    heads = 1 if replicas is None else replicas
+    assert [p.pods for p in workload.pod_sets] == [heads, heads * ((pipeline or 1) - 1)]
+    assert plan_document(doc, TemplateNames()).problems == [workload.not_convertible]

@@ -7,7 +7,9 @@
   spec; its framework key (``predictor.pytorch``, ``.tensorflow``, ``.sklearn``,
   ``.xgboost``, ``.triton``, ``.onnx``, ``.huggingface``, ``.model``, ...; the
   explainer's ``art``) is one more container, the ``kserve-container`` of the pod;
-  ``minReplicas`` pods (KServe's default 1);
+  ``minReplicas`` pods (KServe's default 1); a multi-node predictor (``workerSpec``) adds
+  ``pipelineParallelSize - 1`` worker pods per replica and is read, not converted (KServe
+  sets those pods' GPUs from ``tensorParallelSize``);
 * KServe LLMInferenceService: ``spec.template`` (and ``spec.prefill.template``), ``replicas``
   pods; read, not converted (the controller merges the template with an
   LLMInferenceServiceConfig dralab does not see);
@@ -57,6 +59,10 @@ _RAY_GPUS = "num-gpus"
 _TRAINER_JOB = "node"
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
+KSERVE_MULTINODE_WHY = (
+    "multi-node serving (predictor.workerSpec): KServe sets the GPUs of the head and "
+    "worker pods from workerSpec.tensorParallelSize; dralab counts the GPUs as written "
+    "and does not convert it; convert by hand")
 LLMISVC_WHY = ("the KServe controller builds its pods from spec.template merged with an "
                "LLMInferenceServiceConfig dralab does not see; convert by hand (claims in "
                "spec.template.resourceClaims and the main container's resources.claims)")
@@ -133,8 +139,16 @@ def _inference_service(data: Mapping[str, Any]) -> list[PodSet]:
             continue
         extra = tuple((k,) for k in keys if isinstance(spec.get(k), Mapping))
         labels = spec.get("labels")
-        out.append(PodSet(component, ("spec", component), count_of(spec.get("minReplicas"), 1),
+        replicas = count_of(spec.get("minReplicas"), 1)
+        out.append(PodSet(component, ("spec", component), replicas,
                           labels if isinstance(labels, Mapping) else {}, extra))
+        worker = spec.get("workerSpec")
+        if component == "predictor" and isinstance(worker, Mapping):
+            # Multi-node serving: a head pod and pipelineParallelSize - 1 workers per
+            # replica (the ServingRuntime's default size is 1: no worker).
+            workers = max(count_of(worker.get("pipelineParallelSize"), 1) - 1, 0)
+            out.append(PodSet("predictor-worker", ("spec", component, "workerSpec"),
+                              replicas * workers, {}))
     return out
 
 
@@ -186,7 +200,10 @@ def crd_workload(data: Mapping[str, Any], kind: str, namespace: str | None, name
         size = count_of(at_path(data, ("spec", "leaderWorkerTemplate", "size")), 1)
         return ManifestWorkload(kind, namespace, name, tuple(sets), size > 1)
     elif kind == "InferenceService":
-        return ManifestWorkload(kind, namespace, name, tuple(_inference_service(data)), False)
+        sets = _inference_service(data)
+        multinode = any(p.role == "predictor-worker" for p in sets)
+        return ManifestWorkload(kind, namespace, name, tuple(sets), multinode,
+                                KSERVE_MULTINODE_WHY if multinode else "")
     elif kind == "LLMInferenceService":
         return ManifestWorkload(kind, namespace, name, tuple(_llm_inference_service(data)),
                                 False, LLMISVC_WHY)
