@@ -1,7 +1,7 @@
 """Every command the documentation shows runs, and gives the output shown (issue 33).
 
-Each ``console``/``sh`` block of ``docs/*.md`` (see ``docblocks`` for the format and how
-outputs are compared) runs in a fresh temporary directory holding links to the
+Each ``console``/``sh`` block of ``README.md`` and ``docs/*.md`` (see ``docblocks`` for the
+format and how outputs are compared) runs in a fresh temporary directory holding links to the
 repository's ``examples/``, ``tests/`` and ``src/``, so paths are the ones a reader types
 at the repository's root and whatever a command writes stays in the temporary directory.
 ``dralab`` runs in-process through its click group; a block is a tiny shell: ``echo``
@@ -42,7 +42,8 @@ ENV = {"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
 # CPU seconds one block may use; the slowest (a 10-hour simulation) needs about 3.
 BLOCK_CPU = 30.0
 
-ALL_BLOCKS = [b for page in sorted(DOCS.glob("*.md")) for b in blocks(page)]
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+ALL_BLOCKS = [b for page in PAGES for b in blocks(page)]
 RUN_BLOCKS = [b for b in ALL_BLOCKS if b.skip is None]
 
 
