@@ -436,8 +436,11 @@ class _Assigner:
                 reasons.append(f"skipping flavor {name} due to "
                                f"WorkloadAllowedResourceFlavorAnnotation annotation")
                 continue
-            rejection = next((why for why in (self.rejection(name, group, p) for p in members)
-                              if why), "")
+            rejection = ""
+            for member in members:  # a loop, not a generator: this runs for every flavor
+                rejection = self.rejection(name, group, member)
+                if rejection:
+                    break
             if rejection:
                 reasons.append(rejection)
                 attempts.append(FlavorAttempt(name, AssignMode.NO_FIT, 0, None, [rejection],
@@ -461,7 +464,8 @@ class _Assigner:
                         break
                     amount -= old_totals.get(resource, 0)
                 preemption, borrow, why = self.fits_quota(fr, taken.get(fr, 0), amount, own)
-                no_fit = most_severe(no_fit, why)
+                if why:  # most_severe(x, "") is x
+                    no_fit = most_severe(no_fit, why)
                 max_borrow = max(max_borrow, borrow)
                 this = _granular(preemption, borrow)
                 if mismatch:
