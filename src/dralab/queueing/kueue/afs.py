@@ -45,7 +45,8 @@ from typing import Protocol, TypeVar
 from dralab.queueing.model import Admission, QueueingState
 
 __all__ = ["AFS_GATE", "USAGE_BASED", "AFSConfig", "AdmissionFairSharing", "LocalQueueUsage",
-           "applies_entry_penalty", "local_queue_key", "order_by_usage"]
+           "applies_entry_penalty", "calculate_usage", "decayed_consumed", "entry_penalty",
+           "local_queue_key", "order_by_usage"]
 
 # Kueue's feature gate (beta, on by default since 0.15) and the admission mode.
 AFS_GATE = "AdmissionFairSharing"
@@ -64,11 +65,47 @@ class AFSConfig:
     resource_weights: Mapping[str, float] = field(default_factory=dict)
 
     def alpha(self, elapsed: float) -> float:
-        """Kueue's calculateAlphaRate: the share of the new usage after ``elapsed``
-        seconds; a half-life of 0 makes none (the history resets)."""
-        if self.half_life == 0:
-            return 0.0
-        return 1.0 - math.pow(0.5, elapsed / self.half_life)
+        return _alpha(elapsed, self.half_life)
+
+
+def _alpha(elapsed: float, half_life: float) -> float:
+    """Kueue's calculateAlphaRate: the share of the new usage after ``elapsed``
+    seconds; a half-life of 0 makes none (the history resets)."""
+    if half_life == 0:
+        return 0.0
+    return 1.0 - math.pow(0.5, elapsed / half_life)
+
+
+def entry_penalty(requests: Mapping[str, float], config: AFSConfig) -> dict[str, float]:
+    """Kueue's CalculateEntryPenalty: what an admission costs its LocalQueue at once,
+    ``alpha(usageSamplingInterval)`` of its requests."""
+    alpha = config.alpha(config.sampling)
+    return {resource: amount * alpha for resource, amount in requests.items()}
+
+
+def decayed_consumed(old: Mapping[str, float], new: Mapping[str, float], elapsed: float,
+                     half_life: float) -> dict[str, float]:
+    """Kueue's CalculateDecayedConsumed: the history ``elapsed`` seconds on, towards
+    the usage ``new``."""
+    alpha = _alpha(elapsed, half_life)
+    out: dict[str, float] = {}
+    _add(out, old, 1.0 - alpha)
+    _add(out, new, alpha)
+    return out
+
+
+def calculate_usage(consumed: Mapping[str, float], penalty: Mapping[str, float],
+                    lq_weight: float, resource_weights: Mapping[str, float]) -> float:
+    """Kueue's CalculateUsage: the weighted sum (resources in sorted order; a weight
+    not given is 1) over the LocalQueue's weight; a weight of 0 or less is +Inf (0/0
+    would be NaN and sort first)."""
+    total = 0.0
+    merged: dict[str, float] = {}
+    _add(merged, consumed)
+    _add(merged, penalty)
+    for resource in sorted(merged):
+        total += resource_weights.get(resource, 1.0) * merged[resource]
+    return math.inf if lq_weight <= 0 else total / lq_weight
 
 
 @dataclass(slots=True)
@@ -135,15 +172,15 @@ class AdmissionFairSharing:
         if known is not None:
             return known
         entry = self.ledger.get(local_queue)
-        total = 0.0
-        if entry is not None:
-            for resource in sorted(entry.consumed):
-                total += self.config.resource_weights.get(resource, 1.0) * entry.consumed[resource]
-        weight = self.weights.get(local_queue, 1.0)
-        # Kueue: a non-positive weight sorts last (0/0 would be NaN and sort first)
-        value = math.inf if weight <= 0 else total / weight
+        value = calculate_usage(entry.consumed if entry is not None else {}, {},
+                                self.weight(local_queue), self.config.resource_weights)
         self._memo[local_queue] = value
         return value
+
+    def weight(self, local_queue: str) -> float:
+        """spec.fairSharing.weight; 1 for a LocalQueue not in the input (Kueue's
+        ResolveLQWeight for a missing one)."""
+        return self.weights.get(local_queue, 1.0)
 
     def _admitted_usage(self, state: QueueingState) -> dict[str, dict[str, float]]:
         """Per LocalQueue of the usage-based ClusterQueues, what its admitted workloads
@@ -159,11 +196,8 @@ class AdmissionFairSharing:
 
     def _decay(self, entry: LocalQueueUsage, admitted: Mapping[str, float],
                elapsed: float) -> None:
-        alpha = self.config.alpha(max(0.0, elapsed))
-        consumed: dict[str, float] = {}
-        _add(consumed, entry.consumed, 1.0 - alpha)
-        _add(consumed, admitted, alpha)
-        entry.consumed = consumed
+        entry.consumed = decayed_consumed(entry.consumed, admitted, max(0.0, elapsed),
+                                          self.config.half_life)
 
     def sample(self, state: QueueingState, now: float) -> None:
         """The LocalQueue controller's samples up to ``now``: a LocalQueue seen for the
@@ -199,7 +233,7 @@ class AdmissionFairSharing:
         known = self._at_cycle.get(local_queue)
         if known is not None:
             return known
-        return math.inf if self.weights.get(local_queue, 1.0) <= 0 else 0.0
+        return calculate_usage({}, {}, self.weight(local_queue), {})
 
     def admitted(self, state: QueueingState, key: str, admission: Admission,
                  now: float) -> None:
@@ -210,8 +244,7 @@ class AdmissionFairSharing:
         if workload is None or not self.applies(admission.cluster_queue):
             return
         name = local_queue_key(key, workload.queue)
-        penalty = _amounts(admission)
-        alpha = self.config.alpha(self.config.sampling)
+        penalty = entry_penalty(_amounts(admission), self.config)
         entry = self.ledger.setdefault(name, LocalQueueUsage({}, now))
         if entry.last_update is None:
             entry.last_update = now
@@ -224,7 +257,7 @@ class AdmissionFairSharing:
                         and local_queue_key(other, spec.queue) == name:
                     _add(own, _amounts(held))
             self._decay(entry, own, now - entry.last_update)
-        _add(entry.consumed, penalty, alpha)
+        _add(entry.consumed, penalty)
         entry.last_update = max(entry.last_update, now)
         self._memo.clear()
 
