@@ -1,7 +1,14 @@
 """Small Kueue inputs that the queueing, count-cap and fuzz tests share: one queue on one
-flavor, and cohort chains with or without a cycle (issue 29's shapes)."""
+flavor, and cohort chains with or without a cycle (issue 29's shapes); and one
+``dralab admit`` run on such a snapshot, as the queueing CLI tests make it."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 
 def one_queue(quota: str = "10", cohort: str | None = None) -> str:
@@ -41,3 +48,40 @@ def cohort_chain(n: int, cycle: bool) -> str:
         doc = f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: c{i}}}\n"
         docs.append(doc + (f"spec: {{parentName: {parent}}}\n" if parent else ""))
     return "---\n".join(docs)
+
+
+@dataclass(frozen=True)
+class AdmitRun:
+    """One ``dralab admit -f`` run on a written snapshot: the exit code, what it printed,
+    and the objects of its YAML output (none after an input error, exit 2)."""
+
+    exit_code: int
+    output: str
+    stderr: str
+    items: list[dict[str, Any]]
+
+    def by_name(self, kind: str | None = "Workload") -> dict[str, dict[str, Any]]:
+        """The output's objects (of ``kind``; every kind with None) by name."""
+        return {i["metadata"]["name"]: i for i in self.items
+                if kind is None or i["kind"] == kind}
+
+
+def run_admit(tmp_path: Path, text: str, *args: str) -> AdmitRun:
+    """``dralab admit -f SNAPSHOT *args`` with ``text`` written to ``tmp_path/in.yaml``.
+    Exit 0 or 1 (or 2 on bad input) is the caller's to check."""
+    from click.testing import CliRunner
+
+    from dralab.cli.main import cli
+
+    snapshot = tmp_path / "in.yaml"
+    snapshot.write_text(text)
+    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot), *args])
+    assert result.exit_code in (0, 1, 2), result.output
+    items = yaml.safe_load(result.stdout)["items"] if result.exit_code != 2 else []
+    return AdmitRun(result.exit_code, result.output, result.stderr, items)
+
+
+def conditions(item: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """A Workload's status conditions: type -> (status, reason, message)."""
+    return {c["type"]: (c["status"], c["reason"], c["message"])
+            for c in item["status"].get("conditions", [])}

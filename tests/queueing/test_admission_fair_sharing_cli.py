@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from dralab.cli.main import cli
+from kueueinputs import run_admit
 
 _QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -135,18 +133,10 @@ def _text(mode: str = "UsageBasedAdmissionFairSharing", weight: str = "1",
     return text
 
 
-def _run(tmp_path: Path, text: str, *more: str) -> Any:
-    path = tmp_path / "in.yaml"
-    path.write_text(text)
-    return CliRunner().invoke(cli, ["admit", "-f", str(path), *more])
-
-
 def _admitted(tmp_path: Path, text: str, *more: str) -> set[str]:
-    result = _run(tmp_path, text, *more)
-    assert result.exit_code in (0, 1), result.output
-    items = yaml.safe_load(result.stdout)["items"]
-    return {i["metadata"]["name"] for i in items
-            if i["kind"] == "Workload" and "admission" in i.get("status", {})}
+    run = run_admit(tmp_path, text, *more)
+    assert run.exit_code in (0, 1), run.output
+    return {name for name, w in run.by_name().items() if "admission" in w.get("status", {})}
 
 
 def test_lower_usage_local_queue_first(tmp_path: Path) -> None:
@@ -187,7 +177,7 @@ def test_preemption_takes_the_higher_usage_first(tmp_path: Path) -> None:
                             '"NoAdmissionFairSharing"'),
 ], ids=["negative half-life", "bad duration", "negative weight", "bad mode"])
 def test_bad_input(tmp_path: Path, kwargs: dict[str, Any], error: str) -> None:
-    result = _run(tmp_path, _text(**kwargs))
+    result = run_admit(tmp_path, _text(**kwargs))
     assert result.exit_code == 2
     assert error in result.output
     assert "Traceback" not in result.output

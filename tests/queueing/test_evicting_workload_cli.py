@@ -11,10 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from click.testing import CliRunner
-
-from dralab.cli.main import cli
+from kueueinputs import conditions, run_admit
 
 _QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -73,16 +70,9 @@ status:{admission or " {}"}
 
 
 def _admit(tmp_path: Path, text: str, *args: str) -> dict[str, Any]:
-    path = tmp_path / "in.yaml"
-    path.write_text(text)
-    result = CliRunner().invoke(cli, ["admit", "-f", str(path), *args])
-    assert result.exit_code in (0, 1), result.output
-    return {i["metadata"]["name"]: i for i in yaml.safe_load(result.stdout)["items"]}
-
-
-def _conditions(item: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
-    return {c["type"]: (c["status"], c["reason"], c["message"])
-            for c in item["status"].get("conditions", [])}
+    run = run_admit(tmp_path, text, *args)
+    assert run.exit_code in (0, 1), run.output
+    return run.by_name(None)
 
 
 def test_evicting_workload_holds_its_quota_in_the_first_cycle(tmp_path: Path) -> None:
@@ -93,10 +83,10 @@ def test_evicting_workload_holds_its_quota_in_the_first_cycle(tmp_path: Path) ->
     items = _admit(tmp_path, _QUEUES + _workload("evicting", 20, _RESERVED + _EVICTED)
                    + _workload("low", -5, _RESERVED) + _workload("high", 10))
     assert "admission" in items["high"]["status"]
-    assert _conditions(items["low"])["Preempted"][1] == "InClusterQueue"
+    assert conditions(items["low"])["Preempted"][1] == "InClusterQueue"
     # gone once its job stopped, requeued, and admitted again in the room it left
     assert "admission" in items["evicting"]["status"]
-    assert _conditions(items["evicting"])["Evicted"][0] == "False"
+    assert conditions(items["evicting"])["Evicted"][0] == "False"
     assert "admission" not in items["low"]["status"]
 
 
@@ -108,8 +98,8 @@ def test_evicting_target_is_not_evicted_again(tmp_path: Path) -> None:
                    + _workload("low", -1, _RESERVED) + _workload("high", 10))
     assert "admission" in items["high"]["status"]
     assert "admission" in items["low"]["status"]
-    assert "Preempted" not in _conditions(items["evicting"])
-    assert _conditions(items["evicting"])["Evicted"] == ("True", "Preempted", "Preempted earlier")
+    assert "Preempted" not in conditions(items["evicting"])
+    assert conditions(items["evicting"])["Evicted"] == ("True", "Preempted", "Preempted earlier")
 
 
 def test_one_cycle_leaves_an_untaken_evicting_workload_as_read(tmp_path: Path) -> None:
@@ -117,6 +107,6 @@ def test_one_cycle_leaves_an_untaken_evicting_workload_as_read(tmp_path: Path) -
                    "--cycles", "1")
     status = items["evicting"]["status"]
     assert status["admission"]["clusterQueue"] == "cq"
-    assert _conditions(items["evicting"]) == {
+    assert conditions(items["evicting"]) == {
         "QuotaReserved": ("True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
         "Evicted": ("True", "Preempted", "Preempted earlier")}

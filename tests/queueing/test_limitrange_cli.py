@@ -11,18 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from click.testing import CliRunner
-
 from dralab.api.codec import decode
 from dralab.api.core import Pod
-from dralab.cli.main import cli
 from dralab.queueing.limitrange import (
     adjusted,
     limit_range_summaries,
     validation_errors,
     validation_message,
 )
+from kueueinputs import run_admit
 
 _QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -78,11 +75,8 @@ spec:
 
 
 def _admit(tmp_path: Path, text: str) -> tuple[int, dict[str, Any], str]:
-    path = tmp_path / "in.yaml"
-    path.write_text(text)
-    result = CliRunner().invoke(cli, ["admit", "-f", str(path)])
-    items = yaml.safe_load(result.stdout)["items"] if result.exit_code != 2 else []
-    return result.exit_code, {i["metadata"]["name"]: i for i in items}, result.stderr
+    run = run_admit(tmp_path, text)
+    return run.exit_code, run.by_name(None), run.stderr
 
 
 def _quota_reserved(item: dict[str, Any]) -> dict[str, Any]:

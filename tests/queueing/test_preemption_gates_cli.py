@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from dralab.cli.main import cli
+from kueueinputs import conditions, run_admit
 
 _INPUT = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -87,35 +85,28 @@ status:
 
 
 def _admit(tmp_path: Path, text: str) -> dict[str, Any]:
-    path = tmp_path / "in.yaml"
-    path.write_text(text)
-    result = CliRunner().invoke(cli, ["admit", "-f", str(path)])
-    assert result.exit_code in (0, 1), result.output
-    return {i["metadata"]["name"]: i for i in yaml.safe_load(result.stdout)["items"]}
-
-
-def _conditions(item: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
-    return {c["type"]: (c["status"], c["reason"], c["message"])
-            for c in item["status"]["conditions"]}
+    run = run_admit(tmp_path, text)
+    assert run.exit_code in (0, 1), run.output
+    return run.by_name(None)
 
 
 @pytest.mark.parametrize("gate", ["MultiKueueOrchestratedPreemption", "ConcurrentAdmission"])
 def test_closed_gate_blocks_preemption(tmp_path: Path, gate: str) -> None:
     items = _admit(tmp_path, _INPUT + _CONFIG % gate)
     gated = "Workload requires preemption, but it's gated"
-    conditions = _conditions(items["preemptor"])
-    assert conditions["QuotaReserved"] == ("False", "AdmissionGated", gated)
-    assert conditions["BlockedOnPreemptionGates"] == ("True", "PreemptionGated", gated)
+    preemptor = conditions(items["preemptor"])
+    assert preemptor["QuotaReserved"] == ("False", "AdmissionGated", gated)
+    assert preemptor["BlockedOnPreemptionGates"] == ("True", "PreemptionGated", gated)
     assert "admission" in items["low"]["status"]  # not preempted
-    assert "Evicted" not in _conditions(items["low"])
+    assert "Evicted" not in conditions(items["low"])
 
 
 def test_gate_off_or_open_preempts(tmp_path: Path) -> None:
     # the feature off (its default): the gate is ignored
     items = _admit(tmp_path, _INPUT)
     assert "admission" in items["preemptor"]["status"]
-    assert _conditions(items["low"])["Evicted"][1] == "Preempted"
+    assert conditions(items["low"])["Evicted"][1] == "Preempted"
     # the gate Open in status.preemptionGates: preemption goes ahead
     items = _admit(tmp_path, _INPUT + _OPEN + _CONFIG % "MultiKueueOrchestratedPreemption")
     assert "admission" in items["preemptor"]["status"]
-    assert "BlockedOnPreemptionGates" not in _conditions(items["preemptor"])
+    assert "BlockedOnPreemptionGates" not in conditions(items["preemptor"])

@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from dralab.cli.main import cli
 from dralab.queueing.transformations import ResourceTransformation, apply_transformations
+from kueueinputs import run_admit
 
 _QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -73,13 +71,10 @@ resources:
 
 
 def _admit(tmp_path: Path, text: str) -> tuple[int, str, dict[str, Any]]:
-    snapshot = tmp_path / "in.yaml"
-    snapshot.write_text(text)
-    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
-    if result.exit_code == 2:
-        return 2, result.output, {}
-    items = yaml.safe_load(result.stdout)["items"]
-    return result.exit_code, result.output, next(i for i in items if i["kind"] == "Workload")
+    run = run_admit(tmp_path, text)
+    if run.exit_code == 2:
+        return 2, run.output, {}
+    return run.exit_code, run.output, next(iter(run.by_name().values()))
 
 
 @pytest.mark.parametrize(("strategy", "usage"), [

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from dralab.cli.main import cli
+from kueueinputs import run_admit
 
 _QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -94,12 +92,9 @@ featureGates: {ElasticJobsViaWorkloadSlices: false}
 
 
 def _admit(tmp_path: Path, text: str) -> tuple[int, dict[str, dict[str, Any]]]:
-    snapshot = tmp_path / "in.yaml"
-    snapshot.write_text(text)
-    result = CliRunner().invoke(cli, ["admit", "-f", str(snapshot)])
-    assert result.exit_code in (0, 1), result.output
-    items = yaml.safe_load(result.stdout)["items"]
-    return result.exit_code, {i["metadata"]["name"]: i for i in items if i["kind"] == "Workload"}
+    run = run_admit(tmp_path, text)
+    assert run.exit_code in (0, 1), run.output
+    return run.exit_code, run.by_name()
 
 
 def _condition(workload: dict[str, Any], kind: str) -> dict[str, Any] | None:
