@@ -118,3 +118,11 @@ def test_seed_runs_of_results_every_verdict_key_is_a_number() -> None:
     assert set(VERDICT_KEYS) <= set(NUMBER_KEYS)
     with pytest.raises(ValueError, match="no simulation result"):
         seed_runs([])
+
+
+def test_costs_carry_their_unit() -> None:
+    r = runs(autoscaled_cost=[(100, 80), (110, 85), (105, 84)])
+    r = SeedRuns(r.scenario, r.seeds, r.modes, r.numbers, "USD")
+    v = verdict(r)
+    assert v.findings[0] == ("Cost of autoscaled pools: 22.00 ± 2.65 USD lower (105.00 → "
+                             "83.00; every seed agrees): the autoscaled nodes cost less.")

@@ -139,7 +139,7 @@ def _comparison(runs: SeedRuns) -> str:
                     if highlight else f"<td>{escape(_difference(spec, d))}</td>")
             cells.append(mark)
         rows.append(f'<tr data-metric="{spec.key}"><th scope="row" '
-                    f'title="{escape(GLOSSARY[spec.key])}">{escape(spec.label)}</th>'
+                    f'title="{escape(GLOSSARY[spec.key])}">{escape(runs.label(spec))}</th>'
                     f"{''.join(cells)}</tr>")
     body = "\n".join(rows)
     return (f'<table class="comparison" id="comparison-table">\n<thead><tr>'
@@ -269,10 +269,12 @@ def _pools(result: SimulationResult) -> str:
     if not rows:
         return ""
     body = "\n".join(rows)
+    unit = escape(next(m.autoscaling.cost_unit for m in result.modes
+                       if m.autoscaling is not None))
     return (f'<section id="autoscaling">\n<h2>Autoscaling</h2>\n'
             f'<table class="comparison" id="autoscaling-table">\n<thead><tr>'
             f'<th scope="col">Mode</th><th scope="col">Autoscaler</th>'
-            f'<th scope="col">Total cost</th><th scope="col">Node-hours</th>'
+            f'<th scope="col">Total cost ({unit})</th><th scope="col">Node-hours</th>'
             f'<th scope="col">Peak nodes</th><th scope="col">Nodes added</th>'
             f'<th scope="col">Nodes removed</th><th scope="col">Wait for a new node p50</th>'
             f'<th scope="col">Wait for a new node p90</th></tr></thead>\n<tbody>\n'
@@ -282,7 +284,8 @@ def _pools(result: SimulationResult) -> str:
             f'<th scope="col">Pool</th><th scope="col">Min</th><th scope="col">Max</th>'
             f'<th scope="col">Peak nodes</th><th scope="col">Node-hours</th>'
             f'<th scope="col">Nodes added</th><th scope="col">Nodes removed</th>'
-            f'<th scope="col">Price per node-hour</th><th scope="col">Cost</th></tr></thead>\n'
+            f'<th scope="col">Price per node-hour ({unit})</th>'
+            f'<th scope="col">Cost ({unit})</th></tr></thead>\n'
             f"<tbody>\n{body}\n</tbody></table>\n"
             f'<p class="note">{escape(GLOSSARY["autoscaled_cost"])} '
             f"{escape(GLOSSARY['node_wait_p50'])}</p>\n</section>")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from dralab.sim.results import SimulationResult
 
+from .metrics import MetricSpec
 from .numbers import NUMBER_KEYS, mode_numbers
 
 __all__ = ["MIN_SEEDS", "Difference", "SeedRuns", "Spread", "seed_runs"]
@@ -74,6 +75,11 @@ class SeedRuns:
     seeds: tuple[int, ...]
     modes: tuple[tuple[str, str], ...]
     numbers: tuple[tuple[dict[str, float], ...], ...]
+    cost_unit: str = "pricePerHour units"   # what costs are in (AutoscalingMetrics)
+
+    def label(self, spec: MetricSpec) -> str:
+        """``spec``'s label, with the unit of costs for a cost."""
+        return f"{spec.label} ({self.cost_unit})" if spec.kind == "money" else spec.label
 
     def values(self, mode: int, key: str) -> list[float]:
         return [row[mode][key] for row in self.numbers]
@@ -108,4 +114,6 @@ def seed_runs(results: Sequence[SimulationResult]) -> SeedRuns:
             raise ValueError(f"seed {r.seed} ran other modes than seed {results[0].seed}")
     numbers = tuple(tuple(mode_numbers(m) for m in r.modes) for r in results)
     assert all(set(n) == set(NUMBER_KEYS) for row in numbers for n in row)
-    return SeedRuns(results[0].scenario, tuple(r.seed for r in results), modes, numbers)
+    units = [m.autoscaling.cost_unit for m in results[0].modes if m.autoscaling is not None]
+    return SeedRuns(results[0].scenario, tuple(r.seed for r in results), modes, numbers,
+                    *units[:1])

@@ -50,7 +50,7 @@ def render_summary_table(result: SimulationResult, runs: SeedRuns | None = None)
             beyond = d.beyond and spec.better is not None
             cells.append(Text(_difference(spec, d) + (" ✱" if beyond else ""),
                               style="bold green" if beyond else ""))
-        table.add_row(spec.label, *cells)
+        table.add_row(runs.label(spec), *cells)
     if any(m.wall_seconds > 0 for m in result.modes):
         table.add_section()
         table.add_row(f"wall time (seed {result.seed})",

@@ -61,6 +61,11 @@ def _amount(spec: MetricSpec, value: float) -> str:
     return format_mean(spec.kind, a)
 
 
+def _unit(spec: MetricSpec, runs: SeedRuns) -> str:
+    """After a cost and its spread: the unit of costs; "" for the rest."""
+    return f" {runs.cost_unit}" if spec.kind == "money" else ""
+
+
 def _word(spec: MetricSpec, sign: int) -> str:
     if spec.kind == "duration":
         return "longer" if sign > 0 else "shorter"
@@ -80,18 +85,19 @@ def _finding(spec: MetricSpec, d: Difference, runs: SeedRuns, base: int, other: 
     sd = d.spread.sd
     spread = f" ± {_amount(spec, sd)}" if math.isfinite(sd) else ""
     meaning = spec.why if better else f"worse for {runs.modes[other][1]}"
-    return (f"{spec.label}: {_amount(spec, d.spread.mean)}{spread} {_word(spec, d.sign)} "
+    return (f"{spec.label}: {_amount(spec, d.spread.mean)}{spread}{_unit(spec, runs)} "
+            f"{_word(spec, d.sign)} "
             f"({_mean(spec, runs, base)} → {_mean(spec, runs, other)}; every seed agrees): "
             f"{meaning}.")
 
 
-def _signed(spec: MetricSpec, d: Difference) -> str:
+def _signed(spec: MetricSpec, d: Difference, runs: SeedRuns) -> str:
     if d.sign == 0:
         return "no change"
     sign = "+" if d.sign > 0 else "−"
     sd = d.spread.sd
     spread = f" ± {_amount(spec, sd)}" if math.isfinite(sd) else ""
-    return f"{sign}{_amount(spec, d.spread.mean)}{spread}"
+    return f"{sign}{_amount(spec, d.spread.mean)}{spread}{_unit(spec, runs)}"
 
 
 def _lc(label: str) -> str:
@@ -148,14 +154,15 @@ def verdict(runs: SeedRuns, base: int = 0, other: int | None = None) -> Verdict:
         elif d.sign == 0:
             same.append(_lc(spec.label))
         elif math.isfinite(d.spread.mean):
-            within.append(f"{_lc(spec.label)} ({_signed(spec, d)})")
+            within.append(f"{_lc(spec.label)} ({_signed(spec, d, runs)})")
     headline = f"{other_label} against {base_label}, over {seeds}: "
     if findings:
         first = _SPECS[found[0]]
         d = runs.difference(base, other, first.key)
         more = len(findings) - 1
         sd = (f" ± {_amount(first, d.spread.sd)}" if math.isfinite(d.spread.sd) else "")
-        headline += (f"{_lc(first.label)} {_amount(first, d.spread.mean)}{sd} "
+        headline += (f"{_lc(first.label)} {_amount(first, d.spread.mean)}{sd}"
+                     f"{_unit(first, runs)} "
                      f"{_word(first, d.sign)} ({_mean(first, runs, base)} → "
                      f"{_mean(first, runs, other)})"
                      + (f", and {more} more difference{'s' if more != 1 else ''} beyond the "

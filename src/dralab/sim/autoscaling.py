@@ -78,6 +78,7 @@ class AutoscalingSettings:
     # cluster-autoscaler: every flag (the fields above included); None: CA's defaults
     # with the fields above.
     options: AutoscalerOptions | None = None
+    currency: str = ""   # the unit of pricePerHour, for the report ("" when not given)
 
 
 # spec.autoscaling's Cluster Autoscaler-only flags (those ``model: karpenter`` refuses
@@ -214,7 +215,18 @@ def parse_autoscaling(ref: AutoscalingRef | None, fleet: Fleet, source: str,
         scale_down_unneeded_time=unneeded, scale_down_delay_after_add=delay,
         scale_down_utilization_threshold=threshold, pools=pools,
         ignore_dra_requests=ref.ignore_dra_requests, nodepool=nodepool, nodepools=nodepools,
-        preference_policy=ref.preference_policy, options=options)
+        preference_policy=ref.preference_policy, options=options,
+        currency=_currency(ref.currency, source, path))
+
+
+def _currency(text: Any, source: str, path: str) -> str:
+    """``spec.autoscaling.currency``: a short printable name (USD, EUR, credits)."""
+    if not isinstance(text, str) or len(text) > 16 or not all(
+            c.isalnum() or c in " $€£¥._-" for c in text):
+        raise ScenarioError(source, f"{path}.currency", "must be a short name of the "
+                            f"unit of pricePerHour (letters, digits, up to 16): "
+                            f"{short_repr(text)}")
+    return text.strip()
 
 
 def _ca_options(ref: AutoscalingRef, source: str, path: str) -> AutoscalerOptions:

@@ -389,6 +389,12 @@ class AutoscalingMetrics:
     samples: tuple[tuple[float, float, float], ...]
     node_waits: tuple[float, ...]
     loops: int
+    currency: str = ""   # the unit of pricePerHour (spec.autoscaling.currency), may be ""
+
+    @property
+    def cost_unit(self) -> str:
+        """What costs are in: the scenario's currency, or "pricePerHour units"."""
+        return self.currency or "pricePerHour units"
 
     @property
     def cost(self) -> float:
@@ -421,7 +427,9 @@ class AutoscalingMetrics:
                 "pools": {name: p.to_json() for name, p in sorted(self.pools.items())},
                 "samples": [list(x) for x in self.samples],
                 "node_waits": list(self.node_waits), "loops": self.loops,
-                "summary": {k: _finite_or_none(v) for k, v in self.summary().items()}}
+                "summary": {k: _finite_or_none(v) for k, v in self.summary().items()},
+                # Only when given, so runs without it keep their metrics.json.
+                **({"currency": self.currency} if self.currency else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AutoscalingMetrics:
@@ -429,7 +437,7 @@ class AutoscalingMetrics:
                    pools={k: PoolMetrics.from_json(v) for k, v in data["pools"].items()},
                    samples=tuple((float(t), float(c), float(r)) for t, c, r in data["samples"]),
                    node_waits=tuple(float(w) for w in data["node_waits"]),
-                   loops=int(data["loops"]))
+                   loops=int(data["loops"]), currency=str(data.get("currency", "")))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -202,6 +202,9 @@ class AutoscalingRef(_Spec, frozen=True):
     ignore_dra_requests: bool = msgspec.field(default=True, name="ignoreDRARequests")
     preference_policy: str = "Respect"    # karpenter: its --preference-policy
     node_pool: dict[str, Any] | list[Any] | str | None = None
+    # dralab's own: the unit of the fleet's pricePerHour (e.g. USD), shown with every cost
+    # in the report; empty: costs say "pricePerHour units".
+    currency: str = ""
 
 
 class ScenarioSpec(_Spec, frozen=True):

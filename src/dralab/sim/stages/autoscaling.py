@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dralab.allocator.changelog import ChangeFeed
 from dralab.api.core import Node
@@ -273,7 +273,8 @@ class AutoscalingStage(Stage):
         self.ledger.sample(self.env.now)
 
     def metrics(self) -> AutoscalingMetrics:
-        return self.ledger.freeze(self.settings.model, self.env.now, self.loops)
+        return replace(self.ledger.freeze(self.settings.model, self.env.now, self.loops),
+                       currency=self.settings.currency)
 
 
 def _pool_sizes(model: Model) -> dict[str, int]:
