@@ -58,6 +58,13 @@ def test_simulate_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     timings = json.loads(first["timings.json"])
     assert [m["mode"] for m in timings["modes"]] == ["device-plugin", "dra"]
     assert all(m["wall_seconds"] > 0 for m in timings["modes"])
+    # Each scheduling cycle's compute time, measured: as many as the cycles the run counts.
+    metrics = json.loads(first["metrics.json"])
+    for timed, mode in zip(timings["modes"], metrics["modes"], strict=True):
+        cycles = timed["cycle_seconds"]
+        assert cycles["count"] == mode["scheduling_attempts"] > 0
+        assert 0 < cycles["p50"] <= cycles["p90"] <= cycles["p99"]
+    assert b"cycle_seconds" not in first["metrics.json"]
 
 
 def test_replay_twice_gives_the_same_bytes(tmp_path: Path) -> None:

@@ -81,9 +81,12 @@ TERMS: tuple[tuple[str, str], ...] = (
                                  "deviation of the per-seed differences (at least 3 seeds). "
                                  "Only such differences are highlighted."),
     ("Scheduling latency", "In simulated time: the scheduling wait of a pod (created → "
-                           "bound) and of a claim (created → allocated). The simulated "
-                           "scheduler takes no time, so the wall-clock cost of a cycle is "
-                           "not part of this page (timings.json has each mode's wall time)."),
+                           "bound) and of a claim (created → allocated); the simulated "
+                           "scheduler takes no simulated time. What a cycle costs to compute "
+                           "here (wall clock, claim allocation included; kube-scheduler's "
+                           "scheduler_scheduling_attempt_duration_seconds) differs run to "
+                           "run, so it is kept out of this page: the terminal summary and "
+                           "timings.json (cycle_seconds p50/p90/p99 per mode) have it."),
     ("Claim allocation status", "At each sample: the GPU requests of the pods (DRA: their "
                                 "ResourceClaims; device plugin: their extended resources) "
                                 "allocated to running pods, pending (pod not placed yet), "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from dralab.sim.results import SimulationResult
+from dralab.sim.results import SimulationResult, percentile
 
 from .metrics import METRICS, format_duration
 from .page import _cell, _difference
@@ -56,4 +56,16 @@ def render_summary_table(result: SimulationResult, runs: SeedRuns | None = None)
         table.add_row(f"wall time (seed {result.seed})",
                       *(format_duration(m.wall_seconds) for m in result.modes),
                       *([""] if compare else []))
+    if any(m.cycle_seconds for m in result.modes):
+        # Measured, so only here and in timings.json: the page stays the same bytes.
+        table.add_row(f"cycle compute time p50 / p99 (seed {result.seed})",
+                      *(_cycle_times(m.cycle_seconds) for m in result.modes),
+                      *([""] if compare else []))
     return table
+
+
+def _cycle_times(seconds: tuple[float, ...]) -> str:
+    if not seconds:
+        return "—"
+    return (f"{1000 * percentile(seconds, 50):.2g} ms / "
+            f"{1000 * percentile(seconds, 99):.2g} ms")

@@ -197,6 +197,9 @@ class ModeResult:
     wall_seconds: float              # real time the run took; 0.0 in pure runs
     queues: Mapping[str, QueueMetrics] = field(default_factory=dict)  # queueing on: per CQ
     autoscaling: AutoscalingMetrics | None = None  # autoscaled pools: nodes and cost
+    # Wall seconds of each scheduling cycle when a timer was given (like wall_seconds, kept
+    # out of metrics.json: it differs run to run; timings.json has its percentiles).
+    cycle_seconds: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         ordered = dict(sorted(self.unschedulable_reasons.items()))
@@ -467,7 +470,11 @@ class SimulationResult:
         """The wall clock time each mode took (``timings.json``): the one output that
         differs between two runs of the same scenario and seed, so it is kept apart."""
         return {"schema": TIMINGS_SCHEMA, "scenario": self.scenario, "seed": self.seed,
-                "modes": [{"mode": m.mode, "wall_seconds": m.wall_seconds}
+                "modes": [{"mode": m.mode, "wall_seconds": m.wall_seconds,
+                           **({"cycle_seconds": {
+                               "count": len(m.cycle_seconds),
+                               **{f"p{q}": percentile(m.cycle_seconds, q)
+                                  for q in (50, 90, 99)}}} if m.cycle_seconds else {})}
                           for m in self.modes]}
 
     @classmethod

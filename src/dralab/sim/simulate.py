@@ -103,11 +103,13 @@ def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
 
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
              progress: Progress | None = None,
-             queueing: QueueingSetup | None = None) -> ModeResult:
+             queueing: QueueingSetup | None = None,
+             timer: Callable[[], float] | None = None) -> ModeResult:
     """Simulate ``scenario`` in one mode (a Mode, or its name: ``dra``, ``device-plugin``).
 
     ScenarioError if a template kind has no device-plugin translation and ``mode``
-    is device-plugin."""
+    is device-plugin. ``timer``: a wall clock to time each scheduling cycle with
+    (``ModeResult.cycle_seconds``); without it no clock is read."""
     mode = resolve_mode(mode)
     check_modes(scenario, (mode,))
     fleet = mode.objects(scenario)
@@ -123,6 +125,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         mode.name, _kind_weights(scenario, mode), scenario.sample_interval)
     book = PodBook()
     scheduling = SchedulingStage(env, scheduler, book)
+    if timer is not None:
+        scheduling.time_cycles(timer)
     completion = Completion(env, book, observer, scheduling)
     jobs = JobController(env, cluster, book, mode, mode.prototypes(scenario), observer,
                          scheduling)
@@ -170,7 +174,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       occupancy=observer.occupancy(scenario.duration),
                       scheduling_attempts=scheduling.attempts, preemptions=jobs.preemptions,
                       unschedulable_reasons=dict(sorted(scheduling.reasons.items())),
-                      wall_seconds=0.0,
+                      wall_seconds=0.0, cycle_seconds=tuple(scheduling.cycle_seconds),
                       queues={q: st.freeze() for q, st in sorted(admission.stats.items())}
                       if admission else {},
                       autoscaling=autoscaling.metrics() if autoscaling is not None else None)
@@ -189,7 +193,7 @@ def simulate(scenario: Scenario, progress: Progress | None = None,
     results = []
     for mode in scenario.modes:
         started = timer() if timer is not None else 0.0
-        result = run_mode(scenario, mode, arrivals, progress, queueing)
+        result = run_mode(scenario, mode, arrivals, progress, queueing, timer)
         if timer is not None:
             result = dataclasses.replace(result, wall_seconds=timer() - started)
         results.append(result)
