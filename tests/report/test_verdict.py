@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from dralab.report.metrics import METRICS
 from dralab.report.numbers import NUMBER_KEYS
 from dralab.report.spread import MIN_SEEDS, SeedRuns, Spread, seed_runs
 from dralab.report.verdict import VERDICT_KEYS, render_verdict_text, verdict
@@ -70,6 +71,8 @@ def test_too_few_seeds_give_no_finding_and_say_so(seeds: int) -> None:
     assert v.note.startswith(f"Only {seeds} seed{plural} (")
     assert "Run with --seeds 5" in v.note
     assert v.decision.startswith("Not yet:")
+    assert v.headline.endswith("too few seeds to tell a difference from noise.")
+    assert v.within.startswith("Differences not told from noise yet: mean GPUs busy (−20")
 
 
 def test_gains_and_losses_make_a_trade_off() -> None:
@@ -116,6 +119,9 @@ def test_seed_runs_of_results_every_verdict_key_is_a_number() -> None:
     r = seed_runs(results)
     assert r.seeds == (7, 8) and [m for m, _ in r.modes] == ["device-plugin", "dra"]
     assert set(VERDICT_KEYS) <= set(NUMBER_KEYS)
+    # The verdict weighs exactly the rows a table may highlight: they never disagree.
+    assert set(VERDICT_KEYS) == {m.key for m in METRICS if m.better is not None}
+    assert len(VERDICT_KEYS) == len(set(VERDICT_KEYS))
     with pytest.raises(ValueError, match="no simulation result"):
         seed_runs([])
 

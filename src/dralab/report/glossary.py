@@ -48,7 +48,8 @@ GLOSSARY: dict[str, str] = {
     "scheduling_attempts": "Scheduling cycles run: one per pod tried (pods of one job kind "
                            "and priority share a cycle's answer when they cannot fit).",
     "cycles_per_started_pod": "Scheduling cycles over pods started: how many tries a placed "
-                              "pod cost on average.",
+                              "pod cost on average. Not highlighted: tries cost scheduler "
+                              "time, and what they cost the pods is in the scheduling wait.",
     "preemptions": "Scheduler preemptions: running pods that kube-scheduler evicted to make "
                    "room for a higher-priority pod (re-created by their job). Kueue's "
                    "evictions are counted apart.",

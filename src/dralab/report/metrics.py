@@ -77,8 +77,9 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("mean_gpus_busy", "Mean GPUs busy", "GPUs", "number", "lower", _FEWER),
     MetricSpec("mean_fragmentation", "Mean fragmentation", "GPUs", "share", None),
     MetricSpec("scheduling_attempts", "Scheduling cycles", "Scheduler", "count", None),
+    # Effort, not an outcome: the pods' wait is its own row (never highlighted).
     MetricSpec("cycles_per_started_pod", "Scheduling cycles per started pod", "Scheduler",
-               "number", "lower", "pods needed fewer tries to be placed"),
+               "number", None),
     MetricSpec("preemptions", "Scheduler preemptions (pods evicted)",
                "Scheduler", "count", "lower", "fewer running pods were evicted"),
     MetricSpec("kueue_preemptions", "Kueue preemptions (workloads evicted)",

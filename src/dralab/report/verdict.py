@@ -25,13 +25,15 @@ from .spread import MIN_SEEDS, Difference, SeedRuns
 
 __all__ = ["VERDICT_KEYS", "Verdict", "render_verdict_text", "verdict"]
 
-# Compared in this order: what the fleet holds and costs, the work done, how long it
-# waited, then disruption.
+# Every number with a better direction (the rows the tables may highlight, so the verdict
+# and the highlights never disagree), in this order: what the fleet holds and costs, the
+# work done, how long it waited, then disruption.
 VERDICT_KEYS: tuple[str, ...] = (
-    "mean_gpus_busy", "autoscaled_cost",
-    "autoscaled_peak_nodes", "pods_started", "pods_never_started",
-    "throughput_pods_per_hour", "wait_p90", "admission_wait_p90", "node_wait_p90",
-    "gpu_allocation_efficiency", "preemptions", "kueue_preemptions",
+    "mean_gpus_busy", "autoscaled_cost", "autoscaled_node_hours", "autoscaled_peak_nodes",
+    "pods_started", "pods_never_started", "pods_completed", "throughput_pods_per_hour",
+    "wait_p50", "wait_p90", "wait_p99", "wait_mean", "admission_wait_p50",
+    "admission_wait_p90", "node_wait_p50", "node_wait_p90", "gpu_allocation_efficiency",
+    "preemptions", "kueue_preemptions",
 )
 _SPECS: dict[str, MetricSpec] = {m.key: m for m in METRICS}
 _NAMES = ("Kueue",)
@@ -168,13 +170,18 @@ def verdict(runs: SeedRuns, base: int = 0, other: int | None = None) -> Verdict:
                      + (f", and {more} more difference{'s' if more != 1 else ''} beyond the "
                         f"seeds' spread." if more else "; no other difference beyond the "
                         "seeds' spread."))
+    elif n < MIN_SEEDS:
+        headline += "too few seeds to tell a difference from noise."
     else:
         headline += "no difference beyond the seeds' spread."
     parts = []
+    tested = n >= MIN_SEEDS
     if within:
-        parts.append("Within the seeds' spread (not a difference): " + "; ".join(within) + ".")
+        parts.append(("Within the seeds' spread (not a difference): " if tested else
+                      "Differences not told from noise yet: ") + "; ".join(within) + ".")
     if same:
-        parts.append("The same in every seed: " + ", ".join(same) + ".")
+        parts.append(("The same in every seed: " if n > 1 else "The same: ")
+                     + ", ".join(same) + ".")
     within_text = " ".join(parts)
     return Verdict(headline, tuple(findings), within_text,
                    _decision(other_label, base_label, tuple(gains), tuple(losses), n),
