@@ -51,16 +51,20 @@ def test_simulate_writes_the_report(tmp_path: Path) -> None:
     assert [m["mode"] for m in timings["modes"]] == ["device-plugin", "dra"]
     assert all(m["wall_seconds"] > 0 for m in timings["modes"])
     assert all("wall_seconds" not in m for m in metrics["modes"])
+    # Five seeds by default (9, 10, ...): the verdict and comparison are over them.
+    seeds = (out / "seeds.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in seeds[1:]] == [str(s) for s in range(9, 14)
+                                                         for _ in range(2)]
 
 
 def test_simulate_default_prints_the_summary(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["simulate", "--out", str(tmp_path / "r"),
-                                      "--compare", "dra"])
+                                      "--compare", "dra", "--seeds", "2"])
     assert result.exit_code == 0, result.output
     assert "DRA (MIG + sharing)" in result.stdout and "Scheduling wait p90" in result.stdout
     assert "report: " in result.stdout
-    # Five seeds by default, and the verdict says there is nothing to compare.
-    assert "5 seeds (1, 2, 3, 4, 5), mean ± sd" in result.stdout
+    # The verdict says there is nothing to compare.
+    assert "2 seeds (1, 2), mean ± sd" in result.stdout
     assert "Verdict: DRA (MIG + sharing) only: there is nothing to compare." in result.stdout
 
 
