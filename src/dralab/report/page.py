@@ -54,6 +54,8 @@ table.comparison { border-collapse: collapse; font-variant-numeric: tabular-nums
 .comparison thead th:first-child, .comparison tbody th { text-align: left; font-weight: normal; }
 .comparison td { text-align: right; }
 .comparison tr.group th { background: var(--head); font-weight: 600; text-align: left; }
+/* Names and reasons read from the left; numbers stay right-aligned. */
+#failure-table td, #queue-table td:first-child, #pool-table td:first-child { text-align: left; }
 .comparison td.best, .comparison td.beyond { background: var(--best); color: var(--best-fg);
                      font-weight: 600; }
 .verdict { border: 2px solid var(--best-fg); border-radius: 6px; padding: 4px 16px 10px;
