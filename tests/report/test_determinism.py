@@ -82,3 +82,22 @@ def test_sweep_scenarios_twice_gives_the_same_bytes(tmp_path: Path) -> None:
                           "--workers", "1")
     assert set(first) == {"index.html", "results.json", "results.csv"}
     assert first == second
+
+
+def test_timings_on_page_shows_the_measured_cycles_only_when_asked(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO)
+    plain, measured = tmp_path / "plain", tmp_path / "measured"
+    for out, extra in ((plain, ()), (measured, ("--timings-on-page",))):
+        result = CliRunner().invoke(cli, ["simulate", "--scenario", str(scenario), "--quiet",
+                                          "--seeds", "1", "--out", str(out), *extra])
+        assert result.exit_code == 0, result.output
+    assert b'id="measured"' not in (plain / "index.html").read_bytes()
+    page = (measured / "index.html").read_text()
+    assert '<section id="measured">' in page
+    timings = json.loads((measured / "timings.json").read_text())
+    for mode in timings["modes"]:
+        cycles = mode["cycle_seconds"]
+        # the page's row for the mode gives the same count and percentiles as timings.json
+        assert f"<td>{cycles['count']:,}</td>" in page
+        assert f"<td>{cycles['p99'] * 1000:.2f} ms</td>" in page

@@ -80,10 +80,15 @@ def allow_outside_option(func: F) -> F:
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",
               help="Modes to compare, in order: device-plugin, dra.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary table.")
+@click.option("--timings-on-page", is_flag=True,
+              help="Also show on the page what the run cost on this machine: each "
+                   "scheduling cycle's compute time (p50/p90/p99) and each mode's wall "
+                   "time. The page then differs run to run (timings.json always has them).")
 @allow_outside_option
 @one_line_errors
 def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, out_dir: str,
-                 compare: str | None, quiet: bool, allow_outside: bool) -> None:
+                 compare: str | None, quiet: bool, timings_on_page: bool,
+                 allow_outside: bool) -> None:
     """Simulate a fleet and workload over time, DRA against the device-plugin model.
 
     Without --scenario, runs the built-in scenario: the default mixed fleet (H100,
@@ -121,7 +126,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
 
                 results.append(simulate(one, report, timer=time.perf_counter))
     private_matplotlib_dir()
-    files = render_report(results[0], results)
+    files = render_report(results[0], results, timings_on_page=timings_on_page)
     with writing(out_dir), signals_deferred():
         kept = keep_previous(out_dir)
         index = write_files(files, Path(out_dir))

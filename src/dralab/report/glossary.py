@@ -86,8 +86,9 @@ TERMS: tuple[tuple[str, str], ...] = (
                            "scheduler takes no simulated time. What a cycle costs to compute "
                            "here (wall clock, claim allocation included; kube-scheduler's "
                            "scheduler_scheduling_attempt_duration_seconds) differs run to "
-                           "run, so it is kept out of this page: the terminal summary and "
-                           "timings.json (cycle_seconds p50/p90/p99 per mode) have it."),
+                           "run, so it is kept out of this page unless asked for "
+                           "(--timings-on-page): the terminal summary and timings.json "
+                           "(cycle_seconds p50/p90/p99 per mode) always have it."),
     ("Claim allocation status", "At each sample: the GPU requests of the pods (DRA: their "
                                 "ResourceClaims; device plugin: their extended resources) "
                                 "allocated to running pods, pending (pod not placed yet), "

@@ -188,6 +188,30 @@ def _latency(result: SimulationResult) -> str:
             f"</section>")
 
 
+def _measured(result: SimulationResult) -> str:
+    """Per mode, what the run cost here: wall time and each scheduling cycle's compute
+    time (kube-scheduler's scheduler_scheduling_attempt_duration_seconds). Only on
+    request (``timings=True``): it differs run to run, and the page is otherwise the
+    same bytes for the same scenario and seeds."""
+    rows: list[str] = []
+    for mode in result.modes:
+        cycles = mode.cycle_seconds
+        pct = [f"{percentile(cycles, q) * 1000:.2f} ms" if cycles else "—"
+               for q in (50, 90, 99)]
+        cells = "".join(f"<td>{escape(c)}</td>" for c in (
+            f"{mode.wall_seconds:.2f} s", f"{len(cycles):,}", *pct))
+        rows.append(f'<tr><th scope="row">{escape(mode.label)}</th>{cells}</tr>')
+    head = "".join(f'<th scope="col">{h}</th>' for h in (
+        "Mode", "Wall time", "Cycles timed", "Cycle p50", "Cycle p90", "Cycle p99"))
+    return (f'<section id="measured">\n<h2>Measured on this machine</h2>\n'
+            f'<table class="comparison" id="measured-table">\n<thead><tr>{head}</tr></thead>'
+            f'\n<tbody>\n{"".join(rows)}\n</tbody></table>\n'
+            f'<p class="note">Seed {result.seed}, wall clock: the compute time of each '
+            f"scheduling cycle (claim allocation included) and of each mode's whole run. "
+            f"These numbers differ from run to run and machine to machine (asked for with "
+            f"--timings-on-page); timings.json holds them too.</p>\n</section>")
+
+
 def _failures(result: SimulationResult) -> str:
     """Pods that never started, per mode, job kind and last reason."""
     rows: list[str] = []
@@ -314,12 +338,13 @@ def _figure(plot: Plot) -> str:
 
 
 def render_html(result: SimulationResult, plots: Sequence[Plot],
-                runs: SeedRuns | None = None) -> str:
+                runs: SeedRuns | None = None, timings: bool = False) -> str:
     """The whole page for ``result`` with ``plots`` in order. ``runs``: the numbers of
     every seed run (``result`` is the first one's; default: ``result`` alone); the
     verdict and the comparison are over them, the rest shows ``result``.
-    Deterministic; no script, no external reference; every plot is a
-    ``<figure id=...>`` holding an inline ``<svg>``.
+    Deterministic unless ``timings`` (the measured cycle and run times, opt-in);
+    no script, no external reference; every plot is a ``<figure id=...>`` holding an
+    inline ``<svg>``.
     """
     runs = runs if runs is not None else seed_runs([result])
     labels = ", ".join(m.label for m in result.modes) or "none"
@@ -360,6 +385,7 @@ in its own rows. Every number is defined in the <a href="#glossary">glossary</a>
 </section>
 <p class="note" id="detail-seed">The sections below show one run: seed {result.seed}.</p>
 {_latency(result)}
+{_measured(result) if timings else ""}
 {_failures(result)}
 {_queues(result)}
 {_pools(result)}

@@ -35,10 +35,13 @@ def write_report(result: SimulationResult, out_dir: Path,
 
 
 def render_report(result: SimulationResult,
-                  seeds: Sequence[SimulationResult] | None = None) -> dict[str, str]:
+                  seeds: Sequence[SimulationResult] | None = None,
+                  timings_on_page: bool = False) -> dict[str, str]:
     """Every file of the report by name, ``index.html`` last; pure. Rendered before
     anything touches the disk: a plotting error leaves no half report (and the
-    caller can move an old report away only once the new one exists)."""
+    caller can move an old report away only once the new one exists).
+    ``timings_on_page``: the page also shows the measured times (then it, like
+    ``timings.json``, differs run to run)."""
     runs = seed_runs(list(seeds) if seeds else [result])
     if runs.seeds[0] != result.seed:
         raise ValueError("seeds must start with the detailed result")
@@ -56,7 +59,7 @@ def render_report(result: SimulationResult,
     pools = pools_csv(result)
     if pools is not None:
         files["pools.csv"] = pools
-    files["index.html"] = render_html(result, plots, runs)
+    files["index.html"] = render_html(result, plots, runs, timings=timings_on_page)
     return files
 
 
