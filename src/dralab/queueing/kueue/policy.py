@@ -727,34 +727,17 @@ class KueuePolicy:
             ordered = entries
         for entry in ordered:
             spec = state.cluster_queues[entry.cluster_queue]
-            if self.tas is not None and entry.assignment.mode == AssignMode.FIT \
-                    and entry.assignment.topology \
-                    and tree.fits(tree.cluster_queues[entry.cluster_queue],
-                                  entry.assignment.usage) \
-                    and not self.tas.fits(entry.workload.pod_sets, {
-                        p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
-                        entry.assignment.topology):
+            if self.tas is not None and self._topology_taken(entry, tree):
                 # Kueue's FitsCheckNoTAS: an earlier entry of the cycle took its nodes
                 if not self.tas.gates.recompute_within_cycle:
                     self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
                                        set_aside=False)
                     self._skipped(entry.key)
                     continue
+                was_preempting = entry.assignment.mode == AssignMode.PREEMPT
                 entry = self._renominate(entry, spec, state)
-            elif self.tas is not None and entry.assignment.mode == AssignMode.PREEMPT \
-                    and entry.targets and entry.assignment.topology \
-                    and not self.tas.fits_without(
-                        [t.workload for t in entry.targets], entry.workload.pod_sets,
-                        {p.name: list(p.flavors.values()) for p in entry.assignment.pod_sets},
-                        entry.assignment.topology):
-                # the same for a preemptor: its nodes (its targets gone) were taken
-                if not self.tas.gates.recompute_within_cycle:
-                    self._not_admitted(entry, spec, messages.NO_LONGER_FITS, decisions,
-                                       set_aside=False)
-                    self._skipped(entry.key)
-                    continue
-                entry = self._renominate(entry, spec, state)
-                if entry.assignment.mode == AssignMode.PREEMPT and self.placement is None:
+                if was_preempting and entry.assignment.mode == AssignMode.PREEMPT \
+                        and self.placement is None:
                     entry.targets = self._quota_targets(entry, spec, state)
                     self._place_preemptor(entry, spec)
             assignment = entry.assignment
@@ -1129,6 +1112,24 @@ class KueuePolicy:
                             self.fair_sharing, self.fair_strategies,
                             self._may_preempt_others(entry.key), placement, needed,
                             self._victim_usage(state))
+
+    def _topology_taken(self, entry: _Entry, tree: QuotaTree) -> bool:
+        """Whether an earlier entry of the cycle took the nodes of ``entry``'s topology
+        assignment: a fitting entry's pods no longer place (when its quota still fits),
+        or a preemptor's no longer place with its targets gone."""
+        assert self.tas is not None
+        assignment = entry.assignment
+        if not assignment.topology:
+            return False
+        flavors = {p.name: list(p.flavors.values()) for p in assignment.pod_sets}
+        if assignment.mode == AssignMode.FIT:
+            return tree.fits(tree.cluster_queues[entry.cluster_queue], assignment.usage) \
+                and not self.tas.fits(entry.workload.pod_sets, flavors, assignment.topology)
+        if assignment.mode == AssignMode.PREEMPT and entry.targets:
+            return not self.tas.fits_without([t.workload for t in entry.targets],
+                                             entry.workload.pod_sets, flavors,
+                                             assignment.topology)
+        return False
 
     def _victim_usage(self, state: QueueingState) -> Callable[[str], float | None] | None:
         """Admission Fair Sharing's candidate ordering: an admitted workload's
