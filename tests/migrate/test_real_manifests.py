@@ -163,12 +163,16 @@ def test_converted_pods_validate(conversion: Conversion) -> None:
 def test_converted_workloads_schedule_on_the_corpus_fleet(conversion: Conversion) -> None:
     report = verify(conversion, str(FLEET))
     assert report.changed == []
-    pending = sorted(p.pod for p in report.pods if not p.placed_after)
-    # 800Gi of ephemeral-storage per pod: no Fleet node advertises any (a Fleet limit).
-    assert pending == ["default/vllm-leader-0", "default/vllm-leader-1",
-                       "default/vllm-worker-0", "default/vllm-worker-1"]
-    assert all("Insufficient ephemeral-storage" in p.after for p in report.pods
-               if not p.placed_after)
+    # Every pod placed in both models, the LWS pods (800Gi of ephemeral-storage each) on
+    # H100 nodes, which report 7Ti (100Gi reserved).
+    assert [p.pod for p in report.pods if not (p.placed_before and p.placed_after)] == []
+    lws = {p.pod: (p.before, p.after) for p in report.pods if p.workload == "LeaderWorkerSet vllm"}
+    assert sorted(lws) == ["default/vllm-leader-0", "default/vllm-leader-1",
+                           "default/vllm-worker-0", "default/vllm-worker-1"]
+    assert all(a.startswith("h100-node-") and b.startswith("h100-node-")
+               for a, b in lws.values())
+    # One LWS pod per node: each takes a whole node's 8 GPUs.
+    assert len({a for a, _ in lws.values()}) == len({b for _, b in lws.values()}) == 4
     assert len(report.pods) == 37
 
 

@@ -13,6 +13,8 @@ from .spec import NodePool, TopologyLabels
 
 __all__ = ["NodeTemplate", "topology_labels"]
 
+EPHEMERAL_STORAGE = "ephemeral-storage"
+
 
 def _split(count: int, parts: int) -> list[int]:
     """Sizes of ``parts`` contiguous chunks of ``count`` items, larger chunks first."""
@@ -66,13 +68,16 @@ class NodeTemplate:
         capacity = {"cpu": parse_quantity(str(pool.cpu)),
                     "memory": parse_quantity(str(pool.memory)),
                     "pods": parse_quantity(str(pool.pods))}
+        if pool.ephemeral_storage is not None:
+            capacity[EPHEMERAL_STORAGE] = parse_quantity(str(pool.ephemeral_storage))
         for name, n in self.extended.items():
             capacity[name] = parse_quantity(str(n))
         allocatable = dict(capacity)
-        for field in ("cpu", "memory"):
+        for field, resource in (("cpu", "cpu"), ("memory", "memory"),
+                                ("ephemeral_storage", EPHEMERAL_STORAGE)):
             reserved = getattr(pool.reserved, field)
             if reserved is not None:
-                allocatable[field] = capacity[field] - parse_quantity(str(reserved))
+                allocatable[resource] = capacity[resource] - parse_quantity(str(reserved))
         return dict(sorted(capacity.items())), dict(sorted(allocatable.items()))
 
     def base_labels(self) -> dict[str, str]:

@@ -41,7 +41,10 @@ Example (every field; defaults in comments)::
         cpu: "192"
         memory: 2Ti
         pods: 110
-        reserved: {cpu: "2", memory: 48Gi}   # capacity - allocatable (default none)
+        ephemeralStorage: null          # the node's ephemeral-storage, e.g. 2Ti (default
+                                        # none: a pod asking any does not fit)
+        reserved: {cpu: "2", memory: 48Gi}   # capacity - allocatable (default none);
+                                        # also ephemeral-storage: 100Gi
         gpu:
           model: h100-80gb-sxm          # catalog key or alias (example driver: optional)
           count: 8                      # default 0; example driver: kubeletPlugin.numDevices,
@@ -211,6 +214,8 @@ class TaintSpec(_Strict, frozen=True):
 class ReservedSpec(_Strict, frozen=True):
     cpu: str | int | None = None
     memory: str | int | None = None
+    # Keyed by the resource name, as the kubelet's kubeReserved/systemReserved are.
+    ephemeral_storage: str | int | None = msgspec.field(default=None, name="ephemeral-storage")
 
 
 class AutoscalingSpec(_Strict, frozen=True):
@@ -242,6 +247,11 @@ class NodePool(_Strict, frozen=True):
     cpu: str | int = "64"
     memory: str | int = "512Gi"
     pods: int = 110
+    # The node's ephemeral-storage (capacity and allocatable). None: the Node reports none,
+    # so NodeResourcesFit turns away any pod that asks for some (kube-scheduler's rule for
+    # a resource the node lacks). Real kubelets always report it; None keeps older fleets'
+    # output unchanged.
+    ephemeral_storage: str | int | None = None
     reserved: ReservedSpec = ReservedSpec()
     gpu: GpuSpec = GpuSpec()
     compute_domains: bool = False
@@ -538,6 +548,11 @@ def _check_extended_name(source: str, path: str, name: str | None) -> None:
                                            f"example.com/gpu: {name!r}")
 
 
+# What ``reserved`` may hold: (attribute, the pool's field, the resource name).
+_RESERVABLE = (("cpu", "cpu", "cpu"), ("memory", "memory", "memory"),
+               ("ephemeral_storage", "ephemeralStorage", "ephemeral-storage"))
+
+
 def _check_pool(source: str, path: str, pool: NodePool) -> None:
     if not _DNS_LABEL.match(pool.name):
         raise FleetSpecError(source, f"{path}.name", f"not a DNS label: {pool.name!r}")
@@ -546,13 +561,20 @@ def _check_pool(source: str, path: str, pool: NodePool) -> None:
     _quantity(source, f"{path}.memory", pool.memory)
     if pool.pods < 1:
         raise FleetSpecError(source, f"{path}.pods", f"must be at least 1: {pool.pods}")
-    for field in ("cpu", "memory"):
+    if pool.ephemeral_storage is not None:
+        _quantity(source, f"{path}.ephemeralStorage", pool.ephemeral_storage)
+    for field, key, name in _RESERVABLE:
         value = getattr(pool.reserved, field)
-        if value is not None:
-            reserved = _quantity(source, f"{path}.reserved.{field}", value)
-            if reserved > _quantity(source, f"{path}.{field}", getattr(pool, field)):
-                raise FleetSpecError(source, f"{path}.reserved.{field}",
-                                     f"exceeds the node's {field}")
+        if value is None:
+            continue
+        reserved = _quantity(source, f"{path}.reserved.{name}", value)
+        total = getattr(pool, field)
+        if total is None:
+            raise FleetSpecError(source, f"{path}.reserved.{name}",
+                                 f"the node has no {name}: set {key} too")
+        if reserved > _quantity(source, f"{path}.{key}", total):
+            raise FleetSpecError(source, f"{path}.reserved.{name}",
+                                 f"exceeds the node's {name}")
     gpu = pool.gpu
     gpath = f"{path}.gpu"
     if gpu.count < 0 or gpu.count > 64:
