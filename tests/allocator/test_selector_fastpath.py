@@ -26,6 +26,7 @@ from dralab.api.resource import (
     ResourceSlice,
     ResourceSliceSpec,
 )
+from dralab.cel.fastpath import qualifies
 
 DRIVER = "drv.example.com"
 OTHER = "other.example.com"
@@ -37,7 +38,8 @@ NAMES = ["a", "b", "v", f"{DRIVER}/a", f"{DRIVER}/v", f"{OTHER}/a", f"{OTHER}/b"
 
 attribute_values = st.one_of(
     st.builds(lambda s: DeviceAttribute(string=s),
-              st.sampled_from(["", "A100", "x", "mig-1g", "nul\0byte", "y" * 70])),
+              st.sampled_from(["", "A100", "x", "mig-1g", "nul\0byte", "y" * 70,
+                               "é-100", "B", "lone\ud800surrogate"])),
     st.builds(lambda i: DeviceAttribute(int_=i),
               st.sampled_from([0, 1, 2, -3, 2**63 - 1, 2**63])),
     st.builds(lambda b: DeviceAttribute(bool_=b), st.booleans()),
@@ -69,14 +71,23 @@ def _string(s: str) -> str:
 domains = st.sampled_from([DRIVER, OTHER, "unknown.example.com"])
 ids = st.sampled_from(IDS)
 ops = st.sampled_from(["==", "!=", "<", "<=", ">", ">="])
-literals = st.one_of(st.sampled_from(['"A100"', '"x"', '""', "1", "0", "-3", "true", "false"]))
+literals = st.one_of(st.sampled_from(['"A100"', '"x"', '""', "1", "0", "-3", "true", "false",
+                                      '"é"', '"B"']))
+# Literal lists of one type each, and a mixed one (CEL's checker refuses it; a
+# compile error never reaches either path).
+lists = st.sampled_from(['["A100", "x"]', '["mig-1g"]', '[0, 1, 2]', '[-3]', '[true]',
+                         '[false, true]', '[]', '["", "B", "é-100"]'])
+patterns = st.sampled_from(["^A", "1g$", "[0-9]+", "(?i)a1", "\\\\C", "é", "", "^$",
+                            "^(mig|A)", "x*"])
 
 
 @st.composite
 def atoms(draw: st.DrawFn) -> str:
-    kind = draw(st.integers(0, 7))
+    kind = draw(st.integers(0, 12))
     attr = f"device.attributes[{_string(draw(domains))}].{draw(ids)}"
     cap = f"device.capacity[{_string(draw(domains))}].{draw(ids)}"
+    if kind >= 8:
+        return draw(string_atoms(attr))
     if kind == 0:
         return f"device.driver {draw(st.sampled_from(['==', '!=']))} " \
                f"{_string(draw(st.sampled_from([DRIVER, OTHER])))}"
@@ -100,12 +111,35 @@ def atoms(draw: st.DrawFn) -> str:
     return f"{call} {draw(ops)} {draw(st.integers(-1, 1))}" if how == "compareTo" else call
 
 
+@st.composite
+def string_atoms(draw: st.DrawFn, attr: str) -> str:
+    """The forms issue 34 added: in-list, string functions, presence."""
+    kind = draw(st.integers(0, 4))
+    subject = draw(st.sampled_from([attr, attr, "device.driver"]))
+    if kind == 0:
+        return f"{subject} in {draw(lists)}"
+    if kind == 1:
+        how = draw(st.sampled_from(["startsWith", "endsWith", "contains"]))
+        text = draw(st.sampled_from(["A", "1g", "", "é", "drv", ".com", "x"]))
+        return f"{subject}.{how}({_string(text)})"
+    if kind == 2:
+        return f'{subject}.matches("{draw(patterns)}")'
+    domain = _string(draw(domains))
+    which = draw(st.sampled_from(["attributes", "capacity"]))
+    if kind == 3:
+        key = _string(draw(st.sampled_from([*IDS, DRIVER, OTHER, "unknown.example.com"])))
+        return draw(st.sampled_from([f"{key} in device.{which}[{domain}]",
+                                     f"{key} in device.{which}"]))
+    return f"has(device.{which}[{domain}].{draw(ids)})"
+
+
 expressions = st.recursive(
     atoms(),
     lambda inner: st.one_of(
         st.tuples(inner, st.sampled_from(["&&", "||"]), inner).map(
             lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
-        inner.map(lambda e: f"!({e})")),
+        inner.map(lambda e: f"!({e})"),
+        st.tuples(inner, inner, inner).map(lambda t: f"({t[0]}) ? ({t[1]}) : ({t[2]})")),
     max_leaves=4)
 
 
@@ -137,7 +171,122 @@ def test_common_shapes_are_recognised() -> None:
         f"device.attributes['{DRIVER}'].preallocate",
     ]:
         assert selector(expression, FEATURES).fast is not None, expression
-    for expression in ['device.attributes["d"].model.startsWith("A")',
-                       'device.attributes["d"].model < "B"',
-                       '"d" in device.attributes']:
+    for expression in ['device.attributes["d"].model.size() > 1',
+                       'device.attributes["d"].model < device.attributes["d"].other',
+                       'device.attributes["d"].flag < true',
+                       'device.attributes["d"].model in []',
+                       'device.attributes["d"].model.matches("\\\\C")',
+                       'device.attributes["d"].model.startsWith(device.driver)']:
         assert selector(expression, FEATURES).fast is None, expression
+
+
+def _record(attributes: dict[str, DeviceAttribute],
+            capacity: dict[str, str] | None = None) -> DeviceRecord:
+    device = Device(name="dev", attributes=attributes, capacity={
+        name: DeviceCapacity(value=parse_quantity(q)) for name, q in (capacity or {}).items()})
+    index = SliceIndex([ResourceSlice(metadata=ObjectMeta(name="s"), spec=ResourceSliceSpec(
+        driver=DRIVER, node_name="n", pool=ResourcePool(name="p", resource_slice_count=1),
+        devices=[device]))])
+    return index.candidate_slices("n")[0].devices[0]
+
+
+_GPU = _record({"model": DeviceAttribute(string="NVIDIA A100-SXM4"),
+                "index": DeviceAttribute(int_=3), "mig": DeviceAttribute(bool_=True),
+                "driverVersion": DeviceAttribute(version="550.54.15"),
+                f"{OTHER}/zone": DeviceAttribute(string="é-1"),
+                "empty": DeviceAttribute()},
+               {"memory": "80Gi"})
+_A = f'device.attributes["{DRIVER}"]'
+_C = f'device.capacity["{DRIVER}"]'
+
+# (expression, the fast path's verdict on _GPU: True/False, or None = CEL decides)
+FORMS: list[tuple[str, bool | None]] = [
+    # in a list of literals
+    (f'{_A}.model in ["NVIDIA A100-SXM4", "NVIDIA L4"]', True),
+    (f'{_A}.model in ["NVIDIA L4"]', False),
+    (f"{_A}.index in [1, 2, 3]", True),
+    (f"{_A}.mig in [false]", False),
+    (f'device.driver in ["{DRIVER}"]', True),
+    (f"{_A}.driverVersion.major() in [550, 560]", True),
+    (f"{_A}.index in [true]", None),          # int against bools: CEL's false
+    (f'{_A}.mig in [1]', None),               # bool against ints (True == 1 in Python)
+    (f'{_A}.missing in ["x"]', None),         # no such key: CEL's error
+    (f'{_A}.driverVersion in ["550.54.15"]', None),  # a version, not a string
+    # string functions
+    (f'{_A}.model.startsWith("NVIDIA")', True),
+    (f'{_A}.model.endsWith("SXM4")', True),
+    (f'{_A}.model.contains("A100")', True),
+    (f'{_A}.model.contains("H100")', False),
+    (f'device.attributes["{OTHER}"].zone.startsWith("é")', True),
+    ('device.driver.endsWith(".example.com")', True),
+    (f'{_A}.index.startsWith("3")', None),    # no overload for an int: CEL's error
+    (f'{_A}.missing.contains("")', None),
+    # matches: RE2, a search
+    (f'{_A}.model.matches("A[0-9]+")', True),
+    (f'{_A}.model.matches("^A[0-9]+")', False),
+    (f'{_A}.model.matches("(?i)nvidia a100")', True),
+    (f'device.attributes["{OTHER}"].zone.matches("^.-1$")', True),  # é is one character
+    (f'{_A}.index.matches("3")', None),
+    # presence
+    (f'"model" in {_A}', True),
+    (f'"empty" in {_A}', False),              # no value: not in CEL's input
+    (f'"zone" in {_A}', False),
+    (f'"zone" in device.attributes["{OTHER}"]', True),
+    ('"x" in device.attributes["unknown.example.com"]', False),
+    (f'"{OTHER}" in device.attributes', True),
+    ('"unknown.example.com" in device.attributes', False),
+    (f'"memory" in {_C}', True),
+    (f"has({_A}.model)", True),
+    (f"has({_A}.nothing)", False),
+    (f"has({_C}.memory)", True),
+    # string ordering, as CEL: UTF-8 bytes, i.e. code points
+    (f'{_A}.model < "NVIDIA B"', True),
+    (f'device.attributes["{OTHER}"].zone > "z"', True),
+    (f'{_A}.index < "z"', None),
+    # quantity and semver, combined with !, (), ?:
+    (f'{_C}.memory.isGreaterThan(quantity("40Gi")) && '
+     f'!({_A}.driverVersion.isLessThan(semver("550.0.0")))', True),
+    (f'{_C}.memory.compareTo(quantity("80Gi")) == 0 || {_A}.missing == 1', True),
+    (f'({_A}.missing == 1) && !("model" in {_A})', False),   # false && error: false
+    (f'({_A}.missing == 1) || !("model" in {_A})', None),    # false || error: CEL's error
+    (f'{_A}.mig ? {_A}.model.startsWith("NVIDIA") : {_A}.missing', True),
+    (f'!{_A}.mig ? true : {_A}.index in [4]', False),
+    (f'{_A}.missing ? true : false', None),
+]
+
+
+def test_each_form_decides_as_cel_or_defers() -> None:
+    for expression, expected in FORMS:
+        sel = selector(expression, FEATURES)
+        assert sel.fast is not None, expression
+        assert sel.fast(_GPU.driver, _GPU.device) is expected, expression
+        plain = _verdict(dataclasses.replace(_GPU, sel_cache={}, cel_inputs=None,
+                                             fast_ok=None, default_amounts={}),
+                         dataclasses.replace(sel, fast=None))
+        # Deferred: CEL answers, with its error (a missing key, no overload) or with
+        # its heterogeneous equality's false.
+        if expected is not None:
+            assert plain is expected, expression
+
+
+def test_a_device_cel_cannot_hold_is_left_to_cel() -> None:
+    # A lone surrogate cannot become a CEL string: CEL fails, so the fast path must
+    # not answer (it did for ==, before the device check knew).
+    rec = _record({"model": DeviceAttribute(string="A\ud800")})
+    assert not qualifies(rec.driver, rec.device)
+    sel = selector(f'{_A}.model == "A"', FEATURES)
+    assert isinstance(_verdict(rec, sel), str)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), devices())
+def test_string_forms_give_cel_verdict(data: st.DataObject, rec: DeviceRecord) -> None:
+    attr = f"device.attributes[{_string(data.draw(domains))}].{data.draw(ids)}"
+    expression = data.draw(string_atoms(attr))
+    sel = selector(expression, FEATURES)
+    if sel.fast is None:
+        return  # a compile error, or a shape left to CEL
+    fresh = dataclasses.replace(rec, sel_cache={}, cel_inputs=None, fast_ok=None,
+                                default_amounts={})
+    assert _verdict(rec, sel) == _verdict(fresh, dataclasses.replace(sel, fast=None)), \
+        expression

@@ -4,7 +4,10 @@ Most selectors in the wild are a few comparisons of one device field with a
 literal, joined by ``&&``/``||``: ``device.driver == "gpu.example.com"`` in
 every DeviceClass, ``device.attributes["d"].model == "A100"``,
 ``device.attributes["d"].driverVersion.major() >= 1``,
-``device.capacity["d"].memory.isGreaterThan(quantity("1Mi"))``. Building a
+``device.capacity["d"].memory.isGreaterThan(quantity("1Mi"))``, and the
+string forms: ``in`` a list of literals, ``startsWith``/``endsWith``/
+``contains``/``matches`` with a literal, attribute presence (``"x" in
+device.attributes["d"]``, ``has(device.attributes["d"].x)``). Building a
 device's CEL input costs far more than such a comparison, and a cold
 allocation (new pools, new claim) pays it for every device it looks at.
 
@@ -19,37 +22,40 @@ false, ``true || error`` is true; only an undecided operand that would decide
 the result defers to CEL.
 
 A device qualifies only if building its CEL input would succeed and it stays
-within the sizes API validation allows (``qualifies``); then the selector's
-declared cost bound holds for it, and callers only use predicates of selectors
-whose bound is within the limit, so no evaluation could fail on cost.
+within the sizes API validation allows (``fastdevice.qualifies``); then the
+selector's declared cost bound holds for it, and callers only use predicates of
+selectors whose bound is within the limit, so no evaluation could fail on cost.
+
+Values of another type than the literal's (CEL's heterogeneous equality would
+say false; an ordering or a string function would fail) defer too: the
+predicate answers only where the types are the plain ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from functools import lru_cache
+from collections.abc import Callable
 from typing import Any, Final
 
 from dralab.api.quantity import QuantityError, parse_quantity
-from dralab.api.resource import Device, DeviceAttribute
-from dralab.api.semver import Semver, SemverError, parse_semver
+from dralab.api.resource import Device
+from dralab.api.semver import Semver
+from dralab.cel.fastdevice import (
+    UNDECIDED,
+    always,
+    has_value,
+    lookup,
+    parsed_semver,
+    present,
+    qualifies,
+)
+from dralab.cel.regex import RegexError, compile_re2
 
 __all__ = ["FastPredicate", "compile_fast", "qualifies"]
 
 FastPredicate = Callable[[str, Device], "bool | None"]
 """(driver, device) -> True/False, or None when CEL must decide."""
 
-_Value = Callable[[str, Device], Any]  # the operand's value, or _UNDECIDED
-
-_UNDECIDED: Final[Any] = object()
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-# API validation limits (as in costmodel's declared device).
-_MAX_ENTRIES: Final = 32
-_MAX_DOMAIN: Final = 63
-_MAX_ID: Final = 32
-_MAX_VALUE: Final = 64
-_MAX_DRIVER: Final = 63
+_Value = Callable[[str, Device], Any]  # the operand's value, or UNDECIDED
 
 _ORDER: Final[dict[str, Callable[[Any, Any], bool]]] = {
     "_==_": lambda a, b: a == b, "_!=_": lambda a, b: a != b,
@@ -59,88 +65,8 @@ _ORDER: Final[dict[str, Callable[[Any, Any], bool]]] = {
 _FLIPPED: Final = {"_==_": "_==_", "_!=_": "_!=_", "_<_": "_>_", "_<=_": "_>=_",
                    "_>_": "_<_", "_>=_": "_<=_"}
 _VERSION_PARTS: Final = frozenset({"major", "minor", "patch"})
-
-
-@lru_cache(maxsize=4096)
-def _semver(text: str) -> Semver | None:
-    try:
-        return parse_semver(text)
-    except SemverError:
-        return None
-
-
-def _name_ok(name: str, driver: str) -> bool:
-    domain, sep, ident = name.partition("/")
-    if not sep:
-        domain, ident = driver, name
-    return len(domain) <= _MAX_DOMAIN and len(ident) <= _MAX_ID
-
-
-def _scalar_ok(value: Any) -> bool:
-    cls = value.__class__
-    if cls is str:
-        return len(value) <= _MAX_VALUE and "\0" not in value
-    if cls is int:
-        return bool(_INT64_MIN <= value <= _INT64_MAX)
-    return cls is bool
-
-
-def _attribute_ok(attr: DeviceAttribute) -> bool:
-    # The CEL input takes a version first, then the first field set in
-    # DeviceAttribute.value's order; read the fields directly (this runs once
-    # per device and attribute).
-    if attr.version is not None:
-        return _semver(attr.version) is not None
-    if attr.versions is not None:
-        return (len(attr.versions) <= _MAX_VALUE
-                and all(_semver(v) is not None for v in attr.versions))
-    for value in (attr.int_, attr.bool_, attr.string):
-        if value is not None:
-            return _scalar_ok(value)
-    for values in (attr.ints, attr.bools, attr.strings):
-        if values is not None:
-            return len(values) <= _MAX_VALUE and all(_scalar_ok(v) for v in values)
-    return True
-
-
-def qualifies(driver: str, device: Device) -> bool:
-    """Whether CEL could take the device as input and it stays within API limits.
-
-    Conservative: False sends every evaluation on the device to CEL.
-    """
-    attributes, capacity = device.attributes, device.capacity
-    if len(driver) > _MAX_DRIVER or len(attributes) > _MAX_ENTRIES \
-            or len(capacity) > _MAX_ENTRIES:
-        return False
-    for name, attr in attributes.items():
-        # A name of at most _MAX_ID characters fits either way it splits.
-        if len(name) > _MAX_ID and not _name_ok(name, driver):
-            return False
-        # The common scalars: ``_attribute_ok`` inlined (this runs for every device
-        # looked at), the same fields in the same order.
-        if attr.version is None and attr.versions is None:
-            value: Any = attr.int_
-            if value is None:
-                value = attr.bool_
-                if value is None:
-                    value = attr.string
-            if value is not None:
-                cls = value.__class__
-                if cls is str:
-                    if len(value) > _MAX_VALUE or "\0" in value:
-                        return False
-                elif cls is int:
-                    if not _INT64_MIN <= value <= _INT64_MAX:
-                        return False
-                elif cls is not bool:
-                    return False
-                continue
-        if not _attribute_ok(attr):
-            return False
-    for name in capacity:  # noqa: SIM110 -- a loop: no generator per device
-        if len(name) > _MAX_ID and not _name_ok(name, driver):
-            return False
-    return True
+_MAPS: Final = {"device.attributes": has_value, "device.capacity": always}
+_TYPES: Final = {"string": str, "int": int, "bool": bool}
 
 
 # --- recognising the AST -------------------------------------------------------------
@@ -183,29 +109,6 @@ def _domain_field(expr: Any) -> tuple[str, str, str] | None:
     return name, literal[1], expr.select_expr.field
 
 
-def _lookup(entries: Mapping[str, Any], driver: str, domain: str, ident: str,
-            present: Callable[[Any], bool]) -> Any:
-    """The one entry CEL would see as ``[domain].ident``; _UNDECIDED when missing or
-    when both spellings exist (then the grouping order would decide)."""
-    found = entries.get(f"{domain}/{ident}")
-    if found is not None and not present(found):
-        found = None
-    if domain == driver:
-        short = entries.get(ident)
-        if short is not None and present(short):
-            if found is not None:
-                return _UNDECIDED
-            found = short
-    return _UNDECIDED if found is None else found
-
-
-def _has_value(attr: DeviceAttribute) -> bool:
-    return attr.value is not None
-
-
-def _always(_: Any) -> bool:
-    return True
-
 
 def _operand(expr: Any) -> tuple[str, _Value] | None:
     """A recognised device-side operand: (type, value getter)."""
@@ -217,13 +120,13 @@ def _operand(expr: Any) -> tuple[str, _Value] | None:
         _, domain, ident = field
 
         def attribute(driver: str, device: Device) -> Any:
-            attr = _lookup(device.attributes, driver, domain, ident, _has_value)
-            if attr is _UNDECIDED:
-                return _UNDECIDED
+            attr = lookup(device.attributes, driver, domain, ident, has_value)
+            if attr is UNDECIDED:
+                return UNDECIDED
             if attr.version is not None:
-                return _semver(attr.version)
+                return parsed_semver(attr.version)
             value = attr.value
-            return _UNDECIDED if isinstance(value, list) else value
+            return UNDECIDED if isinstance(value, list) else value
 
         return "attribute", attribute
     call = _call(expr)
@@ -239,7 +142,7 @@ def _operand(expr: Any) -> tuple[str, _Value] | None:
 
         def version_part(driver: str, device: Device) -> Any:
             value = getter[1](driver, device)
-            return getattr(value, part) if isinstance(value, Semver) else _UNDECIDED
+            return getattr(value, part) if isinstance(value, Semver) else UNDECIDED
 
         return "int", version_part
     if call.function == "compareTo" and len(call.args) == 1:
@@ -263,7 +166,7 @@ def _literal_argument(target: tuple[str, str, str], arg: Any) -> Any:
         except QuantityError:
             return None
     if target[0] == "device.attributes" and call.function == "semver":
-        return _semver(literal[1])
+        return parsed_semver(literal[1])
     return None
 
 
@@ -277,9 +180,9 @@ def _comparison(target: tuple[str, str, str], arg: Any) -> _Value | None:
         nano = other.nano
 
         def capacity(driver: str, device: Device) -> Any:
-            cap = _lookup(device.capacity, driver, domain, ident, _always)
-            if cap is _UNDECIDED:
-                return _UNDECIDED
+            cap = lookup(device.capacity, driver, domain, ident, always)
+            if cap is UNDECIDED:
+                return UNDECIDED
             mine = cap.value.nano
             return (mine > nano) - (mine < nano)
 
@@ -287,11 +190,11 @@ def _comparison(target: tuple[str, str, str], arg: Any) -> _Value | None:
     version: Semver = other
 
     def semver(driver: str, device: Device) -> Any:
-        attr = _lookup(device.attributes, driver, domain, ident, _has_value)
-        if attr is _UNDECIDED or attr.version is None:
-            return _UNDECIDED
-        mine = _semver(attr.version)
-        return _UNDECIDED if mine is None else mine.compare(version)
+        attr = lookup(device.attributes, driver, domain, ident, has_value)
+        if attr is UNDECIDED or attr.version is None:
+            return UNDECIDED
+        mine = parsed_semver(attr.version)
+        return UNDECIDED if mine is None else mine.compare(version)
 
     return semver
 
@@ -299,6 +202,12 @@ def _comparison(target: tuple[str, str, str], arg: Any) -> _Value | None:
 def _predicate(expr: Any) -> FastPredicate | None:
     call = _call(expr)
     if call is None:
+        if expr.WhichOneof("kind") == "select_expr" and expr.select_expr.test_only:
+            return _has(expr.select_expr)
+        literal = _const(expr)
+        if literal is not None:
+            constant = literal[1] if literal[0] == "bool" else None
+            return None if constant is None else lambda driver, device: constant
         operand = _operand(expr)
         if operand is None or operand[0] != "attribute":
             return None
@@ -310,7 +219,13 @@ def _predicate(expr: Any) -> FastPredicate | None:
 
         return boolean
     if call.HasField("target"):
+        if call.function in _STRING_TESTS:
+            return _string_test(call)
         return _member_predicate(call)
+    if call.function == "@in" and len(call.args) == 2:
+        return _membership(call.args[0], call.args[1])
+    if call.function == "_?_:_" and len(call.args) == 3:
+        return _conditional(call.args)
     if call.function in ("_&&_", "_||_"):
         parts = [_predicate(a) for a in call.args]
         if len(parts) != 2 or None in parts:
@@ -358,7 +273,7 @@ def _member_predicate(call: Any) -> FastPredicate | None:
 
     def member(driver: str, device: Device) -> bool | None:
         value = compare(driver, device)
-        return None if value is _UNDECIDED else value == sign
+        return None if value is UNDECIDED else value == sign
 
     return member
 
@@ -375,15 +290,18 @@ def _relation(function: str, left: Any, right: Any) -> FastPredicate | None:
     (literal_type, constant), (operand_type, getter) = literal, operand
     compare = _ORDER[function]
     ordered = function not in ("_==_", "_!=_")
-    if ordered and literal_type != "int":
-        return None  # string and bool ordering: left to CEL
+    if ordered and literal_type == "bool":
+        return None  # bool ordering: left to CEL
+    # Strings order as CEL's, byte-wise on UTF-8: the same order as Python's by
+    # code point, since UTF-8 keeps code point order (and qualifies() lets no
+    # string through that is not UTF-8).
     if operand_type in ("string", "int"):
         if operand_type != literal_type:
             return None
 
         def fixed(driver: str, device: Device) -> bool | None:
             value = getter(driver, device)
-            return None if value is _UNDECIDED else compare(value, constant)
+            return None if value is UNDECIDED else compare(value, constant)
 
         return fixed
     # An attribute: its type is only known per device; mixed types go to CEL.
@@ -396,6 +314,155 @@ def _relation(function: str, left: Any, right: Any) -> FastPredicate | None:
         return compare(value, constant)
 
     return attribute
+
+
+# --- the string forms -----------------------------------------------------------------
+
+
+_STRING_TESTS: Final = frozenset({"startsWith", "endsWith", "contains", "matches"})
+
+
+def _string_value(expr: Any) -> _Value | None:
+    """A device-side operand that may be a string (the driver, or an attribute)."""
+    operand = _operand(expr)
+    if operand is None or operand[0] not in ("string", "attribute"):
+        return None
+    return operand[1]
+
+
+def _string_test(call: Any) -> FastPredicate | None:
+    """``<string>.startsWith|endsWith|contains|matches("literal")``."""
+    if len(call.args) != 1:
+        return None
+    literal = _const(call.args[0])
+    getter = _string_value(call.target)
+    if literal is None or literal[0] != "string" or getter is None:
+        return None
+    text: str = literal[1]
+    test: Callable[[str], bool]
+    if call.function == "matches":
+        # RE2, as cel-cpp's matches(): a search, not a full match. A pattern the
+        # Go dialect refuses (``\\C``) stays with CEL, which accepts it.
+        try:
+            search = compile_re2(text).search
+        except RegexError:
+            return None
+        test = lambda value: search(value) is not None  # noqa: E731
+    else:
+        # Code point prefixes, suffixes and substrings are the UTF-8 byte ones.
+        test = {"startsWith": lambda value: value.startswith(text),
+                "endsWith": lambda value: value.endswith(text),
+                "contains": lambda value: text in value}[call.function]
+
+    def string_test(driver: str, device: Device) -> bool | None:
+        value = getter(driver, device)
+        # Another type has no such overload: CEL's error, CEL's message.
+        if value.__class__ is not str:
+            return None
+        try:
+            return test(value)
+        except UnicodeEncodeError:  # not UTF-8: CEL could not hold it either
+            return None
+
+    return string_test
+
+
+def _membership(element: Any, container: Any) -> FastPredicate | None:
+    """``<operand> in [literals]`` and the presence tests ``"id" in device.<map>["D"]``,
+    ``"D" in device.<map>``."""
+    if container.WhichOneof("kind") == "list_expr":
+        return _in_list(element, container.list_expr.elements)
+    key = _const(element)
+    if key is None or key[0] != "string":
+        return None
+    if container.WhichOneof("kind") == "ident_expr" and container.ident_expr.name in _MAPS:
+        return _presence(container.ident_expr.name, None, key[1])
+    index = _call(container)
+    if index is None or index.function != "_[_]" or index.HasField("target") \
+            or len(index.args) != 2:
+        return None
+    root, domain = index.args
+    literal = _const(domain)
+    if root.WhichOneof("kind") != "ident_expr" or root.ident_expr.name not in _MAPS \
+            or literal is None or literal[0] != "string":
+        return None
+    return _presence(root.ident_expr.name, literal[1], key[1])
+
+
+def _has(select: Any) -> FastPredicate | None:
+    """``has(device.<map>["D"].id)`` and ``has(device.<map>.D)``."""
+    operand = select.operand
+    if operand.WhichOneof("kind") == "ident_expr" and operand.ident_expr.name in _MAPS:
+        return _presence(operand.ident_expr.name, None, select.field)
+    index = _call(operand)
+    if index is None or index.function != "_[_]" or index.HasField("target") \
+            or len(index.args) != 2:
+        return None
+    root, domain = index.args
+    literal = _const(domain)
+    if root.WhichOneof("kind") != "ident_expr" or root.ident_expr.name not in _MAPS \
+            or literal is None or literal[0] != "string":
+        return None
+    return _presence(root.ident_expr.name, literal[1], select.field)
+
+
+def _presence(kind: str, domain: str | None, key: str) -> FastPredicate:
+    """Whether the key is in ``device.<kind>[domain]`` (in ``device.<kind>`` if no domain).
+
+    Never an error in CEL: a domain the device lacks is an empty map."""
+    reaches = _MAPS[kind]
+    attributes = kind == "device.attributes"
+
+    def presence(driver: str, device: Device) -> bool:
+        entries = device.attributes if attributes else device.capacity
+        if domain is None:
+            return present(entries, driver, key, None, reaches)
+        return present(entries, driver, domain, key, reaches)
+
+    return presence
+
+
+def _in_list(element: Any, items: Any) -> FastPredicate | None:
+    """``<operand> in [l1, l2, ...]``, literals of one type (an empty list: CEL)."""
+    literals = [_const(item) for item in items]
+    operand = _operand(element)
+    if not literals or operand is None or None in literals:
+        return None
+    kinds = {literal[0] for literal in literals if literal is not None}
+    if len(kinds) != 1:
+        return None
+    literal_type = kinds.pop()
+    operand_type, getter = operand
+    if operand_type != "attribute" and operand_type != literal_type:
+        return None
+    wanted = _TYPES[literal_type]
+    # A set, not a list: one hash per device; the class check keeps True and 1 apart.
+    values = frozenset(literal[1] for literal in literals if literal is not None)
+
+    def in_list(driver: str, device: Device) -> bool | None:
+        value = getter(driver, device)
+        if value.__class__ is not wanted:
+            return None
+        return value in values
+
+    return in_list
+
+
+def _conditional(args: Any) -> FastPredicate | None:
+    """``c ? a : b`` over predicates; an undecided condition defers."""
+    parts = [_predicate(a) for a in args]
+    if None in parts:
+        return None
+    condition, then, otherwise = parts
+    assert condition is not None and then is not None and otherwise is not None
+
+    def conditional(driver: str, device: Device) -> bool | None:
+        chosen = condition(driver, device)
+        if chosen is None:
+            return None
+        return (then if chosen else otherwise)(driver, device)
+
+    return conditional
 
 
 def compile_fast(expr: Any) -> FastPredicate | None:
