@@ -25,8 +25,7 @@ nodes is found (230 of 500 nodes; all of them below 100 nodes). Shapes:
 dralab figures come twice: ``cold`` builds everything per pod (a new
 SliceIndex and Allocator: pools gathered from new slices, no selector results
 or prepared claims kept; only compiled CEL programs survive, as in
-kube-scheduler's CEL cache, and the immutable node selector each result
-carries, one per node name), ``warm`` keeps one SliceIndex and Allocator
+kube-scheduler's CEL cache), ``warm`` keeps one SliceIndex and Allocator
 across pods (dralab's design for a simulator). Time is process CPU time, the
 collector runs as in a real run (no gc.freeze). A line ``check <segment>
 <digest>`` hashes the first pod's outcomes (node, devices, search steps);

@@ -23,7 +23,7 @@ from .nodes import NodeView
 from .outcome import Allocated, AllocationError, AllocationOutcome, Unschedulable
 from .pools import NodePools, PoolGatherError, gather_pools
 from .prepare import PreparedClaim, prepare_claim
-from .results import build_claim, build_claim_at, local_node_selector
+from .results import build_claim, build_claim_at
 from .search import Fatal, Pick, Search, StepLimit
 from .selection import SelectorError, cel_features, matches
 from .state import AllocatedState
@@ -294,14 +294,14 @@ class Allocator:
         spec = probe.slice.spec
         driver, pool, devices = spec.driver, spec.pool.name, spec.devices
         binding = self.features.device_binding_and_status
-        local = local_node_selector(view.name)
+        node = view.name
         prepared = [self._prepare(c) for c in probe.claims]
         picks, chosen = twin.picks, twin.selected
 
         # Built when asked for: of the many nodes a pod's search answers, one is kept.
         # It reads nothing that changes: prepared claims, the slice's devices, positions.
         def build() -> tuple[ResourceClaim, ...]:
-            return tuple([build_claim_at(p, driver, pool, devices, at, selected, binding, local)
+            return tuple([build_claim_at(p, driver, pool, devices, at, selected, binding, node)
                           for p, at, selected in zip(prepared, picks, chosen, strict=True)])
 
         return Allocated.deferred(build, twin.steps, twin.choices)
@@ -322,14 +322,13 @@ class Allocator:
                    picks: Sequence[Sequence[Pick]], selected: Sequence[Mapping[int, int]],
                    steps: int) -> Allocated:
         """The new claims from per-claim picks and firstAvailable choices. Raises Fatal."""
-        local = local_node_selector(view.name)
         binding = self.features.device_binding_and_status
         new_claims = []
         choices: list[dict[str, int]] = []
         for p, claim_picks, chosen in zip(prepared, picks, selected, strict=True):
             # Only shares draw IDs: don't seed the generator for nothing.
             rng = self.rng if any(pick.share for pick in claim_picks) else _NO_DRAWS
-            new_claims.append(build_claim(p, claim_picks, chosen, view.name, binding, rng, local))
+            new_claims.append(build_claim(p, claim_picks, chosen, view.name, binding, rng))
             choices.append({p.slots[ri].name: s for ri, s in chosen.items()})
         return Allocated(tuple(new_claims), steps, tuple(choices))
 

@@ -9,7 +9,6 @@ selector implied by where the picked devices are reachable.
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Mapping, Sequence
 
@@ -34,12 +33,22 @@ from .search import Fatal, Pick
 __all__ = ["build_claim", "build_claim_at", "local_node_selector"]
 
 
-@functools.lru_cache(maxsize=1 << 14)
 def local_node_selector(node: str) -> NodeSelector:
-    """The selector that pins an allocation to one node (one shared, immutable object
-    per node name: every allocator's results on that node point to it)."""
+    """The selector that pins an allocation to one node: a new object per call.
+
+    API structs are frozen but their lists are not, so one object shared by every
+    allocation on a node (as an earlier cache did) let a change to one claim's
+    ``status.allocation.nodeSelector`` show up in all later ones. Building one costs
+    three small structs and three lists per allocated claim, next to the
+    device results built anyway: within bench_allocator's noise, cold and warm.
+    """
     return NodeSelector(node_selector_terms=[NodeSelectorTerm(match_fields=[
         NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])])
+
+
+def _own(r: NodeSelectorRequirement) -> NodeSelectorRequirement:
+    """A copy of a slice's requirement, so that a result never shares the slice's lists."""
+    return NodeSelectorRequirement(key=r.key, operator=r.operator, values=list(r.values))
 
 
 def _entry(pick: Pick, binding: bool, rng: random.Random) -> DeviceRequestAllocationResult:
@@ -112,8 +121,7 @@ def _requirement_key(r: NodeSelectorRequirement) -> tuple[str, str, frozenset[st
     return (r.key, r.operator, frozenset(r.values))
 
 
-def _node_selector(picks: Sequence[Pick], node: str, binding: bool,
-                   local: NodeSelector) -> NodeSelector | None:
+def _node_selector(picks: Sequence[Pick], node: str, binding: bool) -> NodeSelector | None:
     fields: list[NodeSelectorRequirement] = []
     expressions: list[NodeSelectorRequirement] = []
     seen_fields: set[tuple[str, str, frozenset[str]]] = set()
@@ -121,7 +129,7 @@ def _node_selector(picks: Sequence[Pick], node: str, binding: bool,
     for pick in picks:
         rec = pick.rec
         if rec.local_node_name() is not None or (binding and rec.binds_to_node):
-            return local
+            return local_node_selector(node)
         selector = rec.node_selector()
         if selector is None:
             continue
@@ -135,12 +143,12 @@ def _node_selector(picks: Sequence[Pick], node: str, binding: bool,
             k = _requirement_key(requirement)
             if k not in seen_fields:
                 seen_fields.add(k)
-                fields.append(requirement)
+                fields.append(_own(requirement))
         for requirement in terms[0].match_expressions:
             k = _requirement_key(requirement)
             if k not in seen_expressions:
                 seen_expressions.add(k)
-                expressions.append(requirement)
+                expressions.append(_own(requirement))
     if not fields and not expressions:
         return None
     return NodeSelector(node_selector_terms=[
@@ -148,11 +156,10 @@ def _node_selector(picks: Sequence[Pick], node: str, binding: bool,
 
 
 def build_claim(prepared: PreparedClaim, picks: Sequence[Pick], selected: Mapping[int, int],
-                node: str, binding: bool, rng: random.Random,
-                local: NodeSelector) -> ResourceClaim:
+                node: str, binding: bool, rng: random.Random) -> ResourceClaim:
     """The claim with ``status.allocation`` set from the search's picks. Raises Fatal."""
     return _allocated_claim(prepared, [_entry(p, binding, rng) for p in picks], selected,
-                            _node_selector(picks, node, binding, local))
+                            _node_selector(picks, node, binding))
 
 
 def _allocated_claim(prepared: PreparedClaim, results: list[DeviceRequestAllocationResult],
@@ -172,10 +179,10 @@ def _allocated_claim(prepared: PreparedClaim, results: list[DeviceRequestAllocat
 
 def build_claim_at(prepared: PreparedClaim, driver: str, pool: str, devices: Sequence[Device],
                    picks: Sequence[tuple[int, Req]], selected: Mapping[int, int],
-                   binding: bool, local: NodeSelector) -> ResourceClaim:
+                   binding: bool, node: str) -> ResourceClaim:
     """``build_claim`` for exclusive picks, given as (position in ``devices``, request), of
     devices of one node-local slice (``twins``): the same results without device
-    records; the node selector is the node's own."""
+    records; the node selector is ``node``'s own."""
     results = []
     for at, req in picks:
         d = devices[at]
@@ -189,4 +196,5 @@ def build_claim_at(prepared: PreparedClaim, driver: str, pool: str, devices: Seq
             binding_conditions=list(d.binding_conditions) if binding else [],
             binding_failure_conditions=list(d.binding_failure_conditions) if binding else [],
         ))
-    return _allocated_claim(prepared, results, selected, local if picks else None)
+    return _allocated_claim(prepared, results, selected,
+                            local_node_selector(node) if picks else None)
