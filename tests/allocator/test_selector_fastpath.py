@@ -290,3 +290,12 @@ def test_string_forms_give_cel_verdict(data: st.DataObject, rec: DeviceRecord) -
                                 default_amounts={})
     assert _verdict(rec, sel) == _verdict(fresh, dataclasses.replace(sel, fast=None)), \
         expression
+
+
+def test_matches_remembers_a_bounded_number_of_answers() -> None:
+    sel = selector(f'{_A}.model.matches("^v[0-9]*7$")', FEATURES)
+    assert sel.fast is not None
+    # More distinct values than are kept: answers stay right after the memo is cleared.
+    for i in range(2500):
+        rec = _record({"model": DeviceAttribute(string=f"v{i}")})
+        assert sel.fast(rec.driver, rec.device) is str(i).endswith("7"), i

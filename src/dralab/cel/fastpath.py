@@ -347,7 +347,7 @@ def _string_test(call: Any) -> FastPredicate | None:
             search = compile_re2(text).search
         except RegexError:
             return None
-        test = lambda value: search(value) is not None  # noqa: E731
+        test = _remembered(lambda value: search(value) is not None)
     else:
         # Code point prefixes, suffixes and substrings are the UTF-8 byte ones.
         test = {"startsWith": lambda value: value.startswith(text),
@@ -365,6 +365,25 @@ def _string_test(call: Any) -> FastPredicate | None:
             return None
 
     return string_test
+
+
+_REMEMBERED: Final = 1024
+
+
+def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``test`` with its last answers kept: a fleet repeats a few values (productName)
+    on every device, and one RE2 search through its bindings costs about 4 us."""
+    seen: dict[str, bool] = {}
+
+    def remembered(value: str) -> bool:
+        found = seen.get(value)
+        if found is None:
+            if len(seen) >= _REMEMBERED:
+                seen.clear()  # bounded: a fleet of all-distinct values must not grow it
+            found = seen[value] = test(value)
+        return found
+
+    return remembered
 
 
 def _membership(element: Any, container: Any) -> FastPredicate | None:
