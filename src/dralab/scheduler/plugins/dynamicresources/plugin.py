@@ -49,6 +49,7 @@ from dralab.allocator.state import AllocatedState
 from dralab.api.core import ExtendedResourceClaimStatus
 from dralab.api.features import Gate
 from dralab.api.keys import object_key, random_uid
+from dralab.api.owned import owned_copy
 from dralab.api.resource import (
     AllocationResult,
     DeviceClass,
@@ -852,7 +853,13 @@ def _consumer_to_release(cluster: ClusterState, key: str, pod: PodInfo, uid: str
 
 def _allocated(claim: ResourceClaim, allocation: AllocationResult,
                consumer: ResourceClaimConsumerReference) -> ResourceClaim:
-    """``claim`` allocated with ``allocation``, reserved for ``consumer``, delete-protected."""
+    """``claim`` allocated with ``allocation``, reserved for ``consumer``, delete-protected.
+
+    The claim gets a copy: ``allocation`` may be a remembered outcome's (the cache hands
+    it to every pod with the same spec while the node's pools do not change, e.g. admin
+    access), and a change to one claim's lists must not reach the cache or other claims.
+    """
+    allocation = owned_copy(allocation)
     metadata = claim.metadata
     if DELETE_PROTECTION_FINALIZER not in metadata.finalizers:
         metadata = replace(metadata, finalizers=[*metadata.finalizers,
