@@ -4,14 +4,22 @@ API structs are frozen, but their lists are not: a caller may change a claim's
 ``status.allocation.nodeSelector`` in place. Such a change must stay in that
 claim: later allocations on the same node, from the same allocator or another,
 by a search or by a twin's replay, and the ResourceSlice a selector was copied
-from, keep their own values.
+from, keep their own values. So do the opaque configs taken from the DeviceClass
+and the claim.
 """
 
 from __future__ import annotations
 
+from msgspec.json import encode
+from msgspec.structs import replace
+
 from dralab.allocator import Allocated, Allocator
 from dralab.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from dralab.api.resource import ResourceSlice
+from dralab.api.resource import (
+    DeviceClaimConfiguration,
+    DeviceClassConfiguration,
+    ResourceSlice,
+)
 
 from .builders import (
     CLASS_A,
@@ -23,6 +31,7 @@ from .builders import (
     local_selector,
     node,
     node_selector,
+    opaque,
     request,
     rslice,
     simple_claim,
@@ -107,3 +116,28 @@ def test_selector_copied_from_a_slice() -> None:
     assert _selector(second) == node_selector("region", "region-1")
     third = allocator.allocate([simple_claim("claim-3")], node(NODE_1))
     assert _selector(third) == node_selector("region", "region-1")
+
+
+def test_opaque_parameters_are_the_results_own() -> None:
+    """The class's and the claim's opaque configs go into every allocation: as copies."""
+    cls = dclass(CLASS_A)
+    cls = replace(cls, spec=replace(cls.spec, config=[
+        DeviceClassConfiguration(opaque=opaque("driver-a", "class"))]))
+    own = claim("claim-1", request("req-0"), config=[
+        DeviceClaimConfiguration(requests=["req-0"], opaque=opaque("driver-a", "claim"))])
+    before = (encode(cls), encode(own))
+    allocator = Allocator(_local_slices(NODE_1), [cls])
+    outcome = allocator.allocate([own], NODE_1)
+    assert isinstance(outcome, Allocated)
+    allocation = outcome.claims[0].status.allocation
+    assert allocation is not None and len(allocation.devices.config) == 2
+    for config in allocation.devices.config:
+        assert config.opaque is not None
+        config.opaque.parameters["changed"] = True
+    assert (encode(cls), encode(own)) == before
+    again = allocator.allocate([simple_claim("claim-2")], NODE_1)
+    assert isinstance(again, Allocated)
+    again_allocation = again.claims[0].status.allocation
+    assert again_allocation is not None
+    assert [c.opaque.parameters for c in again_allocation.devices.config
+            if c.opaque is not None] == [{"class": "classValue"}]

@@ -16,6 +16,7 @@ import msgspec
 
 from dralab.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from dralab.api.keys import random_uid
+from dralab.api.owned import owned_copy
 from dralab.api.quantity import Quantity
 from dralab.api.resource import (
     AllocationResult,
@@ -107,11 +108,13 @@ def _configs(prepared: PreparedClaim, selected: Mapping[int, int]
                 if chosen in names:
                     built.append(("FromClaim", list(names), claim_cfg.opaque))
     total = len(prepared.slots)
+    # Each result owns its opaque parameters: they are the class's or the claim's
+    # objects, whose maps a caller could otherwise change through the allocation.
     return [
         DeviceAllocationConfiguration(
             source=source,
             requests=[] if len(requests) == total else requests,
-            opaque=opaque,
+            opaque=owned_copy(opaque) if opaque is not None else None,
         )
         for source, requests, opaque in built
     ]
