@@ -85,3 +85,31 @@ def conditions(item: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     """A Workload's status conditions: type -> (status, reason, message)."""
     return {c["type"]: (c["status"], c["reason"], c["message"])
             for c in item["status"].get("conditions", [])}
+
+
+def default_queue(cpu: str, preemption: str | None = None) -> str:
+    """The v1beta2 ResourceFlavor ``default``, ClusterQueue ``cq`` (``cpu`` nominal quota
+    on it, ``spec.preemption`` as the flow mapping ``preemption`` if given) and the
+    LocalQueue ``ns/q``: three YAML documents starting and ending with a newline."""
+    policy = f"  preemption: {preemption}\n" if preemption else ""
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+{policy}  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{{name: cpu, nominalQuota: "{cpu}"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: ns}}
+spec: {{clusterQueue: cq}}
+"""

@@ -11,30 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kueueinputs import conditions, run_admit
+from kueueinputs import conditions, default_queue, run_admit
 
-_QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources: [{name: cpu, nominalQuota: "2"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: ns}
-spec: {clusterQueue: cq}
-"""
+_QUEUES = default_queue("2", "{withinClusterQueue: LowerPriority}")
 
 _RESERVED = """
   - {type: QuotaReserved, status: "True", reason: QuotaReserved,

@@ -14,29 +14,9 @@ from typing import Any
 
 import pytest
 
-from kueueinputs import run_admit
+from kueueinputs import default_queue, run_admit
 
-_QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources: [{name: cpu, nominalQuota: "%s"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: ns}
-spec: {clusterQueue: cq}
-"""
+_QUEUES = default_queue("%s")
 
 _WORKLOAD = """
 ---

@@ -15,30 +15,9 @@ from typing import Any
 
 import pytest
 
-from kueueinputs import conditions, run_admit
+from kueueinputs import conditions, default_queue, run_admit
 
-_INPUT = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources: [{name: cpu, nominalQuota: "2"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: ns}
-spec: {clusterQueue: cq}
----
+_INPUT = default_queue("2", "{withinClusterQueue: LowerPriority}") + """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
 metadata: {name: low, namespace: ns}
