@@ -1,0 +1,212 @@
+"""The values KAI Scheduler's policy works on, free of the API objects they come from.
+
+KAI Scheduler (github.com/NVIDIA/KAI-Scheduler) is a pod scheduler, not an admission
+layer: one scheduling session takes a snapshot of nodes, queues and pod groups, runs its
+actions in order (allocate, consolidation, reclaim, preempt, stalegangeviction by
+default) and binds, pipelines or evicts pods. These dataclasses are that snapshot.
+The reader (``objects.py``) builds them from Queue (``scheduling.run.ai/v2``), PodGroup
+(``scheduling.run.ai/v2alpha2``), pods, nodes and the scheduler's configuration; the
+ported upstream test tables (``tests/peers/kai``) build them from the tables' values.
+
+Units are KAI's own, so upstream figures compare as they are:
+
+* queues (``spec.resources``): GPU in devices (fractions allowed), CPU in millicores,
+  memory in megabytes (10**6 bytes); ``-1`` is unlimited (quota) or no limit (limit);
+* nodes and tasks: GPU in devices (a task's fraction below 1 is a shared GPU), CPU in
+  millicores, memory in bytes, GPU memory in MiB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "DEFAULT_ACTIONS",
+    "DEFAULT_QUEUE_PRIORITY",
+    "UNLIMITED",
+    "KaiConfig",
+    "KaiJob",
+    "KaiNode",
+    "KaiQueue",
+    "KaiState",
+    "KaiSubGroup",
+    "KaiTask",
+    "PodStatus",
+    "QueueResource",
+    "ResourceName",
+    "TopologyConstraint",
+]
+
+# KAI's commonconstants.UnlimitedResourceQuantity: -1 in quota or limit.
+UNLIMITED = -1.0
+# pkg/common/constants: a Queue without spec.priority.
+DEFAULT_QUEUE_PRIORITY = 100
+# The SchedulingShard's default actions, in the order a session runs them
+# (pkg/apis/kai/v1/schedulingshard_types.go setDefaultActions).
+DEFAULT_ACTIONS: tuple[str, ...] = (
+    "allocate", "consolidation", "reclaim", "preempt", "stalegangeviction",
+)
+
+ResourceName = Literal["gpu", "cpu", "memory"]
+
+# pkg/scheduler/api/pod_status: the states a task (pod) has inside a session.
+PodStatus = Literal[
+    "Pending", "Gated", "Allocated", "Pipelined", "Binding", "Bound", "Running",
+    "Releasing", "Succeeded", "Failed", "Unknown", "Deleted",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueResource:
+    """One resource of a Queue's ``spec.resources`` (quota, overQuotaWeight, limit).
+
+    Defaults are the CRD's when the field is absent: no guaranteed quota, weight 1, and
+    ``limit`` unset reads as 0 in the CRD (no resources beyond quota); the reader writes
+    what the object says, so an omitted limit is ``0.0`` there and UNLIMITED only when
+    the object says -1."""
+
+    quota: float = 0.0
+    over_quota_weight: float = 1.0
+    limit: float = UNLIMITED
+
+
+@dataclass(frozen=True, slots=True)
+class KaiQueue:
+    """A Queue. Only leaf queues (no children) hold jobs; parents divide their share
+    among their children. ``created``: seconds, the order of creationTimestamp (ties in
+    queue order fall back to it)."""
+
+    name: str
+    parent: str | None = None
+    priority: int = DEFAULT_QUEUE_PRIORITY
+    gpu: QueueResource = QueueResource()
+    cpu: QueueResource = QueueResource()
+    memory: QueueResource = QueueResource()
+    created: float = 0.0
+    preempt_min_runtime: float | None = None   # seconds
+    reclaim_min_runtime: float | None = None   # seconds
+
+    def resource(self, name: ResourceName) -> QueueResource:
+        return self.gpu if name == "gpu" else self.cpu if name == "cpu" else self.memory
+
+
+@dataclass(frozen=True, slots=True)
+class KaiNode:
+    """A node as KAI's NodeInfo sees it: allocatable GPUs (whole devices), their memory,
+    CPU and memory, labels, MIG instances (resource name -> count, e.g.
+    ``nvidia.com/mig-1g.10gb``) and the pod cap (``pods`` allocatable)."""
+
+    name: str
+    gpus: int = 0
+    gpu_memory_mib: int = 0
+    cpu_milli: float = 0.0
+    memory_bytes: float = 0.0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    mig_instances: Mapping[str, int] = field(default_factory=dict)
+    max_pods: int | None = None
+    gpu_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KaiTask:
+    """A pod of a pod group. ``gpus``: whole devices (>= 1) or a fraction of one shared
+    device (``gpu-fraction`` annotation, 0 < f < 1); ``gpu_memory_mib``: the
+    ``gpu-memory`` annotation (a share sized by memory); ``fraction_devices``: the
+    ``gpu-fraction-num-devices`` annotation (the same fraction on that many devices).
+    ``node``: where it runs (Running, Releasing, ...) or None (Pending).
+    ``gpu_groups``: the shared-GPU groups it holds on its node."""
+
+    name: str
+    job: str
+    status: PodStatus = "Pending"
+    node: str | None = None
+    gpus: float = 0.0
+    gpu_memory_mib: int = 0
+    fraction_devices: int | None = None
+    cpu_milli: float = 0.0
+    memory_bytes: float = 0.0
+    gpu_groups: tuple[str, ...] = ()
+    mig: Mapping[str, int] = field(default_factory=dict)
+    # required node affinity as node names (the tables' NodeAffinityNames) or
+    # a node selector; () / {}: any node
+    node_names: tuple[str, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    priority: int | None = None
+    subgroup: str | None = None
+    # DRA: names of the ResourceClaims the pod uses (already resolved from templates)
+    claims: tuple[str, ...] = ()
+    started: float | None = None   # seconds; when it started running
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyConstraint:
+    """A PodGroup's (or SubGroup's) ``topologyConstraint``: node-label levels of a KAI
+    Topology (``kai.scheduler/v1alpha1``)."""
+
+    topology: str = ""
+    required_level: str = ""
+    preferred_level: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KaiSubGroup:
+    name: str
+    min_member: int = 0
+    parent: str | None = None
+    topology: TopologyConstraint | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KaiJob:
+    """A PodGroup and its pods. ``min_member``: the gang (0 reads as 1: KAI schedules
+    a pod group without minMember pod by pod); ``preemptible``: spec.preemptibility
+    (None: by priority, preemptible below PriorityBuildNumber 100);
+    ``stale_since``: seconds since the gang fell below min_member while running
+    (the stalegangeviction action's clock), None when not stale."""
+
+    name: str
+    queue: str
+    namespace: str = "default"
+    priority: int = 0
+    priority_class: str = ""
+    preemptible: bool | None = None
+    min_member: int = 1
+    created: float = 0.0
+    tasks: tuple[KaiTask, ...] = ()
+    subgroups: tuple[KaiSubGroup, ...] = ()
+    topology: TopologyConstraint | None = None
+    stale_since: float | None = None
+
+    def is_preemptible(self) -> bool:
+        if self.preemptible is not None:
+            return self.preemptible
+        return self.priority < 100
+
+
+@dataclass(frozen=True, slots=True)
+class KaiConfig:
+    """The scheduler's configuration as a session uses it (SchedulingShard /
+    the scheduler ConfigMap): actions in order, placement strategies and the
+    proportion plugin's ``kValue``."""
+
+    actions: tuple[str, ...] = DEFAULT_ACTIONS
+    gpu_placement: Literal["binpack", "spread"] = "binpack"
+    cpu_placement: Literal["binpack", "spread"] = "binpack"
+    k_value: float = 1.0
+    queue_label: str = "kai.scheduler/queue"
+    # max consolidation preemptees per session; -1: no cap
+    max_consolidation_preemptees: int = -1
+    allow_consolidating_reclaim: bool = True
+
+
+@dataclass(slots=True)
+class KaiState:
+    """One session's snapshot: what the actions read and change."""
+
+    nodes: dict[str, KaiNode] = field(default_factory=dict)
+    queues: dict[str, KaiQueue] = field(default_factory=dict)
+    jobs: dict[str, KaiJob] = field(default_factory=dict)
+    config: KaiConfig = KaiConfig()
+    now: float = 0.0
