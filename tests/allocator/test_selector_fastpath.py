@@ -101,13 +101,22 @@ def atoms(draw: st.DrawFn) -> str:
         part = draw(st.sampled_from(["major", "minor", "patch"]))
         return f"{attr}.{part}() {draw(ops)} {draw(st.integers(-1, 3))}"
     if kind == 5:
-        version = draw(st.sampled_from(["1.2.3", "1.0.0", "2.0.0-rc.1", "bad"]))
-        how = draw(st.sampled_from(["isGreaterThan", "isLessThan", "compareTo"]))
-        call = f'{attr}.{how}(semver("{version}"))'
-        return f"{call} {draw(ops)} 0" if how == "compareTo" else call
-    quantity = draw(st.sampled_from(["1", "1Mi", "2Gi", "500m", "bad"]))
-    how = draw(st.sampled_from(["isGreaterThan", "isLessThan", "compareTo"]))
-    call = f'{cap}.{how}(quantity("{quantity}"))'
+        version = draw(st.sampled_from(["1.2.3", "1.0.0", "2.0.0-rc.1", "1.2.3+build",
+                                        "bad"]))
+        return draw(typed_atoms(attr, f'semver("{version}")'))
+    quantity = draw(st.sampled_from(["1", "1Mi", "2Gi", "500m", "1024Ki", "bad"]))
+    return draw(typed_atoms(cap, f'quantity("{quantity}")'))
+
+
+@st.composite
+def typed_atoms(draw: st.DrawFn, field: str, literal: str) -> str:
+    """A field against a quantity or semver literal: the member tests and compareTo
+    with either side as the receiver, and == / != either way round."""
+    how = draw(st.sampled_from(["isGreaterThan", "isLessThan", "compareTo", "==", "!="]))
+    left, right = draw(st.sampled_from([(field, literal), (literal, field)]))
+    if how in ("==", "!="):
+        return f"{left} {how} {right}"
+    call = f"{left}.{how}({right})"
     return f"{call} {draw(ops)} {draw(st.integers(-1, 1))}" if how == "compareTo" else call
 
 
@@ -252,6 +261,19 @@ FORMS: list[tuple[str, bool | None]] = [
     (f'{_A}.mig ? {_A}.model.startsWith("NVIDIA") : {_A}.missing', True),
     (f'!{_A}.mig ? true : {_A}.index in [4]', False),
     (f'{_A}.missing ? true : false', None),
+    # equality on quantities and versions, and the literal as the receiver
+    (f'{_A}.driverVersion == semver("550.54.15")', True),
+    (f'{_A}.driverVersion == semver("550.54.15+build.7")', True),  # build ignored
+    (f'semver("550.0.0") != {_A}.driverVersion', True),
+    (f'{_A}.model == semver("1.0.0")', None),       # a string: CEL's false
+    (f'{_A}.missing == semver("1.0.0")', None),     # no such key: CEL's error
+    (f'{_C}.memory == quantity("81920Mi")', True),  # 80Gi, spelled otherwise
+    (f'quantity("80Gi") == {_C}.memory', True),
+    (f'{_C}.memory == quantity("40Gi")', False),
+    (f'quantity("40Gi").isLessThan({_C}.memory)', True),
+    (f'semver("600.0.0").isLessThan({_A}.driverVersion)', False),
+    (f'quantity("100Gi").compareTo({_C}.memory) > 0', True),
+    (f'semver("550.54.15").compareTo({_A}.driverVersion) == 0 && {_A}.mig', True),
 ]
 
 
@@ -286,6 +308,29 @@ def test_string_forms_give_cel_verdict(data: st.DataObject, rec: DeviceRecord) -
     sel = selector(expression, FEATURES)
     if sel.fast is None:
         return  # a compile error, or a shape left to CEL
+    fresh = dataclasses.replace(rec, sel_cache={}, cel_inputs=None, fast_ok=None,
+                                default_amounts={})
+    assert _verdict(rec, sel) == _verdict(fresh, dataclasses.replace(sel, fast=None)), \
+        expression
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), devices())
+def test_quantity_and_semver_forms_give_cel_verdict(data: st.DataObject,
+                                                    rec: DeviceRecord) -> None:
+    domain = _string(data.draw(domains))
+    ident = data.draw(ids)
+    if data.draw(st.booleans()):
+        version = data.draw(st.sampled_from(["1.2.3", "1.2.3+b", "2.0.0-rc.1", "0.9.0", "bad"]))
+        expression = data.draw(typed_atoms(f"device.attributes[{domain}].{ident}",
+                                           f'semver("{version}")'))
+    else:
+        quantity = data.draw(st.sampled_from(["1", "1Mi", "1024Ki", "2Gi", "500m", "bad"]))
+        expression = data.draw(typed_atoms(f"device.capacity[{domain}].{ident}",
+                                           f'quantity("{quantity}")'))
+    sel = selector(expression, FEATURES)
+    if sel.fast is None:
+        return  # a compile error, or over the declared cost bound
     fresh = dataclasses.replace(rec, sel_cache={}, cel_inputs=None, fast_ok=None,
                                 default_amounts={})
     assert _verdict(rec, sel) == _verdict(fresh, dataclasses.replace(sel, fast=None)), \

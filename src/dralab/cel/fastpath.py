@@ -134,6 +134,11 @@ def _operand(expr: Any) -> tuple[str, _Value] | None:
         return None
     target = _domain_field(call.target)
     if target is None:
+        if call.function == "compareTo" and len(call.args) == 1:
+            # ``quantity("1Gi").compareTo(<capacity>)``: the field's comparison, negated.
+            mirrored = _field_against_literal(call.args[0], call.target)
+            if mirrored is not None:
+                return "int", lambda driver, device: _negated(mirrored(driver, device))
         return None
     if target[0] == "device.attributes" and call.function in _VERSION_PARTS and not call.args:
         part = call.function
@@ -150,6 +155,10 @@ def _operand(expr: Any) -> tuple[str, _Value] | None:
         if compare is not None:
             return "int", compare
     return None
+
+
+def _negated(value: Any) -> Any:
+    return value if value is UNDECIDED else -value
 
 
 def _literal_argument(target: tuple[str, str, str], arg: Any) -> Any:
@@ -260,16 +269,17 @@ def _predicate(expr: Any) -> FastPredicate | None:
 
 
 def _member_predicate(call: Any) -> FastPredicate | None:
-    """``<capacity|version>.isGreaterThan(lit)`` / ``.isLessThan(lit)``."""
+    """``<capacity|version>.isGreaterThan(lit)`` / ``.isLessThan(lit)``, and the literal
+    first: ``quantity("1Gi").isLessThan(<capacity>)`` (the same test, mirrored)."""
     if call.function not in ("isGreaterThan", "isLessThan") or len(call.args) != 1:
         return None
-    target = _domain_field(call.target)
-    if target is None:
-        return None
-    compare = _comparison(target, call.args[0])
+    sign = 1 if call.function == "isGreaterThan" else -1
+    compare = _field_against_literal(call.target, call.args[0])
+    if compare is None:
+        compare = _field_against_literal(call.args[0], call.target)
+        sign = -sign
     if compare is None:
         return None
-    sign = 1 if call.function == "isGreaterThan" else -1
 
     def member(driver: str, device: Device) -> bool | None:
         value = compare(driver, device)
@@ -278,8 +288,36 @@ def _member_predicate(call: Any) -> FastPredicate | None:
     return member
 
 
+def _field_against_literal(field: Any, literal: Any) -> _Value | None:
+    """``<field>.compareTo(<literal>)`` as a getter of -1/0/1, for a capacity against
+    ``quantity("...")`` or an attribute against ``semver("...")``; None otherwise."""
+    target = _domain_field(field)
+    return None if target is None else _comparison(target, literal)
+
+
+def _typed_equality(function: str, left: Any, right: Any) -> FastPredicate | None:
+    """``<capacity> ==/!= quantity("...")``, ``<attribute> ==/!= semver("...")`` (either
+    side). CEL's equality on these types is their comparison's 0 (a semver's build
+    metadata does not count, 1Gi equals 1024Mi); another type on the device side is
+    CEL's heterogeneous false, left to CEL as everywhere else."""
+    compare = _field_against_literal(left, right) or _field_against_literal(right, left)
+    if compare is None:
+        return None
+    equal = function == "_==_"
+
+    def typed_equality(driver: str, device: Device) -> bool | None:
+        value = compare(driver, device)
+        return None if value is UNDECIDED else (value == 0) is equal
+
+    return typed_equality
+
+
 def _relation(function: str, left: Any, right: Any) -> FastPredicate | None:
     """``<operand> op <literal>`` (either side), for types whose meaning is plain."""
+    if function in ("_==_", "_!=_"):
+        typed = _typed_equality(function, left, right)
+        if typed is not None:
+            return typed
     literal = _const(right)
     operand = _operand(left)
     if literal is None or operand is None:
