@@ -64,7 +64,8 @@ from dralab.queueing.kai.shares import (
 
 __all__ = [
     "MIN_NODE_GPU_MEMORY",
-    "ForeignPod",
+    "NodePod",
+    "PluginArguments",
     "allocate",
     "cluster_total",
     "deallocate",
@@ -73,6 +74,7 @@ __all__ = [
     "divide_shares",
     "mig_gpus",
     "node_quantities",
+    "plugin_arguments",
     "queue_shares",
     "queues_by_priority",
     "set_fair_shares",
@@ -101,6 +103,37 @@ _ACTIVE_ALLOCATED: frozenset[PodStatus] = frozenset(
     {"Allocated", "Pipelined", "Binding", "Bound", "Running"})
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
 GPU_WORKER_LABEL = "node-role.kubernetes.io/gpu-worker"
+DEFAULT_SCHEDULER_NAME = "kai-scheduler"
+
+
+# --- the plugin's arguments -----------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PluginArguments:
+    """The proportion plugin's arguments (proportion.New): the reclaimer saturation
+    multiplier (at least 1) and kValue (a value at or below 0 reads as 0)."""
+
+    saturation_multiplier: float = 1.0
+    k_value: float = 1.0
+
+
+def _go_float(text: str | None, default: float) -> float:
+    # strconv.ParseFloat: no surrounding blanks or digit separators (Python's float()
+    # would take both); an unparsable value keeps the default, as New() does.
+    if text is None or text != text.strip() or "_" in text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        return default
+
+
+def plugin_arguments(arguments: Mapping[str, str]) -> PluginArguments:
+    multiplier = _go_float(arguments.get("relcaimerSaturationMultiplier"), 1.0)
+    k_value = _go_float(arguments.get("kValue"), 1.0)
+    # written as Go compares, so a NaN passes through as it does there
+    return PluginArguments(saturation_multiplier=1.0 if multiplier < 1.0 else multiplier,
+                           k_value=0.0 if k_value <= 0.0 else k_value)
 
 
 # --- division of one level ----------------------------------------------------------
@@ -299,11 +332,12 @@ def mig_gpus(instances: Mapping[str, int]) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class ForeignPod:
-    """A pod on a node that another scheduler placed: its status and requests (CPU
-    millicores, memory bytes, GPUs) and whether it is one of KAI's own utility pods
-    (resource reservation, node scaling), which do not count."""
+class NodePod:
+    """A pod on a node as the total sees it: the scheduler that placed it, its status
+    and requests (CPU millicores, memory bytes, GPUs), and whether it is one of KAI's
+    utility pods (resource reservation, node scaling)."""
 
+    scheduler_name: str = ""
     status: PodStatus = "Running"
     cpu_milli: float = 0.0
     memory_bytes: float = 0.0
@@ -314,20 +348,22 @@ class ForeignPod:
 def node_quantities(node: KaiNode, *, ready: bool = True,
                     restrict_to_gpu_workers: bool = False,
                     gpu_worker_label: str = GPU_WORKER_LABEL,
-                    foreign_pods: Iterable[ForeignPod] = ()) -> Quantities:
+                    pods: Iterable[NodePod] = (),
+                    scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Quantities:
     """proportion.go getNodeResources: what one node adds to the divided total.
 
     A node not ready adds nothing; with node-scheduling restriction on, a node without
-    the GPU-worker label adds no GPUs; active pods of other schedulers (not KAI's
-    utility pods) are taken off."""
+    the GPU-worker label adds no GPUs; active pods of other schedulers (but not KAI's
+    utility pods) are taken off, the resources being held outside KAI's queues."""
     if not ready:
         return quantities()
     gpus = 0.0
     if not restrict_to_gpu_workers or gpu_worker_label in node.labels:
         gpus = node.gpus + mig_gpus(node.mig_instances)
     result = quantities(node.cpu_milli, node.memory_bytes, gpus)
-    for pod in foreign_pods:
-        if pod.status in _ACTIVE_USED and not pod.utility:
+    for pod in pods:
+        if (pod.scheduler_name != scheduler_name and pod.status in _ACTIVE_USED
+                and not pod.utility):
             result["cpu"] -= pod.cpu_milli
             result["memory"] -= pod.memory_bytes
             result["gpu"] -= pod.gpus
@@ -441,7 +477,7 @@ def divide_shares(state: KaiState) -> dict[str, QueueShare]:
     shares = queue_shares(state)
     total = cluster_total(state.nodes[name] for name in sorted(state.nodes))
     # New(): a kValue below or at 0 is taken as 0.
-    k_value = state.config.k_value if state.config.k_value > 0 else 0.0
+    k_value = 0.0 if state.config.k_value <= 0.0 else state.config.k_value
     set_fair_shares(total, k_value, shares)
     return shares
 
