@@ -210,3 +210,6 @@ class KaiState:
     jobs: dict[str, KaiJob] = field(default_factory=dict)
     config: KaiConfig = KaiConfig()
     now: float = 0.0
+    # Topology (kai.scheduler/v1alpha1) name -> its levels' node labels, top level
+    # first: the domains a job's topologyConstraint names
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)

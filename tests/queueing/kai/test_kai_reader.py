@@ -1,0 +1,231 @@
+"""KAI's objects -> KaiState: KAI's own docs examples, the podgrouper's groups, the
+shard's configuration and partition, priorities, and the bad-input rule (one line per
+problem naming file, document, object and field path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dralab.api.errors import InputError
+from dralab.api.io import Document, read_documents
+from dralab.queueing.kai.reader import KaiSnapshot, load_kai_snapshot, read_kai_snapshot
+
+DATA = Path(__file__).parent.parent.parent / "data" / "kai"
+NODES = "nodes-two-gpu.yaml"
+QUEUES = "quickstart-default-queues.yaml"
+
+
+def _read(*names: str, extra: list[dict[str, Any]] | None = None) -> KaiSnapshot:
+    docs = list(read_documents([str(DATA / n) for n in names]))
+    docs += [Document("extra.yaml", i + 1, d) for i, d in enumerate(extra or [])]
+    objects, problems = load_kai_snapshot(docs)
+    assert problems == []
+    return read_kai_snapshot(objects)
+
+
+def _problems(*docs: dict[str, Any]) -> list[str]:
+    return load_kai_snapshot([Document("in.yaml", i + 1, d) for i, d in enumerate(docs)])[1]
+
+
+SHARING = {"apiVersion": "kai.scheduler/v1", "kind": "Config",
+           "metadata": {"name": "kai-config"}, "spec": {"admission": {"gpuSharing": True}}}
+
+
+def test_quickstart_queues_and_pods() -> None:
+    snap = _read(QUEUES, NODES, "quickstart-pods-gpu-pod.yaml",
+                 "quickstart-pods-cpu-only-pod.yaml")
+    state = snap.state
+    assert state.queues["default-queue"].parent == "default-parent-queue"
+    assert state.queues["default-queue"].gpu.limit == -1
+    # the podgrouper: one group per bare pod, queue from its label, priority class train
+    (gpu_job,) = [j for j in state.jobs.values() if j.tasks[0].name == "gpu-pod"]
+    assert gpu_job.name.startswith("pg-gpu-pod-") and gpu_job.queue == "default-queue"
+    assert (gpu_job.priority, gpu_job.priority_class, gpu_job.min_member) == (50, "train", 1)
+    assert gpu_job.tasks[0].gpus == 1.0 and gpu_job.tasks[0].status == "Pending"
+    (cpu_job,) = [j for j in state.jobs.values() if j.tasks[0].name == "cpu-only-pod"]
+    task = cpu_job.tasks[0]
+    assert (task.cpu_milli, task.memory_bytes, task.gpus) == (100.0, 250e6, 0.0)
+    node = state.nodes["gpu-node-1"]
+    # nvidia.com/gpu.memory 81559 MiB floored to 100s, as KAI's NodeInfo does
+    assert (node.gpus, node.gpu_memory_mib, node.cpu_milli, node.max_pods) == \
+        (1, 81500, 32000.0, 110)
+    assert state.config.actions[0] == "allocate" and state.config.k_value == 1.0
+
+
+def test_priority_examples_use_kais_priority_classes() -> None:
+    snap = _read("priority-example-limited-queue.yaml", QUEUES, NODES,
+                 "priority-example-train-priority-pod.yaml",
+                 "priority-example-build-priority-pod.yaml")
+    by_pod = {j.tasks[0].name: j for j in snap.state.jobs.values()}
+    assert (by_pod["train-pod"].priority, by_pod["train-pod"].is_preemptible()) == (50, True)
+    assert (by_pod["build-pod"].priority, by_pod["build-pod"].is_preemptible()) == (100, False)
+    test = snap.state.queues["test"]
+    assert (test.gpu.quota, test.gpu.limit, test.cpu.quota) == (1, 1, -1)
+
+
+def test_batch_job_pods_get_a_group_each() -> None:
+    # the Job grouper: pg-<pod>-<job uid>, one per pod (no gang without a PodGroup)
+    snap = _read(QUEUES, NODES, "batch-batch-job.yaml")
+    jobs = list(snap.state.jobs.values())
+    assert len(jobs) == 2 and all(len(j.tasks) == 1 for j in jobs)
+    suffixes = {j.name.removeprefix(f"pg-{j.tasks[0].name}-") for j in jobs}
+    assert len(suffixes) == 1 and all(j.name != f"pg-{j.tasks[0].name}-" for j in jobs)
+
+
+def test_gpu_sharing_examples_need_sharing_enabled() -> None:
+    docs = list(read_documents([str(DATA / "gpu-sharing-gpu-sharing.yaml")]))
+    (problem,) = load_kai_snapshot(docs)[1]
+    assert problem.endswith("gpu-sharing-gpu-sharing.yaml Pod gpu-sharing: "
+                            "metadata.annotations.gpu-fraction: attempting to create a pod "
+                            "default/gpu-sharing with gpu sharing request, while GPU sharing "
+                            "is disabled (kai.scheduler/v1 Config spec.admission.gpuSharing, "
+                            "false by default)")
+    snap = _read(QUEUES, NODES, "gpu-sharing-gpu-sharing.yaml", extra=[SHARING])
+    (job,) = snap.state.jobs.values()
+    assert job.tasks[0].gpus == 0.5 and job.tasks[0].gpu_memory_mib == 0
+
+
+def test_gpu_memory_request() -> None:
+    snap = _read(QUEUES, NODES, "gpu-sharing-gpu-memory.yaml", extra=[SHARING])
+    (job,) = snap.state.jobs.values()
+    assert (job.tasks[0].gpus, job.tasks[0].gpu_memory_mib) == (0.0, 2000)
+
+
+def _pod(name: str, **meta: Any) -> dict[str, Any]:
+    spec = meta.pop("spec", {})
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", **meta},
+            "spec": {"schedulerName": "kai-scheduler",
+                     "containers": [{"name": "c", "image": "i", "resources": {
+                         "requests": {"cpu": "1", "memory": "1Gi"},
+                         "limits": {"nvidia.com/gpu": "1"}}}], **spec}}
+
+
+POD_GROUP = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+             "metadata": {"name": "gang", "namespace": "ns"},
+             "spec": {"minMember": 2, "queue": "default-queue", "priorityClassName": "inference",
+                      "topologyConstraint": {"topology": "cluster-topology",
+                                             "requiredTopologyLevel": "rack"}}}
+
+
+def test_pod_group_annotation_gathers_a_gang() -> None:
+    pods = [_pod(f"w{i}", annotations={"pod-group-name": "gang"}) for i in range(2)]
+    snap = _read(QUEUES, NODES, "topology-cluster-topology.yaml", extra=[POD_GROUP, *pods])
+    job = snap.state.jobs["gang"]
+    assert (job.min_member, job.priority, job.is_preemptible()) == (2, 125, False)
+    assert [t.name for t in job.tasks] == ["w0", "w1"]
+    assert job.topology is not None and job.topology.required_level == "rack"
+    assert snap.state.topologies["cluster-topology"][1] == "cloud.provider.com/topology-rack"
+    assert snap.pods[("gang", "w0")].metadata.name == "w0"
+
+
+def test_missing_pod_group_and_missing_queue_wait_with_kais_words() -> None:
+    lost = _pod("lost", annotations={"pod-group-name": "nowhere"})
+    stray = _pod("stray", labels={"kai.scheduler/queue": "no-such-queue"})
+    snap = _read(QUEUES, NODES, extra=[lost, stray])
+    assert snap.waiting["ns/lost"].startswith("pod ns/lost: its PodGroup ns/nowhere")
+    (key,) = [k for k in snap.waiting if k.startswith("ns/pg-stray-")]
+    assert snap.waiting[key] == "QueueDoesNotExist: Queue 'no-such-queue' does not exist"
+    assert snap.state.jobs == {}
+
+
+def test_orphan_queues_are_dropped_with_their_children() -> None:
+    orphan = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
+              "metadata": {"name": "lonely"},
+              "spec": {"parentQueue": "gone", "resources": {}}}
+    child = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
+             "metadata": {"name": "lonely-child"},
+             "spec": {"parentQueue": "lonely", "resources": {}}}
+    snap = _read(QUEUES, extra=[orphan, child])
+    assert set(snap.state.queues) == {"default-parent-queue", "default-queue"}
+    assert snap.warnings[0].startswith("Queue lonely: its parent queue gone does not exist")
+
+
+def test_queue_cycle_is_refused() -> None:
+    a = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "a"},
+         "spec": {"parentQueue": "b", "resources": {}}}
+    b = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "b"},
+         "spec": {"parentQueue": "a", "resources": {}}}
+    with pytest.raises(InputError, match="form a cycle"):
+        _read(extra=[a, b])
+
+
+def test_shard_configuration_and_partition() -> None:
+    shard = {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+             "metadata": {"name": "gpu-shard"},
+             "spec": {"partitionLabelValue": "gpu-nodes", "kValue": 0.5,
+                      "placementStrategy": {"gpu": "spread"},
+                      "args": {"max-consolidation-preemptees": "4"}}}
+    pooled = {"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": "pooled", "labels": {"kai.scheduler/node-pool": "gpu-nodes"}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+    snap = _read(NODES, extra=[shard, pooled])
+    config = snap.state.config
+    assert (config.gpu_placement, config.k_value, config.max_consolidation_preemptees) == \
+        ("spread", 0.5, 4)
+    assert "consolidation" not in config.actions
+    # the shard schedules the nodes labelled with its partition only
+    assert set(snap.state.nodes) == {"pooled"} and snap.shard == "gpu-shard"
+
+
+def test_default_shard_skips_pooled_nodes() -> None:
+    pooled = {"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": "pooled", "labels": {"kai.scheduler/node-pool": "x"}},
+              "status": {"allocatable": {"cpu": "4"}}}
+    assert set(_read(NODES, extra=[pooled]).state.nodes) == {"gpu-node-1", "gpu-node-2"}
+
+
+def test_other_schedulers_pods_take_node_resources() -> None:
+    running = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sys", "namespace": "ns"},
+               "spec": {"nodeName": "gpu-node-1", "containers": [{
+                   "name": "c", "image": "i", "resources": {
+                       "requests": {"cpu": "2"}, "limits": {"nvidia.com/gpu": "1"}}}]},
+               "status": {"phase": "Running"}}
+    waiting = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other", "namespace": "ns"},
+               "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    snap = _read(NODES, extra=[running, waiting])
+    node = snap.state.nodes["gpu-node-1"]
+    assert (node.gpus, node.cpu_milli, node.max_pods) == (0, 30000.0, 109)
+    assert snap.not_kai == ["ns/other"] and snap.state.jobs == {}
+
+
+def test_running_pod_is_a_bound_task() -> None:
+    pod = _pod("run", labels={"kai.scheduler/queue": "default-queue",
+                              "runai-gpu-group": "g1"},
+               spec={"nodeName": "gpu-node-2"})
+    pod["status"] = {"phase": "Running"}
+    snap = _read(QUEUES, NODES, extra=[pod])
+    (job,) = snap.state.jobs.values()
+    assert (job.tasks[0].status, job.tasks[0].node, job.tasks[0].gpu_groups) == \
+        ("Running", "gpu-node-2", ("g1",))
+
+
+def test_problems_name_file_document_object_and_field() -> None:
+    bad_group = {**POD_GROUP, "spec": {"minMember": 0, "queue": "q"}}
+    bad_pod = _pod("p", annotations={"gpu-fraction": "0.5"})
+    problems = _problems(SHARING, bad_group, bad_pod,
+                         {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
+                          "metadata": {"name": "q"}, "spec": {"resourceQuota": {}}})
+    assert problems == [
+        "in.yaml:2 PodGroup ns/gang: spec.minMember: Invalid value: 0: spec.minMember in "
+        "body should be greater than or equal to 1",
+        'in.yaml:4 Queue q: strict decoding error: unknown field "spec.resourceQuota"',
+        "in.yaml:3 Pod ns/p: metadata.annotations.gpu-fraction: cannot have both GPU "
+        "fraction request and whole GPU resource request/limit",
+    ]
+
+
+def test_two_shards_are_refused() -> None:
+    shard = {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+             "metadata": {"name": "a"}}
+    (problem,) = _problems(shard, {**shard, "metadata": {"name": "b"}})
+    assert problem == ("in.yaml:2 SchedulingShard b: a second SchedulingShard (the first is "
+                       "in.yaml:1): dralab runs one KAI scheduler")
+
+
+def test_same_inputs_same_state() -> None:
+    names = (QUEUES, NODES, "batch-batch-job.yaml", "quickstart-pods-gpu-pod.yaml")
+    assert _read(*names).state == _read(*names).state
