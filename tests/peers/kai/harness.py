@@ -133,6 +133,34 @@ _SUBGROUP_CALLS = frozenset({"subgroup_info.NewSubGroupSet", "subgroup_info.NewP
                              "jobs_fake.DefaultSubGroup"})
 
 
+def evenly_distributed_nodes(zones: int, spines_per_zone: int, racks_per_spine: int,
+                             nodes_per_rack: int, gpus: int) -> dict[str, dict[str, Any]]:
+    """allocateTopology_test.go's buildEvenlyDistributedTopologyNodes, the one node
+    generator a table calls: node0, node1, ... numbered across zones, spines and racks,
+    each labelled with its k8s.io/zone, k8s.io/spine and k8s.io/rack (spines and racks
+    numbered cluster-wide from 1)."""
+    out: dict[str, dict[str, Any]] = {}
+    for z in range(zones):
+        for sp in range(spines_per_zone):
+            spine = z * spines_per_zone + sp + 1
+            for r in range(racks_per_spine):
+                rack = (spine - 1) * racks_per_spine + r + 1
+                for _ in range(nodes_per_rack):
+                    out[f"node{len(out)}"] = {"GPUs": gpus, "Labels": {
+                        "k8s.io/zone": f"zone{z + 1}", "k8s.io/spine": f"spine{spine}",
+                        "k8s.io/rack": f"rack{rack}"}}
+    return out
+
+
+def expand_generated(topology: Mapping[str, Any]) -> dict[str, Any]:
+    """The case's values with the generators we reproduce replaced by their output."""
+    out = dict(topology)
+    nodes = out.get("Nodes")
+    if isinstance(nodes, dict) and nodes.get("$call") == "buildEvenlyDistributedTopologyNodes":
+        out["Nodes"] = evenly_distributed_nodes(*(int(a) for a in nodes["args"]))
+    return out
+
+
 def unsupported(topology: Mapping[str, Any]) -> str | None:
     """Why the case cannot be built yet, or None."""
     code = sorted(set(_markers(topology)))
@@ -346,7 +374,7 @@ def build_nodes(nodes_in: Mapping[str, Mapping[str, Any]]) -> dict[str, KaiNode]
 
 def build_state(case: Mapping[str, Any], topology: Mapping[str, Any] | None = None) -> KaiState:
     """The session snapshot upstream's BuildSession makes of the case's values."""
-    topology = case["topology"] if topology is None else topology
+    topology = expand_generated(case["topology"] if topology is None else topology)
     reason = unsupported(topology)
     if reason:
         raise NotBuilt(reason)
