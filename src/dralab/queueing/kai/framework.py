@@ -22,6 +22,7 @@ moved by every placement and eviction as the proportion plugin's event handlers 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,8 @@ class SessionJob:
     fit_errors: list[str] = field(default_factory=list)
     task_errors: dict[str, list[str]] = field(default_factory=dict)
     started: bool = False
+    # a partial job's pod-set minima (the solver's job representative); None: the spec's
+    minima: dict[str, int] | None = None
 
     @property
     def name(self) -> str:
@@ -114,6 +117,8 @@ class SessionJob:
     def podsets(self) -> dict[str, int]:
         """SessionTask sets (sub-groups holding pods) and their minAvailable; pods without a
         sub-group form the default set with the job's minMember."""
+        if self.minima is not None:
+            return dict(self.minima)
         sets: dict[str, int] = {}
         minima = {g.name: g.min_member for g in self.spec.subgroups}
         for pod in self.pods:
@@ -216,7 +221,7 @@ class SessionResult:
 
 # --- statements -------------------------------------------------------------------------
 
-OpKind = Literal["allocate", "pipeline", "evict"]
+OpKind = Literal["allocate", "pipeline", "evict", "undo"]
 
 
 @dataclass(slots=True, eq=False)
@@ -311,22 +316,31 @@ class Statement:
                             reason=reason))
 
     def evict(self, pod: SessionTask, reason: str = "", for_job: str | None = None) -> None:
-        node = pod.node
-        if node is None:
+        if pod.node is None:
             return
+        op = _Op("evict", pod, [], action=self.action, node=pod.node, reason=reason,
+                 for_job=for_job)
+        self._evict(op)
+        self.ops.append(op)
+
+    def _evict(self, op: _Op) -> None:
+        pod, node = op.pod, op.node or ""
         undo: list[Callable[[], None]] = []
         self._set(pod, undo, status="Releasing", node=node, groups=pod.groups, virtual=True)
         self._node_put(node, pod, undo)
         self._share(pod, node, -1.0, undo)
-        self.ops.append(_Op("evict", pod, undo, action=self.action, node=node,
-                            reason=reason, for_job=for_job))
+        op.undo = undo
+        op.valid = True
 
     def unevict(self, pod: SessionTask) -> None:
-        for index, op in enumerate(self.ops):
+        """Undo the earliest eviction of ``pod`` still in force; the undo is itself an
+        operation, so rolling back past it evicts the pod again (statement.go)."""
+        for op in self.ops:
             if op.kind == "evict" and op.pod is pod and op.valid:
                 for restore in reversed(op.undo):
                     restore()
-                del self.ops[index]
+                op.valid = False
+                self.ops.append(_Op("undo", pod, [functools.partial(self._evict, op)]))
                 return
 
     def convert_allocated_to_pipelined(self, job: str) -> None:
@@ -347,6 +361,8 @@ class Statement:
     def rollback(self, checkpoint: int) -> None:
         while len(self.ops) > checkpoint:
             op = self.ops.pop()
+            if not op.valid:
+                continue
             for restore in reversed(op.undo):
                 restore()
 
@@ -354,12 +370,14 @@ class Statement:
         self.rollback(0)
 
     def evicted(self) -> list[SessionTask]:
-        return [op.pod for op in self.ops if op.kind == "evict"]
+        return [op.pod for op in self.ops if op.kind == "evict" and op.valid]
 
     def commit(self) -> None:
         session = self.session
         for op in self.ops:
             pod = op.pod
+            if not op.valid or op.kind == "undo":
+                continue
             if op.kind == "allocate":
                 usage = session.nodes[op.node or ""]
                 pod.status = "Binding"

@@ -32,6 +32,7 @@ __all__ = [
     "allocate_job",
     "fitting_node",
     "job_over_capacity",
+    "non_preemptible_over_quota",
     "task_cmp",
     "tasks_to_allocate",
 ]
@@ -115,14 +116,15 @@ def _gpu_quota(task: KaiTask) -> float:
     return 0.0
 
 
-def _over(session: Session, job: SessionJob, asked: dict[str, float]) -> str | None:
+def _over(session: Session, job: SessionJob, asked: dict[str, float],
+          limits: bool = True) -> str | None:
     """resultsOverLimit then resultsWithNonPreemptibleOverQuota, up the queue chain."""
     chain = []
     queue: str | None = job.queue
     while queue is not None and queue in session.shares and queue not in chain:
         chain.append(queue)
         queue = session.shares[queue].parent
-    for name in chain:
+    for name in chain if limits else ():
         share = session.shares[name]
         for resource in ("cpu", "memory", "gpu"):
             rs = share.share(resource)
@@ -151,13 +153,22 @@ def _title(resource: str) -> str:
     return {"gpu": "GPU", "cpu": "CPU", "memory": "memory"}[resource]
 
 
+def _asked(tasks: Sequence[SessionTask]) -> dict[str, float]:
+    return {"cpu": sum(p.spec.cpu_milli for p in tasks),
+            "memory": sum(p.spec.memory_bytes for p in tasks),
+            "gpu": sum(_gpu_quota(p.spec) for p in tasks)}
+
+
 def job_over_capacity(session: Session, job: SessionJob,
                       tasks: Sequence[SessionTask]) -> str | None:
     """IsJobOverQueueCapacity: a reason, or None when the job may be placed."""
-    asked = {"cpu": sum(p.spec.cpu_milli for p in tasks),
-             "memory": sum(p.spec.memory_bytes for p in tasks),
-             "gpu": sum(_gpu_quota(p.spec) for p in tasks)}
-    return _over(session, job, asked)
+    return _over(session, job, _asked(tasks))
+
+
+def non_preemptible_over_quota(session: Session, job: SessionJob,
+                               tasks: Sequence[SessionTask]) -> str | None:
+    """IsNonPreemptibleJobOverQueueQuota: only the deserved-quota check."""
+    return _over(session, job, _asked(tasks), limits=False)
 
 
 def _task_over_capacity(session: Session, job: SessionJob, pod: SessionTask,
@@ -336,9 +347,12 @@ def _failure(job: SessionJob, pod: SessionTask, placed: int) -> None:
 
 
 def allocate_job(session: Session, stmt: Statement, job: SessionJob, nodes: list[NodeUsage],
-                 pipeline_only: bool = False) -> bool:
-    """common.AllocateJob: place the job's tasks of this turn, all or none."""
-    tasks = tasks_to_allocate(job, real=not pipeline_only)
+                 pipeline_only: bool = False,
+                 tasks: Sequence[SessionTask] | None = None) -> bool:
+    """common.AllocateJob: place the job's tasks of this turn (``tasks``: these), all or
+    none."""
+    if tasks is None:
+        tasks = tasks_to_allocate(job, real=not pipeline_only)
     reason = job_over_capacity(session, job, tasks)
     if reason is not None:
         if not pipeline_only:
