@@ -15,14 +15,14 @@ import functools
 
 from dralab.queueing.kai.actions.common import tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
-from dralab.queueing.kai.actions.solver import Scenario, solve_job, victim_jobs
+from dralab.queueing.kai.actions.solver import VictimScenario, solve_job, victim_jobs
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
 from dralab.queueing.kai.placement import request_kind
 
 __all__ = ["consolidation"]
 
 
-def _all_reallocated(session: Session, scenario: Scenario, required: dict[str, float]) -> bool:
+def _all_reallocated(session: Session, scenario: VictimScenario, required: dict[str, float]) -> bool:
     return all(t.status != "Releasing" for tasks in scenario.victims().values() for t in tasks)
 
 

@@ -18,7 +18,7 @@ import functools
 from dralab.queueing.kai import proportion, reclaimable
 from dralab.queueing.kai.actions.common import tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
-from dralab.queueing.kai.actions.solver import Scenario, solve_job
+from dralab.queueing.kai.actions.solver import VictimScenario, solve_job
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob, SessionTask
 from dralab.queueing.kai.shares import QueueShare
 
@@ -32,7 +32,7 @@ def _victims(session: Session, reclaimer: SessionJob) -> JobsOrder:
     return JobsOrder(session, jobs, victims=True)
 
 
-def _victims_by_queue(session: Session, scenario: Scenario) -> dict[str, list[dict[str, float]]]:
+def _victims_by_queue(session: Session, scenario: VictimScenario) -> dict[str, list[dict[str, float]]]:
     result: dict[str, list[dict[str, float]]] = {}
     ignore = session.config.allow_consolidating_reclaim
     for name, tasks in sorted(scenario.victims().items()):
@@ -53,7 +53,7 @@ class _Validator:
         self.shares = shares
         self.reclaimer = reclaimer
 
-    def __call__(self, session: Session, scenario: Scenario,
+    def __call__(self, session: Session, scenario: VictimScenario,
                  required: dict[str, float]) -> bool:
         return reclaimable.reclaimable(
             self.shares, self.reclaimer.queue, required, self.reclaimer.is_preemptible(),

@@ -40,7 +40,7 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.placement import ACTIVE_USED, NodeUsage, request_kind
 
 __all__ = [
-    "Scenario",
+    "VictimScenario",
     "Validator",
     "VictimFilter",
     "eviction_message",
@@ -54,7 +54,7 @@ VictimFilter = Callable[[SessionJob], bool]
 
 
 @dataclass(slots=True)
-class Scenario:
+class VictimScenario:
     """A partial preemptor and its victims: recorded (needed by earlier steps) and
     potential (added by this step's scenarios), grouped per victim job."""
 
@@ -94,7 +94,7 @@ class Scenario:
         return by_job
 
 
-Validator = Callable[[Session, Scenario, dict[str, float]], bool]
+Validator = Callable[[Session, VictimScenario, dict[str, float]], bool]
 
 
 def _sub_job(job: SessionJob, pods: list[SessionTask],
@@ -156,13 +156,13 @@ def feasible_nodes(session: Session, job: SessionJob) -> dict[str, NodeUsage]:
 class _Builder:
     """PodAccumulatedScenarioBuilder: scenarios with one more potential victim job."""
 
-    def __init__(self, session: Session, scenario: Scenario, victims: JobsOrder) -> None:
+    def __init__(self, session: Session, scenario: VictimScenario, victims: JobsOrder) -> None:
         self.session = session
         self.scenario = scenario
         self.victims = victims
         self.recorded = {id(t) for t in scenario.recorded}
 
-    def next(self) -> Scenario | None:
+    def next(self) -> VictimScenario | None:
         while not self.victims.empty():
             job = self.victims.pop()
             if job is None:
@@ -198,7 +198,7 @@ class _PodSolver:
         self.validator = validator
         self.required = required
 
-    def solve(self, scenario: Scenario) -> _Solution | None:
+    def solve(self, scenario: VictimScenario) -> _Solution | None:
         stmt = self.session.statement(self.action)
         preemptor = scenario.preemptor
         _evict_all(stmt, scenario.recorded, preemptor.name)
@@ -226,7 +226,7 @@ class _PodSolver:
         stmt.discard()
         return None
 
-    def _simulate(self, stmt: Statement, scenario: Scenario,
+    def _simulate(self, stmt: Statement, scenario: VictimScenario,
                   victims: list[SessionTask]) -> _Solution | None:
         session = self.session
         preemptor = scenario.preemptor
@@ -313,7 +313,7 @@ def solve_job(session: Session, job: SessionJob, action: str,
     for count in range(1, len(tasks) + 1):
         pending = tasks[:count]
         preemptor = _partial(job, pending)
-        scenario = Scenario(preemptor, pending, recorded=list(recorded))
+        scenario = VictimScenario(preemptor, pending, recorded=list(recorded))
         step_nodes = dict(nodes)
         for task in recorded:
             if task.node:
@@ -322,7 +322,7 @@ def solve_job(session: Session, job: SessionJob, action: str,
         solver = _PodSolver(session, action, step_nodes, validator, need)
         builder = _Builder(session, scenario, victims())
         found: _Solution | None = None
-        current: Scenario | None = scenario
+        current: VictimScenario | None = scenario
         while current is not None:
             found = solver.solve(current)
             if found is not None:
