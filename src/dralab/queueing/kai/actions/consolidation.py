@@ -22,7 +22,8 @@ from dralab.queueing.kai.placement import request_kind
 __all__ = ["consolidation"]
 
 
-def _all_reallocated(session: Session, scenario: VictimScenario, required: dict[str, float]) -> bool:
+def _all_reallocated(session: Session, scenario: VictimScenario,
+                     required: dict[str, float]) -> bool:
     return all(t.status != "Releasing" for tasks in scenario.victims().values() for t in tasks)
 
 

@@ -32,7 +32,8 @@ def _victims(session: Session, reclaimer: SessionJob) -> JobsOrder:
     return JobsOrder(session, jobs, victims=True)
 
 
-def _victims_by_queue(session: Session, scenario: VictimScenario) -> dict[str, list[dict[str, float]]]:
+def _victims_by_queue(session: Session,
+                      scenario: VictimScenario) -> dict[str, list[dict[str, float]]]:
     result: dict[str, list[dict[str, float]]] = {}
     ignore = session.config.allow_consolidating_reclaim
     for name, tasks in sorted(scenario.victims().items()):

@@ -40,9 +40,9 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.placement import ACTIVE_USED, NodeUsage, request_kind
 
 __all__ = [
-    "VictimScenario",
     "Validator",
     "VictimFilter",
+    "VictimScenario",
     "eviction_message",
     "feasible_nodes",
     "solve_job",
