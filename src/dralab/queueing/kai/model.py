@@ -199,6 +199,9 @@ class KaiConfig:
     # max consolidation preemptees per session; -1: no cap
     max_consolidation_preemptees: int = -1
     allow_consolidating_reclaim: bool = True
+    # seconds a gang may stay below its minimum before stalegangeviction evicts it
+    # (the scheduler's --default-staleness-grace-period, 60 s); negative: never
+    staleness_grace_period: float = 60.0
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from dralab.queueing.kai.actions.allocate import allocate
 from dralab.queueing.kai.actions.consolidation import consolidation
 from dralab.queueing.kai.actions.preempt import preempt
 from dralab.queueing.kai.actions.reclaim import reclaim
+from dralab.queueing.kai.actions.stalegangeviction import stalegangeviction
 from dralab.queueing.kai.framework import Session
 
 __all__ = ["ACTIONS"]
@@ -17,4 +18,5 @@ ACTIONS: Mapping[str, Callable[[Session], None]] = {
     "consolidation": consolidation,
     "reclaim": reclaim,
     "preempt": preempt,
+    "stalegangeviction": stalegangeviction,
 }
