@@ -231,7 +231,11 @@ class _PodSolver:
         session = self.session
         preemptor = scenario.preemptor
         victim_jobs = {t.job for t in victims}
-        candidates = [session.jobs[name] for name in sorted(victim_jobs)]
+        # GetJobsToAllocate: every job with pending pods, the victims' jobs and the
+        # preemptor; only the latter two are placed, but the others still stand for
+        # their queues in the queue order
+        names = sorted(victim_jobs | {n for n, j in session.jobs.items() if j.pending()})
+        candidates = [session.jobs[n] for n in names if n != preemptor.name]
         order = JobsOrder(session, [*candidates, preemptor])
         nodes = [self.nodes[name] for name in sorted(self.nodes)]
         placed = False
