@@ -37,6 +37,7 @@ __all__ = [
     "ACTIVE_ALLOCATED",
     "ALIVE",
     "ALLOCATED",
+    "POD_SCHEDULING_ERRORS",
     "Session",
     "SessionEvent",
     "SessionJob",
@@ -100,7 +101,8 @@ class SessionJob:
 
     spec: KaiJob
     pods: list[SessionTask]
-    fit_errors: list[str] = field(default_factory=list)
+    # KAI's job fit errors: (reason, detailed message)
+    fit_errors: list[tuple[str, str]] = field(default_factory=list)
     task_errors: dict[str, list[str]] = field(default_factory=dict)
     started: bool = False
     # a partial job's pod-set minima (the solver's job representative); None: the spec's
@@ -115,7 +117,7 @@ class SessionJob:
         return self.spec.queue
 
     def podsets(self) -> dict[str, int]:
-        """SessionTask sets (sub-groups holding pods) and their minAvailable; pods without a
+        """Pod sets (sub-groups holding pods) and their minAvailable; pods without a
         sub-group form the default set with the job's minMember."""
         if self.minima is not None:
             return dict(self.minima)
@@ -421,6 +423,8 @@ class Session:
         self.total: Quantities = proportion.cluster_total(
             state.nodes[n] for n in sorted(state.nodes))
         self.events: list[SessionEvent] = []
+        # what plugins keep for the session (the topology trees, node scores)
+        self.plugin_state: dict[str, object] = {}
         self._groups = itertools.count(1)
         self._given_groups = {g for job in self.jobs.values() for p in job.pods
                               for g in p.groups}
@@ -458,8 +462,15 @@ class Session:
         return SessionResult(tasks, tuple(self.events), self.shares, unschedulable, started)
 
 
+POD_SCHEDULING_ERRORS = "PodSchedulingErrors"
+_DEFAULT_REASON = "Unable to schedule podgroup"
+
+
 def _message(job: SessionJob) -> str:
-    """KAI's job fit errors joined as its detailed message does (one per line)."""
-    if job.fit_errors:
-        return "\n".join(dict.fromkeys(job.fit_errors))
-    return ""
+    """JobFitErrorsToDetailedMessage: the reason (the one error's, else KAI's default)
+    then every error's message on its own line, sorted."""
+    if not job.fit_errors:
+        return ""
+    reason = job.fit_errors[0][0] if len(job.fit_errors) == 1 else _DEFAULT_REASON
+    lines = sorted(f"\n{message}." for _, message in job.fit_errors)
+    return "\n" + reason + "." + "".join(lines)

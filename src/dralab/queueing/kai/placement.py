@@ -288,9 +288,9 @@ class NodeUsage:
 
     # --- does it fit -------------------------------------------------------------------
 
-    def _fits(self, task: KaiTask, available: Mapping[str, float]) -> bool:
+    def _fits(self, task: KaiTask, available: Mapping[str, float], pods: int = 1) -> bool:
         kind = request_kind(task)
-        base = (("cpu", task.cpu_milli), ("memory", task.memory_bytes), ("pods", 1.0))
+        base = (("cpu", task.cpu_milli), ("memory", task.memory_bytes), ("pods", float(pods)))
         if any(value > available.get(name, 0.0) for name, value in base):
             return False
         if kind in ("cpu", "whole", "mig"):
@@ -318,9 +318,9 @@ class NodeUsage:
             return True
         return self._fits(task, self._available(task, False))
 
-    def fits_idle_or_releasing(self, task: KaiTask) -> bool:
-        """IsTaskAllocatableOnReleasingOrIdle."""
-        return self._fits(task, self._available(task, True))
+    def fits_idle_or_releasing(self, task: KaiTask, pods: int = 1) -> bool:
+        """IsTaskAllocatableOnReleasingOrIdle (``pods``: slots the request stands for)."""
+        return self._fits(task, self._available(task, True), pods)
 
     def free_pods(self) -> float:
         return self.non_allocated("pods")
@@ -356,9 +356,11 @@ def _spread_score(usage: NodeUsage, resource: str) -> float:
 
 
 def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
-                cpu_placement: str) -> list[NodeUsage]:
+                cpu_placement: str,
+                topology: Mapping[str, float] | None = None) -> list[NodeUsage]:
     """ssn.OrderedNodesByTask with the default plugins: highest total score first,
-    ties by node name."""
+    ties by node name. ``topology``: the topology plugin's node scores (a node without
+    one is left out, as KAI drops a node whose score fails)."""
     kind = request_kind(task)
     cpu_task = kind == "cpu"
     resource = "cpu" if cpu_task else "gpu"
@@ -367,6 +369,10 @@ def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
     scored: list[tuple[float, str, NodeUsage]] = []
     for usage in nodes:
         score = 0.0
+        if topology is not None:
+            if usage.node.name not in topology:
+                continue
+            score += topology[usage.node.name]
         if usage.fits_idle(task):
             score += _AVAILABILITY
         if any(usage.fits_group(task, g) for g in usage.groups):

@@ -16,17 +16,24 @@ task finds no node, the whole job's placements in the statement are undone (gang
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from dralab.queueing.kai import capacity
+from dralab.queueing.kai.actions.topology import node_scores_for, reset_scores, subset_nodes
+from dralab.queueing.kai.capacity import CapacityResult
 from dralab.queueing.kai.framework import (
     ACTIVE_ALLOCATED,
+    POD_SCHEDULING_ERRORS,
     Session,
     SessionJob,
     SessionTask,
     Statement,
 )
-from dralab.queueing.kai.model import UNLIMITED, KaiNode, KaiTask
+from dralab.queueing.kai.model import KaiNode, KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import WHOLE_GPU, NodeUsage, gpu_order, order_nodes, request_kind
+from dralab.queueing.kai.proportion import mig_gpus
 
 __all__ = [
     "allocate_job",
@@ -64,10 +71,11 @@ def _podset_order(job: SessionJob, minima: dict[str, int], left: str, right: str
     allocated/minimum ratio; then the name."""
     la = job.count(ACTIVE_ALLOCATED, left)
     ra = job.count(ACTIVE_ALLOCATED, right)
-    lsat, rsat = la >= minima[left], ra >= minima[right]
+    lmin, rmin = minima.get(left, 0), minima.get(right, 0)
+    lsat, rsat = la >= lmin, ra >= rmin
     if lsat and rsat:
-        lr = la / minima[left] if minima[left] else float("inf")
-        rr = ra / minima[right] if minima[right] else float("inf")
+        lr = la / lmin if lmin else float("inf")
+        rr = ra / rmin if rmin else float("inf")
         if lr != rr:
             return -1 if lr < rr else 1
     elif not lsat and rsat:
@@ -100,12 +108,11 @@ def tasks_to_allocate(job: SessionJob, real: bool = True) -> list[SessionTask]:
     return chosen
 
 
-# --- capacity (proportion's capacity_policy) ------------------------------------------------
+# --- capacity (proportion's capacity_policy, in ``capacity``) ------------------------------
 
 def _gpu_quota(task: KaiTask) -> float:
     """GetGpusQuota: MIG slices, fractions (in hundredths) times devices, whole GPUs; a
     gpu-memory request counts none here."""
-    from dralab.queueing.kai.proportion import mig_gpus
     kind = request_kind(task)
     if kind == "mig":
         return mig_gpus(task.mig)
@@ -116,43 +123,6 @@ def _gpu_quota(task: KaiTask) -> float:
     return 0.0
 
 
-def _over(session: Session, job: SessionJob, asked: dict[str, float],
-          limits: bool = True) -> str | None:
-    """resultsOverLimit then resultsWithNonPreemptibleOverQuota, up the queue chain."""
-    chain = []
-    queue: str | None = job.queue
-    while queue is not None and queue in session.shares and queue not in chain:
-        chain.append(queue)
-        queue = session.shares[queue].parent
-    for name in chain if limits else ():
-        share = session.shares[name]
-        for resource in ("cpu", "memory", "gpu"):
-            rs = share.share(resource)
-            want = asked.get(resource, 0.0)
-            if rs.max_allowed == UNLIMITED or want == 0:
-                continue
-            if rs.max_allowed < rs.allocated + want:
-                return (f"{_title(resource)} quota has reached the allowable limit of "
-                        f"queue {share.display}")
-    if job.is_preemptible():
-        return None
-    for name in chain:
-        share = session.shares[name]
-        for resource in ("cpu", "memory", "gpu"):
-            rs = share.share(resource)
-            want = asked.get(resource, 0.0)
-            if rs.deserved == UNLIMITED or want == 0:
-                continue
-            if rs.deserved < rs.allocated_not_preemptible + want:
-                return (f"Non-preemptible job requested {_title(resource)} over the quota "
-                        f"of queue {share.display}")
-    return None
-
-
-def _title(resource: str) -> str:
-    return {"gpu": "GPU", "cpu": "CPU", "memory": "memory"}[resource]
-
-
 def _asked(tasks: Sequence[SessionTask]) -> dict[str, float]:
     return {"cpu": sum(p.spec.cpu_milli for p in tasks),
             "memory": sum(p.spec.memory_bytes for p in tasks),
@@ -160,31 +130,32 @@ def _asked(tasks: Sequence[SessionTask]) -> dict[str, float]:
 
 
 def job_over_capacity(session: Session, job: SessionJob,
-                      tasks: Sequence[SessionTask]) -> str | None:
-    """IsJobOverQueueCapacity: a reason, or None when the job may be placed."""
-    return _over(session, job, _asked(tasks))
+                      tasks: Sequence[SessionTask]) -> CapacityResult | None:
+    """IsJobOverQueueCapacity: why the job may not be placed, or None."""
+    result = capacity.job_over_capacity(session.shares, job.spec, _asked(tasks))
+    return None if result.schedulable else result
 
 
 def non_preemptible_over_quota(session: Session, job: SessionJob,
-                               tasks: Sequence[SessionTask]) -> str | None:
+                               tasks: Sequence[SessionTask]) -> CapacityResult | None:
     """IsNonPreemptibleJobOverQueueQuota: only the deserved-quota check."""
-    return _over(session, job, _asked(tasks), limits=False)
+    result = capacity.non_preemptible_over_quota(session.shares, job.spec, _asked(tasks))
+    return None if result.schedulable else result
 
 
 def _task_over_capacity(session: Session, job: SessionJob, pod: SessionTask,
                         usage: NodeUsage) -> str | None:
     """IsTaskAllocationOnNodeOverCapacity: the task's quota as this node would give it
     (GetRequiredInitQuota: a share of one GPU by GPU memory, MIG slices)."""
-    from dralab.queueing.kai.proportion import mig_gpus
     task = pod.spec
     if task.mig:
         gpu = mig_gpus(task.mig)
     else:
         memory = usage.task_gpu_memory(task)
-        import math
         gpu = math.ceil(memory / usage.gpu_memory * 100) / 100
     asked = {"cpu": task.cpu_milli, "memory": task.memory_bytes, "gpu": gpu}
-    return _over(session, job, asked)
+    result = capacity.task_on_node_over_capacity(session.shares, job.spec, asked)
+    return None if result.schedulable else f"{result.reason}, Details: {result.message}"
 
 
 # --- predicates ----------------------------------------------------------------------
@@ -222,10 +193,10 @@ def _resource_type_error(pod: SessionTask, node: KaiNode) -> str | None:
 def _affinity_error(pod: SessionTask, node: KaiNode) -> str | None:
     task = pod.spec
     if task.node_names and node.name not in task.node_names:
-        return "node(s) didn't match SessionTask's node affinity/selector"
+        return "node(s) didn't match Pod's node affinity/selector"
     for key, value in task.node_selector.items():
         if node.labels.get(key) != value:
-            return "node(s) didn't match SessionTask's node affinity/selector"
+            return "node(s) didn't match Pod's node affinity/selector"
     return None
 
 
@@ -313,10 +284,12 @@ def _place(session: Session, stmt: Statement, pod: SessionTask, usage: NodeUsage
 
 
 def _allocate_task(session: Session, stmt: Statement, job: SessionJob, pod: SessionTask,
-                   nodes: list[NodeUsage], pipeline_only: bool) -> bool:
+                   nodes: list[NodeUsage], pipeline_only: bool,
+                   score_keys: Sequence[str] = ()) -> bool:
     placement = session.config
+    scores = node_scores_for(session, score_keys) if score_keys else None
     for usage in order_nodes(pod.spec, nodes, placement.gpu_placement,
-                             placement.cpu_placement):
+                             placement.cpu_placement, scores):
         if not fitting_node(session, job, pod, usage, record=not pipeline_only):
             continue
         if _place(session, stmt, pod, usage, pipeline_only):
@@ -333,39 +306,143 @@ def _failure(job: SessionJob, pod: SessionTask, placed: int) -> None:
     podset = pod.podset
     minimum = minima.get(podset, 1)
     if not gang or job.count(ACTIVE_ALLOCATED | {"Releasing"}, podset) >= minimum:
-        job.fit_errors.append(
-            f"Resources were not found for pod {job.spec.namespace}/{pod.name} due to: {cause}")
+        job.fit_errors.append((POD_SCHEDULING_ERRORS,
+            f"Resources were not found for pod {job.spec.namespace}/{pod.name} due to: {cause}"))
     elif len(minima) == 1 and podset == "":
-        job.fit_errors.append(
+        job.fit_errors.append((POD_SCHEDULING_ERRORS,
             f"Resources were found for {placed} pods while {minimum} are required for gang "
-            f"scheduling. Additional pods cannot be scheduled due to: {cause}")
+            f"scheduling. Additional pods cannot be scheduled due to: {cause}"))
     else:
-        job.fit_errors.append(
+        job.fit_errors.append((POD_SCHEDULING_ERRORS,
             f"Resources were found for {placed} pods from all sub-groups while sub-group "
             f"{podset} requires {minimum} pods for gang scheduling. Additional pods cannot "
-            f"be scheduled in this sub-group due to: {cause}")
+            f"be scheduled in this sub-group due to: {cause}"))
+
+
+@dataclass(slots=True)
+class _Group:
+    """A sub-group set (``podsets`` and ``sets`` under it) of a job; the root is the job
+    itself (KAI's RootSubGroupSet, with the job's topology constraint)."""
+
+    name: str
+    constraint: TopologyConstraint | None
+    keys: tuple[str, ...]
+    sets: list[_Group] = field(default_factory=list)
+    podsets: list[str] = field(default_factory=list)
+    podset_constraints: dict[str, TopologyConstraint | None] = field(default_factory=dict)
+
+    def all_podsets(self) -> list[str]:
+        found = list(self.podsets)
+        for child in self.sets:
+            found.extend(child.all_podsets())
+        return found
+
+
+def _groups(job: SessionJob) -> _Group:
+    subgroups = job.spec.subgroups
+    parents = {g.parent for g in subgroups if g.parent}
+    root = _Group("", job.spec.topology, ("set:",))
+
+    def fill(group: _Group, parent: str | None) -> None:
+        for sub in sorted((g for g in subgroups if (g.parent or None) == parent),
+                          key=lambda g: g.name):
+            if sub.name in parents:
+                child = _Group(sub.name, sub.topology, (f"set:{sub.name}", *group.keys))
+                fill(child, sub.name)
+                group.sets.append(child)
+            else:
+                group.podsets.append(sub.name)
+                group.podset_constraints[sub.name] = sub.topology
+    fill(root, None)
+    covered = set(root.all_podsets())
+    for pod in job.pods:
+        if pod.podset not in covered:
+            root.podsets.append(pod.podset)
+            root.podset_constraints[pod.podset] = None
+            covered.add(pod.podset)
+    return root
+
+
+def _podset_pods(job: SessionJob, podsets: Sequence[str]) -> list[SessionTask]:
+    wanted = set(podsets)
+    return [p for p in job.pods if p.podset in wanted]
+
+
+class _JobPlacer:
+    """allocateSubGroupSet / allocatePodSet / allocateTasksOnNodeSet of one job."""
+
+    def __init__(self, session: Session, stmt: Statement, job: SessionJob,
+                 pipeline_only: bool) -> None:
+        self.session = session
+        self.stmt = stmt
+        self.job = job
+        self.pipeline_only = pipeline_only
+        minima = job.podsets()
+        self.order = functools.cmp_to_key(_podset_cmp(job, minima))
+
+    def place_set(self, group: _Group, nodes: list[NodeUsage],
+                  tasks: Sequence[SessionTask]) -> bool:
+        podsets = group.all_podsets()
+        mine = [t for t in tasks if t.podset in podsets]
+        for node_set in subset_nodes(self.session, self.job, group.name, group.keys[0],
+                                     group.constraint, _podset_pods(self.job, podsets),
+                                     mine, nodes):
+            checkpoint = self.stmt.checkpoint()
+            if self._on_nodes(group, node_set, mine):
+                return True
+            self.stmt.rollback(checkpoint)
+        return False
+
+    def _on_nodes(self, group: _Group, nodes: list[NodeUsage],
+                  tasks: Sequence[SessionTask]) -> bool:
+        for child in group.sets:
+            if not self.place_set(child, nodes, tasks):
+                return False
+        for podset in sorted(group.podsets, key=self.order):
+            mine = [t for t in tasks if t.podset == podset]
+            if not self._place_podset(group, podset, nodes, mine):
+                return False
+        return True
+
+    def _place_podset(self, group: _Group, podset: str, nodes: list[NodeUsage],
+                      tasks: Sequence[SessionTask]) -> bool:
+        key = f"podset:{podset}"
+        keys = (key, *group.keys)
+        for node_set in subset_nodes(self.session, self.job, podset, key,
+                                     group.podset_constraints.get(podset),
+                                     _podset_pods(self.job, [podset]), tasks, nodes):
+            checkpoint = self.stmt.checkpoint()
+            if self._place_tasks(node_set, tasks, keys):
+                return True
+            self.stmt.rollback(checkpoint)
+        return False
+
+    def _place_tasks(self, nodes: list[NodeUsage], tasks: Sequence[SessionTask],
+                     keys: Sequence[str]) -> bool:
+        for placed, pod in enumerate(tasks):
+            if not _allocate_task(self.session, self.stmt, self.job, pod, nodes,
+                                  self.pipeline_only, keys):
+                _failure(self.job, pod, placed)
+                return False
+        return True
 
 
 def allocate_job(session: Session, stmt: Statement, job: SessionJob, nodes: list[NodeUsage],
                  pipeline_only: bool = False,
                  tasks: Sequence[SessionTask] | None = None) -> bool:
     """common.AllocateJob: place the job's tasks of this turn (``tasks``: these), all or
-    none."""
+    none, pod set by pod set inside the node sets topology allows."""
+    reset_scores(session)
     if tasks is None:
         tasks = tasks_to_allocate(job, real=not pipeline_only)
-    reason = job_over_capacity(session, job, tasks)
-    if reason is not None:
+    over = job_over_capacity(session, job, tasks)
+    if over is not None:
         if not pipeline_only:
-            job.fit_errors.append(reason)
+            job.fit_errors.append((over.reason, over.message))
         return False
     checkpoint = stmt.checkpoint()
-    minima = job.podsets()
-    order = sorted({p.podset for p in tasks}, key=functools.cmp_to_key(
-        _podset_cmp(job, minima)))
-    for podset in order:
-        for placed, pod in enumerate(p for p in tasks if p.podset == podset):
-            if not _allocate_task(session, stmt, job, pod, nodes, pipeline_only):
-                _failure(job, pod, placed)
-                stmt.rollback(checkpoint)
-                return False
-    return True
+    placer = _JobPlacer(session, stmt, job, pipeline_only)
+    if placer.place_set(_groups(job), nodes, tasks):
+        return True
+    stmt.rollback(checkpoint)
+    return False

@@ -100,7 +100,7 @@ Validator = Callable[[Session, VictimScenario, dict[str, float]], bool]
 def _sub_job(job: SessionJob, pods: list[SessionTask],
              minima: dict[str, int] | None = None) -> SessionJob:
     """CloneWithTasks: the same pod group seen through some of its pods."""
-    return SessionJob(job.spec, pods, job.fit_errors, job.task_errors, minima=minima)
+    return SessionJob(job.spec, pods, minima=minima)
 
 
 def tasks_to_evict(job: SessionJob) -> tuple[list[SessionTask], bool]:
