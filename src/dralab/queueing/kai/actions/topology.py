@@ -38,7 +38,7 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.model import KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import NodeUsage, request_kind
 
-__all__ = ["Domain", "TopologyTree", "node_scores_for", "subset_nodes"]
+__all__ = ["KaiDomain", "KaiTopologyTree", "node_scores_for", "subset_nodes"]
 
 ROOT = "root"
 # scores.Topology; node_scoring.go scales a domain's rank to 0..10 first
@@ -50,38 +50,38 @@ _NOT_ENOUGH = "Not enough resources for the workload"
 
 
 @dataclass(slots=True, eq=False)
-class Domain:
+class KaiDomain:
     id: str
     level: str
-    children: list[Domain] = field(default_factory=list)
+    children: list[KaiDomain] = field(default_factory=list)
     nodes: dict[str, NodeUsage] = field(default_factory=dict)
     allocatable_pods: int = -1
     free: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
-class TopologyTree:
+class KaiTopologyTree:
     name: str
     levels: tuple[str, ...]
-    domains: dict[str, dict[str, Domain]] = field(default_factory=dict)
+    domains: dict[str, dict[str, KaiDomain]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, name: str, levels: Sequence[str],
-              nodes: Mapping[str, NodeUsage]) -> TopologyTree:
-        tree = cls(name, tuple(levels), {ROOT: {ROOT: Domain(ROOT, ROOT)}})
+              nodes: Mapping[str, NodeUsage]) -> KaiTopologyTree:
+        tree = cls(name, tuple(levels), {ROOT: {ROOT: KaiDomain(ROOT, ROOT)}})
         root = tree.domains[ROOT][ROOT]
         for node_name in sorted(nodes):
             usage = nodes[node_name]
             labels = usage.node.labels
             if not all(level in labels for level in levels):
                 continue
-            child: Domain | None = None
+            child: KaiDomain | None = None
             for index in range(len(levels) - 1, -1, -1):
                 level = levels[index]
                 domain_id = ".".join(labels[lv] for lv in levels[:index + 1])
                 domain = tree.domains.setdefault(level, {}).get(domain_id)
                 if domain is None:
-                    domain = Domain(domain_id, level)
+                    domain = KaiDomain(domain_id, level)
                     tree.domains[level][domain_id] = domain
                 domain.nodes[node_name] = usage
                 if child is not None and all(c.id != child.id for c in domain.children):
@@ -93,10 +93,10 @@ class TopologyTree:
         return tree
 
 
-def _trees(session: Session) -> dict[str, TopologyTree]:
+def _trees(session: Session) -> dict[str, KaiTopologyTree]:
     trees = session.plugin_state.get("topology")
     if not isinstance(trees, dict):
-        trees = {name: TopologyTree.build(name, levels, session.nodes)
+        trees = {name: KaiTopologyTree.build(name, levels, session.nodes)
                  for name, levels in sorted(session.state.topologies.items())}
         session.plugin_state["topology"] = trees
     return trees
@@ -144,7 +144,7 @@ def _sum(tasks: Sequence[SessionTask]) -> dict[str, float]:
     return total
 
 
-def _free_resources(domain: Domain) -> dict[str, float]:
+def _free_resources(domain: KaiDomain) -> dict[str, float]:
     """calcSubTreeFreeResources: idle plus releasing of the leaf domains' nodes."""
     if not domain.children:
         free: dict[str, float] = {}
@@ -165,7 +165,7 @@ def _free_resources(domain: Domain) -> dict[str, float]:
     return total
 
 
-def _ratio(asked: Mapping[str, float], domain: Domain) -> float:
+def _ratio(asked: Mapping[str, float], domain: KaiDomain) -> float:
     """getJobRatioToFreeResources: the job's dominant share of the domain's free
     resources (a resource the domain has none of counts 1000)."""
     if all(v <= 0 for v in asked.values()):
@@ -245,7 +245,7 @@ def _accommodation(representor: KaiTask, usage: NodeUsage, count: int) -> int:
     return fits
 
 
-def _allocatable(domain: Domain, representor: KaiTask, count: int) -> int:
+def _allocatable(domain: KaiDomain, representor: KaiTask, count: int) -> int:
     if not domain.children:
         domain.allocatable_pods = sum(_accommodation(representor, u, count)
                                       for u in domain.nodes.values())
@@ -254,7 +254,7 @@ def _allocatable(domain: Domain, representor: KaiTask, count: int) -> int:
     return domain.allocatable_pods
 
 
-def _fits(domain: Domain, asked: Mapping[str, float], count: int) -> bool:
+def _fits(domain: KaiDomain, asked: Mapping[str, float], count: int) -> bool:
     """checkJobDomainFit."""
     if domain.allocatable_pods != -1:
         return domain.allocatable_pods >= count
@@ -263,7 +263,7 @@ def _fits(domain: Domain, asked: Mapping[str, float], count: int) -> bool:
 
 # --- the subset function ----------------------------------------------------------------
 
-def _lowest_common(nodes: Sequence[NodeUsage], tree: TopologyTree,
+def _lowest_common(nodes: Sequence[NodeUsage], tree: KaiTopologyTree,
                    constraint: TopologyConstraint) -> tuple[str, str, dict[str, NodeUsage]]:
     valid = {u.node.name: u for u in nodes if all(lv in u.node.labels for lv in tree.levels)}
     parts: list[str] = []
@@ -279,7 +279,7 @@ def _lowest_common(nodes: Sequence[NodeUsage], tree: TopologyTree,
     return ".".join(parts), tree.levels[len(parts) - 1], valid
 
 
-def _sort_tree(asked: Mapping[str, float], root: Domain, depth: str) -> None:
+def _sort_tree(asked: Mapping[str, float], root: KaiDomain, depth: str) -> None:
     if not depth:
         return
     ratios = {c.id: _ratio(asked, c) for c in root.children}
@@ -290,16 +290,16 @@ def _sort_tree(asked: Mapping[str, float], root: Domain, depth: str) -> None:
         _sort_tree(asked, child, depth)
 
 
-def _level_domains(root: Domain, level: str) -> list[Domain]:
+def _level_domains(root: KaiDomain, level: str) -> list[KaiDomain]:
     if root.level == level:
         return [root]
-    found: list[Domain] = []
+    found: list[KaiDomain] = []
     for child in root.children:
         found.extend(_level_domains(child, level))
     return found
 
 
-def _scores(domain: Domain, preferred: str) -> dict[str, float]:
+def _scores(domain: KaiDomain, preferred: str) -> dict[str, float]:
     ordered = _level_domains(domain, preferred)
     scores: dict[str, float] = {}
     for index, leaf in enumerate(ordered):
@@ -309,7 +309,7 @@ def _scores(domain: Domain, preferred: str) -> dict[str, float]:
     return scores
 
 
-def _relevant_levels(tree: TopologyTree, constraint: TopologyConstraint) -> list[str] | None:
+def _relevant_levels(tree: KaiTopologyTree, constraint: TopologyConstraint) -> list[str] | None:
     required, preferred = constraint.required_level, constraint.preferred_level
     levels = [*reversed(tree.levels), ROOT]
     relevant: list[str] = []
@@ -328,14 +328,14 @@ def _relevant_levels(tree: TopologyTree, constraint: TopologyConstraint) -> list
     return relevant
 
 
-def _subtree(domain: Domain, into: dict[str, dict[str, Domain]]) -> None:
+def _subtree(domain: KaiDomain, into: dict[str, dict[str, KaiDomain]]) -> None:
     for child in domain.children:
         _subtree(child, into)
     into.setdefault(domain.level, {})[domain.id] = domain
 
 
-def _reverse_level_order(root: Domain) -> list[Domain]:
-    levels: list[list[Domain]] = []
+def _reverse_level_order(root: KaiDomain) -> list[KaiDomain]:
+    levels: list[list[KaiDomain]] = []
     queue = [root]
     while queue:
         levels.append(queue)
@@ -343,7 +343,7 @@ def _reverse_level_order(root: Domain) -> list[Domain]:
     return [d for level in reversed(levels) for d in level]
 
 
-def _domain_error(job: SessionJob, group: str, domain: Domain, asked: Mapping[str, float],
+def _domain_error(job: SessionJob, group: str, domain: KaiDomain, asked: Mapping[str, float],
                   count: int) -> tuple[str, str]:
     """The TopologyFitError of a domain the job does not fit in."""
     prefix = f"<{domain.id}>: "
@@ -374,7 +374,7 @@ def _g3(value: float) -> str:
     return text
 
 
-def _no_match(job: SessionJob, group: str, tree: TopologyTree, constraint: TopologyConstraint,
+def _no_match(job: SessionJob, group: str, tree: KaiTopologyTree, constraint: TopologyConstraint,
               suffix: str = "") -> str:
     what = f"job <{job.spec.namespace}/{job.name}>"
     if group and group != "default":
@@ -427,7 +427,7 @@ def subset_nodes(session: Session, job: SessionJob, group: str, key: str,
     if levels is None:
         return []
     running = [p for p in podset_pods if p.status in ACTIVE_ALLOCATED and p.node]
-    candidates_by_level: dict[str, dict[str, Domain]]
+    candidates_by_level: dict[str, dict[str, KaiDomain]]
     if running and required:
         candidates_by_level = {}
         for d in tree.domains.get(required, {}).values():
@@ -435,7 +435,7 @@ def subset_nodes(session: Session, job: SessionJob, group: str, key: str,
                 _subtree(d, candidates_by_level)
     else:
         candidates_by_level = tree.domains
-    chosen: list[Domain] = []
+    chosen: list[KaiDomain] = []
     top_errors: list[tuple[str, str]] = []
     for index, lv in enumerate(levels):
         for domain_id in sorted(candidates_by_level.get(lv, {})):
