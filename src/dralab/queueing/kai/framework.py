@@ -38,6 +38,7 @@ __all__ = [
     "ALIVE",
     "ALLOCATED",
     "POD_SCHEDULING_ERRORS",
+    "NodeOutcome",
     "Session",
     "SessionEvent",
     "SessionJob",
@@ -76,6 +77,9 @@ class SessionTask:
     groups: tuple[str, ...]
     index: int
     virtual: bool = False
+    # AcceptedResource's GPUs: set when the pod is put on a node (and, as in KAI, kept
+    # if the placement is undone)
+    accepted_gpus: float = 0.0
 
     @property
     def name(self) -> str:
@@ -198,6 +202,15 @@ class TaskOutcome:
     status: PodStatus
     node: str | None
     gpu_groups: tuple[str, ...]
+    accepted_gpus: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOutcome:
+    """A node's whole GPUs as the session ends (NodeInfo's Releasing and Idle)."""
+
+    releasing_gpus: float
+    idle_gpus: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +220,7 @@ class SessionResult:
     shares: Mapping[str, QueueShare]
     unschedulable: Mapping[str, str]
     started_jobs: frozenset[str] = frozenset()
+    nodes: Mapping[str, NodeOutcome] = field(default_factory=dict)
 
     def task(self, job: str, name: str) -> TaskOutcome:
         for outcome in self.tasks:
@@ -259,6 +273,7 @@ class Statement:
 
     def _node_put(self, node: str, pod: SessionTask, undo: list[Callable[[], None]]) -> None:
         usage = self.session.nodes[node]
+        pod.accepted_gpus = usage.accepted_gpus(pod.spec)
         old = usage.pods.get(pod.key)
         old_spec = usage.specs.get(pod.key)
         usage.remove(pod.key)
@@ -418,7 +433,9 @@ class Session:
             self.jobs[name] = SessionJob(spec, pods)
             for pod in pods:
                 if pod.node in self.nodes and pod.status in ACTIVE_USED:
-                    self.nodes[pod.node].add(pod.key, pod.spec, pod.status, pod.groups)
+                    usage = self.nodes[pod.node]
+                    usage.add(pod.key, pod.spec, pod.status, pod.groups)
+                    pod.accepted_gpus = usage.accepted_gpus(pod.spec)
         self.shares: dict[str, QueueShare] = proportion.divide_shares(state)
         self.total: Quantities = proportion.cluster_total(
             state.nodes[n] for n in sorted(state.nodes))
@@ -454,12 +471,15 @@ class Session:
         return not any(q.parent == queue for q in self.state.queues.values())
 
     def result(self) -> SessionResult:
-        tasks = tuple(TaskOutcome(p.job, p.name, p.status, p.node, p.groups)
+        tasks = tuple(TaskOutcome(p.job, p.name, p.status, p.node, p.groups, p.accepted_gpus)
                       for job in self.jobs.values() for p in job.pods)
         unschedulable = {name: message for name, job in self.jobs.items()
                          if job.pending() and (message := _message(job))}
         started = frozenset(name for name, job in self.jobs.items() if job.started)
-        return SessionResult(tasks, tuple(self.events), self.shares, unschedulable, started)
+        nodes = {name: NodeOutcome(usage.releasing("gpu"), usage.idle("gpu"))
+                 for name, usage in self.nodes.items()}
+        return SessionResult(tasks, tuple(self.events), self.shares, unschedulable, started,
+                             nodes)
 
 
 POD_SCHEDULING_ERRORS = "PodSchedulingErrors"

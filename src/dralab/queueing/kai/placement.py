@@ -153,6 +153,17 @@ class NodeUsage:
         kind = request_kind(task)
         return task.gpus if kind == "fraction" else float(task.gpus)
 
+    def accepted_gpus(self, task: KaiTask) -> float:
+        """setAcceptedResources' GPUs on this node: a shared request's portion (in
+        hundredths) times its devices, whole GPUs as asked, MIG none."""
+        kind = request_kind(task)
+        if kind in ("fraction", "memory"):
+            portion = round(self.task_portion(task) * 100)
+            return portion * (task.fraction_devices or 1) / 100
+        if kind == "whole":
+            return float(task.gpus)
+        return 0.0
+
     def valid_portion(self, task: KaiTask) -> bool:
         portion = self.task_portion(task)
         return portion <= 1 or portion == int(portion)

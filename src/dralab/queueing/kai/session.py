@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from dralab.queueing.kai.actions import ACTIONS
 from dralab.queueing.kai.framework import (
+    NodeOutcome,
     Session,
     SessionEvent,
     SessionResult,
@@ -26,7 +27,14 @@ from dralab.queueing.kai.framework import (
 )
 from dralab.queueing.kai.model import KaiState
 
-__all__ = ["SessionEvent", "SessionResult", "TaskOutcome", "UnknownAction", "run_session"]
+__all__ = [
+    "NodeOutcome",
+    "SessionEvent",
+    "SessionResult",
+    "TaskOutcome",
+    "UnknownAction",
+    "run_session",
+]
 
 
 def run_session(state: KaiState, actions: tuple[str, ...] | None = None) -> SessionResult:
