@@ -38,7 +38,7 @@ __all__ = [
     "ALIVE",
     "ALLOCATED",
     "POD_SCHEDULING_ERRORS",
-    "NodeOutcome",
+    "KaiNodeOutcome",
     "Session",
     "SessionEvent",
     "SessionJob",
@@ -206,7 +206,7 @@ class TaskOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeOutcome:
+class KaiNodeOutcome:
     """A node's whole GPUs as the session ends (NodeInfo's Releasing and Idle)."""
 
     releasing_gpus: float
@@ -220,7 +220,7 @@ class SessionResult:
     shares: Mapping[str, QueueShare]
     unschedulable: Mapping[str, str]
     started_jobs: frozenset[str] = frozenset()
-    nodes: Mapping[str, NodeOutcome] = field(default_factory=dict)
+    nodes: Mapping[str, KaiNodeOutcome] = field(default_factory=dict)
 
     def task(self, job: str, name: str) -> TaskOutcome:
         for outcome in self.tasks:
@@ -476,7 +476,7 @@ class Session:
         unschedulable = {name: message for name, job in self.jobs.items()
                          if job.pending() and (message := _message(job))}
         started = frozenset(name for name, job in self.jobs.items() if job.started)
-        nodes = {name: NodeOutcome(usage.releasing("gpu"), usage.idle("gpu"))
+        nodes = {name: KaiNodeOutcome(usage.releasing("gpu"), usage.idle("gpu"))
                  for name, usage in self.nodes.items()}
         return SessionResult(tasks, tuple(self.events), self.shares, unschedulable, started,
                              nodes)

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from dralab.queueing.kai.actions import ACTIONS
 from dralab.queueing.kai.framework import (
-    NodeOutcome,
+    KaiNodeOutcome,
     Session,
     SessionEvent,
     SessionResult,
@@ -28,7 +28,7 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.model import KaiState
 
 __all__ = [
-    "NodeOutcome",
+    "KaiNodeOutcome",
     "SessionEvent",
     "SessionResult",
     "TaskOutcome",
