@@ -22,6 +22,20 @@ nodes is found (230 of 500 nodes; all of them below 100 nodes). Shapes:
   slice with cpu1..8 = 1 and mem = 70Gi on node scheduler-perf-dra-0, eight
   devices each taking one cpu and 10Gi, device-1 20Gi; claim for 7 devices).
 
+- hetero, hetero-dense: issue 34's heterogeneous fleet (``hetero_fleet.py``):
+  500 nodes, no two alike (4/8 devices a node, 8/16 in the dense fleet; product,
+  memory, driver version, PCIe roots and a uuid per device drawn from a seed), a
+  third of the devices allocated, and 200 pods cycling through ten claim shapes
+  (the common CEL selector forms, matchAttribute, firstAvailable, a two-claim
+  pod) with churn: before every fifth pod five nodes publish a new pool
+  generation, some keeping the old one's slices beside it. Every pod is cold (a
+  new SliceIndex and Allocator over the slices of the moment) and timed alone;
+  the figures are each shape's median (p50) and p90 per pod, with the twin
+  lookup on (dralab's default) and switched off (``, no twins``). Nothing is
+  committed. The input is one JSON document both sides read (``--write-hetero
+  DIR`` writes it; ``--go`` hands the same file to ``draharness -input``), and the
+  check lines hash every call of every pod of a shape.
+
 dralab figures come twice: ``cold`` builds everything per pod (a new
 SliceIndex and Allocator: pools gathered from new slices, no selector results
 or prepared claims kept; only compiled CEL programs survive, as in
@@ -33,6 +47,7 @@ the Go harness prints the same line, so equal digests mean both sides chose
 the same devices with the same number of search steps.
 
     python benchmarks/bench_allocator.py [--quick] [--only SEGMENT]
+    python benchmarks/bench_allocator.py --write-hetero DIR [--quick]
     python benchmarks/bench_allocator.py --go PATH/draharness [--rounds N] [--quick]
 
 ``--go`` runs the Go harness (benchmarks/go, upstream's allocator) and this
@@ -45,15 +60,19 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import hetero_fleet
 
 from dralab.allocator import Allocated, AllocatedState, Allocator, NodeView, SliceIndex
 from dralab.allocator.outcome import AllocationOutcome
@@ -94,7 +113,9 @@ NUMA = "dra.example.com/numa"
 SLICE_ATTR = "dra.example.com/slice"
 DRA_LABEL = {"node-with-dra": "true"}
 COLD_EVERY = 10  # fill: one pod in ten is scheduled cold
-SEGMENTS = ("shapes", "full", "fill", "partitionable", "backtracking")
+SEGMENTS = ("shapes", "full", "fill", "partitionable", "backtracking", "hetero",
+            "hetero-dense")
+HETERO_FLEETS = {"hetero": "mixed", "hetero-dense": "dense"}
 
 clock = time.process_time
 
@@ -280,22 +301,32 @@ def schedule_pod(cluster: Cluster, claim: ResourceClaim, cold: bool,
     return PodResult(calls, first)
 
 
-def check_digest(calls: Sequence[tuple[str, AllocationOutcome]]) -> str:
-    """The first 16 hex digits of a SHA-256 over node|outcome|pool/device...|steps lines
-    (the Go harness writes the same text)."""
+def check_text(calls: Sequence[tuple[str, AllocationOutcome]]) -> str:
+    """node|outcome|request=pool/device,...|steps lines over the calls; the devices of
+    all the pod's claims in order (the Go harness writes the same text)."""
     lines = []
     for node, out in calls:
         if isinstance(out, Allocated):
-            results = out.claims[0].status.allocation
-            assert results is not None
-            devices = ",".join(f"{r.request}={r.pool}/{r.device}"
-                               for r in results.devices.results)
-            lines.append(f"{node}|allocated|{devices}|{out.steps}\n")
+            parts = []
+            for claim in out.claims:
+                results = claim.status.allocation
+                assert results is not None
+                parts += [f"{r.request}={r.pool}/{r.device}" for r in results.devices.results]
+            lines.append(f"{node}|allocated|{','.join(parts)}|{out.steps}\n")
         else:
             lines.append(f"{node}|{out.kind}||{out.steps}\n")
+    return "".join(lines)
+
+
+def digest(text: str) -> str:
     if os.environ.get("CHECK_TEXT"):  # to find where the two sides differ
-        sys.stderr.write("".join(lines))
-    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
+        sys.stderr.write(text)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def check_digest(calls: Sequence[tuple[str, AllocationOutcome]]) -> str:
+    """The first 16 hex digits of a SHA-256 over ``check_text``."""
+    return digest(check_text(calls))
 
 
 def timed_pods(one_pod: Callable[[], object], pods: int, rounds: int = 3) -> float:
@@ -477,9 +508,142 @@ def bench_backtracking(quick: bool) -> None:
                              20 if quick else 200, 3)
 
 
+class NoTwinAllocator(Allocator):
+    """The twin lookup switched off: every node is searched (issue 34's figures
+    that a fleet of identical nodes cannot flatter)."""
+
+    def _twin_probe(self, *args: Any) -> None:
+        return None
+
+
+def hetero_sizes(quick: bool) -> tuple[int, int]:
+    """Nodes and pods of the heterogeneous segments."""
+    return (100, 20) if quick else (500, 200)
+
+
+def hetero_document(segment: str, quick: bool) -> dict[str, Any]:
+    nodes, pods = hetero_sizes(quick)
+    return hetero_fleet.generate(HETERO_FLEETS[segment], nodes, pods)
+
+
+def write_hetero(directory: str, quick: bool) -> list[str]:
+    """The heterogeneous inputs as JSON files (``<segment>.json``) in ``directory``."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for segment in HETERO_FLEETS:
+        path = os.path.join(directory, f"{segment}.json")
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(hetero_document(segment, quick), out, separators=(",", ":"))
+        paths.append(path)
+    return paths
+
+
+@dataclass
+class HeteroRun:
+    """Per shape: each pod's CPU seconds and the text of its calls (for the check)."""
+
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    text: dict[str, list[str]] = field(default_factory=dict)
+
+
+def hetero_search(make: type[Allocator], slices: list[ResourceSlice],
+                  inp: hetero_fleet.Input, state: AllocatedState, claims: list[ResourceClaim],
+                  nodes: Sequence[NodeView], position: int,
+                  ) -> tuple[float, list[tuple[str, AllocationOutcome]]]:
+    """One cold pod: a new SliceIndex and Allocator, nodes round-robin from
+    ``position`` until enough are feasible; its CPU seconds and its calls."""
+    calls: list[tuple[str, AllocationOutcome]] = []
+    target = feasible_nodes_to_find(len(nodes))
+    start = clock()
+    engine = make(SliceIndex(slices), inp.classes, state)
+    found = 0
+    for _ in range(len(nodes)):
+        if found >= target:
+            break
+        node = nodes[position]
+        position = (position + 1) % len(nodes)
+        out = engine.allocate(claims, node, explain_failure=False)
+        calls.append((node.name, out))
+        if isinstance(out, Allocated):
+            found += 1
+    return clock() - start, calls
+
+
+def run_hetero(inp: hetero_fleet.Input) -> dict[bool, HeteroRun]:
+    """Every pod of the stream, cold, timed alone with the twin lookup on and off
+    (back to back, which one first alternating: both meet the same CEL cache);
+    slice changes applied before each pod."""
+    slices = {s.name: s for s in inp.slices}  # insertion order = the Go side's list order
+    state = AllocatedState()
+    by_pool: dict[tuple[str, str], list[str]] = {}
+    for driver, pool, device in inp.allocated:
+        by_pool.setdefault((driver, pool), []).append(device)
+    for (driver, pool), names in by_pool.items():
+        state.add_allocation(f"prefill/{pool}", AllocationResult(
+            devices=DeviceAllocationResult(results=[DeviceRequestAllocationResult(
+                request="prefill", driver=driver, pool=pool, device=name) for name in names])))
+    nodes = [NodeView(name, labels) for name, labels in inp.nodes]
+    position = 0
+    runs = {True: HeteroRun(), False: HeteroRun()}
+    gc.collect()
+    for i, pod in enumerate(inp.pods):
+        for name in pod.remove:
+            del slices[name]
+        for added in pod.add:
+            slices[added.name] = added
+        current = list(slices.values())
+        calls: list[tuple[str, AllocationOutcome]] = []
+        for twins in (i % 2 == 0, i % 2 != 0):
+            make = Allocator if twins else NoTwinAllocator
+            elapsed, calls = hetero_search(make, current, inp, state, pod.claims, nodes,
+                                           position)
+            run = runs[twins]
+            run.seconds.setdefault(pod.shape, []).append(elapsed)
+            run.text.setdefault(pod.shape, []).append(check_text(calls))
+        position = (position + len(calls)) % len(nodes)
+    return runs
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile (the Go harness computes the same)."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))  # ceil(n * q / 100), at least 1
+    return ordered[int(rank) - 1]
+
+
+def bench_hetero(segment: str, quick: bool, path: str | None = None) -> None:
+    if path is None:
+        doc = hetero_document(segment, quick)
+    else:
+        with open(path, encoding="utf-8") as src:
+            doc = json.load(src)
+    inp = hetero_fleet.read(doc)
+    label = f"hetero {inp.fleet} {len(inp.nodes)} nodes"
+    runs = run_hetero(inp)
+    off, on = runs[False], runs[True]
+    if off.text != on.text:
+        raise SystemExit(f"{label}: the twin lookup changed an outcome")
+    everything = []
+    for shape in off.seconds:
+        text = "".join(off.text[shape])
+        everything.append(text)
+        print(f"check {label} {shape} {digest(text)}")
+    whole = hashlib.sha256("".join(everything).encode()).hexdigest()[:16]
+    print(f"check {label} all pods {whole}")
+    for twins, suffix in ((True, ""), (False, ", no twins")):
+        seconds = runs[twins].seconds
+        for shape in [*seconds, "all pods"]:
+            values = ([v for vs in seconds.values() for v in vs] if shape == "all pods"
+                      else seconds[shape])
+            for q, name in ((50, "p50"), (90, "p90")):
+                report(f"{label} {shape} {name}{suffix} cold", percentile(values, q) * 1e6)
+
+
 BENCHES: dict[str, Callable[[bool], None]] = {
     "shapes": bench_shapes, "full": bench_full, "fill": bench_fill,
     "partitionable": bench_partitionable, "backtracking": bench_backtracking,
+    "hetero": lambda quick: bench_hetero("hetero", quick),
+    "hetero-dense": lambda quick: bench_hetero("hetero-dense", quick),
 }
 
 
@@ -531,7 +695,7 @@ def side_by_side(go: Sequence[Run], py: Sequence[Run]) -> list[str]:
 
     for label in labels:
         unit = next(r.figures[k][1] for r in py for k in r.figures if go_label(k) == label)
-        g = median(go, label)
+        g = median(go, label.replace(", no twins", ""))  # Go has no twin lookup
         cells = [label, unit, "-" if g is None else f"{g:.1f}"]
         ratios = []
         for variant in ("cold", "warm"):
@@ -557,14 +721,19 @@ def compare_with_go(go_binary: str, rounds: int, quick: bool, only: str | None) 
     segments = [only] if only else list(SEGMENTS)
     go_runs: list[Run] = []
     py_runs: list[Run] = []
+    # The heterogeneous inputs: one JSON file per segment, read by both sides.
+    inputs_dir = tempfile.mkdtemp(prefix="dralab-hetero-")
+    inputs = dict(zip(HETERO_FLEETS, write_hetero(inputs_dir, quick), strict=True))
     for r in range(rounds):
         go_round, py_round = Run(), Run()
         for seg in segments:
             quick_flags = ["-quick"] if quick else []
+            go_input = ["-input", inputs[seg]] if seg in inputs else []
+            py_input = ["--hetero-input", inputs[seg]] if seg in inputs else []
             print(f"round {r + 1}/{rounds} {seg}", file=sys.stderr, flush=True)
-            g = run_process([go_binary, "-only", seg, *quick_flags], env)
+            g = run_process([go_binary, "-only", seg, *quick_flags, *go_input], env)
             p = run_process([sys.executable, os.path.abspath(__file__), "--only", seg,
-                             *(["--quick"] if quick else [])], env)
+                             *(["--quick"] if quick else []), *py_input], env)
             go_round.figures.update(g.figures)
             go_round.checks.update(g.checks)
             py_round.figures.update(p.figures)
@@ -589,12 +758,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--go", metavar="PATH",
                         help="the Go harness binary (benchmarks/go): run both, interleaved")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --go")
+    parser.add_argument("--write-hetero", metavar="DIR",
+                        help="write the heterogeneous segments' JSON inputs and stop")
+    parser.add_argument("--hetero-input", metavar="FILE",
+                        help="with --only hetero|hetero-dense: read this input")
     args = parser.parse_args(argv)
+    if args.write_hetero:
+        for path in write_hetero(args.write_hetero, args.quick):
+            print(path)
+        return 0
+    if args.hetero_input and args.only not in HETERO_FLEETS:
+        parser.error("--hetero-input needs --only hetero or --only hetero-dense")
     if args.go:
         return compare_with_go(args.go, args.rounds, args.quick, args.only)
     print(f"{'figure (process CPU time)':<58} {'measured':>12}")
     for seg in [args.only] if args.only else SEGMENTS:
-        BENCHES[seg](args.quick)
+        if args.hetero_input:
+            try:
+                bench_hetero(seg, args.quick, args.hetero_input)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                parser.exit(2, f"bench_allocator: {args.hetero_input}: {exc}\n")
+        else:
+            BENCHES[seg](args.quick)
     return 0
 
 

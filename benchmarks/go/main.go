@@ -4,6 +4,7 @@
 // so that both can be run side by side (bench_allocator.py --go PATH).
 //
 //	draharness [-quick] [-only shapes|full|fill|partitionable|backtracking] [-clock cpu|wall]
+//	draharness -only hetero|hetero-dense -input FILE
 //
 // Every figure is one pod's DRA work as kube-scheduler does it: NewAllocator
 // over all slices, then Allocate node by node, round-robin from where the
@@ -12,6 +13,11 @@
 // "check <label> <digest>" lines: a SHA-256 over the first pod's calls
 // (node|outcome|request=pool/device,...|search steps) in the same text as the
 // Python side, so equal digests mean the same devices and search-step counts.
+//
+// The heterogeneous segments (issue 34) read their objects from a JSON file
+// that bench_allocator.py writes (--write-hetero DIR, or --go does it): classes,
+// nodes, slices, the devices allocated before the first pod, and the pods with
+// their claims and the slice changes before each (see benchmarks/hetero_fleet.py).
 //
 // Feature set: dralab's defaults (AllocatorFeatures()): AdminAccess,
 // PrioritizedList, PartitionableDevices, DeviceTaints, DeviceBindingAndStatus,
@@ -25,12 +31,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"reflect"
 	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -229,7 +237,12 @@ func (e *engine) node(name string) *v1.Node {
 // outcome: nil results + nil error = unschedulable; an error wrapping
 // ErrFailedAllocationOnNode is unschedulable too (kube-scheduler's reading).
 func (e *engine) allocate(c *resourceapi.ResourceClaim, node string) ([]resourceapi.AllocationResult, error) {
-	res, err := e.alloc.Allocate(ctx, e.node(node), []*resourceapi.ResourceClaim{c})
+	return e.allocateAll([]*resourceapi.ResourceClaim{c}, node)
+}
+
+// allocateAll: a pod's claims together (one result per claim, in order).
+func (e *engine) allocateAll(cs []*resourceapi.ResourceClaim, node string) ([]resourceapi.AllocationResult, error) {
+	res, err := e.alloc.Allocate(ctx, e.node(node), cs)
 	if err != nil && errors.Is(err, structured.ErrFailedAllocationOnNode) {
 		return nil, nil
 	}
@@ -354,6 +367,11 @@ type call struct {
 // schedulePod: NewAllocator, then nodes round-robin from e.position until
 // enough are feasible. Returns the calls (if record) and the first fit.
 func schedulePod(e *engine, names []string, c *resourceapi.ResourceClaim, record bool) ([]call, *call) {
+	return schedulePodClaims(e, names, []*resourceapi.ResourceClaim{c}, record)
+}
+
+// schedulePodClaims: schedulePod for a pod with any number of claims.
+func schedulePodClaims(e *engine, names []string, cs []*resourceapi.ResourceClaim, record bool) ([]call, *call) {
 	e.rebuild()
 	target := feasibleNodesToFind(len(names))
 	found := 0
@@ -363,9 +381,9 @@ func schedulePod(e *engine, names []string, c *resourceapi.ResourceClaim, record
 		n := names[e.position]
 		e.position = (e.position + 1) % len(names)
 		before := steps(e.alloc)
-		res, err := e.allocate(c, n)
+		res, err := e.allocateAll(cs, n)
 		if err != nil {
-			panic(fmt.Sprintf("%s on %s: %v", c.Name, n, err))
+			panic(fmt.Sprintf("%s on %s: %v", cs[0].Name, n, err))
 		}
 		cl := call{node: n, res: res, err: err, steps: steps(e.alloc) - before}
 		if record {
@@ -382,6 +400,12 @@ func schedulePod(e *engine, names []string, c *resourceapi.ResourceClaim, record
 }
 
 func checkDigest(calls []call) string {
+	return digest(checkText(calls))
+}
+
+// checkText: the hashed text; an allocation lists the devices of all the
+// pod's claims in order (one claim: as before).
+func checkText(calls []call) string {
 	var b strings.Builder
 	for _, c := range calls {
 		switch {
@@ -391,16 +415,22 @@ func checkDigest(calls []call) string {
 			fmt.Fprintf(&b, "%s|unschedulable||%d\n", c.node, c.steps)
 		default:
 			var ds []string
-			for _, r := range c.res[0].Devices.Results {
-				ds = append(ds, r.Request+"="+r.Pool+"/"+r.Device)
+			for _, claimRes := range c.res {
+				for _, r := range claimRes.Devices.Results {
+					ds = append(ds, r.Request+"="+r.Pool+"/"+r.Device)
+				}
 			}
 			fmt.Fprintf(&b, "%s|allocated|%s|%d\n", c.node, strings.Join(ds, ","), c.steps)
 		}
 	}
+	return b.String()
+}
+
+func digest(text string) string {
 	if os.Getenv("CHECK_TEXT") != "" { // to find where the two sides differ
-		fmt.Fprint(os.Stderr, b.String())
+		fmt.Fprint(os.Stderr, text)
 	}
-	sum := sha256.Sum256([]byte(b.String()))
+	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])[:16]
 }
 
@@ -663,9 +693,115 @@ func benchBacktracking(quick bool) {
 		}, pods, true)
 }
 
+// ---- the heterogeneous fleet (issue 34), read from bench_allocator.py's JSON -----
+
+type heteroPod struct {
+	Shape        string                       `json:"shape"`
+	Claims       []*resourceapi.ResourceClaim `json:"claims"`
+	RemoveSlices []string                     `json:"removeSlices"`
+	AddSlices    []*resourceapi.ResourceSlice `json:"addSlices"`
+}
+
+type heteroNode struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+}
+
+type heteroDevice struct {
+	Driver string `json:"driver"`
+	Pool   string `json:"pool"`
+	Device string `json:"device"`
+}
+
+type heteroInput struct {
+	Format    string                       `json:"format"`
+	Fleet     string                       `json:"fleet"`
+	Classes   []*resourceapi.DeviceClass   `json:"classes"`
+	Nodes     []heteroNode                 `json:"nodes"`
+	Slices    []*resourceapi.ResourceSlice `json:"slices"`
+	Allocated []heteroDevice               `json:"allocated"`
+	Pods      []heteroPod                  `json:"pods"`
+}
+
+// percentile: nearest rank (bench_allocator.percentile).
+func percentile(values []float64, q int) float64 {
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	rank := (len(sorted)*q + 99) / 100
+	if rank < 1 {
+		rank = 1
+	}
+	return sorted[rank-1]
+}
+
+// benchHetero: every pod cold (NewAllocator over the slices of the moment),
+// timed alone; per claim shape the median and p90 per pod. Nothing is committed.
+func benchHetero(path string) {
+	must(path != "", "the hetero segments need -input FILE (bench_allocator.py --write-hetero DIR)")
+	raw, err := os.ReadFile(path)
+	must(err == nil, "%v", err)
+	var in heteroInput
+	err = json.Unmarshal(raw, &in)
+	must(err == nil, "%s: %v", path, err)
+	must(in.Format == "dralab-allocator-bench-v1", "%s: not a dralab-allocator-bench-v1 document", path)
+	e := newEngine(append([]*resourceapi.ResourceSlice(nil), in.Slices...), mkClasses(in.Classes...))
+	e.labels = map[string]map[string]string{}
+	names := make([]string, len(in.Nodes))
+	for i, n := range in.Nodes {
+		names[i] = n.Name
+		e.labels[n.Name] = n.Labels
+	}
+	for _, a := range in.Allocated {
+		e.state.AllocatedDevices.Insert(structured.MakeDeviceID(a.Driver, a.Pool, a.Device))
+	}
+	label := fmt.Sprintf("hetero %s %d nodes", in.Fleet, len(names))
+	var shapes []string // in order of first appearance, as the Python side
+	seconds := map[string][]float64{}
+	texts := map[string]*strings.Builder{}
+	runtime.GC()
+	for _, pod := range in.Pods {
+		if len(pod.RemoveSlices) > 0 {
+			gone := sets.New(pod.RemoveSlices...)
+			var kept []*resourceapi.ResourceSlice
+			for _, s := range e.slices {
+				if !gone.Has(s.Name) {
+					kept = append(kept, s)
+				}
+			}
+			e.slices = kept
+		}
+		e.slices = append(e.slices, pod.AddSlices...)
+		start := now()
+		calls, _ := schedulePodClaims(e, names, pod.Claims, true)
+		elapsed := now() - start
+		if _, ok := texts[pod.Shape]; !ok {
+			shapes = append(shapes, pod.Shape)
+			texts[pod.Shape] = &strings.Builder{}
+		}
+		seconds[pod.Shape] = append(seconds[pod.Shape], elapsed)
+		texts[pod.Shape].WriteString(checkText(calls))
+	}
+	var all strings.Builder
+	var allSeconds []float64
+	for _, shape := range shapes {
+		fmt.Printf("check %s %s %s\n", label, shape, digest(texts[shape].String()))
+		all.WriteString(texts[shape].String())
+		allSeconds = append(allSeconds, seconds[shape]...)
+	}
+	sum := sha256.Sum256([]byte(all.String()))
+	fmt.Printf("check %s all pods %s\n", label, hex.EncodeToString(sum[:])[:16])
+	seconds["all pods"] = allSeconds
+	for _, shape := range append(shapes, "all pods") {
+		for _, q := range []int{50, 90} {
+			report(fmt.Sprintf("%s %s p%d", label, shape, q), percentile(seconds[shape], q)*1e6, "us")
+		}
+	}
+}
+
 func main() {
 	quick := flag.Bool("quick", false, "smaller shapes (smoke test)")
-	only := flag.String("only", "", "shapes|full|fill|partitionable|backtracking (default: all)")
+	only := flag.String("only", "", "shapes|full|fill|partitionable|backtracking|hetero|hetero-dense (default: all but hetero*)")
+	input := flag.String("input", "", "the hetero segments' JSON input (bench_allocator.py --write-hetero)")
 	clock := flag.String("clock", "cpu", "cpu (process CPU time) | wall")
 	flag.Parse()
 	useCPU = *clock == "cpu"
@@ -674,10 +810,12 @@ func main() {
 		name string
 		run  func(bool)
 	}{{"shapes", benchShapes}, {"full", benchFull}, {"fill", benchFill},
-		{"partitionable", benchPartitionable}, {"backtracking", benchBacktracking}}
+		{"partitionable", benchPartitionable}, {"backtracking", benchBacktracking},
+		{"hetero", func(bool) { benchHetero(*input) }},
+		{"hetero-dense", func(bool) { benchHetero(*input) }}}
 	ran := false
 	for _, b := range benches {
-		if *only == "" || *only == b.name {
+		if (*only == "" && !strings.HasPrefix(b.name, "hetero")) || *only == b.name {
 			b.run(*quick)
 			ran = true
 		}

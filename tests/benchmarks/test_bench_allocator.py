@@ -14,6 +14,8 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_allocator.py
 
 @pytest.fixture(scope="module")
 def ba() -> ModuleType:
+    if str(BENCH.parent) not in sys.path:  # its sibling hetero_fleet.py, as when run
+        sys.path.append(str(BENCH.parent))
     spec = importlib.util.spec_from_file_location("bench_allocator_under_test", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -112,3 +114,96 @@ def test_side_by_side_pairs_figures_and_reports_time_ratios(ba: ModuleType) -> N
     assert "\ncheck backtracking: same devices and search steps" in rows
     other = ba.parse_run(GO_OUTPUT.replace("0123456789abcdef", "fedcba9876543210"))
     assert "\ncheck backtracking: DIFFERENT outcomes" in ba.side_by_side([other], py)
+
+
+# ---- the heterogeneous fleet (issue 34) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hetero_doc(ba: ModuleType) -> dict[str, object]:
+    doc: dict[str, object] = ba.hetero_fleet.generate("mixed", 60, 12)
+    return doc
+
+
+def test_hetero_input_is_seeded_and_no_two_nodes_alike(ba: ModuleType,
+                                                       hetero_doc: dict[str, object]) -> None:
+    assert ba.hetero_fleet.generate("mixed", 60, 12) == hetero_doc
+    inp = ba.hetero_fleet.read(hetero_doc)
+    devices: dict[str, list[object]] = {}
+    for s in inp.slices:
+        devices.setdefault(s.spec.pool.name, []).extend(
+            {k: v for k, v in d.attributes.items() if k != "uuid"} for d in s.spec.devices)
+    assert len(devices) == 60
+    assert {len(v) for v in devices.values()} == {4, 8}
+    uuids = [d.attributes["uuid"].string for s in inp.slices for d in s.spec.devices]
+    assert len(set(uuids)) == len(uuids)
+    assert any(len(s.spec.devices) < 4 for s in inp.slices)  # pools of two slices
+    assert [p.shape for p in inp.pods[:10]] == list(ba.hetero_fleet.SHAPES)
+    assert len(inp.pods[-1].claims) == 1 and len(inp.pods[9].claims) == 2  # two claims
+    churn = [i for i, p in enumerate(inp.pods) if p.add]
+    assert churn == [5, 10]
+    # a rollout in progress: some pools keep the old generation's slices
+    removed = {n for p in inp.pods for n in p.remove}
+    added_pools = {s.spec.pool.name for p in inp.pods for s in p.add}
+    kept = [s for s in inp.slices if s.spec.pool.name in added_pools and s.name not in removed]
+    assert kept and all(s.spec.pool.generation == 1 for s in kept)
+
+
+def test_hetero_dense_fleet_has_8_or_16_devices(ba: ModuleType) -> None:
+    inp = ba.hetero_fleet.read(ba.hetero_fleet.generate("dense", 40, 1))
+    counts: dict[str, int] = {}
+    for s in inp.slices:
+        counts[s.spec.pool.name] = counts.get(s.spec.pool.name, 0) + len(s.spec.devices)
+    assert set(counts.values()) == {8, 16}
+
+
+def test_hetero_run_gives_the_same_outcomes_with_and_without_twins(
+        ba: ModuleType, hetero_doc: dict[str, object]) -> None:
+    runs = ba.run_hetero(ba.hetero_fleet.read(hetero_doc))
+    assert runs[True].text == runs[False].text
+    assert set(runs[True].text) == set(ba.hetero_fleet.SHAPES)
+    allocated = "".join("".join(t) for t in runs[True].text.values()).count("|allocated|")
+    assert allocated > 100  # most searches find devices
+
+
+def test_hetero_reads_the_json_it_writes(ba: ModuleType, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert ba.main(["--quick", "--write-hetero", str(tmp_path)]) == 0
+    capsys.readouterr()
+    path = tmp_path / "hetero.json"
+    assert ba.main(["--quick", "--only", "hetero", "--hetero-input", str(path)]) == 0
+    from_file = ba.parse_run(capsys.readouterr().out)
+    assert ba.main(["--quick", "--only", "hetero"]) == 0
+    generated = ba.parse_run(capsys.readouterr().out)
+    assert from_file.checks == generated.checks
+    label = "hetero mixed 100 nodes"
+    assert len(from_file.checks) == 11 and f"{label} all pods" in from_file.checks
+    assert f"{label} 1-gpu p50 cold" in from_file.figures
+    assert f"{label} two claims p90, no twins cold" in from_file.figures
+
+
+def test_hetero_bad_input_is_one_line_exit_2(ba: ModuleType, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "something else"}')
+    with pytest.raises(SystemExit) as exit_info:
+        ba.main(["--only", "hetero", "--hetero-input", str(path)])
+    assert exit_info.value.code == 2
+    assert "not a dralab-allocator-bench-v1 document" in capsys.readouterr().err
+
+
+def test_percentile_is_nearest_rank(ba: ModuleType) -> None:
+    values = [float(v) for v in range(20, 0, -1)]
+    assert ba.percentile(values, 50) == 10.0
+    assert ba.percentile(values, 90) == 18.0
+    assert ba.percentile([3.0], 90) == 3.0
+
+
+def test_side_by_side_pairs_no_twins_with_go(ba: ModuleType) -> None:
+    go = ba.parse_run("hetero mixed 500 nodes 1-gpu p50     100.0 us\n")
+    py = ba.parse_run("hetero mixed 500 nodes 1-gpu p50 cold     150.0 us\n"
+                      "hetero mixed 500 nodes 1-gpu p50, no twins cold     120.0 us\n")
+    rows = ba.side_by_side([go], [py])
+    assert "| hetero mixed 500 nodes 1-gpu p50 | us | 100.0 | 150.0 | - | 1.50 | - |" in rows
+    assert ("| hetero mixed 500 nodes 1-gpu p50, no twins | us | 100.0 | 120.0 | - | 1.20 "
+            "| - |") in rows
