@@ -12,7 +12,7 @@ shares of ``proportion``):
   (IsNonPreemptibleJobOverQuota): the quota check only.
 * :func:`task_on_node_over_capacity` ``(shares, job, requested)``
   (IsTaskAllocationOnNodeOverCapacity): both, for one task's quota on a node
-  (its fraction counted on that node: ``proportion.task_accepted``).
+  (its quota on that node: :func:`task_node_quota`).
 * :func:`over_limit`, :func:`non_preemptible_over_quota_check`: the two checks.
 
 Each returns a :class:`CapacityResult`: schedulable, or the reason (``OverLimit`` /
@@ -21,10 +21,12 @@ Each returns a :class:`CapacityResult`: schedulable, or the reason (``OverLimit`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dralab.queueing.kai.model import UNLIMITED, KaiJob
+from dralab.queueing.kai.model import UNLIMITED, KaiJob, KaiNode, KaiTask
+from dralab.queueing.kai.proportion import mig_gpus
 from dralab.queueing.kai.shares import RESOURCES, Quantities, QueueShare, quantities
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "over_limit_resource",
     "over_quota_resource",
     "requested_of",
+    "task_node_quota",
     "task_on_node_over_capacity",
 ]
 
@@ -103,6 +106,32 @@ def requested_of(tasks: Iterable[Mapping[str, float]]) -> Quantities:
         for resource in RESOURCES:
             total[resource] += amounts.get(resource, 0.0)
     return total
+
+
+def _go_divide(numerator: float, denominator: float) -> float:
+    # Go's float division: x/0 is +-Inf, 0/0 NaN (Python raises)
+    if denominator == 0:
+        return math.nan if numerator == 0 else math.copysign(math.inf, numerator)
+    return numerator / denominator
+
+
+def task_node_quota(task: KaiTask, node: KaiNode) -> Quantities:
+    """NodeInfo.GetRequiredInitQuota: the quota one task takes on ``node`` -- its MIG
+    slices, or the GPU memory it asks (gpu-memory, or its portion of a device: 1 for
+    whole GPUs, however many) over the node's per-GPU memory, rounded up to hundredths.
+    Upstream's own rule, kept as is: a multi-GPU task counts one device here, and a node
+    without GPU memory gives NaN (no limit is then crossed)."""
+    if task.mig:
+        gpus = mig_gpus(task.mig)
+    else:
+        if task.gpu_memory_mib:
+            memory = float(task.gpu_memory_mib)
+        else:
+            portion = 1.0 if task.gpus >= 1 else task.gpus
+            memory = float(int(portion * node.gpu_memory_mib))
+        gpus = math.ceil(_go_divide(memory, node.gpu_memory_mib) * 100) / 100 \
+            if node.gpu_memory_mib else _go_divide(memory, 0.0)
+    return quantities(task.cpu_milli, task.memory_bytes, gpus)
 
 
 def _chain(shares: Mapping[str, QueueShare], queue: str | None) -> Iterable[QueueShare]:
