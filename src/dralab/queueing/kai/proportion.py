@@ -394,7 +394,9 @@ def task_requested(task: KaiTask, min_node_gpu_memory: int = MIN_NODE_GPU_MEMORY
     if task.mig:
         gpus = mig_gpus(task.mig)
     elif task.gpu_memory_mib and not task.gpus:
-        gpus = _devices(task) * (task.gpu_memory_mib / min_node_gpu_memory)
+        # no minimum known (0): KAI adds nothing for the memory request
+        gpus = (_devices(task) * (task.gpu_memory_mib / min_node_gpu_memory)
+                if min_node_gpu_memory > 0 else 0.0)
     elif 0 < task.gpus < 1:
         gpus = _portion(task.gpus) * _devices(task)
     else:
