@@ -136,7 +136,10 @@ class QueueShare:
             return self.cpu
         if resource == "memory":
             return self.memory
-        return self.gpu
+        if resource == "gpu":
+            return self.gpu
+        # KAI answers nil for another name; a KeyError here, never a wrong resource
+        raise KeyError(resource)
 
     def shares(self) -> Iterator[tuple[str, ResourceShare]]:
         for resource in RESOURCES:
