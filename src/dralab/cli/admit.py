@@ -17,12 +17,12 @@ from dralab.queueing.model import Decision, TopologyAssignment
 from dralab.queueing.reader import KueueSnapshot, read_snapshot
 from dralab.queueing.writer import SLICE_REPLACED, write_jobs, write_workloads
 
+from .admit_kai import ADMIT_KAI, KAI_GROUPS, run_kai
 from .common import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_UNSCHEDULABLE,
     one_line_errors,
-    output_option,
 )
 from .kinds import ADMIT, use_kinds, warn_unused
 from .sources import LIVE_HELP, source_options, sources
@@ -80,13 +80,21 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
 
 @click.command("admit", epilog=LIVE_HELP)
 @source_options
-@output_option
+@click.option("-o", "--output", type=click.Choice(["yaml", "json", "text"]), default=None,
+              help="Output format: yaml (the default) or json; text (tables) with "
+                   "--policy kai only.")
 @click.option("--cycles", type=click.IntRange(min=1), default=None, metavar="N",
               help="Run at most N admission cycles (one is one pass of Kueue's scheduler: "
                    "one head per ClusterQueue). Default: until nothing changes.")
+@click.option("--policy", type=click.Choice(["kueue", "kai"]), default="kueue",
+              show_default=True,
+              help="kueue: Kueue's admission (below). kai: one KAI Scheduler session "
+                   "(scheduling.run.ai Queue and PodGroup, kai.scheduler SchedulingShard, "
+                   "Config and Topology, pods of kai-scheduler, Nodes): which pods bind, "
+                   "pipeline, are evicted or wait (exit 1), and the queues' fair shares.")
 @one_line_errors
 def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
-              output: str, cycles: int | None) -> None:
+              output: str | None, cycles: int | None, policy: str) -> None:
     """Admit queued workloads as Kueue would, until nothing changes (or N cycles).
 
     Inputs: Kueue objects (kueue.x-k8s.io v1beta1 or v1beta2: ResourceFlavor,
@@ -103,6 +111,12 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     workload is admitted, 1 when some stay pending, 2 on invalid input or a live
     cluster that cannot be read (without -f, one that does not serve Kueue's API).
     """
+    if policy == "kai":
+        _admit_kai(filenames, kubeconfig, context, output or "yaml", cycles)
+    if output == "text":
+        raise click.BadParameter("text is for --policy kai; Kueue's admission prints "
+                                 "yaml or json", param_hint="-o")
+    output = output or "yaml"
     docs = use_kinds(sources(filenames, kubeconfig, context).read((KUEUE_GROUP,)), ADMIT)
     objects, problems = load_snapshot(docs)
     if problems:
@@ -120,4 +134,24 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     finished = {d.workload for d in decisions if d.preempted and d.reason == SLICE_REPLACED}
     pending = len(snapshot.sources) - len(
         [k for k in snapshot.sources if k in snapshot.state.admitted or k in finished])
+    raise SystemExit(EXIT_UNSCHEDULABLE if pending else EXIT_OK)
+
+
+def _admit_kai(filenames: tuple[str, ...], kubeconfig: str | None, context: str | None,
+               output: str, cycles: int | None) -> None:
+    """``--policy kai``: exit 0 when no pod of KAI's is left pending, 1 when some is,
+    2 on invalid input."""
+    if cycles is not None:
+        raise click.BadParameter("counts Kueue's admission cycles; --policy kai runs one "
+                                 "KAI session", param_hint="--cycles")
+    docs = use_kinds(sources(filenames, kubeconfig, context).read(KAI_GROUPS), ADMIT_KAI)
+    text, pending, problems, warnings = run_kai(docs, output)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {one_line(problem)}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    warn_unused(docs, ADMIT_KAI)
+    for warning in warnings:
+        click.echo(f"warning: {one_line(warning)}", err=True)
+    click.echo(text, nl=False)
     raise SystemExit(EXIT_UNSCHEDULABLE if pending else EXIT_OK)
