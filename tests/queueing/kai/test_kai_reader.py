@@ -229,3 +229,37 @@ def test_two_shards_are_refused() -> None:
 def test_same_inputs_same_state() -> None:
     names = (QUEUES, NODES, "batch-batch-job.yaml", "quickstart-pods-gpu-pod.yaml")
     assert _read(*names).state == _read(*names).state
+
+
+def test_stale_and_last_start_annotations() -> None:
+    # job_info.go SetPodGroup: the stalegangeviction clock and minruntime's start time
+    group = {**POD_GROUP, "metadata": {
+        "name": "gang", "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z",
+        "annotations": {"kai.scheduler/stale-podgroup-timestamp": "2026-01-01T00:01:00Z",
+                        "kai.scheduler/last-start-timestamp": "2026-01-01T00:00:30Z"}}}
+    pod = _pod("w0", annotations={"pod-group-name": "gang"}, spec={"nodeName": "gpu-node-1"},
+               creationTimestamp="2026-01-01T00:00:10Z")
+    pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:20Z"}
+    objects, problems = load_kai_snapshot(
+        [Document("in.yaml", i + 1, d) for i, d in enumerate([group, pod])]
+        + list(read_documents([str(DATA / QUEUES), str(DATA / NODES)])))
+    assert problems == []
+    state = read_kai_snapshot(objects, now=1767225720.0).state   # 2026-01-01T00:02:00Z
+    job = state.jobs["gang"]
+    assert job.stale_since == 60.0                   # stale for a minute
+    assert job.tasks[0].started == 1767225630.0      # the last-start-timestamp
+
+
+def test_shard_args() -> None:
+    shard = {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+             "metadata": {"name": "default"},
+             "spec": {"args": {"default-staleness-grace-period": "5m",
+                               "allow-consolidating-reclaim": "F"}}}
+    config = _read(extra=[shard]).state.config
+    assert (config.staleness_grace_period, config.allow_consolidating_reclaim) == (300.0, False)
+    bad = {**shard, "spec": {"args": {"default-staleness-grace-period": "soon",
+                                      "allow-consolidating-reclaim": "nope",
+                                      "max-consolidation-preemptees": "many"}}}
+    assert [p.split(": ")[1] for p in _problems(bad)] == [
+        "spec.args.max-consolidation-preemptees", "spec.args.allow-consolidating-reclaim",
+        "spec.args.default-staleness-grace-period"]

@@ -73,6 +73,7 @@ from .validate import (
     KAI_SCHEDULER_NAME,
     NVIDIA_GPU,
     enabled_actions,
+    go_bool,
     gpu_request_problems,
     object_problems,
 )
@@ -90,6 +91,7 @@ DEFAULT_PRIORITY_CLASSES: Mapping[str, int] = {
 DEFAULT_POD_GROUP_PRIORITY = 50          # constants.DefaultPodGroupPriority
 POD_GROUP_ANNOTATION = "pod-group-name"
 STALE_ANNOTATION = "kai.scheduler/stale-podgroup-timestamp"
+LAST_START_ANNOTATION = "kai.scheduler/last-start-timestamp"
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
 GPU_GROUP_LABEL = "runai-gpu-group"
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
@@ -262,7 +264,19 @@ def _node_names(pod: Pod) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _task(pod: Pod, job: str) -> KaiTask:
+def _started(pod: Pod, last_start: float | None) -> float | None:
+    """When a placed pod started: its PodGroup's last-start-timestamp (what KAI's
+    minruntime plugin reads), else the pod's status.startTime, else its creation."""
+    if not pod.spec.node_name:
+        return None
+    if last_start is not None:
+        return last_start
+    status = (pod.raw or {}).get("status")
+    start = status.get("startTime") if isinstance(status, dict) else None
+    return _seconds(start if isinstance(start, str) else pod.metadata.creation_timestamp)
+
+
+def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
     requests = _pod_requests(pod)
     annotations = pod.metadata.annotations
     gpus = requests.get(NVIDIA_GPU, 0.0) / 1000
@@ -294,7 +308,7 @@ def _task(pod: Pod, job: str) -> KaiTask:
         mig=mig, node_names=_node_names(pod), node_selector=dict(pod.spec.node_selector),
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
-        started=_seconds(pod.metadata.creation_timestamp) if pod.spec.node_name else None)
+        started=_started(pod, last_start))
 
 
 def _gpu_memory_mib(labels: Mapping[str, str]) -> int:
@@ -379,8 +393,10 @@ def _config(inputs: _Inputs) -> KaiConfig:
         or DEFAULT_QUEUE_LABEL,
         max_consolidation_preemptees=int(args.get("max-consolidation-preemptees",
                                                   _MAX_CONSOLIDATION_PREEMPTEES)),
-        allow_consolidating_reclaim=args.get("allow-consolidating-reclaim", "true")
-        .lower() in ("true", "1", "t"))
+        allow_consolidating_reclaim=go_bool(args.get("allow-consolidating-reclaim", "true"))
+        is not False,
+        staleness_grace_period=parse_go_duration(args["default-staleness-grace-period"])
+        if "default-staleness-grace-period" in args else 60.0)
 
 
 def _queues(queues: Sequence[KaiQueueObject], warnings: list[str]) -> dict[str, KaiQueue]:
@@ -436,13 +452,15 @@ class _Group:
     created: float
     subgroups: tuple[KaiSubGroup, ...] = ()
     topology: TopologyConstraint | None = None
-    stale_since: float | None = None
+    stale_at: float | None = None        # the stale-podgroup-timestamp annotation
+    last_start: float | None = None      # the last-start-timestamp annotation
     pods: list[Pod] = field(default_factory=list)
 
 
 def _from_object(group: KaiPodGroup) -> _Group:
     spec = group.spec
     stale = group.metadata.annotations.get(STALE_ANNOTATION)
+    started = group.metadata.annotations.get(LAST_START_ANNOTATION)
     return _Group(
         name=group.metadata.name or "", namespace=group.metadata.namespace or "default",
         queue=spec.queue or "", priority_class=spec.priority_class_name or "",
@@ -452,7 +470,8 @@ def _from_object(group: KaiPodGroup) -> _Group:
                                     parent=s.parent, topology=_constraint(s.topology_constraint))
                         for s in spec.sub_groups),
         topology=_constraint(spec.topology_constraint),
-        stale_since=_seconds(stale) if stale else None)
+        stale_at=_seconds(stale) if stale else None,
+        last_start=_seconds(started) if started else None)
 
 
 def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -> KaiSnapshot:
@@ -460,6 +479,7 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     session's moment in seconds (default: the newest creationTimestamp)."""
     inputs = _split(objects)
     config = _config(inputs)
+    moment = now if now is not None else snapshot_moment(objects)
     warnings: list[str] = []
     global_ = inputs.config.spec.global_ if inputs.config is not None else None
     pool_key = (global_.node_pool_label_key if global_ is not None else None) \
@@ -538,7 +558,7 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             continue
         tasks = []
         for pod in group.pods:
-            task = _task(pod, name)
+            task = _task(pod, name, group.last_start)
             tasks.append(task)
             snapshot.pods[(name, task.name)] = pod
         priority = classes.get(group.priority_class, default_priority) \
@@ -550,9 +570,11 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             else group.preemptibility == "preemptible",
             min_member=group.min_member, created=group.created, tasks=tuple(tasks),
             subgroups=group.subgroups, topology=group.topology,
-            stale_since=group.stale_since)
+            # how long the gang has been stale at the session's moment
+            stale_since=max(moment - group.stale_at, 0.0) if group.stale_at is not None
+            else None)
     state.topologies = {t.metadata.name or "": tuple(level.node_label for level in t.spec.levels)
                         for t in inputs.topologies}
-    state.now = now if now is not None else snapshot_moment(objects)
+    state.now = moment
     snapshot.warnings = warnings
     return snapshot

@@ -30,6 +30,7 @@ __all__ = [
     "GPU_MEMORY",
     "KAI_SCHEDULER_NAME",
     "NVIDIA_GPU",
+    "go_bool",
     "gpu_request_problems",
     "object_problems",
 ]
@@ -144,6 +145,7 @@ def _shard(shard: SchedulingShard) -> Iterator[Problem]:
                              spec.min_runtime.preempt_min_runtime)
         yield from _duration("spec.minRuntime.reclaimMinRuntime",
                              spec.min_runtime.reclaim_min_runtime)
+    yield from _args(spec.args)
     proportion = spec.plugins.get("proportion")
     k_value = (proportion.arguments or {}).get("kValue") if proportion is not None else None
     if k_value is not None:
@@ -152,6 +154,30 @@ def _shard(shard: SchedulingShard) -> Iterator[Problem]:
         except ValueError:
             yield "spec.plugins.proportion.arguments.kValue", \
                 f'strconv.ParseFloat: parsing "{k_value}": invalid syntax'
+
+
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False,
+             "False": False}
+
+
+def go_bool(text: str) -> bool | None:
+    """strconv.ParseBool (how the scheduler's bool flags read): None when invalid."""
+    return _GO_BOOLS.get(text)
+
+
+def _args(args: Mapping[str, str]) -> Iterator[Problem]:
+    """The scheduler flags dralab reads from ``spec.args`` (the rest run no session)."""
+    value = args.get("max-consolidation-preemptees")
+    if value is not None and not re.fullmatch(r"[+-]?[0-9]+", value):
+        yield "spec.args.max-consolidation-preemptees", \
+            f'invalid argument "{value}": strconv.ParseInt: parsing "{value}": invalid syntax'
+    value = args.get("allow-consolidating-reclaim")
+    if value is not None and go_bool(value) is None:
+        yield "spec.args.allow-consolidating-reclaim", \
+            f'invalid argument "{value}": strconv.ParseBool: parsing "{value}": invalid syntax'
+    yield from _duration("spec.args.default-staleness-grace-period",
+                         args.get("default-staleness-grace-period"))
 
 
 def enabled_actions(shard: SchedulingShard | None) -> tuple[str, ...]:
