@@ -29,6 +29,7 @@ __all__ = [
     "KaiConfig",
     "KaiJob",
     "KaiNode",
+    "KaiPlugin",
     "KaiQueue",
     "KaiState",
     "KaiSubGroup",
@@ -186,6 +187,15 @@ class KaiJob:
 
 
 @dataclass(frozen=True, slots=True)
+class KaiPlugin:
+    """One plugin of the scheduler configuration's tiers (conf.PluginOption): its name
+    and its arguments as the configuration writes them (strings)."""
+
+    name: str
+    arguments: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class KaiConfig:
     """The scheduler's configuration as a session uses it (SchedulingShard /
     the scheduler ConfigMap): actions in order, placement strategies and the
@@ -202,6 +212,12 @@ class KaiConfig:
     # seconds a gang may stay below its minimum before stalegangeviction evicts it
     # (the scheduler's --default-staleness-grace-period, 60 s); negative: never
     staleness_grace_period: float = 60.0
+    # the tiers' plugins in order (conf.SchedulerConfiguration.Tiers); None: the set the
+    # operator configures for gpu_placement/cpu_placement (queueing.kai.plugins.config).
+    # Given, it replaces that set whole, as a configuration's tiers replace the default
+    # (ResolveConfigurationFromFile): a plugin not listed is off, and nodeplacement's
+    # strategies come from its own arguments, not from gpu_placement/cpu_placement.
+    plugins: tuple[KaiPlugin, ...] | None = None
 
 
 @dataclass(slots=True)

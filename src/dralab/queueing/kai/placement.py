@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dralab.queueing.kai.model import KaiNode, KaiTask, PodStatus
+from dralab.queueing.kai.model import KaiConfig, KaiNode, KaiTask, PodStatus
+from dralab.queueing.kai.plugins.config import KaiPluginSet, plugin_set
 
 __all__ = [
     "ACTIVE_USED",
@@ -368,14 +369,22 @@ def _spread_score(usage: NodeUsage, resource: str) -> float:
 
 def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
                 cpu_placement: str,
-                topology: Mapping[str, float] | None = None) -> list[NodeUsage]:
-    """ssn.OrderedNodesByTask with the default plugins: highest total score first,
-    ties by node name. ``topology``: the topology plugin's node scores (a node without
-    one is left out, as KAI drops a node whose score fails)."""
+                topology: Mapping[str, float] | None = None,
+                plugins: KaiPluginSet | None = None) -> list[NodeUsage]:
+    """ssn.OrderedNodesByTask: highest total score of the node-order plugins on first,
+    ties by node name. ``plugins``: the session's plugins (None: the operator's set for
+    ``gpu_placement``/``cpu_placement``). ``topology``: the topology plugin's node
+    scores (a node without one is left out, as KAI drops a node whose score fails)."""
+    if plugins is None:
+        plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement),
+                                       cpu_placement=_strategy(cpu_placement)))
     kind = request_kind(task)
     cpu_task = kind == "cpu"
     resource = "cpu" if cpu_task else "gpu"
-    strategy = cpu_placement if cpu_task else gpu_placement
+    strategy = plugins.node_strategy(resource)
+    availability = plugins.on("nodeavailability")
+    sharing = plugins.on("gpusharingorder")
+    resource_type = plugins.on("resourcetype")
     low, high = _binpack_range(resource, nodes)
     scored: list[tuple[float, str, NodeUsage]] = []
     for usage in nodes:
@@ -384,36 +393,48 @@ def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
             if usage.node.name not in topology:
                 continue
             score += topology[usage.node.name]
-        if usage.fits_idle(task):
+        if availability and usage.fits_idle(task):
             score += _AVAILABILITY
-        if any(usage.fits_group(task, g) for g in usage.groups):
+        if sharing and any(usage.fits_group(task, g) for g in usage.groups):
             score += _GPU_SHARING
-        if cpu_task and usage.cpu_only():
+        if resource_type and cpu_task and usage.cpu_only():
             score += _RESOURCE_TYPE
         if strategy == "spread":
             score += _spread_score(usage, resource)
-        else:
+        elif strategy == "binpack":
             score += _binpack_score(usage, resource, low, high)
         scored.append((-score, usage.node.name, usage))
     scored.sort(key=lambda item: (item[0], item[1]))
     return [item[2] for item in scored]
 
 
-def gpu_order(usage: NodeUsage, task: KaiTask, gpu_placement: str) -> list[str]:
+def _strategy(value: str) -> Literal["binpack", "spread"]:
+    return "spread" if value == "spread" else "binpack"
+
+
+def gpu_order(usage: NodeUsage, task: KaiTask, gpu_placement: str,
+              plugins: KaiPluginSet | None = None) -> list[str]:
     """ssn.FittingGPUs: the shared GPUs the task fits on, and one WHOLE_GPU entry per
-    idle or releasing whole GPU, best first (gpupack: the fullest shared GPU first, a
-    fresh GPU last; gpuspread: the emptiest first, a fresh GPU first). Equal scores
-    keep shared GPUs by group name, then the fresh GPUs."""
+    idle or releasing whole GPU, best first by the sum of the GPU-order plugins'
+    scores (gpupack: the fullest shared GPU first, a fresh GPU last; gpuspread: the
+    emptiest first, a fresh GPU first; neither: all equal). Equal scores keep shared
+    GPUs by group name, then the fresh GPUs. ``plugins`` None: the operator's set for
+    ``gpu_placement``."""
+    if plugins is None:
+        plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement)))
+    pack, spread = plugins.on("gpupack"), plugins.on("gpuspread")
     candidates = [g for g in sorted(usage.groups) if usage.fits_group(task, g)]
     fresh = int(usage.idle("gpu")) + int(usage.releasing("gpu"))
     if usage.idle("gpu") > 0 or usage.releasing("gpu") > 0:
         candidates += [WHOLE_GPU] * max(fresh, 0)
     by_score: dict[float, list[str]] = {}
     for group in candidates:
-        if gpu_placement == "spread":
-            score = 1.0 if group == WHOLE_GPU else 1 - usage.used_portion(group)
-        else:
-            score = 0.0 if group == WHOLE_GPU else usage.used_portion(group)
+        used = 0.0 if group == WHOLE_GPU else usage.used_portion(group)
+        score = 0.0
+        if pack:
+            score += used
+        if spread:
+            score += 1.0 if group == WHOLE_GPU else 1 - used
         by_score.setdefault(score, []).append(group)
     ordered: list[str] = []
     for score in sorted(by_score, reverse=True):

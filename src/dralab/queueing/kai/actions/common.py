@@ -33,6 +33,7 @@ from dralab.queueing.kai.framework import (
 )
 from dralab.queueing.kai.model import KaiNode, KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import WHOLE_GPU, NodeUsage, gpu_order, order_nodes, request_kind
+from dralab.queueing.kai.plugins.config import plugin_set
 from dralab.queueing.kai.proportion import mig_gpus
 
 __all__ = [
@@ -208,7 +209,8 @@ def _shared_choice(session: Session, usage: NodeUsage, pod: SessionTask,
     wanted = task.fraction_devices or 1
     groups: list[str] = []
     releasing = False
-    for gpu in gpu_order(usage, task, session.config.gpu_placement):
+    for gpu in gpu_order(usage, task, session.config.gpu_placement,
+                         plugin_set(session.config)):
         if gpu == WHOLE_GPU:
             fresh_releasing = pipeline_only or not usage.fits_idle(task)
             releasing = releasing or fresh_releasing
@@ -289,7 +291,7 @@ def _allocate_task(session: Session, stmt: Statement, job: SessionJob, pod: Sess
     placement = session.config
     scores = node_scores_for(session, score_keys) if score_keys else None
     for usage in order_nodes(pod.spec, nodes, placement.gpu_placement,
-                             placement.cpu_placement, scores):
+                             placement.cpu_placement, scores, plugin_set(placement)):
         if not fitting_node(session, job, pod, usage, record=not pipeline_only):
             continue
         if _place(session, stmt, pod, usage, pipeline_only):
