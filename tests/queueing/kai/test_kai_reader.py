@@ -263,3 +263,33 @@ def test_shard_args() -> None:
     assert [p.split(": ")[1] for p in _problems(bad)] == [
         "spec.args.max-consolidation-preemptees", "spec.args.allow-consolidating-reclaim",
         "spec.args.default-staleness-grace-period"]
+
+
+def _config_map(text: str, name: str = "kai-scheduler-default") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "kai-scheduler"},
+            "data": {"config.yaml": text}}
+
+
+def test_scheduler_config_map_is_what_runs() -> None:
+    # the operator's rendering of a shard (resources_for_shard.go configMapForShard)
+    conf = _config_map('actions: "allocate, reclaim"\ntiers:\n- plugins:\n'
+                       "  - name: proportion\n    arguments: {kValue: \"2\"}\n"
+                       "  - name: nodeplacement\n    arguments: {gpu: spread, cpu: binpack}\n")
+    config = _read(extra=[conf]).state.config
+    assert (config.actions, config.k_value, config.gpu_placement, config.cpu_placement) == \
+        (("allocate", "reclaim"), 2.0, "spread", "binpack")
+    # another shard's ConfigMap is not this scheduler's
+    other = _read(extra=[_config_map('actions: "allocate"', name="kai-scheduler-gpu")])
+    assert other.state.config.actions[:2] == ("allocate", "consolidation")
+
+
+def test_scheduler_config_map_problems() -> None:
+    # conf_util.GetActionsFromConfig fails the load on an action it does not know
+    assert _problems(_config_map('actions: "allocate, backfill"')) == [
+        "in.yaml:1 ConfigMap kai-scheduler/kai-scheduler-default: data.config.yaml: actions: "
+        "failed to find Action backfill as given in the config, ignore it"]
+    (problem,) = _problems(_config_map("tiers: [{plugins: [{arguments: {}}]}]"))
+    assert "data.config.yaml: tiers[0].plugins[0].name:" in problem
+    (problem,) = _problems(_config_map("actions: [unclosed"))
+    assert "data.config.yaml: error converting YAML:" in problem

@@ -43,6 +43,7 @@ from dralab.controllers.snapshotbuild import build_cluster
 from dralab.validation.check import validate_documents
 
 from .model import (
+    DEFAULT_ACTIONS,
     KaiConfig,
     KaiJob,
     KaiNode,
@@ -66,6 +67,12 @@ from .objects import (
     is_kai_document,
 )
 from .podgrouper import plan_group, top_owner
+from .schedconf import (
+    SchedulerConf,
+    config_map_name,
+    is_scheduler_config_map,
+    read_scheduler_conf,
+)
 from .validate import (
     GPU_FRACTION,
     GPU_FRACTION_NUM_DEVICES,
@@ -156,6 +163,13 @@ def load_kai_snapshot(docs: Sequence[Document]) -> tuple[list[KubeObject], list[
         if isinstance(obj, Pod):
             problems += [f"{doc.describe()}: {path}: {message}"
                          for path, message in gpu_request_problems(obj, sharing)]
+    inputs = _split(objects)
+    name = config_map_name(inputs.scheduler_name, inputs.shard_name)
+    for doc, obj in decoded:
+        if is_scheduler_config_map(obj, name):
+            problem = read_scheduler_conf(obj)[1]
+            if problem is not None:
+                problems.append(f"{doc.describe()}: {problem[0]}: {problem[1]}")
     for kind in (SchedulingShard, KaiOperatorConfig):
         found = [doc for doc, obj in decoded if isinstance(obj, kind)]
         if len(found) > 1:
@@ -351,6 +365,19 @@ class _Inputs:
     shard: SchedulingShard | None = None
     config: KaiOperatorConfig | None = None
     others: list[KubeObject] = field(default_factory=list)
+    # the scheduler ConfigMap of the shard, when the snapshot has it
+    scheduler_conf: SchedulerConf | None = None
+
+    @property
+    def shard_name(self) -> str:
+        return (self.shard.metadata.name or "default") if self.shard is not None \
+            else "default"
+
+    @property
+    def scheduler_name(self) -> str:
+        global_ = self.config.spec.global_ if self.config is not None else None
+        return (global_.scheduler_name if global_ is not None else None) \
+            or KAI_SCHEDULER_NAME
 
 
 def _split(objects: Sequence[KubeObject]) -> _Inputs:
@@ -368,6 +395,10 @@ def _split(objects: Sequence[KubeObject]) -> _Inputs:
             out.config = out.config or obj
         else:
             out.others.append(obj)
+    name = config_map_name(out.scheduler_name, out.shard_name)
+    found = next((o for o in out.others if is_scheduler_config_map(o, name)), None)
+    if found is not None:
+        out.scheduler_conf = read_scheduler_conf(found)[0]
     return out
 
 
@@ -383,9 +414,18 @@ def _config(inputs: _Inputs) -> KaiConfig:
         # a plugin's arguments replace its defaults (kValue included) when given
         k_value = float(proportion.arguments.get("kValue", "1"))
     args = spec.args if spec is not None else {}
+    actions = enabled_actions(shard)
+    conf = inputs.scheduler_conf
+    if conf is not None:
+        # the ConfigMap is what the scheduler reads; empty parts fall back to its defaults
+        actions = conf.actions or DEFAULT_ACTIONS
+        plugins = dict(conf.plugins) if conf.plugins is not None else None
+        placement_args = plugins.get("nodeplacement", {}) if plugins is not None else {}
+        gpu, cpu = placement_args.get("gpu", "binpack"), placement_args.get("cpu", "binpack")
+        k_value = float((plugins or {}).get("proportion", {}).get("kValue", "1"))
     global_ = inputs.config.spec.global_ if inputs.config is not None else None
     return KaiConfig(
-        actions=enabled_actions(shard),
+        actions=actions,
         gpu_placement="spread" if gpu == "spread" else "binpack",
         cpu_placement="spread" if cpu == "spread" else "binpack",
         k_value=k_value,
