@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dralab.queueing.kai import proportion
+from dralab.api.resource import ResourceClaim
+from dralab.queueing.kai import dra, proportion
 from dralab.queueing.kai.model import KaiJob, KaiState, KaiTask, PodStatus
 from dralab.queueing.kai.placement import ACTIVE_USED, NodeUsage
 from dralab.queueing.kai.shares import Quantities, QueueShare
@@ -221,6 +222,9 @@ class SessionResult:
     unschedulable: Mapping[str, str]
     started_jobs: frozenset[str] = frozenset()
     nodes: Mapping[str, KaiNodeOutcome] = field(default_factory=dict)
+    # DRA claims ("namespace/name") as the session leaves them: reservations and
+    # allocations of placed pods, released ones freed
+    resource_claims: Mapping[str, ResourceClaim] = field(default_factory=dict)
 
     def task(self, job: str, name: str) -> TaskOutcome:
         for outcome in self.tasks:
@@ -314,6 +318,7 @@ class Statement:
         self._set(pod, undo, status="Allocated", node=node, groups=groups, virtual=True)
         self._node_put(node, pod, undo)
         self._share(pod, node, 1.0, undo)
+        dra.on_place(self.session, pod, node, undo)
         self.ops.append(_Op("allocate", pod, undo, action=self.action, node=node))
 
     def pipeline(self, pod: SessionTask, node: str, groups: tuple[str, ...] = (),
@@ -329,6 +334,7 @@ class Statement:
         self._set(pod, undo, status="Pipelined", node=node, groups=groups, virtual=True)
         self._node_put(node, pod, undo)
         self._share(pod, node, 1.0, undo)
+        dra.on_place(self.session, pod, node, undo)
         self.ops.append(_Op("pipeline", pod, undo, action=self.action, node=node,
                             reason=reason))
 
@@ -346,6 +352,7 @@ class Statement:
         self._set(pod, undo, status="Releasing", node=node, groups=pod.groups, virtual=True)
         self._node_put(node, pod, undo)
         self._share(pod, node, -1.0, undo)
+        dra.on_release(self.session, pod, undo)
         op.undo = undo
         op.valid = True
 
@@ -479,7 +486,7 @@ class Session:
         nodes = {name: KaiNodeOutcome(usage.releasing("gpu"), usage.idle("gpu"))
                  for name, usage in self.nodes.items()}
         return SessionResult(tasks, tuple(self.events), self.shares, unschedulable, started,
-                             nodes)
+                             nodes, dra.final_claims(self))
 
 
 POD_SCHEDULING_ERRORS = "PodSchedulingErrors"

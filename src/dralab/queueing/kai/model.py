@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dralab.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+
 __all__ = [
     "DEFAULT_ACTIONS",
     "DEFAULT_QUEUE_PRIORITY",
@@ -138,6 +140,9 @@ class KaiTask:
     subgroup: str | None = None
     # DRA: names of the ResourceClaims the pod uses (already resolved from templates)
     claims: tuple[str, ...] = ()
+    # those of ``claims`` made from a ResourceClaimTemplate (per pod, so KAI's
+    # dynamicresources plugin does not ask them for a queue label)
+    template_claims: tuple[str, ...] = ()
     started: float | None = None   # seconds; when it started running
 
 
@@ -212,6 +217,9 @@ class KaiConfig:
     # seconds a gang may stay below its minimum before stalegangeviction evicts it
     # (the scheduler's --default-staleness-grace-period, 60 s); negative: never
     staleness_grace_period: float = 60.0
+    # the DynamicResourceAllocation feature gate (GA and on by default in the
+    # Kubernetes 1.34 libraries KAI builds with); off, a pod with claims is refused
+    dynamic_resource_allocation: bool = True
     # the tiers' plugins in order (conf.SchedulerConfiguration.Tiers); None: the set the
     # operator configures for gpu_placement/cpu_placement (queueing.kai.plugins.config).
     # Given, it replaces that set whole, as a configuration's tiers replace the default
@@ -232,3 +240,8 @@ class KaiState:
     # Topology (kai.scheduler/v1alpha1) name -> its levels' node labels, top level
     # first: the domains a job's topologyConstraint names
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # DRA (resource.k8s.io/v1): ResourceClaims by "namespace/name", ResourceSlices and
+    # DeviceClasses by name; ``dra.py`` allocates and counts them as KAI does
+    resource_claims: dict[str, ResourceClaim] = field(default_factory=dict)
+    resource_slices: tuple[ResourceSlice, ...] = ()
+    device_classes: dict[str, DeviceClass] = field(default_factory=dict)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dralab.queueing.kai import dra
 from dralab.queueing.kai.actions import ACTIONS
 from dralab.queueing.kai.framework import (
     KaiNodeOutcome,
@@ -45,8 +46,9 @@ def run_session(state: KaiState, actions: tuple[str, ...] | None = None) -> Sess
     if unknown:
         raise UnknownAction(f"unknown KAI action {unknown[0]!r} "
                             f"(known: {', '.join(sorted(ACTIONS))})")
-    session = Session(replace(state, nodes=dict(state.nodes), queues=dict(state.queues),
-                              jobs=dict(state.jobs)))
+    # DRA GPUs count as whole GPUs from here on (KAI adds them to nodes and pods)
+    session = Session(dra.with_dra_gpus(replace(
+        state, nodes=dict(state.nodes), queues=dict(state.queues), jobs=dict(state.jobs))))
     for name in names:
         ACTIONS[name](session)
     return session.result()

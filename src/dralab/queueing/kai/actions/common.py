@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dralab.queueing.kai import capacity
+from dralab.queueing.kai import capacity, dra
 from dralab.queueing.kai.actions.topology import node_scores_for, reset_scores, subset_nodes
 from dralab.queueing.kai.capacity import CapacityResult
 from dralab.queueing.kai.framework import (
@@ -259,6 +259,8 @@ def fitting_node(session: Session, job: SessionJob, pod: SessionTask, usage: Nod
         error = _max_pods_error(session, usage, pod)
     if error is None:
         error = _affinity_error(pod, node)
+    if error is None:
+        error = dra.predicate_error(session, job.spec, pod.spec, node)
     if error is not None and record:
         job.task_errors.setdefault(pod.name, []).append(error)
     return error is None

@@ -1,0 +1,394 @@
+"""DRA ResourceClaims as KAI Scheduler handles them (issue 35).
+
+KAI (pkg/scheduler/plugins/dynamicresources, pkg/common/resources/dra.go,
+api/resource_info/dra_resource_utils.go at 72de64fc) treats DRA in three places:
+
+* **GPU counting.** A device class whose name contains ``gpu`` (any case) is a GPU
+  class. A pod's claims add, per request of a GPU class, its ``count`` (ExactCount; 1
+  when unset) or 1 (``All``) to the pod's GPUs; a node gains one GPU per device of a
+  ResourceSlice of its own (``nodeName``) whose *driver* contains ``gpu``. From then
+  on they are whole GPUs like any other: fit, node books, queue usage, quota and
+  limit checks. :func:`with_dra_gpus` folds them into the snapshot once, at session
+  open, so the rest of the session needs no DRA special case.
+* **The pre-filter** (KAI's plugin) and the **filter** (Kubernetes' DynamicResources
+  plugin, which KAI's predicates run): the gate must be on when a pod has claims;
+  every claim must exist; a claim already reserved for 256 consumers
+  (ResourceClaimReservedForMaxSize) takes no more; a *shared* GPU claim (not made from
+  a template) must carry the pod's queue in its queue label. On a node, an allocated
+  claim's node selector must select the node, and the pod's unallocated claims must
+  all be allocatable there together (dralab's allocator, device by device).
+* **Allocation and release** (the plugin's event handlers, run on every statement
+  operation): placing or pipelining a pod reserves each claim for it and allocates an
+  unallocated one on the node (or takes back the allocation the pod had before a
+  virtual eviction); evicting it, or undoing its placement, removes the reservation and
+  frees the allocation once no consumer is left. Later filters see those devices taken
+  or free, as the DRA manager's assumed claims make them in KAI.
+
+:func:`predicate_error`, :func:`on_place` and :func:`on_release` are the hooks the
+session calls; :func:`final_claims` is the claims as the session leaves them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+
+from dralab.allocator import Allocated, AllocatedState, Allocator
+from dralab.allocator.nodes import NodeSelectorError, NodeView, compile_node_selector
+from dralab.api.resource import (
+    AllocationResult,
+    ResourceClaim,
+    ResourceClaimConsumerReference,
+)
+from dralab.queueing.kai.model import KaiConfig, KaiJob, KaiNode, KaiState, KaiTask
+
+__all__ = [
+    "RESERVED_FOR_MAX",
+    "DraBook",
+    "claim_gpu_count",
+    "claim_key",
+    "final_claims",
+    "is_gpu_device_class",
+    "node_dra_gpus",
+    "on_place",
+    "on_release",
+    "predicate_error",
+    "task_dra_gpus",
+    "with_dra_gpus",
+]
+
+# resourceapi.ResourceClaimReservedForMaxSize
+RESERVED_FOR_MAX = 256
+_PODS = "pods"
+_STATE_KEY = "dra"
+
+
+def claim_key(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+# What the hooks read of framework's Session / SessionTask (framework imports this
+# module, so it is not imported back).
+class _Job(Protocol):
+    @property
+    def spec(self) -> KaiJob: ...
+
+
+class _Pod(Protocol):
+    @property
+    def job(self) -> str: ...
+    @property
+    def spec(self) -> KaiTask: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def key(self) -> tuple[str, str]: ...
+
+
+class _Session(Protocol):
+    @property
+    def state(self) -> KaiState: ...
+    @property
+    def config(self) -> KaiConfig: ...
+    @property
+    def jobs(self) -> Mapping[str, _Job]: ...
+    @property
+    def plugin_state(self) -> dict[str, object]: ...
+
+
+# --- GPU counting (pkg/common/resources/dra.go) ----------------------------------------------
+
+def is_gpu_device_class(name: str) -> bool:
+    """IsGPUDeviceClass: the name contains "gpu" in any case."""
+    return "gpu" in name.lower()
+
+
+def claim_gpu_count(claim: ResourceClaim) -> int:
+    """countGPUDevicesFromClaim: ExactCount requests of GPU classes add their count (1
+    when unset), All requests 1 (KAI cannot know "all" before allocation);
+    firstAvailable requests (no ``exactly``) and other classes add nothing."""
+    total = 0
+    for request in claim.spec.devices.requests:
+        exact = request.exactly
+        if exact is None or not is_gpu_device_class(exact.device_class_name):
+            continue
+        mode = exact.allocation_mode or "ExactCount"
+        if mode == "ExactCount":
+            total += exact.count if exact.count and exact.count > 0 else 1
+        elif mode == "All":
+            total += 1
+    return total
+
+
+def _is_gpu_claim(claim: ResourceClaim) -> bool:
+    """IsGpuResourceClaim."""
+    return any(r.exactly is not None and is_gpu_device_class(r.exactly.device_class_name)
+               for r in claim.spec.devices.requests)
+
+
+def task_dra_gpus(state: KaiState, job: KaiJob, task: KaiTask) -> int:
+    """The pod's GPUs from its claims (ExtractDRAGPUResourcesFromClaims summed over
+    classes); claims not found count nothing."""
+    total = 0
+    for name in dict.fromkeys(task.claims):
+        claim = state.resource_claims.get(claim_key(job.namespace, name))
+        if claim is not None:
+            total += claim_gpu_count(claim)
+    return total
+
+
+def node_dra_gpus(state: KaiState, node: str) -> int:
+    """The node's DRA GPUs: devices of its own slices whose driver is a GPU driver
+    (cluster_info.populateDRAGPUs; a slice shared by node selector counts for none)."""
+    return sum(len(s.spec.devices) for s in state.resource_slices
+               if s.spec.node_name == node and is_gpu_device_class(s.spec.driver))
+
+
+def with_dra_gpus(state: KaiState) -> KaiState:
+    """The snapshot with DRA GPUs folded in: nodes' allocatable GPUs and pods' whole-GPU
+    requests grow by their DRA GPUs (``state`` itself is not changed). A pod sharing a
+    GPU by fraction or memory keeps its request: KAI's accepted resource for such a
+    pod drops the DRA GPUs too (node_info.setAcceptedResources)."""
+    if not state.resource_slices and not state.resource_claims:
+        return state
+    nodes = dict(state.nodes)
+    for name, node in state.nodes.items():
+        extra = node_dra_gpus(state, name)
+        if extra:
+            nodes[name] = dataclasses.replace(node, gpus=node.gpus + extra)
+    jobs = dict(state.jobs)
+    for name, job in state.jobs.items():
+        tasks = tuple(_with_claim_gpus(state, job, t) for t in job.tasks)
+        if any(a is not b for a, b in zip(tasks, job.tasks, strict=True)):
+            jobs[name] = dataclasses.replace(job, tasks=tasks)
+    return dataclasses.replace(state, nodes=nodes, jobs=jobs)
+
+
+def _with_claim_gpus(state: KaiState, job: KaiJob, task: KaiTask) -> KaiTask:
+    if not task.claims or task.gpu_memory_mib or task.gpus != int(task.gpus):
+        return task
+    extra = task_dra_gpus(state, job, task)
+    return dataclasses.replace(task, gpus=task.gpus + extra) if extra else task
+
+
+# --- the session's claims (the DRA manager's assumed state) ----------------------------------
+
+@dataclass(slots=True)
+class DraBook:
+    """The claims as the session has them now, the devices they hold, and each pod's
+    remembered allocations (KAI's PodInfo.ResourceClaimInfo)."""
+
+    state: KaiState
+    claims: dict[str, ResourceClaim]
+    allocator: Allocator
+    memory: dict[tuple[str, str], dict[str, AllocationResult | None]] = field(
+        default_factory=dict)
+
+    @classmethod
+    def of(cls, state: KaiState) -> DraBook:
+        claims = dict(state.resource_claims)
+        allocated = AllocatedState.from_claims(claims.values())
+        return cls(state, claims, Allocator(state.resource_slices, state.device_classes,
+                                            allocated))
+
+    def put(self, key: str, claim: ResourceClaim) -> None:
+        """Store ``claim``, keeping the allocated devices in step."""
+        old = self.claims.get(key)
+        self.claims[key] = claim
+        if old is not None and old.status.allocation is not None:
+            self.allocator.state.remove_claim(old)
+        if claim.status.allocation is not None:
+            self.allocator.state.add_claim(claim)
+
+    def remembered(self, pod: tuple[str, str], namespace: str,
+                   names: Iterable[str]) -> dict[str, AllocationResult | None]:
+        """The pod's claim allocations as it remembers them; at session open, each
+        claim's own (NewTaskInfo's resourceClaimInfoFromPodClaims)."""
+        found = self.memory.get(pod)
+        if found is None:
+            found = {}
+            for name in names:
+                claim = self.state.resource_claims.get(claim_key(namespace, name))
+                found[name] = claim.status.allocation if claim is not None else None
+            self.memory[pod] = found
+        return found
+
+
+def book(session: _Session) -> DraBook:
+    found = session.plugin_state.get(_STATE_KEY)
+    if isinstance(found, DraBook):
+        return found
+    made = DraBook.of(session.state)
+    session.plugin_state[_STATE_KEY] = made
+    return made
+
+
+def final_claims(session: _Session) -> Mapping[str, ResourceClaim]:
+    """The claims as the session leaves them (what KAI's assumed claims hold)."""
+    found = session.plugin_state.get(_STATE_KEY)
+    if isinstance(found, DraBook):
+        return dict(found.claims)
+    return dict(session.state.resource_claims)
+
+
+# --- pre-filter and filter ----------------------------------------------------------------
+
+def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode) -> str | None:
+    """Why ``task`` cannot go to ``node`` for its claims, or None."""
+    if not task.claims:
+        return None
+    namespace = job.namespace
+    if not session.config.dynamic_resource_allocation:
+        return (f"pod {namespace}/{task.name} cannot be scheduled, it references resource "
+                f"claims <{', '.join(task.claims)}> while dynamic resource allocation "
+                f"feature is not enabled in cluster")
+    claims = book(session).claims
+    pending: list[ResourceClaim] = []
+    view = NodeView(node.name, dict(node.labels))
+    for name in dict.fromkeys(task.claims):
+        claim = claims.get(claim_key(namespace, name))
+        if claim is None:
+            return (f"failed to get resource claim {namespace}/{name}: resourceclaim."
+                    f"resource.k8s.io \"{name}\" not found")
+        error = _claim_error(session, job, task, name, claim)
+        if error is not None:
+            return error
+        allocation = claim.status.allocation
+        if allocation is None:
+            pending.append(claim)
+            continue
+        if allocation.node_selector is not None:
+            try:
+                ok = compile_node_selector(allocation.node_selector).matches(view)
+            except NodeSelectorError as err:
+                return str(err)
+            if not ok:
+                return "cannot allocate all claims"
+    if pending:
+        outcome = book(session).allocator.allocate(pending, view, explain_failure=False)
+        if not isinstance(outcome, Allocated):
+            return getattr(outcome, "reason", None) or "cannot allocate all claims"
+    return None
+
+
+def _claim_error(session: _Session, job: KaiJob, task: KaiTask, name: str,
+                 claim: ResourceClaim) -> str | None:
+    """The plugin's preFilter for one claim: consumers, and a shared GPU claim's queue."""
+    namespace = job.namespace
+    if len(claim.status.reserved_for) >= RESERVED_FOR_MAX:
+        return (f"resource claim {namespace}/{name} has reached its maximum number of "
+                f"consumers ({RESERVED_FOR_MAX})")
+    if name in task.template_claims or not _is_gpu_claim(claim):
+        return None
+    label = session.config.queue_label
+    queue = claim.metadata.labels.get(label, "")
+    if not queue:
+        return (f"pod {namespace}/{task.name} cannot be scheduled: DRA claim {name} is a "
+                f"shared GPU claim but does not have a queue label ({label})")
+    if queue != job.queue:
+        return (f"pod {namespace}/{task.name} cannot be scheduled: DRA claim {name} is a "
+                f"shared GPU claim with wrong queue label (expected queue: {job.queue}, "
+                f"claim queue label: {queue})")
+    return None
+
+
+# --- the event handlers -------------------------------------------------------------------
+
+def _consumer(task: KaiTask) -> ResourceClaimConsumerReference:
+    # The pod's UID is its name here: the snapshot has no UIDs of its own.
+    return ResourceClaimConsumerReference(resource=_PODS, name=task.name, uid=task.name)
+
+
+def _is_consumer(ref: ResourceClaimConsumerReference, task: KaiTask) -> bool:
+    return (ref.resource == _PODS and not ref.api_group and ref.name == task.name
+            and ref.uid == task.name)
+
+
+def _with_status(claim: ResourceClaim, allocation: AllocationResult | None,
+                 reserved: list[ResourceClaimConsumerReference]) -> ResourceClaim:
+    status = msgspec.structs.replace(claim.status, allocation=allocation, reserved_for=reserved)
+    return msgspec.structs.replace(claim, status=status)
+
+
+def on_place(session: _Session, pod: _Pod, node: str,
+             undo: list[Callable[[], None]]) -> None:
+    """allocateHandlerFn: the pod's claims reserved for it on ``node``, an unallocated
+    one allocated there (or given back the allocation the pod remembers). A claim that
+    cannot be allocated is left as it was (KAI logs it and goes on); the filter has
+    already refused such nodes."""
+    task = pod.spec
+    if not task.claims:
+        return
+    dra = book(session)
+    namespace = session.jobs[pod.job].spec.namespace
+    memory = dra.remembered(pod.key, namespace, task.claims)
+    before = dict(memory)
+    view = NodeView(node, dict(session.state.nodes[node].labels)
+                    if node in session.state.nodes else {})
+    for name in dict.fromkeys(task.claims):
+        key = claim_key(namespace, name)
+        claim = dra.claims.get(key)
+        if claim is None:
+            continue
+        reserved = list(claim.status.reserved_for)
+        if not any(_is_consumer(r, task) for r in reserved):
+            reserved.append(_consumer(task))
+        allocation = memory.get(name) or claim.status.allocation
+        if allocation is None:
+            outcome = dra.allocator.allocate([_with_status(claim, None, [])], view,
+                                             explain_failure=False)
+            if not isinstance(outcome, Allocated):
+                continue
+            allocation = outcome.claims[0].status.allocation
+        dra.put(key, _with_status(claim, allocation, reserved))
+        memory[name] = allocation
+
+    def back() -> None:
+        # KAI's unallocate / unpipeline: the deallocate handler, then the pod's
+        # remembered allocations as they were
+        _release(session, pod)
+        memory.clear()
+        memory.update(before)
+    undo.append(back)
+
+
+def on_release(session: _Session, pod: _Pod, undo: list[Callable[[], None]]) -> None:
+    """deallocateHandlerFn (an eviction): the pod's reservations removed, an allocation
+    without consumers freed; undone as KAI's unevict does it, by placing the pod again
+    with the allocations it remembered before."""
+    task = pod.spec
+    if not task.claims:
+        return
+    dra = book(session)
+    namespace = session.jobs[pod.job].spec.namespace
+    memory = dra.remembered(pod.key, namespace, task.claims)
+    before = dict(memory)
+    node = pod.node
+    _release(session, pod)
+
+    def back() -> None:
+        memory.clear()
+        memory.update(before)
+        if node is not None:
+            on_place(session, pod, node, [])
+    undo.append(back)
+
+
+def _release(session: _Session, pod: _Pod) -> None:
+    task = pod.spec
+    dra = book(session)
+    namespace = session.jobs[pod.job].spec.namespace
+    memory = dra.remembered(pod.key, namespace, task.claims)
+    for name in dict.fromkeys(task.claims):
+        key = claim_key(namespace, name)
+        claim = dra.claims.get(key)
+        if claim is None:
+            continue
+        reserved = [r for r in claim.status.reserved_for if not _is_consumer(r, task)]
+        allocation = claim.status.allocation if reserved else None
+        dra.put(key, _with_status(claim, allocation, reserved))
+        memory[name] = allocation
