@@ -293,3 +293,25 @@ def test_scheduler_config_map_problems() -> None:
     assert "data.config.yaml: tiers[0].plugins[0].name:" in problem
     (problem,) = _problems(_config_map("actions: [unclosed"))
     assert "data.config.yaml: error converting YAML:" in problem
+
+
+def test_plugins_from_shard_overrides_and_config_map_tiers() -> None:
+    assert _read().state.config.plugins is None      # the operator's default set
+    shard = {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+             "metadata": {"name": "default"},
+             "spec": {"kValue": 0.5, "plugins": {
+                 "topology": {"enabled": False},
+                 "nodeplacement": {"arguments": {"gpu": "spread"}},
+                 "myplugin": {"priority": 1950}}}}
+    plugins = _read(extra=[shard]).state.config.plugins
+    assert plugins is not None
+    names = [p.name for p in plugins]
+    # setDefaultPlugins + resolvePlugins: enabled, higher priority first, new ones at 0
+    assert names[:3] == ["myplugin", "predicates", "proportion"] and "topology" not in names
+    assert names[-3:] == ["gpupack", "nodeplacement", "gpusharingorder"]
+    by_name = {p.name: p.arguments for p in plugins}
+    assert by_name["nodeplacement"] == {"gpu": "spread"}   # arguments replace the defaults
+    assert by_name["proportion"] == {"kValue": "0.5"}
+    conf = _config_map("tiers:\n- plugins:\n  - name: predicates\n  - name: proportion\n")
+    tiers = _read(extra=[shard, conf]).state.config.plugins
+    assert tiers is not None and [p.name for p in tiers] == ["predicates", "proportion"]

@@ -47,6 +47,7 @@ from .model import (
     KaiConfig,
     KaiJob,
     KaiNode,
+    KaiPlugin,
     KaiQueue,
     KaiState,
     KaiSubGroup,
@@ -72,6 +73,7 @@ from .schedconf import (
     config_map_name,
     is_scheduler_config_map,
     read_scheduler_conf,
+    shard_plugins,
 )
 from .validate import (
     GPU_FRACTION,
@@ -423,6 +425,9 @@ def _config(inputs: _Inputs) -> KaiConfig:
         placement_args = plugins.get("nodeplacement", {}) if plugins is not None else {}
         gpu, cpu = placement_args.get("gpu", "binpack"), placement_args.get("cpu", "binpack")
         k_value = float((plugins or {}).get("proportion", {}).get("kValue", "1"))
+    tiers = shard_plugins(shard) if conf is None else \
+        tuple(KaiPlugin(n, dict(a)) for n, a in conf.plugins) if conf.plugins is not None \
+        else None
     global_ = inputs.config.spec.global_ if inputs.config is not None else None
     return KaiConfig(
         actions=actions,
@@ -436,7 +441,8 @@ def _config(inputs: _Inputs) -> KaiConfig:
         allow_consolidating_reclaim=go_bool(args.get("allow-consolidating-reclaim", "true"))
         is not False,
         staleness_grace_period=parse_go_duration(args["default-staleness-grace-period"])
-        if "default-staleness-grace-period" in args else 60.0)
+        if "default-staleness-grace-period" in args else 60.0,
+        plugins=tiers)
 
 
 def _queues(queues: Sequence[KaiQueueObject], warnings: list[str]) -> dict[str, KaiQueue]:

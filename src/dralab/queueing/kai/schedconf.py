@@ -20,9 +20,20 @@ import yaml
 
 from dralab.api.base import KubeObject
 
+from .model import KaiPlugin
+from .objects import SchedulingShard
 from .validate import ACTIONS
 
-__all__ = ["CONFIG_KEY", "SchedulerConf", "config_map_name", "read_scheduler_conf"]
+__all__ = ["CONFIG_KEY", "SchedulerConf", "config_map_name", "read_scheduler_conf",
+           "shard_plugins"]
+
+# schedulingshard_types.go defaultPluginPriorities (higher runs first)
+_PLUGIN_PRIORITIES: Mapping[str, int] = {
+    "predicates": 1900, "proportion": 1800, "priority": 1700, "nodeavailability": 1600,
+    "resourcetype": 1500, "podaffinity": 1400, "elastic": 1300, "kubeflow": 1200,
+    "ray": 1100, "subgrouporder": 1000, "taskorder": 900, "nominatednode": 800,
+    "dynamicresources": 700, "minruntime": 600, "topology": 500, "snapshot": 400,
+    "gpupack": 300, "gpuspread": 300, "nodeplacement": 200, "gpusharingorder": 100}
 
 CONFIG_KEY = "config.yaml"
 _PATH = "data.config.yaml"
@@ -102,3 +113,37 @@ def read_scheduler_conf(obj: KubeObject) -> tuple[SchedulerConf | None, tuple[st
         path, _, message = problem.partition(": ")
         return None, (f"{_PATH}: {path}", message)
     return SchedulerConf(actions, plugins), None
+
+
+def shard_plugins(shard: SchedulingShard | None) -> tuple[KaiPlugin, ...] | None:
+    """The tiers the operator writes for a shard that overrides plugins
+    (setDefaultPlugins, then resolvePlugins: enabled ones, higher priority first, ties
+    by name); None when the shard overrides none (the session's default set then)."""
+    if shard is None or not shard.spec.plugins:
+        return None
+    spec = shard.spec
+    placement = spec.placement_strategy
+    gpu = (placement.gpu if placement is not None else None) or "binpack"
+    cpu = (placement.cpu if placement is not None else None) or "binpack"
+    binpack = gpu == "binpack"
+    table: dict[str, tuple[bool, int, dict[str, str]]] = {
+        name: (binpack if name in ("gpupack", "gpusharingorder")
+               else not binpack if name == "gpuspread" else True, priority, {})
+        for name, priority in _PLUGIN_PRIORITIES.items()}
+    if spec.k_value is not None:
+        table["proportion"][2]["kValue"] = format(spec.k_value, "g")
+    if spec.min_runtime is not None:
+        if spec.min_runtime.preempt_min_runtime is not None:
+            table["minruntime"][2]["defaultPreemptMinRuntime"] = \
+                spec.min_runtime.preempt_min_runtime
+        if spec.min_runtime.reclaim_min_runtime is not None:
+            table["minruntime"][2]["defaultReclaimMinRuntime"] = \
+                spec.min_runtime.reclaim_min_runtime
+    table["nodeplacement"][2].update({"gpu": gpu, "cpu": cpu})
+    for name, override in spec.plugins.items():
+        enabled, priority, arguments = table.get(name, (True, 0, {}))
+        table[name] = (enabled if override.enabled is None else override.enabled,
+                       priority if override.priority is None else override.priority,
+                       arguments if override.arguments is None else dict(override.arguments))
+    chosen = sorted((-priority, name) for name, (on, priority, _) in table.items() if on)
+    return tuple(KaiPlugin(name, table[name][2]) for _, name in chosen)
