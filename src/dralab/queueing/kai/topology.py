@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dralab.queueing.kai.capacity import humanize
+from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, POD_SCHEDULING_ERRORS
 from dralab.queueing.kai.model import KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import NodeUsage, request_kind
 
@@ -524,15 +525,14 @@ def no_match_message(tree: KaiTopologyTree, constraint: TopologyConstraint, job:
 def job_allocatable_domains(tree: KaiTopologyTree, constraint: TopologyConstraint,
                             job: str, namespace: str, subgroup: str,
                             podset_pods: Iterable[PodLike], asked: Mapping[str, float],
-                            count: int, active: frozenset[str],
-                            ) -> tuple[list[KaiDomain], list[TopologyFitError]]:
+                            count: int) -> tuple[list[KaiDomain], list[TopologyFitError]]:
     """getJobAllocatableDomains: the domains of the relevant levels the job fits in
     (under a required level, only the subtrees of required-level domains that hold an
     active pod of the job, when it has any); if none, the fit errors of the top
-    relevant level's domains and the no-match error. ``active``: the statuses
-    IsActiveAllocatedStatus counts."""
+    relevant level's domains (TopologyFitErrors) and the no-match error (a simple job
+    fit error, as AddSimpleJobFitError makes it)."""
     levels = relevant_levels(tree, constraint, subgroup)
-    running = [p.node for p in podset_pods if p.status in active]
+    running = [p.node for p in podset_pods if p.status in ACTIVE_ALLOCATED]
     by_level: dict[str, dict[str, KaiDomain]]
     if running and constraint.required_level:
         by_level = {}
@@ -554,7 +554,7 @@ def job_allocatable_domains(tree: KaiTopologyTree, constraint: TopologyConstrain
     if chosen:
         return chosen, []
     message = no_match_message(tree, constraint, job, namespace, subgroup)
-    return [], [*top_errors, TopologyFitError(NOT_ENOUGH, (message,), subgroup=subgroup)]
+    return [], [*top_errors, TopologyFitError(POD_SCHEDULING_ERRORS, (message,))]
 
 
 def sort_domains(tree: KaiTopologyTree, domains: Sequence[KaiDomain]) -> list[KaiDomain]:
@@ -568,8 +568,7 @@ def sort_domains(tree: KaiTopologyTree, domains: Sequence[KaiDomain]) -> list[Ka
 @dataclass(slots=True)
 class SubsetResult:
     """subSetNodesFn's answer: the node sets (best first), the fit errors it added to the
-    job (AddSimpleJobFitError's have reason PodSchedulingErrors: ``simple``), and the
-    preferred-level node scores it set for the sub-group, if any."""
+    job, and the preferred-level node scores it set for the sub-group, if any."""
 
     node_sets: list[list[NodeUsage]]
     fit_errors: list[TopologyFitError] = field(default_factory=list)
@@ -579,8 +578,7 @@ class SubsetResult:
 def subset_node_sets(trees: Mapping[str, KaiTopologyTree], constraint: TopologyConstraint | None,
                      job: str, namespace: str, subgroup: str,
                      podset_pods: Sequence[PodLike], tasks: Sequence[PodLike],
-                     nodes: Sequence[NodeUsage], active: frozenset[str],
-                     simple_reason: str) -> SubsetResult:
+                     nodes: Sequence[NodeUsage]) -> SubsetResult:
     """subSetNodesFn for one sub-group (``subgroup``: its name, "" for the root set,
     ``default`` for the default pod set). Raises :class:`TopologyError` where KAI's
     plugin returns an error."""
@@ -589,7 +587,7 @@ def subset_node_sets(trees: Mapping[str, KaiTopologyTree], constraint: TopologyC
     tree = trees.get(constraint.topology)
     if tree is None:
         return SubsetResult([], [TopologyFitError(
-            simple_reason, (f"Requested topology {constraint.topology} does not exist",))])
+            POD_SCHEDULING_ERRORS, (f"Requested topology {constraint.topology} does not exist",))])
     if not tasks:
         return SubsetResult([list(nodes)])
     domain_id, level, valid = lowest_common_domain(nodes, tree.levels, constraint)
@@ -604,18 +602,15 @@ def subset_node_sets(trees: Mapping[str, KaiTopologyTree], constraint: TopologyC
     asked = tasks_amounts(tasks)
     if check_domain_fit(job, namespace, subgroup, asked, count, domain) is not None:
         where = "the cluster" if domain.id == ROOT else domain.id
-        return SubsetResult([], [TopologyFitError(simple_reason, (no_match_message(
+        return SubsetResult([], [TopologyFitError(POD_SCHEDULING_ERRORS, (no_match_message(
             tree, constraint, job, namespace, subgroup,
             f"not enough resources in {where} to allocate the job"),))])
     preferred, required = constraint.preferred_level, constraint.required_level
     sort_tree(asked, domain, preferred or required)
     scores = node_scores(domain, preferred) if preferred else None
     chosen, errors = job_allocatable_domains(tree, constraint, job, namespace, subgroup,
-                                             podset_pods, asked, count, active)
+                                             podset_pods, asked, count)
     if not chosen:
-        # the no-match error is AddSimpleJobFitError's (the domains' are AddJobFitError's)
-        last = errors[-1]
-        errors[-1] = TopologyFitError(simple_reason, last.messages, subgroup="")
         return SubsetResult([], errors, scores)
     node_sets = [[valid[n] for n in sorted(d.nodes) if n in valid]
                  for d in sort_domains(tree, chosen)]

@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dralab.queueing.kai.framework import (
-    ACTIVE_ALLOCATED,
-    POD_SCHEDULING_ERRORS,
-    Session,
-    SessionJob,
-    SessionTask,
-)
+from dralab.queueing.kai.framework import Session, SessionJob, SessionTask
 from dralab.queueing.kai.model import TopologyConstraint
 from dralab.queueing.kai.placement import NodeUsage
 from dralab.queueing.kai.topology import (
@@ -66,8 +60,7 @@ def subset_nodes(session: Session, job: SessionJob, group: str, key: str,
     leaves no node set (KAI logs it and gives up on the job)."""
     try:
         found = subset_node_sets(_trees(session), constraint, job.name, job.spec.namespace,
-                                 group, podset_pods, tasks, nodes, ACTIVE_ALLOCATED,
-                                 POD_SCHEDULING_ERRORS)
+                                 group, podset_pods, tasks, nodes)
     except TopologyError:
         return []
     job.fit_errors.extend((e.reason, e.detailed_message()) for e in found.fit_errors)
