@@ -341,7 +341,7 @@ def _task(job: Mapping[str, Any], job_name: str, index: int, task: Mapping[str, 
         # tasks_fake: claims by name, then templates (name -> the claim made of it)
         claims=tuple(task.get("ResourceClaimNames") or ()) + tuple(
             (task.get("ResourceClaimTemplates") or {}).values()),
-        template_claims=tuple((task.get("ResourceClaimTemplates") or {}).values()),
+        template_claims=dict(task.get("ResourceClaimTemplates") or {}),
         started=-MINUTE if job_allocated and status in ALLOCATED else None,
     ), auto_group
 

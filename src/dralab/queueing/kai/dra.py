@@ -49,6 +49,7 @@ from dralab.queueing.kai.model import KaiConfig, KaiJob, KaiNode, KaiState, KaiT
 __all__ = [
     "RESERVED_FOR_MAX",
     "DraBook",
+    "claim_entries",
     "claim_gpu_count",
     "claim_key",
     "final_claims",
@@ -56,7 +57,9 @@ __all__ = [
     "node_dra_gpus",
     "on_place",
     "on_release",
+    "pre_filter_error",
     "predicate_error",
+    "remembered_allocations",
     "task_dra_gpus",
     "with_dra_gpus",
 ]
@@ -227,6 +230,14 @@ def book(session: _Session) -> DraBook:
     return made
 
 
+def remembered_allocations(session: _Session,
+                           pod: _Pod) -> dict[str, AllocationResult | None]:
+    """The pod's claim allocations as it remembers them now (KAI's
+    PodInfo.ResourceClaimInfo), by claim name."""
+    namespace = session.jobs[pod.job].spec.namespace
+    return dict(book(session).remembered(pod.key, namespace, pod.spec.claims))
+
+
 def final_claims(session: _Session) -> Mapping[str, ResourceClaim]:
     """The claims as the session leaves them (what KAI's assumed claims hold)."""
     found = session.plugin_state.get(_STATE_KEY)
@@ -237,26 +248,48 @@ def final_claims(session: _Session) -> Mapping[str, ResourceClaim]:
 
 # --- pre-filter and filter ----------------------------------------------------------------
 
-def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode) -> str | None:
-    """Why ``task`` cannot go to ``node`` for its claims, or None."""
-    if not task.claims:
-        return None
+def claim_entries(task: KaiTask) -> list[str]:
+    """The names of the pod's ``spec.resourceClaims`` entries: a claim by name is its own
+    entry, a claim made from a template is the template's entry."""
+    made = set(task.template_claims.values())
+    return [c for c in dict.fromkeys(task.claims) if c not in made] + list(task.template_claims)
+
+
+def pre_filter_error(config: KaiConfig, claims: Mapping[str, ResourceClaim], job: KaiJob,
+                     task: KaiTask) -> str | None:
+    """KAI's dynamicresources plugin preFilter: the gate, then each claim found, below
+    its consumer limit and, shared and of a GPU class, labelled with the pod's queue."""
     namespace = job.namespace
-    if not session.config.dynamic_resource_allocation:
+    if not task.claims and not task.template_claims:
+        return None
+    if not config.dynamic_resource_allocation:
         return (f"pod {namespace}/{task.name} cannot be scheduled, it references resource "
-                f"claims <{', '.join(task.claims)}> while dynamic resource allocation "
-                f"feature is not enabled in cluster")
-    claims = book(session).claims
-    pending: list[ResourceClaim] = []
-    view = NodeView(node.name, dict(node.labels))
+                f"claims <{', '.join(claim_entries(task))}> while dynamic resource "
+                f"allocation feature is not enabled in cluster")
     for name in dict.fromkeys(task.claims):
         claim = claims.get(claim_key(namespace, name))
         if claim is None:
-            return (f"failed to get resource claim {namespace}/{name}: resourceclaim."
-                    f"resource.k8s.io \"{name}\" not found")
-        error = _claim_error(session, job, task, name, claim)
+            return (f"failed to get resource claim {namespace}/{name}: could not find "
+                    f"ResourceClaim \"{namespace}/{name}\"")
+        error = _claim_error(config, job, task, name, claim)
         if error is not None:
             return error
+    return None
+
+
+def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode) -> str | None:
+    """Why ``task`` cannot go to ``node`` for its claims, or None: the pre-filter, then
+    Kubernetes' DynamicResources filter on the node."""
+    if not task.claims:
+        return None
+    claims = book(session).claims
+    error = pre_filter_error(session.config, claims, job, task)
+    if error is not None:
+        return error
+    pending: list[ResourceClaim] = []
+    view = NodeView(node.name, dict(node.labels))
+    for name in dict.fromkeys(task.claims):
+        claim = claims[claim_key(job.namespace, name)]
         allocation = claim.status.allocation
         if allocation is None:
             pending.append(claim)
@@ -275,16 +308,16 @@ def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode
     return None
 
 
-def _claim_error(session: _Session, job: KaiJob, task: KaiTask, name: str,
+def _claim_error(config: KaiConfig, job: KaiJob, task: KaiTask, name: str,
                  claim: ResourceClaim) -> str | None:
     """The plugin's preFilter for one claim: consumers, and a shared GPU claim's queue."""
     namespace = job.namespace
     if len(claim.status.reserved_for) >= RESERVED_FOR_MAX:
         return (f"resource claim {namespace}/{name} has reached its maximum number of "
                 f"consumers ({RESERVED_FOR_MAX})")
-    if name in task.template_claims or not _is_gpu_claim(claim):
+    if name in task.template_claims.values() or not _is_gpu_claim(claim):
         return None
-    label = session.config.queue_label
+    label = config.queue_label
     queue = claim.metadata.labels.get(label, "")
     if not queue:
         return (f"pod {namespace}/{task.name} cannot be scheduled: DRA claim {name} is a "

@@ -140,9 +140,9 @@ class KaiTask:
     subgroup: str | None = None
     # DRA: names of the ResourceClaims the pod uses (already resolved from templates)
     claims: tuple[str, ...] = ()
-    # those of ``claims`` made from a ResourceClaimTemplate (per pod, so KAI's
-    # dynamicresources plugin does not ask them for a queue label)
-    template_claims: tuple[str, ...] = ()
+    # those of ``claims`` made from a ResourceClaimTemplate: the pod's claim entry name
+    # -> the claim made for it (per pod, so KAI does not ask it for a queue label)
+    template_claims: Mapping[str, str] = field(default_factory=dict)
     started: float | None = None   # seconds; when it started running
 
 
