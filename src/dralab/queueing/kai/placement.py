@@ -25,6 +25,7 @@ as KAI sorts them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -40,7 +41,9 @@ __all__ = [
     "NodeUsage",
     "RequestKind",
     "gpu_order",
+    "gpu_score",
     "node_gpu_memory",
+    "node_scores",
     "order_nodes",
     "request_kind",
 ]
@@ -59,6 +62,9 @@ _RESOURCE_TYPE = 10.0
 _AVAILABILITY = 100.0
 _GPU_SHARING = 1000.0
 _MIG_PREFIX = "nvidia.com/mig-"
+# node_info.GpuCountLabel, read with strconv.Atoi (an optional sign, then digits)
+_GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 RequestKind = Literal["cpu", "whole", "fraction", "memory", "mig"]
 
@@ -361,38 +367,36 @@ def _binpack_score(usage: NodeUsage, resource: str, low: float, high: float) -> 
 
 
 def _spread_score(usage: NodeUsage, resource: str) -> float:
+    """nodeResourceSpread: the free share of the resource; for GPUs out of the node's
+    nvidia.com/gpu.count label when it reads as a number (GetNumberOfGPUsInNode), so a
+    MIG node counts its physical GPUs, else its allocatable GPUs."""
     total = usage.allocatable(resource)
+    if resource == "gpu":
+        label = usage.node.labels.get(_GPU_COUNT_LABEL, "")
+        if _GO_INT.fullmatch(label):
+            total = float(int(label))
     if total == 0:
         return 0.0
     return usage.non_allocated(resource) / total
 
 
-def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
-                cpu_placement: str,
-                topology: Mapping[str, float] | None = None,
-                plugins: KaiPluginSet | None = None) -> list[NodeUsage]:
-    """ssn.OrderedNodesByTask: highest total score of the node-order plugins on first,
-    ties by node name. ``plugins``: the session's plugins (None: the operator's set for
-    ``gpu_placement``/``cpu_placement``). ``topology``: the topology plugin's node
-    scores (a node without one is left out, as KAI drops a node whose score fails)."""
-    if plugins is None:
-        plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement),
-                                       cpu_placement=_strategy(cpu_placement)))
-    kind = request_kind(task)
-    cpu_task = kind == "cpu"
+def node_scores(task: KaiTask, nodes: list[NodeUsage],
+                plugins: KaiPluginSet) -> dict[str, float]:
+    """ssn.NodeOrderFn for every node, by name: the sum of the node-order plugins that
+    are on (nodeavailability 100 when the task fits on idle resources, gpusharingorder
+    1000 when a shared GPU of the node can take it, resourcetype 10 for a CPU-only task
+    on a CPU-only node, nodeplacement binpack up to 9 / spread the free share; binpack's
+    range is over ``nodes``, as NodePreOrderFn takes it over the nodes being ordered)."""
+    cpu_task = request_kind(task) == "cpu"
     resource = "cpu" if cpu_task else "gpu"
     strategy = plugins.node_strategy(resource)
     availability = plugins.on("nodeavailability")
     sharing = plugins.on("gpusharingorder")
     resource_type = plugins.on("resourcetype")
     low, high = _binpack_range(resource, nodes)
-    scored: list[tuple[float, str, NodeUsage]] = []
+    out: dict[str, float] = {}
     for usage in nodes:
         score = 0.0
-        if topology is not None:
-            if usage.node.name not in topology:
-                continue
-            score += topology[usage.node.name]
         if availability and usage.fits_idle(task):
             score += _AVAILABILITY
         if sharing and any(usage.fits_group(task, g) for g in usage.groups):
@@ -403,6 +407,30 @@ def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
             score += _spread_score(usage, resource)
         elif strategy == "binpack":
             score += _binpack_score(usage, resource, low, high)
+        out[usage.node.name] = score
+    return out
+
+
+def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
+                cpu_placement: str,
+                topology: Mapping[str, float] | None = None,
+                plugins: KaiPluginSet | None = None) -> list[NodeUsage]:
+    """ssn.OrderedNodesByTask: highest total score of the node-order plugins on first
+    (:func:`node_scores`), ties by node name. ``plugins``: the session's plugins (None:
+    the operator's set for ``gpu_placement``/``cpu_placement``). ``topology``: the
+    topology plugin's node scores (a node without one is left out, as KAI drops a node
+    whose score fails)."""
+    if plugins is None:
+        plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement),
+                                       cpu_placement=_strategy(cpu_placement)))
+    scores = node_scores(task, nodes, plugins)
+    scored: list[tuple[float, str, NodeUsage]] = []
+    for usage in nodes:
+        score = scores[usage.node.name]
+        if topology is not None:
+            if usage.node.name not in topology:
+                continue
+            score += topology[usage.node.name]
         scored.append((-score, usage.node.name, usage))
     scored.sort(key=lambda item: (item[0], item[1]))
     return [item[2] for item in scored]
@@ -412,30 +440,40 @@ def _strategy(value: str) -> Literal["binpack", "spread"]:
     return "spread" if value == "spread" else "binpack"
 
 
+def gpu_score(usage: NodeUsage, gpu: str, plugins: KaiPluginSet) -> float | None:
+    """ssn.GpuOrderFn: the sum of gpupack (the used share of a shared GPU, 0 for a
+    fresh one) and gpuspread (1 minus that, 1 for a fresh one) when on. None when a
+    plugin fails: a shared GPU on a node whose GPU memory is below KAI's 100 units
+    (GetUsedGpuPortion's "invalid GPU memory"), which sortGPUs then leaves out."""
+    pack, spread = plugins.on("gpupack"), plugins.on("gpuspread")
+    if gpu == WHOLE_GPU:
+        return 1.0 if spread else 0.0
+    if not (pack or spread):
+        return 0.0
+    if usage.gpu_memory < DEFAULT_GPU_MEMORY:
+        return None
+    used = usage.used_portion(gpu)
+    return (used if pack else 0.0) + (1 - used if spread else 0.0)
+
+
 def gpu_order(usage: NodeUsage, task: KaiTask, gpu_placement: str,
               plugins: KaiPluginSet | None = None) -> list[str]:
     """ssn.FittingGPUs: the shared GPUs the task fits on, and one WHOLE_GPU entry per
-    idle or releasing whole GPU, best first by the sum of the GPU-order plugins'
-    scores (gpupack: the fullest shared GPU first, a fresh GPU last; gpuspread: the
-    emptiest first, a fresh GPU first; neither: all equal). Equal scores keep shared
-    GPUs by group name, then the fresh GPUs. ``plugins`` None: the operator's set for
-    ``gpu_placement``."""
+    idle or releasing whole GPU, best first by :func:`gpu_score` (gpupack: the fullest
+    shared GPU first, a fresh GPU last; gpuspread: the emptiest first, a fresh GPU
+    first; neither: all equal). Equal scores keep shared GPUs by group name, then the
+    fresh GPUs. ``plugins`` None: the operator's set for ``gpu_placement``."""
     if plugins is None:
         plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement)))
-    pack, spread = plugins.on("gpupack"), plugins.on("gpuspread")
     candidates = [g for g in sorted(usage.groups) if usage.fits_group(task, g)]
     fresh = int(usage.idle("gpu")) + int(usage.releasing("gpu"))
     if usage.idle("gpu") > 0 or usage.releasing("gpu") > 0:
         candidates += [WHOLE_GPU] * max(fresh, 0)
     by_score: dict[float, list[str]] = {}
     for group in candidates:
-        used = 0.0 if group == WHOLE_GPU else usage.used_portion(group)
-        score = 0.0
-        if pack:
-            score += used
-        if spread:
-            score += 1.0 if group == WHOLE_GPU else 1 - used
-        by_score.setdefault(score, []).append(group)
+        score = gpu_score(usage, group, plugins)
+        if score is not None:
+            by_score.setdefault(score, []).append(group)
     ordered: list[str] = []
     for score in sorted(by_score, reverse=True):
         ordered.extend(by_score[score])
