@@ -142,3 +142,12 @@ def test_bad_input_one_line_each_exit_2(tmp_path: Path) -> None:
 def test_options_of_the_other_policy_are_refused(tmp_path: Path, args: tuple[str, ...]) -> None:
     result = _admit(tmp_path, "quickstart-default-queues.yaml", args=args)
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_dra_gpus_bind_until_the_slice_is_used_up(tmp_path: Path) -> None:
+    # KAI counts a node's GPU-driver slice devices as GPUs and a pod's GPU-class claims
+    # as its GPUs: two of the three pods fit
+    result = _admit(tmp_path, "quickstart-default-queues.yaml", "dra-two-gpu-node-job.yaml")
+    assert result.exit_code == 1, result.output
+    results = sorted(p["result"] for p in _pods(result).values())
+    assert results == ["bound", "bound", "pending"]

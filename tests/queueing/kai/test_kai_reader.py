@@ -315,3 +315,34 @@ def test_plugins_from_shard_overrides_and_config_map_tiers() -> None:
     conf = _config_map("tiers:\n- plugins:\n  - name: predicates\n  - name: proportion\n")
     tiers = _read(extra=[shard, conf]).state.config.plugins
     assert tiers is not None and [p.name for p in tiers] == ["predicates", "proportion"]
+
+
+_DRA = [
+    {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+     "metadata": {"name": "gpu.nvidia.com"},
+     "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+     "metadata": {"name": "gpu-node-1-gpus"},
+     "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-node-1",
+              "pool": {"name": "gpu-node-1", "generation": 1, "resourceSliceCount": 1},
+              "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+     "metadata": {"name": "one-gpu", "namespace": "ns"},
+     "spec": {"spec": {"devices": {"requests": [
+         {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}},
+]
+
+
+def test_dra_claims_templates_slices_and_classes() -> None:
+    pod = _pod("dra", labels={"kai.scheduler/queue": "default-queue"},
+               spec={"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]})
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    state = _read(QUEUES, NODES, extra=[*_DRA, pod]).state
+    (job,) = state.jobs.values()
+    task = job.tasks[0]
+    # the resource-claim controller's claim, made when the pod was created
+    (made,) = task.template_claims.values()
+    assert list(task.template_claims) == ["gpu"] and task.claims == (made,)
+    assert made.startswith("dra-gpu-") and f"ns/{made}" in state.resource_claims
+    assert [s.metadata.name for s in state.resource_slices] == ["gpu-node-1-gpus"]
+    assert set(state.device_classes) == {"gpu.nvidia.com"}

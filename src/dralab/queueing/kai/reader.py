@@ -24,6 +24,7 @@ every verb does; one line per problem naming file, document, object and field pa
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from dralab.api.errors import InputError, LoadError
 from dralab.api.io import Document, decode_document
 from dralab.api.quantity import Quantity
 from dralab.cluster import snapshot_moment
-from dralab.controllers.resourceclaims import pod_claim_keys
+from dralab.controllers.resourceclaims import ensure_pod_claims, pod_claim_keys
 from dralab.controllers.snapshotbuild import build_cluster
 from dralab.validation.check import validate_documents
 
@@ -313,6 +314,10 @@ def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
     if (GPU_MEMORY in annotations or GPU_FRACTION in annotations) and \
             annotations.get(GPU_FRACTION_NUM_DEVICES, "").isdigit():
         devices = int(annotations[GPU_FRACTION_NUM_DEVICES])
+    made = {entry.name: status.resource_claim_name
+            for entry in pod.spec.resource_claims if entry.resource_claim_template_name
+            for status in pod.status.resource_claim_statuses
+            if status.name == entry.name and status.resource_claim_name}
     mig = {name: int(value // 1000) for name, value in requests.items()
            if _MIG.match(name) and value > 0}
     namespace = pod.metadata.namespace or "default"
@@ -324,6 +329,7 @@ def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
         mig=mig, node_names=_node_names(pod), node_selector=dict(pod.spec.node_selector),
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
+        template_claims=made,
         started=_started(pod, last_start))
 
 
@@ -553,6 +559,12 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     snapshot = KaiSnapshot(KaiState(config=config), gpu_sharing=_gpu_sharing(objects),
                            shard=inputs.shard.metadata.name or "default"
                            if inputs.shard is not None else "default")
+    # the resource-claim controller makes a pod's template claims when the pod is
+    # created, before any scheduler sees it
+    claim_names = random.Random("kai:claims")
+    for info in list(cluster.pods.values()):
+        if info.pod.spec.scheduler_name == KAI_SCHEDULER_NAME and not info.pod.spec.node_name:
+            ensure_pod_claims(cluster, info, claim_names)
     for info in cluster.pods.values():
         pod = info.pod
         namespace = pod.metadata.namespace or "default"
@@ -619,6 +631,9 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             # how long the gang has been stale at the session's moment
             stale_since=max(moment - group.stale_at, 0.0) if group.stale_at is not None
             else None)
+    state.resource_claims = dict(cluster.claims)
+    state.resource_slices = tuple(cluster.slices)
+    state.device_classes = dict(cluster.classes)
     state.topologies = {t.metadata.name or "": tuple(level.node_label for level in t.spec.levels)
                         for t in inputs.topologies}
     state.now = moment
