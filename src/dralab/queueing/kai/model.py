@@ -144,6 +144,8 @@ class KaiTask:
     # -> the claim made for it (per pod, so KAI does not ask it for a queue label)
     template_claims: Mapping[str, str] = field(default_factory=dict)
     started: float | None = None   # seconds; when it started running
+    # status.nominatedNodeName: the nominatednode plugin puts that node first
+    nominated_node: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

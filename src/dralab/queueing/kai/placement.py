@@ -61,6 +61,7 @@ _MAX_HIGH_DENSITY = 9.0
 _RESOURCE_TYPE = 10.0
 _AVAILABILITY = 100.0
 _GPU_SHARING = 1000.0
+_NOMINATED_NODE = 1000000.0
 _MIG_PREFIX = "nvidia.com/mig-"
 # node_info.GpuCountLabel, read with strconv.Atoi (an optional sign, then digits)
 _GPU_COUNT_LABEL = "nvidia.com/gpu.count"
@@ -385,7 +386,8 @@ def node_scores(task: KaiTask, nodes: list[NodeUsage],
     """ssn.NodeOrderFn for every node, by name: the sum of the node-order plugins that
     are on (nodeavailability 100 when the task fits on idle resources, gpusharingorder
     1000 when a shared GPU of the node can take it, resourcetype 10 for a CPU-only task
-    on a CPU-only node, nodeplacement binpack up to 9 / spread the free share; binpack's
+    on a CPU-only node, nominatednode 1,000,000 on the node the pod's status nominates,
+    nodeplacement binpack up to 9 / spread the free share; binpack's
     range is over ``nodes``, as NodePreOrderFn takes it over the nodes being ordered)."""
     cpu_task = request_kind(task) == "cpu"
     resource = "cpu" if cpu_task else "gpu"
@@ -393,10 +395,13 @@ def node_scores(task: KaiTask, nodes: list[NodeUsage],
     availability = plugins.on("nodeavailability")
     sharing = plugins.on("gpusharingorder")
     resource_type = plugins.on("resourcetype")
+    nominated = task.nominated_node if plugins.on("nominatednode") else None
     low, high = _binpack_range(resource, nodes)
     out: dict[str, float] = {}
     for usage in nodes:
         score = 0.0
+        if nominated is not None and usage.node.name == nominated:
+            score += _NOMINATED_NODE
         if availability and usage.fits_idle(task):
             score += _AVAILABILITY
         if sharing and any(usage.fits_group(task, g) for g in usage.groups):

@@ -34,6 +34,7 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.model import KaiNode, KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import WHOLE_GPU, NodeUsage, gpu_order, order_nodes, request_kind
 from dralab.queueing.kai.plugins.config import plugin_set
+from dralab.queueing.kai.plugins.order import podset_order, task_order
 from dralab.queueing.kai.proportion import mig_gpus
 
 __all__ = [
@@ -53,13 +54,9 @@ _SHARED = ("fraction", "memory")
 def task_cmp(left: SessionTask, right: SessionTask) -> int:
     """ssn.TaskOrderFn: pods with a task-order priority first, higher first; then (KAI's
     fallback, creation time then UID) the name."""
-    lp, rp = left.spec.priority, right.spec.priority
-    if lp is not None and rp is None:
-        return -1
-    if lp is None and rp is not None:
-        return 1
-    if lp is not None and rp is not None and lp != rp:
-        return -1 if lp > rp else 1
+    order = task_order(left.spec.priority, right.spec.priority)
+    if order:
+        return order
     return -1 if left.name < right.name else (1 if left.name > right.name else 0)
 
 
@@ -70,19 +67,10 @@ def _podset_cmp(job: SessionJob, minima: dict[str, int]) -> functools.partial[in
 def _podset_order(job: SessionJob, minima: dict[str, int], left: str, right: str) -> int:
     """subgrouporder: a pod set below its minimum first; above it, the smaller
     allocated/minimum ratio; then the name."""
-    la = job.count(ACTIVE_ALLOCATED, left)
-    ra = job.count(ACTIVE_ALLOCATED, right)
-    lmin, rmin = minima.get(left, 0), minima.get(right, 0)
-    lsat, rsat = la >= lmin, ra >= rmin
-    if lsat and rsat:
-        lr = la / lmin if lmin else float("inf")
-        rr = ra / rmin if rmin else float("inf")
-        if lr != rr:
-            return -1 if lr < rr else 1
-    elif not lsat and rsat:
-        return -1
-    elif lsat and not rsat:
-        return 1
+    order = podset_order(job.count(ACTIVE_ALLOCATED, left), minima.get(left, 0),
+                         job.count(ACTIVE_ALLOCATED, right), minima.get(right, 0))
+    if order:
+        return order
     return -1 if left < right else (1 if left > right else 0)
 
 
