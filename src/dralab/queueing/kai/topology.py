@@ -210,15 +210,15 @@ def lowest_common_domain(nodes: Iterable[NodeUsage], levels: Sequence[str],
 
 def task_amounts(task: KaiTask) -> dict[str, float]:
     """A task's ResReq as Resource.AddResourceRequirements sums it: CPU (millicores),
-    memory, GPUs (whole, or fraction x devices; a gpu-memory request counts none) and
-    MIG profiles as scalar resources."""
+    memory, GPUs (whole, or fraction x devices; a gpu-memory request counts none), and
+    as scalar resources one pod (PodsResourceName) and its MIG profiles."""
     kind = request_kind(task)
     gpus = 0.0
     if kind == "whole":
         gpus = task.gpus
     elif kind == "fraction":
         gpus = task.gpus * (task.fraction_devices or 1)
-    amounts = {"cpu": task.cpu_milli, "memory": task.memory_bytes, "gpu": gpus}
+    amounts = {"cpu": task.cpu_milli, "memory": task.memory_bytes, "gpu": gpus, "pods": 1.0}
     for name, count in task.mig.items():
         amounts[name] = float(count)
     return amounts
@@ -242,10 +242,9 @@ def calc_free_resources(domain: KaiDomain | None) -> dict[str, float]:
     if not domain.children:
         for usage in domain.nodes.values():
             for name in ("cpu", "memory", "gpu", "pods", *sorted(usage.node.mig_instances)):
-                value = usage.non_allocated(name)
-                if math.isinf(value):
-                    value = 0.0   # no pod cap given: nothing to count
-                total[name] = total.get(name, 0.0) + value
+                # a node without a pod cap keeps an infinite "pods" (KAI's node always
+                # has one; the ratio ignores pods, the error message finds enough)
+                total[name] = total.get(name, 0.0) + usage.non_allocated(name)
     else:
         for child in domain.children:
             for name, value in calc_free_resources(child).items():
@@ -299,20 +298,57 @@ def use_representor_accounting(tasks: Sequence[PodLike]) -> bool:
     return all(count == len(tasks) for count in scalars.values())
 
 
+def _gpu_requirement(task: KaiTask) -> tuple[int, float]:
+    """GpuResourceRequirement's (count, portion): whole GPUs (n, 1), a fraction
+    (devices, f), a gpu-memory share (devices, 0), otherwise (0, 0)."""
+    kind = request_kind(task)
+    if kind == "whole":
+        return int(task.gpus), 1.0
+    if kind == "fraction":
+        return task.fraction_devices or 1, task.gpus
+    if kind == "memory":
+        return task.fraction_devices or 1, 0.0
+    return 0, 0.0
+
+
+def _gpus_of(count: int, portion: float) -> float:
+    """getExtendedResourceGpus: portion (in hundredths) x count."""
+    return round(portion * 100) * count / 100
+
+
 def _largest(tasks: Sequence[PodLike]) -> KaiTask:
-    """The representor pod: each resource at the largest any task asks."""
+    """initTasksRepresentorMetadataStruct: the representor pod, each resource at the
+    largest any task asks (SetMaxResource). Its GPU part is the task's with the most
+    GPUs (the first of equals), its GPU memory none (SetMaxResource leaves it at 0, so
+    a gpu-memory share asks no GPU here); two different fractions cannot be combined
+    and are KAI's error."""
     first = tasks[0].spec
     mig: dict[str, int] = {}
+    count, portion = 0, 0.0
     for t in tasks:
-        for name, count in t.spec.mig.items():
-            mig[name] = max(mig.get(name, 0), count)
-    devices = max((t.spec.fraction_devices or 1) for t in tasks)
+        for name, number in t.spec.mig.items():
+            mig[name] = max(mig.get(name, 0), number)
+        t_count, t_portion = _gpu_requirement(t.spec)
+        if portion and t_portion and portion != t_portion:
+            raise TopologyError(
+                "cannot calculate max resource for GpuResourceRequirements with different "
+                f"fractional portions. {_go_number(portion)} vs {_go_number(t_portion)}")
+        if _gpus_of(t_count, t_portion) > _gpus_of(count, portion):
+            count, portion = t_count, t_portion
+    gpus, devices = 0.0, None
+    if portion >= 1:
+        gpus = float(count)
+    elif portion > 0:
+        gpus, devices = portion, (count if count > 1 else None)
     return KaiTask(name="representor", job=first.job,
                    cpu_milli=max(t.spec.cpu_milli for t in tasks),
                    memory_bytes=max(t.spec.memory_bytes for t in tasks),
-                   gpus=max(t.spec.gpus for t in tasks),
-                   fraction_devices=devices if devices > 1 else None,
-                   gpu_memory_mib=max(t.spec.gpu_memory_mib for t in tasks), mig=mig)
+                   gpus=gpus, fraction_devices=devices, mig=mig)
+
+
+def _go_number(value: float) -> str:
+    """Go's %v of a float64 (no '.0' on whole numbers)."""
+    return str(int(value)) if value == int(value) else repr(value)
 
 
 def _times(task: KaiTask, k: int) -> KaiTask:
@@ -347,7 +383,8 @@ def _accommodation(representor: KaiTask, usage: NodeUsage, count: int) -> int:
 
 def calc_tree_allocatable(tasks: Sequence[PodLike], domain: KaiDomain | None) -> int:
     """calcTreeAllocatable: every domain of the subtree counts how many of the job's
-    largest task its leaf domains' nodes can take."""
+    largest task its leaf domains' nodes can take. Raises :class:`TopologyError` for
+    tasks whose fractions differ."""
     if domain is None or not tasks:
         return 0
     return _allocatable(domain, _largest(tasks), len(tasks))
@@ -417,6 +454,14 @@ def _insufficient(subgroup: str, domain: KaiDomain,
                        f"{humanize(asked['memory'], _BYTES_PER_GB)}, available: "
                        f"{humanize(free.get('memory', 0.0), _BYTES_PER_GB)}")
         short.append("node-group(s) didn't have enough resources: memory")
+    # every scalar resource, pods and MIG profiles alike (so a short MIG profile is
+    # named twice, as KAI does; Go ranges over a map, here by name)
+    for name in sorted(n for n in asked if n not in ("cpu", "memory", "gpu")):
+        available = free.get(name, 0.0)
+        if available < asked[name]:
+            details.append(f"{domain.id} didn't have enough resource: {name}, "
+                           f"requested: {int(asked[name])}, available: {int(available)}")
+            short.append(f"node-group(s) didn't have enough resources: {name}")
     return TopologyFitError(NOT_ENOUGH, tuple(short), tuple(details), subgroup, domain.id)
 
 
