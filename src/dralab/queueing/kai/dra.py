@@ -39,6 +39,7 @@ import msgspec
 
 from dralab.allocator import Allocated, AllocatedState, Allocator
 from dralab.allocator.nodes import NodeSelectorError, NodeView, compile_node_selector
+from dralab.api.core import Pod, PodResourceClaim
 from dralab.api.resource import (
     AllocationResult,
     ResourceClaim,
@@ -47,20 +48,29 @@ from dralab.api.resource import (
 from dralab.queueing.kai.model import KaiConfig, KaiJob, KaiNode, KaiState, KaiTask
 
 __all__ = [
+    "POD_OWNER_KIND",
     "RESERVED_FOR_MAX",
     "DraBook",
+    "DraError",
     "claim_entries",
     "claim_gpu_count",
     "claim_key",
+    "claims_by_pod",
+    "extract_dra_gpus",
     "final_claims",
+    "gpus_by_class",
     "is_gpu_device_class",
     "node_dra_gpus",
     "on_place",
     "on_release",
+    "pod_claims",
     "pre_filter_error",
     "predicate_error",
     "remembered_allocations",
+    "remove_reserved_for",
+    "resource_claim_name",
     "task_dra_gpus",
+    "upsert_reserved_for",
     "with_dra_gpus",
 ]
 
@@ -72,6 +82,65 @@ _STATE_KEY = "dra"
 
 def claim_key(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
+
+
+class DraError(ValueError):
+    """A pod's claim that cannot be resolved or found (one line, KAI's words)."""
+
+
+# --- a pod's claims and their consumers (pkg/common/resources/dra.go) -------------------------
+
+def resource_claim_name(pod: Pod, entry: PodResourceClaim) -> str:
+    """GetResourceClaimName: the entry's resourceClaimName, or for a template entry the
+    claim the pod's status names for it; DraError when there is neither."""
+    if entry.resource_claim_name is not None:
+        return entry.resource_claim_name
+    if entry.resource_claim_template_name is not None:
+        for status in pod.status.resource_claim_statuses:
+            if status.name == entry.name and status.resource_claim_name is not None:
+                return status.resource_claim_name
+    raise DraError(f"no resource claim name found for pod {pod.namespace}/{pod.name} and "
+                   f"claim reference {entry.name}")
+
+
+def _is_pod_ref(ref: ResourceClaimConsumerReference, name: str, uid: str) -> bool:
+    return (ref.name == name and ref.uid == uid and ref.resource == _PODS
+            and not ref.api_group)
+
+
+def upsert_reserved_for(reserved: Iterable[ResourceClaimConsumerReference], name: str,
+                        uid: str) -> list[ResourceClaimConsumerReference]:
+    """UpsertReservedFor: the pod (core group, ``pods``, name and UID) added unless there."""
+    out = list(reserved)
+    if not any(_is_pod_ref(r, name, uid) for r in out):
+        out.append(ResourceClaimConsumerReference(api_group="", resource=_PODS, name=name,
+                                                  uid=uid))
+    return out
+
+
+def remove_reserved_for(reserved: Iterable[ResourceClaimConsumerReference], name: str,
+                        uid: str) -> list[ResourceClaimConsumerReference]:
+    """RemoveReservedFor: every reference to the pod dropped."""
+    return [r for r in reserved if not _is_pod_ref(r, name, uid)]
+
+
+def extract_dra_gpus(pod: Pod, claims: Mapping[str, ResourceClaim]) -> dict[str, int]:
+    """ExtractDRAGPUResources (the pod-group controller's count): GPUs per device class
+    over the claims the pod's entries name (``claims`` by "namespace/name"); DraError for
+    an entry without a claim name or a claim not found."""
+    found: list[ResourceClaim] = []
+    for entry in pod.spec.resource_claims:
+        try:
+            name = resource_claim_name(pod, entry)
+        except DraError as err:
+            raise DraError(f"failed to get resource claim name for pod {pod.namespace}/"
+                           f"{pod.name}, claim {entry.name}: {err}") from None
+        claim = claims.get(claim_key(pod.namespace, name))
+        if claim is None:
+            raise DraError(f"failed to get resource claim {pod.namespace}/{name} for pod "
+                           f"{pod.namespace}/{pod.name}: not found")
+        found.append(claim)
+    return gpus_by_class(found)
 
 
 # What the hooks read of framework's Session / SessionTask (framework imports this
@@ -119,6 +188,7 @@ def claim_gpu_count(claim: ResourceClaim) -> int:
         exact = request.exactly
         if exact is None or not is_gpu_device_class(exact.device_class_name):
             continue
+        # unset reads as the API server's default (KAI reads stored, defaulted claims)
         mode = exact.allocation_mode or "ExactCount"
         if mode == "ExactCount":
             total += exact.count if exact.count and exact.count > 0 else 1
@@ -142,6 +212,60 @@ def task_dra_gpus(state: KaiState, job: KaiJob, task: KaiTask) -> int:
         if claim is not None:
             total += claim_gpu_count(claim)
     return total
+
+
+def gpus_by_class(claims: Iterable[ResourceClaim]) -> dict[str, int]:
+    """ExtractDRAGPUResourcesFromClaims: GPUs per device class over the pod's claims (a
+    claim's GPUs go to its first GPU class)."""
+    out: dict[str, int] = {}
+    for claim in claims:
+        count = claim_gpu_count(claim)
+        if count <= 0:
+            continue
+        cls = next(r.exactly.device_class_name for r in claim.spec.devices.requests
+                   if r.exactly is not None and is_gpu_device_class(r.exactly.device_class_name))
+        out[cls] = out.get(cls, 0) + count
+    return out
+
+
+# --- which claims are a pod's (api/resource_info/dra_resource_utils.go) ----------------------
+
+POD_OWNER_KIND = "Pod"
+
+
+def claims_by_pod(claims: Iterable[ResourceClaim]) -> dict[str, dict[str, ResourceClaim]]:
+    """CalcClaimsToPodsBaseMap: pod UID -> claim UID -> claim, for claims owned by a pod
+    (the first Pod owner reference) or else reserved for one (the first ``pods``
+    consumer)."""
+    out: dict[str, dict[str, ResourceClaim]] = {}
+    for claim in claims:
+        uid = claim.metadata.uid or ""
+        owner = next((o.uid for o in claim.metadata.owner_references
+                      if o.kind == POD_OWNER_KIND), None)
+        if owner is None:
+            owner = next((r.uid for r in claim.status.reserved_for if r.resource == _PODS),
+                         None)
+        if owner is not None:
+            out.setdefault(owner, {})[uid] = claim
+    return out
+
+
+def pod_claims(namespace: str, pod_uid: str, claim_names: Iterable[str | None],
+               claims: Mapping[str, ResourceClaim],
+               by_pod: Mapping[str, Mapping[str, ResourceClaim]]) -> list[ResourceClaim]:
+    """GetDraPodClaims: the pod's claims -- those ``by_pod`` gives its UID, and those its
+    spec names (``resourceClaimName``; a template entry has none and is found only as
+    an owned or reserved claim) found in ``claims`` ("namespace/name") in its own
+    namespace; each once (by claim UID)."""
+    mine = dict(by_pod.get(pod_uid, {}))
+    for name in claim_names:
+        if name is None:
+            continue
+        claim = claims.get(claim_key(namespace, name))
+        if claim is None or claim.namespace != namespace:
+            continue
+        mine[claim.metadata.uid or ""] = claim
+    return list(mine.values())
 
 
 def node_dra_gpus(state: KaiState, node: str) -> int:
@@ -331,16 +455,6 @@ def _claim_error(config: KaiConfig, job: KaiJob, task: KaiTask, name: str,
 
 # --- the event handlers -------------------------------------------------------------------
 
-def _consumer(task: KaiTask) -> ResourceClaimConsumerReference:
-    # The pod's UID is its name here: the snapshot has no UIDs of its own.
-    return ResourceClaimConsumerReference(resource=_PODS, name=task.name, uid=task.name)
-
-
-def _is_consumer(ref: ResourceClaimConsumerReference, task: KaiTask) -> bool:
-    return (ref.resource == _PODS and not ref.api_group and ref.name == task.name
-            and ref.uid == task.name)
-
-
 def _with_status(claim: ResourceClaim, allocation: AllocationResult | None,
                  reserved: list[ResourceClaimConsumerReference]) -> ResourceClaim:
     status = msgspec.structs.replace(claim.status, allocation=allocation, reserved_for=reserved)
@@ -367,9 +481,8 @@ def on_place(session: _Session, pod: _Pod, node: str,
         claim = dra.claims.get(key)
         if claim is None:
             continue
-        reserved = list(claim.status.reserved_for)
-        if not any(_is_consumer(r, task) for r in reserved):
-            reserved.append(_consumer(task))
+        # the pod's UID is its name here: the snapshot has no UIDs of its own
+        reserved = upsert_reserved_for(claim.status.reserved_for, task.name, task.name)
         allocation = memory.get(name) or claim.status.allocation
         if allocation is None:
             outcome = dra.allocator.allocate([_with_status(claim, None, [])], view,
@@ -421,7 +534,7 @@ def _release(session: _Session, pod: _Pod) -> None:
         claim = dra.claims.get(key)
         if claim is None:
             continue
-        reserved = [r for r in claim.status.reserved_for if not _is_consumer(r, task)]
+        reserved = remove_reserved_for(claim.status.reserved_for, task.name, task.name)
         allocation = claim.status.allocation if reserved else None
         dra.put(key, _with_status(claim, allocation, reserved))
         memory[name] = allocation
