@@ -289,9 +289,12 @@ def build_jobs(jobs_in: list[Mapping[str, Any]]) -> dict[str, KaiJob]:
         tasks_in = job.get("Tasks") or []
         min_member, subgroups, job_topology, has_default = _subgroups(
             job.get("RootSubGroupSet"), len(tasks_in))
-        if subgroups and not has_default and any(not t.get("SubGroupName") for t in tasks_in):
-            # The builder puts such tasks in a default pod set of all the job's tasks.
-            subgroups += (KaiSubGroup(DEFAULT_SUBGROUP, len(tasks_in)),)
+        if not has_default and any(not t.get("SubGroupName") for t in tasks_in):
+            # The builder puts such tasks in a default pod set of all the job's tasks
+            # (jobs_fake: also when the RootSubGroupSet has no pod set of its own, e.g.
+            # one made only to carry a topology constraint).
+            if subgroups:
+                subgroups += (KaiSubGroup(DEFAULT_SUBGROUP, len(tasks_in)),)
             min_member += len(tasks_in)
         allocated = any(t.get("State") in ALLOCATED for t in tasks_in)
         tasks: list[KaiTask] = []
@@ -371,6 +374,20 @@ def build_nodes(nodes_in: Mapping[str, Mapping[str, Any]]) -> dict[str, KaiNode]
     return out
 
 
+def _affinity_to_node_names(jobs: dict[str, KaiJob], nodes: Mapping[str, KaiNode],
+                            ) -> dict[str, KaiJob]:
+    """tasks_fake turns NodeAffinityNames into a required node affinity ``In`` on the
+    ``kai.scheduler/type`` label, which nodes_fake sets to the node's name unless the
+    table's Labels override it: the nodes whose label value is listed."""
+    def names(values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(n for n, node in nodes.items()
+                            if node.labels.get(NODE_AFFINITY_KEY, n) in values))
+    return {name: dataclasses.replace(job, tasks=tuple(
+                dataclasses.replace(t, node_names=names(t.node_names)) if t.node_names else t
+                for t in job.tasks))
+            for name, job in jobs.items()}
+
+
 def build_state(case: Mapping[str, Any], topology: Mapping[str, Any] | None = None) -> KaiState:
     """The session snapshot upstream's BuildSession makes of the case's values."""
     topology = expand_generated(case["topology"] if topology is None else topology)
@@ -397,10 +414,11 @@ def build_state(case: Mapping[str, Any], topology: Mapping[str, Any] | None = No
         config_changes["plugins"] = tuple(
             KaiPlugin(p["Name"], {str(k): str(v) for k, v in (p.get("Arguments") or {}).items()})
             for t in conf["Tiers"] for p in t.get("Plugins", []))
+    nodes = build_nodes(topology.get("Nodes") or {})
     state = KaiState(
-        nodes=build_nodes(topology.get("Nodes") or {}),
+        nodes=nodes,
         queues=build_queues(topology),
-        jobs=build_jobs(list(topology.get("Jobs") or [])),
+        jobs=_affinity_to_node_names(build_jobs(list(topology.get("Jobs") or [])), nodes),
         config=dataclasses.replace(KaiConfig(), **config_changes),
         now=0.0,
     )
