@@ -186,6 +186,9 @@ class KaiJob:
     subgroups: tuple[KaiSubGroup, ...] = ()
     topology: TopologyConstraint | None = None
     stale_since: float | None = None
+    # seconds: the PodGroup's kai.scheduler/last-start-timestamp annotation (the
+    # minruntime plugin's clock); None: never started, never protected
+    last_start: float | None = None
 
     def is_preemptible(self) -> bool:
         if self.preemptible is not None:

@@ -14,28 +14,36 @@ import functools
 
 from dralab.queueing.kai.actions.common import non_preemptible_over_quota, tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
-from dralab.queueing.kai.actions.solver import solve_job, victim_jobs
+from dralab.queueing.kai.actions.solver import VictimScenario, solve_job, victim_jobs
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
+from dralab.queueing.kai.plugins import minruntime
 
 __all__ = ["preempt"]
 
 
-def _victim_filter(preemptor: SessionJob) -> _Filter:
-    return _Filter(preemptor)
+def _victim_filter(preemptor: SessionJob, session: Session) -> _Filter:
+    return _Filter(preemptor, session)
 
 
 class _Filter:
-    def __init__(self, preemptor: SessionJob) -> None:
+    def __init__(self, preemptor: SessionJob, session: Session) -> None:
         self.preemptor = preemptor
+        self.session = session
 
     def __call__(self, job: SessionJob) -> bool:
         return (job.is_preemptible() and job.spec.priority < self.preemptor.spec.priority
                 and job.queue == self.preemptor.queue and job.name != self.preemptor.name
-                and job.count(ACTIVE_ALLOCATED) > 0)
+                and job.count(ACTIVE_ALLOCATED) > 0
+                and minruntime.victim_allowed(self.session, "preempt", self.preemptor, job))
 
 
 def _victims(session: Session, keep: _Filter) -> JobsOrder:
     return JobsOrder(session, victim_jobs(session, keep), victims=True)
+
+
+def _min_runtime(session: Session, scenario: VictimScenario, _: dict[str, float]) -> bool:
+    return minruntime.scenario_valid(session, "preempt", scenario.preemptor,
+                                     scenario.victims())
 
 
 def preempt(session: Session) -> None:
@@ -48,7 +56,7 @@ def preempt(session: Session) -> None:
         if non_preemptible_over_quota(session, job, tasks_to_allocate(job, real=False)):
             continue
         statement = solve_job(session, job, "preempt",
-                              functools.partial(_victims, session, _Filter(job)),
-                              validator=None)
+                              functools.partial(_victims, session, _Filter(job, session)),
+                              validator=_min_runtime)
         if statement is not None:
             statement.commit()

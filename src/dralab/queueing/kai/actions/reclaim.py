@@ -20,6 +20,7 @@ from dralab.queueing.kai.actions.common import tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
 from dralab.queueing.kai.actions.solver import VictimScenario, solve_job
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob, SessionTask
+from dralab.queueing.kai.plugins import minruntime
 from dralab.queueing.kai.shares import QueueShare
 
 __all__ = ["reclaim"]
@@ -28,7 +29,8 @@ __all__ = ["reclaim"]
 def _victims(session: Session, reclaimer: SessionJob) -> JobsOrder:
     jobs = [job for job in session.jobs.values()
             if job.queue != reclaimer.queue and job.is_preemptible()
-            and job.count(ACTIVE_ALLOCATED) > 0]
+            and job.count(ACTIVE_ALLOCATED) > 0
+            and minruntime.victim_allowed(session, "reclaim", reclaimer, job)]
     return JobsOrder(session, jobs, victims=True)
 
 
@@ -58,7 +60,8 @@ class _Validator:
                  required: dict[str, float]) -> bool:
         return reclaimable.reclaimable(
             self.shares, self.reclaimer.queue, required, self.reclaimer.is_preemptible(),
-            _victims_by_queue(session, scenario))
+            _victims_by_queue(session, scenario)) and minruntime.scenario_valid(
+            session, "reclaim", self.reclaimer, scenario.victims())
 
 
 def _required(session: Session, pending: list[SessionTask]) -> dict[str, float]:
