@@ -192,6 +192,13 @@ def test_other_schedulers_pods_take_node_resources() -> None:
     assert snap.not_kai == ["ns/other"] and snap.state.jobs == {}
 
 
+def test_nominated_node() -> None:
+    pod = _pod("nom", labels={"kai.scheduler/queue": "default-queue"})
+    pod["status"] = {"phase": "Pending", "nominatedNodeName": "gpu-node-2"}
+    (job,) = _read(QUEUES, NODES, extra=[pod]).state.jobs.values()
+    assert job.tasks[0].nominated_node == "gpu-node-2"
+
+
 def test_running_pod_is_a_bound_task() -> None:
     pod = _pod("run", labels={"kai.scheduler/queue": "default-queue",
                               "runai-gpu-group": "g1"},

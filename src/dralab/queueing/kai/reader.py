@@ -329,7 +329,7 @@ def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
         mig=mig, node_names=_node_names(pod), node_selector=dict(pod.spec.node_selector),
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
-        template_claims=made,
+        template_claims=made, nominated_node=pod.status.nominated_node_name or None,
         started=_started(pod, last_start))
 
 
