@@ -353,3 +353,23 @@ def test_dra_claims_templates_slices_and_classes() -> None:
     assert made.startswith("dra-gpu-") and f"ns/{made}" in state.resource_claims
     assert [s.metadata.name for s in state.resource_slices] == ["gpu-node-1-gpus"]
     assert set(state.device_classes) == {"gpu.nvidia.com"}
+
+
+def test_workload_templates_are_admitted_as_their_pods_will_be() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns"},
+           "spec": {"template": {
+               "metadata": {"annotations": {"gpu-fraction": "1.5"}},
+               "spec": {"schedulerName": "kai-scheduler", "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "i"}]}}}}
+    assert _problems(SHARING, job) == [
+        "in.yaml:2 Job ns/j: spec.template.metadata.annotations.gpu-fraction: gpu-fraction "
+        "annotation value must be a positive number smaller than 1.0"]
+
+
+def test_config_scheduler_name_decides_whose_pods() -> None:
+    config = {**SHARING, "spec": {"global": {"schedulerName": "kai"}}}
+    pod = _pod("p", labels={"kai.scheduler/queue": "default-queue"})
+    snap = _read(QUEUES, NODES, extra=[config, pod])
+    assert snap.state.jobs == {} and snap.not_kai == ["ns/p"]
+    pod["spec"]["schedulerName"] = "kai"
+    assert len(_read(QUEUES, NODES, extra=[config, pod]).state.jobs) == 1

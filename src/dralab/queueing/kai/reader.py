@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dralab.api.base import KubeObject
-from dralab.api.codec import DecodeError
+from dralab.api.codec import DecodeError, decode
 from dralab.api.core import Node, Pod, PriorityClass
 from dralab.api.durations import parse_go_duration
 from dralab.api.errors import InputError, LoadError
@@ -162,11 +162,12 @@ def load_kai_snapshot(docs: Sequence[Document]) -> tuple[list[KubeObject], list[
         objects.append(obj)
         decoded.append((doc, obj))
     sharing = _gpu_sharing(objects)
-    for doc, obj in decoded:
-        if isinstance(obj, Pod):
-            problems += [f"{doc.describe()}: {path}: {message}"
-                         for path, message in gpu_request_problems(obj, sharing)]
     inputs = _split(objects)
+    for doc, obj in decoded:
+        for prefix, pod in _pods_to_admit(obj):
+            problems += [f"{doc.describe()}: {prefix}{path}: {message}"
+                         for path, message in gpu_request_problems(
+                             pod, sharing, inputs.scheduler_name)]
     name = config_map_name(inputs.scheduler_name, inputs.shard_name)
     for doc, obj in decoded:
         if is_scheduler_config_map(obj, name):
@@ -179,6 +180,29 @@ def load_kai_snapshot(docs: Sequence[Document]) -> tuple[list[KubeObject], list[
             problems.append(f"{found[1].describe()}: a second {kind.KIND} (the first is "
                             f"{found[0].where}): dralab runs one KAI scheduler")
     return objects, problems
+
+
+_TEMPLATE_PATHS = (("spec", "template"), ("spec", "jobTemplate", "spec", "template"))
+
+
+def _pods_to_admit(obj: KubeObject) -> list[tuple[str, Pod]]:
+    """The pods KAI's webhook will see of ``obj``: a Pod itself, a workload's pod
+    template (its pods are refused at creation, so the workload never runs), with the
+    field path prefix of the template."""
+    if isinstance(obj, Pod):
+        return [("", obj)]
+    for path in _TEMPLATE_PATHS:
+        at: Any = obj.raw
+        for key in path:
+            at = at.get(key) if isinstance(at, dict) else None
+        if isinstance(at, dict) and isinstance(at.get("spec"), dict):
+            try:
+                pod = decode({"apiVersion": "v1", "kind": "Pod",
+                              "metadata": at.get("metadata") or {}, "spec": at["spec"]})
+            except DecodeError:
+                return []   # the workload's own validation names that
+            return [(".".join(path) + ".", pod)] if isinstance(pod, Pod) else []
+    return []
 
 
 def _gpu_sharing(objects: Sequence[KubeObject]) -> bool:
@@ -563,14 +587,15 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     # created, before any scheduler sees it
     claim_names = random.Random("kai:claims")
     for info in list(cluster.pods.values()):
-        if info.pod.spec.scheduler_name == KAI_SCHEDULER_NAME and not info.pod.spec.node_name:
+        if info.pod.spec.scheduler_name == inputs.scheduler_name \
+                and not info.pod.spec.node_name:
             ensure_pod_claims(cluster, info, claim_names)
     for info in cluster.pods.values():
         pod = info.pod
         namespace = pod.metadata.namespace or "default"
         key = f"{namespace}/{pod.metadata.name}"
         terminal = pod.status.phase in ("Succeeded", "Failed")
-        if pod.spec.scheduler_name != KAI_SCHEDULER_NAME:
+        if pod.spec.scheduler_name != inputs.scheduler_name:
             if pod.spec.node_name and not terminal:
                 into = used.setdefault(pod.spec.node_name, {})
                 for name, value in {**_pod_requests(pod), "pods": 1000.0}.items():

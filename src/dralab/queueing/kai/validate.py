@@ -246,11 +246,13 @@ def _has_gpu_limit(pod: Pod) -> bool:
                for c in [*pod.spec.containers, *pod.spec.init_containers])
 
 
-def gpu_request_problems(pod: Pod, gpu_sharing: bool) -> list[Problem]:
+def gpu_request_problems(pod: Pod, gpu_sharing: bool,
+                         scheduler_name: str = KAI_SCHEDULER_NAME) -> list[Problem]:
     """KAI's admission of a pod's GPU request (the gpusharing plugin's Validate: sharing
     must be enabled for a fraction, then binder's ValidateGpuRequests), first problem
-    only, as the webhook returns one error. Pods of other schedulers are not KAI's."""
-    if pod.spec.scheduler_name != KAI_SCHEDULER_NAME:
+    only, as the webhook returns one error. Pods of other schedulers than
+    ``scheduler_name`` (Config spec.global.schedulerName) are not KAI's."""
+    if pod.spec.scheduler_name != scheduler_name:
         return []
     annotations = pod.metadata.annotations
     fraction = annotations.get(GPU_FRACTION)
