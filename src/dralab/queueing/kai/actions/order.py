@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
+from dralab.queueing.kai.plugins import elastic
 from dralab.queueing.kai.shares import QueueShare, less, less_equal, less_in_at_least_one
 
 __all__ = ["JobsOrder", "job_cmp", "queue_cmp"]
@@ -39,27 +40,13 @@ __all__ = ["JobsOrder", "job_cmp", "queue_cmp"]
 _RESOURCES = ("cpu", "memory", "gpu")
 
 
-def _elastic_state(job: SessionJob) -> int:
-    """-1 below the gang minimum in some pod set, 0 exactly at it, 1 above."""
-    exact = True
-    for podset, minimum in job.podsets().items():
-        allocated = job.count(ACTIVE_ALLOCATED, podset)
-        if allocated < minimum:
-            return -1
-        if allocated > minimum:
-            exact = False
-    return 0 if exact else 1
-
-
 def job_cmp(left: SessionJob, right: SessionJob) -> int:
     """-1 when ``left`` goes first (ssn.JobOrderFn)."""
     if left.spec.priority != right.spec.priority:
         return -1 if left.spec.priority > right.spec.priority else 1
-    le, re = _elastic_state(left), _elastic_state(right)
-    if (le == -1 and re != -1) or (le == 0 and re == 1):
-        return -1
-    if (le != -1 and re == -1) or (le == 1 and re == 0):
-        return 1
+    order = elastic.job_order(elastic.job_state(left), elastic.job_state(right))
+    if order:
+        return order
     if left.spec.created != right.spec.created:
         return -1 if left.spec.created < right.spec.created else 1
     return -1 if left.name < right.name else (1 if left.name > right.name else 0)
