@@ -373,3 +373,34 @@ def test_config_scheduler_name_decides_whose_pods() -> None:
     assert snap.state.jobs == {} and snap.not_kai == ["ns/p"]
     pod["spec"]["schedulerName"] = "kai"
     assert len(_read(QUEUES, NODES, extra=[config, pod]).state.jobs) == 1
+
+
+def _node(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec, "status": {"allocatable": {"cpu": "8", "nvidia.com/gpu": "1"}}}
+
+
+def test_node_filters_become_node_names() -> None:
+    # KAI's predicates: NodeAffinity, TaintToleration and NodeUnschedulable on the node
+    nodes = [_node("h100", {"gpu": "h100"}), _node("a100", {"gpu": "a100"}),
+             _node("tainted", {"gpu": "h100"},
+                   taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]),
+             _node("cordoned", {"gpu": "h100"}, unschedulable=True)]
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "gpu", "operator": "In", "values": ["h100"]}]}]}}}
+    picky = _pod("picky", labels={"kai.scheduler/queue": "default-queue"},
+                 spec={"affinity": affinity})
+    tolerant = _pod("tolerant", labels={"kai.scheduler/queue": "default-queue"},
+                    spec={"tolerations": [{"operator": "Exists"}]})
+    nowhere = _pod("nowhere", labels={"kai.scheduler/queue": "default-queue"},
+                   spec={"affinity": {**affinity, "nodeAffinity": {
+                       "requiredDuringSchedulingIgnoredDuringExecution": {
+                           "nodeSelectorTerms": [{"matchFields": [
+                               {"key": "metadata.name", "operator": "In",
+                                "values": ["gone"]}]}]}}}})
+    state = _read(QUEUES, extra=[*nodes, picky, tolerant, nowhere]).state
+    names = {j.tasks[0].name: j.tasks[0].node_names for j in state.jobs.values()}
+    assert names["picky"] == ("h100",)
+    assert names["tolerant"] == ()          # tolerates the taint and the cordon: any node
+    assert names["nowhere"] == ("",)        # no node passes

@@ -31,16 +31,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from dralab.allocator.nodes import NodeView, compile_node_selector
 from dralab.api.base import KubeObject
 from dralab.api.codec import DecodeError, decode
-from dralab.api.core import Node, Pod, PriorityClass
+from dralab.api.core import Node, Pod, PriorityClass, Taint
 from dralab.api.durations import parse_go_duration
 from dralab.api.errors import InputError, LoadError
 from dralab.api.io import Document, decode_document
 from dralab.api.quantity import Quantity
+from dralab.api.taints import tolerates
 from dralab.cluster import snapshot_moment
 from dralab.controllers.resourceclaims import ensure_pod_claims, pod_claim_keys
 from dralab.controllers.snapshotbuild import build_cluster
+from dralab.scheduler.plugins.helpers import find_untolerated_taint
+from dralab.scheduler.plugins.nodeunschedulable import UNSCHEDULABLE_TAINT
 from dralab.validation.check import validate_documents
 
 from .model import (
@@ -291,18 +295,31 @@ def _gpu_groups(pod: Pod) -> tuple[str, ...]:
     return (labels[GPU_GROUP_LABEL], *extra)
 
 
-def _node_names(pod: Pod) -> tuple[str, ...]:
-    """Required node affinity on metadata.name (matchFields In), as node names."""
+def _blocks(taint: Taint) -> bool:
+    return taint.effect in ("NoSchedule", "NoExecute")
+
+
+def _node_names(pod: Pod, nodes: Sequence[Node]) -> tuple[str, ...]:
+    """The snapshot's nodes the pod may go to, as KaiTask.node_names: KAI's predicates
+    run Kubernetes' NodeAffinity (required terms; nodeSelector stays node_selector),
+    TaintToleration (NoSchedule/NoExecute) and NodeUnschedulable filters, which look at
+    the node object only, so they are decided here once. () when every node passes;
+    ("",) when none does (no node has an empty name)."""
     affinity = pod.spec.affinity
     node_affinity = affinity.node_affinity if affinity is not None else None
     required = node_affinity.required_during_scheduling_ignored_during_execution \
         if node_affinity is not None else None
-    names: list[str] = []
-    for term in required.node_selector_terms if required is not None else []:
-        for req in term.match_fields:
-            if req.key == "metadata.name" and req.operator == "In":
-                names += [n for n in req.values if n not in names]
-    return tuple(names)
+    compiled = compile_node_selector(required) \
+        if required is not None and required.node_selector_terms else None
+    tolerations = pod.spec.tolerations
+    cordon_ok = any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations)
+    allowed = [node.metadata.name or "" for node in nodes
+               if (compiled is None or compiled.matches(NodeView.of(node)))
+               and (not node.spec.unschedulable or cordon_ok)
+               and find_untolerated_taint(node.spec.taints, tolerations, _blocks) is None]
+    if len(allowed) == len(nodes):
+        return ()
+    return tuple(allowed) or ("",)
 
 
 def _started(pod: Pod, last_start: float | None) -> float | None:
@@ -317,7 +334,8 @@ def _started(pod: Pod, last_start: float | None) -> float | None:
     return _seconds(start if isinstance(start, str) else pod.metadata.creation_timestamp)
 
 
-def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
+def _task(pod: Pod, job: str, nodes: Sequence[Node], last_start: float | None = None
+          ) -> KaiTask:
     requests = _pod_requests(pod)
     annotations = pod.metadata.annotations
     gpus = requests.get(NVIDIA_GPU, 0.0) / 1000
@@ -350,7 +368,7 @@ def _task(pod: Pod, job: str, last_start: float | None = None) -> KaiTask:
         node=pod.spec.node_name or None, gpus=gpus, gpu_memory_mib=gpu_memory,
         fraction_devices=devices, cpu_milli=requests.get("cpu", 0.0),
         memory_bytes=requests.get("memory", 0.0) / 1000, gpu_groups=_gpu_groups(pod),
-        mig=mig, node_names=_node_names(pod), node_selector=dict(pod.spec.node_selector),
+        mig=mig, node_names=_node_names(pod, nodes), node_selector=dict(pod.spec.node_selector),
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
         template_claims=made, nominated_node=pod.status.nominated_node_name or None,
@@ -628,6 +646,7 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     state.queues = queues
     state.nodes = {name: _node(cluster.nodes[name].node, used.get(name, {}))
                    for name in cluster.nodes if name in node_names}
+    kai_nodes = [cluster.nodes[name].node for name in cluster.nodes if name in node_names]
     by_name: dict[str, str] = {}
     for (namespace, name), group in groups.items():
         if name in by_name:
@@ -641,7 +660,7 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             continue
         tasks = []
         for pod in group.pods:
-            task = _task(pod, name, group.last_start)
+            task = _task(pod, name, kai_nodes, group.last_start)
             tasks.append(task)
             snapshot.pods[(name, task.name)] = pod
         priority = classes.get(group.priority_class, default_priority) \
