@@ -404,3 +404,11 @@ def test_node_filters_become_node_names() -> None:
     assert names["picky"] == ("h100",)
     assert names["tolerant"] == ()          # tolerates the taint and the cordon: any node
     assert names["nowhere"] == ("",)        # no node passes
+
+
+def test_restrict_node_scheduling() -> None:
+    shard = {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+             "metadata": {"name": "default"},
+             "spec": {"args": {"restrict-node-scheduling": "true"}}}
+    marked = _node("marked", {"node-role.kubernetes.io/gpu-worker": ""})
+    assert set(_read(NODES, extra=[shard, marked]).state.nodes) == {"marked"}

@@ -117,6 +117,8 @@ MIG_PREFIX = "nvidia.com/mig-"
 DEFAULT_GPU_MEMORY_MIB = 100
 _TIB_IN_MIB = 1024 * 1024
 _MIG = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb$")
+# constants.DefaultGPUWorkerNodeLabelKey / DefaultCPUWorkerNodeLabelKey
+_WORKER_LABELS = ("node-role.kubernetes.io/gpu-worker", "node-role.kubernetes.io/cpu-worker")
 # the scheduler's flag defaults (cmd/scheduler/app/options)
 _MAX_CONSOLIDATION_PREEMPTEES = 16
 
@@ -595,8 +597,14 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
         for g in inputs.groups if _in_partition(g.metadata.labels, pool_key, pool)}
     owners = {(o.KIND or o.kind, o.metadata.namespace or "default", o.metadata.name or ""): o
               for o in inputs.others if o.metadata.name}
+    args = inputs.shard.spec.args if inputs.shard is not None else {}
+    # --restrict-node-scheduling (filterUnmarkedNodes): only nodes marked as GPU or CPU
+    # workers are the scheduler's
+    restrict = go_bool(args.get("restrict-node-scheduling", "false")) is True
     node_names = {name for name, info in cluster.nodes.items()
-                  if _in_partition(info.node.metadata.labels, pool_key, pool)}
+                  if _in_partition(info.node.metadata.labels, pool_key, pool)
+                  and (not restrict or any(k in info.node.metadata.labels
+                                           for k in _WORKER_LABELS))}
     used: dict[str, dict[str, float]] = {}
     snapshot = KaiSnapshot(KaiState(config=config), gpu_sharing=_gpu_sharing(objects),
                            shard=inputs.shard.metadata.name or "default"

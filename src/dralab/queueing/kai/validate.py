@@ -172,10 +172,11 @@ def _args(args: Mapping[str, str]) -> Iterator[Problem]:
     if value is not None and not re.fullmatch(r"[+-]?[0-9]+", value):
         yield "spec.args.max-consolidation-preemptees", \
             f'invalid argument "{value}": strconv.ParseInt: parsing "{value}": invalid syntax'
-    value = args.get("allow-consolidating-reclaim")
-    if value is not None and go_bool(value) is None:
-        yield "spec.args.allow-consolidating-reclaim", \
-            f'invalid argument "{value}": strconv.ParseBool: parsing "{value}": invalid syntax'
+    for flag in ("allow-consolidating-reclaim", "restrict-node-scheduling"):
+        value = args.get(flag)
+        if value is not None and go_bool(value) is None:
+            yield f"spec.args.{flag}", (f'invalid argument "{value}": strconv.ParseBool: '
+                                        f'parsing "{value}": invalid syntax')
     yield from _duration("spec.args.default-staleness-grace-period",
                          args.get("default-staleness-grace-period"))
 
