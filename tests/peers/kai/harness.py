@@ -425,6 +425,8 @@ def build_state(case: Mapping[str, Any], topology: Mapping[str, Any] | None = No
     if topology.get("TestDRAObjects"):
         (state.resource_claims, state.resource_slices,
          state.device_classes) = dra_objects.build_dra(topology["TestDRAObjects"])
+        # nodes_fake never sets NodeInfo.HasDRAGPUs (only the real cluster snapshot does)
+        state.dra_nodes_refuse_device_plugin_gpus = False
     if topology.get("Topologies"):
         levels = {t["ObjectMeta"]["Name"]: tuple(level["NodeLabel"] for level in
                                                  t["Spec"]["Levels"])

@@ -312,6 +312,8 @@ class DraBook:
     state: KaiState
     claims: dict[str, ResourceClaim]
     allocator: Allocator
+    # nodes KAI marks HasDRAGPUs (they refuse device-plugin GPU requests)
+    dra_gpu_nodes: frozenset[str] = frozenset()
     memory: dict[tuple[str, str], dict[str, AllocationResult | None]] = field(
         default_factory=dict)
 
@@ -319,8 +321,10 @@ class DraBook:
     def of(cls, state: KaiState) -> DraBook:
         claims = dict(state.resource_claims)
         allocated = AllocatedState.from_claims(claims.values())
+        marked = frozenset(n for n in state.nodes if node_dra_gpus(state, n)) \
+            if state.dra_nodes_refuse_device_plugin_gpus else frozenset()
         return cls(state, claims, Allocator(state.resource_slices, state.device_classes,
-                                            allocated))
+                                            allocated), marked)
 
     def put(self, key: str, claim: ResourceClaim) -> None:
         """Store ``claim``, keeping the allocated devices in step."""
@@ -402,11 +406,15 @@ def pre_filter_error(config: KaiConfig, claims: Mapping[str, ResourceClaim], job
 
 
 def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode) -> str | None:
-    """Why ``task`` cannot go to ``node`` for its claims, or None: the pre-filter, then
-    Kubernetes' DynamicResources filter on the node."""
+    """Why ``task`` cannot go to ``node`` for DRA, or None: a device-plugin GPU request
+    on a node with DRA GPUs (PredicateByNodeResourcesType), then for a pod with claims
+    the pre-filter and Kubernetes' DynamicResources filter on the node."""
+    dra = book(session)
+    if node.name in dra.dra_gpu_nodes and _device_plugin_gpus(session.state, job, task) > 0:
+        return "device-plugin GPU requests cannot be scheduled on DRA-only nodes"
     if not task.claims:
         return None
-    claims = book(session).claims
+    claims = dra.claims
     error = pre_filter_error(session.config, claims, job, task)
     if error is not None:
         return error
@@ -430,6 +438,13 @@ def predicate_error(session: _Session, job: KaiJob, task: KaiTask, node: KaiNode
         if not isinstance(outcome, Allocated):
             return getattr(outcome, "reason", None) or "cannot allocate all claims"
     return None
+
+
+def _device_plugin_gpus(state: KaiState, job: KaiJob, task: KaiTask) -> float:
+    """ResReq.GPUs(): the task's GPUs without those :func:`with_dra_gpus` folded in."""
+    if task.claims and not task.gpu_memory_mib and task.gpus == int(task.gpus):
+        return task.gpus - task_dra_gpus(state, job, task)
+    return task.gpus
 
 
 def _claim_error(config: KaiConfig, job: KaiJob, task: KaiTask, name: str,

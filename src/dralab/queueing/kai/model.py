@@ -250,3 +250,7 @@ class KaiState:
     resource_claims: dict[str, ResourceClaim] = field(default_factory=dict)
     resource_slices: tuple[ResourceSlice, ...] = ()
     device_classes: dict[str, DeviceClass] = field(default_factory=dict)
+    # KAI's cluster snapshot marks a node with DRA GPUs (NodeInfo.HasDRAGPUs) and then
+    # refuses device-plugin GPU requests there (a "temporary fix" upstream); upstream's
+    # test builder (nodes_fake) never marks a node, so the ported tables turn this off
+    dra_nodes_refuse_device_plugin_gpus: bool = True
