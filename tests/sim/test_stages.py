@@ -107,9 +107,9 @@ def test_removed_gpus_leave_the_capacity_and_come_back_with_their_node() -> None
 
 def test_modes_resolve_once_and_keep_their_names_and_labels() -> None:
     assert resolve_mode("dra") is DRA and resolve_mode(DEVICE_PLUGIN) is DEVICE_PLUGIN
-    assert list(MODES) == ["device-plugin", "dra"]
+    assert list(MODES) == ["device-plugin", "dra", "kai"]
     assert MODE_LABELS == {"device-plugin": "Device plugin (whole GPUs)",
-                           "dra": "DRA (MIG + sharing)"}
+                           "dra": "DRA (MIG + sharing)", "kai": "KAI Scheduler"}
     with pytest.raises(KeyError):
         resolve_mode("gpu-operator")
     s = scenario([])

@@ -96,4 +96,13 @@ TERMS: tuple[tuple[str, str], ...] = (
                                 "the last reason."),
     ("Failure modes", "Pods that never started, grouped by job kind and the scheduler's last "
                       "reason."),
+    ("KAI queues", "The kai mode, per KAI Queue (a parent sums its children): GPU quota "
+                   "(deserved), fair share and allocation as KAI's proportion plugin had "
+                   "them after each session, averaged over time, in KAI's GPU units (a MIG "
+                   "instance counts its compute slices, 1g.10gb: 1); jobs started (a job "
+                   "evicted whole and started again counts again) and jobs with pods "
+                   "evicted (reclaim, preemption, consolidation, stale gangs); job wait: "
+                   "from a job's arrival (or losing its last pod) to its gang starting. "
+                   "KAI has no admission step before scheduling, so a KAI pod's scheduling "
+                   "wait includes its time in queue; Kueue's is after admission."),
 )

@@ -269,6 +269,36 @@ def _queues(result: SimulationResult) -> str:
             f"{escape(GLOSSARY['admission_wait_p50'])}</p>\n</section>")
 
 
+def _kai_queues(result: SimulationResult) -> str:
+    """Per KAI Queue and mode (the kai mode): GPU quota, fair share and allocation
+    (time-weighted means), jobs started and evicted, and job waits ("" when no mode
+    ran KAI)."""
+    rows: list[str] = []
+    for mode in result.modes:
+        for queue, m in mode.kai_queues.items():
+            waits = sorted(m.waits)
+            p50 = percentile(waits, 50) if waits else float("nan")
+            p90 = percentile(waits, 90) if waits else float("nan")
+            gpus = "".join(f"<td>{m.mean(column):.2f}</td>" for column in (1, 2, 3))
+            rows.append(f"<tr><td>{escape(mode.label)}</td><th scope=\"row\">{escape(queue)}</th>"
+                        f"<td>{escape(m.parent or '')}</td>{gpus}"
+                        f"<td>{m.started}</td><td>{m.evicted}</td>"
+                        f"<td>{escape(format_value('duration', p50))}</td>"
+                        f"<td>{escape(format_value('duration', p90))}</td></tr>")
+    if not rows:
+        return ""
+    body = "\n".join(rows)
+    return (f'<section id="kai-queues">\n<h2>KAI queues</h2>\n<table class="comparison" '
+            f'id="kai-queue-table">\n<thead><tr><th scope="col">Mode</th>'
+            f'<th scope="col">Queue</th><th scope="col">Parent</th>'
+            f'<th scope="col">GPU quota (deserved)</th><th scope="col">GPU fair share</th>'
+            f'<th scope="col">GPUs allocated</th><th scope="col">Jobs started</th>'
+            f'<th scope="col">Jobs evicted</th><th scope="col">Job wait p50</th>'
+            f'<th scope="col">Job wait p90</th></tr></thead>\n<tbody>\n{body}\n'
+            f"</tbody></table>\n"
+            f'<p class="note">{escape(_TERMS["KAI queues"])}</p>\n</section>')
+
+
 def _pools(result: SimulationResult) -> str:
     """Autoscaling: the numbers the terminal prints, per mode, then per autoscaled pool
     and mode: nodes (min, max, peak), node-hours, scale-ups and -downs, cost ("" when
@@ -388,6 +418,7 @@ in its own rows. Every number is defined in the <a href="#glossary">glossary</a>
 {_measured(result) if timings else ""}
 {_failures(result)}
 {_queues(result)}
+{_kai_queues(result)}
 {_pools(result)}
 <section id="plots-section">
 <h2>Plots</h2>

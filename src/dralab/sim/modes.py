@@ -12,6 +12,10 @@ results keep those names and their labels); they are resolved once, here, to
   it (``fleets.device_plugin_fleet``); a pod asks for whole GPUs as the
   ``nvidia.com/gpu`` extended resource (a manifest's claims translated, see
   ``devplugin``); GPUs are counted from the nodes' requested resources.
+* ``KAI`` sees the device plugin's nodes too, but KAI Scheduler places the pods
+  (``sim.kai``, ``stages.kai``): whole GPUs, static-MIG devices and KAI's shared GPUs
+  (``gpu-memory``); its ``pod_scheduler`` tells the run to wire KAI's session in
+  place of Kueue's admission and kube-scheduler.
 
 A new mode is one more ``Mode`` subclass and an entry in ``MODES`` (and in
 ``spec.MODES``, the names a scenario may compare).
@@ -22,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod
 from dralab.api.quantity import Quantity
@@ -30,7 +36,7 @@ from dralab.cluster import ClusterState
 from dralab.fleet import Fleet, parse_fleet
 from dralab.fleet.generate import GeneratedFleet
 
-from .devplugin import GPU_RESOURCE
+from .devplugin import GPU_RESOURCE, mig_resource
 from .fleets import (
     device_plugin_fleet,
     device_plugin_fleet_spec,
@@ -40,6 +46,7 @@ from .fleets import (
     mig_fraction,
 )
 from .jobs import Arrival, make_pod
+from .kai import GPU_MEMORY_ANNOTATION, KaiAccounting
 from .kinds import check_translations, device_plugin_prototypes, template_objects
 from .model import Kind, KindDevices
 from .observe import Accounting, ClaimAccounting, ExtendedResourceAccounting
@@ -47,9 +54,10 @@ from .observe import Accounting, ClaimAccounting, ExtendedResourceAccounting
 if TYPE_CHECKING:
     from .parsedscenario import ParsedScenario
 
-__all__ = ["DEVICE_PLUGIN", "DRA", "MODES", "DevicePluginMode", "DraMode", "Mode",
-           "check_modes", "mode_objects", "resolve_mode", "resolve_modes"]
+__all__ = ["DEVICE_PLUGIN", "DRA", "KAI", "MODES", "DevicePluginMode", "DraMode", "KaiMode",
+           "Mode", "check_modes", "mode_objects", "resolve_mode", "resolve_modes"]
 
+_MIB = 1024 * 1024
 Demand = tuple[int, float, int]  # (GPUs, per-GPU share 0..1, memory MiB for shares)
 
 
@@ -58,6 +66,9 @@ class Mode:
 
     name: str
     label: str
+    # Who places the pods: kube-scheduler (behind Kueue with spec.queueing.kueue) or
+    # KAI Scheduler's session (``stages.kai``).
+    pod_scheduler: str = "kube-scheduler"
 
     def __repr__(self) -> str:
         return f"<Mode {self.name}>"
@@ -191,9 +202,63 @@ class DevicePluginMode(Mode):
         return ExtendedResourceAccounting(cluster, GPU_RESOURCE)
 
 
+class KaiMode(DevicePluginMode):
+    """KAI Scheduler as the pod scheduler (``sim.kai``): the device plugin's nodes, and
+    pods asking for whole GPUs, one static-MIG device of their profile, or GPU memory of
+    a shared GPU (KAI's ``gpu-memory`` annotation). KAI's session replaces Kueue's
+    admission and kube-scheduler in this mode's run."""
+
+    name = "kai"
+    label = "KAI Scheduler"
+    pod_scheduler = "kai"
+
+    def check(self, scenario: ParsedScenario) -> None:
+        from .spec import ScenarioError
+
+        super().check(scenario)
+        if scenario.kai_objects is None:
+            raise ScenarioError(scenario.source, "spec.queueing.kai",
+                                "the kai mode needs KAI's objects (its Queues)")
+        for i, kind in enumerate(scenario.workload):
+            if kind.kai_queue is None:
+                raise ScenarioError(scenario.source, f"spec.workload[{i}].kaiQueue", (
+                    "required in the kai mode: KAI schedules a job in its queue's share"))
+        if scenario.autoscaling is not None:
+            raise ScenarioError(scenario.source, "spec.autoscaling",
+                                "the kai mode does not model an autoscaler yet")
+
+    def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
+                 prototype: Pod | None = None) -> Pod:
+        devices = arrival.kind.devices
+        if prototype is not None or devices is None:
+            return super().make_pod(arrival, replica, attempt, prototype)
+        first = devices.alternatives[0] if devices.alternatives else devices
+        if first.type == "mig":
+            extended = {mig_resource(first.profile): Quantity.from_int(1)}
+        elif first.type == "share" and first.memory is not None:
+            pod = make_pod(arrival, replica, attempt, None)
+            mib = max(1, -(-first.memory.value() // _MIB))
+            annotations = {**pod.metadata.annotations, GPU_MEMORY_ANNOTATION: str(mib)}
+            return msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
+                pod.metadata, annotations=annotations))
+        else:
+            extended = {GPU_RESOURCE: Quantity.from_int(first.count)}
+        return make_pod(arrival, replica, attempt, None, extended=extended)
+
+    def demand(self, kind: Kind) -> Demand:
+        request = kind.demand
+        if request is not None and kind.template is None:
+            return _dra_demand(request.alternatives[0] if request.alternatives else request)
+        return super().demand(kind)
+
+    def accounting(self, cluster: ClusterState, slices: Iterable[ResourceSlice]) -> Accounting:
+        return KaiAccounting(cluster, GPU_RESOURCE)
+
+
 DRA = DraMode()
 DEVICE_PLUGIN = DevicePluginMode()
-MODES: Mapping[str, Mode] = {m.name: m for m in (DEVICE_PLUGIN, DRA)}
+KAI = KaiMode()
+MODES: Mapping[str, Mode] = {m.name: m for m in (DEVICE_PLUGIN, DRA, KAI)}
 
 
 def resolve_mode(mode: Mode | str) -> Mode:

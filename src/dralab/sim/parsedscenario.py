@@ -57,6 +57,8 @@ class ParsedScenario(msgspec.Struct, frozen=True, kw_only=True):
     # ``spec.queueing``: the Kueue objects (queues, flavors, Configuration), read once.
     kueue_objects: tuple[KubeObject, ...] | None = None
     kueue_file: str = ""  # where they came from (spec.queueing.kueue, as written)
+    # ``spec.queueing.kai``: KAI Scheduler's objects (Queues, shard, Config), read once.
+    kai_objects: tuple[KubeObject, ...] | None = None
     # The fleet has autoscaled pools: ``spec.autoscaling`` with its defaults (``autoscaling``).
     autoscaling: AutoscalingSettings | None = None
     # ``spec.featureGates``: the gates every mode's cluster runs with (default: 1.37's).

@@ -35,6 +35,7 @@ __all__ = [
     "SUMMARY_KEYS",
     "TIMINGS_SCHEMA",
     "AutoscalingMetrics",
+    "KaiQueueMetrics",
     "ModeResult",
     "NodeOccupancy",
     "PodRecord",
@@ -196,6 +197,7 @@ class ModeResult:
     unschedulable_reasons: Mapping[str, int]   # reason kind -> count
     wall_seconds: float              # real time the run took; 0.0 in pure runs
     queues: Mapping[str, QueueMetrics] = field(default_factory=dict)  # queueing on: per CQ
+    kai_queues: Mapping[str, KaiQueueMetrics] = field(default_factory=dict)  # kai mode
     autoscaling: AutoscalingMetrics | None = None  # autoscaled pools: nodes and cost
     # Wall seconds of each scheduling cycle when a timer was given (like wall_seconds, kept
     # out of metrics.json: it differs run to run; timings.json has its percentiles).
@@ -285,6 +287,8 @@ class ModeResult:
             # Only with queueing on, so runs without it keep their metrics.json.
             **({"queues": {q: m.to_json() for q, m in self.queues.items()}}
                if self.queues else {}),
+            **({"kai_queues": {q: m.to_json() for q, m in self.kai_queues.items()}}
+               if self.kai_queues else {}),
             # Only with autoscaled pools, so other runs keep their metrics.json.
             **({"autoscaling": self.autoscaling.to_json()}
                if self.autoscaling is not None else {}),
@@ -310,6 +314,8 @@ class ModeResult:
             unschedulable_reasons=dict(data["unschedulable_reasons"]),
             wall_seconds=float(data.get("wall_seconds", 0.0)),
             queues={q: QueueMetrics.from_json(m) for q, m in data.get("queues", {}).items()},
+            kai_queues={q: KaiQueueMetrics.from_json(m)
+                        for q, m in data.get("kai_queues", {}).items()},
             autoscaling=AutoscalingMetrics.from_json(data["autoscaling"])
             if data.get("autoscaling") is not None else None,
         )
@@ -339,6 +345,40 @@ class QueueMetrics:
                    samples=tuple((float(t), int(p), int(a)) for t, p, a in data["samples"]),
                    usage=tuple((float(t), {str(k): int(v) for k, v in u.items()})
                                for t, u in data["usage"]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KaiQueueMetrics:
+    """One KAI Queue over a run of the kai mode: jobs started (a job evicted whole and
+    started again counts again) and jobs with pods evicted, each start's wait (seconds
+    from submission, or from losing its last pod), and samples of the queue's GPU
+    deserved quota, fair share and allocation as KAI's proportion plugin had them after
+    the last session, with its pending and running jobs (a parent: its leaves')."""
+
+    parent: str | None
+    started: int
+    evicted: int
+    waits: tuple[float, ...]
+    # (t, deserved GPUs, fair share GPUs, allocated GPUs, pending jobs, running jobs)
+    samples: tuple[tuple[float, float, float, float, int, int], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parent": self.parent, "started": self.started, "evicted": self.evicted,
+                "waits": list(self.waits), "samples": [list(x) for x in self.samples]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> KaiQueueMetrics:
+        return cls(parent=data.get("parent"), started=int(data["started"]),
+                   evicted=int(data["evicted"]),
+                   waits=tuple(float(w) for w in data["waits"]),
+                   samples=tuple((float(t), float(d), float(f), float(a), int(p), int(r))
+                                 for t, d, f, a, p, r in data["samples"]))
+
+    def mean(self, column: int) -> float:
+        """The time-weighted mean of a sample column (1 deserved, 2 fair share,
+        3 allocated GPUs)."""
+        return time_weighted_mean([s[0] for s in self.samples],
+                                  [float(s[column]) for s in self.samples])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

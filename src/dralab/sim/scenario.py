@@ -107,6 +107,7 @@ from .checks import check_event, check_kind
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
 from .jobs import templates_for
+from .kai import check_min_member, read_kai
 from .kinds import metrics_shape, read_templates, translate_templates
 from .limits import MAX_EVENTS, MAX_JOB_KINDS, MAX_SCENARIO_PODS, MAX_SIGMA, check_work
 from .model import typed_event, typed_kind
@@ -341,16 +342,24 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
     for i, (job, kind) in enumerate(zip(spec.workload, kinds, strict=True)):
         template = templates.get(job.name)
         check_kind(job, kind, i, source, template.pod if template is not None else None)
-    kueue = read_kueue(spec.queueing, spec.workload, base_dir, source, allow_outside) \
-        if spec.queueing is not None else None
-    if kueue is None:
-        for i, job in enumerate(spec.workload):
-            if job.queue is not None:
-                raise ScenarioError(source, f"spec.workload[{i}].queue",
-                                    "a queue needs spec.queueing (the Kueue objects)")
+    queueing = spec.queueing
+    # Kueue's objects, KAI's, or both (an empty kueue with no kai is read to say so).
+    kueue = read_kueue(queueing, spec.workload, base_dir, source, allow_outside) \
+        if queueing is not None and (queueing.kueue.strip() or not queueing.kai.strip()) \
+        else None
+    kai = read_kai(queueing, spec.workload, base_dir, source, allow_outside) \
+        if queueing is not None and queueing.kai.strip() else None
+    for i, job in enumerate(spec.workload):
+        if kueue is None and job.queue is not None:
+            raise ScenarioError(source, f"spec.workload[{i}].queue",
+                                "a queue needs spec.queueing.kueue (the Kueue objects)")
+        if kai is None and job.kai_queue is not None:
+            raise ScenarioError(source, f"spec.workload[{i}].kaiQueue",
+                                "a KAI queue needs spec.queueing.kai (the KAI objects)")
+    check_min_member(spec.workload, source)
     scenario = msgspec.structs.replace(
-        scenario, kueue_objects=kueue,
-        kueue_file=spec.queueing.kueue if spec.queueing is not None else "")
+        scenario, kueue_objects=kueue, kai_objects=kai,
+        kueue_file=queueing.kueue if queueing is not None else "")
     pool_nodes, event_nodes = grow_pools(scenario, fleet)
     scenario = msgspec.structs.replace(
         scenario, kinds=kinds, claim_templates=tuple(templates_for(spec.workload)),

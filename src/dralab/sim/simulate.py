@@ -37,6 +37,7 @@ from dralab.scheduler import Scheduler, build_cluster
 from .autoscaling import build_model
 from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
+from .kai import KaiAccounting, kai_snapshot
 from .modes import MODES, Mode, check_modes, resolve_mode
 from .observe import Observer, Weight
 from .queueing import QueueingSetup, queueing_setup
@@ -52,6 +53,7 @@ from .stages import (
     SchedulingStage,
 )
 from .stages.admission import AdmissionStage, LivePlacement
+from .stages.kai import KaiSchedulingStage
 from .stages.sampling import Progress
 
 __all__ = ["MODE_LABELS", "Progress", "QueueingSetup", "run_mode", "simulate"]
@@ -101,6 +103,13 @@ def _live_placement(scenario: Scenario, mode: Mode, scheduler: Scheduler,
     return LivePlacement(scheduler, pods_of, labels_of, live_pods_of)
 
 
+def kai_accounting(observer: Observer) -> KaiAccounting:
+    """The kai mode's accounting (``KaiMode.accounting``), which its stage keeps current."""
+    accounting = observer.accounting
+    assert isinstance(accounting, KaiAccounting)
+    return accounting
+
+
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
              progress: Progress | None = None,
              queueing: QueueingSetup | None = None,
@@ -124,7 +133,15 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         mode.accounting(cluster, (o for o in fleet if isinstance(o, ResourceSlice))),
         mode.name, _kind_weights(scenario, mode), scenario.sample_interval)
     book = PodBook()
-    scheduling = SchedulingStage(env, scheduler, book)
+    kai: KaiSchedulingStage | None = None
+    if mode.pod_scheduler == "kai":
+        # KAI is the queueing policy and the pod scheduler: its session replaces both.
+        kai = KaiSchedulingStage(env, scheduler, book, kai_snapshot(scenario),
+                                 kai_accounting(observer))
+        scheduling: SchedulingStage = kai
+        queueing = None
+    else:
+        scheduling = SchedulingStage(env, scheduler, book)
     if timer is not None:
         scheduling.time_cycles(timer)
     completion = Completion(env, book, observer, scheduling)
@@ -146,6 +163,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         completion.on_finished = jobs.pod_finished
         sampling.also.append(admission.sample)
         stages.append(admission)
+    if kai is not None:
+        sampling.also.append(kai.sample)
     autoscaling: AutoscalingStage | None = None
     if scenario.autoscaling is not None:
         pools = mode.pool_fleet(scenario)
@@ -177,6 +196,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       wall_seconds=0.0, cycle_seconds=tuple(scheduling.cycle_seconds),
                       queues={q: st.freeze() for q, st in sorted(admission.stats.items())}
                       if admission else {},
+                      kai_queues=kai.queue_metrics() if kai is not None else {},
                       autoscaling=autoscaling.metrics() if autoscaling is not None else None)
 
 

@@ -18,6 +18,7 @@ from dralab.api.errors import InputError
 __all__ = [
     "API_VERSION",
     "AUTOSCALING_MODELS",
+    "DEFAULT_COMPARE",
     "MODES",
     "AutoscalingRef",
     "DeviceShape",
@@ -35,7 +36,8 @@ __all__ = [
 ]
 
 API_VERSION = "dralab.dev/v1alpha1"
-MODES = ("device-plugin", "dra")
+MODES = ("device-plugin", "dra", "kai")
+DEFAULT_COMPARE = ("device-plugin", "dra")
 AUTOSCALING_MODELS = ("cluster-autoscaler", "karpenter")
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|d)?\s*$", re.ASCII)
@@ -144,6 +146,8 @@ class JobKind(_Spec, frozen=True):
     devices: DeviceShape | None = None
     template: str | None = None
     queue: str | None = None   # LocalQueue "namespace/name" (needs spec.queueing)
+    kai_queue: str | None = None   # KAI leaf Queue (needs spec.queueing.kai)
+    min_member: int | None = None  # KAI: the PodGroup's gang (default podsPerJob)
 
 
 class NodeEvent(_Spec, frozen=True):
@@ -162,6 +166,7 @@ class FleetRef(_Spec, frozen=True):
 
 class QueueingRef(_Spec, frozen=True):
     kueue: str = ""             # Kueue objects: a file or directory, relative to the scenario
+    kai: str = ""               # KAI Scheduler objects (Queues, SchedulingShard, Config)
 
 
 class AutoscalingRef(_Spec, frozen=True):
@@ -211,7 +216,8 @@ class ScenarioSpec(_Spec, frozen=True):
     seed: int = 0
     duration: Any = "8h"
     sample_interval: Any = None
-    compare: list[str] = msgspec.field(default_factory=lambda: list(MODES))
+    # The default compares the device-plugin model with DRA; kai is asked for by name.
+    compare: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_COMPARE))
     fleet: FleetRef = FleetRef(default=True)
     scheduler: dict[str, Any] | None = None
     feature_gates: str = ""  # kube-scheduler's --feature-gates syntax, e.g. DRAPreemption=true
