@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from dralab.queueing.kai import capacity, dra
@@ -38,10 +38,12 @@ from dralab.queueing.kai.plugins.order import podset_order, task_order
 from dralab.queueing.kai.proportion import mig_gpus
 
 __all__ = [
+    "OverCapacity",
     "allocate_job",
     "fitting_node",
     "job_over_capacity",
     "non_preemptible_over_quota",
+    "predicate_error",
     "task_cmp",
     "tasks_to_allocate",
 ]
@@ -170,12 +172,12 @@ def _resource_type_error(pod: SessionTask, node: KaiNode) -> str | None:
     strategy = _mig_strategy(node)
     if strategy == "off":
         if kind == "mig":
-            return f"MIG job cannot be scheduled on non-MIG node {node.name}"
+            return "MIG job cannot be scheduled on non-MIG node"
         return None
     if strategy == "single" and kind != "whole":
-        return f"only whole gpu jobs can run on mig-single node {node.name}"
+        return "only whole gpu jobs can run on a node with MigStrategy='single'"
     if strategy == "mixed" and kind != "mig":
-        return f"non MIG jobs cannot run on mig-mixed node {node.name}"
+        return "non MIG jobs cant run on a node with MigStrategy='mixed'"
     return None
 
 
@@ -235,23 +237,38 @@ def fitting_node(session: Session, job: SessionJob, pod: SessionTask, usage: Nod
     if not usage.fits_idle_or_releasing(pod.spec):
         error = f"node {node.name} has insufficient resources"
     if error is None:
-        reason = _task_over_capacity(session, job, pod, usage)
-        if reason is not None:
-            error = f"node does not have enough capacity. Reason: {reason}"
-    if error is None:
-        error = _resource_type_error(pod, node)
+        error = predicate_error(session, job, pod, usage)
+    if error is not None and record:
+        job.task_errors.setdefault(pod.name, []).append(error)
+    return error is None
+
+
+OverCapacity = Callable[[Session, SessionJob, SessionTask, NodeUsage], str | None]
+
+
+def predicate_error(session: Session, job: SessionJob, pod: SessionTask, usage: NodeUsage,
+                    over_capacity: OverCapacity | None = None) -> str | None:
+    """The predicates plugin's evaluateTaskOnPredicates, in its order: the
+    over-capacity check (``over_capacity``: the session's, as upstream passes the
+    function in), the node's resource type, GPU memory synced (the node's GPU memory
+    label), max pods with a GPU group's reservation pod, then the k8s predicates this
+    session has (node affinity/selector, DRA). The first failure's message, or None."""
+    node = usage.node
+    check = _task_over_capacity if over_capacity is None else over_capacity
+    reason = check(session, job, pod, usage)
+    if reason is not None:
+        return f"node does not have enough capacity. Reason: {reason}"
+    error = _resource_type_error(pod, node)
     if error is None and pod.spec.gpu_memory_mib > 0 and node.gpu_memory_mib <= 0:
         error = (f"node is not a gpu node or the gpu memory count on the node was not "
-                 f"synced yet, node: <{node.name}>")
+                 f"synced yet, task: <{job.spec.namespace}/{pod.name}>, node: <{node.name}>")
     if error is None:
         error = _max_pods_error(session, usage, pod)
     if error is None:
         error = _affinity_error(pod, node)
     if error is None:
         error = dra.predicate_error(session, job.spec, pod.spec, node)
-    if error is not None and record:
-        job.task_errors.setdefault(pod.name, []).append(error)
-    return error is None
+    return error
 
 
 def _place(session: Session, stmt: Statement, pod: SessionTask, usage: NodeUsage,
