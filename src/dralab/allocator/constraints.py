@@ -51,15 +51,33 @@ def _values(attr: DeviceAttribute, lists: bool, name: str, rec: DeviceRecord
     raise ConstraintError(f"attribute {name} of device {rec.key}: unsupported attribute value")
 
 
-class Constraint:
-    """Base: which (sub)requests a constraint covers."""
+_UNREAD: Any = object()
 
-    __slots__ = ("attribute", "lists", "names")
+
+class Constraint:
+    """Base: which (sub)requests a constraint covers.
+
+    A constraint lives for one search on one node, where a backtracking search
+    offers the same devices again and again: each device's attribute is read
+    once (``_read``)."""
+
+    __slots__ = ("_read_values", "attribute", "lists", "names")
 
     def __init__(self, attribute: str, requests: Collection[str], lists: bool) -> None:
         self.attribute = attribute
         self.names = frozenset(requests)
         self.lists = lists
+        self._read_values: dict[DeviceRecord, tuple[str, list[Any]] | None] = {}
+
+    def _read(self, rec: DeviceRecord) -> tuple[str, list[Any]] | None:
+        """``_values`` of the device's attribute, None when it has none; remembered
+        (an attribute the constraint cannot interpret raises, every time)."""
+        found = self._read_values.get(rec, _UNREAD)
+        if found is _UNREAD:
+            attr = lookup(rec, self.attribute)
+            found = None if attr is None else _values(attr, self.lists, self.attribute, rec)
+            self._read_values[rec] = found
+        return found  # type: ignore[no-any-return]
 
     def covers(self, request: str, sub: str) -> bool:
         names = self.names
@@ -113,10 +131,10 @@ class MatchAttribute(Constraint):
         self._sets: list[frozenset[Any]] = []
 
     def _admit(self, rec: DeviceRecord) -> tuple[str, frozenset[Any]] | None:
-        attr = lookup(rec, self.attribute)
-        if attr is None:
+        read = self._read(rec)
+        if read is None:
             return None
-        kind, values = _values(attr, self.lists, self.attribute, rec)
+        kind, values = read
         # Versions compare as strings: semver's minimal form makes that exact.
         sets = self._sets
         if not sets:
@@ -163,10 +181,10 @@ class DistinctAttribute(Constraint):
         self._seen: list[tuple[str, frozenset[Any]]] = []
 
     def _admit(self, rec: DeviceRecord) -> tuple[str, frozenset[Any]] | None:
-        attr = lookup(rec, self.attribute)
-        if attr is None:
+        read = self._read(rec)
+        if read is None:
             return None
-        kind, values = _values(attr, self.lists, self.attribute, rec)
+        kind, values = read
         keys = frozenset(_version_key(v) for v in values) if kind == "version" \
             else frozenset(values)
         for seen_kind, seen in self._seen:

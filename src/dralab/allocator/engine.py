@@ -40,6 +40,13 @@ _NO_DRAWS = random.Random(0)
 _CANNOT_ALLOCATE = "cannot allocate all claims"
 _INVALID_POOLS = "invalid resource pools were encountered"
 _TIMED_OUT = "timed out trying to allocate devices"
+# The twin lookup judges itself by windows of probes: a window where fewer than one
+# probe in _TWIN_HIT_SHARE found a twin (a fleet whose nodes do not repeat) pauses it
+# for the next _TWIN_PAUSE nodes it would have probed. Only speed depends on this: a
+# twin's answer is the answer a search gives.
+_TWIN_WINDOW = 32
+_TWIN_HIT_SHARE = 4
+_TWIN_PAUSE = 512
 
 
 class Allocator:
@@ -87,6 +94,9 @@ class Allocator:
                                                           AllocationOutcome]] = {}
         self._twins = TwinMemo()
         self._twin_seen: set[str] = set()  # nodes asked about once already
+        self._twin_probes = 0  # in the current window
+        self._twin_hits = 0
+        self._twin_pause = 0  # nodes left to search without probing
 
     @property
     def rng(self) -> random.Random:
@@ -115,6 +125,7 @@ class Allocator:
         self._counters.clear()
         self._twins.clear()
         self._twin_seen.clear()
+        self._twin_probes = self._twin_hits = self._twin_pause = 0
 
     def pools(self, node: Node | NodeView | str) -> NodePools:
         """The pools usable from ``node`` (raises PoolGatherError for malformed selectors)."""
@@ -285,8 +296,19 @@ class Allocator:
         name = view.name
         if name in self._twin_seen or self.index.rules:
             return None
+        if self._twin_pause:
+            self._twin_pause -= 1
+            return None
         self._twin_seen.add(name)
-        return self._twins.probe(sole, self.state, claims)
+        probe = self._twins.probe(sole, self.state, claims)
+        if probe.twin is not None:
+            self._twin_hits += 1
+        self._twin_probes += 1
+        if self._twin_probes == _TWIN_WINDOW:
+            if self._twin_hits * _TWIN_HIT_SHARE < _TWIN_WINDOW:
+                self._twin_pause = _TWIN_PAUSE
+            self._twin_probes = self._twin_hits = 0
+        return probe
 
     def _replay(self, view: NodeView, probe: Probe, twin: Twin) -> AllocationOutcome:
         """The twin's allocation on this node's devices: same positions, steps and

@@ -196,11 +196,13 @@ class Search:
             if cache is None:
                 if not rec.multi:
                     # Each capacity consumed whole fits (``consumption``'s usual case):
-                    # nothing to compute for amounts nobody keeps.
+                    # nothing to compute for amounts nobody keeps. Remembered for
+                    # either setting of the gate: a backtracking search asks again.
                     for cap in rec.device.capacity.values():
                         if cap.request_policy is not None or cap.value.nano < 0:
                             break
                     else:
+                        rec.default_amounts = {False: _NOTHING, True: _NOTHING}
                         return _NOTHING
                 cache = rec.default_amounts = {}
             elif self.fractional in cache:
@@ -418,6 +420,7 @@ class Search:
         partitionable = self.partitionable
         take, give = self.ledger.take, self.ledger.give
         results = self.results[ci]
+        constraints = self.constraints[ci]
         for idx in range(start, len(cands)):
             found = cands[idx]
             if found is None:
@@ -476,6 +479,9 @@ class Search:
                 results.append(pick)
                 inlined = True
             else:
+                if constraints and not (consumable and rec.multi) and \
+                        self._rejected(constraints, req, rec):
+                    continue
                 general = self._allocate_device(ci, req, rec, False, amounts)
                 if general is None:
                     continue
@@ -500,6 +506,24 @@ class Search:
                 results.pop()
             else:
                 self._undo(ci, pick)
+        return False
+
+    @staticmethod
+    def _rejected(constraints: Sequence[Constraint], req: Req, rec: DeviceRecord) -> bool:
+        """Whether a claim constraint rejects the device. Asked before
+        ``_allocate_device``, which would reject it too, after checks that reject
+        without a trace or raise nothing (counters booked and given back, taints): the
+        same answer, without that work, for the device a backtracking search offers
+        most (one of another PCIe root). A constraint that would raise answers
+        False here and raises at its place. Not for shares: their counters stay
+        booked even when a constraint rejects them."""
+        base, sub = req.base_name, req.sub_name
+        for constraint in constraints:
+            verdict = constraint.rejects(base, sub, rec)
+            if verdict is None:
+                return False
+            if verdict:
+                return True
         return False
 
     def _usual_candidates(self, req: Req) -> list[DeviceRecord] | None:
