@@ -56,6 +56,7 @@ __all__ = [
     "claim_gpu_count",
     "claim_key",
     "claims_by_pod",
+    "dra_gpus_by_node",
     "extract_dra_gpus",
     "final_claims",
     "gpus_by_class",
@@ -271,8 +272,17 @@ def pod_claims(namespace: str, pod_uid: str, claim_names: Iterable[str | None],
 def node_dra_gpus(state: KaiState, node: str) -> int:
     """The node's DRA GPUs: devices of its own slices whose driver is a GPU driver
     (cluster_info.populateDRAGPUs; a slice shared by node selector counts for none)."""
-    return sum(len(s.spec.devices) for s in state.resource_slices
-               if s.spec.node_name == node and is_gpu_device_class(s.spec.driver))
+    return dra_gpus_by_node(state).get(node, 0)
+
+
+def dra_gpus_by_node(state: KaiState) -> dict[str, int]:
+    """:func:`node_dra_gpus` of every node that has any, in one pass over the slices."""
+    out: dict[str, int] = {}
+    for s in state.resource_slices:
+        node = s.spec.node_name
+        if node and s.spec.devices and is_gpu_device_class(s.spec.driver):
+            out[node] = out.get(node, 0) + len(s.spec.devices)
+    return out
 
 
 def with_dra_gpus(state: KaiState) -> KaiState:
@@ -283,9 +293,9 @@ def with_dra_gpus(state: KaiState) -> KaiState:
     if not state.resource_slices and not state.resource_claims:
         return state
     nodes = dict(state.nodes)
-    for name, node in state.nodes.items():
-        extra = node_dra_gpus(state, name)
-        if extra:
+    for name, extra in dra_gpus_by_node(state).items():
+        node = state.nodes.get(name)
+        if node is not None:
             nodes[name] = dataclasses.replace(node, gpus=node.gpus + extra)
     jobs = dict(state.jobs)
     for name, job in state.jobs.items():
@@ -321,7 +331,7 @@ class DraBook:
     def of(cls, state: KaiState) -> DraBook:
         claims = dict(state.resource_claims)
         allocated = AllocatedState.from_claims(claims.values())
-        marked = frozenset(n for n in state.nodes if node_dra_gpus(state, n)) \
+        marked = frozenset(n for n in dra_gpus_by_node(state) if n in state.nodes) \
             if state.dra_nodes_refuse_device_plugin_gpus else frozenset()
         return cls(state, claims, Allocator(state.resource_slices, state.device_classes,
                                             allocated), marked)
