@@ -146,6 +146,8 @@ class KaiTask:
     started: float | None = None   # seconds; when it started running
     # status.nominatedNodeName: the nominatednode plugin puts that node first
     nominated_node: str | None = None
+    # the pod's labels (kubeflow's and ray's task order read the role labels)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from dralab.queueing.kai.framework import (
 from dralab.queueing.kai.model import KaiNode, KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import WHOLE_GPU, NodeUsage, gpu_order, order_nodes, request_kind
 from dralab.queueing.kai.plugins.config import plugin_set
-from dralab.queueing.kai.plugins.order import podset_order, task_order
+from dralab.queueing.kai.plugins.order import kubeflow_order, podset_order, ray_order, task_order
 from dralab.queueing.kai.proportion import mig_gpus
 
 __all__ = [
@@ -54,9 +54,13 @@ _SHARED = ("fraction", "memory")
 
 
 def task_cmp(left: SessionTask, right: SessionTask) -> int:
-    """ssn.TaskOrderFn: pods with a task-order priority first, higher first; then (KAI's
-    fallback, creation time then UID) the name."""
-    order = task_order(left.spec.priority, right.spec.priority)
+    """ssn.TaskOrderFn: the task order plugins in the default tiers' order (kubeflow's
+    master/launcher and ray's head pod first, then taskorder: pods with a task-order
+    priority first, higher first); then (KAI's fallback, creation time then UID) the
+    name."""
+    order = (kubeflow_order(left.spec.labels, right.spec.labels)
+             or ray_order(left.spec.labels, right.spec.labels)
+             or task_order(left.spec.priority, right.spec.priority))
     if order:
         return order
     return -1 if left.name < right.name else (1 if left.name > right.name else 0)

@@ -1,12 +1,42 @@
-"""KAI's taskorder and subgrouporder plugins: the order of a job's pods and of its pod
-sets within one allocation turn. Both answer -1 (left first), 1 (right first) or 0
-(equal: the session's next order function, then its fallback, decides)."""
+"""KAI's task and pod-set order plugins: kubeflow, ray and taskorder (the order of a
+job's pods, asked in that order, the configuration's) and subgrouporder (the order of
+its pod sets) within one allocation turn. Each answers -1 (left first), 1 (right first)
+or 0 (equal: the next order function, then the session's fallback, decides)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 
-__all__ = ["podset_order", "task_order"]
+__all__ = ["kubeflow_order", "podset_order", "ray_order", "task_order"]
+
+# kubeflow: training.kubeflow.org/job-role master or launcher first
+_KUBEFLOW_ROLE = "training.kubeflow.org/job-role"
+_KUBEFLOW_MASTERS = ("master", "launcher")
+# ray: the head node's pod first
+_RAY_ROLE = "ray.io/node-type"
+_RAY_MASTERS = ("head",)
+
+
+def _role_order(left: Mapping[str, str], right: Mapping[str, str], key: str,
+                masters: Collection[str]) -> int:
+    lm = key in left and left[key] in masters
+    rm = key in right and right[key] in masters
+    if lm and not rm:
+        return -1
+    if rm and not lm:
+        return 1
+    return 0
+
+
+def kubeflow_order(left: Mapping[str, str], right: Mapping[str, str]) -> int:
+    """kubeflow.TaskOrderFn on the pods' labels: a master/launcher pod first."""
+    return _role_order(left, right, _KUBEFLOW_ROLE, _KUBEFLOW_MASTERS)
+
+
+def ray_order(left: Mapping[str, str], right: Mapping[str, str]) -> int:
+    """ray.TaskOrderFn on the pods' labels: the head pod first."""
+    return _role_order(left, right, _RAY_ROLE, _RAY_MASTERS)
 
 
 def task_order(left: int | None, right: int | None) -> int:
