@@ -197,3 +197,41 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...], kubeconfig: st
     if not explanation.admitted:
         raise SystemExit(EXIT_UNSCHEDULABLE)
 
+
+
+@explain_cmd.command("podgroup", epilog=LIVE_HELP)
+@click.argument("target", metavar="TARGET")
+@namespace_option
+@source_options
+@one_line_errors
+def explain_podgroup_cmd(target: str, namespace: str | None, filenames: tuple[str, ...],
+                         kubeconfig: str | None, context: str | None) -> None:
+    """Why a KAI Scheduler pod group (or a pod of KAI's) waits, in KAI's terms.
+
+    TARGET is a PodGroup or a pod of kai-scheduler (NAME, or NAMESPACE/NAME; a pod without
+    a PodGroup has the one KAI's pod grouper would make). Runs the KAI session of
+    ``dralab admit --policy kai`` on the inputs, then prints the pod group's queue,
+    priority and gang, what the session did with each of its pods (bound, pipelined,
+    evicted and for whom, pending), KAI's unschedulable message for it, and the fair
+    share of its queue and of each parent queue.
+
+    Exit 0 if every pod of the group is on a node, 1 if not, 2 on invalid input, an
+    unknown target or a live cluster that cannot be read."""
+    from .admit_kai import KAI_GROUPS
+    from .explain_kai import EXPLAIN_PODGROUP, explain_kai
+
+    inputs = sources(filenames, kubeconfig, context)
+    namespace = inputs.namespace(target, namespace)
+    docs = use_kinds(inputs.read(KAI_GROUPS), EXPLAIN_PODGROUP)
+    explanation = explain_kai(docs, target, namespace or "default")
+    if explanation.problems:
+        for problem in explanation.problems:
+            click.echo(f"error: {one_line(problem)}", err=True)
+        raise SystemExit(EXIT_INPUT)
+    if explanation.unknown:
+        fail(explanation.unknown)
+        return
+    warn_unused(docs, EXPLAIN_PODGROUP)
+    click.echo(explanation.text, nl=False)
+    if not explanation.placed:
+        raise SystemExit(EXIT_UNSCHEDULABLE)
