@@ -53,10 +53,12 @@ from typing import Any
 import pytest
 
 from dralab.queueing.kai.model import (
+    KaiAffinityTerm,
     KaiConfig,
     KaiJob,
     KaiNode,
     KaiPlugin,
+    KaiPodAffinity,
     KaiQueue,
     KaiState,
     KaiSubGroup,
@@ -173,9 +175,6 @@ def unsupported(topology: Mapping[str, Any]) -> str | None:
         return "Topology levels in KaiState"
     for job in topology.get("Jobs") or []:
         for task in job.get("Tasks") or []:
-            if task.get("PodAffinityLabels") or task.get("PodAffinityTopologyKey") or \
-                    task.get("PodAntiAffinityTopologyKey"):
-                return "inter-pod affinity on KaiTask"
             if task.get("IsLegacyMigTask"):
                 return "legacy MIG tasks on KaiTask"
     for node in (topology.get("Nodes") or {}).values():
@@ -346,7 +345,25 @@ def _task(job: Mapping[str, Any], job_name: str, index: int, task: Mapping[str, 
             (task.get("ResourceClaimTemplates") or {}).values()),
         template_claims=dict(task.get("ResourceClaimTemplates") or {}),
         started=-MINUTE if job_allocated and status in ALLOCATED else None,
+        labels={"job-name": f"{job_name}-{index}", **(task.get("PodAffinityLabels") or {})},
+        pod_affinity=_pod_affinity(task),
     ), auto_group
+
+
+def _pod_affinity(task: Mapping[str, Any]) -> KaiPodAffinity | None:
+    """tasks_fake.applyPodAffinityLabels: with PodAffinityLabels, a required affinity
+    term on PodAffinityTopologyKey and a required anti-affinity term on
+    PodAntiAffinityTopologyKey (each when given), both selecting those labels."""
+    labels = task.get("PodAffinityLabels")
+    if labels is None:
+        return None
+    required = tuple(KaiAffinityTerm(dict(labels), task["PodAffinityTopologyKey"])
+                     for _ in (0,) if task.get("PodAffinityTopologyKey"))
+    anti = tuple(KaiAffinityTerm(dict(labels), task["PodAntiAffinityTopologyKey"])
+                 for _ in (0,) if task.get("PodAntiAffinityTopologyKey"))
+    if not required and not anti:
+        return None
+    return KaiPodAffinity(required=required, required_anti=anti)
 
 
 def build_nodes(nodes_in: Mapping[str, Mapping[str, Any]]) -> dict[str, KaiNode]:

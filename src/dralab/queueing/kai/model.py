@@ -28,10 +28,12 @@ __all__ = [
     "DEFAULT_ACTIONS",
     "DEFAULT_QUEUE_PRIORITY",
     "UNLIMITED",
+    "KaiAffinityTerm",
     "KaiConfig",
     "KaiJob",
     "KaiNode",
     "KaiPlugin",
+    "KaiPodAffinity",
     "KaiQueue",
     "KaiState",
     "KaiSubGroup",
@@ -113,6 +115,29 @@ class KaiNode:
 
 
 @dataclass(frozen=True, slots=True)
+class KaiAffinityTerm:
+    """A PodAffinityTerm: pods whose labels carry every ``match_labels`` pair (a
+    matchLabels selector; empty: every pod) in ``namespaces`` (empty: the pod's own),
+    counted per value of the nodes' ``topology_key`` label. ``weight``: a preferred
+    term's weight (required terms: 0)."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    topology_key: str = ""
+    namespaces: tuple[str, ...] = ()
+    weight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class KaiPodAffinity:
+    """A pod's inter-pod affinity: required and preferred affinity and anti-affinity."""
+
+    required: tuple[KaiAffinityTerm, ...] = ()
+    required_anti: tuple[KaiAffinityTerm, ...] = ()
+    preferred: tuple[KaiAffinityTerm, ...] = ()
+    preferred_anti: tuple[KaiAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class KaiTask:
     """A pod of a pod group. ``gpus``: whole devices (>= 1) or a fraction of one shared
     device (``gpu-fraction`` annotation, 0 < f < 1); ``gpu_memory_mib``: the
@@ -148,6 +173,9 @@ class KaiTask:
     nominated_node: str | None = None
     # the pod's labels (kubeflow's and ray's task order read the role labels)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # spec.affinity.podAffinity / podAntiAffinity (the podaffinity plugin and the
+    # k8s InterPodAffinity predicate); None: none
+    pod_affinity: KaiPodAffinity | None = None
 
 
 @dataclass(frozen=True, slots=True)

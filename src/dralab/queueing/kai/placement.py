@@ -419,12 +419,13 @@ def node_scores(task: KaiTask, nodes: list[NodeUsage],
 def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
                 cpu_placement: str,
                 topology: Mapping[str, float] | None = None,
-                plugins: KaiPluginSet | None = None) -> list[NodeUsage]:
+                plugins: KaiPluginSet | None = None,
+                extra: Mapping[str, float] | None = None) -> list[NodeUsage]:
     """ssn.OrderedNodesByTask: highest total score of the node-order plugins on first
     (:func:`node_scores`), ties by node name. ``plugins``: the session's plugins (None:
     the operator's set for ``gpu_placement``/``cpu_placement``). ``topology``: the
     topology plugin's node scores (a node without one is left out, as KAI drops a node
-    whose score fails)."""
+    whose score fails). ``extra``: other plugins' node scores added (podaffinity's)."""
     if plugins is None:
         plugins = plugin_set(KaiConfig(gpu_placement=_strategy(gpu_placement),
                                        cpu_placement=_strategy(cpu_placement)))
@@ -432,6 +433,8 @@ def order_nodes(task: KaiTask, nodes: list[NodeUsage], gpu_placement: str,
     scored: list[tuple[float, str, NodeUsage]] = []
     for usage in nodes:
         score = scores[usage.node.name]
+        if extra is not None:
+            score += extra.get(usage.node.name, 0.0)
         if topology is not None:
             if usage.node.name not in topology:
                 continue

@@ -33,6 +33,7 @@ from dralab.queueing.kai.framework import (
 )
 from dralab.queueing.kai.model import KaiNode, KaiTask, TopologyConstraint
 from dralab.queueing.kai.placement import WHOLE_GPU, NodeUsage, gpu_order, order_nodes, request_kind
+from dralab.queueing.kai.plugins import podaffinity
 from dralab.queueing.kai.plugins.config import plugin_set
 from dralab.queueing.kai.plugins.order import kubeflow_order, podset_order, ray_order, task_order
 from dralab.queueing.kai.proportion import mig_gpus
@@ -270,6 +271,8 @@ def predicate_error(session: Session, job: SessionJob, pod: SessionTask, usage: 
         error = _max_pods_error(session, usage, pod)
     if error is None:
         error = _affinity_error(pod, node)
+    if error is None and podaffinity.in_use(session):
+        error = podaffinity.session_filter(session, job, pod, node)
     if error is None:
         error = dra.predicate_error(session, job.spec, pod.spec, node)
     return error
@@ -301,8 +304,11 @@ def _allocate_task(session: Session, stmt: Statement, job: SessionJob, pod: Sess
                    score_keys: Sequence[str] = ()) -> bool:
     placement = session.config
     scores = node_scores_for(session, score_keys) if score_keys else None
+    plugins = plugin_set(placement)
+    extra = (podaffinity.session_scores(session, job, pod, (u.node for u in nodes))
+             if plugins.on("podaffinity") and podaffinity.in_use(session) else None)
     for usage in order_nodes(pod.spec, nodes, placement.gpu_placement,
-                             placement.cpu_placement, scores, plugin_set(placement)):
+                             placement.cpu_placement, scores, plugins, extra):
         if not fitting_node(session, job, pod, usage, record=not pipeline_only):
             continue
         if _place(session, stmt, pod, usage, pipeline_only):
