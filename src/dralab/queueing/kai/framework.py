@@ -450,6 +450,7 @@ class Session:
         # what plugins keep for the session (the topology trees, node scores)
         self.plugin_state: dict[str, object] = {}
         self._groups = itertools.count(1)
+        self._accepted: dict[tuple[int, str], dict[str, float]] = {}
         self._given_groups = {g for job in self.jobs.values() for p in job.pods
                               for g in p.groups}
 
@@ -464,8 +465,13 @@ class Session:
                 return name
 
     def accepted(self, pod: SessionTask, node: str) -> dict[str, float]:
-        kai_node = self.state.nodes.get(node)
-        return dict(proportion.task_accepted(pod.spec, kai_node))
+        """What the pod holds on ``node`` in its queue (AcceptedResource)."""
+        key = (id(pod.spec), node)
+        cached = self._accepted.get(key)
+        if cached is None:
+            cached = dict(proportion.task_accepted(pod.spec, self.state.nodes.get(node)))
+            self._accepted[key] = cached
+        return cached
 
     def requested(self, pods: Iterable[SessionTask]) -> dict[str, float]:
         total = {"cpu": 0.0, "memory": 0.0, "gpu": 0.0}
@@ -474,8 +480,19 @@ class Session:
                 total[resource] += value
         return total
 
+    def queue_children(self) -> dict[str | None, list[str]]:
+        """Each queue's children by name (None: the top queues)."""
+        cached = self.plugin_state.get("queue_children")
+        if isinstance(cached, dict):
+            return cached
+        children: dict[str | None, list[str]] = {}
+        for name in sorted(self.state.queues):
+            children.setdefault(self.state.queues[name].parent or None, []).append(name)
+        self.plugin_state["queue_children"] = children
+        return children
+
     def is_leaf(self, queue: str) -> bool:
-        return not any(q.parent == queue for q in self.state.queues.values())
+        return not self.queue_children().get(queue)
 
     def result(self) -> SessionResult:
         tasks = tuple(TaskOutcome(p.job, p.name, p.status, p.node, p.groups, p.accepted_gpus)

@@ -29,15 +29,19 @@ order. Ties KAI leaves to map iteration go by name here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
 
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
+from dralab.queueing.kai.model import UNLIMITED
 from dralab.queueing.kai.plugins import elastic
 from dralab.queueing.kai.shares import QueueShare, less, less_equal, less_in_at_least_one
 
 __all__ = ["JobsOrder", "job_cmp", "queue_cmp"]
 
 _RESOURCES = ("cpu", "memory", "gpu")
+# queue_resource_share.go noFairShareDrfMultiplier
+_NO_FAIR_SHARE_DRF_MULTIPLIER = 1000.0
 
 
 def job_cmp(left: SessionJob, right: SessionJob) -> int:
@@ -56,11 +60,18 @@ def _with(base: dict[str, float], extra: dict[str, float], sign: float = 1.0) ->
     return {r: base.get(r, 0.0) + sign * extra.get(r, 0.0) for r in _RESOURCES}
 
 
-def _dominant(share: QueueShare, allocated: dict[str, float], total: dict[str, float]) -> float:
-    probe = share.copy()
-    for resource, value in allocated.items():
-        probe.share(resource).allocated = value
-    return probe.dominant_resource_share(total)
+def _dominant(share: QueueShare, allocated: Mapping[str, float],
+              total: Mapping[str, float]) -> float:
+    """GetDominantResourceShare with ``allocated`` in place of the queue's."""
+    dominant = 0.0
+    for resource in _RESOURCES:
+        allocatable = share.share(resource).allocatable()
+        if allocatable == UNLIMITED:
+            allocatable = total.get(resource, 0.0)
+        value = allocated.get(resource, 0.0)
+        value = value * _NO_FAIR_SHARE_DRF_MULTIPLIER if allocatable == 0 else value / allocatable
+        dominant = max(dominant, value)
+    return dominant
 
 
 def _zero_share_violation(share: QueueShare, allocated: dict[str, float]) -> bool:
@@ -111,13 +122,18 @@ class JobsOrder:
     """JobsOrderByQueues: pops the next job, best queue first down the queue tree.
 
     ``victims``: the victim-queue variant (reverse orders; a queue is compared with the
-    jobs already popped from it)."""
+    jobs already popped from it). A job's place in its leaf queue is fixed when it is
+    pushed, as in KAI's heap."""
 
-    def __init__(self, session: Session, jobs: Iterable[SessionJob], victims: bool = False) -> None:
+    def __init__(self, session: Session, jobs: Iterable[SessionJob],
+                 victims: bool = False) -> None:
         self.session = session
         self.victims = victims
-        self.leaves: dict[str, list[SessionJob]] = {}
+        self.children = session.queue_children()
+        self.leaves: dict[str, list[tuple[tuple[int, int, float, str, int], SessionJob]]] = {}
         self.popped: dict[str, list[SessionJob]] = {}
+        self._seq = 0
+        self._requests: dict[int, dict[str, float]] = {}
         queues = session.state.queues
         for job in jobs:
             queue = queues.get(job.queue)
@@ -125,69 +141,62 @@ class JobsOrder:
                 continue
             if queue.parent and queue.parent not in queues:
                 continue
-            if not session.is_leaf(job.queue):
+            if self.children.get(job.queue):
                 continue
-            self.leaves.setdefault(job.queue, []).append(job)
-        self._requests: dict[str, dict[str, float]] = {}
+            self.push(job)
 
     def empty(self) -> bool:
         return not any(self.leaves.values())
 
     def push(self, job: SessionJob) -> None:
-        self._requests.pop(job.name, None)
-        self.leaves.setdefault(job.queue, []).append(job)
+        self._requests.pop(id(job), None)
+        self._seq += 1
+        key = (-job.spec.priority, elastic.job_state(job), job.spec.created, job.name,
+               self._seq)
+        bisect.insort(self.leaves.setdefault(job.queue, []), (key, job),
+                      key=lambda item: item[0])
 
     def _top_job(self, queue: str) -> SessionJob:
-        jobs = self.leaves[queue]
-        best = jobs[0]
-        for job in jobs[1:]:
-            result = job_cmp(job, best)
-            if (result > 0) if self.victims else (result < 0):
-                best = job
-        return best
+        entries = self.leaves[queue]
+        return entries[-1][1] if self.victims else entries[0][1]
 
     def _request(self, job: SessionJob) -> dict[str, float]:
-        if job.name not in self._requests:
+        cached = self._requests.get(id(job))
+        if cached is None:
             from dralab.queueing.kai.actions.common import tasks_to_allocate
             pods = [p for p in tasks_to_allocate(job, real=False) if p.should_allocate(False)]
-            self._requests[job.name] = self.session.requested(pods)
-        return self._requests[job.name]
+            cached = self.session.requested(pods)
+            self._requests[id(job)] = cached
+        return cached
 
     def _has_jobs(self, queue: str) -> bool:
         if self.leaves.get(queue):
             return True
-        return any(self._has_jobs(c) for c in self._children(queue))
-
-    def _children(self, queue: str | None) -> list[str]:
-        return sorted(name for name, q in self.session.state.queues.items()
-                      if (q.parent or None) == queue)
+        return any(self._has_jobs(c) for c in self.children.get(queue, ()))
 
     def _best_job(self, queue: str) -> SessionJob:
         if self.leaves.get(queue):
             return self._top_job(queue)
-        best = self._best_child(self._children(queue))
+        best = self._best_child(self.children.get(queue, ()))
         assert best is not None
         return self._best_job(best)
 
-    def _victims_of(self, queue: str) -> dict[str, float]:
+    def _held_by(self, jobs: Iterable[SessionJob]) -> dict[str, float]:
         held = {r: 0.0 for r in _RESOURCES}
-        for job in self.popped.get(queue, []):
+        for job in jobs:
             for pod in job.pods:
                 if pod.status in ACTIVE_ALLOCATED and pod.node:
                     for r, v in self.session.accepted(pod, pod.node).items():
                         held[r] += v
         return held
 
-    def _best_child(self, names: list[str]) -> str | None:
+    def _best_child(self, names: Sequence[str]) -> str | None:
         shares = self.session.shares
         best: str | None = None
         for name in names:
-            if not self._has_jobs(name) or name not in shares:
+            if name not in shares or not self._has_jobs(name):
                 continue
-            if best is None:
-                best = name
-                continue
-            if self._before(name, best):
+            if best is None or self._before(name, best):
                 best = name
         return best
 
@@ -195,8 +204,8 @@ class JobsOrder:
         shares = self.session.shares
         ljob, rjob = self._best_job(left), self._best_job(right)
         if self.victims:
-            lvic = _with(self._victims_of(self._leaf_of(ljob)), self._held(ljob))
-            rvic = _with(self._victims_of(self._leaf_of(rjob)), self._held(rjob))
+            lvic = self._held_by([*self.popped.get(ljob.queue, []), ljob])
+            rvic = self._held_by([*self.popped.get(rjob.queue, []), rjob])
             zero = {r: 0.0 for r in _RESOURCES}
             result = queue_cmp(self.session, shares[left], shares[right], zero, zero,
                                lvic, rvic)
@@ -204,26 +213,14 @@ class JobsOrder:
         return queue_cmp(self.session, shares[left], shares[right],
                          self._request(ljob), self._request(rjob)) < 0
 
-    @staticmethod
-    def _leaf_of(job: SessionJob) -> str:
-        return job.queue
-
-    def _held(self, job: SessionJob) -> dict[str, float]:
-        held = {r: 0.0 for r in _RESOURCES}
-        for pod in job.pods:
-            if pod.status in ACTIVE_ALLOCATED and pod.node:
-                for r, v in self.session.accepted(pod, pod.node).items():
-                    held[r] += v
-        return held
-
     def pop(self) -> SessionJob | None:
-        queue = self._best_child(self._children(None))
+        queue = self._best_child(self.children.get(None, ()))
         while queue is not None and not self.leaves.get(queue):
-            queue = self._best_child(self._children(queue))
+            queue = self._best_child(self.children.get(queue, ()))
         if queue is None:
             return None
-        job = self._top_job(queue)
-        self.leaves[queue].remove(job)
+        entries = self.leaves[queue]
+        job = (entries.pop() if self.victims else entries.pop(0))[1]
         if self.victims:
             self.popped.setdefault(queue, []).append(job)
         return job
