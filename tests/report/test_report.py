@@ -26,7 +26,7 @@ FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv",
          "timings.json")
 # Rows the fixture defines: it runs without queueing and autoscaling.
 SHOWN = [m for m in METRICS if m.group not in ("Autoscaling",)
-         and not m.key.startswith(("admission_", "kueue_"))]
+         and not m.key.startswith(("admission_", "kueue_", "job_wait_"))]
 ROOT = Path(__file__).parent.parent.parent
 
 

@@ -151,6 +151,11 @@ def test_the_example_compares_kueue_and_kai() -> None:
     assert kai.unschedulable_reasons == {
         "Resources were found for N pods while N are required for gang scheduling": 182}
     assert dra.queues["team-a"].admitted == 4 and dra.queues["team-a"].preempted == 1
+    # The wait both modes share (a job's arrival to its first pod's start): the two
+    # team-a gangs that waited start sooner under KAI; every other job starts on arrival.
+    assert len(dra.job_waits) == len(kai.job_waits) == 110
+    assert sorted(round(w) for w in dra.job_waits if w) == [10237, 14848]
+    assert sorted(round(w) for w in kai.job_waits if w) == [8117, 11714]
 
 
 def test_deterministic_and_round_trips(tmp_path: Path) -> None:

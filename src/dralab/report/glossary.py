@@ -22,6 +22,11 @@ GLOSSARY: dict[str, str] = {
                 "This is kube-scheduler's pod scheduling SLI "
                 "(scheduler_pod_scheduling_sli_duration_seconds). p50, p90, p99: the "
                 "percentiles (linear interpolation), mean: the average.",
+    "job_wait_p50": "Job wait: from a job's arrival to the start of its first pod, over the "
+                    "jobs that started; only with a queue in front of scheduling (Kueue, or "
+                    "KAI). It is the wait the compared modes share: under Kueue a pod is "
+                    "created at admission, so its scheduling wait leaves the time in queue "
+                    "out, while a KAI pod exists (and waits) from its job's arrival.",
     "admission_wait_p50": "Admission wait: from a job's submission to its admission by "
                           "Kueue (quota reserved), pooled over every ClusterQueue; only with "
                           "queueing. The Queues table has it per ClusterQueue.",
@@ -52,7 +57,8 @@ GLOSSARY: dict[str, str] = {
                               "time, and what they cost the pods is in the scheduling wait.",
     "preemptions": "Scheduler preemptions: running pods that kube-scheduler evicted to make "
                    "room for a higher-priority pod (re-created by their job). Kueue's "
-                   "evictions are counted apart.",
+                   "evictions are counted apart. In the kai mode: the pods KAI evicted "
+                   "(reclaim, preempt, consolidation, stale gangs).",
     "kueue_preemptions": "Kueue preemptions: admitted workloads that Kueue evicted to admit "
                          "another (quota reclaim or priority); their pods are deleted and "
                          "created again on re-admission. Only with queueing.",
@@ -69,6 +75,7 @@ GLOSSARY: dict[str, str] = {
 }
 # The other percentiles share their definition.
 for _k, _src in (("wait_p90", "wait_p50"), ("wait_p99", "wait_p50"), ("wait_mean", "wait_p50"),
+                 ("job_wait_p90", "job_wait_p50"),
                  ("admission_wait_p90", "admission_wait_p50"),
                  ("node_wait_p90", "node_wait_p50")):
     GLOSSARY[_k] = GLOSSARY[_src]

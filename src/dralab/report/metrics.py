@@ -38,6 +38,7 @@ class MetricSpec:
 
 
 _WAIT = "Scheduling wait (pod created → started)"
+_JOB = "Job wait (job arrived → its first pod started)"
 _FEWER = "the same work held fewer GPUs (compare pods started and throughput)"
 
 METRICS: tuple[MetricSpec, ...] = (
@@ -58,6 +59,10 @@ METRICS: tuple[MetricSpec, ...] = (
                "the slowest pods started sooner"),
     MetricSpec("wait_mean", "Scheduling wait mean", _WAIT, "duration", "lower",
                "pods started sooner on average"),
+    MetricSpec("job_wait_p50", "Job wait p50 (queue included)", _JOB, "duration", "lower",
+               "jobs started sooner after they arrived"),
+    MetricSpec("job_wait_p90", "Job wait p90 (queue included)", _JOB, "duration", "lower",
+               "the slowest tenth of jobs started sooner"),
     MetricSpec("admission_wait_p50", "Admission wait p50 (Kueue)",
                "Admission wait (job submitted → admitted by Kueue)", "duration", "lower",
                "jobs were admitted sooner"),

@@ -13,8 +13,8 @@ from dralab.sim.results import SUMMARY_KEYS, ModeResult, percentile
 
 __all__ = ["AUTOSCALING_KEYS", "NUMBER_KEYS", "QUEUE_KEYS", "admission_waits", "mode_numbers"]
 
-QUEUE_KEYS: tuple[str, ...] = ("admission_wait_p50", "admission_wait_p90",
-                               "kueue_preemptions")
+QUEUE_KEYS: tuple[str, ...] = ("job_wait_p50", "job_wait_p90", "admission_wait_p50",
+                               "admission_wait_p90", "kueue_preemptions")
 AUTOSCALING_KEYS: tuple[str, ...] = ("autoscaled_cost", "autoscaled_node_hours",
                                      "autoscaled_peak_nodes", "nodes_added", "nodes_removed",
                                      "node_wait_p50", "node_wait_p90")
@@ -28,12 +28,15 @@ def admission_waits(mode: ModeResult) -> list[float]:
 
 
 def mode_numbers(mode: ModeResult) -> dict[str, float]:
-    """``NUMBER_KEYS`` -> value for ``mode``; NaN where undefined (no queueing, no
+    """``NUMBER_KEYS`` -> value for ``mode``; NaN where undefined (no queueing or KAI, no
     autoscaled pool, no started pod)."""
     out = {k: float(v) for k, v in mode.summary().items()}
     started = out["pods_started"]
     out["cycles_per_started_pod"] = (mode.scheduling_attempts / started if started
                                      else math.nan)
+    jobs = sorted(mode.job_waits)
+    out["job_wait_p50"] = percentile(jobs, 50) if jobs else math.nan
+    out["job_wait_p90"] = percentile(jobs, 90) if jobs else math.nan
     waits = admission_waits(mode)
     queued = bool(mode.queues)
     out["admission_wait_p50"] = percentile(waits, 50) if waits else math.nan

@@ -355,7 +355,7 @@ def _glossary() -> str:
 
 
 # Percentiles after the first share its entry in the glossary.
-_SHARED = frozenset({"wait_p90", "wait_p99", "wait_mean", "admission_wait_p90",
+_SHARED = frozenset({"wait_p90", "wait_p99", "wait_mean", "job_wait_p90", "admission_wait_p90",
                      "node_wait_p90"})
 _TERMS = dict(TERMS)
 

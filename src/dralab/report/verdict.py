@@ -31,7 +31,8 @@ __all__ = ["VERDICT_KEYS", "Verdict", "render_verdict_text", "verdict"]
 VERDICT_KEYS: tuple[str, ...] = (
     "mean_gpus_busy", "autoscaled_cost", "autoscaled_node_hours", "autoscaled_peak_nodes",
     "pods_started", "pods_never_started", "pods_completed", "throughput_pods_per_hour",
-    "wait_p50", "wait_p90", "wait_p99", "wait_mean", "admission_wait_p50",
+    "wait_p50", "wait_p90", "wait_p99", "wait_mean", "job_wait_p50", "job_wait_p90",
+    "admission_wait_p50",
     "admission_wait_p90", "node_wait_p50", "node_wait_p90", "gpu_allocation_efficiency",
     "preemptions", "kueue_preemptions",
 )

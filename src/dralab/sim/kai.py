@@ -192,7 +192,9 @@ class KaiAccounting(ExtendedResourceAccounting):
         node = info.assumed_node or ""
         if text.isdigit() and self.memory.get(node):
             return 1, round(min(1.0, int(text) / self.memory[node]), 6), True
-        return super().pod_held(info)
+        # KAI places what a pod asks for (a whole GPU, a MIG instance): held as asked
+        devices, held, _ = super().pod_held(info)
+        return devices, held, True
 
     def use(self, node_gpus: Mapping[str, list[str]]) -> dict[str, list[float]]:
         out = super().use(node_gpus)

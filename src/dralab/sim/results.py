@@ -198,6 +198,9 @@ class ModeResult:
     wall_seconds: float              # real time the run took; 0.0 in pure runs
     queues: Mapping[str, QueueMetrics] = field(default_factory=dict)  # queueing on: per CQ
     kai_queues: Mapping[str, KaiQueueMetrics] = field(default_factory=dict)  # kai mode
+    # With queueing or KAI: per job whose pods started, seconds from its arrival to its
+    # first pod's start (the time in queue included), in arrival order.
+    job_waits: tuple[float, ...] = ()
     autoscaling: AutoscalingMetrics | None = None  # autoscaled pools: nodes and cost
     # Wall seconds of each scheduling cycle when a timer was given (like wall_seconds, kept
     # out of metrics.json: it differs run to run; timings.json has its percentiles).
@@ -289,6 +292,7 @@ class ModeResult:
                if self.queues else {}),
             **({"kai_queues": {q: m.to_json() for q, m in self.kai_queues.items()}}
                if self.kai_queues else {}),
+            **({"job_waits": list(self.job_waits)} if self.job_waits else {}),
             # Only with autoscaled pools, so other runs keep their metrics.json.
             **({"autoscaling": self.autoscaling.to_json()}
                if self.autoscaling is not None else {}),
@@ -316,6 +320,7 @@ class ModeResult:
             queues={q: QueueMetrics.from_json(m) for q, m in data.get("queues", {}).items()},
             kai_queues={q: KaiQueueMetrics.from_json(m)
                         for q, m in data.get("kai_queues", {}).items()},
+            job_waits=tuple(float(w) for w in data.get("job_waits", ())),
             autoscaling=AutoscalingMetrics.from_json(data["autoscaling"])
             if data.get("autoscaling") is not None else None,
         )

@@ -110,6 +110,17 @@ def kai_accounting(observer: Observer) -> KaiAccounting:
     return accounting
 
 
+def _job_waits(arrivals: list[Arrival], book: PodBook) -> tuple[float, ...]:
+    """Per job whose pods started, arrival -> its first pod's start: with a queue in front
+    of the scheduler (Kueue's admission, or KAI's queues) the wait a job's owner sees."""
+    first: dict[str, float] = {}
+    for state in book.order:
+        if state.started is not None:
+            name = state.arrival.name
+            first[name] = min(first.get(name, state.started), state.started)
+    return tuple(first[a.name] - a.time for a in arrivals if a.name in first)
+
+
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
              progress: Progress | None = None,
              queueing: QueueingSetup | None = None,
@@ -176,7 +187,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         stages.append(autoscaling)
     env.register(*stages)
 
-    for arrival in arrivals if arrivals is not None else draw_arrivals(scenario):
+    arrived = list(arrivals) if arrivals is not None else draw_arrivals(scenario)
+    for arrival in arrived:
         jobs.at(arrival.time, functools.partial(jobs.arrive, arrival))
     for change in scenario.timeline:
         if change.at < scenario.duration:
@@ -197,6 +209,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       queues={q: st.freeze() for q, st in sorted(admission.stats.items())}
                       if admission else {},
                       kai_queues=kai.queue_metrics() if kai is not None else {},
+                      job_waits=_job_waits(arrived, book) if admission or kai else (),
                       autoscaling=autoscaling.metrics() if autoscaling is not None else None)
 
 
