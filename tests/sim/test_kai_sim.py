@@ -169,6 +169,7 @@ def test_deterministic_and_round_trips(tmp_path: Path) -> None:
     write_report(result, tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert 'id="kai-queue-table"' in page and ">team-a</th><td>research</td>" in page
+    assert 'id="plot-kai-shares"' in page
 
 
 def _spec(**changes: Any) -> dict[str, Any]:

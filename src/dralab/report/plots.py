@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["AUTOSCALING_PLOT_IDS", "PLOT_IDS", "QUEUE_PLOT_IDS", "Plot", "render_plots"]
+__all__ = ["AUTOSCALING_PLOT_IDS", "KAI_PLOT_IDS", "PLOT_IDS", "QUEUE_PLOT_IDS", "Plot",
+           "render_plots"]
 
 # Colour-blind-safe (Okabe-Ito), distinct from the heat map's viridis.
 _COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
@@ -369,6 +370,46 @@ _QUEUE_PLOTS: tuple[_PlotSpec, ...] = (
               "the fleet over time.", _queue_admitted, False),
 )
 
+def _kai_shares(result: SimulationResult) -> Figure:
+    """Per leaf KAI queue (colour) and mode: GPUs allocated (solid) against the fair
+    share KAI's proportion plugin gave it (dashed), after each session."""
+    unit = _time_unit(result.duration)
+    fig = _new_figure(_NARROW, 3.2)
+    ax = fig.subplots()
+    k = 0
+    several = sum(1 for m in result.modes if m.kai_queues) > 1
+    for mode in result.modes:
+        parents = {m.parent for m in mode.kai_queues.values() if m.parent}
+        for queue, metrics in sorted(mode.kai_queues.items()):
+            if queue in parents or not metrics.samples:
+                continue
+            ts = [s[0] / unit.seconds for s in metrics.samples]
+            colour = _colour(k)
+            k += 1
+            label = f"{mode.label}: {queue}" if several else queue
+            ax.plot(ts, [s[3] for s in metrics.samples], drawstyle="steps-post",
+                    color=colour, ls="-", lw=1.4,
+                    label=f"{label} allocated")
+            ax.plot(ts, [s[2] for s in metrics.samples], drawstyle="steps-post",
+                    color=colour, ls="--", lw=1.0, label=f"{label} fair share")
+    ax.set_xlim(0, result.duration / unit.seconds or 1.0)
+    ax.set_xlabel(f"simulated time ({unit.name})")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("GPUs (KAI's units)")
+    _legend(ax)
+    return fig
+
+
+# Shown only when a mode ran KAI.
+_KAI_PLOTS: tuple[_PlotSpec, ...] = (
+    _PlotSpec("plot-kai-shares", "KAI fair share and allocation per queue",
+              "GPUs each leaf KAI queue held (solid) against its fair share (dashed) as "
+              "KAI's proportion plugin divided the fleet after each session; a queue below "
+              "its fair share with jobs waiting is what reclaim acts on. A MIG instance "
+              "counts its compute slices, as in KAI's queues.", _kai_shares, False),
+)
+
+
 def _pool_nodes(result: SimulationResult) -> Figure:
     """Ready nodes per autoscaled pool (line style) and mode (colour), as steps."""
     unit = _time_unit(result.duration)
@@ -438,15 +479,17 @@ _AUTOSCALING_PLOTS: tuple[_PlotSpec, ...] = (
 
 PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _PLOTS)
 QUEUE_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _QUEUE_PLOTS)
+KAI_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _KAI_PLOTS)
 AUTOSCALING_PLOT_IDS: tuple[str, ...] = tuple(p.id for p in _AUTOSCALING_PLOTS)
 
 
 def render_plots(result: SimulationResult) -> list[Plot]:
     """Every plot of the report, in page order (ids: ``PLOT_IDS``, then
-    ``QUEUE_PLOT_IDS`` when queueing was on, ``AUTOSCALING_PLOT_IDS`` with autoscaled
-    pools). Deterministic."""
+    ``QUEUE_PLOT_IDS`` when queueing was on, ``KAI_PLOT_IDS`` when a mode ran KAI,
+    ``AUTOSCALING_PLOT_IDS`` with autoscaled pools). Deterministic."""
     out: list[Plot] = []
     specs = _PLOTS + (_QUEUE_PLOTS if any(m.queues for m in result.modes) else ()) + (
+        _KAI_PLOTS if any(m.kai_queues for m in result.modes) else ()) + (
         _AUTOSCALING_PLOTS if any(m.autoscaling is not None for m in result.modes) else ())
     for spec in specs:
         with plot_style(spec.id):
