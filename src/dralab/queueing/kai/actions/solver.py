@@ -17,14 +17,18 @@ consolidation: nobody may be evicted for good). The first valid scenario wins.
 
 The job is solved when its gangs are satisfied and it has more pods placed than before.
 
-KAI also drops scenarios early with filters (not enough idle GPUs, node affinity no
-node can meet); those only save simulations that would fail, so they are not modelled.
+Before a scenario is simulated it must pass KAI's filters: every pending task with a
+node affinity has a matching node among the feasible and the victims' nodes; the
+topology-aware idle-GPUs filter (``topology_filter``); and the idle-GPUs filter (each
+pending task's GPUs fit, largest first, on the nodes with the most idle or releasing
+GPUs plus what the victims free).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dralab.queueing.kai.actions.common import allocate_job, task_cmp, tasks_to_allocate
@@ -37,7 +41,13 @@ from dralab.queueing.kai.framework import (
     SessionTask,
     Statement,
 )
+from dralab.queueing.kai.model import KaiNode, KaiTask
 from dralab.queueing.kai.placement import ACTIVE_USED, NodeUsage, request_kind
+from dralab.queueing.kai.topology import task_amounts
+from dralab.queueing.kai.topology_filter import (
+    TopologyIdleGpusFilter,
+    node_idle_or_releasing_gpus,
+)
 
 __all__ = [
     "Validator",
@@ -153,14 +163,105 @@ def feasible_nodes(session: Session, job: SessionJob) -> dict[str, NodeUsage]:
     return {name: usage for name, usage in nodes.items() if _gpus_free(usage)}
 
 
-class _Builder:
-    """PodAccumulatedScenarioBuilder: scenarios with one more potential victim job."""
+class _IdleGpus:
+    """idle_gpus.AccumulatedIdleGpus: each pending task's GPUs, largest first, must fit
+    one by one (greedily) on the nodes with the most idle or releasing GPUs -- as many
+    nodes as tasks -- counting what the scenario's victims free on their nodes (each
+    victim once)."""
 
-    def __init__(self, session: Session, scenario: VictimScenario, victims: JobsOrder) -> None:
+    def __init__(self, session: Session, pending: Sequence[SessionTask]) -> None:
+        self.capacity = {name: node_idle_or_releasing_gpus(usage)
+                         for name, usage in session.nodes.items()}
+        self.size = len(pending)
+        self.required = sorted((task_amounts(t.spec)["gpu"] for t in pending), reverse=True)
+        self.seen: set[int] = set()
+
+    def valid(self, scenario: VictimScenario) -> bool:
+        for task in [*scenario.recorded, *scenario.potential]:
+            if not task.node or id(task) in self.seen:
+                continue
+            self.seen.add(id(task))
+            self.capacity[task.node] = self.capacity.get(task.node, 0.0) + task.accepted_gpus
+        # the nodes with most GPUs first; KAI ranges over a map for ties, here by name
+        holders = sorted(self.capacity, key=lambda n: (-self.capacity[n], n))[:self.size]
+        taken: dict[str, float] = {}
+        for required in self.required:
+            if required == 0:
+                return True
+            for holder in holders:
+                total = self.capacity[holder]
+                if total < required:
+                    return False
+                if total - taken.get(holder, 0.0) >= required:
+                    taken[holder] = taken.get(holder, 0.0) + required
+                    break
+            else:
+                return False
+        return True
+
+
+class _NodeAffinities:
+    """node_affinities.NodeAffinitiesFilter: every pending task with a required node
+    affinity (or node selector) needs a matching node among the feasible nodes and the
+    victims' nodes."""
+
+    def __init__(self, session: Session, nodes: Mapping[str, NodeUsage]) -> None:
+        self.session = session
+        self.nodes = set(nodes)
+
+    @staticmethod
+    def needed(pending: Sequence[SessionTask]) -> bool:
+        return any(t.spec.node_names or t.spec.node_selector for t in pending)
+
+    def valid(self, scenario: VictimScenario) -> bool:
+        for task in [*scenario.recorded, *scenario.potential]:
+            if task.node:
+                self.nodes.add(task.node)
+        for task in scenario.pending:
+            spec = task.spec
+            if not (spec.node_names or spec.node_selector):
+                continue
+            if not any(_affinity_matches(spec, self.session.nodes[n].node)
+                       for n in sorted(self.nodes) if n in self.session.nodes):
+                return False
+        return True
+
+
+def _affinity_matches(task: KaiTask, node: KaiNode) -> bool:
+    if task.node_names and node.name not in task.node_names:
+        return False
+    return all(node.labels.get(k) == v for k, v in task.node_selector.items())
+
+
+class _Builder:
+    """PodAccumulatedScenarioBuilder: scenarios with one more potential victim job, each
+    passed through KAI's scenario filters (node affinities, topology-aware idle GPUs,
+    idle GPUs) before it is simulated."""
+
+    def __init__(self, session: Session, job: SessionJob, scenario: VictimScenario,
+                 victims: JobsOrder, nodes: Mapping[str, NodeUsage]) -> None:
         self.session = session
         self.scenario = scenario
         self.victims = victims
         self.recorded = {id(t) for t in scenario.recorded}
+        self.affinities = (_NodeAffinities(session, nodes)
+                           if _NodeAffinities.needed(scenario.pending) else None)
+        partial = dataclasses.replace(job.spec, tasks=tuple(t.spec for t in scenario.pending))
+        self.topology = TopologyIdleGpusFilter.for_preemptor(partial, session.nodes)
+        self.idle = _IdleGpus(session, scenario.pending)
+
+    def _valid(self) -> bool:
+        scenario = self.scenario
+        if self.affinities is not None and not self.affinities.valid(scenario):
+            return False
+        if self.topology is not None and not self.topology.filter(scenario.recorded,
+                                                                  scenario.potential):
+            return False
+        return self.idle.valid(scenario)
+
+    def first(self) -> VictimScenario | None:
+        """GetValidScenario on the scenario without potential victims."""
+        return self.scenario if self._valid() else self.next()
 
     def next(self) -> VictimScenario | None:
         while not self.victims.empty():
@@ -177,7 +278,8 @@ class _Builder:
                 rest = [p for p in job.pods if p not in tasks]
                 self.victims.push(_sub_job(job, rest))
             self.scenario.add_potential(tasks)
-            return self.scenario
+            if self._valid():
+                return self.scenario
         return None
 
 
@@ -324,9 +426,9 @@ def solve_job(session: Session, job: SessionJob, action: str,
                 step_nodes[task.node] = session.nodes[task.node]
         need = required(pending) if required is not None else {}
         solver = _PodSolver(session, action, step_nodes, validator, need)
-        builder = _Builder(session, scenario, victims())
+        builder = _Builder(session, job, scenario, victims(), step_nodes)
         found: _Solution | None = None
-        current: VictimScenario | None = scenario
+        current = builder.first()
         while current is not None:
             found = solver.solve(current)
             if found is not None:
