@@ -10,7 +10,8 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
       seed: 1                      # default 0; `dralab simulate --seed` overrides
       duration: 8h                 # simulated time; s, m, h, d suffixes or seconds
       sampleInterval: 5m           # metrics sampling period (default duration / 200)
-      compare: [device-plugin, dra]   # modes, in report order (default both)
+      compare: [device-plugin, dra]   # modes, in report order (default these two; also
+                                   # kai: KAI Scheduler places the pods, see sim.kai)
       fleet:                       # exactly one of default / file / spec
         default: true              # the built-in mixed fleet (`dralab fleet --default`)
         file: fleet.yaml           # a Fleet file (relative to the scenario file)
@@ -27,6 +28,11 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
                                              # (h100-node-05), its labels, taints and
                                              # ResourceSlices as `dralab fleet` would
                                              # publish them for a pool one node larger
+      queueing:                    # a queue in front of scheduling (default none)
+        kueue: kueue.yaml          # Kueue objects (file or directory): Kueue admits the
+                                   # jobs of kinds with `queue` before kube-scheduler
+        kai: kai.yaml              # KAI Scheduler objects: Queues (parents and leaves),
+                                   # SchedulingShard, Config; the kai mode's queues
       autoscaling:                 # only with fleet pools that carry `autoscaling`
         model: cluster-autoscaler  # or karpenter (default cluster-autoscaler)
         expander: least-waste      # random | most-pods | least-waste | price | priority
@@ -61,6 +67,10 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
           profile: 1g.5gb          # mig: the MIG profile
           memory: 8Gi              # share: GPU memory taken from a consumable-capacity GPU
           firstAvailable: []       # prioritized list of alternatives (each like `devices`)
+        queue: team-a/training     # Kueue LocalQueue (namespace/name); queueing.kueue
+        kaiQueue: team-a           # KAI leaf Queue; queueing.kai (every kind, in kai mode)
+        minMember: 2               # KAI: the job's gang, pods that start together
+                                   # (default podsPerJob)
         template: job.yaml         # a real manifest (file or directory, relative to the
                                    # scenario) with one pod template (Pod, Job, Deployment,
                                    # ...) and the ResourceClaimTemplates (and DeviceClasses)
