@@ -131,6 +131,24 @@ def test_pods_of_a_removed_node_come_back_through_kai() -> None:
     assert runs == [("team-a-00000", 0.0, True), ("team-a-00000", 600.0, False)]
 
 
+def test_a_gang_that_loses_a_pod_is_evicted_after_the_grace_period() -> None:
+    result = dralab.simulate(_scenario(
+        [{"name": "gang", "arrivals": ["0s"], "kaiQueue": "team-a", "podsPerJob": 2,
+          **EIGHT}],
+        events=[{"at": "10m", "node": "h100-02", "action": "remove"},
+                {"at": "30m", "node": "h100-02", "action": "add"}]))
+    [mode] = result.modes
+    # docs/batch + stalegangeviction: the gang's pod on the removed node comes back
+    # pending and cannot be placed; the gang is below minMember, and once it has been
+    # for the staleness grace period (60 s) KAI evicts its running pod too. Both start
+    # again when the node is back.
+    assert sorted((p.key, p.start, p.end, p.preempted) for p in mode.pods) == [
+        ("sim/gang-00000-0", 0.0, 660.0, True), ("sim/gang-00000-0-r1", 1800.0, 5400.0, False),
+        ("sim/gang-00000-1", 0.0, 600.0, True), ("sim/gang-00000-1-r1", 1800.0, 5400.0, False)]
+    assert mode.preemptions == 1   # the node removal is not counted, KAI's eviction is
+    assert mode.kai_queues["team-a"].waits == (0.0, 1140.0)
+
+
 def test_the_example_compares_kueue_and_kai() -> None:
     scenario = load_scenario(str(EXAMPLE))
     assert scenario.compare == ("dra", "kai")
