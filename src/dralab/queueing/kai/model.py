@@ -173,6 +173,9 @@ class KaiTask:
     nominated_node: str | None = None
     # the pod's labels (kubeflow's and ray's task order read the role labels)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # a legacy MIG pod (its MIG instance asked by an nvidia.com/mig-* annotation): KAI
+    # never schedules it, and no MIG pod goes to a node running one
+    legacy_mig: bool = False
     # spec.affinity.podAffinity / podAntiAffinity (the podaffinity plugin and the
     # k8s InterPodAffinity predicate); None: none
     pod_affinity: KaiPodAffinity | None = None

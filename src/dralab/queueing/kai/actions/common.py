@@ -168,13 +168,25 @@ def _mig_strategy(node: KaiNode) -> str:
     return strategy if strategy in ("single", "mixed") else "none"
 
 
-def _resource_type_error(pod: SessionTask, node: KaiNode) -> str | None:
-    """PredicateByNodeResourcesType: MIG pods only on MIG nodes; a single-strategy MIG
-    node takes whole GPUs only, a mixed one MIG instances only."""
+def _resource_type_error(pod: SessionTask, node: KaiNode,
+                         session: Session | None = None,
+                         usage: NodeUsage | None = None) -> str | None:
+    """PredicateByNodeResourcesType: a legacy MIG pod nowhere; MIG pods only on MIG nodes
+    without legacy MIG pods; a single-strategy MIG node takes whole GPUs only, a mixed
+    one MIG instances only."""
+    if pod.spec.legacy_mig:
+        return f"Legacy MIG jobs cannot be scheduled on node {node.name}"
     kind = request_kind(pod.spec)
     if kind == "cpu":
         return None
     strategy = _mig_strategy(node)
+    if strategy != "off" and kind == "mig" and usage is not None and session is not None:
+        legacy = sorted(f"{session.jobs[job].spec.namespace}/{name}"
+                        for (job, name), spec in usage.specs.items()
+                        if spec.legacy_mig and job in session.jobs)
+        if legacy:
+            return (f"MIG job cannot be scheduled on node with legacy MIG jobs: "
+                    f"<[{' '.join(legacy)}]>")
     if strategy == "off":
         if kind == "mig":
             return "MIG job cannot be scheduled on non-MIG node"
@@ -263,7 +275,7 @@ def predicate_error(session: Session, job: SessionJob, pod: SessionTask, usage: 
     reason = check(session, job, pod, usage)
     if reason is not None:
         return f"node does not have enough capacity. Reason: {reason}"
-    error = _resource_type_error(pod, node)
+    error = _resource_type_error(pod, node, session, usage)
     if error is None and pod.spec.gpu_memory_mib > 0 and node.gpu_memory_mib <= 0:
         error = (f"node is not a gpu node or the gpu memory count on the node was not "
                  f"synced yet, task: <{job.spec.namespace}/{pod.name}>, node: <{node.name}>")
