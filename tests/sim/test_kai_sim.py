@@ -149,6 +149,20 @@ def test_a_gang_that_loses_a_pod_is_evicted_after_the_grace_period() -> None:
     assert mode.kai_queues["team-a"].waits == (0.0, 1140.0)
 
 
+def test_reclaim_waits_for_the_victims_min_runtime() -> None:
+    result = dralab.simulate(_scenario([
+        {"name": "team-a", "arrivals": ["0s", "0s"], "kaiQueue": "team-a", **EIGHT},
+        {"name": "team-b", "arrivals": ["5m"], "kaiQueue": "team-b", **EIGHT}],
+        kai="kai-minruntime.yaml"))
+    # docs/developer/designs/min-runtime: team-a's jobs may not be reclaimed in their
+    # first 20 minutes (reclaimMinRuntime). team-b's job, arriving at 5 min, gets its
+    # quota back at 20 min -- a session runs when the protection ends -- not when a
+    # team-a job ends at 1 h.
+    assert _runs(result.modes[0]) == [
+        ("team-a-00000", 0.0, False), ("team-a-00001", 0.0, True),
+        ("team-a-00001", 3600.0, False), ("team-b-00000", 1200.0, False)]
+
+
 def test_the_example_compares_kueue_and_kai() -> None:
     scenario = load_scenario(str(EXAMPLE))
     assert scenario.compare == ("dra", "kai")

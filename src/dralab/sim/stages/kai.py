@@ -54,6 +54,7 @@ class _Job:
     waiting_since: float = 0.0                   # submitted, or last lost all its pods
     running: bool = False
     stale_from: float | None = None
+    last_start: float | None = None              # the PodGroup's last-start-timestamp
 
 
 @dataclass(slots=True)
@@ -86,6 +87,9 @@ class KaiSchedulingStage(SchedulingStage):
         self._nodes: dict[str, tuple[Node, KaiNode]] = {}
         self._timer: Callable[[], float] | None = None
         self._pod_groups: dict[str, str] = {}    # pod key -> its task's shared GPU group
+        self._runtimes = sorted({r for q in snapshot.state.queues.values()
+                                 for r in (q.preempt_min_runtime, q.reclaim_min_runtime)
+                                 if r is not None and r > 0})
 
     @property
     def attempts(self) -> int:
@@ -156,11 +160,23 @@ class KaiSchedulingStage(SchedulingStage):
         if grace >= 0:
             wakeups += [j.stale_from + grace for j in self.jobs.values()
                         if j.stale_from is not None and j.stale_from + grace > now]
+        wakeups += self._protection_ends(now)
         if wakeups:
             wakeup = min(wakeups)
             if not math.isinf(wakeup) and wakeup not in self._wakeups:
                 self._wakeups.add(wakeup)
                 self.at(wakeup, lambda: self._wake(wakeup))
+
+    def _protection_ends(self, now: float) -> list[float]:
+        """While jobs wait: when a running job's minimum runtime (any queue's
+        preemptMinRuntime / reclaimMinRuntime) runs out, it may become a victim, so a
+        session then (KAI's sessions are periodic; one at such a time is enough)."""
+        if not self._runtimes or not any(
+                t.status == "Pending" for j in self.jobs.values() for t in j.tasks.values()):
+            return []
+        return [j.last_start + r for j in self.jobs.values()
+                if j.running and j.last_start is not None
+                for r in self._runtimes if j.last_start + r > now]
 
     def _kai_nodes(self) -> dict[str, KaiNode]:
         out: dict[str, KaiNode] = {}
@@ -183,7 +199,8 @@ class KaiSchedulingStage(SchedulingStage):
                     task = replace(task, node_names=self._tolerated(key, nodes, tainted))
                 tasks.append(task)
             stale = None if job.stale_from is None else now - job.stale_from
-            out[name] = replace(job.spec, tasks=tuple(tasks), stale_since=stale)
+            out[name] = replace(job.spec, tasks=tuple(tasks), stale_since=stale,
+                                last_start=job.last_start)
         return out
 
     def _tolerated(self, key: str, nodes: dict[str, KaiNode],
@@ -267,6 +284,7 @@ class KaiSchedulingStage(SchedulingStage):
             succeeded = any(t.status == "Succeeded" for t in job.tasks.values())
             if active and not job.running:
                 job.running = True
+                job.last_start = now
                 stats = self._stats_of(job.spec.name)
                 if stats is not None:
                     stats.started += 1
