@@ -92,6 +92,8 @@ class KaiQueue:
     created: float = 0.0
     preempt_min_runtime: float | None = None   # seconds
     reclaim_min_runtime: float | None = None   # seconds
+    # spec.displayName: KAI's QueueInfo.Name, what its messages call the queue ("": the name)
+    display_name: str = ""
 
     def resource(self, name: ResourceName) -> QueueResource:
         return self.gpu if name == "gpu" else self.cpu if name == "cpu" else self.memory

@@ -433,6 +433,7 @@ def _queue_share(queue: KaiQueue, children: tuple[str, ...]) -> QueueShare:
         memory=from_spec(queue.memory.quota, queue.memory.limit,
                          queue.memory.over_quota_weight, MEGABYTE),
         gpu=from_spec(queue.gpu.quota, queue.gpu.limit, queue.gpu.over_quota_weight, 1.0),
+        title=queue.display_name,
     )
 
 

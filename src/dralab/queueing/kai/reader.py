@@ -53,6 +53,7 @@ from .model import (
     KaiJob,
     KaiNode,
     KaiPlugin,
+    KaiPodAffinity,
     KaiQueue,
     KaiState,
     KaiSubGroup,
@@ -73,6 +74,7 @@ from .objects import (
     is_kai_document,
 )
 from .podgrouper import plan_group, top_owner
+from .reader_affinity import read_pod_affinity
 from .schedconf import (
     SchedulerConf,
     config_map_name,
@@ -232,6 +234,21 @@ def _seconds(stamp: str | None) -> float:
     return parsed.timestamp()
 
 
+# time.RFC3339 as Go's time.Parse reads it (a fraction of a second is accepted)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def _rfc3339(text: str) -> float | None:
+    """Seconds of an RFC 3339 time, None when Go's time.Parse(time.RFC3339) refuses it
+    (KAI logs that and reads the annotation as absent)."""
+    if not _RFC3339.match(text):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def _duration(text: str | None) -> float | None:
     return None if text is None else parse_go_duration(text)
 
@@ -336,8 +353,8 @@ def _started(pod: Pod, last_start: float | None) -> float | None:
     return _seconds(start if isinstance(start, str) else pod.metadata.creation_timestamp)
 
 
-def _task(pod: Pod, job: str, nodes: Sequence[Node], last_start: float | None = None
-          ) -> KaiTask:
+def _task(pod: Pod, job: str, nodes: Sequence[Node], last_start: float | None = None,
+          affinity: KaiPodAffinity | None = None) -> KaiTask:
     requests = _pod_requests(pod)
     annotations = pod.metadata.annotations
     gpus = requests.get(NVIDIA_GPU, 0.0) / 1000
@@ -374,7 +391,8 @@ def _task(pod: Pod, job: str, nodes: Sequence[Node], last_start: float | None = 
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
         template_claims=made, nominated_node=pod.status.nominated_node_name or None,
-        started=_started(pod, last_start))
+        started=_started(pod, last_start), labels=dict(pod.metadata.labels),
+        pod_affinity=affinity)
 
 
 def _gpu_memory_mib(labels: Mapping[str, str]) -> int:
@@ -509,7 +527,8 @@ def _queues(queues: Sequence[KaiQueueObject], warnings: list[str]) -> dict[str, 
             memory=_resource(resources.memory) if resources else QueueResource(0.0, 0.0, 0.0),
             created=_seconds(queue.metadata.creation_timestamp),
             preempt_min_runtime=_duration(spec.preempt_min_runtime),
-            reclaim_min_runtime=_duration(spec.reclaim_min_runtime))
+            reclaim_min_runtime=_duration(spec.reclaim_min_runtime),
+            display_name=spec.display_name or "")
     for name in sorted(out):
         seen, at = [name], out[name].parent
         while at is not None and at in out:
@@ -553,10 +572,21 @@ class _Group:
     pods: list[Pod] = field(default_factory=list)
 
 
-def _from_object(group: KaiPodGroup) -> _Group:
+def _annotation_time(group: KaiPodGroup, key: str, warnings: list[str]) -> float | None:
+    # podgroup_info.SetPodGroup: an empty annotation is absent, an unparsable one too
+    text = group.metadata.annotations.get(key)
+    if not text:
+        return None
+    seconds = _rfc3339(text)
+    if seconds is None:
+        warnings.append(f"PodGroup {group.metadata.namespace or 'default'}/"
+                        f"{group.metadata.name}: metadata.annotations.{key}: {text!r} is "
+                        f"not an RFC 3339 time: KAI reads it as absent")
+    return seconds
+
+
+def _from_object(group: KaiPodGroup, warnings: list[str]) -> _Group:
     spec = group.spec
-    stale = group.metadata.annotations.get(STALE_ANNOTATION)
-    started = group.metadata.annotations.get(LAST_START_ANNOTATION)
     return _Group(
         name=group.metadata.name or "", namespace=group.metadata.namespace or "default",
         queue=spec.queue or "", priority_class=spec.priority_class_name or "",
@@ -566,16 +596,16 @@ def _from_object(group: KaiPodGroup) -> _Group:
                                     parent=s.parent, topology=_constraint(s.topology_constraint))
                         for s in spec.sub_groups),
         topology=_constraint(spec.topology_constraint),
-        stale_at=_seconds(stale) if stale else None,
-        last_start=_seconds(started) if started else None)
+        stale_at=_annotation_time(group, STALE_ANNOTATION, warnings),
+        last_start=_annotation_time(group, LAST_START_ANNOTATION, warnings))
 
 
 def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -> KaiSnapshot:
     """The KaiState of a loaded, valid snapshot (``load_kai_snapshot``). ``now``: the
-    session's moment in seconds (default: the newest creationTimestamp)."""
+    session's moment in seconds (default: the newest creationTimestamp or PodGroup
+    last-start / stale timestamp)."""
     inputs = _split(objects)
     config = _config(inputs)
-    moment = now if now is not None else snapshot_moment(objects)
     warnings: list[str] = []
     global_ = inputs.config.spec.global_ if inputs.config is not None else None
     pool_key = (global_.node_pool_label_key if global_ is not None else None) \
@@ -593,8 +623,14 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     queues = _queues([q for q in inputs.queues
                       if _in_partition(q.metadata.labels, pool_key, pool)], warnings)
     groups: dict[tuple[str, str], _Group] = {
-        (g.metadata.namespace or "default", g.metadata.name or ""): _from_object(g)
+        (g.metadata.namespace or "default", g.metadata.name or ""): _from_object(g, warnings)
         for g in inputs.groups if _in_partition(g.metadata.labels, pool_key, pool)}
+    # the snapshot was taken after every time it records: its newest creationTimestamp,
+    # and the pod groups' last-start and stale times (KAI compares them with time.Now(),
+    # so a moment before a recorded start would protect every started job)
+    moment = now if now is not None else max(
+        [snapshot_moment(objects), *(t for g in groups.values()
+                                     for t in (g.last_start, g.stale_at) if t is not None)])
     owners = {(o.KIND or o.kind, o.metadata.namespace or "default", o.metadata.name or ""): o
               for o in inputs.others if o.metadata.name}
     args = inputs.shard.spec.args if inputs.shard is not None else {}
@@ -655,6 +691,8 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
     state.nodes = {name: _node(cluster.nodes[name].node, used.get(name, {}))
                    for name in cluster.nodes if name in node_names}
     kai_nodes = [cluster.nodes[name].node for name in cluster.nodes if name in node_names]
+    # every namespace the session's pods are in (a namespaceSelector {} selects them all)
+    all_namespaces = sorted({ns for ns, _ in groups} | set(cluster.namespace_labels))
     by_name: dict[str, str] = {}
     for (namespace, name), group in groups.items():
         if name in by_name:
@@ -668,7 +706,9 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             continue
         tasks = []
         for pod in group.pods:
-            task = _task(pod, name, kai_nodes, group.last_start)
+            affinity = read_pod_affinity(pod, cluster.namespace_labels, all_namespaces,
+                                         warnings)
+            task = _task(pod, name, kai_nodes, group.last_start, affinity)
             tasks.append(task)
             snapshot.pods[(name, task.name)] = pod
         priority = classes.get(group.priority_class, default_priority) \
@@ -682,7 +722,8 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
             subgroups=group.subgroups, topology=group.topology,
             # how long the gang has been stale at the session's moment
             stale_since=max(moment - group.stale_at, 0.0) if group.stale_at is not None
-            else None)
+            else None,
+            last_start=group.last_start)
     state.resource_claims = dict(cluster.claims)
     state.resource_slices = tuple(cluster.slices)
     state.device_classes = dict(cluster.classes)

@@ -116,10 +116,11 @@ def read_scheduler_conf(obj: KubeObject) -> tuple[SchedulerConf | None, tuple[st
 
 
 def shard_plugins(shard: SchedulingShard | None) -> tuple[KaiPlugin, ...] | None:
-    """The tiers the operator writes for a shard that overrides plugins
-    (setDefaultPlugins, then resolvePlugins: enabled ones, higher priority first, ties
-    by name); None when the shard overrides none (the session's default set then)."""
-    if shard is None or not shard.spec.plugins:
+    """The tiers the operator writes for a shard that overrides plugins or sets
+    ``minRuntime`` (setDefaultPlugins, then resolvePlugins: enabled ones, higher priority
+    first, ties by name); None when it does neither (the session's default set then,
+    which is the same set without the minruntime plugin's default runtimes)."""
+    if shard is None or not (shard.spec.plugins or shard.spec.min_runtime):
         return None
     spec = shard.spec
     placement = spec.placement_strategy

@@ -22,6 +22,7 @@ from .objects import (
     KaiTopology,
     SchedulingShard,
 )
+from .plugins.minruntime import parse_str2duration
 
 __all__ = [
     "ACTIONS",
@@ -61,6 +62,15 @@ def _duration(path: str, text: str | None) -> Iterator[Problem]:
         return
     try:
         parse_go_duration(text)
+    except ValueError:
+        yield path, f'time: invalid duration "{text}"'
+
+
+def _plugin_duration(path: str, text: str | None) -> Iterator[Problem]:
+    if text is None:
+        return
+    try:
+        parse_str2duration(text)
     except ValueError:
         yield path, f'time: invalid duration "{text}"'
 
@@ -141,10 +151,12 @@ def _shard(shard: SchedulingShard) -> Iterator[Problem]:
                 f"queueDepthPerAction names {name}, which is not among the actions " \
                 f"({', '.join(enabled)})"
     if spec.min_runtime is not None:
-        yield from _duration("spec.minRuntime.preemptMinRuntime",
-                             spec.min_runtime.preempt_min_runtime)
-        yield from _duration("spec.minRuntime.reclaimMinRuntime",
-                             spec.min_runtime.reclaim_min_runtime)
+        # the operator copies them into the minruntime plugin's arguments, which parse
+        # them with str2duration (Go's syntax plus days and weeks); KAI would log an
+        # unparsable one and use 0s, dralab refuses it
+        for field, text in (("preemptMinRuntime", spec.min_runtime.preempt_min_runtime),
+                            ("reclaimMinRuntime", spec.min_runtime.reclaim_min_runtime)):
+            yield from _plugin_duration(f"spec.minRuntime.{field}", text)
     yield from _args(spec.args)
     proportion = spec.plugins.get("proportion")
     k_value = (proportion.arguments or {}).get("kValue") if proportion is not None else None
