@@ -257,6 +257,9 @@ class KaiConfig:
     # seconds a gang may stay below its minimum before stalegangeviction evicts it
     # (the scheduler's --default-staleness-grace-period, 60 s); negative: never
     staleness_grace_period: float = 60.0
+    # preempt, reclaim and consolidation skip a job no easier than a failed one with the
+    # same constraints (the scheduler's --use-scheduling-signatures, on by default)
+    use_scheduling_signatures: bool = True
     # the DynamicResourceAllocation feature gate (GA and on by default in the
     # Kubernetes 1.34 libraries KAI builds with); off, a pod with claims is refused
     dynamic_resource_allocation: bool = True

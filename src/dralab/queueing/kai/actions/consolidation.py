@@ -15,6 +15,7 @@ import functools
 
 from dralab.queueing.kai.actions.common import tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
+from dralab.queueing.kai.actions.signatures import FailedJobs
 from dralab.queueing.kai.actions.solver import VictimScenario, solve_job, victim_jobs
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
 from dralab.queueing.kai.placement import request_kind
@@ -88,14 +89,19 @@ def consolidation(session: Session) -> None:
     candidates = [job for job in session.jobs.values()
                   if job.pending() and job.ready() and job.is_preemptible()]
     order = JobsOrder(session, candidates)
+    failed = FailedJobs()
     while not order.empty():
         job = order.pop()
         if job is None:
             break
-        if not _enough_gpus(session, job):
+        if session.config.use_scheduling_signatures and not failed.worth_trying(job):
             continue
-        statement = solve_job(session, job, "consolidation",
-                              functools.partial(_victims, session, job, limit),
-                              validator=_all_reallocated)
+        statement = None
+        if _enough_gpus(session, job):
+            statement = solve_job(session, job, "consolidation",
+                                  functools.partial(_victims, session, job, limit),
+                                  validator=_all_reallocated)
         if statement is not None:
             statement.commit()
+        else:
+            failed.failed(job)

@@ -14,6 +14,7 @@ import functools
 
 from dralab.queueing.kai.actions.common import non_preemptible_over_quota, tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
+from dralab.queueing.kai.actions.signatures import FailedJobs
 from dralab.queueing.kai.actions.solver import VictimScenario, solve_job, victim_jobs
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
 from dralab.queueing.kai.plugins import minruntime
@@ -49,14 +50,20 @@ def _min_runtime(session: Session, scenario: VictimScenario, _: dict[str, float]
 def preempt(session: Session) -> None:
     candidates = [job for job in session.jobs.values() if job.pending() and job.ready()]
     order = JobsOrder(session, candidates)
+    failed: dict[str, FailedJobs] = {}
     while not order.empty():
         job = order.pop()
         if job is None:
             break
-        if non_preemptible_over_quota(session, job, tasks_to_allocate(job, real=False)):
+        seen = failed.setdefault(job.queue, FailedJobs())
+        if session.config.use_scheduling_signatures and not seen.worth_trying(job):
             continue
-        statement = solve_job(session, job, "preempt",
-                              functools.partial(_victims, session, _Filter(job, session)),
-                              validator=_min_runtime)
+        statement = None
+        if not non_preemptible_over_quota(session, job, tasks_to_allocate(job, real=False)):
+            statement = solve_job(session, job, "preempt",
+                                  functools.partial(_victims, session, _Filter(job, session)),
+                                  validator=_min_runtime)
         if statement is not None:
             statement.commit()
+        else:
+            seen.failed(job)

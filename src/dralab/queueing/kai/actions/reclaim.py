@@ -18,6 +18,7 @@ import functools
 from dralab.queueing.kai import proportion, reclaimable
 from dralab.queueing.kai.actions.common import tasks_to_allocate
 from dralab.queueing.kai.actions.order import JobsOrder
+from dralab.queueing.kai.actions.signatures import FailedJobs
 from dralab.queueing.kai.actions.solver import VictimScenario, solve_job
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob, SessionTask
 from dralab.queueing.kai.plugins import minruntime
@@ -71,6 +72,7 @@ def _required(session: Session, pending: list[SessionTask]) -> dict[str, float]:
 def reclaim(session: Session) -> None:
     candidates = [job for job in session.jobs.values() if job.pending() and job.ready()]
     order = JobsOrder(session, candidates)
+    failed: dict[str, FailedJobs] = {}
     while not order.empty():
         job = order.pop()
         if job is None:
@@ -82,6 +84,9 @@ def reclaim(session: Session) -> None:
         if not reclaimable.can_reclaim_resources(session.shares, job.queue, required,
                                                  job.is_preemptible()):
             continue
+        seen = failed.setdefault(job.queue, FailedJobs())
+        if session.config.use_scheduling_signatures and not seen.worth_trying(job):
+            continue
         snapshot = {name: share.copy() for name, share in session.shares.items()}
         statement = solve_job(
             session, job, "reclaim", functools.partial(_victims, session, job),
@@ -89,3 +94,5 @@ def reclaim(session: Session) -> None:
             required=functools.partial(_required, session))
         if statement is not None:
             statement.commit()
+        else:
+            seen.failed(job)
