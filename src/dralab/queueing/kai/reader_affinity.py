@@ -56,10 +56,11 @@ def _match_labels(term: Mapping[str, Any], pod_labels: Mapping[str, str], path: 
         (str(k), str(v)) for k, v in (raw.get("matchLabels") or {}).items()]
     for i, expr in enumerate(_list(raw.get("matchExpressions"))):
         values = _list(expr.get("values"))
-        if expr.get("operator") != "In" or len(values) != 1:
+        operator = expr.get("operator")
+        if operator != "In" or len(values) != 1:
             raise _NotModelled(f"{path}.labelSelector.matchExpressions[{i}]",
-                               f"operator {expr.get('operator')} with {len(values)} "
-                               f"value(s)")
+                               f"operator In with {len(values)} values" if operator == "In"
+                               else f"operator {operator}")
         wanted.append((str(expr.get("key", "")), str(values[0])))
     for key in _list(term.get("matchLabelKeys")):
         if isinstance(key, str) and key in pod_labels:
