@@ -123,6 +123,21 @@ def test_gpu_memory_pods_share_one_gpu() -> None:
     assert [p.gpu_fraction for p in mode.pods] == [round(16384 / 81500, 6)] * 4
 
 
+def test_gpu_fraction_pods_from_a_manifest_share_one_gpu() -> None:
+    kind = {"name": "notebook", "arrivals": ["0s", "0s"], "kaiQueue": "team-a",
+            "template": "half-gpu-pod.yaml",
+            "duration": {"distribution": "fixed", "mean": "1h"}}
+    result = dralab.simulate(_scenario([kind], kai="kai-sharing.yaml"))
+    [mode] = result.modes
+    # docs/gpu-sharing: gpu-fraction 0.5 twice, binpacked onto one GPU
+    assert [(p.start, p.node, p.gpu_fraction) for p in mode.pods] == \
+        [(0.0, "h100-01", 0.5)] * 2
+    assert mode.samples[0].gpus_busy == 1
+    with pytest.raises(ScenarioError) as caught:
+        _scenario([kind])   # KAI's Config does not turn GPU sharing on
+    assert ": spec.workload[0].template: KAI would refuse its pods: " in str(caught.value)
+
+
 def test_pods_of_a_removed_node_come_back_through_kai() -> None:
     result = dralab.simulate(_scenario(
         [{"name": "team-a", "arrivals": ["0s"], "kaiQueue": "team-a", **EIGHT}],

@@ -39,10 +39,13 @@ from .templates import TemplateError, resolve_path
 if TYPE_CHECKING:
     from .parsedscenario import ParsedScenario
 
-__all__ = ["GPU_MEMORY_ANNOTATION", "KaiAccounting", "kai_node", "kai_snapshot", "kai_task",
-           "read_kai"]
+__all__ = ["GPU_FRACTION_ANNOTATION", "GPU_MEMORY_ANNOTATION", "KaiAccounting",
+           "check_min_member", "gpu_fraction", "kai_node", "kai_snapshot", "kai_state",
+           "kai_task", "read_kai"]
 
 GPU_MEMORY_ANNOTATION = "gpu-memory"   # KAI's pod annotation: MiB of one shared GPU
+GPU_FRACTION_ANNOTATION = "gpu-fraction"   # KAI's pod annotation: a share of one GPU
+_FRACTION_DEVICES = "gpu-fraction-num-devices"
 _MIG_PREFIX = "nvidia.com/mig-"
 _GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
 _DEFAULT_GPU_MEMORY_MIB = 100   # node_info.DefaultGpuMemory
@@ -154,14 +157,33 @@ def kai_node(node: Node) -> KaiNode:
         gpu_name=labels.get("nvidia.com/gpu.product", ""))
 
 
+def gpu_fraction(annotations: Mapping[str, str]) -> float:
+    """The ``gpu-fraction`` annotation when it is a share of one GPU (0 < f <= 1), else 0
+    (KAI's admission refuses other values before a pod reaches the scheduler)."""
+    try:
+        fraction = float(annotations.get(GPU_FRACTION_ANNOTATION, "0"))
+    except ValueError:
+        return 0.0
+    return fraction if 0 < fraction <= 1 else 0.0
+
+
 def kai_task(info: PodInfo, job: str) -> KaiTask:
-    """A pending pod as a KAI task: its requests, and GPU memory of one shared GPU when
-    it carries the ``gpu-memory`` annotation."""
+    """A pending pod as a KAI task: its requests, and a shared GPU when it carries KAI's
+    ``gpu-memory`` (MiB) or ``gpu-fraction`` annotation (on as many devices as
+    ``gpu-fraction-num-devices`` says), as pod_info reads them."""
     requests = info.requests   # resource -> milli-units
-    memory_text = info.pod.metadata.annotations.get(GPU_MEMORY_ANNOTATION, "")
+    annotations = info.pod.metadata.annotations
+    memory_text = annotations.get(GPU_MEMORY_ANNOTATION, "")
     gpu_memory = int(memory_text) if memory_text.isdigit() else 0
+    gpus = 0.0 if gpu_memory else requests.get(GPU_RESOURCE, 0) / 1000
+    fraction = gpu_fraction(annotations)
+    if fraction:
+        gpus, gpu_memory = fraction, 0
+    devices_text = annotations.get(_FRACTION_DEVICES, "")
+    devices = int(devices_text) if (fraction or gpu_memory) and devices_text.isdigit() \
+        else None
     return KaiTask(
-        name=info.key, job=job, gpus=0.0 if gpu_memory else requests.get(GPU_RESOURCE, 0) / 1000,
+        name=info.key, job=job, gpus=gpus, fraction_devices=devices,
         gpu_memory_mib=gpu_memory, cpu_milli=float(requests.get("cpu", 0)),
         memory_bytes=requests.get("memory", 0) / 1000,
         mig={k: v // 1000 for k, v in sorted(requests.items())
@@ -188,13 +210,23 @@ class KaiAccounting(ExtendedResourceAccounting):
         self.memory[node.name] = _gpu_memory_mib(node)
 
     def pod_held(self, info: PodInfo) -> tuple[int, float, bool]:
-        text = info.pod.metadata.annotations.get(GPU_MEMORY_ANNOTATION, "")
-        node = info.assumed_node or ""
-        if text.isdigit() and self.memory.get(node):
-            return 1, round(min(1.0, int(text) / self.memory[node]), 6), True
+        share = self.share_of(info)
+        if share:
+            return 1, round(share, 6), True
         # KAI places what a pod asks for (a whole GPU, a MIG instance): held as asked
         devices, held, _ = super().pod_held(info)
         return devices, held, True
+
+    def share_of(self, info: PodInfo) -> float:
+        """The share of one GPU a pod with KAI's sharing annotations holds on its node (0
+        for other pods)."""
+        annotations = info.pod.metadata.annotations
+        fraction = gpu_fraction(annotations)
+        if fraction:
+            return fraction
+        text = annotations.get(GPU_MEMORY_ANNOTATION, "")
+        memory = self.memory.get(info.assumed_node or info.pod.spec.node_name or "", 0)
+        return min(1.0, int(text) / memory) if text.isdigit() and memory else 0.0
 
     def use(self, node_gpus: Mapping[str, list[str]]) -> dict[str, list[float]]:
         out = super().use(node_gpus)

@@ -35,6 +35,7 @@ from dralab.api.resource import ResourceSlice
 from dralab.cluster import ClusterState
 from dralab.fleet import Fleet, parse_fleet
 from dralab.fleet.generate import GeneratedFleet
+from dralab.queueing.kai.validate import KAI_SCHEDULER_NAME, gpu_request_problems
 
 from .devplugin import GPU_RESOURCE, mig_resource
 from .fleets import (
@@ -45,8 +46,8 @@ from .fleets import (
     fleet_document,
     mig_fraction,
 )
-from .jobs import Arrival, make_pod
-from .kai import GPU_MEMORY_ANNOTATION, KaiAccounting
+from .jobs import NAMESPACE, Arrival, make_pod
+from .kai import GPU_MEMORY_ANNOTATION, KaiAccounting, kai_snapshot
 from .kinds import check_translations, device_plugin_prototypes, template_objects
 from .model import Kind, KindDevices
 from .observe import Accounting, ClaimAccounting, ExtendedResourceAccounting
@@ -226,6 +227,22 @@ class KaiMode(DevicePluginMode):
         if scenario.autoscaling is not None:
             raise ScenarioError(scenario.source, "spec.autoscaling",
                                 "the kai mode does not model an autoscaler yet")
+        # KAI's admission of a template pod's GPU-sharing annotations (gpu-fraction,
+        # gpu-memory): sharing must be on in KAI's Config, values in range.
+        sharing = kai_snapshot(scenario).gpu_sharing
+        positions = {kind.name: i for i, kind in enumerate(scenario.workload)}
+        for name, pod in sorted(self.prototypes(scenario).items()):
+            # the kai mode's pods are KAI's, whatever schedulerName the manifest says
+            kai_pod = msgspec.structs.replace(
+                pod, metadata=msgspec.structs.replace(pod.metadata, name=name,
+                                                      namespace=NAMESPACE),
+                spec=msgspec.structs.replace(pod.spec, scheduler_name=KAI_SCHEDULER_NAME))
+            problems = gpu_request_problems(kai_pod, sharing)
+            if problems:
+                path, message = problems[0]
+                raise ScenarioError(scenario.source,
+                                    f"spec.workload[{positions[name]}].template",
+                                    f"KAI would refuse its pods: {path}: {message}")
 
     def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
                  prototype: Pod | None = None) -> Pod:

@@ -86,7 +86,7 @@ class KaiSchedulingStage(SchedulingStage):
                       for name, q in sorted(self.snapshot.state.queues.items())}
         self._nodes: dict[str, tuple[Node, KaiNode]] = {}
         self._timer: Callable[[], float] | None = None
-        self._pod_groups: dict[str, str] = {}    # pod key -> its task's shared GPU group
+        self._pod_groups: dict[str, tuple[str, ...]] = {}   # pod key -> its shared GPU groups
         self._runtimes = sorted({r for q in snapshot.state.queues.values()
                                  for r in (q.preempt_min_runtime, q.reclaim_min_runtime)
                                  if r is not None and r > 0})
@@ -118,9 +118,9 @@ class KaiSchedulingStage(SchedulingStage):
     def delete_pod(self, key: str) -> PodInfo | None:
         info = self.scheduler.delete_pod(key)
         state = self.book.pods.get(key)
-        group = self._pod_groups.pop(key, None)
-        if info is not None and group is not None:
-            self._release_share(info, group)
+        groups = self._pod_groups.pop(key, None)
+        if info is not None and groups is not None:
+            self._release_share(info, groups)
         if state is None:
             return info
         job = self.jobs.get(state.arrival.name)
@@ -253,28 +253,30 @@ class KaiSchedulingStage(SchedulingStage):
         cluster.bind_pod(info, node)
         job.tasks[key] = replace(job.tasks[key], status="Running", node=node,
                                  gpu_groups=groups, started=self.env.now)
-        task = job.tasks[key]
-        if task.gpu_memory_mib and groups:
-            self._pod_groups[key] = groups[0]
-            memory = self.accounting.memory.get(node) or 1
-            used = self.accounting.groups.setdefault(node, {})
-            used[groups[0]] = used.get(groups[0], 0.0) + task.gpu_memory_mib / memory
+        bound = cluster.pods.get(key, info)
+        share = self.accounting.share_of(bound)
+        if share and groups:
+            # the pod's share on each shared GPU it holds (gpu-fraction-num-devices: several)
+            for group in groups:
+                used = self.accounting.groups.setdefault(node, {})
+                used[group] = used.get(group, 0.0) + share
+            self._pod_groups[key] = groups
         state = self.book.pods.get(key)
         if state is not None and state.started is None:
             state.info = cluster.pods.get(key, info)
             state.reason = None
             self._started(state, node)
 
-    def _release_share(self, info: PodInfo, group: str) -> None:
+    def _release_share(self, info: PodInfo, groups: tuple[str, ...]) -> None:
         node = info.assumed_node or info.pod.spec.node_name or ""
         used = self.accounting.groups.get(node, {})
-        text = info.pod.metadata.annotations.get("gpu-memory", "0")
-        memory = self.accounting.memory.get(node) or 1
-        left = used.get(group, 0.0) - (int(text) if text.isdigit() else 0) / memory
-        if left > 1e-9:
-            used[group] = left
-        else:
-            used.pop(group, None)
+        share = self.accounting.share_of(info)
+        for group in groups:
+            left = used.get(group, 0.0) - share
+            if left > 1e-9:
+                used[group] = left
+            else:
+                used.pop(group, None)
 
     def _note_jobs(self, now: float) -> None:
         """Per job: whether it runs now (a start counts once per wait), and since when a
