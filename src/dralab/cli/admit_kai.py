@@ -97,6 +97,9 @@ def _queue_rows(result: Any) -> list[dict[str, Any]]:
     for name in sorted(result.shares):
         share = result.shares[name]
         row: dict[str, Any] = {"queue": name}
+        if share.title:
+            # spec.displayName: what KAI's messages call the queue
+            row["displayName"] = share.title
         if share.parent:
             row["parent"] = share.parent
         for resource, _ in _RESOURCES:
@@ -143,7 +146,8 @@ def render_text(report: dict[str, Any]) -> str:
         header += [f"{title} DESERVED", "FAIR SHARE", "ALLOCATED", "LIMIT"]
     rows = []
     for q in report["queues"]:
-        row = [q["queue"], q.get("parent", "")]
+        shown = f'{q["queue"]} ({q["displayName"]})' if "displayName" in q else q["queue"]
+        row = [shown, q.get("parent", "")]
         for resource, _ in _RESOURCES:
             values = q[resource]
             row += [_shown(values[k]) for k in ("deserved", "fairShare", "allocated", "limit")]

@@ -151,3 +151,82 @@ def test_dra_gpus_bind_until_the_slice_is_used_up(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     results = sorted(p["result"] for p in _pods(result).values())
     assert results == ["bound", "bound", "pending"]
+
+
+_NAMED_QUEUES = """
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: research}
+spec:
+  displayName: Research Team
+  resources:
+    gpu: {quota: 0, limit: -1, overQuotaWeight: 1}
+    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: ml}
+spec:
+  displayName: ML Team
+  parentQueue: research
+  resources:
+    gpu: {quota: 0, limit: -1, overQuotaWeight: 1}
+    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
+---
+"""
+
+
+def test_a_queues_display_name_is_what_kais_messages_and_the_table_call_it(
+        tmp_path: Path) -> None:
+    # docs/queues/README.md's displayName; KAI's QueueInfo.Name is it when set
+    text = _NAMED_QUEUES + _TRAIN_RUNNING.replace("QUEUE", "ml")
+    result = _admit(tmp_path, text=text)
+    assert result.exit_code == 1, result.output
+    build = _pods(result)["default/build-pod"]
+    assert "but ML Team quota is 0 GPUs" in build["message"]
+    queues = {q["queue"]: q for q in yaml.safe_load(result.stdout)["queues"]}
+    assert (queues["ml"]["displayName"], queues["research"]["displayName"]) == \
+        ("ML Team", "Research Team")
+    table = _admit(tmp_path, text=text, args=("-o", "text")).stdout.splitlines()
+    assert [line.split()[:4] for line in table if line.startswith(("ml ", "research "))] == \
+        [["ml", "(ML", "Team)", "research"], ["research", "(Research", "Team)", "0"]]
+
+
+_STARTED_GROUP = """
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: train
+  namespace: default
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  annotations: {kai.scheduler/last-start-timestamp: "2026-01-01T00:01:00Z"}
+spec: {minMember: 1, queue: test, priorityClassName: train}
+"""
+
+
+def test_a_started_train_job_within_its_queues_min_runtime_is_not_preempted(
+        tmp_path: Path) -> None:
+    # the priority example again, with train-pod's PodGroup started at 00:01 and the
+    # queue's preemptMinRuntime 10m: at 00:05 (the newest timestamp) it is protected
+    text = _TRAIN_RUNNING.replace("QUEUE", "test").replace(
+        "  labels: {kai.scheduler/queue: test, priorityClassName: train}",
+        "  labels: {kai.scheduler/queue: test, priorityClassName: train}\n"
+        "  annotations: {pod-group-name: train}", 1) + _STARTED_GROUP
+    queues = (DATA / "priority-example-limited-queue.yaml").read_text().replace(
+        "  parentQueue: default\n", "  parentQueue: default\n  preemptMinRuntime: 10m\n")
+    (tmp_path / "queues.yaml").write_text(queues)
+    argv = ["admit", "--policy", "kai", "-f", str(tmp_path / "queues.yaml")]
+    (tmp_path / "in.yaml").write_text(text)
+    result = CliRunner().invoke(cli, [*argv, "-f", str(tmp_path / "in.yaml")])
+    assert result.exit_code == 1, result.output
+    pods = _pods(result)
+    assert pods["default/train-pod"]["result"] == "unchanged"
+    assert pods["default/build-pod"]["result"] == "pending"
+    # without the runtime the build pod preempts it, as in the docs' example
+    (tmp_path / "queues.yaml").write_text(
+        (DATA / "priority-example-limited-queue.yaml").read_text())
+    result = CliRunner().invoke(cli, [*argv, "-f", str(tmp_path / "in.yaml")])
+    assert _pods(result)["default/train-pod"]["result"] == "evicted"
