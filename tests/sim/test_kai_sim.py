@@ -138,6 +138,19 @@ def test_gpu_fraction_pods_from_a_manifest_share_one_gpu() -> None:
     assert ": spec.workload[0].template: KAI would refuse its pods: " in str(caught.value)
 
 
+def test_a_build_class_job_preempts_a_train_job_of_its_queue() -> None:
+    result = dralab.simulate(_scenario([
+        {"name": "train", "arrivals": ["0s", "0s"], "kaiQueue": "team-a", **EIGHT,
+         "priority": 50},
+        {"name": "build", "arrivals": ["10m"], "kaiQueue": "team-a", "template": "build-pod.yaml",
+         "duration": {"distribution": "fixed", "mean": "1h"}}]))
+    [mode] = result.modes
+    # docs/priority: the manifest's priorityClassName build (100) outranks train (50) in
+    # the same queue: KAI's preempt evicts the train job created last.
+    assert _runs(mode) == [("build-00000", 600.0, False), ("train-00000", 0.0, False),
+                           ("train-00001", 0.0, True), ("train-00001", 3600.0, False)]
+
+
 def test_pods_of_a_removed_node_come_back_through_kai() -> None:
     result = dralab.simulate(_scenario(
         [{"name": "team-a", "arrivals": ["0s"], "kaiQueue": "team-a", **EIGHT}],

@@ -28,7 +28,7 @@ from dralab.api.core import Node, Taint
 from dralab.api.taints import tolerates
 from dralab.cluster import PodInfo
 from dralab.queueing.kai.model import KaiJob, KaiNode, KaiTask
-from dralab.queueing.kai.reader import KaiSnapshot
+from dralab.queueing.kai.reader import DEFAULT_PRIORITY_CLASSES, KaiSnapshot
 from dralab.queueing.kai.session import SessionResult, run_session
 from dralab.scheduler import Scheduler
 
@@ -108,7 +108,13 @@ class KaiSchedulingStage(SchedulingStage):
         if job is None:
             size = len(arrival.durations)
             queue = kind.kai_queue or ""
-            spec = KaiJob(name=arrival.name, queue=queue, priority=arrival.kind.priority,
+            pod = state.info.pod
+            # a manifest's priorityClassName of KAI's chart (train, build, ...) is the
+            # PodGroup's priority; else the pod's priority (the kind's)
+            cls = pod.spec.priority_class_name or ""
+            own = pod.spec.priority if pod.spec.priority is not None else arrival.kind.priority
+            spec = KaiJob(name=arrival.name, queue=queue,
+                          priority=DEFAULT_PRIORITY_CLASSES.get(cls, own), priority_class=cls,
                           min_member=kind.min_member or size,
                           # jobs of one instant keep their arrival order
                           created=arrival.time + arrival.index * 1e-6)
