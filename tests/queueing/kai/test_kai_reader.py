@@ -127,8 +127,7 @@ def test_missing_pod_group_and_missing_queue_wait_with_kais_words() -> None:
     stray = _pod("stray", labels={"kai.scheduler/queue": "no-such-queue"})
     snap = _read(QUEUES, NODES, extra=[lost, stray])
     assert snap.waiting["ns/lost"].startswith("pod ns/lost: its PodGroup ns/nowhere")
-    (key,) = [k for k in snap.waiting if k.startswith("ns/pg-stray-")]
-    assert snap.waiting[key] == "QueueDoesNotExist: Queue 'no-such-queue' does not exist"
+    assert snap.waiting["ns/stray"] == "QueueDoesNotExist: Queue 'no-such-queue' does not exist"
     assert snap.state.jobs == {}
 
 

@@ -700,9 +700,11 @@ def read_kai_snapshot(objects: Sequence[KubeObject], now: float | None = None) -
                              f"alone, and {by_name[name]}/{name} has it too")
         by_name[name] = namespace
         if group.queue not in queues:
-            # cluster_info.validatePodgroupQueue
-            snapshot.waiting[f"{namespace}/{name}"] = \
-                f"QueueDoesNotExist: Queue '{group.queue}' does not exist"
+            # cluster_info.validatePodgroupQueue; keyed by pod, as every other waiting
+            # entry is, so reports list the pods (the message names the queue)
+            for pod in group.pods:
+                snapshot.waiting[f"{namespace}/{pod.metadata.name}"] = \
+                    f"QueueDoesNotExist: Queue '{group.queue}' does not exist"
             continue
         tasks = []
         for pod in group.pods:
