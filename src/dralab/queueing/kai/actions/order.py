@@ -30,7 +30,8 @@ order. Ties KAI leaves to map iteration go by name here.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from dralab.queueing.kai.framework import ACTIVE_ALLOCATED, Session, SessionJob
 from dralab.queueing.kai.model import UNLIMITED
@@ -74,9 +75,25 @@ def _dominant(share: QueueShare, allocated: Mapping[str, float],
     return dominant
 
 
-def _zero_share_violation(share: QueueShare, allocated: dict[str, float]) -> bool:
-    allocatable = share.allocatable()
-    return any(allocatable[r] == 0 and allocated[r] > 0 for r in _RESOURCES)
+@dataclass(frozen=True, slots=True)
+class _QueueView:
+    """A queue's numbers as one comparison reads them (taken once per pop)."""
+
+    share: QueueShare
+    fair: dict[str, float]
+    allocated: dict[str, float]
+    deserved: dict[str, float]
+    allocatable: dict[str, float]
+    dominant: float
+
+    @classmethod
+    def of(cls, share: QueueShare, total: Mapping[str, float]) -> _QueueView:
+        return cls(share, share.fair_share(), share.allocated(), share.deserved(),
+                   share.allocatable(), share.dominant_resource_share(total))
+
+
+def _zero_share_violation(view: _QueueView, allocated: dict[str, float]) -> bool:
+    return any(view.allocatable[r] == 0 and allocated[r] > 0 for r in _RESOURCES)
 
 
 def queue_cmp(session: Session, lq: QueueShare, rq: QueueShare,
@@ -85,32 +102,39 @@ def queue_cmp(session: Session, lq: QueueShare, rq: QueueShare,
               rvictims: dict[str, float] | None = None) -> int:
     """-1 when ``lq`` goes first. ``ljob``/``rjob``: what the queue's next job asks;
     ``*victims``: what the victims already chosen from the queue hold."""
-    l_over = less(lq.fair_share(), lq.allocated())
-    r_over = less(rq.fair_share(), rq.allocated())
+    total = session.total
+    return _view_cmp(total, _QueueView.of(lq, total), _QueueView.of(rq, total), ljob, rjob,
+                     lvictims, rvictims)
+
+
+def _view_cmp(total: Mapping[str, float], lv: _QueueView, rv: _QueueView,
+              ljob: dict[str, float], rjob: dict[str, float],
+              lvictims: dict[str, float] | None = None,
+              rvictims: dict[str, float] | None = None) -> int:
+    l_over = less(lv.fair, lv.allocated)
+    r_over = less(rv.fair, rv.allocated)
     if l_over != r_over:
         return 1 if l_over else -1
-    l_with = _with(lq.allocated(), ljob)
-    r_with = _with(rq.allocated(), rjob)
-    l_starved = less_equal(l_with, lq.deserved())
-    r_starved = less_equal(r_with, rq.deserved())
+    l_with = _with(lv.allocated, ljob)
+    r_with = _with(rv.allocated, rjob)
+    l_starved = less_equal(l_with, lv.deserved)
+    r_starved = less_equal(r_with, rv.deserved)
     if l_starved != r_starved:
         return -1 if l_starved else 1
+    lq, rq = lv.share, rv.share
     if lq.priority != rq.priority:
         return -1 if lq.priority > rq.priority else 1
-    l_bad = _zero_share_violation(lq, l_with)
-    r_bad = _zero_share_violation(rq, r_with)
+    l_bad = _zero_share_violation(lv, l_with)
+    r_bad = _zero_share_violation(rv, r_with)
     if l_bad != r_bad:
         return 1 if l_bad else -1
-    total = session.total
     l_dom = _dominant(lq, _with(l_with, lvictims or {}, -1.0), total)
     r_dom = _dominant(rq, _with(r_with, rvictims or {}, -1.0), total)
     if l_dom != r_dom:
         return -1 if l_dom < r_dom else 1
-    l_dom = lq.dominant_resource_share(total)
-    r_dom = rq.dominant_resource_share(total)
-    if l_dom != r_dom:
-        return -1 if l_dom < r_dom else 1
-    la, ra = lq.allocatable(), rq.allocatable()
+    if lv.dominant != rv.dominant:
+        return -1 if lv.dominant < rv.dominant else 1
+    la, ra = lv.allocatable, rv.allocatable
     if less_in_at_least_one(la, ra) and less_equal(la, ra):
         return -1
     if less_in_at_least_one(ra, la) and less_equal(ra, la):
@@ -134,6 +158,7 @@ class JobsOrder:
         self.popped: dict[str, list[SessionJob]] = {}
         self._seq = 0
         self._requests: dict[int, dict[str, float]] = {}
+        self._views: dict[str, _QueueView] = {}
         queues = session.state.queues
         for job in jobs:
             queue = queues.get(job.queue)
@@ -147,6 +172,18 @@ class JobsOrder:
 
     def empty(self) -> bool:
         return not any(self.leaves.values())
+
+    def drop_after_last(self, wanted: Callable[[SessionJob], bool]) -> None:
+        """Forget, in every leaf queue, the jobs that come after its last ``wanted`` one
+        (all of a leaf without one). A caller that only acts on wanted jobs pops them in
+        the same order: the others still stand for their queue while a wanted job waits
+        behind them, and a queue with nothing wanted left only takes turns."""
+        for entries in self.leaves.values():
+            marks = [i for i, (_, job) in enumerate(entries) if wanted(job)]
+            if self.victims:
+                del entries[:marks[0] if marks else len(entries)]
+            else:
+                del entries[marks[-1] + 1 if marks else 0:]
 
     def push(self, job: SessionJob) -> None:
         self._requests.pop(id(job), None)
@@ -200,20 +237,29 @@ class JobsOrder:
                 best = name
         return best
 
+    def _view(self, queue: str) -> _QueueView:
+        view = self._views.get(queue)
+        if view is None:
+            view = _QueueView.of(self.session.shares[queue], self.session.total)
+            self._views[queue] = view
+        return view
+
     def _before(self, left: str, right: str) -> bool:
-        shares = self.session.shares
+        total = self.session.total
         ljob, rjob = self._best_job(left), self._best_job(right)
         if self.victims:
             lvic = self._held_by([*self.popped.get(ljob.queue, []), ljob])
             rvic = self._held_by([*self.popped.get(rjob.queue, []), rjob])
             zero = {r: 0.0 for r in _RESOURCES}
-            result = queue_cmp(self.session, shares[left], shares[right], zero, zero,
+            result = _view_cmp(total, self._view(left), self._view(right), zero, zero,
                                lvic, rvic)
             return result > 0
-        return queue_cmp(self.session, shares[left], shares[right],
+        return _view_cmp(total, self._view(left), self._view(right),
                          self._request(ljob), self._request(rjob)) < 0
 
     def pop(self) -> SessionJob | None:
+        # the queues' numbers only change between pops (a statement placing the job)
+        self._views = {}
         queue = self._best_child(self.children.get(None, ()))
         while queue is not None and not self.leaves.get(queue):
             queue = self._best_child(self.children.get(queue, ()))

@@ -339,18 +339,24 @@ class _PodSolver:
         names = sorted(victim_jobs | {n for n, j in session.jobs.items() if j.pending()})
         candidates = [session.jobs[n] for n in names if n != preemptor.name]
         order = JobsOrder(session, [*candidates, preemptor])
+        order.drop_after_last(lambda j: j is preemptor or j.name in victim_jobs)
         nodes = [self.nodes[name] for name in sorted(self.nodes)]
         placed = False
-        while not order.empty():
+        # once the preemptor and every victim job were popped, the rest are skipped
+        # anyway: stop there
+        left = len(victim_jobs - {preemptor.name}) + 1
+        while left and not order.empty():
             job = order.pop()
             if job is None:
                 break
             if job is preemptor:
+                left -= 1
                 if not allocate_job(session, stmt, job, nodes, pipeline_only=True,
                                     tasks=scenario.pending):
                     return None
                 placed = True
             elif job.name in victim_jobs:
+                left -= 1
                 allocate_job(session, stmt, job, nodes, pipeline_only=True)
         if not placed:
             return None
