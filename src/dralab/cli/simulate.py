@@ -78,7 +78,8 @@ def allow_outside_option(func: F) -> F:
 @click.option("--out", "out_dir", default="dralab-report", show_default=True, metavar="DIR",
               help="Where the HTML report, metrics.json and CSV files go.")
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",
-              help="Modes to compare, in order: device-plugin, dra.")
+              help="Modes to compare, in order: device-plugin, dra, kai (KAI Scheduler "
+                   "places the pods; needs spec.queueing.kai).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary table.")
 @click.option("--timings-on-page", is_flag=True,
               help="Also show on the page what the run cost on this machine: each "
