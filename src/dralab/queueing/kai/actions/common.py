@@ -44,6 +44,7 @@ __all__ = [
     "fitting_node",
     "job_over_capacity",
     "non_preemptible_over_quota",
+    "podset_cmp",
     "predicate_error",
     "task_cmp",
     "tasks_to_allocate",
@@ -69,6 +70,11 @@ def task_cmp(left: SessionTask, right: SessionTask) -> int:
 
 def _podset_cmp(job: SessionJob, minima: dict[str, int]) -> functools.partial[int]:
     return functools.partial(_podset_order, job, minima)
+
+
+def podset_cmp(job: SessionJob, minima: dict[str, int], left: str, right: str) -> int:
+    """ssn.PodSetOrderFn on two of ``job``'s pod sets (-1: ``left`` first)."""
+    return _podset_order(job, minima, left, right)
 
 
 def _podset_order(job: SessionJob, minima: dict[str, int], left: str, right: str) -> int:

@@ -31,7 +31,12 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dralab.queueing.kai.actions.common import allocate_job, task_cmp, tasks_to_allocate
+from dralab.queueing.kai.actions.common import (
+    allocate_job,
+    podset_cmp,
+    task_cmp,
+    tasks_to_allocate,
+)
 from dralab.queueing.kai.actions.order import JobsOrder
 from dralab.queueing.kai.framework import (
     ACTIVE_ALLOCATED,
@@ -123,15 +128,9 @@ def tasks_to_evict(job: SessionJob) -> tuple[list[SessionTask], bool]:
     limit = 1 if above else len(minima)
 
     def podset_key(left: str, right: str) -> int:
-        # reversed subgroup order: the most satisfied pod set first
-        lr = allocated[left] / minima[left] if minima[left] else float("inf")
-        rr = allocated[right] / minima[right] if minima[right] else float("inf")
-        lsat, rsat = allocated[left] >= minima[left], allocated[right] >= minima[right]
-        if lsat and rsat and lr != rr:
-            return -1 if lr > rr else 1
-        if lsat != rsat:
-            return -1 if lsat else 1
-        return -1 if left > right else (1 if left < right else 0)
+        # the session's pod-set order reversed (its name fallback too): the most
+        # satisfied pod set gives first
+        return podset_cmp(job, minima, right, left)
 
     chosen: list[SessionTask] = []
     for podset in sorted(minima, key=functools.cmp_to_key(podset_key))[:limit]:
