@@ -13,7 +13,10 @@ GLOSSARY: dict[str, str] = {
                     "re-created counts by its last incarnation.",
     "pods_started": "Pods bound to a node by the end of the run.",
     "pods_completed": "Pods that ran their whole run time before the end.",
-    "pods_never_started": "Pods still pending at the end; their waits are in no percentile.",
+    "pods_never_started": "Pods still pending at the end; their waits are in no percentile. "
+                          "Under Kueue a job's pods exist only once it is admitted (a job "
+                          "still queued at the end has none), while a KAI job's pods exist "
+                          "from its arrival: compare the job waits.",
     "throughput_pods_per_hour": "Completed pods per simulated hour.",
     "wait_p50": "Scheduling wait: seconds from a pod's creation to its start (bound). Over "
                 "pods that started, each pod once (a preemption victim counts by its "
