@@ -53,11 +53,6 @@ def _group_of(snapshot: KaiSnapshot, rows: Sequence[dict[str, Any]], target: str
             if group is None:
                 return None, [row]
             return group, [r for r in rows if r.get("podGroup") == group]
-    # a pod whose group never reached the session (its queue is missing): the report
-    # names it by the group KAI's pod grouper gives it, pg-<pod>-<owner uid>
-    for row in rows:
-        if "podGroup" not in row and row["pod"].startswith(f"{ns}/pg-{name}-"):
-            return None, [row]
     return None, []
 
 
