@@ -200,22 +200,23 @@ def test_the_example_compares_kueue_and_kai() -> None:
     assert kai.queues == {} and set(kai.kai_queues) == {"research", "team-a", "team-b"}
     summary = kai.summary()
     assert (summary["pods_arrived"], summary["pods_started"], summary["preemptions"]) == \
-        (116, 112, 2)
+        (74, 70, 6)
     a, b = kai.kai_queues["team-a"], kai.kai_queues["team-b"]
-    assert (a.started, a.evicted, b.started, b.evicted) == (4, 1, 106, 0)
-    assert [round(w) for w in a.waits] == [0, 8117, 11714, 0]
+    assert (a.started, a.evicted, b.started, b.evicted) == (6, 3, 64, 0)
+    assert [round(w) for w in a.waits] == [0, 1466, 4706, 886, 14559, 6185]
     # KAI's units: a 1g.10gb MIG instance counts 1 GPU, so team-b's quota holds the node's
     # 56 slices and its 8 H100s.
     assert b.samples[-1][1] == 64.0 and a.samples[-1][1] == 8.0
-    assert round(a.mean(3), 2) == 7.71 and round(b.mean(3), 2) == 15.27
+    assert round(a.mean(3), 2) == 8.04 and round(b.mean(3), 2) == 7.46
     assert kai.unschedulable_reasons == {
-        "Resources were found for N pods while N are required for gang scheduling": 182}
-    assert dra.queues["team-a"].admitted == 4 and dra.queues["team-a"].preempted == 1
-    # The wait both modes share (a job's arrival to its first pod's start): the two
-    # team-a gangs that waited start sooner under KAI; every other job starts on arrival.
-    assert len(dra.job_waits) == len(kai.job_waits) == 110
-    assert sorted(round(w) for w in dra.job_waits if w) == [10237, 14848]
-    assert sorted(round(w) for w in kai.job_waits if w) == [8117, 11714]
+        "Resources were found for N pods while N are required for gang scheduling": 200}
+    assert dra.queues["team-a"].admitted == 5 and dra.queues["team-a"].preempted == 2
+    # The wait both modes share (a job's arrival to its first pod's start): three team-a
+    # gangs wait in both modes, the last 17 minutes less under KAI; every other job
+    # starts on arrival.
+    assert len(dra.job_waits) == len(kai.job_waits) == 68
+    assert sorted(round(w) for w in dra.job_waits if w) == [1466, 6185, 15573]
+    assert sorted(round(w) for w in kai.job_waits if w) == [1466, 6185, 14559]
 
 
 def test_deterministic_and_round_trips(tmp_path: Path) -> None:
