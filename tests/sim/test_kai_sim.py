@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import dralab
+from dralab.cli.main import cli
 from dralab.report import write_report
+from dralab.report.terminal import render_kai_queues
 from dralab.sim.results import ModeResult, SimulationResult
 from dralab.sim.scenario import ScenarioError, load_scenario
 from dralab.sim.simulate import run_mode
@@ -231,6 +234,18 @@ def test_deterministic_and_round_trips(tmp_path: Path) -> None:
     page = (tmp_path / "index.html").read_text()
     assert 'id="kai-queue-table"' in page and ">team-a</th><td>research</td>" in page
     assert 'id="plot-kai-shares"' in page
+
+
+def test_simulate_prints_the_kai_queues(tmp_path: Path) -> None:
+    argv = ["simulate", "--scenario", str(EXAMPLE), "--seeds", "1", "--out",
+            str(tmp_path / "out")]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 0, result.output
+    assert "KAI queues — seed 1: GPUs (KAI's units" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.strip().startswith("team-a"))
+    assert row.split() == ["team-a", "8.0", "19.6", "8.0", "6", "3", "51.4", "min", "2.88", "h"]
+    assert render_kai_queues(SimulationResult(scenario="s", seed=1, duration=1.0,
+                                              modes=())) is None
 
 
 def _spec(**changes: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import click
 from dralab.report import render_summary_table
 from dralab.report.outdir import keep_previous, writing
 from dralab.report.spread import seed_runs
+from dralab.report.terminal import render_kai_queues
 from dralab.report.verdict import render_verdict_text, verdict
 from dralab.report.writer import render_report, write_files
 from dralab.sim.default import default_scenario
@@ -137,6 +138,10 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
         from rich.console import Console
 
         runs = seed_runs(results)
-        Console().print(render_summary_table(results[0], runs))
+        console = Console()
+        console.print(render_summary_table(results[0], runs))
+        kai_queues = render_kai_queues(results[0])
+        if kai_queues is not None:
+            console.print(kai_queues)
         click.echo(render_verdict_text(verdict(runs)))
         click.echo(f"report: {index}")

@@ -6,6 +6,7 @@ means ± sd over the seeds, the difference column, and the autoscaling rows.
 
 from __future__ import annotations
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -15,7 +16,7 @@ from .metrics import METRICS, format_duration
 from .page import _cell, _difference
 from .spread import SeedRuns, seed_runs
 
-__all__ = ["render_summary_table"]
+__all__ = ["render_kai_queues", "render_summary_table"]
 
 
 def render_summary_table(result: SimulationResult, runs: SeedRuns | None = None) -> Table:
@@ -69,3 +70,30 @@ def _cycle_times(seconds: tuple[float, ...]) -> str:
         return "—"
     return (f"{1000 * percentile(seconds, 50):.2g} ms / "
             f"{1000 * percentile(seconds, 99):.2g} ms")
+
+
+def render_kai_queues(result: SimulationResult) -> Table | None:
+    """The report's KAI queues table for the terminal (``result``'s seed): per KAI Queue
+    of each mode that ran KAI, GPU quota, fair share and allocation (time-weighted
+    means), jobs started and evicted, job waits; None when no mode ran KAI."""
+    rows = [(mode, queue, m) for mode in result.modes for queue, m in mode.kai_queues.items()]
+    if not rows:
+        return None
+    table = Table(title=f"KAI queues — seed {result.seed}: GPUs (KAI's units, means over "
+                        "time) of quota, fair share and allocation; jobs started, evicted; "
+                        "job waits", title_justify="left", box=box.SIMPLE_HEAD)
+    several = len({mode.mode for mode, _, _ in rows}) > 1
+    if several:
+        table.add_column("mode")
+    table.add_column("queue", no_wrap=True)
+    for title in ("quota", "fair", "alloc", "started", "evicted", "wait p50", "wait p90"):
+        table.add_column(title, justify="right", no_wrap=True)
+    for mode, queue, m in rows:
+        waits = sorted(m.waits)
+        shown = [format_duration(percentile(waits, q)) if waits else "—" for q in (50, 90)]
+        # a child queue under its parent, indented
+        name = f"  {queue}" if m.parent else queue
+        table.add_row(*([mode.label] if several else []), name,
+                      *(f"{m.mean(c):.1f}" for c in (1, 2, 3)), str(m.started),
+                      str(m.evicted), *shown)
+    return table
