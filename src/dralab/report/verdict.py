@@ -149,6 +149,10 @@ def verdict(runs: SeedRuns, base: int = 0, other: int | None = None) -> Verdict:
         if not runs.defined(key):
             continue
         d = runs.difference(base, other, key)
+        if d.spread.n == 0:
+            # defined in one of the two modes only (Kueue's admission waits against KAI):
+            # nothing to compare, and not "the same"
+            continue
         if d.beyond and spec.better is not None:
             better = (d.sign > 0) == (spec.better == "higher")
             findings.append(_finding(spec, d, runs, base, other, better))
