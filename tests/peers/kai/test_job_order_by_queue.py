@@ -69,8 +69,8 @@ def _order(queues: Sequence[KaiQueue], jobs: Sequence[KaiJob], *, victims: bool 
         order.push(again)
     held = sum(len(v) for v in order.leaves.values())
     popped: list[str] = []
-    while (job := order.pop()) is not None:
-        popped.append(job.name)
+    while (next_job := order.pop()) is not None:
+        popped.append(next_job.name)
     assert order.empty()
     return popped, held
 
