@@ -181,6 +181,10 @@ class KaiTask:
     # spec.affinity.podAffinity / podAntiAffinity (the podaffinity plugin and the
     # k8s InterPodAffinity predicate); None: none
     pod_affinity: KaiPodAffinity | None = None
+    # every required node-affinity term names nodes by metadata.name (matchFields In):
+    # Kubernetes' NodeAffinity PreFilter turns that into a node list, which KAI's
+    # node-affinities scenario filter looks up among all nodes, not just feasible ones
+    node_names_by_name: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -341,6 +341,19 @@ def _node_names(pod: Pod, nodes: Sequence[Node]) -> tuple[str, ...]:
     return tuple(allowed) or ("",)
 
 
+def _named_by_metadata(pod: Pod) -> bool:
+    """NodeAffinity's PreFilter gives a node list only when every required term has a
+    metadata.name In matchField (KaiTask.node_names_by_name)."""
+    affinity = pod.spec.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    required = node_affinity.required_during_scheduling_ignored_during_execution \
+        if node_affinity is not None else None
+    terms = required.node_selector_terms if required is not None else []
+    return bool(terms) and all(
+        any(f.key == "metadata.name" and f.operator == "In" for f in term.match_fields)
+        for term in terms)
+
+
 def _started(pod: Pod, last_start: float | None) -> float | None:
     """When a placed pod started: its PodGroup's last-start-timestamp (what KAI's
     minruntime plugin reads), else the pod's status.startTime, else its creation."""
@@ -388,6 +401,7 @@ def _task(pod: Pod, job: str, nodes: Sequence[Node], last_start: float | None = 
         fraction_devices=devices, cpu_milli=requests.get("cpu", 0.0),
         memory_bytes=requests.get("memory", 0.0) / 1000, gpu_groups=_gpu_groups(pod),
         mig=mig, node_names=_node_names(pod, nodes), node_selector=dict(pod.spec.node_selector),
+        node_names_by_name=_named_by_metadata(pod),
         priority=pod.spec.priority, subgroup=pod.metadata.labels.get(SUBGROUP_LABEL),
         claims=tuple(k.removeprefix(f"{namespace}/") for k in pod_claim_keys(pod)),
         template_claims=made, nominated_node=pod.status.nominated_node_name or None,

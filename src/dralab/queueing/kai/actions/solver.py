@@ -55,6 +55,7 @@ from dralab.queueing.kai.topology_filter import (
 )
 
 __all__ = [
+    "NodeAffinitiesFilter",
     "Validator",
     "VictimFilter",
     "VictimScenario",
@@ -199,10 +200,11 @@ class _IdleGpus:
         return True
 
 
-class _NodeAffinities:
+class NodeAffinitiesFilter:
     """node_affinities.NodeAffinitiesFilter: every pending task with a required node
     affinity (or node selector) needs a matching node among the feasible nodes and the
-    victims' nodes."""
+    victims' nodes -- or, for an affinity naming its nodes by metadata.name, among all
+    of the cluster's nodes (NodeAffinity's PreFilter node list is looked up there)."""
 
     def __init__(self, session: Session, nodes: Mapping[str, NodeUsage]) -> None:
         self.session = session
@@ -212,6 +214,12 @@ class _NodeAffinities:
     def needed(pending: Sequence[SessionTask]) -> bool:
         return any(t.spec.node_names or t.spec.node_selector for t in pending)
 
+    @classmethod
+    def make(cls, session: Session, nodes: Mapping[str, NodeUsage],
+             scenario: VictimScenario) -> NodeAffinitiesFilter | None:
+        """NewNodeAffinitiesFilter: none when no pending task has a constraint."""
+        return cls(session, nodes) if cls.needed(scenario.pending) else None
+
     def valid(self, scenario: VictimScenario) -> bool:
         for task in [*scenario.recorded, *scenario.potential]:
             if task.node:
@@ -220,8 +228,10 @@ class _NodeAffinities:
             spec = task.spec
             if not (spec.node_names or spec.node_selector):
                 continue
+            candidates = self.nodes | set(spec.node_names) if spec.node_names_by_name \
+                else self.nodes
             if not any(_affinity_matches(spec, self.session.nodes[n].node)
-                       for n in sorted(self.nodes) if n in self.session.nodes):
+                       for n in sorted(candidates) if n in self.session.nodes):
                 return False
         return True
 
@@ -243,8 +253,7 @@ class _Builder:
         self.scenario = scenario
         self.victims = victims
         self.recorded = {id(t) for t in scenario.recorded}
-        self.affinities = (_NodeAffinities(session, nodes)
-                           if _NodeAffinities.needed(scenario.pending) else None)
+        self.affinities = NodeAffinitiesFilter.make(session, nodes, scenario)
         partial = dataclasses.replace(job.spec, tasks=tuple(t.spec for t in scenario.pending))
         self.topology = TopologyIdleGpusFilter.for_preemptor(partial, session.nodes)
         self.idle = _IdleGpus(session, scenario.pending)
