@@ -13,7 +13,8 @@ event engine, which orders same-instant events by stage (``engine``):
   template copies its pod, see ``kinds``) and join the queue; preempted or
   evicted pods are re-created;
 * scheduling: after every instant with arrivals, completions or node events,
-  pending pods get scheduling cycles (``stages.scheduling``);
+  pending pods get scheduling cycles (``stages.scheduling``); in the kai mode a KAI
+  Scheduler session instead, which is also the queueing policy (``stages.kai``);
 * autoscaling (a fleet with autoscaled pools): the autoscaler's loop each scan
   interval adds and removes nodes (``stages.autoscaling``);
 * sampling: metrics (see ``observe``).

@@ -3,7 +3,8 @@
 * ``NodeLifecycle.apply``   node events: add (again, or from a pool), remove, taint
 * ``Completion.complete``   a pod finishes and releases its devices
 * ``JobController.arrive``  a job's pods are created; evicted pods are re-created
-* ``SchedulingStage.run_round``  pending pods get scheduling cycles
+* ``SchedulingStage.run_round``  pending pods get scheduling cycles (in the kai mode
+  ``kai.KaiSchedulingStage``: a KAI Scheduler session instead, Kueue's admission off)
 * ``AutoscalingStage.scan``  (autoscaled pools) the autoscaler's loop adds / removes nodes
 * ``Sampling.sample``       metrics
 
