@@ -54,7 +54,8 @@ GLOSSARY: dict[str, str] = {
                           "and more of it can be in pieces too small for an 8-GPU job, "
                           "without packing worse.",
     "scheduling_attempts": "Scheduling cycles run: one per pod tried (pods of one job kind "
-                           "and priority share a cycle's answer when they cannot fit).",
+                           "and priority share a cycle's answer when they cannot fit). In "
+                           "the kai mode: KAI sessions, each over every pending job.",
     "cycles_per_started_pod": "Scheduling cycles over pods started: how many tries a placed "
                               "pod cost on average. Not highlighted: tries cost scheduler "
                               "time, and what they cost the pods is in the scheduling wait.",
