@@ -55,12 +55,14 @@ from dralab.queueing.kai.topology_filter import (
 )
 
 __all__ = [
+    "IdleGpusFilter",
     "NodeAffinitiesFilter",
     "Validator",
     "VictimFilter",
     "VictimScenario",
     "eviction_message",
     "feasible_nodes",
+    "greedy_match",
     "solve_job",
     "tasks_to_evict",
     "victim_jobs",
@@ -163,41 +165,61 @@ def feasible_nodes(session: Session, job: SessionJob) -> dict[str, NodeUsage]:
     return {name: usage for name, usage in nodes.items() if _gpus_free(usage)}
 
 
-class _IdleGpus:
+def greedy_match(required: Sequence[float], holders: Sequence[str],
+                 capacity: Mapping[str, float]) -> bool:
+    """greedyMatchRequirements: each requirement (largest first) goes to the first
+    holder (most capacity first) with room left for it; a zero requirement ends the
+    check (the rest are zero too), a holder with less capacity in all than the
+    requirement ends it in failure (the others have less)."""
+    taken: dict[str, float] = {}
+    for need in required:
+        if need == 0:
+            return True
+        for holder in holders:
+            total = capacity.get(holder, 0.0)
+            if total < need:
+                return False
+            if total - taken.get(holder, 0.0) >= need:
+                taken[holder] = taken.get(holder, 0.0) + need
+                break
+        else:
+            return False
+    return True
+
+
+class IdleGpusFilter:
     """idle_gpus.AccumulatedIdleGpus: each pending task's GPUs, largest first, must fit
     one by one (greedily) on the nodes with the most idle or releasing GPUs -- as many
     nodes as tasks -- counting what the scenario's victims free on their nodes (each
     victim once)."""
 
-    def __init__(self, session: Session, pending: Sequence[SessionTask]) -> None:
-        self.capacity = {name: node_idle_or_releasing_gpus(usage)
-                         for name, usage in session.nodes.items()}
-        self.size = len(pending)
-        self.required = sorted((task_amounts(t.spec)["gpu"] for t in pending), reverse=True)
+    def __init__(self, capacity: dict[str, float], required: Sequence[float],
+                 size: int) -> None:
+        self.capacity = capacity
+        self.size = size
+        self.required = sorted(required, reverse=True)
         self.seen: set[int] = set()
 
-    def valid(self, scenario: VictimScenario) -> bool:
-        for task in [*scenario.recorded, *scenario.potential]:
+    @classmethod
+    def make(cls, session: Session, pending: Sequence[SessionTask]) -> IdleGpusFilter:
+        return cls({name: node_idle_or_releasing_gpus(usage)
+                    for name, usage in session.nodes.items()},
+                   [task_amounts(t.spec)["gpu"] for t in pending], len(pending))
+
+    def add_victims(self, tasks: Sequence[SessionTask]) -> None:
+        for task in tasks:
             if not task.node or id(task) in self.seen:
                 continue
             self.seen.add(id(task))
             self.capacity[task.node] = self.capacity.get(task.node, 0.0) + task.accepted_gpus
+
+    def holders(self) -> list[str]:
         # the nodes with most GPUs first; KAI ranges over a map for ties, here by name
-        holders = sorted(self.capacity, key=lambda n: (-self.capacity[n], n))[:self.size]
-        taken: dict[str, float] = {}
-        for required in self.required:
-            if required == 0:
-                return True
-            for holder in holders:
-                total = self.capacity[holder]
-                if total < required:
-                    return False
-                if total - taken.get(holder, 0.0) >= required:
-                    taken[holder] = taken.get(holder, 0.0) + required
-                    break
-            else:
-                return False
-        return True
+        return sorted(self.capacity, key=lambda n: (-self.capacity[n], n))[:self.size]
+
+    def valid(self, scenario: VictimScenario) -> bool:
+        self.add_victims([*scenario.recorded, *scenario.potential])
+        return greedy_match(self.required, self.holders(), self.capacity)
 
 
 class NodeAffinitiesFilter:
@@ -256,7 +278,7 @@ class _Builder:
         self.affinities = NodeAffinitiesFilter.make(session, nodes, scenario)
         partial = dataclasses.replace(job.spec, tasks=tuple(t.spec for t in scenario.pending))
         self.topology = TopologyIdleGpusFilter.for_preemptor(partial, session.nodes)
-        self.idle = _IdleGpus(session, scenario.pending)
+        self.idle = IdleGpusFilter.make(session, scenario.pending)
 
     def _valid(self) -> bool:
         scenario = self.scenario
