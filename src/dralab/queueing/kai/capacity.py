@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from dralab.queueing.kai.model import UNLIMITED, KaiJob, KaiNode, KaiTask
 from dralab.queueing.kai.proportion import mig_gpus
-from dralab.queueing.kai.shares import RESOURCES, Quantities, QueueShare, quantities
+from dralab.queueing.kai.shares import RESOURCES, Quantities, QueueShare, chain, quantities
 
 __all__ = [
     "NON_PREEMPTIBLE_OVER_QUOTA",
@@ -134,14 +134,6 @@ def task_node_quota(task: KaiTask, node: KaiNode) -> Quantities:
     return quantities(task.cpu_milli, task.memory_bytes, gpus)
 
 
-def _chain(shares: Mapping[str, QueueShare], queue: str | None) -> Iterable[QueueShare]:
-    seen: set[str] = set()
-    while queue is not None and queue in shares and queue not in seen:
-        seen.add(queue)
-        yield shares[queue]
-        queue = shares[queue].parent
-
-
 def over_limit_resource(queue: QueueShare, requested: Mapping[str, float]) -> str | None:
     """isOverLimit: the first resource (CPU, memory, GPU) the job asks for that takes the
     queue above its limit."""
@@ -225,7 +217,7 @@ def over_quota_message(queue: QueueShare, resource: str, requested: Mapping[str,
 def over_limit(shares: Mapping[str, QueueShare], job: KaiJob,
                requested: Mapping[str, float]) -> CapacityResult:
     """resultsOverLimit: the job's queue and every ancestor stay within their limits."""
-    for queue in _chain(shares, job.queue):
+    for queue in chain(shares, job.queue):
         resource = over_limit_resource(queue, requested)
         if resource is not None:
             non_preemptible = quantities() if job.is_preemptible() else dict(requested)
@@ -241,7 +233,7 @@ def non_preemptible_over_quota_check(shares: Mapping[str, QueueShare], job: KaiJ
     every ancestor's non-preemptible allocation within deserved quota."""
     if job.is_preemptible():
         return SCHEDULABLE
-    for queue in _chain(shares, job.queue):
+    for queue in chain(shares, job.queue):
         resource = over_quota_resource(queue, requested)
         if resource is not None:
             return CapacityResult(False, NON_PREEMPTIBLE_OVER_QUOTA,

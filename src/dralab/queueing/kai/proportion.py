@@ -59,6 +59,7 @@ from dralab.queueing.kai.shares import (
     Quantities,
     QueueShare,
     ResourceShare,
+    chain,
     quantities,
 )
 
@@ -437,14 +438,6 @@ def _queue_share(queue: KaiQueue, children: tuple[str, ...]) -> QueueShare:
     )
 
 
-def _chain(shares: Mapping[str, QueueShare], queue: str | None) -> Iterable[QueueShare]:
-    seen: set[str] = set()
-    while queue is not None and queue in shares and queue not in seen:
-        seen.add(queue)
-        yield shares[queue]
-        queue = shares[queue].parent
-
-
 def queue_shares(state: KaiState) -> dict[str, QueueShare]:
     """The queues' quota, limits, allocation and request, before any division."""
     children: dict[str, list[str]] = {}
@@ -461,7 +454,7 @@ def queue_shares(state: KaiState) -> dict[str, QueueShare]:
             if task.status in _ALLOCATED:
                 node = state.nodes.get(task.node) if task.node else None
                 amounts = task_accepted(task, node)
-                for queue in _chain(shares, job.queue):
+                for queue in chain(shares, job.queue):
                     for resource, share in queue.shares():
                         share.allocated += amounts[resource]
                         share.request += amounts[resource]
@@ -469,7 +462,7 @@ def queue_shares(state: KaiState) -> dict[str, QueueShare]:
                             share.allocated_not_preemptible += amounts[resource]
             elif task.status == "Pending":
                 amounts = task_requested(task)
-                for queue in _chain(shares, job.queue):
+                for queue in chain(shares, job.queue):
                     for resource, share in queue.shares():
                         share.request += amounts[resource]
     return shares
@@ -490,7 +483,7 @@ def divide_shares(state: KaiState) -> dict[str, QueueShare]:
 def _move(shares: Mapping[str, QueueShare], job: KaiJob, amounts: Mapping[str, float],
           sign: float) -> None:
     non_preemptible = not job.is_preemptible()
-    for queue in _chain(shares, job.queue):
+    for queue in chain(shares, job.queue):
         for resource, share in queue.shares():
             share.allocated += sign * amounts.get(resource, 0.0)
             if non_preemptible:

@@ -31,6 +31,7 @@ from dralab.queueing.kai.shares import (
     Quantities,
     QueueShare,
     add,
+    chain,
     fair_share_saturation,
     less_equal,
     sub,
@@ -110,14 +111,6 @@ def _involved(resources: Iterable[Mapping[str, float] | None]) -> set[str]:
     return names
 
 
-def _chain(shares: Mapping[str, QueueShare], queue: str | None) -> Iterable[QueueShare]:
-    seen: set[str] = set()
-    while queue is not None and queue in shares and queue not in seen:
-        seen.add(queue)
-        yield shares[queue]
-        queue = shares[queue].parent
-
-
 def reclaimable(shares: Mapping[str, QueueShare], queue: str, required: Mapping[str, float],
                 preemptible: bool, victims_by_queue: Mapping[str, Sequence[Mapping[str, float]]],
                 saturation_multiplier: float = 1.0) -> bool:
@@ -133,7 +126,7 @@ def reclaimable(shares: Mapping[str, QueueShare], queue: str, required: Mapping[
             if not fits_reclaim_strategy(required, reclaimer, reclaimee,
                                          remaining[reclaimee.name]):
                 return False
-            for ancestor in _chain(shares, victim_queue):
+            for ancestor in chain(shares, victim_queue):
                 left = remaining.get(ancestor.name, ancestor.allocated())
                 remaining[ancestor.name] = sub(left, amounts)
                 involved.setdefault(ancestor.name, set()).update(involved[victim_queue])
@@ -146,7 +139,7 @@ def _within_boundaries(shares: Mapping[str, QueueShare], queue: str,
                        remaining: Mapping[str, Quantities], involved: Mapping[str, set[str]],
                        multiplier: float) -> bool:
     reclaimer_involved = _involved([required])
-    for level in _chain(shares, queue):
+    for level in chain(shares, queue):
         with_job = add(remaining.get(level.name, level.allocated()), required)
         for sibling_name in sorted(remaining):
             sibling = shares[sibling_name]

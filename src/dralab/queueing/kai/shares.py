@@ -14,7 +14,7 @@ because the capacity checks report the first resource that fails.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from dralab.queueing.kai.model import UNLIMITED, ResourceName
@@ -25,6 +25,7 @@ __all__ = [
     "QueueShare",
     "ResourceShare",
     "add",
+    "chain",
     "compare",
     "less",
     "less_equal",
@@ -190,6 +191,16 @@ class QueueShare:
     def copy(self) -> QueueShare:
         return replace(self, cpu=self.cpu.copy(), memory=self.memory.copy(),
                        gpu=self.gpu.copy())
+
+
+def chain(shares: Mapping[str, QueueShare], queue: str | None) -> Iterable[QueueShare]:
+    """The queue's share, then its parent's, up to the root (a cycle or a missing
+    parent ends the walk)."""
+    seen: set[str] = set()
+    while queue is not None and queue in shares and queue not in seen:
+        seen.add(queue)
+        yield shares[queue]
+        queue = shares[queue].parent
 
 
 def fair_share_saturation(allocated: float, fair_share: float) -> float:

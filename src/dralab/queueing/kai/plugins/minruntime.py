@@ -18,10 +18,10 @@ refused if it takes any of its pod sets below its minimum.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dralab.api.durations import parse_go_duration
 from dralab.queueing.kai.framework import Session, SessionJob, SessionTask
 from dralab.queueing.kai.model import KaiQueue
 from dralab.queueing.kai.placement import ACTIVE_USED
@@ -45,31 +45,10 @@ __all__ = [
 LCA = "lca"
 QUEUE = "queue"
 
-# xhit/go-str2duration: Go's time.ParseDuration with days and weeks
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-          "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w)")
-
-
 def parse_str2duration(text: str) -> float:
-    """Seconds; ValueError when str2duration.ParseDuration refuses the text."""
-    rest = text
-    sign = 1.0
-    if rest[:1] in ("-", "+"):
-        sign = -1.0 if rest[0] == "-" else 1.0
-        rest = rest[1:]
-    if rest == "0":
-        return 0.0
-    if not rest:
-        raise ValueError(f"invalid duration {text!r}")
-    total, pos = 0.0, 0
-    while pos < len(rest):
-        match = _PART.match(rest, pos)
-        if match is None:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    return sign * total
+    """Seconds; ValueError when xhit/go-str2duration's ParseDuration refuses the text
+    (Go's time.ParseDuration with days and weeks)."""
+    return parse_go_duration(text, str2duration=True)
 
 
 @dataclass(frozen=True, slots=True)
