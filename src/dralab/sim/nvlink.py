@@ -72,6 +72,7 @@ class NvlScenario:
     kinds: tuple[NvlJobKind, ...]
     compare: tuple[str, ...]
     namespace: str = "default"
+    tie_break: str = "random"   # kube-scheduler's selectHost; "name": first free node
 
 
 def _cluster_uuid(name: str, seed: int) -> str:
@@ -190,6 +191,10 @@ def parse_nvlink_scenario(doc: Any, source: str) -> NvlScenario:
                 raise ScenarioError(source, f"spec.workload[{i}].podsPerJob", (
                     f"{k.pods} nodes do not fit one NVLink domain of {per}: "
                     "domain-packing could never place it"))
+    tie_break = spec.get("tieBreak", "random")
+    if tie_break not in ("random", "name"):
+        raise ScenarioError(source, "spec.tieBreak",
+                            f"want random (kube-scheduler) or name, got {short_repr(tie_break)}")
     seed = spec.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ScenarioError(source, "spec.seed", f"want an integer, got {short_repr(seed)}")
@@ -199,7 +204,7 @@ def parse_nvlink_scenario(doc: Any, source: str) -> NvlScenario:
         sample_interval=_value(parse_duration, spec.get("sampleInterval", "5m"), source,
                                "spec.sampleInterval") or 300.0,
         domains=domains, nodes_per_domain=per, gpus_per_node=gpus, kinds=kinds,
-        compare=tuple(compare))
+        compare=tuple(compare), tie_break=tie_break)
 
 
 def load_nvlink_scenario(path: str) -> NvlScenario:

@@ -3,9 +3,11 @@
 The policies:
 
 - ``first-fit`` -- kube-scheduler as it is: the channel claim carries no node constraint,
-  so each pod of a job is placed on its own, here on the first free node in name order
-  (kube-scheduler scores such nodes equal and breaks the tie at random; name order is the
-  most favourable tie-break for keeping a job together). A job may span NVLink domains.
+  so each pod of a job is placed on its own on a free node. Free whole nodes score equal,
+  and kube-scheduler's selectHost picks uniformly among the best-scored nodes; so does
+  this (seeded), unless the scenario's ``tieBreak: name`` asks for the first free node in
+  name order (not upstream: the most favourable tie-break for keeping a job together).
+  A job may span NVLink domains.
 - ``pod-affinity`` -- the same with NVIDIA's recommended required pod affinity on
   ``nvidia.com/gpu.clique``: the job's first pod goes anywhere, the rest only to its
   domain; they wait there, holding their nodes, until the domain has room.
@@ -73,7 +75,7 @@ class NvlRun:
         state = "waiting" if job.start is None else "started"
         span = f"spans {len(cliques)} NVLink domains" if len(cliques) > 1 \
             else "in one NVLink domain" if cliques else "not placed"
-        return (f"job {job.name} ({state}, {len(job.nodes)} of {job.pods} pods placed): "
+        return (f"job {job.name} ({state}, {len(job.nodes)}/{job.pods} pods): "
                 f"{span}" + (f" ({', '.join(c.rsplit('.', 1)[-1] for c in cliques)})"
                              if len(cliques) > 1 else ""))
 
@@ -111,12 +113,18 @@ class _Fleet:
         base = domain * self.per
         return [i for i in range(base, base + self.per) if self.free[i]]
 
-    def first_free(self, domain: int | None = None) -> int | None:
-        pool = range(len(self.free)) if domain is None else self.free_in(domain)
-        return next((i for i in pool if self.free[i]), None)
+    def pick(self, rng: random.Random | None, domain: int | None = None) -> int | None:
+        """A free node (in ``domain`` when given): the first by name with no ``rng``,
+        else one drawn uniformly, as selectHost among equal scores."""
+        pool = [i for i in (range(len(self.free)) if domain is None
+                            else self.free_in(domain)) if self.free[i]]
+        if not pool:
+            return None
+        return pool[0] if rng is None else rng.choice(pool)
 
 
-def _place(policy: str, fleet: _Fleet, queue: list[NvlJob]) -> list[NvlJob]:
+def _place(policy: str, fleet: _Fleet, queue: list[NvlJob],
+           rng: random.Random | None) -> list[NvlJob]:
     """Place what fits now; returns the jobs whose last pod was just placed."""
     started: list[NvlJob] = []
     for job in queue:
@@ -130,7 +138,7 @@ def _place(policy: str, fleet: _Fleet, queue: list[NvlJob]) -> list[NvlJob]:
             while len(job.nodes) < job.pods:
                 pinned = fleet.domain_of[job.nodes[0]] \
                     if policy == "pod-affinity" and job.nodes else None
-                node = fleet.first_free(pinned)
+                node = fleet.pick(rng, pinned)
                 if node is None:
                     break
                 fleet.free[node] = False
@@ -172,6 +180,7 @@ def run_nvlink(sc: NvlScenario, policy: str) -> NvlRun:
     for k in range(steps):
         heapq.heappush(events, (k * sc.sample_interval, 2, seq + k, -1))
     index = {job.name: i for i, job in enumerate(jobs)}
+    rng = None if sc.tie_break == "name" else random.Random(f"{sc.seed}/{policy}/ties")
     queue: list[NvlJob] = []
     while events:
         t, order, _, idx = heapq.heappop(events)
@@ -185,7 +194,7 @@ def run_nvlink(sc: NvlScenario, policy: str) -> NvlRun:
                 fleet.free[n] = True
         else:
             queue.append(jobs[idx])
-        for job in _place(policy, fleet, queue):
+        for job in _place(policy, fleet, queue, rng):
             job.start = t
             queue.remove(job)
             seq += 1
