@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dralab.api.base import KubeObject
+from dralab.api.base import KubeObject, UnknownObject
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.keys import key_of, object_key
@@ -28,6 +28,7 @@ from dralab.controllers.snapshotbuild import build_cluster
 
 from .cycle import Attempt
 from .framework import Code, CycleState, Status
+from .plugins import nvlink
 from .result import REASON_SCHEDULER_ERROR, ScheduleResult
 from .runtime import Framework
 
@@ -83,6 +84,7 @@ class Explanation:
     found: bool = True  # False: the pod was never scheduled (gated, no profile, bound)
     error: bool = False  # the cycle ended in an Error status (SchedulerError), not "no fit"
     finished: str | None = None  # Succeeded/Failed before the run (then not scheduled)
+    notes: tuple[str, ...] = ()  # extra lines, e.g. a ComputeDomain's NVLink domains
 
     @property
     def nearest(self) -> NodeVerdict | None:
@@ -147,6 +149,9 @@ class Explanation:
             lines.append("")
             lines.append(f"Preemption nominated {self.nominated}"
                          + (f", evicting {', '.join(self.victims)}" if self.victims else ""))
+        if self.notes:
+            lines.append("")
+            lines.extend(self.notes)
         return "\n".join(lines) + "\n"
 
 
@@ -234,6 +239,7 @@ def run_observed(objects: Iterable[KubeObject],
     their last cycle happened."""
     from .scheduler import Scheduler
 
+    objects = list(objects)
     cluster, pending = build_cluster(objects, features, seed)
     wanted = keys(cluster) if callable(keys) else keys
     seen: dict[str, Explanation] = {}
@@ -250,7 +256,36 @@ def run_observed(objects: Iterable[KubeObject],
         found = seen.get(key)
         if found is not None and found.node is not None:
             seen[key] = dataclasses.replace(found, node=None, message=item.message)
-    return result, seen
+    return result, _with_nvlink_notes(objects, result, seen)
+
+
+def _room(verdict: NodeVerdict) -> bool:
+    """The node has room for the pod: it fits, or only pod affinity (which follows
+    the pods already placed, not free capacity) turned it away."""
+    return all(s.plugin == "InterPodAffinity" for s in verdict.rejections)
+
+
+def _with_nvlink_notes(objects: list[KubeObject], result: ScheduleResult,
+                       seen: dict[str, Explanation]) -> dict[str, Explanation]:
+    """Add, to each explained pod of a ComputeDomain, the NVLink domains its
+    ComputeDomain's pods span (and the room one domain has, when it waits)."""
+    if not any(isinstance(o, UnknownObject) for o in objects):
+        return seen  # no ComputeDomain can be among them: skip the bookkeeping
+    labels = {info.name: info.node.metadata.labels for info in result.cluster.node_infos()}
+    placed = [(p.pod, p.node) for p in result.placed]
+    placed += [(p, p.spec.node_name) for p in result.pods
+               if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+    pods = {key_of(p): p for p in result.pods}
+    pods.update({key_of(p.pod): p.pod for p in result.placed})
+    pods.update({key_of(u.pod): u.pod for u in result.unplaced})
+    out = {}
+    for key, found in seen.items():
+        pod = pods.get(key)
+        extra = () if pod is None else nvlink.notes(
+            pod, found.node, [v.node for v in found.verdicts if _room(v)], objects, placed,
+            labels)
+        out[key] = dataclasses.replace(found, notes=extra) if extra else found
+    return out
 
 
 def not_scheduled(result: ScheduleResult, key: str) -> Explanation:

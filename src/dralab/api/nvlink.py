@@ -1,0 +1,44 @@
+"""Names shared by dralab's multi-node NVLink (ComputeDomain) support, issue 36.
+
+Plain constants and small pure helpers only (api layer). Values are those of
+NVIDIA's k8s-dra-driver-gpu at commit 22407113785e78c7763b4637689a201eb39c6199
+(Apache-2.0) and of GPU Feature Discovery; add names here, never rename them:
+other layers code against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# GPU Feature Discovery labels each MNNVL-capable node "<clusterUUID>.<cliqueID>"
+# (driver docs/install.md): nodes with the same value share one NVLink domain.
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+
+GPU_DRIVER = "gpu.nvidia.com"
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
+DAEMON_DEVICE_CLASS = "compute-domain-daemon.nvidia.com"
+
+# cmd/compute-domain-controller/computedomain.go: on nodes and daemon pods (value:
+# the ComputeDomain's uid) and on the RCTs the controller writes.
+COMPUTE_DOMAIN_LABEL = "resource.nvidia.com/computeDomain"
+COMPUTE_DOMAIN_CLIQUE_LABEL = "resource.nvidia.com/computeDomain.cliqueID"
+
+COMPUTE_DOMAIN_GROUP = "resource.nvidia.com"
+COMPUTE_DOMAIN_KIND = "ComputeDomain"
+
+# cmd/compute-domain-kubelet-plugin/deviceinfo.go: devices "channel-<id>" and
+# "daemon-<id>", attributes "type" (string) and "id" (int).
+CHANNEL_TYPE = "channel"
+DAEMON_TYPE = "daemon"
+
+
+def clique_of(labels: Mapping[str, str]) -> str | None:
+    """The node's NVLink domain (its clique label), None when it has none."""
+    value = labels.get(CLIQUE_LABEL)
+    return value or None
+
+
+def device_name(kind: str, ident: int) -> str:
+    """The device name the compute-domain kubelet plugin publishes (CanonicalName)."""
+    return f"{kind}-{ident}"
