@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from dralab.api.errors import InputError
+from dralab.cli.main import cli
 from dralab.report.nvlink import nvlink_figures, nvlink_verdict, render_nvlink
 from dralab.sim.nvlink import (
     CLIQUE_LABEL,
@@ -155,3 +157,23 @@ def test_bad_input_is_one_line(doc: dict, message: str) -> None:  # type: ignore
         parse_nvlink_scenario(doc, "s.yaml")
     text = str(err.value)
     assert message in text and "\n" not in text and text.startswith("s.yaml: ")
+
+
+def test_dralab_simulate_runs_the_example(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(EXAMPLE), "--seeds", "2",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "first-fit        169   169     0  168      0.0   27.5" in result.output
+    assert "over 2 seeds:" in result.output
+    assert (out / "nvlink.txt").read_text().startswith("NVLink domains")
+
+
+def test_dralab_simulate_bad_nvlink_scenario_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: NVLinkScenario\nspec: {fleet: {domains: -1}}\n")
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(bad),
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "spec.fleet.domains: want a positive integer, got -1" in result.output
+    assert "Traceback" not in result.output

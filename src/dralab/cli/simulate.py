@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from dralab.report import render_summary_table
+from dralab.report.nvlink import render_nvlink, render_nvlink_seeds
 from dralab.report.outdir import keep_previous, writing
 from dralab.report.spread import seed_runs
 from dralab.report.terminal import render_kai_queues
@@ -18,6 +20,8 @@ from dralab.report.verdict import render_verdict_text, verdict
 from dralab.report.writer import render_report, write_files
 from dralab.sim.default import default_scenario
 from dralab.sim.limits import MAX_SEEDS
+from dralab.sim.nvlink import is_nvlink_scenario, load_nvlink_scenario
+from dralab.sim.nvlink_run import run_nvlink
 from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
 
@@ -47,6 +51,22 @@ def _modes(text: str) -> tuple[str, ...]:
     if not modes:
         raise click.BadParameter("name at least one mode", param_hint="--compare")
     return modes
+
+
+def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str) -> None:
+    """An NVLinkScenario (issue 36): its placement policies over the seeds; the section
+    is printed and written to DIR/nvlink.txt."""
+    sc = load_nvlink_scenario(path)
+    if seed is not None:
+        sc = dataclasses.replace(sc, seed=seed)
+    check_output_dir("--out", out_dir, [path])
+    seeds = [dataclasses.replace(sc, seed=sc.seed + i) for i in range(seed_count)]
+    runs = [[run_nvlink(one, p) for p in one.compare] for one in seeds]
+    text = "\n".join(t for t in (render_nvlink(runs[0]), render_nvlink_seeds(runs)) if t)
+    with writing(out_dir), signals_deferred():
+        os.makedirs(out_dir, exist_ok=True)
+        Path(out_dir, "nvlink.txt").write_text(text + "\n", encoding="utf-8")
+    click.echo(text)
 
 
 def scenario_inputs(path: str, scenario: Scenario) -> list[str]:
@@ -101,6 +121,9 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
     Exit 2, before running, for a bad scenario, a scenario asking for more work
     than the documented limits, or an --out that cannot be written.
     """
+    if scenario_path is not None and is_nvlink_scenario(scenario_path):
+        _simulate_nvlink(scenario_path, seed, seed_count, out_dir)
+        return
     modes = _modes(compare) if compare is not None else None
     # The modes go in with the file: a kind that only DRA can run is fine with --compare dra.
     scenario = load_scenario(scenario_path, modes, allow_outside=allow_outside) \

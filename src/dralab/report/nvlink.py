@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from dralab.sim.nvlink_run import NvlRun
 
-__all__ = ["NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink"]
+__all__ = ["NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink",
+           "render_nvlink_seeds"]
 
 
 @dataclass(frozen=True)
@@ -102,3 +103,19 @@ def nvlink_verdict(runs: list[NvlRun]) -> str:
              f"wait p90 {f.wait_p90_min:.1f} min, {f.never_started} never started"
              for f in figs]
     return "; ".join(parts)
+
+
+def render_nvlink_seeds(runs_by_seed: list[list[NvlRun]]) -> str:
+    """Per policy over the seeds: share of started jobs spanning domains, job wait p90
+    (mean and range), jobs never started (total). One line each; empty for one seed."""
+    if len(runs_by_seed) < 2:
+        return ""
+    lines = [f"over {len(runs_by_seed)} seeds:"]
+    for i, run in enumerate(runs_by_seed[0]):
+        figs = [nvlink_figures(runs[i]) for runs in runs_by_seed]
+        span = [f.spanned / f.started if f.started else 0.0 for f in figs]
+        p90 = [f.wait_p90_min for f in figs]
+        lines.append(f"  {run.policy:<15}span {min(span):.0%}-{max(span):.0%}, wait p90 "
+                     f"{sum(p90) / len(p90):.1f} min ({min(p90):.1f}-{max(p90):.1f}), "
+                     f"never started {sum(f.never_started for f in figs)}")
+    return "\n".join(lines)

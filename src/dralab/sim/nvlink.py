@@ -26,7 +26,8 @@ import yaml
 from .spec import ScenarioError, parse_duration, parse_rate, short_repr
 
 __all__ = ["CLIQUE_LABEL", "COMPUTE_DOMAIN_LABEL", "POLICIES", "NvlJobKind", "NvlNode",
-           "NvlScenario", "channel_claim_template", "compute_domain", "load_nvlink_scenario",
+           "NvlScenario", "channel_claim_template", "compute_domain", "is_nvlink_scenario",
+           "load_nvlink_scenario",
            "nvl_nodes", "parse_nvlink_scenario"]
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
@@ -205,6 +206,17 @@ def parse_nvlink_scenario(doc: Any, source: str) -> NvlScenario:
                                "spec.sampleInterval") or 300.0,
         domains=domains, nodes_per_domain=per, gpus_per_node=gpus, kinds=kinds,
         compare=tuple(compare), tie_break=tie_break)
+
+
+def is_nvlink_scenario(path: str) -> bool:
+    """Whether the file is an NVLinkScenario (False when it cannot be read: the Scenario
+    loader then says why)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(doc, dict) and doc.get("kind") == "NVLinkScenario"
 
 
 def load_nvlink_scenario(path: str) -> NvlScenario:
