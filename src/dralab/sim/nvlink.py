@@ -23,6 +23,15 @@ from typing import Any
 
 import yaml
 
+from dralab.api.nvlink import (
+    CHANNEL_DEVICE_CLASS,
+    CLIQUE_LABEL,
+    COMPUTE_DOMAIN_DRIVER,
+    COMPUTE_DOMAIN_GROUP,
+    COMPUTE_DOMAIN_KIND,
+    COMPUTE_DOMAIN_LABEL,
+)
+
 from .spec import ScenarioError, parse_duration, parse_rate, short_repr
 
 __all__ = ["CLIQUE_LABEL", "COMPUTE_DOMAIN_LABEL", "POLICIES", "NvlJobKind", "NvlNode",
@@ -30,12 +39,9 @@ __all__ = ["CLIQUE_LABEL", "COMPUTE_DOMAIN_LABEL", "POLICIES", "NvlJobKind", "Nv
            "load_nvlink_scenario",
            "nvl_nodes", "parse_nvlink_scenario"]
 
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-COMPUTE_DOMAIN_LABEL = "resource.nvidia.com/computeDomain"
+# computedomain.go: which of a ComputeDomain's templates this is (workload or daemon)
 _TARGET_LABEL = "resource.nvidia.com/computeDomainTarget"
-_DEFAULT_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
-_CD_DRIVER = "compute-domain.nvidia.com"
-_CD_API = "resource.nvidia.com/v1beta1"
+_CD_API = f"{COMPUTE_DOMAIN_GROUP}/v1beta1"
 
 # The placement policies compared. first-fit and pod-affinity are what kube-scheduler does
 # (pods one by one; the second with NVIDIA's recommended required pod affinity on the clique
@@ -91,7 +97,7 @@ def nvl_nodes(sc: NvlScenario) -> list[NvlNode]:
 
 def compute_domain(name: str, namespace: str, num_nodes: int) -> dict[str, Any]:
     """The ComputeDomain a job creates (v1beta1): its channel template is ``<name>-channel``."""
-    return {"apiVersion": _CD_API, "kind": "ComputeDomain",
+    return {"apiVersion": _CD_API, "kind": COMPUTE_DOMAIN_KIND,
             "metadata": {"name": name, "namespace": namespace,
                          "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"cd/{namespace}/{name}"))},
             "spec": {"numNodes": num_nodes,
@@ -113,9 +119,9 @@ def channel_claim_template(cd: dict[str, Any]) -> dict[str, Any]:
                                     _TARGET_LABEL: "Workload"}},
             "spec": {"spec": {"devices": {
                 "requests": [{"name": "channel",
-                              "exactly": {"deviceClassName": _DEFAULT_CHANNEL_CLASS}}],
+                              "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}],
                 "config": [{"requests": ["channel"], "opaque": {
-                    "driver": _CD_DRIVER,
+                    "driver": COMPUTE_DOMAIN_DRIVER,
                     "parameters": {"apiVersion": _CD_API,
                                    "kind": "ComputeDomainChannelConfig",
                                    "domainID": meta["uid"],
