@@ -42,3 +42,20 @@ def clique_of(labels: Mapping[str, str]) -> str | None:
 def device_name(kind: str, ident: int) -> str:
     """The device name the compute-domain kubelet plugin publishes (CanonicalName)."""
     return f"{kind}-{ident}"
+
+
+# cmd/compute-domain-controller/main.go defaultMaxNodesPerIMEXDomain: "On GB200 and
+# GB300 the limit is 18" -- the nodes (compute trays) of one NVL72 rack.
+MAX_NODES_PER_IMEX_DOMAIN = 18
+
+# cmd/compute-domain-kubelet-plugin/nvlib.go getImexChannelCount: 2048 IMEX channels per
+# node exist, but driver.go publishes only channel 0 (the others are never advertised),
+# plus the single daemon-0: two devices per node in one slice.
+IMEX_CHANNEL_COUNT = 2048
+PUBLISHED_CHANNEL_IDS = (0,)
+PUBLISHED_DAEMON_IDS = (0,)
+
+
+def clique_value(cluster_uuid: str, clique_id: int | str) -> str:
+    """The clique label's value: ``<clusterUUID>.<cliqueID>`` (nvlib.go getCliqueID)."""
+    return f"{cluster_uuid}.{clique_id}"

@@ -223,6 +223,14 @@ _MODELS: tuple[GpuModel, ...] = (
              cuda_compute_capability="10.0", memory_mib=189471, multiprocessors=152,
              pci_device_id="0x2941", addressing_mode="ATS",
              platform="grace"),  # obs (qx-gb200); SM count inf; MIG geometry not modelled
+    # Blackwell Ultra (issue 36's GB300 NVL72: 18 trays of 4 GPUs per rack, like GB200).
+    # Compute capability 10.3 and 160 SMs from NVIDIA's Blackwell Ultra documentation
+    # (doc); name by GB200's pattern, NVML MiB scaled from GB200's 189471 by 288/192 GiB
+    # and the PCI device ID: inf, not seen on hardware here -- verify before relying on them.
+    GpuModel(key="gb300", product_name="NVIDIA GB300", architecture="Blackwell",
+             cuda_compute_capability="10.3", memory_mib=284206, multiprocessors=160,
+             pci_device_id="0x31c2", addressing_mode="ATS",
+             platform="grace"),  # doc (cc, SMs); inf (name, MiB, PCI ID); MIG not modelled
     # Models of the Alibaba GPU trace 2023.
     GpuModel(key="t4", product_name="Tesla T4", architecture="Turing",
              cuda_compute_capability="7.5", memory_mib=15360, multiprocessors=40,

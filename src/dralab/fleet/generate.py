@@ -25,6 +25,7 @@ from .naming import stable_uuid
 from .nics import NicPool, nic_driver
 from .nodes import NodeTemplate, topology_labels
 from .nvidia import NvidiaPool, compute_domain_slices
+from .nvlink import clique_labels
 from .spec import Fleet, NodePool
 from .topology import gpu_slots, nic_slots
 
@@ -76,8 +77,10 @@ def _pool_objects(fleet: Fleet, pool: NodePool, seed: int, first: int = 0
                             mig_capable=model is not None and model.mig is not None)
     names = pool.node_names()[first:]
     uids = [stable_uuid(seed, f"node/{name}") for name in names]
-    nodes = template.nodes(names, uids,
-                           topology_labels(pool, spec.topology_labels)[first:])
+    labels = [{**topo, **clique} for topo, clique in
+              zip(topology_labels(pool, spec.topology_labels), clique_labels(pool, seed),
+                  strict=True)]
+    nodes = template.nodes(names, uids, labels[first:])
     slices: list[ResourceSlice] = []
     for name, uid in zip(names, uids, strict=True):
         if gpu_pool is not None:

@@ -62,6 +62,9 @@ Example (every field; defaults in comments)::
           multipleAllocations: false    # example driver: gpuAllowMultipleAllocations
           bindingConditions: false      # example driver: kubeletPlugin.bindingConditions
         computeDomains: false           # publish compute-domain.nvidia.com channel/daemon
+        nvlink:                         # multi-node NVLink domains (default none)
+          nodesPerDomain: 18            # nodes per domain, in node order (NVL72: 18)
+          cliqueId: 0                   # label nvidia.com/gpu.clique=<clusterUUID>.<id>
         nics:
           count: 8
           driver: sriov                 # sriov | dranet
@@ -205,6 +208,16 @@ class TopologySpec(_Strict, frozen=True):
     racks_per_block: int = 0
 
 
+class NvlinkSpec(_Strict, frozen=True):
+    """Multi-node NVLink domains of a pool (issue 36): runs of ``nodesPerDomain`` nodes,
+    in node order, share one NVLink fabric (an NVL72 rack: 18 trays). Each domain gets
+    its own cluster UUID (stable for the seed) and ``cliqueId``; GPU Feature Discovery
+    writes them as the ``nvidia.com/gpu.clique`` node label."""
+
+    nodes_per_domain: int = 18  # the driver's defaultMaxNodesPerIMEXDomain
+    clique_id: int = 0
+
+
 class TaintSpec(_Strict, frozen=True):
     key: str
     value: str | None = None
@@ -255,6 +268,7 @@ class NodePool(_Strict, frozen=True):
     reserved: ReservedSpec = ReservedSpec()
     gpu: GpuSpec = GpuSpec()
     compute_domains: bool = False
+    nvlink: NvlinkSpec | None = None
     nics: NicSpec = NicSpec()
     topology: TopologySpec = TopologySpec()
     labels: dict[str, str] = {}
@@ -553,6 +567,17 @@ _RESERVABLE = (("cpu", "cpu", "cpu"), ("memory", "memory", "memory"),
                ("ephemeral_storage", "ephemeralStorage", "ephemeral-storage"))
 
 
+def _check_nvlink(source: str, path: str, pool: NodePool, nvl: NvlinkSpec) -> None:
+    if pool.driver != "nvidia" or not pool.gpu.count:
+        raise FleetSpecError(source, path, "needs GPUs of the nvidia driver")
+    if not 1 <= nvl.nodes_per_domain <= 1024:
+        raise FleetSpecError(source, f"{path}.nodesPerDomain",
+                             f"must be 1..1024: {nvl.nodes_per_domain}")
+    # NVML's clique ID is an unsigned 32-bit number.
+    if not 0 <= nvl.clique_id <= 0xFFFFFFFF:
+        raise FleetSpecError(source, f"{path}.cliqueId", f"must be 0..4294967295: {nvl.clique_id}")
+
+
 def _check_pool(source: str, path: str, pool: NodePool) -> None:
     if not _DNS_LABEL.match(pool.name):
         raise FleetSpecError(source, f"{path}.name", f"not a DNS label: {pool.name!r}")
@@ -599,6 +624,8 @@ def _check_pool(source: str, path: str, pool: NodePool) -> None:
     _check_sharing(source, f"{gpath}.sharing", pool)
     if pool.compute_domains and pool.driver != "nvidia":
         raise FleetSpecError(source, f"{path}.computeDomains", "needs the nvidia driver")
+    if pool.nvlink is not None:
+        _check_nvlink(source, f"{path}.nvlink", pool, pool.nvlink)
     nics = pool.nics
     if nics.count < 0 or nics.count > 32:
         raise FleetSpecError(source, f"{path}.nics.count", f"must be 0..32: {nics.count}")
