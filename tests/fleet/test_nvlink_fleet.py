@@ -176,3 +176,36 @@ def test_a_dump_of_labelled_nodes_groups_by_label() -> None:
     nodes = [("a", {CLIQUE_LABEL: "u.1"}), ("b", {}), ("c", {CLIQUE_LABEL: "u.1"}),
              ("d", {CLIQUE_LABEL: "v.0"})]
     assert nodes_by_domain(nodes) == {"u.1": ["a", "c"], "v.0": ["d"]}
+
+
+DOCS_NODES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-001
+    labels: {nvidia.com/gpu.clique: a1b2c3d4-e5f6-7890-abcd-ef1234567890.0}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-002
+    labels: {nvidia.com/gpu.clique: a1b2c3d4-e5f6-7890-abcd-ef1234567890.0}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: cpu-node-001}
+"""
+
+
+def test_import_of_the_driver_docs_nodes_keeps_their_domain(tmp_path: Path) -> None:
+    # The two nodes of docs/install.md's clique-label check (k8s-dra-driver-gpu 22407113).
+    path = tmp_path / "nodes.yaml"
+    path.write_text(DOCS_NODES)
+    code, out, err = run("import", "-f", str(path))
+    assert code == 0, err
+    labels = [n["metadata"].get("labels", {}) for n in yaml.safe_load(out)["items"]]
+    assert [lb.get(CLIQUE_LABEL) for lb in labels] == [
+        "a1b2c3d4-e5f6-7890-abcd-ef1234567890.0"] * 2 + [None]
+    assert err.strip() == ("NVLink domain a1b2c3d4-e5f6-7890-abcd-ef1234567890.0: 2 node(s), "
+                           "gpu-node-001 .. gpu-node-002")
