@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dralab.api.codec import encode
+from dralab.api.computedomain import compute_domain_uid
 from dralab.api.errors import InputError
 from dralab.cli.main import cli
 from dralab.report.nvlink import nvlink_figures, nvlink_verdict, render_nvlink
@@ -39,8 +41,8 @@ def runs():  # type: ignore[no-untyped-def]
 
 def test_channel_template_is_the_controllers() -> None:
     cd = compute_domain("job-1-cd", "ns", 4)
-    rct = channel_claim_template(cd)
-    uid = cd["metadata"]["uid"]
+    rct = encode(channel_claim_template(cd))
+    uid = compute_domain_uid(cd)
     assert rct["metadata"] == {
         "name": "job-1-cd-channel", "namespace": "ns",
         "finalizers": ["resource.nvidia.com/computeDomain"],
@@ -96,11 +98,11 @@ def test_name_tie_break_is_opt_in(runs) -> None:  # type: ignore[no-untyped-def]
 
 def test_jobs_carry_their_compute_domain(runs) -> None:  # type: ignore[no-untyped-def]
     job = runs["first-fit"].jobs[0]
-    assert job.compute_domain["spec"]["numNodes"] == job.pods
+    assert encode(job.compute_domain)["spec"]["numNodes"] == job.pods
     assert job.pod_claim() == {"name": "channel",
                                "resourceClaimTemplateName": f"{job.name}-cd-channel"}
-    assert job.channel_template["metadata"]["labels"][
-        "resource.nvidia.com/computeDomain"] == job.compute_domain["metadata"]["uid"]
+    assert encode(job.channel_template)["metadata"]["labels"][
+        "resource.nvidia.com/computeDomain"] == compute_domain_uid(job.compute_domain)
 
 
 def test_report_says_a_job_spans_domains(runs) -> None:  # type: ignore[no-untyped-def]

@@ -10,9 +10,8 @@ through required pod affinity, for its job's domain.
 
 Upstream reference: NVIDIA/k8s-dra-driver-gpu at 22407113785e78c7763b4637689a201eb39c6199
 (Apache-2.0): cmd/compute-domain-controller/computedomain.go (label keys, device classes),
-resourceclaimtemplate.go (the workload channel template), templates/
-compute-domain-workload-claim-template.tmpl.yaml (its shape); docs/install.md (the clique
-label).
+resourceclaimtemplate.go (the workload channel template, built by
+controllers.computedomain); docs/install.md (the clique label).
 """
 
 from __future__ import annotations
@@ -23,25 +22,18 @@ from typing import Any
 
 import yaml
 
-from dralab.api.nvlink import (
-    CHANNEL_DEVICE_CLASS,
-    CLIQUE_LABEL,
-    COMPUTE_DOMAIN_DRIVER,
-    COMPUTE_DOMAIN_GROUP,
-    COMPUTE_DOMAIN_KIND,
-    COMPUTE_DOMAIN_LABEL,
-)
+from dralab.api.computedomain import CD_API_VERSION, ComputeDomain, decode_compute_domain
+from dralab.api.nvlink import CLIQUE_LABEL, COMPUTE_DOMAIN_KIND
+from dralab.api.resource import ResourceClaimTemplate
+from dralab.controllers.computedomain import workload_claim_template
 
 from .spec import ScenarioError, parse_duration, parse_rate, short_repr
 
-__all__ = ["CLIQUE_LABEL", "COMPUTE_DOMAIN_LABEL", "POLICIES", "NvlJobKind", "NvlNode",
+__all__ = ["CLIQUE_LABEL", "POLICIES", "NvlJobKind", "NvlNode",
            "NvlScenario", "channel_claim_template", "compute_domain", "is_nvlink_scenario",
            "load_nvlink_scenario",
            "nvl_nodes", "parse_nvlink_scenario"]
 
-# computedomain.go: which of a ComputeDomain's templates this is (workload or daemon)
-_TARGET_LABEL = "resource.nvidia.com/computeDomainTarget"
-_CD_API = f"{COMPUTE_DOMAIN_GROUP}/v1beta1"
 
 # The placement policies compared. first-fit and pod-affinity are what kube-scheduler does
 # (pods one by one; the second with NVIDIA's recommended required pod affinity on the clique
@@ -95,37 +87,24 @@ def nvl_nodes(sc: NvlScenario) -> list[NvlNode]:
             for d in range(sc.domains) for n in range(sc.nodes_per_domain)]
 
 
-def compute_domain(name: str, namespace: str, num_nodes: int) -> dict[str, Any]:
-    """The ComputeDomain a job creates (v1beta1): its channel template is ``<name>-channel``."""
-    return {"apiVersion": _CD_API, "kind": COMPUTE_DOMAIN_KIND,
-            "metadata": {"name": name, "namespace": namespace,
-                         "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"cd/{namespace}/{name}"))},
-            "spec": {"numNodes": num_nodes,
-                     "channel": {"resourceClaimTemplate": {"name": f"{name}-channel"},
-                                 "allocationMode": "Single"}}}
+def compute_domain(name: str, namespace: str, num_nodes: int) -> ComputeDomain:
+    """The ComputeDomain a job creates (v1beta1): ``numNodes`` its pods, its channel
+    template ``<name>-channel``, allocationMode Single (the CRD's default)."""
+    obj = decode_compute_domain({
+        "apiVersion": CD_API_VERSION, "kind": COMPUTE_DOMAIN_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"numNodes": num_nodes,
+                 "channel": {"resourceClaimTemplate": {"name": f"{name}-channel"},
+                             "allocationMode": "Single"}}})
+    assert isinstance(obj, ComputeDomain)
+    return obj
 
 
-def channel_claim_template(cd: dict[str, Any]) -> dict[str, Any]:
-    """The workload ResourceClaimTemplate the compute-domain controller creates for ``cd``:
-    in the CD's namespace under the name its spec asks, one ``channel`` request of the
-    default-channel class, configured with the CD's UID as domain ID. Note it carries no
-    node constraint: nothing in it keeps the job's pods in one NVLink domain."""
-    meta, spec = cd["metadata"], cd["spec"]["channel"]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": spec["resourceClaimTemplate"]["name"],
-                         "namespace": meta["namespace"],
-                         "finalizers": [COMPUTE_DOMAIN_LABEL],
-                         "labels": {COMPUTE_DOMAIN_LABEL: meta["uid"],
-                                    _TARGET_LABEL: "Workload"}},
-            "spec": {"spec": {"devices": {
-                "requests": [{"name": "channel",
-                              "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}],
-                "config": [{"requests": ["channel"], "opaque": {
-                    "driver": COMPUTE_DOMAIN_DRIVER,
-                    "parameters": {"apiVersion": _CD_API,
-                                   "kind": "ComputeDomainChannelConfig",
-                                   "domainID": meta["uid"],
-                                   "allocationMode": spec["allocationMode"]}}}]}}}}
+def channel_claim_template(cd: ComputeDomain) -> ResourceClaimTemplate:
+    """The workload ResourceClaimTemplate the compute-domain controller creates for ``cd``
+    (controllers.computedomain). It carries no node constraint: nothing in it keeps the
+    job's pods in one NVLink domain."""
+    return workload_claim_template(cd)
 
 
 def _positive_int(raw: Any, source: str, path: str, default: int | None = None) -> int:

@@ -28,6 +28,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from dralab.api.computedomain import ComputeDomain
+from dralab.api.resource import ResourceClaimTemplate
+
 from .nvlink import (
     CLIQUE_LABEL,
     NvlScenario,
@@ -46,15 +49,14 @@ class NvlJob:
     pods: int
     arrival: float
     duration: float
-    compute_domain: dict[str, Any]
-    channel_template: dict[str, Any]
+    compute_domain: ComputeDomain
+    channel_template: ResourceClaimTemplate
     nodes: list[int] = field(default_factory=list)   # node indices, in placement order
     start: float | None = None
 
     def pod_claim(self) -> dict[str, Any]:
         """The claim entry each of the job's pods carries: the CD's channel template."""
-        return {"name": "channel", "resourceClaimTemplateName":
-                self.channel_template["metadata"]["name"]}
+        return {"name": "channel", "resourceClaimTemplateName": self.channel_template.name}
 
 
 @dataclass
