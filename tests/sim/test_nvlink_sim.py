@@ -169,6 +169,9 @@ def test_dralab_simulate_runs_the_example(tmp_path: Path) -> None:
     assert "first-fit        169   169     0  168      0.0   27.5" in result.output
     assert "over 2 seeds:" in result.output
     assert (out / "nvlink.txt").read_text().startswith("NVLink domains")
+    rows = (out / "nvlink-samples.csv").read_text().splitlines()
+    assert rows[0] == "policy,minute,free_gpus,stranded_gpus,held_gpus"
+    assert rows[1] == "first-fit,0,288,0,0" and len(rows) == 1 + 3 * 577
 
 
 def test_dralab_simulate_bad_nvlink_scenario_exits_2(tmp_path: Path) -> None:

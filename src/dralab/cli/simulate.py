@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from dralab.report import render_summary_table
-from dralab.report.nvlink import render_nvlink, render_nvlink_seeds
+from dralab.report.nvlink import render_nvlink, render_nvlink_seeds, samples_csv
 from dralab.report.outdir import keep_previous, writing
 from dralab.report.spread import seed_runs
 from dralab.report.terminal import render_kai_queues
@@ -55,7 +55,8 @@ def _modes(text: str) -> tuple[str, ...]:
 
 def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str) -> None:
     """An NVLinkScenario (issue 36): its placement policies over the seeds; the section
-    is printed and written to DIR/nvlink.txt."""
+    is printed and written to DIR/nvlink.txt, the first seed's samples over time to
+    DIR/nvlink-samples.csv."""
     sc = load_nvlink_scenario(path)
     if seed is not None:
         sc = dataclasses.replace(sc, seed=seed)
@@ -66,6 +67,7 @@ def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str)
     with writing(out_dir), signals_deferred():
         os.makedirs(out_dir, exist_ok=True)
         Path(out_dir, "nvlink.txt").write_text(text + "\n", encoding="utf-8")
+        Path(out_dir, "nvlink-samples.csv").write_text(samples_csv(runs[0]), encoding="utf-8")
     click.echo(text)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from dralab.sim.nvlink_run import NvlRun
 
 __all__ = ["NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink",
-           "render_nvlink_seeds"]
+           "render_nvlink_seeds", "samples_csv"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,12 @@ def render_nvlink_seeds(runs_by_seed: list[list[NvlRun]]) -> str:
                      f"{sum(p90) / len(p90):.1f} min ({min(p90):.1f}-{max(p90):.1f}), "
                      f"never started {sum(f.never_started for f in figs)}")
     return "\n".join(lines)
+
+
+def samples_csv(runs: list[NvlRun]) -> str:
+    """The fragmentation samples over time, one row per policy and sample (GPUs)."""
+    rows = ["policy,minute,free_gpus,stranded_gpus,held_gpus"]
+    for run in runs:
+        rows.extend(f"{run.policy},{t / 60:g},{free},{stranded},{held}"
+                    for t, free, stranded, held in run.samples)
+    return "\n".join(rows) + "\n"
