@@ -16,16 +16,16 @@ controllers.computedomain); docs/install.md (the clique label).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from dralab.api.computedomain import CD_API_VERSION, ComputeDomain, decode_compute_domain
-from dralab.api.nvlink import CLIQUE_LABEL, COMPUTE_DOMAIN_KIND
+from dralab.api.nvlink import CLIQUE_LABEL, COMPUTE_DOMAIN_KIND, clique_value
 from dralab.api.resource import ResourceClaimTemplate
 from dralab.controllers.computedomain import workload_claim_template
+from dralab.fleet.nvlink import domain_cluster_uuid
 
 from .spec import ScenarioError, parse_duration, parse_rate, short_repr
 
@@ -39,6 +39,8 @@ __all__ = ["CLIQUE_LABEL", "POLICIES", "NvlJobKind", "NvlNode",
 # (pods one by one; the second with NVIDIA's recommended required pod affinity on the clique
 # label); domain-packing is dralab's opt-in extension NVLinkDomainGang (whole job at once,
 # into one domain), not upstream behaviour.
+_POOL = "nvl72"   # the pool name the domains' cluster UUIDs are derived from
+
 POLICIES = ("first-fit", "pod-affinity", "domain-packing")
 
 
@@ -74,16 +76,12 @@ class NvlScenario:
     tie_break: str = "random"   # kube-scheduler's selectHost; "name": first free node
 
 
-def _cluster_uuid(name: str, seed: int) -> str:
-    # deterministic stand-in for the NVLink fabric's cluster UUID
-    return str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.{seed}.nvl.dralab.dev"))
-
-
 def nvl_nodes(sc: NvlScenario) -> list[NvlNode]:
-    """The fleet's nodes in name order, each labelled with its domain's clique ID."""
-    cluster = _cluster_uuid(sc.name, sc.seed)
+    """The fleet's nodes in name order, each labelled with its domain's clique as
+    ``dralab fleet`` labels a pool with ``nvlink`` (fleet.nvlink: one NVLink fabric, so
+    one cluster UUID, per domain; clique ID 0)."""
     return [NvlNode(f"nvl{d:02d}-node{n:02d}", d, sc.gpus_per_node,
-                    ((CLIQUE_LABEL, f"{cluster}.{d}"),))
+                    ((CLIQUE_LABEL, clique_value(domain_cluster_uuid(sc.seed, _POOL, d), 0)),))
             for d in range(sc.domains) for n in range(sc.nodes_per_domain)]
 
 

@@ -73,12 +73,13 @@ class NvlRun:
 
     def explain(self, job: NvlJob) -> str:
         """One line: where the job's pods landed, in NVLink domains."""
-        cliques = sorted({self.clique_of[n] for n in job.nodes})
+        # domains told apart by clique label; shown by their number in the fleet
+        cliques = {self.clique_of[n]: self.domain_of[n] for n in job.nodes}
         state = "waiting" if job.start is None else "started"
         span = f"spans {len(cliques)} NVLink domains" if len(cliques) > 1 \
             else "in one NVLink domain" if cliques else "not placed"
         return (f"job {job.name} ({state}, {len(job.nodes)}/{job.pods} pods): "
-                f"{span}" + (f" ({', '.join(c.rsplit('.', 1)[-1] for c in cliques)})"
+                f"{span}" + (f" ({', '.join(str(d) for d in sorted(cliques.values()))})"
                              if len(cliques) > 1 else ""))
 
 
