@@ -23,7 +23,11 @@ nvidia.com/gpu.clique "<clusterUUID>.<cliqueID>" as GPU Feature Discovery does
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
+from click.testing import CliRunner
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
@@ -33,6 +37,7 @@ from dralab.api.nvlink import (
     COMPUTE_DOMAIN_DRIVER,
     DAEMON_DEVICE_CLASS,
 )
+from dralab.cli.main import cli
 from dralab.scheduler import schedule
 from dralab.scheduler.explain import explain_pod
 
@@ -242,3 +247,26 @@ def test_pod_outside_a_compute_domain_gets_no_nvlink_lines() -> None:
                  "spec": {"containers": [{"name": "c", "image": "x"}]}})
     objects = [*fleet(("a0", 0, "0")), plain]
     assert "NVLink" not in explain_pod(objects, "default/plain").render()
+
+
+# --- through the CLI ----------------------------------------------------------------
+
+def test_dralab_schedule_and_explain_pod_on_the_split_job(tmp_path: Path) -> None:
+    """`dralab schedule` places the two workers on a0 and b0; `dralab explain pod`
+    reads the ComputeDomain (no 'does not use' warning) and says the job spans two
+    NVLink domains."""
+    path = tmp_path / "split.yaml"
+    path.write_text(yaml.safe_dump_all([o.raw for o in two_workers(affinity=False)]))
+    runner = CliRunner()
+    scheduled = runner.invoke(cli, ["schedule", "-f", str(path), "-o", "table"])
+    assert scheduled.exit_code == 0, scheduled.output
+    rows = {line.split()[0]: line.split()[1:] for line in scheduled.output.splitlines()}
+    assert rows["default/w-0"] == [
+        "a0", "Scheduled", "compute-domain-channel=compute-domain.nvidia.com/a0/channel-0"]
+    assert rows["default/w-1"] == [
+        "b0", "Scheduled", "compute-domain-channel=compute-domain.nvidia.com/b0/channel-0"]
+    explained = runner.invoke(cli, ["explain", "pod", "w-1", "-f", str(path)])
+    assert explained.exit_code == 0, explained.output
+    assert "Pod default/w-1: scheduled on b0" in explained.output
+    assert "span 2 NVLink domain(s)" in explained.output
+    assert "does not use ComputeDomain" not in explained.output

@@ -24,6 +24,7 @@ from dralab.api.codec import KINDS, encode
 from dralab.api.errors import InputError
 from dralab.api.io import Document
 from dralab.api.kindcount import KindKey, api_group, warn_unused_kinds
+from dralab.api.nvlink import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_KIND
 from dralab.fleet import generate, parse_fleet
 from dralab.fleet.spec import API_VERSION as FLEET_API_VERSION
 from dralab.fleet.spec import KIND as FLEET_KIND
@@ -68,7 +69,10 @@ ALLOCATION_KINDS: frozenset[KindKey] = frozenset(
                   "Namespace"))
 
 SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS, FleetUse.EXPAND)
-EXPLAIN_POD = VerbKinds("explain pod", CLUSTER_KINDS, FleetUse.OWN)
+# explain pod reads ComputeDomains to say which NVLink domains their pods span.
+EXPLAIN_POD = VerbKinds("explain pod",
+                        CLUSTER_KINDS | {(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_KIND)},
+                        FleetUse.OWN)
 EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS, FleetUse.EXPAND)
 AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS, FleetUse.OWN)
 ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS, FleetUse.EXPAND)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dralab.api.base import KubeObject, UnknownObject
+from dralab.api.base import KubeObject
 from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.keys import key_of, object_key
@@ -269,8 +269,9 @@ def _with_nvlink_notes(objects: list[KubeObject], result: ScheduleResult,
                        seen: dict[str, Explanation]) -> dict[str, Explanation]:
     """Add, to each explained pod of a ComputeDomain, the NVLink domains its
     ComputeDomain's pods span (and the room one domain has, when it waits)."""
-    if not any(isinstance(o, UnknownObject) for o in objects):
-        return seen  # no ComputeDomain can be among them: skip the bookkeeping
+    domains = nvlink.compute_domains(objects)
+    if not domains:
+        return seen
     labels = {info.name: info.node.metadata.labels for info in result.cluster.node_infos()}
     placed = [(p.pod, p.node) for p in result.placed]
     placed += [(p, p.spec.node_name) for p in result.pods
@@ -282,7 +283,7 @@ def _with_nvlink_notes(objects: list[KubeObject], result: ScheduleResult,
     for key, found in seen.items():
         pod = pods.get(key)
         extra = () if pod is None else nvlink.notes(
-            pod, found.node, [v.node for v in found.verdicts if _room(v)], objects, placed,
+            pod, found.node, [v.node for v in found.verdicts if _room(v)], domains, placed,
             labels)
         out[key] = dataclasses.replace(found, notes=extra) if extra else found
     return out

@@ -53,12 +53,18 @@ def _document(obj: Any) -> Mapping[str, Any] | None:
 
 
 def compute_domains(objects: Iterable[Any]) -> list[ComputeDomainRef]:
-    """The ComputeDomains among ``objects``, in input order (ill-shaped fields read
-    as absent: validating them is the object reader's job, not the explainer's)."""
+    """The ComputeDomains among ``objects``, in input order: read from the document
+    they were decoded from (typed or not), else from a typed object's fields.
+    Ill-shaped fields read as absent: validating them is the object reader's job."""
     out = []
     for obj in objects:
         doc = _document(obj)
-        if doc is None or doc.get("kind") != COMPUTE_DOMAIN_KIND:
+        if doc is None:
+            typed = _typed(obj)
+            if typed is not None:
+                out.append(typed)
+            continue
+        if doc.get("kind") != COMPUTE_DOMAIN_KIND:
             continue
         if not str(doc.get("apiVersion", "")).startswith(COMPUTE_DOMAIN_GROUP + "/"):
             continue
@@ -72,6 +78,16 @@ def compute_domains(objects: Iterable[Any]) -> list[ComputeDomainRef]:
             meta.get("uid"), num if isinstance(num, int) and num >= 0 else 0,
             rct.get("name") if isinstance(rct.get("name"), str) else None))
     return out
+
+
+def _typed(obj: Any) -> ComputeDomainRef | None:
+    """A ComputeDomain object built in code (no document): its own properties."""
+    if getattr(type(obj), "KIND", None) != COMPUTE_DOMAIN_KIND:
+        return None
+    meta = obj.metadata
+    return ComputeDomainRef(meta.namespace or "default", meta.name or "", meta.uid,
+                            int(getattr(obj, "num_nodes", 0) or 0),
+                            getattr(obj, "template_name", None) or None)
 
 
 def domain_of(pod: Any, domains: Sequence[ComputeDomainRef]) -> ComputeDomainRef | None:
@@ -132,12 +148,11 @@ def room_by_domain(fitting: Iterable[str], used: Mapping[str, Sequence[str]],
 
 
 def notes(pod: Any, placed_on: str | None, fitting: Iterable[str],
-          objects: Sequence[Any], placed: Sequence[tuple[Any, str]],
+          domains: Sequence[ComputeDomainRef], placed: Sequence[tuple[Any, str]],
           node_labels: Mapping[str, Mapping[str, str]]) -> tuple[str, ...]:
     """The lines ``dralab explain pod`` adds for a pod of a ComputeDomain (empty for
     any other pod): how many NVLink domains the domain's placed pods span and, for
     a pod left pending, whether one domain has room for all of it."""
-    domains = compute_domains(objects)
     cd = domain_of(pod, domains)
     if cd is None:
         return ()
