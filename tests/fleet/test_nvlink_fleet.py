@@ -209,3 +209,17 @@ def test_import_of_the_driver_docs_nodes_keeps_their_domain(tmp_path: Path) -> N
         "a1b2c3d4-e5f6-7890-abcd-ef1234567890.0"] * 2 + [None]
     assert err.strip() == ("NVLink domain a1b2c3d4-e5f6-7890-abcd-ef1234567890.0: 2 node(s), "
                            "gpu-node-001 .. gpu-node-002")
+
+
+def test_no_domain_spans_two_zones() -> None:
+    # 30 nodes over two zones: 15 each; domains of 18 fill each zone separately.
+    text = ("apiVersion: dralab.dev/v1alpha1\nkind: Fleet\nmetadata: {name: z}\n"
+            "spec:\n  pools:\n  - {name: p, count: 30, gpu: {model: gb200, count: 4},\n"
+            "     nvlink: {}, topology: {zones: [zone-a, zone-b]}}\n")
+    nodes = generate(fleet(text)).nodes
+    zones: dict[str | None, set[str]] = {}
+    for n in nodes:
+        labels = n.metadata.labels or {}
+        zones.setdefault(clique_of(labels), set()).add(labels["topology.kubernetes.io/zone"])
+    assert len(zones) == 2
+    assert all(len(z) == 1 for z in zones.values())

@@ -11,13 +11,14 @@ from dralab.api.quantity import Quantity, parse_quantity
 from .catalog import GpuModel
 from .spec import NodePool, TopologyLabels
 
-__all__ = ["NodeTemplate", "topology_labels"]
+__all__ = ["NodeTemplate", "split_sizes", "topology_labels"]
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 
 
-def _split(count: int, parts: int) -> list[int]:
-    """Sizes of ``parts`` contiguous chunks of ``count`` items, larger chunks first."""
+def split_sizes(count: int, parts: int) -> list[int]:
+    """Sizes of ``parts`` contiguous chunks of ``count`` items, larger chunks first (how a
+    pool's nodes are split over its zones)."""
     base, extra = divmod(count, parts)
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
@@ -34,7 +35,7 @@ def topology_labels(pool: NodePool, keys: TopologyLabels) -> list[dict[str, str]
     zones: list[str | None] = list(topo.zones) or [topo.zone]
     out: list[dict[str, str]] = []
     rack_base = block_base = 0
-    for zone, size in zip(zones, _split(pool.size, len(zones)), strict=True):
+    for zone, size in zip(zones, split_sizes(pool.size, len(zones)), strict=True):
         racks = -(-size // topo.nodes_per_rack) if topo.nodes_per_rack else 0
         for k in range(size):
             labels: dict[str, str] = {}
