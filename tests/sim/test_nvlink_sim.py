@@ -182,3 +182,16 @@ def test_dralab_simulate_bad_nvlink_scenario_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "spec.fleet.domains: want a positive integer, got -1" in result.output
     assert "Traceback" not in result.output
+
+
+def test_dralab_simulate_compare_names_policies(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(EXAMPLE), "--seeds", "1",
+                                      "--compare", "domain-packing", "--out",
+                                      str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "domain-packing   169   167     2    0" in result.output
+    assert "first-fit " not in result.output
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(EXAMPLE),
+                                      "--compare", "dra", "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2
+    assert "unknown placement policy 'dra'" in result.output

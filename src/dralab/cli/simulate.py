@@ -20,7 +20,7 @@ from dralab.report.verdict import render_verdict_text, verdict
 from dralab.report.writer import render_report, write_files
 from dralab.sim.default import default_scenario
 from dralab.sim.limits import MAX_SEEDS
-from dralab.sim.nvlink import is_nvlink_scenario, load_nvlink_scenario
+from dralab.sim.nvlink import POLICIES, is_nvlink_scenario, load_nvlink_scenario
 from dralab.sim.nvlink_run import run_nvlink
 from dralab.sim.scenario import MODES, Scenario, load_scenario
 from dralab.sim.simulate import simulate
@@ -53,13 +53,21 @@ def _modes(text: str) -> tuple[str, ...]:
     return modes
 
 
-def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str) -> None:
+def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str,
+                     compare: str | None) -> None:
     """An NVLinkScenario (issue 36): its placement policies over the seeds; the section
     is printed and written to DIR/nvlink.txt, the first seed's samples over time to
     DIR/nvlink-samples.csv."""
     sc = load_nvlink_scenario(path)
     if seed is not None:
         sc = dataclasses.replace(sc, seed=seed)
+    if compare is not None:   # here --compare names placement policies
+        policies = tuple(p.strip() for p in compare.split(",") if p.strip())
+        bad = [p for p in policies if p not in POLICIES] or ([] if policies else [""])
+        if bad:
+            raise click.BadParameter(f"unknown placement policy {bad[0]!r}: use "
+                                     f"{', '.join(POLICIES)}", param_hint="--compare")
+        sc = dataclasses.replace(sc, compare=policies)
     check_output_dir("--out", out_dir, [path])
     seeds = [dataclasses.replace(sc, seed=sc.seed + i) for i in range(seed_count)]
     runs = [[run_nvlink(one, p) for p in one.compare] for one in seeds]
@@ -102,7 +110,8 @@ def allow_outside_option(func: F) -> F:
               help="Where the HTML report, metrics.json and CSV files go.")
 @click.option("--compare", "compare", default=None, metavar="MODE,MODE",
               help="Modes to compare, in order: device-plugin, dra, kai (KAI Scheduler "
-                   "places the pods; needs spec.queueing.kai).")
+                   "places the pods; needs spec.queueing.kai). For an NVLinkScenario: "
+                   "placement policies first-fit, pod-affinity, domain-packing.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary table.")
 @click.option("--timings-on-page", is_flag=True,
               help="Also show on the page what the run cost on this machine: each "
@@ -124,7 +133,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
     than the documented limits, or an --out that cannot be written.
     """
     if scenario_path is not None and is_nvlink_scenario(scenario_path):
-        _simulate_nvlink(scenario_path, seed, seed_count, out_dir)
+        _simulate_nvlink(scenario_path, seed, seed_count, out_dir, compare)
         return
     modes = _modes(compare) if compare is not None else None
     # The modes go in with the file: a kind that only DRA can run is fine with --compare dra.
