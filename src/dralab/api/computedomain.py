@@ -119,9 +119,12 @@ _PATH_SUFFIX = " - at `$"
 
 
 def is_compute_domain_document(data: Mapping[str, Any]) -> bool:
-    """Whether a plain document belongs to NVIDIA's resource.nvidia.com group."""
+    """Whether a plain document is a ComputeDomain or ComputeDomainClique of NVIDIA's
+    resource.nvidia.com group (any version: an unserved one is then refused). The
+    group's other kinds stay what they were: kinds dralab does not model."""
     api_version = data.get("apiVersion")
-    return isinstance(api_version, str) and api_version.split("/", 1)[0] == CD_GROUP
+    return isinstance(api_version, str) and api_version.split("/", 1)[0] == CD_GROUP \
+        and data.get("kind") in _KINDS
 
 
 def decode_compute_domain(data: Mapping[str, Any]) -> KubeObject:

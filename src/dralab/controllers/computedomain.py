@@ -37,7 +37,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralab.api.codec import decode
+from dralab.api.base import KubeObject, UnknownObject
+from dralab.api.codec import DecodeError, decode
 from dralab.api.computedomain import (
     CD_API_VERSION,
     CHANNEL_CONFIG_KIND,
@@ -45,7 +46,9 @@ from dralab.api.computedomain import (
     ComputeDomain,
     ComputeDomainNode,
     ComputeDomainStatus,
+    compute_domain_problems,
     compute_domain_uid,
+    decode_compute_domain,
 )
 from dralab.api.resource import ResourceClaimTemplate
 from dralab.api.workloads import DaemonSet
@@ -235,3 +238,24 @@ def run_compute_domain(cd: ComputeDomain, nodes: Mapping[str, Mapping[str, str]]
                             daemon_template=daemon_claim_template(cd, driver_namespace),
                             daemon_set=daemon_set(cd, driver_namespace), node_labels=labels,
                             daemon_nodes=daemon_nodes, status=status, refused=refused)
+
+
+def compute_domains(objects: Iterable[KubeObject]) -> list[ComputeDomain]:
+    """The valid ComputeDomains among loaded objects (the Kubernetes codec leaves NVIDIA's
+    kinds as UnknownObject; invalid ones were reported by validation and create nothing,
+    as the API server would not have stored them)."""
+    out: list[ComputeDomain] = []
+    for obj in objects:
+        if isinstance(obj, ComputeDomain):
+            cd: KubeObject = obj
+        elif isinstance(obj, UnknownObject) and obj.kind == "ComputeDomain" \
+                and obj.api_version == CD_API_VERSION and obj.raw is not None:
+            try:
+                cd = decode_compute_domain(obj.raw)
+            except DecodeError:
+                continue
+        else:
+            continue
+        if isinstance(cd, ComputeDomain) and not compute_domain_problems(cd):
+            out.append(cd)
+    return out

@@ -10,6 +10,8 @@
    claims and templates with the API server's defaults (``api.resourcedefaults``).
    So do the selectors of Services, ReplicaSets and StatefulSets (and of the ReplicaSets
    Deployments create here), which PodTopologySpread's default constraints read.
+   Each valid NVIDIA ComputeDomain adds the workload channel ResourceClaimTemplate its
+   controller creates (``computedomain``), unless the snapshot already holds one.
 4. Pods are added in input order; each workload (Job, CronJob, Deployment,
    ReplicaSet, StatefulSet, DaemonSet) adds, in its place, only the pods its
    controller is missing (``workloads``). Pods get namespace "default" when they
@@ -58,6 +60,7 @@ from dralab.api.workloads import ReplicaSet, StatefulSet
 from dralab.cluster import ClusterState, PodInfo, prepare_for_create, snapshot_moment
 
 from .applyorder import apply_order
+from .computedomain import compute_domains, workload_claim_template
 from .generatednames import NameGenerator
 from .owners import is_being_deleted, is_terminal
 from .resourceclaims import release_pod_claims
@@ -163,6 +166,13 @@ def build_cluster(objects: Iterable[KubeObject], features: FeatureGates | None =
         elif isinstance(obj, ReplicaSet | StatefulSet):
             cluster.set_controller_selector(obj.KIND, obj.metadata.namespace or "default",
                                             obj.name, obj.spec.selector)
+
+    for cd in compute_domains(objects):
+        # NVIDIA's compute-domain controller creates the workload channel template the
+        # CD names; one already in the snapshot (written by that controller) is kept.
+        template = workload_claim_template(cd)
+        if cluster.template(template.metadata.namespace or "default", template.name) is None:
+            cluster.add_template(_template_with_api_defaults(template))
 
     controllers = Controllers(objects, [n.node for n in cluster.nodes.values()])
     factory = PodFactory(names)

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import HUBS, DecodeError, decode, encode, resolve_kind
+from dralab.api.computedomain import (
+    compute_domain_problems,
+    decode_compute_domain,
+    is_compute_domain_document,
+)
 from dralab.api.errors import ErrorType, FieldError, one_line
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document
@@ -67,7 +72,8 @@ def not_checked(docs: Iterable[Document]) -> list[Document]:
     out: list[Document] = []
     for doc in docs:
         data = doc.data
-        if not isinstance(data, dict) or _document_problem(data) is not None:
+        if not isinstance(data, dict) or _document_problem(data) is not None \
+                or is_compute_domain_document(data):
             continue
         resolution = resolve_kind(data["apiVersion"], data["kind"])
         if resolution.served is Served.UNMODELLED or \
@@ -123,6 +129,14 @@ def _strict_problems(where: str, data: dict[str, object],
             *(Problem(where, named[path]) for _, path in unknown if path in named)]
 
 
+def _compute_domain_errors(data: dict[str, object]) -> list[FieldError]:
+    try:
+        obj = decode_compute_domain(data)
+    except DecodeError as exc:
+        return [_decode_error(exc)]
+    return compute_domain_problems(obj)
+
+
 def validate_documents(docs: Iterable[Document], features: FeatureGates | None = None, *,
                        stored: bool = False) -> list[Problem]:
     """All problems of all documents, in input order. Pure; never raises for bad content.
@@ -146,6 +160,10 @@ def validate_documents(docs: Iterable[Document], features: FeatureGates | None =
             problems.append(Problem(doc.where, FieldError(
                 path="<document>", type=ErrorType.TYPE_INVALID,
                 detail=f"a document must be a mapping, not {type(doc.data).__name__}")))
+            continue
+        if is_compute_domain_document(doc.data):
+            # NVIDIA's CRD kinds: checked against their CRD schema, not Kubernetes' rules.
+            problems.extend(Problem(where, e) for e in _compute_domain_errors(doc.data))
             continue
         whole = _document_problem(doc.data)
         if whole is not None:
