@@ -70,3 +70,55 @@ def test_other_kinds_of_the_group_stay_not_checked() -> None:
     doc = Document("x.yaml", 1, {"apiVersion": "resource.nvidia.com/v1beta1",
                                  "kind": "ComputeDomainList", "metadata": {"name": "x"}})
     assert validate_documents([doc]) == [] and not_checked([doc]) == [doc]
+
+
+def _node_docs(name: str, clique: str) -> list[dict[str, Any]]:
+    # One channel device per node, as the compute-domain kubelet plugin publishes it
+    # (deviceinfo.go: "channel-0", attributes type and id).
+    return [
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": name, "labels": {"nvidia.com/gpu.clique": clique}},
+         "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+         "metadata": {"name": f"{name}-cd"},
+         "spec": {"driver": "compute-domain.nvidia.com", "nodeName": name,
+                  "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "channel-0", "attributes": {
+                      "type": {"string": "channel"}, "id": {"int": 0}}}]}},
+    ]
+
+
+CHANNEL_CLASS = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+    "metadata": {"name": "compute-domain-default-channel.nvidia.com"},
+    "spec": {"selectors": [{"cel": {"expression":
+        "device.driver == 'compute-domain.nvidia.com' && "
+        "device.attributes['compute-domain.nvidia.com'].type == 'channel'"}}]}}
+
+
+def _worker(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"claims": [{"name": "ch"}]}}],
+                     "resourceClaims": [{"name": "ch", "resourceClaimTemplateName":
+                                         "nvbandwidth-test-compute-domain-1-channel"}]}}
+
+
+def test_scheduled_workers_label_nodes_and_may_span_two_nvlink_domains() -> None:
+    # Upstream's default: the channel request carries no node constraint, so two workers
+    # with one channel each land on one node per clique when each clique's node has
+    # one channel; the CD (numNodes 2) gets a daemon on both and becomes Ready.
+    from dralab.controllers.computedomain import compute_domains, run_in_cluster
+    from dralab.scheduler import schedule
+
+    cd_doc = _docs("nvbandwidth-test-job-1.yaml")[0]
+    docs = [*_node_docs("a1", "uuid.1"), *_node_docs("b1", "uuid.2"), CHANNEL_CLASS,
+            cd_doc, _worker("w0"), _worker("w1")]
+    objects = [decode(d) for d in docs]
+    result = schedule(objects)
+    assert not result.unplaced
+    (cd,) = compute_domains(objects)
+    run = run_in_cluster(result.cluster, cd)
+    assert run.daemon_nodes == ["a1", "b1"]
+    assert run.cliques == ["uuid.1", "uuid.2"]
+    assert run.status.status == "Ready"

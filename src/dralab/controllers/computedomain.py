@@ -52,6 +52,7 @@ from dralab.api.computedomain import (
 )
 from dralab.api.resource import ResourceClaimTemplate
 from dralab.api.workloads import DaemonSet
+from dralab.cluster import ClusterState
 
 __all__ = [
     "CD_LABEL",
@@ -259,3 +260,31 @@ def compute_domains(objects: Iterable[KubeObject]) -> list[ComputeDomain]:
         if isinstance(cd, ComputeDomain) and not compute_domain_problems(cd):
             out.append(cd)
     return out
+
+
+def placed_nodes(cluster: ClusterState, cd: ComputeDomain) -> list[str]:
+    """The nodes where the CD's channel claims are prepared: those of the bound pods of
+    the CD's namespace whose claims come from its workload template, in the pods'
+    arrival order (each node once). The kubelet plugin prepares a claim once its pod is
+    bound there; a finished pod's node keeps the label until the claim is unprepared,
+    which dralab does not time, so finished pods count too."""
+    namespace = cd.namespace or "default"
+    out: dict[str, None] = {}
+    for info in cluster.pods.values():
+        pod = info.pod
+        node = pod.spec.node_name
+        if not node or (pod.metadata.namespace or "default") != namespace:
+            continue
+        if any(entry.resource_claim_template_name == cd.template_name
+               for entry in pod.spec.resource_claims):
+            out.setdefault(node, None)
+    return list(out)
+
+
+def run_in_cluster(cluster: ClusterState, cd: ComputeDomain, ready: bool = True,
+                   driver_namespace: str = DEFAULT_DRIVER_NAMESPACE) -> ComputeDomainRun:
+    """:func:`run_compute_domain` for a cluster after scheduling: the nodes' labels as
+    the cluster holds them, the placed nodes as :func:`placed_nodes` finds them."""
+    labels = {name: dict(info.node.metadata.labels) for name, info in cluster.nodes.items()}
+    return run_compute_domain(cd, labels, placed_nodes(cluster, cd), ready=ready,
+                              driver_namespace=driver_namespace)
