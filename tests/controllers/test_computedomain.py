@@ -151,9 +151,9 @@ def test_uid_is_metadata_uid_when_given_else_stable() -> None:
 def test_daemon_claim_template_and_daemon_set() -> None:
     cd = _cd("channel-injection.yaml")
     uid = compute_domain_uid(cd)
-    rct = encode(daemon_claim_template(cd, "nvidia-dra-driver-gpu"))
+    rct = encode(daemon_claim_template(cd, "dra-driver-nvidia-gpu"))
     assert rct["metadata"]["name"] == f"computedomain-daemon-{uid}"
-    assert rct["metadata"]["namespace"] == "nvidia-dra-driver-gpu"
+    assert rct["metadata"]["namespace"] == "dra-driver-nvidia-gpu"
     assert rct["metadata"]["labels"]["resource.nvidia.com/computeDomainTarget"] == "Daemon"
     devices = rct["spec"]["spec"]["devices"]
     assert devices["requests"][0]["name"] == "daemon"

@@ -81,8 +81,9 @@ TARGET_LABEL = "resource.nvidia.com/computeDomainTarget"
 CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 DAEMON_DEVICE_CLASS = "compute-domain-daemon.nvidia.com"
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
-# The Helm release's namespace in the driver's install docs; a parameter here.
-DEFAULT_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
+# The namespace the driver's demos install it in (demo/specs/imex/README.sh, kind
+# install script); the controller's --namespace flag, a parameter here.
+DEFAULT_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
 
 
 def _claim_template(namespace: str, name: str, uid: str, target: str, request: str,
