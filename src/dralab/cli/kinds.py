@@ -68,12 +68,14 @@ ALLOCATION_KINDS: frozenset[KindKey] = frozenset(
     if k.KIND in ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Node",
                   "Namespace"))
 
-SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS, FleetUse.EXPAND)
-# explain pod reads ComputeDomains to say which NVLink domains their pods span.
-EXPLAIN_POD = VerbKinds("explain pod",
-                        CLUSTER_KINDS | {(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_KIND)},
-                        FleetUse.OWN)
-EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS, FleetUse.EXPAND)
+# A run builds the workload channel ResourceClaimTemplate of every ComputeDomain as the
+# driver's controller does (build_cluster), and explain pod says which NVLink domains
+# their pods span.
+COMPUTE_DOMAIN_KEYS: frozenset[KindKey] = frozenset({(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_KIND)})
+SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.EXPAND)
+EXPLAIN_POD = VerbKinds("explain pod", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.OWN)
+EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS,
+                          FleetUse.EXPAND)
 AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS, FleetUse.OWN)
 ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS, FleetUse.EXPAND)
 EXPLAIN_WORKLOAD = VerbKinds("explain workload", CLUSTER_KINDS | KUEUE_KIND_KEYS,
