@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from dralab.api.computedomain import CD_API_VERSION, ComputeDomain, decode_compute_domain
+from dralab.api.errors import LoadError
+from dralab.api.io import read_documents
 from dralab.api.nvlink import CLIQUE_LABEL, COMPUTE_DOMAIN_KIND, clique_value
 from dralab.api.resource import ResourceClaimTemplate
 from dralab.controllers.computedomain import workload_claim_template
@@ -191,13 +191,21 @@ def parse_nvlink_scenario(doc: Any, source: str) -> NvlScenario:
         compare=tuple(compare), tie_break=tie_break)
 
 
+def _single_document(path: str) -> Any:
+    """The one document of ``path``, read as every dralab input is (regular files only,
+    size-limited, UTF-8): a FIFO, device or directory is refused, never read."""
+    docs = read_documents([path])
+    if len(docs) != 1:
+        raise ScenarioError(path, "", f"expected one NVLinkScenario document, found {len(docs)}")
+    return docs[0].data
+
+
 def is_nvlink_scenario(path: str) -> bool:
     """Whether the file is an NVLinkScenario (False when it cannot be read: the Scenario
     loader then says why)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        doc = _single_document(path)
+    except (LoadError, ScenarioError):
         return False
     return isinstance(doc, dict) and doc.get("kind") == "NVLinkScenario"
 
@@ -205,8 +213,7 @@ def is_nvlink_scenario(path: str) -> bool:
 def load_nvlink_scenario(path: str) -> NvlScenario:
     """Read an NVLinkScenario file; ScenarioError (one line) for anything unusable."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        doc = _single_document(path)
+    except LoadError as exc:
         raise ScenarioError(path, "", f"cannot read: {str(exc).splitlines()[0]}") from None
     return parse_nvlink_scenario(doc, path)
