@@ -68,5 +68,11 @@ def schedule(objects: Iterable[KubeObject],
     the default profile). Raises ConfigError for an invalid config; "does not fit"
     is never an exception: such pods are in ``result.unplaced``.
     """
+    from .plugins.nvlinkgang import sizes_of, with_sizes
+    from .plugins.registry import default_registry
+
+    objects = list(objects)
     cluster, pending = build_cluster(objects, features, seed)
-    return Scheduler.build(cluster, config, seed).run(pending)
+    # NVLinkDomainGang (opt-in) sizes a ComputeDomain's gang by its numNodes.
+    registry = with_sizes(default_registry(), sizes_of(objects))
+    return Scheduler.build(cluster, config, seed, registry=registry).run(pending)

@@ -23,6 +23,7 @@ from . import (
     noderesources,
     nodeunschedulable,
     nodevolumelimits,
+    nvlinkgang,
     podtopologyspread,
     prioritysort,
     schedulinggates,
@@ -75,5 +76,7 @@ def default_registry() -> Registry:
         defaultbinder.NAME: defaultbinder.DefaultBinder.create,
         # Opt-in (not in the default profile): see plugins/gangscheduling.py.
         gangscheduling.NAME: gangscheduling.GangScheduling.create,
+        # Opt-in, beyond upstream (issue 36): see plugins/nvlinkgang.py.
+        nvlinkgang.NAME: nvlinkgang.NVLinkDomainGang.create,
         **{name: _policy_score(name) for name in POLICY_SCORES},
     })
