@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dralab.api.base import KubeObject
 from dralab.scheduler import ConfigError, schedule
@@ -113,3 +115,36 @@ def test_bad_timeout_is_a_config_error() -> None:
         {"name": NAME, "args": {"permitWaitingTimeSeconds": 0}}]}]}
     with pytest.raises(ConfigError, match="permitWaitingTimeSeconds"):
         schedule(job(2, 2), config)
+
+
+def _gpu_hog(node: str) -> KubeObject:
+    """A running pod that takes all 4 GPUs of ``node``: the tray is not free."""
+    return obj({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": f"hog-{node}", "namespace": "other"},
+                "spec": {"nodeName": node, "containers": [
+                    {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "4"}}}]},
+                "status": {"phase": "Running"}})
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(busy=st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=3, max_size=3),
+       size=st.integers(min_value=1, max_value=4))
+def test_the_plugin_picks_the_domain_the_simulators_domain_packing_picks(
+        busy: list[list[bool]], size: int) -> None:
+    """Three NVLink domains of four trays, some trays taken: the plugin places a job of
+    ``size`` trays in a domain of the fewest free trays that still holds it, the rule
+    NVLinkScenario's ``domain-packing`` policy (sim.nvlink_run) models; no pod binds when
+    no domain holds it."""
+    trays = tuple((f"{'abc'[d]}{i}", d, "0") for d in range(3) for i in range(4))
+    hogs = [_gpu_hog(f"{'abc'[d]}{i}") for d in range(3) for i in range(4) if busy[d][i]]
+    objects = fleet(*trays) + compute_domain("cd", size, "cd-channel") + hogs
+    objects += [worker(f"w-{i}", "cd-channel", gpus=4) for i in range(size)]
+    where = placed(schedule(objects, GANG))
+    free = {d: busy[d].count(False) for d in range(3)}
+    fits = {d: n for d, n in free.items() if n >= size}
+    if not fits:
+        assert set(where.values()) == {None}
+        return
+    assert None not in where.values()
+    tightest = {"abc"[d] for d, n in fits.items() if n == min(fits.values())}
+    assert len(cliques(where)) == 1 and cliques(where) <= tightest, (where, free)
