@@ -36,9 +36,10 @@ import yaml
 
 from dralab.api.base import KubeObject
 from dralab.api.codec import decode
+from dralab.api.core import Node
 from dralab.api.io import Document
 from dralab.api.nvlink import CLIQUE_LABEL, COMPUTE_DOMAIN_DRIVER, IMEX_CHANNEL_COUNT
-from dralab.api.resource import ResourceClaim
+from dralab.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from dralab.controllers.computedomain import (
     CD_LABEL,
     ComputeDomainRun,
@@ -155,6 +156,30 @@ def status_json(cd_run: ComputeDomainRun) -> str:
     return msgspec.json.encode(cd_run.status).decode()
 
 
+def daemons(out: Outcome, cd: ComputeDomainRun) -> dict[str, str]:
+    """The CD's IMEX daemon pods as dralab's scheduler places the controller's DaemonSet
+    once the nodes carry the CD's label: pod name -> node. Each must get its node's
+    daemon-0 (the daemon template's one request)."""
+    fleet: list[KubeObject] = []
+    for obj in out.inputs:
+        if isinstance(obj, Node) and obj.metadata.name in cd.node_labels:
+            meta = msgspec.structs.replace(obj.metadata,
+                                           labels=cd.node_labels[obj.metadata.name])
+            obj = msgspec.structs.replace(obj, metadata=meta)
+        if isinstance(obj, Node | ResourceSlice | DeviceClass):
+            fleet.append(obj)
+    result = schedule([*fleet, cd.daemon_set, cd.daemon_template])
+    assert not result.unplaced
+    placed = {str(p.pod.metadata.name): str(p.node) for p in result.placed}
+    assert all(name.startswith(f"computedomain-daemon-{cd.uid}-") for name in placed)
+    assert {p.pod.metadata.namespace for p in result.placed} <= {"dra-driver-nvidia-gpu"}
+    held = sorted((r.pool, r.device) for c in result.claims
+                  for r in (c.status.allocation.devices.results
+                            if c.status and c.status.allocation else ()))
+    assert held == sorted((node, "daemon-0") for node in placed.values())
+    return placed
+
+
 # --- the checks ---------------------------------------------------------------------
 
 def _channel_injection(file: str = "channel-injection.yaml") -> tuple[Outcome, str]:
@@ -174,6 +199,7 @@ def check_channel_injection_single() -> None:
     assert prepared == type(prepared)(channels=("channel0",))
     (cd,) = out.cd_runs().values()
     assert cd.daemon_nodes == [node] and cd.node_labels[node][CD_LABEL] == cd.uid
+    assert list(daemons(out, cd).values()) == [node]
     assert cd.status.status == "Ready"
     assert [(n.name, n.clique_id, n.index) for n in cd.status.nodes] == [
         (node, out.clique(node), 0)]
@@ -218,25 +244,30 @@ def check_global_status() -> None:
 UNKNOWN_FIELD_TMPL = "rc-opaque-cfg-unknown-field.yaml.tmpl"
 
 
+# tests/bats/setup_suite.bash: the request's class line per resource.k8s.io version.
+RENDERINGS = {"v1": "exactly: {deviceClassName: compute-domain-default-channel.nvidia.com}",
+              "v1beta1": "deviceClassName: compute-domain-default-channel.nvidia.com"}
+
+
 def check_unknown_field_in_opaque_config() -> None:
-    # tests/bats/setup_suite.bash, for a resource.k8s.io/v1 cluster.
-    text = (DATA / UNKNOWN_FIELD_TMPL).read_text()
-    text = text.replace("${TEST_K8S_RESOURCE_API_VERSION}", "v1").replace(
-        "${TEST_DEVCLASSNAME_CD_CHANNEL}",
-        "exactly: {deviceClassName: compute-domain-default-channel.nvidia.com}")
-    inputs = nvl72() + [decode(d) for d in docs("", text)]
-    out = Outcome(inputs, schedule(inputs))
-    # Scheduled: the API server and kube-scheduler do not read opaque parameters, so
-    # the pod is bound and waits in ContainerCreating.
-    ((pod, node),) = out.where.items()
-    assert pod.startswith("batssuite-pod-boc-") and node is not None
-    claim = out.claim_of(pod)
-    assert claim.metadata.name == "batssuite-rc-bad-opaque-config"
-    prepared = prepare_claim(claim, out.clique(node))
-    assert prepared.channels == () and prepared.error is not None
-    assert prepared.error.startswith("error preparing devices for claim "
-                                     "'default/batssuite-rc-bad-opaque-config:")
-    assert prepared.error.endswith('strict decoding error: unknown field "unexpectedField"')
+    for version, line in RENDERINGS.items():
+        text = (DATA / UNKNOWN_FIELD_TMPL).read_text()
+        text = text.replace("${TEST_K8S_RESOURCE_API_VERSION}", version).replace(
+            "${TEST_DEVCLASSNAME_CD_CHANNEL}", line)
+        inputs = nvl72() + [decode(d) for d in docs("", text)]
+        out = Outcome(inputs, schedule(inputs))
+        # Scheduled: the API server and kube-scheduler do not read opaque parameters,
+        # so the pod is bound and waits in ContainerCreating.
+        ((pod, node),) = out.where.items()
+        assert pod.startswith("batssuite-pod-boc-") and node is not None
+        claim = out.claim_of(pod)
+        assert claim.metadata.name == "batssuite-rc-bad-opaque-config"
+        prepared = prepare_claim(claim, out.clique(node))
+        assert prepared.channels == () and prepared.error is not None
+        assert prepared.error.startswith("error preparing devices for claim "
+                                         "'default/batssuite-rc-bad-opaque-config:")
+        assert prepared.error.endswith(
+            'strict decoding error: unknown field "unexpectedField"')
 
 
 def check_nvbandwidth_two_nodes() -> None:
@@ -248,6 +279,7 @@ def check_nvbandwidth_two_nodes() -> None:
         assert out.devices(worker) == [(COMPUTE_DOMAIN_DRIVER, node, "channel-0")]
     cd = out.cd_runs()["nvbandwidth-test-compute-domain-1"]
     assert cd.status.status == "Ready" and cd.daemon_nodes == sorted(str(n) for n in nodes)
+    assert sorted(daemons(out, cd).values()) == cd.daemon_nodes
     # Upstream's default: nothing keeps the two nodes in one NVLink domain. On two
     # empty racks kube-scheduler's random pick among equal scores (dralab's is seeded)
     # puts the workers in two domains, and explain says so.
@@ -265,6 +297,7 @@ def check_demo_nvbandwidth_four_nodes() -> None:
     # One IMEX daemon per worker node, selected by the CD's node label.
     assert cd.daemon_nodes == sorted(str(n) for n in nodes)
     assert cd.daemon_set.spec.template.spec.node_selector == {CD_LABEL: cd.uid}
+    assert sorted(daemons(out, cd).values()) == cd.daemon_nodes
     assert cd.status.status == "Ready" and len(cd.status.nodes) == 4
     assert len(cd.cliques) == 2  # split over both racks: upstream's default allows it
 
