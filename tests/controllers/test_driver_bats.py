@@ -396,7 +396,7 @@ BATS = "tests/bats/"
 LIVE_IMEX = "needs a live cluster: "
 CHAN = "demo/specs/imex/channel-injection.yaml"
 GPU_ONLY = ("GPU-only (no ComputeDomain): outside issue 36; the GPU bats specs are "
-            "ported in tests/fleet/test_upstream_demos.py")
+            "ported in tests/fleet/test_upstream_demos.py (driver at 95932046)")
 
 
 def _gpu(file: str, *names: str) -> list[Case]:
