@@ -24,6 +24,7 @@ from dralab.api.errors import InputError
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document, load_documents
 from dralab.fleet import Fleet, generate, parse_fleet
+from dralab.fleet.nvlink import warn_groups
 from dralab.fleet.spec import API_VERSION, KIND
 from dralab.validation.check import validate_documents
 
@@ -94,6 +95,10 @@ def read_input(docs: Sequence[Document], gates: FeatureGates, *,
     fleet_doc = fleets[0].data if not nodepools else \
         nodepools_fleet_document(fleets[0].data, nodepools)
     fleet = parse_fleet(fleet_doc, fleets[0].where)
+    # NVLink pools whose groups are not whole racks: named by the user's Fleet (the
+    # NodePools' copies of its pools would shift the paths).
+    warn_groups(parse_fleet(fleets[0].data, fleets[0].where) if nodepools else fleet,
+                fleets[0].where)
     claims = read_node_claims([d for d in docs if is_node_claim(d)]) if karpenter else ()
     rest = [d for d in docs if not _is_fleet(d) and not (
         karpenter and (is_nodepool(d) or is_node_claim(d)))]

@@ -6,6 +6,7 @@ import click
 
 from dralab.api.io import dumps, to_list
 from dralab.fleet import default_fleet, generate, load_fleet
+from dralab.fleet.nvlink import warn_groups
 
 from .common import EXIT_INPUT, AsciiInt, fail, one_line_errors, output_option
 
@@ -29,5 +30,6 @@ def fleet_cmd(filename: str | None, use_default: bool, seed: int | None, output:
         fail("give exactly one of -f FILE and --default", EXIT_INPUT)
     # filename is not None here; "" is a file name (an error), never stdin.
     fleet = default_fleet() if use_default or filename is None else load_fleet(filename)
+    warn_groups(fleet, filename or "")
     objects = generate(fleet, seed).objects()
     click.echo(dumps(to_list(objects), output), nl=False)

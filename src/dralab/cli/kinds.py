@@ -76,7 +76,8 @@ SCHEDULE = VerbKinds("schedule", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.E
 EXPLAIN_POD = VerbKinds("explain pod", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.OWN)
 EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS,
                           FleetUse.EXPAND)
-AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS, FleetUse.OWN)
+# autoscale builds its cluster as schedule does (ComputeDomains' channel templates too).
+AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.OWN)
 ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS, FleetUse.EXPAND)
 EXPLAIN_WORKLOAD = VerbKinds("explain workload", CLUSTER_KINDS | KUEUE_KIND_KEYS,
                              FleetUse.EXPAND)

@@ -8,6 +8,8 @@ import click
 
 from dralab.api.errors import one_line
 from dralab.api.io import read_documents
+from dralab.fleet import parse_fleet
+from dralab.fleet.nvlink import warn_groups
 from dralab.validation.check import not_checked, not_checked_reason, validate_documents
 
 from .common import (
@@ -38,7 +40,15 @@ def validate_cmd(filenames: tuple[str, ...], feature_gates: str) -> None:
     gates = parse_gates(feature_gates)
     docs = read_documents(filenames)
     # A Fleet (dralab's own kind) is checked as `dralab fleet` reads it.
-    fleet_lines = [(d.where, line) for d in docs if is_fleet(d) and (line := fleet_problem(d))]
+    fleet_lines: list[tuple[str, str]] = []
+    for doc in docs:
+        if not is_fleet(doc):
+            continue
+        if (line := fleet_problem(doc)) is not None:
+            fleet_lines.append((doc.where, line))
+        else:
+            # A valid Fleet may still hold NVLink pools that do not scale whole racks.
+            warn_groups(parse_fleet(doc.data, doc.where), doc.describe())
     others = [d for d in docs if not is_fleet(d)]
     problems = validate_documents(others, gates)
     unchecked = not_checked(others)
