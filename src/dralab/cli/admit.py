@@ -15,6 +15,7 @@ from dralab.queueing.feasibility import placement_check
 from dralab.queueing.load import load_snapshot
 from dralab.queueing.model import Decision, TopologyAssignment
 from dralab.queueing.reader import KueueSnapshot, read_snapshot
+from dralab.queueing.tas_cache import build_tas_provider, tas_on, topology_by_index
 from dralab.queueing.writer import SLICE_REPLACED, write_jobs, write_workloads
 
 from .admit_kai import ADMIT_KAI, KAI_GROUPS, run_kai
@@ -61,8 +62,10 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
                    objects: list[KubeObject] | None = None,
                    cycles: int | None = None
                    ) -> tuple[list[Decision], dict[str, tuple[TopologyAssignment | None, ...]]]:
-    """``run_admission``, and the topologyAssignments the placement check computed for
-    the workloads it placed (empty without the gate)."""
+    """``run_admission``, and the topologyAssignments of the workloads admitted with a
+    topology: Kueue's TAS (TopologyAwareScheduling, on by default) places TAS pod sets
+    by node capacity; with the KueueDRADeviceFeasibility gate dralab's placement check
+    places them through the scheduler instead (``queueing.feasibility``)."""
     from dralab.queueing.kueue import admit_cycles
 
     policy = kueue_policy(snapshot.config)
@@ -70,11 +73,17 @@ def admit_snapshot(snapshot: KueueSnapshot, now: float,
     placement = placement_check(snapshot, objects) if objects is not None else None
     # featureGates.KueueDRADeviceFeasibility: the whole pod set must fit the nodes.
     policy.placement = placement
+    if placement is None and objects is not None and tas_on(snapshot.config):
+        # Kueue's own TAS cache over the snapshot's nodes and pods (beta gate, on)
+        policy.tas = build_tas_provider(snapshot, objects)
     decisions = admit_cycles(policy, snapshot.state, now, cycles)
     waiting = [Decision(key, pending=message, pending_reason=policy.pending_reasons.get(key, ""))
                for key, message in sorted(policy.pending_messages.items())
                if key not in snapshot.state.admitted]
-    topology = dict(placement.topology_assignments) if placement is not None else {}
+    if placement is not None:
+        topology = dict(placement.topology_assignments)
+    else:
+        topology = topology_by_index(snapshot, policy.tas) if policy.tas is not None else {}
     return [*decisions, *waiting], topology
 
 

@@ -173,7 +173,7 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...], kubeconfig: st
     from dralab.queueing.load import load_snapshot
     from dralab.queueing.reader import read_snapshot
 
-    from .admit import admission_moment, run_admission
+    from .admit import admission_moment, admit_snapshot
 
     docs = use_kinds(sources(filenames, kubeconfig, context).read((KUEUE_GROUP,)),
                      EXPLAIN_WORKLOAD)
@@ -191,8 +191,8 @@ def explain_workload_cmd(target: str, filenames: tuple[str, ...], kubeconfig: st
         known = ", ".join(sorted(snapshot.sources)) or "none"
         fail(f"no queued workload {target} (workloads: {known})")
         return
-    decisions = run_admission(snapshot, admission_moment(objects), objects)
-    explanation = explain_workload(snapshot, decisions, key, objects)
+    decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects)
+    explanation = explain_workload(snapshot, decisions, key, objects, topology)
     click.echo(explanation.render(), nl=False)
     if not explanation.admitted:
         raise SystemExit(EXIT_UNSCHEDULABLE)

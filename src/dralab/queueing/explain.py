@@ -13,7 +13,7 @@ claims ask for (what Kueue's admission does not check). Its pods count against
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dralab.api.base import KubeObject
@@ -22,8 +22,9 @@ from dralab.api.keys import object_key
 
 from .feasibility import flavor_topology
 from .hierarchy import cycle_cohorts, cycle_reason
-from .model import Decision, NodeTopology, QueueingState
+from .model import Decision, NodeTopology, QueueingState, TopologyAssignment
 from .reader import KueueSnapshot, WorkloadSource
+from .tas_summary import assignment_line, pinned_pods
 from .writer import quantity_text
 
 __all__ = ["WorkloadExplanation", "explain_workload", "find_workload"]
@@ -61,13 +62,18 @@ def find_workload(snapshot: KueueSnapshot, target: str) -> str | None:
 
 
 def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key: str,
-                     objects: Sequence[KubeObject] = ()) -> WorkloadExplanation:
+                     objects: Sequence[KubeObject] = (),
+                     topology: Mapping[str, Sequence[TopologyAssignment | None]] | None = None
+                     ) -> WorkloadExplanation:
+    """``topology``: per workload admitted in the run, its pod sets' topologyAssignments
+    (``cli.admit.admit_snapshot``); an admitted TAS pod set gets a line saying where
+    they put its pods."""
     source = snapshot.sources[key]
     owner = f"{(source.owner.kind if source.owner is not None else 'Workload')} " \
             f"{source.namespace}/{source.owner.name if source.owner is not None else source.name}"
     state = snapshot.state
     mine = [d for d in decisions if d.workload == key]
-    placement = _placement(snapshot, source, objects) \
+    placement = _placement(snapshot, source, objects, (topology or {}).get(key, ())) \
         if any(isinstance(o, Node) for o in objects) else ()
     if key in snapshot.inadmissible:
         return WorkloadExplanation(key, owner, "Inadmissible",
@@ -80,6 +86,7 @@ def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key
             usage = ", ".join(f"{r}: {quantity_text(r, v)}" for r, v in sorted(ps.usage.items()))
             lines.append(f"  pod set {ps.name} ({ps.count} pods): flavors {flavors}; "
                          f"usage {usage}")
+        lines += _assignment_lines(snapshot, source, (topology or {}).get(key, ()), objects)
         return WorkloadExplanation(key, owner, "Admitted", tuple(lines), placement, True)
     preempted = [d for d in mine if d.preempted]
     lines = []
@@ -94,6 +101,19 @@ def explain_workload(snapshot: KueueSnapshot, decisions: Sequence[Decision], key
     lines += _cycle_lines(state, key)
     lines += _quota_lines(state, key)
     return WorkloadExplanation(key, owner, status, tuple(lines), placement)
+
+
+def _assignment_lines(snapshot: KueueSnapshot, source: WorkloadSource,
+                      assignments: Sequence[TopologyAssignment | None],
+                      objects: Sequence[KubeObject]) -> list[str]:
+    """Where Kueue's TAS put each pod set, per domain of its Topology's levels."""
+    if not any(assignments):
+        return []
+    labels = {o.name: dict(o.metadata.labels or {}) for o in objects if isinstance(o, Node)}
+    topology = _topology_of(snapshot, source.key)
+    return [assignment_line(pod_set.name, assigned, topology, labels)
+            for pod_set, assigned in zip(source.pod_sets, assignments, strict=False)
+            if assigned is not None]
 
 
 def _cycle_lines(state: QueueingState, key: str) -> list[str]:
@@ -148,10 +168,13 @@ def _quota_lines(state: QueueingState, key: str) -> list[str]:
 
 
 def _placement(snapshot: KueueSnapshot, source: WorkloadSource,
-               objects: Sequence[KubeObject]) -> tuple[str, ...]:
+               objects: Sequence[KubeObject],
+               assignments: Sequence[TopologyAssignment | None] = ()) -> tuple[str, ...]:
     """Whether every pod of the workload fits on the snapshot's nodes now (a fork of the
     cluster, reverted), within the topology domain its pod set asks for when its flavor
-    has a Topology: one line per pod set."""
+    has a Topology: one line per pod set. A pod set Kueue's TAS assigned to nodes is
+    tried on those nodes, each pod on its own, as Kueue's TAS ungater pins them: Kueue
+    counts node capacity only, so this says whether its devices are there too."""
     from .feasibility import check_pod_counts, pod_set_pods, snapshot_scheduler
     from .placement import GangFailure, place_pod_sets
 
@@ -165,9 +188,14 @@ def _placement(snapshot: KueueSnapshot, source: WorkloadSource,
                             pod_set.template, {})
         request = workload.pod_sets[index].topology \
             if workload is not None and index < len(workload.pod_sets) else None
-        outcome = place_pod_sets(scheduler, pods, topology, request)
+        assigned = assignments[index] if index < len(assignments) else None
+        pinned = pinned_pods(pods, assigned) if assigned is not None else None
+        outcome = place_pod_sets(scheduler, pods, topology, request) if pinned is None \
+            else place_pod_sets(scheduler, pinned)
         where = f"pod set {pod_set.name}"
-        if request is not None and topology is not None and request.level:
+        if pinned is not None:
+            where += " (on the nodes of Kueue's topologyAssignment)"
+        elif request is not None and topology is not None and request.level:
             how = "required" if request.required else "preferred"
             where += f" ({how} {request.level} of topology {topology.name})"
         if isinstance(outcome, GangFailure):

@@ -385,6 +385,9 @@ class _Reader:
         spec = adjusted(template.spec, limit_range)
         per_pod = pod_requests(spec, raw_spec)
         resource_errors, range_errors = validation_errors(spec, index, limit_range, raw_spec)
+        # Kueue's TAS places by the template's own requests (NewRequestsFromPodSpec):
+        # neither the deviceClassMappings' DRA charges nor their renames count there.
+        template_requests = dict(per_pod)
         per_pod = {self.dra.extended_resource_key(k): v for k, v in per_pod.items()}
         for resource, amount in claim_charges(template.spec, namespace, name, index,
                                               self.dra).items():
@@ -395,6 +398,7 @@ class _Reader:
         request = PodSetRequest(
             name=name, count=count - reclaimed, per_pod=per_pod, min_count=min_count,
             reclaimed=reclaimed,
+            spec_requests=template_requests if template_requests != per_pod else None,
             node_selector=dict(template.spec.node_selector),
             tolerations=_tolerations(template.spec.tolerations),
             topology=_topology(annotations if isinstance(annotations, dict) else {}),
