@@ -27,7 +27,13 @@ from click.testing import CliRunner
 from dralab.api.features import FeatureGates
 from dralab.api.io import Document
 from dralab.api.nvlink import CLIQUE_LABEL
-from dralab.autoscale import ClusterAutoscaler, LoopDecisions, read_input, run_once
+from dralab.autoscale import (
+    AutoscalerOptions,
+    ClusterAutoscaler,
+    LoopDecisions,
+    read_input,
+    run_once,
+)
 from dralab.autoscale.groups import TemplateNodes
 from dralab.autoscale.inputs import cluster_objects
 from dralab.cli.main import cli
@@ -62,8 +68,8 @@ def _documents(*docs: Doc) -> list[Document]:
     return [Document("test.yaml", i + 1, d) for i, d in enumerate(docs)]
 
 
-def _run(fleet: Doc, *docs: Doc) -> LoopDecisions:
-    return run_once(read_input(_documents(fleet, *docs), FeatureGates()))
+def _run(fleet: Doc, *docs: Doc, options: AutoscalerOptions | None = None) -> LoopDecisions:
+    return run_once(read_input(_documents(fleet, *docs), FeatureGates()), options=options)
 
 
 def _clique_of_new_nodes(fleet: Doc, pool: str, names: tuple[str, ...]) -> set[str]:
@@ -136,6 +142,29 @@ def test_a_job_larger_than_a_rack_never_fits_one_clique(atomic: bool) -> None:
     assert [(u.pool, u.add, len(u.pods)) for u in decisions.scale_ups] == [("rack-a", 18, 18)]
     assert len(decisions.pending) == 2
     assert all("rack-b: InterPodAffinity" in p.reason for p in decisions.pending)
+
+
+def test_balancing_never_splits_an_atomic_rack() -> None:
+    # The racks differ only by their clique label; told to ignore it, CA's balancing
+    # finds them similar, but ComputeSimilarNodeGroups gives a ZeroOrMaxNodeScaling
+    # group none: the rack comes whole, the other is untouched (fidelity fix: dralab
+    # balanced it, rack-a +18 and rack-b +8).
+    options = AutoscalerOptions(balance_similar_node_groups=True,
+                                balancing_ignore_labels=(CLIQUE_LABEL,))
+    decisions = _run(_fleet(), *_job(), options=options)
+    assert [(u.pool, u.add) for u in decisions.scale_ups] == [("rack-a", 18)]
+
+
+def test_a_template_without_the_clique_label_cannot_scale_from_zero() -> None:
+    # GFD writes the clique label only once a tray runs. A group template without it
+    # (no nvlink here: e.g. a cloud template without the label) fails the pods'
+    # affinity: InterPodAffinity needs the topology key on the node, so no scale-up.
+    fleet = _fleet()
+    for pool in fleet["spec"]["pools"]:
+        del pool["nvlink"]
+    decisions = _run(fleet, *_job())
+    assert decisions.scale_ups == () and len(decisions.pending) == 16
+    assert all(p.reason.count("InterPodAffinity") == 2 for p in decisions.pending)
 
 
 def _scale_down(atomic: bool, blocked: bool) -> tuple[list[str], dict[str, str]]:

@@ -427,6 +427,12 @@ class ClusterAutoscaler:
         out: dict[str, list[str]] = {}
         for o in options:
             name = o.group.name
+            if o.group.zero_or_max:
+                # ComputeSimilarNodeGroups returns none for a ZeroOrMaxNodeScaling group:
+                # its scale-up is its own max size, never split (a similar group may
+                # still be atomic: FindSimilarNodeGroups does not look).
+                out[name] = []
+                continue
             node, pods = shapes[name]
             candidates = [c for c in shapes if c != name and c not in limited and
                           nodes_similar(node, shapes[c][0], pods, shapes[c][1], ignored)]
