@@ -251,3 +251,41 @@ def test_validate_and_fleet_warn_about_a_multi_rack_atomic_group(tmp_path: Path)
     assert err.count("warning: ") == 2 and "zeroOrMaxNodeScaling" in err
     code, _, err = _cli("fleet", "-f", str(path))
     assert code == 0 and err.count("warning: ") == 2
+
+
+def _busy_rack(count: int) -> list[Doc]:
+    """A two-rack group (max 36, not atomic) with rack 0's 18 trays full: 16 run pods
+    of job ``train`` (its label), 2 run other work; then 4 more ``train`` pods pending,
+    with the job's clique affinity."""
+    fleet = _fleet(atomic=False, count=count, max_size=2 * RACK)
+    fleet["spec"]["pools"] = fleet["spec"]["pools"][:1]
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"job": "train"}}, "topologyKey": CLIQUE_LABEL}]}}
+    docs: list[Doc] = [fleet]
+    for i in range(RACK):
+        docs.append(plain_pod(f"run-{i}", cpu="140", memory="8Gi", node=f"rack-a-{i + 1:02d}",
+                              labels={"job": "train" if i < 16 else "other"}))
+    for i in range(4):
+        extra = plain_pod(f"more-{i}", cpu="100", memory="8Gi", labels={"job": "train"})
+        extra["spec"]["affinity"] = affinity
+        docs.append(extra)
+    return docs
+
+
+def test_a_multi_rack_group_copies_the_full_racks_clique() -> None:
+    # CA's template for a group with nodes is a copy of one of them, clique label
+    # included: it takes the 4 new trays to join rack 0's NVLink domain, where the
+    # job runs, and scales up +4 ...
+    fleet, *docs = _busy_rack(RACK)
+    decisions = _run(fleet, *docs)
+    assert [(u.pool, u.add, len(u.pods)) for u in decisions.scale_ups] == [("rack-a", 4, 4)]
+    # ... but trays 19-22 are rack 1's: GFD labels them with its clique, and the pods'
+    # affinity keeps them off those trays. Upstream's answer, and why each rack should be
+    # its own group.
+    fleet, *docs = _busy_rack(RACK + 4)
+    data = read_input(_documents(fleet, *docs), FeatureGates())
+    cluster, pending = build_cluster(cluster_objects(data))
+    result = Scheduler.build(cluster, None, 0).run(pending)
+    assert result.placed == () and len(result.unplaced) == 4
+    assert all("InterPodAffinity" in u.message or "pod affinity" in u.message
+               for u in result.unplaced)
