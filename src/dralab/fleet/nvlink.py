@@ -91,12 +91,11 @@ def group_warnings(fleet: Fleet) -> list[str]:
 
     * ``max`` not a multiple of ``nodesPerDomain``: at max size the last domain is a
       partial rack;
+    * more than one domain in a regular group: CA makes new nodes as copies of a
+      node of the group (its template), clique label included, so its estimate
+      puts them in that node's domain while they join another;
     * ``zeroOrMaxNodeScaling`` over more than one domain: the group grows by all its
       racks at once and is removed only when all are unneeded.
-
-    (A non-atomic group of several racks is not warned about, though CA copies a
-    real node of the group for its new nodes, so it takes them all to join that
-    node's domain: see docs/nvlink.md.)
     """
     out: list[str] = []
     for i, pool in enumerate(fleet.spec.pools):
@@ -110,6 +109,12 @@ def group_warnings(fleet: Fleet) -> list[str]:
             out.append(f"{path}.max: {spec.max} nodes make NVLink domains of "
                        f"{'+'.join(map(str, sizes))} nodes, not whole racks of "
                        f"nvlink.nodesPerDomain {nvl.nodes_per_domain}")
+        if not spec.zero_or_max_node_scaling and len(sizes) > 1:
+            out.append(f"{path}.max: {spec.max} nodes are {len(sizes)} NVLink domains in "
+                       "one node group: Cluster Autoscaler makes new nodes as copies of a "
+                       "node of the group, clique label included, so it places pods as if "
+                       "they joined that node's domain; give each rack its own pool with "
+                       f"max {nvl.nodes_per_domain}")
         if spec.zero_or_max_node_scaling and len(sizes) > 1:
             out.append(f"{path}.zeroOrMaxNodeScaling: pool {pool.name} grows to its max "
                        f"{spec.max} nodes ({len(sizes)} NVLink domains) at once and goes "
