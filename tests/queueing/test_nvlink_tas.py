@@ -191,3 +191,42 @@ def test_v1beta2_slices_and_v1beta1_domains_read_alike() -> None:
     assert parse_topology_assignment(v1beta2) == want
     assert parse_topology_assignment({"levels": [HOSTNAME], "slices": [{"domainCount": 2}]}) \
         is None
+
+
+SCENARIO = """\
+apiVersion: dralab.dev/v1alpha1
+kind: Scenario
+metadata: {name: tas}
+spec:
+  seed: 1
+  duration: 1h
+  compare: [device-plugin]
+  queueing: {kueue: kueue.yaml}
+  fleet:
+    spec:
+      pools:
+      - {name: gb200, count: 4, cpu: "144", memory: 1800Gi, gpu: {model: gb200, count: 4},
+         nvlink: {nodesPerDomain: 2}}
+  workload:
+  - name: train
+    queue: default/training
+    arrivals: [1m]
+    duration: {distribution: exponential, mean: 10m}
+    cpu: "8"
+    memory: 64Gi
+    devices: {type: gpu, count: 4}
+"""
+
+
+def test_simulate_says_it_does_not_model_kueues_tas(tmp_path: Path) -> None:
+    """The simulator's admission has no TAS cache and does not pin an admitted
+    workload's pods to assigned nodes: a TAS flavor gets a warning, not silence."""
+    (tmp_path / "kueue.yaml").write_text((EXAMPLE / "kueue.yaml").read_text())
+    (tmp_path / "scenario.yaml").write_text(SCENARIO)
+    code, _, err = run("simulate", "--scenario", str(tmp_path / "scenario.yaml"),
+                       "--out", str(tmp_path / "out"), "--quiet")
+    assert code == 0
+    assert err == ("warning: dralab simulate does not model Kueue's Topology Aware "
+                   "Scheduling: ResourceFlavor gb200 names Topology nvlink, but workloads are "
+                   "admitted by quota and their pods placed without the topology; dralab "
+                   "admit on a snapshot gives Kueue's topologyAssignment\n")

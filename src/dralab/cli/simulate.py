@@ -143,6 +143,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
         scenario = scenario.with_seed(seed)
     if modes is not None:
         scenario = scenario.with_compare(modes)
+    _warn_tas_not_modelled(scenario)
     check_output_dir("--out", out_dir,
                      scenario_inputs(scenario_path, scenario) if scenario_path else [])
     scenarios = [scenario.with_seed(scenario.seed + i) for i in range(seed_count)]
@@ -177,5 +178,31 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
         kai_queues = render_kai_queues(results[0])
         if kai_queues is not None:
             console.print(kai_queues)
+        compute_domains = files.get("computedomains.txt")
+        if compute_domains is not None:
+            click.echo(compute_domains, nl=False)
         click.echo(render_verdict_text(verdict(runs)))
         click.echo(f"report: {index}")
+
+
+def _warn_tas_not_modelled(scenario: Scenario) -> None:
+    """Kueue's Topology Aware Scheduling is not in the simulator (its admission has no TAS
+    cache and the pods of an admitted workload are not pinned to assigned nodes): say so
+    rather than let a topology request pass silently."""
+    import warnings
+
+    from dralab.api.errors import DralabWarning
+    from dralab.queueing.configured import configuration
+    from dralab.queueing.tas_cache import tas_flavors, tas_on
+
+    objects = scenario.kueue_objects
+    if not objects or not tas_on(configuration(objects)):
+        return
+    found = tas_flavors(objects)
+    if found:
+        flavor, topology = found[0]
+        warnings.warn(DralabWarning(
+            f"dralab simulate does not model Kueue's Topology Aware Scheduling: "
+            f"ResourceFlavor {flavor} names Topology {topology}, but workloads are admitted "
+            "by quota and their pods placed without the topology; dralab admit on a "
+            "snapshot gives Kueue's topologyAssignment"), stacklevel=2)

@@ -32,12 +32,12 @@ from .kueue.tas import TASNode
 from .kueue.tas_assign import TASProvider
 from .kueue.tas_domains import TASGates
 from .model import TopologyAssignment
-from .objects import KueueConfiguration
+from .objects import KueueConfiguration, KueueTopology, ResourceFlavor
 from .reader import KueueSnapshot
 from .requests import pod_requests
 
-__all__ = ["TAS_GATE", "build_tas_provider", "parse_topology_assignment", "tas_on",
-           "topology_by_index"]
+__all__ = ["TAS_GATE", "build_tas_provider", "parse_topology_assignment", "tas_flavors",
+           "tas_on", "topology_by_index"]
 
 TAS_GATE = "TopologyAwareScheduling"
 _SCHEDULER_LIBRARY_GATE = "SchedulerLibraryIntegration"  # alpha, off
@@ -57,6 +57,15 @@ def tas_on(config: KueueConfiguration | None) -> bool:
     """Kueue's TopologyAwareScheduling gate: beta, on unless the Configuration says no."""
     gates = config.feature_gates if config is not None else {}
     return gates.get(TAS_GATE, True)
+
+
+def tas_flavors(objects: Sequence[KubeObject]) -> list[tuple[str, str]]:
+    """(ResourceFlavor, Topology) of every flavor whose ``topologyName`` names a Topology
+    of ``objects``: Kueue's TAS flavors. Pure."""
+    topologies = {o.name for o in objects if isinstance(o, KueueTopology)}
+    return sorted((o.name, o.spec.topology_name) for o in objects
+                  if isinstance(o, ResourceFlavor) and o.spec.topology_name is not None
+                  and o.spec.topology_name in topologies)
 
 
 def build_tas_provider(snapshot: KueueSnapshot, objects: Sequence[KubeObject]) -> TASProvider:
