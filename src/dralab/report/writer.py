@@ -9,6 +9,7 @@ from pathlib import Path
 from dralab.api.io import write_atomic
 from dralab.sim.results import SimulationResult
 
+from .computedomains import render_compute_domains_text
 from .page import render_html
 from .plots import render_plots
 from .spread import seed_runs
@@ -25,7 +26,8 @@ def write_report(result: SimulationResult, out_dir: Path,
     verdict, the comparison and ``seeds.csv`` are over them, the rest is ``result``.
     Files: ``metrics.json`` (``result.to_json()``, indent 2, sorted keys),
     ``summary.csv``, ``samples.csv``, ``pods.csv``, ``seeds.csv`` (``pools.csv`` with
-    autoscaled pools), ``timings.json`` (wall clock per mode) and ``index.html``. Each
+    autoscaled pools; ``computedomains.txt`` with ComputeDomain job kinds),
+    ``timings.json`` (wall clock per mode) and ``index.html``. Each
     is replaced atomically, and ``index.html`` goes last, so a complete page always
     sits beside complete data. The same scenario and seeds give byte-identical files,
     except ``timings.json``, the only one that holds measured time. Raises OSError
@@ -59,6 +61,9 @@ def render_report(result: SimulationResult,
     pools = pools_csv(result)
     if pools is not None:
         files["pools.csv"] = pools
+    compute_domains = render_compute_domains_text(result, seeds)
+    if compute_domains is not None:
+        files["computedomains.txt"] = compute_domains
     files["index.html"] = render_html(result, plots, runs, timings=timings_on_page)
     return files
 

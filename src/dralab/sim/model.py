@@ -105,6 +105,7 @@ class Kind:
     devices: KindDevices | None
     demand: KindDevices | None
     template: str | None
+    compute_domain: bool = False   # each job creates a ComputeDomain (computedomains)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,7 @@ def typed_kind(kind: JobKind, demand: DeviceShape | None) -> Kind:
                           for t in kind.tolerations),
         devices=KindDevices.of(kind.devices) if kind.devices is not None else None,
         demand=KindDevices.of(demand) if demand is not None else None,
-        template=kind.template)
+        template=kind.template, compute_domain=kind.compute_domain)
 
 
 def typed_event(event: NodeEvent, node: str) -> NodeChange:

@@ -37,6 +37,7 @@ from dralab.fleet import Fleet, parse_fleet
 from dralab.fleet.generate import GeneratedFleet
 from dralab.queueing.kai.validate import KAI_SCHEDULER_NAME, gpu_request_problems
 
+from .computedomains import job_compute_domain, with_channel_claim
 from .devplugin import GPU_RESOURCE, mig_resource
 from .fleets import (
     device_plugin_fleet,
@@ -153,8 +154,11 @@ class DraMode(Mode):
 
     def make_pod(self, arrival: Arrival, replica: int, attempt: int = 0,
                  prototype: Pod | None = None) -> Pod:
-        return make_pod(arrival, replica, attempt, prototype,
-                        claim=arrival.kind.devices is not None)
+        pod = make_pod(arrival, replica, attempt, prototype,
+                       claim=arrival.kind.devices is not None)
+        if arrival.kind.compute_domain:
+            pod = with_channel_claim(pod, job_compute_domain(arrival).template_name)
+        return pod
 
     def demand(self, kind: Kind) -> Demand:
         return _dra_demand(kind.demand)
@@ -168,6 +172,13 @@ class DevicePluginMode(Mode):
     label = "Device plugin (whole GPUs)"
 
     def check(self, scenario: ParsedScenario) -> None:
+        from .spec import ScenarioError
+
+        for i, kind in enumerate(scenario.workload):
+            if kind.compute_domain:
+                raise ScenarioError(scenario.source, f"spec.workload[{i}].computeDomain", (
+                    f"a ComputeDomain's channel is a DRA claim: compare dra only, "
+                    f"not {self.name}"))
         check_translations(scenario)
 
     def fleet(self, doc: dict[str, object], seed: int, source: str) -> GeneratedFleet:

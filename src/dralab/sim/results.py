@@ -30,6 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .computedomain_metrics import ComputeDomainMetrics
+from .stats import percentile
+
 __all__ = [
     "SCHEMA",
     "SUMMARY_KEYS",
@@ -73,22 +76,6 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "scheduling_attempts",
     "preemptions",
 )
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0..100) by linear interpolation (see the module docstring).
-
-    NaN for no values. Raises ValueError for ``q`` outside [0, 100].
-    """
-    if not 0.0 <= q <= 100.0:
-        raise ValueError(f"percentile q must be within [0, 100], got {q}")
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    h = (len(ordered) - 1) * q / 100.0
-    lo = math.floor(h)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
 
 
 def time_weighted_mean(times: Sequence[float], values: Sequence[float]) -> float:
@@ -202,6 +189,9 @@ class ModeResult:
     # first pod's start (the time in queue included), in arrival order.
     job_waits: tuple[float, ...] = ()
     autoscaling: AutoscalingMetrics | None = None  # autoscaled pools: nodes and cost
+    # ComputeDomain job kinds (computeDomain: true): per job its wait and NVLink domains,
+    # and the NVLink fragmentation samples.
+    compute_domains: ComputeDomainMetrics | None = None
     # Wall seconds of each scheduling cycle when a timer was given (like wall_seconds, kept
     # out of metrics.json: it differs run to run; timings.json has its percentiles).
     cycle_seconds: tuple[float, ...] = ()
@@ -296,6 +286,9 @@ class ModeResult:
             # Only with autoscaled pools, so other runs keep their metrics.json.
             **({"autoscaling": self.autoscaling.to_json()}
                if self.autoscaling is not None else {}),
+            # Only with ComputeDomain job kinds, so other runs keep their metrics.json.
+            **({"compute_domains": self.compute_domains.to_json()}
+               if self.compute_domains is not None else {}),
         }
 
     @classmethod
@@ -323,6 +316,8 @@ class ModeResult:
             job_waits=tuple(float(w) for w in data.get("job_waits", ())),
             autoscaling=AutoscalingMetrics.from_json(data["autoscaling"])
             if data.get("autoscaling") is not None else None,
+            compute_domains=ComputeDomainMetrics.from_json(data["compute_domains"])
+            if data.get("compute_domains") is not None else None,
         )
 
 

@@ -71,6 +71,13 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         kaiQueue: team-a           # KAI leaf Queue; queueing.kai (every kind, in kai mode)
         minMember: 2               # KAI: the job's gang, pods that start together
                                    # (default podsPerJob)
+        computeDomain: false       # each job creates its own ComputeDomain (<job>-cd,
+                                   # numNodes podsPerJob) and every pod claims a channel
+                                   # from the template NVIDIA's controller writes for it;
+                                   # needs a fleet pool with computeDomains: true and the
+                                   # dra mode only (see sim.computedomains). Pods may span
+                                   # NVLink domains (upstream); the scheduler profile may
+                                   # enable dralab's opt-in NVLinkDomainGang
         template: job.yaml         # a real manifest (file or directory, relative to the
                                    # scenario) with one pod template (Pod, Job, Deployment,
                                    # ...) and the ResourceClaimTemplates (and DeviceClasses)
@@ -114,6 +121,7 @@ from dralab.autoscale.karpenter_template import nodepools_fleet_document
 
 from .autoscaling import parse_autoscaling, read_nodepools
 from .checks import check_event, check_kind
+from .computedomains import check_compute_domains
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
 from .jobs import templates_for
@@ -164,6 +172,8 @@ class Scenario(ParsedScenario, frozen=True, kw_only=True):
         them and a template kind has no device-plugin translation."""
         scenario = msgspec.structs.replace(self, compare=modes)
         check_modes(scenario)
+        if any(kind.compute_domain for kind in self.kinds):
+            check_compute_domains(self.workload, load_fleet(scenario), modes, self.source)
         return scenario
 
     @property
@@ -339,6 +349,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
             scenario.fleet_data, nodepools))
     fleet = load_fleet(scenario)
     autoscaling = parse_autoscaling(spec.autoscaling, fleet, source, nodepool, nodepools)
+    check_compute_domains(spec.workload, fleet, compare if compare is not None
+                          else spec.compare, source)
     gpu_pools = {p.name for p in fleet.spec.pools if p.gpu.count > 0}
     # An autoscaled pool may reach its max: the limits count that many nodes.
     gpu_nodes = sum(p.autoscaling.max if p.autoscaling is not None else p.size

@@ -26,16 +26,23 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
+from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod
 from dralab.api.gcpause import gc_relaxed
+from dralab.api.nvlink import clique_of
 from dralab.api.resource import ResourceSlice
+from dralab.cluster import ClusterState
 from dralab.queueing.feasibility import flavor_labels
 from dralab.queueing.model import Admission
 from dralab.scheduler import Scheduler, build_cluster
+from dralab.scheduler.plugins.nvlinkgang import with_sizes
+from dralab.scheduler.plugins.registry import default_registry
 
 from .autoscaling import build_model
+from .computedomain_metrics import ComputeDomainMetrics
+from .computedomains import ComputeDomainSampler, cd_jobs, gang_profile, gang_sizes
 from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
 from .kai import KaiAccounting, kai_snapshot
@@ -122,6 +129,40 @@ def _job_waits(arrivals: list[Arrival], book: PodBook) -> tuple[float, ...]:
     return tuple(first[a.name] - a.time for a in arrivals if a.name in first)
 
 
+def _cd_sampler(scenario: Scenario, mode: Mode, cluster: ClusterState,
+                observer: Observer) -> ComputeDomainSampler | None:
+    """The NVLink fragmentation sampler when the scenario has ComputeDomain job kinds."""
+    kinds = [k for k in scenario.kinds if k.compute_domain]
+    if not kinds:
+        return None
+    multi = [(k.pods_per_job, mode.demand(k)[0]) for k in kinds if k.pods_per_job > 1]
+    return ComputeDomainSampler(
+        cluster, lambda: observer.accounting.use(observer.node_gpus),
+        frozenset(k.name for k in kinds), min(multi) if multi else (0, 0))
+
+
+def _cd_metrics(scenario: Scenario, mode: Mode, cluster: ClusterState,
+                fleet: Sequence[KubeObject], arrived: Sequence[Arrival], book: PodBook,
+                sampler: ComputeDomainSampler | None) -> ComputeDomainMetrics | None:
+    """Each ComputeDomain job's wait and NVLink domains, and the sampled fragmentation."""
+    if sampler is None:
+        return None
+    labels = {o.name: o.metadata.labels for o in fleet if isinstance(o, Node)}
+    for name, (node, _) in scenario.pool_nodes.get(mode.name, {}).items():
+        labels.setdefault(name, node.metadata.labels)
+    for name, info in cluster.nodes.items():
+        labels.setdefault(name, info.node.metadata.labels)
+    jobs = cd_jobs(
+        ((a.name, a.kind.name, a.kind.pods_per_job, a.time)
+         for a in arrived if a.kind.compute_domain),
+        ((s.arrival.name, s.replica, s.started, s.node or "") for s in book.order
+         if s.arrival.kind.compute_domain and s.started is not None),
+        lambda node: clique_of(labels.get(node, {})))
+    return ComputeDomainMetrics(jobs=jobs, samples=tuple(sampler.samples),
+                                smallest=sampler.smallest[0],
+                                profile=gang_profile(scenario.scheduler))
+
+
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
              progress: Progress | None = None,
              queueing: QueueingSetup | None = None,
@@ -137,8 +178,12 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     cluster, _ = build_cluster(mode.cluster_objects(scenario, fleet), scenario.features,
                                scenario.seed)
     env = Environment()
+    arrived = list(arrivals) if arrivals is not None else draw_arrivals(scenario)
+    # NVLinkDomainGang (opt-in, when the profile names it) sizes each job's gang by its
+    # ComputeDomain's numNodes, as ``dralab schedule`` does from its input.
+    registry = with_sizes(default_registry(), gang_sizes(arrived))
     scheduler = Scheduler.build(cluster, scenario.scheduler, scenario.seed,
-                                clock=lambda: env.now)
+                                clock=lambda: env.now, registry=registry)
     scheduler.cycle.record_rejections = False  # nothing reads a placed pod's rejections
     observer = Observer(
         cluster, [o for o in fleet if isinstance(o, Node)],
@@ -163,6 +208,12 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                           scenario.pool_nodes.get(mode.name, {}))
     sampling = Sampling(env, observer, book, mode.name, scenario.duration, progress)
     scheduling.bind(started=completion.start, evicted=jobs.preempted)
+    # The job controller counts each job's pods as they finish (a ComputeDomain job's
+    # channel template goes with its last pod; a queued job's quota comes back).
+    completion.on_finished = jobs.pod_finished
+    cd_sampler = _cd_sampler(scenario, mode, cluster, observer)
+    if cd_sampler is not None:
+        sampling.also.append(lambda: cd_sampler.sample(env.now))
     stages: list[Stage] = [nodes, completion, jobs, scheduling, sampling]
     admission: AdmissionStage | None = None
     if queueing is not None:
@@ -172,7 +223,6 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         if queueing.feasibility and hasattr(admission.policy, "placement"):
             admission.placement = _live_placement(scenario, mode, scheduler, admission, jobs)
             admission.policy.placement = admission.placement
-        completion.on_finished = jobs.pod_finished
         sampling.also.append(admission.sample)
         stages.append(admission)
     if kai is not None:
@@ -188,7 +238,6 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
         stages.append(autoscaling)
     env.register(*stages)
 
-    arrived = list(arrivals) if arrivals is not None else draw_arrivals(scenario)
     for arrival in arrived:
         jobs.at(arrival.time, functools.partial(jobs.arrive, arrival))
     for change in scenario.timeline:
@@ -211,7 +260,9 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       if admission else {},
                       kai_queues=kai.queue_metrics() if kai is not None else {},
                       job_waits=_job_waits(arrived, book) if admission or kai else (),
-                      autoscaling=autoscaling.metrics() if autoscaling is not None else None)
+                      autoscaling=autoscaling.metrics() if autoscaling is not None else None,
+                      compute_domains=_cd_metrics(scenario, mode, cluster, fleet, arrived, book,
+                                                  cd_sampler))
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None,

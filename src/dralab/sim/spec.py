@@ -148,6 +148,7 @@ class JobKind(_Spec, frozen=True):
     queue: str | None = None   # LocalQueue "namespace/name" (needs spec.queueing)
     kai_queue: str | None = None   # KAI leaf Queue (needs spec.queueing.kai)
     min_member: int | None = None  # KAI: the PodGroup's gang (default podsPerJob)
+    compute_domain: bool = False   # each job its own ComputeDomain (computedomains)
 
 
 class NodeEvent(_Spec, frozen=True):

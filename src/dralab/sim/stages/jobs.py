@@ -7,9 +7,11 @@ import functools
 from collections.abc import Callable
 
 from dralab.api.core import Pod
+from dralab.api.keys import object_key
 from dralab.cluster import ClusterState, PodInfo
 from dralab.queueing.model import WorkloadSpec
 
+from ..computedomains import job_template
 from ..engine import Environment, Stage
 from ..jobs import Arrival
 from ..modes import Mode
@@ -54,6 +56,10 @@ class JobController(Stage):
     def arrive(self, arrival: Arrival) -> None:
         """A job arrives: its workload waits for admission, or (no queue) one pod per
         replica, then a scheduling round."""
+        if arrival.kind.compute_domain:
+            # The job's ComputeDomain is created with it (a queued job's too), and
+            # NVIDIA's controller writes its workload channel template at once.
+            self.cluster.add_template(job_template(arrival))
         if self.admission is not None:
             workload = self.workload_of(arrival)
             if workload is not None:
@@ -90,7 +96,8 @@ class JobController(Stage):
         self.scheduling.request_round()
 
     def pod_finished(self, state: PodState) -> None:
-        """One of a job's pods ran its time; the last one gives the workload's quota back."""
+        """One of a job's pods ran its time; the last one gives the workload's quota back
+        and takes its ComputeDomain's channel template away."""
         name = state.arrival.name
         self._live.get(name, set()).discard(state.info.key)
         left = self._left.get(name)
@@ -98,6 +105,11 @@ class JobController(Stage):
             return
         left -= 1
         self._left[name] = left
+        if left <= 0 and state.arrival.kind.compute_domain:
+            # The job is done: its ComputeDomain and the channel template go with it.
+            template = job_template(state.arrival)
+            self.cluster.remove_template(object_key(template.metadata.namespace,
+                                                    template.metadata.name))
         key = self._workloads.get(name)
         if left <= 0 and key is not None and self.admission is not None:
             self.admission.finished(key)

@@ -95,8 +95,11 @@ class SchedulingStage(Stage):
         """A new pod object: queued if its profile's PreEnqueue lets it, else it waits."""
         info = state.info
         scheduler = self.scheduler
-        # Pods of one job kind and priority are interchangeable for the scheduler.
-        scheduler.enqueue(info, (state.arrival.kind.name, info.priority))
+        # Pods of one job kind and priority are interchangeable for the scheduler; a
+        # ComputeDomain job's pods are not (each job its own channel template, and a
+        # gang plugin places each job apart), so each waits on its own.
+        kind = state.arrival.kind
+        scheduler.enqueue(info, None if kind.compute_domain else (kind.name, info.priority))
         queued = scheduler.queue.pods.get(info.key)
         if queued is None or queued.where == "gated":
             state.reason = WAITING

@@ -1,0 +1,264 @@
+"""Issue 36 item 4 in the main Scenario simulator: job kinds with ``computeDomain: true``.
+
+Each job creates its ComputeDomain and the workload channel ResourceClaimTemplate NVIDIA's
+controller writes for it (NVIDIA/k8s-dra-driver-gpu 22407113785e78c7763b4637689a201eb39c6199,
+templates/compute-domain-workload-claim-template.tmpl.yaml); its pods claim a channel from
+it. Under the default profile (kube-scheduler as is) jobs span NVLink domains; with
+dralab's opt-in NVLinkDomainGang none does. Figures: examples/scenarios/nvl72-kube*.yaml.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from dralab.api.computedomain import compute_domain_uid
+from dralab.api.errors import InputError
+from dralab.cli.main import cli
+from dralab.cluster import ClusterState
+from dralab.sim.computedomains import (
+    CHANNEL_CLAIM,
+    cd_jobs,
+    gang_profile,
+    gang_sizes,
+    job_compute_domain,
+    job_template,
+)
+from dralab.sim.jobs import draw_arrivals
+from dralab.sim.modes import DRA
+from dralab.sim.results import ModeResult, SimulationResult
+from dralab.sim.scenario import Scenario, load_scenario, parse_scenario
+from dralab.sim.simulate import simulate
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+KUBE = EXAMPLES / "nvl72-kube.yaml"
+GANG = EXAMPLES / "nvl72-kube-gang.yaml"
+
+
+@pytest.fixture(scope="module")
+def kube() -> SimulationResult:
+    return simulate(load_scenario(str(KUBE)))
+
+
+@pytest.fixture(scope="module")
+def gang() -> SimulationResult:
+    return simulate(load_scenario(str(GANG)))
+
+
+def _summary(result: SimulationResult) -> dict[str, Any]:
+    cd = result.modes[0].compute_domains
+    assert cd is not None
+    return cd.summary()
+
+
+def _doc() -> dict[str, Any]:
+    data = yaml.safe_load(KUBE.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+# --- the objects ----------------------------------------------------------------------------
+
+def test_each_job_gets_its_compute_domain_and_channel_template() -> None:
+    scenario = load_scenario(str(KUBE))
+    arrival = draw_arrivals(scenario)[0]
+    cd = job_compute_domain(arrival)
+    assert cd.name == f"{arrival.name}-cd" and cd.namespace == "sim"
+    assert cd.num_nodes == arrival.kind.pods_per_job
+    assert compute_domain_uid(cd) == compute_domain_uid(job_compute_domain(arrival))
+    template = job_template(arrival)
+    assert template.metadata.name == f"{arrival.name}-cd-channel"
+    assert template.metadata.labels["resource.nvidia.com/computeDomain"] == \
+        compute_domain_uid(cd)
+    request = template.spec.spec.devices.requests[0]
+    assert request.name == "channel"
+    # the pod: its GPUs and a channel from the job's template
+    pod = DRA.make_pod(arrival, 0)
+    refs = {r.name: r.resource_claim_template_name for r in pod.spec.resource_claims}
+    assert refs == {"devices": arrival.kind.name, CHANNEL_CLAIM: template.metadata.name}
+    assert [c.name for c in pod.spec.containers[0].resources.claims] == \
+        ["devices", CHANNEL_CLAIM]
+    # what NVLinkDomainGang reads: the gang's size is numNodes, by uid and by name
+    sizes = gang_sizes([arrival])
+    assert sizes == {f"sim/{compute_domain_uid(cd)}": cd.num_nodes,
+                     f"sim/{cd.name}": cd.num_nodes}
+
+
+def test_templates_are_removed_when_the_job_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    added: list[str] = []
+    removed: list[str] = []
+    add, remove = ClusterState.add_template, ClusterState.remove_template
+
+    def spy_add(self: ClusterState, template: Any) -> None:
+        added.append(f"{template.metadata.namespace}/{template.metadata.name}")
+        add(self, template)
+
+    def spy_remove(self: ClusterState, key: str) -> Any:
+        removed.append(key)
+        return remove(self, key)
+
+    monkeypatch.setattr(ClusterState, "add_template", spy_add)
+    monkeypatch.setattr(ClusterState, "remove_template", spy_remove)
+    doc = _doc()
+    doc["spec"]["duration"] = "3h"
+    doc["spec"]["workload"] = [{
+        "name": "pair", "arrivals": ["0s", "10m"], "podsPerJob": 2, "computeDomain": True,
+        "duration": {"distribution": "fixed", "mean": "30m"}, "cpu": "8", "memory": "8Gi",
+        "devices": {"type": "gpu", "count": 4}}]
+    result = simulate(parse_scenario(doc, "s.yaml"))
+    jobs = [f"sim/pair-0000{i}-cd-channel" for i in range(2)]
+    assert [a for a in added if a in jobs] == jobs
+    assert removed == jobs  # each once, when its last pod has run its time
+    cd = result.modes[0].compute_domains
+    assert cd is not None and [j.placed for j in cd.jobs] == [0.0, 600.0]
+
+
+# --- outcomes ---------------------------------------------------------------------------------
+
+def test_default_profile_splits_jobs_across_nvlink_domains(kube: SimulationResult) -> None:
+    """Upstream: the channel claim has no node constraint and kube-scheduler's default
+    scoring spreads pods over the least allocated nodes, so jobs span both racks."""
+    s = _summary(kube)
+    assert kube.modes[0].compute_domains.profile == "default"  # type: ignore[union-attr]
+    assert (s["jobs"], s["started"], s["spanning"], s["never_started"]) == (24, 24, 23, 0)
+    assert s["wait_p50"] == 0.0
+    assert s["wait_p90"] == pytest.approx(479.76, abs=0.01)
+    assert s["stranded_mean"] == pytest.approx(4.05, abs=0.01)
+
+
+def test_gang_profile_keeps_every_job_in_one_domain(gang: SimulationResult) -> None:
+    s = _summary(gang)
+    cd = gang.modes[0].compute_domains
+    assert cd is not None and cd.profile == "NVLinkDomainGang"
+    assert s["spanning"] == 0
+    assert all(j.domains == 1 for j in cd.jobs if j.placed is not None)
+    # the same demand: two jobs arriving in the last hour still wait for a whole rack
+    assert (s["jobs"], s["started"], s["never_started"]) == (24, 22, 2)
+    assert s["wait_p90"] == pytest.approx(1931.94, abs=0.01)
+    assert s["stranded_mean"] == pytest.approx(3.73, abs=0.01)
+
+
+def test_waits_count_to_the_last_pod(kube: SimulationResult, gang: SimulationResult) -> None:
+    """A job's wait is arrival -> its last pod placed; the gang's pods are placed together."""
+    for result in (kube, gang):
+        mode = result.modes[0]
+        cd = mode.compute_domains
+        assert cd is not None
+        for job in cd.jobs:
+            starts = [p.start for p in mode.pods if p.job == job.name and p.start is not None]
+            if job.placed is None:
+                assert len(starts) < job.pods
+            else:
+                assert job.placed == max(starts) and job.wait == job.placed - job.arrival
+        if result is gang:
+            for job in cd.jobs:
+                together = {p.start for p in mode.pods if p.job == job.name}
+                assert len(together) == 1  # all at once, or none
+
+
+def test_deterministic_for_a_seed() -> None:
+    scenario = load_scenario(str(KUBE))
+    one, two = simulate(scenario), simulate(scenario)
+    assert one.to_json() == two.to_json()
+    other = simulate(scenario.with_seed(2))
+    assert other.to_json() != one.to_json()
+
+
+def test_metrics_json_round_trip(kube: SimulationResult) -> None:
+    data = json.loads(json.dumps(kube.to_json()))
+    mode = data["modes"][0]
+    assert mode["compute_domains"]["summary"]["spanning"] == 23
+    assert mode["compute_domains"]["smallest_multi_node_job"] == 4
+    back = ModeResult.from_json(mode)
+    assert back.compute_domains == kube.modes[0].compute_domains
+
+
+def test_cd_jobs_counts_first_starts_and_domains() -> None:
+    cliques = {"a1": "A.0", "a2": "A.0", "b1": "B.0"}
+    jobs = cd_jobs([("j", "k", 2, 10.0), ("k", "k", 2, 0.0), ("s", "k", 1, 5.0)],
+                   [("j", 0, 20.0, "a1"), ("j", 1, 30.0, "b1"), ("j", 1, 50.0, "a2"),
+                    ("k", 0, 1.0, "a1"), ("s", 0, 5.0, "x")],
+                   cliques.get)
+    assert [(j.placed, j.domains, j.wait) for j in jobs] == \
+        [(30.0, 2, 20.0), (None, 1, None), (5.0, 1, 0.0)]
+
+
+def test_gang_profile_is_named_only_when_enabled() -> None:
+    assert gang_profile(None) == "default"
+    assert gang_profile({"profiles": [{"plugins": {"score": {"enabled": [
+        {"name": "NodeResourcesFit"}]}}}]}) == "default"
+    assert gang_profile({"profiles": [{"plugins": {"multiPoint": {"enabled": [
+        {"name": "NVLinkDomainGang"}]}}}]}) == "NVLinkDomainGang"
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def _without_compute_domain_pool(doc: dict[str, Any]) -> None:
+    doc["spec"]["fleet"]["spec"]["pools"][0]["computeDomains"] = False
+
+
+def _device_plugin(doc: dict[str, Any]) -> None:
+    doc["spec"]["compare"] = ["device-plugin", "dra"]
+
+
+def _too_many_pods(doc: dict[str, Any]) -> None:
+    doc["spec"]["workload"][0]["podsPerJob"] = 37
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (_without_compute_domain_pool, "spec.workload[0].computeDomain: the fleet has no pool "
+                                   "with computeDomains: true (no compute-domain.nvidia.com "
+                                   "channel devices)"),
+    (_device_plugin, "spec.workload[0].computeDomain: a ComputeDomain's channel is a DRA "
+                     "claim: compare dra only, not device-plugin"),
+    (_too_many_pods, "spec.workload[0].podsPerJob: 37 pods of a ComputeDomain need 37 nodes "
+                     "(one channel each); the fleet has 36 with computeDomains"),
+])
+def test_bad_input_is_one_line(change: Any, message: str) -> None:
+    doc = copy.deepcopy(_doc())
+    change(doc)
+    with pytest.raises(InputError) as err:
+        parse_scenario(doc, "s.yaml")
+    text = str(err.value)
+    assert text == f"s.yaml: {message}"
+
+
+def test_compare_override_is_checked_too() -> None:
+    scenario: Scenario = load_scenario(str(KUBE))
+    with pytest.raises(InputError, match="compare dra only, not kai"):
+        load_scenario(str(KUBE), ["dra", "kai"])
+    with pytest.raises(InputError, match="compare dra only, not device-plugin"):
+        scenario.with_compare(("device-plugin",))
+
+
+def test_dralab_simulate_reports_compute_domains(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(KUBE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = (out / "computedomains.txt").read_text()
+    assert text in result.output
+    assert text.startswith("ComputeDomain jobs — seed 1\n")
+    assert "24 multi-node jobs, 24 started, 23 spanning >1\n" in text
+    assert "spans 2 NVLink domains" in text
+    assert "default profile (upstream)" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["modes"][0]["compute_domains"]["profile"] == "default"
+
+
+def test_dralab_simulate_bad_compute_domain_scenario_exits_2(tmp_path: Path) -> None:
+    doc = _doc()
+    _without_compute_domain_pool(doc)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(cli, ["simulate", "--scenario", str(bad),
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "spec.workload[0].computeDomain: the fleet has no pool" in result.output
+    assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
