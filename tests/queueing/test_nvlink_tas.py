@@ -68,7 +68,11 @@ def test_required_clique_is_admitted_with_every_pod_in_one_clique() -> None:
     assert [d["count"] for d in assigned["domains"]] == [1] * 16
     labels = cliques()
     assert len({labels[n] for n in nodes}) == 1
-    assert items["pretrain"]["spec"]["suspend"] is False
+    job = items["pretrain"]["spec"]
+    assert job["suspend"] is False
+    # Kueue's FromAssignment: the pods wait behind the topology gate until its ungater
+    # pins each to an assigned node.
+    assert job["template"]["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/topology"}]
 
 
 def test_nodes_printed_by_dralab_fleet_give_the_same_answer(tmp_path: Path) -> None:

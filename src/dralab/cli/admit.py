@@ -137,7 +137,7 @@ def admit_cmd(filenames: tuple[str, ...], kubeconfig: str | None, context: str |
     moment = _latest_timestamp(objects)
     decisions, topology = admit_snapshot(snapshot, admission_moment(objects), objects, cycles)
     workloads = write_workloads(snapshot, decisions, moment, topology)
-    jobs = write_jobs(snapshot)
+    jobs = write_jobs(snapshot, topology)
     click.echo(dumps(to_list([*workloads, *jobs]), output), nl=False)
     # a workload slice replaced by a scaled-up one has finished: not pending
     finished = {d.workload for d in decisions if d.preempted and d.reason == SLICE_REPLACED}

@@ -380,8 +380,22 @@ def _inject(template: dict[str, Any], flavor_labels: Mapping[str, str],
         present.extend(t for t in extra if t not in present)
 
 
-def write_jobs(snapshot: KueueSnapshot) -> list[dict[str, Any]]:
-    """The Jobs behind the workloads, ``spec.suspend`` set as Kueue sets it."""
+# Kueue's TopologySchedulingGate: the pods of a TAS pod set wait behind it until
+# Kueue's topology ungater pins each to a node of its topologyAssignment.
+TOPOLOGY_SCHEDULING_GATE = "kueue.x-k8s.io/topology"
+_UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+_TOPOLOGY_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology",
+                         "kueue.x-k8s.io/podset-preferred-topology", _UNCONSTRAINED)
+
+
+def write_jobs(snapshot: KueueSnapshot,
+               topology: Mapping[str, Sequence[TopologyAssignment | None]] | None = None
+               ) -> list[dict[str, Any]]:
+    """The Jobs behind the workloads, ``spec.suspend`` set as Kueue sets it. A Job whose
+    pod set has a topologyAssignment (``topology`` for workloads admitted in this run,
+    else the Workload's input) gets Kueue's topology scheduling gate in its template,
+    and the unconstrained annotation when it asked no topology (Kueue's FromAssignment
+    with TopologyAwareScheduling)."""
     state = snapshot.state
     out = []
     for key, source in snapshot.sources.items():
@@ -402,5 +416,19 @@ def write_jobs(snapshot: KueueSnapshot) -> list[dict[str, Any]]:
                     labels.update(flavor.node_labels)
                     tolerations.extend(flavor.tolerations)
             _inject(template, labels, tolerations)
+            assigned = (topology or {}).get(key) or _input_topology(source)
+            if assigned and assigned[0] is not None:
+                _gate(template)
         out.append(doc)
     return out
+
+
+def _gate(template: dict[str, Any]) -> None:
+    meta = template.setdefault("metadata", {})
+    annotations = meta.get("annotations") or {}
+    if not any(key in annotations for key in _TOPOLOGY_ANNOTATIONS):
+        meta["annotations"] = {**annotations, _UNCONSTRAINED: "true"}
+    gates = template.setdefault("spec", {}).setdefault("schedulingGates", [])
+    if not any(g.get("name") == TOPOLOGY_SCHEDULING_GATE for g in gates
+               if isinstance(g, dict)):
+        gates.append({"name": TOPOLOGY_SCHEDULING_GATE})
