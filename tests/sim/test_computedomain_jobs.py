@@ -262,3 +262,23 @@ def test_dralab_simulate_bad_compute_domain_scenario_exits_2(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "spec.workload[0].computeDomain: the fleet has no pool" in result.output
     assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
+
+
+def test_domains_of_nodes_removed_later_are_still_known() -> None:
+    """A job's NVLink domains are read when its pods are placed: nodes the autoscaler adds
+    for the job and removes afterwards still count by their clique label."""
+    doc = _doc()
+    doc["spec"]["duration"] = "2h"
+    pool = doc["spec"]["fleet"]["spec"]["pools"][0]
+    pool["count"] = 0
+    pool["autoscaling"] = {"min": 0, "max": 18, "pricePerHour": 100.0}
+    doc["spec"]["autoscaling"] = {"model": "cluster-autoscaler"}
+    doc["spec"]["workload"] = [{
+        "name": "pair", "arrivals": ["0s"], "podsPerJob": 2, "computeDomain": True,
+        "duration": {"distribution": "fixed", "mean": "30m"}, "cpu": "8", "memory": "8Gi",
+        "devices": {"type": "gpu", "count": 4}}]
+    mode = simulate(parse_scenario(doc, "s.yaml")).modes[0]
+    cd = mode.compute_domains
+    assert cd is not None and len(cd.jobs) == 1
+    assert cd.jobs[0].placed is not None and cd.jobs[0].domains == 1
+    assert cd.samples[-1][1] == 0  # scaled down to no NVLink node at the end

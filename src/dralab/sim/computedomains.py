@@ -140,6 +140,16 @@ class ComputeDomainSampler:
     kinds: frozenset[str]
     smallest: tuple[int, int]
     samples: list[tuple[float, int, int]] = field(default_factory=list)
+    # node -> its NVLink domain when a ComputeDomain pod was placed on it (nodes an
+    # autoscaler or an event removes later are still known by the report)
+    cliques: dict[str, str | None] = field(default_factory=dict)
+
+    def placed(self, node: str) -> None:
+        """A pod was bound to ``node``: remember the node's NVLink domain."""
+        if node not in self.cliques:
+            info = self.cluster.nodes.get(node)
+            self.cliques[node] = clique_of(info.node.metadata.labels) \
+                if info is not None else None
 
     def sample(self, t: float) -> None:
         pods, gpus = self.smallest

@@ -28,10 +28,8 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Sequence
 
-from dralab.api.base import KubeObject
 from dralab.api.core import Node, Pod
 from dralab.api.gcpause import gc_relaxed
-from dralab.api.nvlink import clique_of
 from dralab.api.resource import ResourceSlice
 from dralab.cluster import ClusterState
 from dralab.queueing.feasibility import flavor_labels
@@ -62,6 +60,7 @@ from .stages import (
 )
 from .stages.admission import AdmissionStage, LivePlacement
 from .stages.kai import KaiSchedulingStage
+from .stages.pods import PodState
 from .stages.sampling import Progress
 
 __all__ = ["MODE_LABELS", "Progress", "QueueingSetup", "run_mode", "simulate"]
@@ -141,23 +140,17 @@ def _cd_sampler(scenario: Scenario, mode: Mode, cluster: ClusterState,
         frozenset(k.name for k in kinds), min(multi) if multi else (0, 0))
 
 
-def _cd_metrics(scenario: Scenario, mode: Mode, cluster: ClusterState,
-                fleet: Sequence[KubeObject], arrived: Sequence[Arrival], book: PodBook,
+def _cd_metrics(scenario: Scenario, arrived: Sequence[Arrival], book: PodBook,
                 sampler: ComputeDomainSampler | None) -> ComputeDomainMetrics | None:
     """Each ComputeDomain job's wait and NVLink domains, and the sampled fragmentation."""
     if sampler is None:
         return None
-    labels = {o.name: o.metadata.labels for o in fleet if isinstance(o, Node)}
-    for name, (node, _) in scenario.pool_nodes.get(mode.name, {}).items():
-        labels.setdefault(name, node.metadata.labels)
-    for name, info in cluster.nodes.items():
-        labels.setdefault(name, info.node.metadata.labels)
     jobs = cd_jobs(
         ((a.name, a.kind.name, a.kind.pods_per_job, a.time)
          for a in arrived if a.kind.compute_domain),
         ((s.arrival.name, s.replica, s.started, s.node or "") for s in book.order
          if s.arrival.kind.compute_domain and s.started is not None),
-        lambda node: clique_of(labels.get(node, {})))
+        lambda node: sampler.cliques.get(node))
     return ComputeDomainMetrics(jobs=jobs, samples=tuple(sampler.samples),
                                 smallest=sampler.smallest[0],
                                 profile=gang_profile(scenario.scheduler))
@@ -207,13 +200,20 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     nodes = NodeLifecycle(env, cluster, jobs, observer, scheduling,
                           scenario.pool_nodes.get(mode.name, {}))
     sampling = Sampling(env, observer, book, mode.name, scenario.duration, progress)
-    scheduling.bind(started=completion.start, evicted=jobs.preempted)
     # The job controller counts each job's pods as they finish (a ComputeDomain job's
     # channel template goes with its last pod; a queued job's quota comes back).
     completion.on_finished = jobs.pod_finished
     cd_sampler = _cd_sampler(scenario, mode, cluster, observer)
-    if cd_sampler is not None:
+    if cd_sampler is None:
+        scheduling.bind(started=completion.start, evicted=jobs.preempted)
+    else:
         sampling.also.append(lambda: cd_sampler.sample(env.now))
+
+        def started(state: PodState, node: str) -> None:
+            cd_sampler.placed(node)
+            completion.start(state, node)
+
+        scheduling.bind(started=started, evicted=jobs.preempted)
     stages: list[Stage] = [nodes, completion, jobs, scheduling, sampling]
     admission: AdmissionStage | None = None
     if queueing is not None:
@@ -261,8 +261,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       kai_queues=kai.queue_metrics() if kai is not None else {},
                       job_waits=_job_waits(arrived, book) if admission or kai else (),
                       autoscaling=autoscaling.metrics() if autoscaling is not None else None,
-                      compute_domains=_cd_metrics(scenario, mode, cluster, fleet, arrived, book,
-                                                  cd_sampler))
+                      compute_domains=_cd_metrics(scenario, arrived, book, cd_sampler))
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None,
