@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from dralab.cli.main import cli
 from dralab.queueing.model import TopologyAssignment
-from dralab.queueing.tas_cache import parse_topology_assignment
+from dralab.queueing.topology_doc import parse_topology_assignment
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "nvlink-tas"
 CLIQUE = "nvidia.com/gpu.clique"
@@ -234,3 +234,31 @@ def test_simulate_says_it_does_not_model_kueues_tas(tmp_path: Path) -> None:
                    "Scheduling: ResourceFlavor gb200 names Topology nvlink, but workloads are "
                    "admitted by quota and their pods placed without the topology; dralab "
                    "admit on a snapshot gives Kueue's topologyAssignment\n")
+
+
+def test_a_v1beta2_admitted_workload_holds_its_nodes_and_is_written_v1beta1(
+        tmp_path: Path) -> None:
+    """A Workload read as v1beta2, its topologyAssignment in ``slices``: its 16 trays
+    are charged (the next 16-tray job goes to the other clique), and the output
+    (v1beta1) lists them as ``domains``."""
+    _, first = admit(*inputs("fleet.yaml", "kueue.yaml", "job.yaml"))
+    workload = first["job-pretrain-3a0ed"]
+    workload["apiVersion"] = "kueue.x-k8s.io/v1beta2"
+    [pod_set] = workload["status"]["admission"]["podSetAssignments"]
+    v1beta1 = pod_set["topologyAssignment"]
+    roots = [d["values"][0].removeprefix("gb200-") for d in v1beta1["domains"]]
+    pod_set["topologyAssignment"] = {"levels": v1beta1["levels"], "slices": [{
+        "domainCount": len(roots),
+        "valuesPerLevel": [{"individual": {"prefix": "gb200-", "roots": roots}}],
+        "podCounts": {"universal": 1}}]}
+    (tmp_path / "admitted.yaml").write_text(yaml.safe_dump(workload))
+    job = (EXAMPLE / "job.yaml").read_text()
+    (tmp_path / "second.yaml").write_text(job.replace("name: pretrain\n", "name: second\n"))
+    code, items = admit(*inputs("fleet.yaml", "kueue.yaml"), "-f", str(tmp_path / "admitted.yaml"),
+                        "-f", str(tmp_path / "second.yaml"))
+    assert code == 0
+    assert assignment(items["job-pretrain-3a0ed"]) == v1beta1
+    labels = cliques()
+    [second] = [v for k, v in items.items() if k.startswith("job-second-")]
+    held = {labels[d["values"][0]] for d in v1beta1["domains"]}
+    assert {labels[d["values"][0]] for d in assignment(second)["domains"]}.isdisjoint(held)

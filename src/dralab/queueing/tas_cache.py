@@ -35,9 +35,9 @@ from .model import TopologyAssignment
 from .objects import KueueConfiguration, KueueTopology, ResourceFlavor
 from .reader import KueueSnapshot
 from .requests import pod_requests
+from .topology_doc import parse_topology_assignment
 
-__all__ = ["TAS_GATE", "build_tas_provider", "parse_topology_assignment", "tas_flavors",
-           "tas_on", "topology_by_index"]
+__all__ = ["TAS_GATE", "build_tas_provider", "tas_flavors", "tas_on", "topology_by_index"]
 
 TAS_GATE = "TopologyAwareScheduling"
 _SCHEDULER_LIBRARY_GATE = "SchedulerLibraryIntegration"  # alpha, off
@@ -106,62 +106,6 @@ def topology_by_index(snapshot: KueueSnapshot, provider: TASProvider
         if source is not None and by_name:
             out[key] = tuple(by_name.get(p.name) for p in source.pod_sets)
     return out
-
-
-def parse_topology_assignment(doc: Mapping[str, Any]) -> TopologyAssignment | None:
-    """A ``topologyAssignment`` as Kueue writes it: v1beta1 ``domains`` (values, count)
-    or v1beta2 ``slices`` (``domainCount``, ``valuesPerLevel`` universal or
-    prefix+roots+suffix, ``podCounts`` universal or individual). None when malformed."""
-    levels = doc.get("levels")
-    if not isinstance(levels, list) or not all(isinstance(x, str) for x in levels):
-        return None
-    domains: list[tuple[tuple[str, ...], int]] = []
-    if isinstance(doc.get("domains"), list):
-        for domain in doc["domains"]:
-            values = domain.get("values") if isinstance(domain, Mapping) else None
-            count = domain.get("count") if isinstance(domain, Mapping) else None
-            if not isinstance(values, list) or not isinstance(count, int):
-                return None
-            domains.append((tuple(str(v) for v in values), count))
-    elif isinstance(doc.get("slices"), list):
-        for piece in doc["slices"]:
-            decoded = _slice(piece, len(levels)) if isinstance(piece, Mapping) else None
-            if decoded is None:
-                return None
-            domains.extend(decoded)
-    else:
-        return None
-    return TopologyAssignment(tuple(levels), tuple(domains))
-
-
-def _slice(piece: Mapping[str, Any], depth: int) -> list[tuple[tuple[str, ...], int]] | None:
-    count = piece.get("domainCount")
-    per_level = piece.get("valuesPerLevel")
-    pods = piece.get("podCounts")
-    if not isinstance(count, int) or not isinstance(per_level, list) \
-            or len(per_level) != depth or not isinstance(pods, Mapping):
-        return None
-    columns: list[list[str]] = []
-    for level in per_level:
-        if not isinstance(level, Mapping):
-            return None
-        if isinstance(level.get("universal"), str):
-            columns.append([level["universal"]] * count)
-            continue
-        individual = level.get("individual")
-        roots = individual.get("roots") if isinstance(individual, Mapping) else None
-        if not isinstance(roots, list) or len(roots) != count:
-            return None
-        assert isinstance(individual, Mapping)
-        prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
-        columns.append([f"{prefix}{root}{suffix}" for root in roots])
-    if isinstance(pods.get("universal"), int):
-        counts = [pods["universal"]] * count
-    elif isinstance(pods.get("individual"), list) and len(pods["individual"]) == count:
-        counts = list(pods["individual"])
-    else:
-        return None
-    return [(tuple(column[i] for column in columns), counts[i]) for i in range(count)]
 
 
 def _admitted_topology(raw: Mapping[str, Any] | None, names: Sequence[str]

@@ -39,6 +39,7 @@ from dralab.api.quantity import Quantity, QuantityFormat
 from .hierarchy import ancestors
 from .model import Admission, Decision, QueueingState, TopologyAssignment
 from .reader import KueueSnapshot, WorkloadSource
+from .topology_doc import parse_topology_assignment
 
 __all__ = ["KUEUE_WORKLOAD_API", "SLICE_REPLACED", "admission_outcomes", "topology_assignment_doc",
            "write_jobs", "write_workloads"]
@@ -86,7 +87,10 @@ def _admission(admission: Admission,
         if isinstance(assigned, TopologyAssignment):
             out["topologyAssignment"] = topology_assignment_doc(assigned)
         elif assigned is not None:
-            out["topologyAssignment"] = copy.deepcopy(assigned)
+            # As read; a v1beta2 one (``slices``) in the v1beta1 shape this writes.
+            parsed = parse_topology_assignment(assigned) if "slices" in assigned else None
+            out["topologyAssignment"] = topology_assignment_doc(parsed) if parsed is not None \
+                else copy.deepcopy(assigned)
         assignments.append(out)
     return {"clusterQueue": admission.cluster_queue, "podSetAssignments": assignments}
 
