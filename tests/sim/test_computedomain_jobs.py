@@ -39,6 +39,7 @@ from dralab.sim.simulate import simulate
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 KUBE = EXAMPLES / "nvl72-kube.yaml"
 GANG = EXAMPLES / "nvl72-kube-gang.yaml"
+AFFINITY = EXAMPLES / "nvl72-kube-affinity.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +145,23 @@ def test_gang_profile_keeps_every_job_in_one_domain(gang: SimulationResult) -> N
     assert s["stranded_mean"] == pytest.approx(3.73, abs=0.01)
 
 
+def test_clique_pod_affinity_keeps_jobs_whole_upstream() -> None:
+    """What NVIDIA's docs recommend, with kube-scheduler as it is: required pod affinity on
+    nvidia.com/gpu.clique with the job's own pods (matchLabelKeys). No job spans; the
+    first pod picks the rack, so some jobs wait for room there."""
+    result = simulate(load_scenario(str(AFFINITY)))
+    mode = result.modes[0]
+    s = _summary(result)
+    assert mode.compute_domains is not None and mode.compute_domains.profile == "default"
+    assert (s["jobs"], s["started"], s["spanning"], s["never_started"]) == (24, 23, 0, 1)
+    assert s["wait_p90"] == pytest.approx(1358.85, abs=0.01)
+    # the manifest's pod plus the channel the scenario's computeDomain adds
+    arrival = draw_arrivals(load_scenario(str(AFFINITY)))[0]
+    prototype = load_scenario(str(AFFINITY)).templates[arrival.kind.name].pod
+    pod = DRA.make_pod(arrival, 0, 0, prototype)
+    assert [r.name for r in pod.spec.resource_claims] == ["gpus", CHANNEL_CLAIM]
+
+
 def test_waits_count_to_the_last_pod(kube: SimulationResult, gang: SimulationResult) -> None:
     """A job's wait is arrival -> its last pod placed; the gang's pods are placed together."""
     for result in (kube, gang):
@@ -227,6 +245,26 @@ def test_bad_input_is_one_line(change: Any, message: str) -> None:
         parse_scenario(doc, "s.yaml")
     text = str(err.value)
     assert text == f"s.yaml: {message}"
+
+
+def test_a_manifest_naming_its_own_channel_claim_is_refused(tmp_path: Path) -> None:
+    manifest = (EXAMPLES / "nvl72-kube-affinity" / "train.yaml").read_text()
+    manifest = manifest.replace("claims: [{name: gpus}]", "claims: [{name: gpus}, "
+                                "{name: compute-domain-channel}]")
+    manifest = manifest.replace("- {name: gpus, resourceClaimTemplateName: four-gpus}",
+                                "- {name: gpus, resourceClaimTemplateName: four-gpus}\n"
+                                "      - {name: compute-domain-channel, "
+                                "resourceClaimTemplateName: four-gpus}")
+    (tmp_path / "train.yaml").write_text(manifest)
+    doc = yaml.safe_load(AFFINITY.read_text())
+    for kind in doc["spec"]["workload"]:
+        kind["template"] = "train.yaml"
+    with pytest.raises(InputError) as err:
+        parse_scenario(doc, "s.yaml", str(tmp_path))
+    assert str(err.value) == (
+        "s.yaml: spec.workload[0].template: its pod already claims 'compute-domain-channel'; "
+        "with computeDomain: true the job's ComputeDomain adds that claim (remove it from "
+        "the manifest)")
 
 
 def test_compare_override_is_checked_too() -> None:

@@ -42,6 +42,7 @@ from .nvlink import compute_domain
 from .spec import JobKind, ScenarioError
 
 __all__ = ["CHANNEL_CLAIM", "ComputeDomainSampler", "cd_jobs", "check_compute_domains",
+           "check_template_channels",
            "gang_profile", "gang_sizes", "job_compute_domain", "job_template",
            "with_channel_claim"]
 
@@ -110,6 +111,20 @@ def check_compute_domains(workload: Sequence[JobKind], fleet: Fleet,
                 f"{job.pods_per_job} pods of a ComputeDomain need {job.pods_per_job} nodes "
                 f"(one channel each); the fleet has {nodes} with computeDomains"))
 
+
+
+def check_template_channels(workload: Sequence[JobKind], pods: Mapping[str, Pod],
+                            source: str) -> None:
+    """ScenarioError when a ``computeDomain`` kind's manifest pod (``pods``: kind name ->
+    its template's pod) already has a claim named ``compute-domain-channel``: the job's
+    ComputeDomain brings that claim, the manifest must not name its own."""
+    for i, job in enumerate(workload):
+        pod = pods.get(job.name)
+        if job.compute_domain and pod is not None and any(
+                ref.name == CHANNEL_CLAIM for ref in pod.spec.resource_claims):
+            raise ScenarioError(source, f"spec.workload[{i}].template", (
+                f"its pod already claims {CHANNEL_CLAIM!r}; with computeDomain: true the "
+                "job's ComputeDomain adds that claim (remove it from the manifest)"))
 
 
 def gang_profile(config: Mapping[str, Any] | None) -> str:

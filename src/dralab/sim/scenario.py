@@ -72,8 +72,9 @@ compare, a duration and a seed. Example (every field; defaults in comments)::
         minMember: 2               # KAI: the job's gang, pods that start together
                                    # (default podsPerJob)
         computeDomain: false       # each job creates its own ComputeDomain (<job>-cd,
-                                   # numNodes podsPerJob) and every pod claims a channel
-                                   # from the template NVIDIA's controller writes for it;
+                                   # numNodes podsPerJob) and every pod (a template's too)
+                                   # claims a channel (compute-domain-channel) from the
+                                   # template NVIDIA's controller writes for it;
                                    # needs a fleet pool with computeDomains: true and the
                                    # dra mode only (see sim.computedomains). Pods may span
                                    # NVLink domains (upstream); the scheduler profile may
@@ -121,7 +122,7 @@ from dralab.autoscale.karpenter_template import nodepools_fleet_document
 
 from .autoscaling import parse_autoscaling, read_nodepools
 from .checks import check_event, check_kind
-from .computedomains import check_compute_domains
+from .computedomains import check_compute_domains, check_template_channels
 from .fleets import fleet_path, load_fleet, read_fleet_document
 from .growth import grow_pools
 from .jobs import templates_for
@@ -358,6 +359,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>",
         1 for e in spec.events if e.pool in gpu_pools)
     check_work(spec.workload, duration, sample, gpu_nodes, source)
     templates = read_templates(spec.workload, base_dir, source, allow_outside)
+    check_template_channels(spec.workload, {k: t.pod for k, t in templates.items()}, source)
     scenario = msgspec.structs.replace(scenario, templates=templates)
     scenario = msgspec.structs.replace(scenario, device_plugin=translate_templates(scenario))
     kinds = tuple(typed_kind(job, metrics_shape(scenario, job)) for job in spec.workload)
