@@ -162,11 +162,11 @@ def test_an_admitted_workload_holds_its_clique(tmp_path: Path) -> None:
 
 
 def test_tas_gate_off_admits_by_quota_without_an_assignment(tmp_path: Path) -> None:
-    config = tmp_path / "config.yaml"
-    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-                      "featureGates: {TopologyAwareScheduling: false}\n")
-    code, items = admit(*inputs("fleet.yaml", "kueue.yaml", "job.yaml", "running.yaml"),
-                        "-f", str(config))
+    kueue = tmp_path / "kueue.yaml"
+    kueue.write_text((EXAMPLE / "kueue.yaml").read_text().replace(
+        "kind: Configuration\n", "kind: Configuration\n"
+        "featureGates: {TopologyAwareScheduling: false}\n", 1))
+    code, items = admit(*inputs("fleet.yaml", "job.yaml", "running.yaml"), "-f", str(kueue))
     assert code == 0
     [pod_set] = items["job-pretrain-3a0ed"]["status"]["admission"]["podSetAssignments"]
     assert "topologyAssignment" not in pod_set
@@ -262,3 +262,35 @@ def test_a_v1beta2_admitted_workload_holds_its_nodes_and_is_written_v1beta1(
     [second] = [v for k, v in items.items() if k.startswith("job-second-")]
     held = {labels[d["values"][0]] for d in v1beta1["domains"]}
     assert {labels[d["values"][0]] for d in assignment(second)["domains"]}.isdisjoint(held)
+
+
+def test_a_computedomain_job_stays_in_one_clique_with_its_channels() -> None:
+    """NVIDIA's way to run a multi-node NVLink job: a ComputeDomain whose channel
+    template (written as the driver's controller does) every pod claims. Kueue charges
+    the channel through deviceClassMappings; TAS keeps the 16 pods in one clique, and on
+    the assigned nodes each pod gets its GPUs and the tray's IMEX channel."""
+    code, items = admit(*inputs("fleet.yaml", "kueue.yaml", "computedomain-job.yaml"))
+    assert code == 0
+    workload = items["job-pretrain-cd-406c3"]
+    [pod_set] = workload["status"]["admission"]["podSetAssignments"]
+    assert pod_set["resourceUsage"]["nvidia.com/imex-channel"] == "16"
+    labels = cliques()
+    assert len({labels[d["values"][0]] for d in pod_set["topologyAssignment"]["domains"]}) == 1
+    code, out, err = run("explain", "workload", "default/pretrain-cd",
+                         *inputs("fleet.yaml", "kueue.yaml", "computedomain-job.yaml"))
+    assert (code, err) == (0, "")
+    assert "  pod set main (on the nodes of Kueue's topologyAssignment): all 16 pods fit" in out
+
+
+def test_without_the_channel_mapping_kueue_calls_the_job_misconfigured(tmp_path: Path) -> None:
+    text = (EXAMPLE / "kueue.yaml").read_text()
+    kueue = tmp_path / "kueue.yaml"
+    kueue.write_text(text[text.index("apiVersion: kueue.x-k8s.io"):])
+    code, items = admit(*inputs("fleet.yaml", "computedomain-job.yaml"), "-f", str(kueue))
+    assert code == 1
+    [reserved] = [c for c in items["job-pretrain-cd-406c3"]["status"]["conditions"]
+                  if c["type"] == "QuotaReserved"]
+    assert (reserved["reason"], reserved["message"]) == ("Misconfigured", (
+        "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName: Not "
+        "found: \"DeviceClass compute-domain-default-channel.nvidia.com is not mapped in DRA "
+        "configuration for podset main\""))

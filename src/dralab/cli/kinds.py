@@ -78,8 +78,12 @@ EXPLAIN_CLAIM = VerbKinds("explain claim", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS,
                           FleetUse.EXPAND)
 # autoscale builds its cluster as schedule does (ComputeDomains' channel templates too).
 AUTOSCALE = VerbKinds("autoscale", CLUSTER_KINDS | COMPUTE_DOMAIN_KEYS, FleetUse.OWN)
-ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS, FleetUse.EXPAND)
-EXPLAIN_WORKLOAD = VerbKinds("explain workload", CLUSTER_KINDS | KUEUE_KIND_KEYS,
+# admit reads a ComputeDomain for the channel template its controller creates, which a
+# pod set may claim from (queueing.load.channel_templates).
+ADMIT = VerbKinds("admit", CLUSTER_KINDS | KUEUE_KIND_KEYS | COMPUTE_DOMAIN_KEYS,
+                  FleetUse.EXPAND)
+EXPLAIN_WORKLOAD = VerbKinds("explain workload",
+                             CLUSTER_KINDS | KUEUE_KIND_KEYS | COMPUTE_DOMAIN_KEYS,
                              FleetUse.EXPAND)
 ALLOCATE = VerbKinds("allocate", ALLOCATION_KINDS, FleetUse.EXPAND)
 # import passes every object through (in its own version); a Fleet is no published

@@ -8,6 +8,8 @@ from dralab.api.base import KubeObject
 from dralab.api.codec import DecodeError
 from dralab.api.errors import LoadError
 from dralab.api.io import Document, decode_document
+from dralab.api.resource import ResourceClaimTemplate
+from dralab.controllers.computedomain import compute_domains, workload_claim_template
 from dralab.validation.check import validate_documents
 
 from .checks import kueue_problems
@@ -61,4 +63,20 @@ def load_snapshot(docs: list[Document]) -> tuple[list[KubeObject], list[str]]:
                                 f"is {config.where}): Kueue reads one")
             config = config or doc
         objects.append(obj)
-    return objects, problems
+    return [*objects, *channel_templates(objects)], problems
+
+
+def channel_templates(objects: list[KubeObject]) -> list[ResourceClaimTemplate]:
+    """The workload channel ResourceClaimTemplate of each ComputeDomain that the
+    snapshot lacks: NVIDIA's compute-domain controller creates it with the
+    ComputeDomain, so Kueue finds it when it reads a pod set that claims from it (as
+    ``build_cluster`` adds it for the scheduler)."""
+    present = {(o.namespace or "default", o.name) for o in objects
+               if isinstance(o, ResourceClaimTemplate)}
+    out = []
+    for cd in compute_domains(objects):
+        template = workload_claim_template(cd)
+        if (template.namespace or "default", template.name) not in present:
+            present.add((template.namespace or "default", template.name))
+            out.append(template)
+    return out
