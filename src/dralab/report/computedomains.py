@@ -40,10 +40,12 @@ def _line(mode: ModeResult) -> str | None:
     s = cd.summary()
     stranded = "—" if s["stranded_mean"] is None else f"{s['stranded_mean']:.1f}"
     share = "—" if s["stranded_share"] is None else f"{s['stranded_share']:.0%}"
+    held = "—" if s["held_mean"] is None else f"{s['held_mean']:.1f}"
     return (f"  {mode.label} [{cd.profile}]: {s['jobs']} multi-node jobs, {s['started']} "
             f"started, {s['spanning']} spanning >1 NVLink domain, {s['never_started']} "
             f"never started; wait p50 {_minutes(s['wait_p50'])}, p90 "
-            f"{_minutes(s['wait_p90'])}; stranded GPUs {stranded} ({share} of free)")
+            f"{_minutes(s['wait_p90'])}; stranded GPUs {stranded} ({share} of free); "
+            f"GPUs held waiting {held}")
 
 
 def render_compute_domains(result: SimulationResult) -> str | None:
@@ -74,9 +76,10 @@ def render_compute_domains(result: SimulationResult) -> str | None:
     if any(cd.profile != "default" for cd in cds):
         out.append("NVLinkDomainGang: dralab's opt-in plugin beyond upstream (each job's pods "
                    "bind together in one NVLink domain, or wait).")
-    out.append("wait: arrival to the last pod placed; stranded: free GPUs in NVLink domains "
-               f"that cannot hold a whole job of the smallest multi-node kind "
-               f"({smallest} pods), mean over samples.")
+    out.append("wait: arrival to the last pod placed (the job's work starts then); "
+               "stranded: free GPUs in NVLink domains that cannot hold a whole job of the "
+               f"smallest multi-node kind ({smallest} pods); held waiting: GPUs of pods "
+               "placed while their job's other pods are not; means over samples.")
     return "\n".join(_wrap(line) for line in out)
 
 
@@ -96,10 +99,12 @@ def render_compute_domains_seeds(results: Sequence[SimulationResult]) -> str | N
         p90 = [float(s["wait_p90"]) for s in summaries if s["wait_p90"] is not None]
         stranded = [float(s["stranded_mean"]) for s in summaries
                     if s["stranded_mean"] is not None]
+        held = [float(s["held_mean"]) for s in summaries if s["held_mean"] is not None]
         out.append(f"  {mode.label}: {spanning} of {started} started jobs span NVLink "
                    f"domains, {never} never started; wait p90 mean "
                    f"{_minutes(sum(p90) / len(p90) if p90 else None)}; stranded GPUs mean "
-                   f"{sum(stranded) / len(stranded) if stranded else 0:.1f}")
+                   f"{sum(stranded) / len(stranded) if stranded else 0:.1f}; held "
+                   f"waiting {sum(held) / len(held) if held else 0:.1f}")
     return "\n".join(_wrap(line) for line in out)
 
 

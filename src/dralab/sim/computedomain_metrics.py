@@ -1,7 +1,8 @@
 """What a run says about its ComputeDomain jobs (``computeDomain: true``, issue 36).
 
 Per job: when its last pod was first placed (arrival -> the last replica's first start
-is the job's wait: a multi-node job runs only once every pod has a node) and how many
+is the job's wait: a multi-node job's work starts only once every pod has a node; the
+pods placed before hold their nodes meanwhile, ``held`` GPUs) and how many
 NVLink domains (``nvidia.com/gpu.clique`` values) its pods landed in. Upstream
 (kube-scheduler and NVIDIA's driver as they are) may split a job across domains; the
 count says how often it did.
@@ -54,11 +55,12 @@ class CdJob:
 @dataclass(frozen=True, slots=True)
 class ComputeDomainMetrics:
     """A run's ComputeDomain jobs (arrival order) and its NVLink fragmentation samples
-    ``(t, free GPUs in NVLink domains, stranded free GPUs)``; ``smallest`` is the pods of
-    the smallest multi-node kind the stranded measure is for (0: no multi-node kind)."""
+    ``(t, free GPUs in NVLink domains, stranded free GPUs, GPUs held by placed pods of
+    jobs not all placed)``; ``smallest`` is the pods of the smallest multi-node kind the
+    stranded measure is for (0: no multi-node kind)."""
 
     jobs: tuple[CdJob, ...]
-    samples: tuple[tuple[float, int, int], ...] = ()
+    samples: tuple[tuple[float, int, int, int], ...] = ()
     smallest: int = 0
     profile: str = "default"   # "NVLinkDomainGang" when the scenario's profile enables it
 
@@ -70,11 +72,12 @@ class ComputeDomainMetrics:
         """Multi-node jobs: arrived, started (every pod placed), spanning more than one
         NVLink domain, never started; their waits p50/p90 (seconds, None without one);
         the stranded GPUs' mean over the samples and their share of free GPUs (mean over
-        samples with any free GPU)."""
+        samples with any free GPU); the mean GPUs held by placed pods waiting for their
+        job's other pods."""
         jobs = self.multi_node
         started = [j for j in jobs if j.placed is not None]
         waits = sorted(j.wait for j in started if j.wait is not None)
-        shares = [s / f for _, f, s in self.samples if f > 0]
+        shares = [s / f for _, f, s, _ in self.samples if f > 0]
         return {
             "jobs": len(jobs),
             "started": len(started),
@@ -82,9 +85,11 @@ class ComputeDomainMetrics:
             "never_started": len(jobs) - len(started),
             "wait_p50": _percentile(waits, 50),
             "wait_p90": _percentile(waits, 90),
-            "stranded_mean": (math.fsum(s for _, _, s in self.samples) / len(self.samples)
+            "stranded_mean": (math.fsum(s for _, _, s, _ in self.samples) / len(self.samples)
                               if self.samples else None),
             "stranded_share": math.fsum(shares) / len(shares) if shares else None,
+            "held_mean": (math.fsum(h for *_, h in self.samples) / len(self.samples)
+                          if self.samples else None),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -95,7 +100,8 @@ class ComputeDomainMetrics:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ComputeDomainMetrics:
         return cls(jobs=tuple(CdJob(**j) for j in data["jobs"]),
-                   samples=tuple((float(t), int(f), int(s)) for t, f, s in data["samples"]),
+                   samples=tuple((float(t), int(f), int(s), int(h))
+                                 for t, f, s, h in data["samples"]),
                    smallest=int(data["smallest_multi_node_job"]),
                    profile=str(data.get("profile", "default")))
 

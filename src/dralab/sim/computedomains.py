@@ -148,13 +148,15 @@ class ComputeDomainSampler:
     """Samples NVLink fragmentation during a run. ``use`` gives, per GPU node present,
     the used share of each GPU (the run's accounting); ``kinds`` are the ComputeDomain
     job kinds (their running pods hold their node's one channel); ``smallest`` is
-    (pods, GPUs per pod) of the smallest multi-node kind."""
+    (pods, GPUs per pod) of the smallest multi-node kind; ``held`` the GPUs held by
+    placed pods of jobs not all placed yet."""
 
     cluster: ClusterState
     use: Callable[[], Mapping[str, Sequence[float]]]
     kinds: frozenset[str]
     smallest: tuple[int, int]
-    samples: list[tuple[float, int, int]] = field(default_factory=list)
+    held: Callable[[], int] = lambda: 0
+    samples: list[tuple[float, int, int, int]] = field(default_factory=list)
     # node -> its NVLink domain when a ComputeDomain pod was placed on it (nodes an
     # autoscaler or an event removes later are still known by the report)
     cliques: dict[str, str | None] = field(default_factory=dict)
@@ -183,7 +185,7 @@ class ComputeDomainSampler:
             fits = node not in channel_held and idle >= gpus
             room[clique] = room.get(clique, 0) + (1 if fits else 0)
         stranded = sum(n for c, n in free.items() if pods > 1 and room[c] < pods)
-        self.samples.append((t, sum(free.values()), stranded))
+        self.samples.append((t, sum(free.values()), stranded, self.held()))
 
 
 def cd_jobs(arrivals: Iterable[tuple[str, str, int, float]],

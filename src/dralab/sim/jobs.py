@@ -107,8 +107,13 @@ def draw_arrivals(scenario: ParsedScenario) -> list[Arrival]:
                 raise ScenarioError(scenario.source, "spec.workload",
                                     f"more than {2 * MAX_SCENARIO_PODS:,} pods drawn "
                                     "(twice MAX_SCENARIO_PODS)")
-            durations = tuple(max(1.0, kind.duration.draw(rng))
-                              for _ in range(kind.pods_per_job))
+            if kind.compute_domain:
+                # One multi-node job (its pods share an NVLink job): its pods run, and end,
+                # together.
+                durations = (max(1.0, kind.duration.draw(rng)),) * kind.pods_per_job
+            else:
+                durations = tuple(max(1.0, kind.duration.draw(rng))
+                                  for _ in range(kind.pods_per_job))
             out.append((t, order, Arrival(t, kind, index, durations)))
     out.sort(key=lambda item: (item[0], item[1], item[2].index))
     return [a for _, _, a in out]

@@ -129,7 +129,7 @@ def _job_waits(arrivals: list[Arrival], book: PodBook) -> tuple[float, ...]:
 
 
 def _cd_sampler(scenario: Scenario, mode: Mode, cluster: ClusterState,
-                observer: Observer) -> ComputeDomainSampler | None:
+                observer: Observer, held: Callable[[], int]) -> ComputeDomainSampler | None:
     """The NVLink fragmentation sampler when the scenario has ComputeDomain job kinds."""
     kinds = [k for k in scenario.kinds if k.compute_domain]
     if not kinds:
@@ -137,7 +137,7 @@ def _cd_sampler(scenario: Scenario, mode: Mode, cluster: ClusterState,
     multi = [(k.pods_per_job, mode.demand(k)[0]) for k in kinds if k.pods_per_job > 1]
     return ComputeDomainSampler(
         cluster, lambda: observer.accounting.use(observer.node_gpus),
-        frozenset(k.name for k in kinds), min(multi) if multi else (0, 0))
+        frozenset(k.name for k in kinds), min(multi) if multi else (0, 0), held)
 
 
 def _cd_metrics(scenario: Scenario, arrived: Sequence[Arrival], book: PodBook,
@@ -203,7 +203,7 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
     # The job controller counts each job's pods as they finish (a ComputeDomain job's
     # channel template goes with its last pod; a queued job's quota comes back).
     completion.on_finished = jobs.pod_finished
-    cd_sampler = _cd_sampler(scenario, mode, cluster, observer)
+    cd_sampler = _cd_sampler(scenario, mode, cluster, observer, completion.held_gpus)
     if cd_sampler is None:
         scheduling.bind(started=completion.start, evicted=jobs.preempted)
     else:

@@ -27,13 +27,46 @@ class Completion(Stage):
         self.scheduling = scheduling
         # Told when a pod has run its time (the job controller counts a job's pods).
         self.on_finished: Callable[[PodState], None] | None = None
+        # ComputeDomain jobs: per job not yet running, its placed pods by replica; the
+        # jobs whose pods all got placed (their work started).
+        self._gangs: dict[str, dict[int, PodState]] = {}
+        self._running_jobs: set[str] = set()
 
     def start(self, state: PodState, node: str) -> None:
-        """``state``'s pod was bound to ``node``: count what it holds, schedule its end."""
+        """``state``'s pod was bound to ``node``: count what it holds, schedule its end.
+
+        A multi-node ComputeDomain job's work starts when its last pod is placed: the
+        pods placed before it hold their nodes and wait, and then all run the job's
+        time and end together. A pod re-created after the job started (an evicted one)
+        runs its full time from its own start, as any other pod."""
         self.book.change(state, started=self.env.now)
         state.node = node
         state.devices, state.gpu_fraction = self.observer.pod_started(
             state.info, state.arrival.kind.demand, node)
+        arrival = state.arrival
+        name = arrival.name
+        if arrival.kind.compute_domain and len(arrival.durations) > 1 \
+                and name not in self._running_jobs:
+            placed = self._gangs.setdefault(name, {})
+            placed[state.replica] = state
+            live = {r: s for r, s in placed.items() if s.ended is None and not s.preempted}
+            if len(live) < len(arrival.durations):
+                self._gangs[name] = live
+                return
+            del self._gangs[name]
+            self._running_jobs.add(name)
+            for member in live.values():
+                self._run(member)
+            return
+        self._run(state)
+
+    def held_gpus(self) -> int:
+        """Devices held now by placed pods of ComputeDomain jobs whose other pods are not
+        all placed yet (their work has not started)."""
+        return sum(s.devices for placed in self._gangs.values() for s in placed.values()
+                   if s.ended is None and not s.preempted)
+
+    def _run(self, state: PodState) -> None:
         duration = state.arrival.durations[state.replica]
         state.completion = self.after(duration, functools.partial(self.complete,
                                                                   state.info.key))
