@@ -342,3 +342,39 @@ def test_domains_of_nodes_removed_later_are_still_known() -> None:
     assert cd is not None and len(cd.jobs) == 1
     assert cd.jobs[0].placed is not None and cd.jobs[0].domains == 1
     assert cd.samples[-1][1] == 0  # scaled down to no NVLink node at the end
+
+
+def _queued(tmp_path: Path, mapped: bool) -> dict[str, Any]:
+    kueue = (EXAMPLES / "queues-dra-autoscaling" / "kueue.yaml").read_text()
+    if mapped:
+        kueue = kueue.replace(
+            "    deviceClassNames: [gpu.nvidia.com]\n",
+            "    deviceClassNames: [gpu.nvidia.com]\n  - name: nvidia.com/imex-channel\n"
+            "    deviceClassNames: [compute-domain-default-channel.nvidia.com]\n")
+        kueue = kueue.replace("coveredResources: [cpu, memory, nvidia.com/gpu]",
+                              "coveredResources: [cpu, memory, nvidia.com/gpu, "
+                              "nvidia.com/imex-channel]")
+        kueue = kueue.replace('      - {name: nvidia.com/gpu, nominalQuota: "24"}',
+                              '      - {name: nvidia.com/gpu, nominalQuota: "72"}\n'
+                              '      - {name: nvidia.com/imex-channel, nominalQuota: "18"}')
+    (tmp_path / "kueue.yaml").write_text(kueue)
+    doc = _doc()
+    doc["spec"]["queueing"] = {"kueue": "kueue.yaml"}
+    for kind, queue in zip(doc["spec"]["workload"], ("team-a", "team-b"), strict=True):
+        kind.update(queue=f"{queue}/training", cpu="8", memory="8Gi")
+    return doc
+
+
+def test_kueue_admits_compute_domain_jobs_as_its_dra_config_says(tmp_path: Path) -> None:
+    """Kueue counts DRA claims through deviceClassMappings: the channel class unmapped, no
+    job of the kind is admissible (Kueue's own error); mapped and covered, they run,
+    each job's pod set with its ComputeDomain's channel claim."""
+    with pytest.raises(InputError) as err:
+        simulate(parse_scenario(_queued(tmp_path, False), "s.yaml", str(tmp_path)))
+    assert "spec.workload[0].queue: Kueue would admit none of its jobs in dra mode: " \
+        "spec.podSets[0].template.spec.resourceClaims[1].resourceClaimTemplateName: " \
+        "Not found: \"DeviceClass compute-domain-default-channel.nvidia.com is not mapped" \
+        in str(err.value)
+    result = simulate(parse_scenario(_queued(tmp_path, True), "s.yaml", str(tmp_path)))
+    s = _summary(result)
+    assert (s["jobs"], s["started"]) == (24, 24) and s["spanning"] > 0

@@ -28,6 +28,7 @@ from dralab.queueing.model import AdmissionPolicy, PodSetRequest, QueueingState,
 from dralab.queueing.objects import CONFIG_GROUP, KUEUE_GROUP, LocalQueue
 from dralab.queueing.reader import admission_fair_sharing, pod_set_request, read_snapshot
 
+from .computedomains import job_template
 from .jobs import Arrival
 from .modes import Mode
 from .spec import JobKind, QueueingRef, ScenarioError
@@ -113,8 +114,12 @@ def queueing_setup(scenario: ParsedScenario) -> QueueingSetup | None:
             request = per_kind.get(arrival.kind.name)
             if request is None:
                 pod = mode.make_pod(arrival, 0, 0, prototypes.get(arrival.kind.name))
+                # A ComputeDomain job's channel template exists once the job does (the
+                # controller writes it); each job's has the same shape, so one serves.
+                known = [*everything, job_template(arrival)] \
+                    if arrival.kind.compute_domain else everything
                 try:
-                    request = pod_set_request(everything, pod, 1)
+                    request = pod_set_request(known, pod, 1)
                 except Inadmissible as exc:
                     # Kueue keeps such a workload inadmissible for good: every job of the
                     # kind would wait the whole run, which a scenario never means.

@@ -27,26 +27,31 @@ class Completion(Stage):
         self.scheduling = scheduling
         # Told when a pod has run its time (the job controller counts a job's pods).
         self.on_finished: Callable[[PodState], None] | None = None
-        # ComputeDomain jobs: per job not yet running, its placed pods by replica; the
-        # jobs whose pods all got placed (their work started).
+        # ComputeDomain jobs: per job not yet running, its placed pods by replica; per job
+        # whose pods all got placed (its work started), those pods. A job none of whose
+        # pods is left (Kueue suspended it, or all were evicted) starts anew.
         self._gangs: dict[str, dict[int, PodState]] = {}
-        self._running_jobs: set[str] = set()
+        self._running_jobs: dict[str, list[PodState]] = {}
 
     def start(self, state: PodState, node: str) -> None:
         """``state``'s pod was bound to ``node``: count what it holds, schedule its end.
 
         A multi-node ComputeDomain job's work starts when its last pod is placed: the
         pods placed before it hold their nodes and wait, and then all run the job's
-        time and end together. A pod re-created after the job started (an evicted one)
-        runs its full time from its own start, as any other pod."""
+        time and end together. A pod re-created while the job runs (an evicted one) runs
+        its full time from its own start, as any other pod."""
         self.book.change(state, started=self.env.now)
         state.node = node
         state.devices, state.gpu_fraction = self.observer.pod_started(
             state.info, state.arrival.kind.demand, node)
         arrival = state.arrival
         name = arrival.name
-        if arrival.kind.compute_domain and len(arrival.durations) > 1 \
-                and name not in self._running_jobs:
+        if arrival.kind.compute_domain and len(arrival.durations) > 1:
+            running = self._running_jobs.get(name, [])
+            if any(m.ended is None and not m.preempted for m in running):
+                running.append(state)  # re-created while the job runs
+                self._run(state)
+                return
             placed = self._gangs.setdefault(name, {})
             placed[state.replica] = state
             live = {r: s for r, s in placed.items() if s.ended is None and not s.preempted}
@@ -54,7 +59,7 @@ class Completion(Stage):
                 self._gangs[name] = live
                 return
             del self._gangs[name]
-            self._running_jobs.add(name)
+            self._running_jobs[name] = list(live.values())
             for member in live.values():
                 self._run(member)
             return
