@@ -5,7 +5,10 @@ job's pods, allocationMode Single) and, as NVIDIA's compute-domain controller do
 workload channel ResourceClaimTemplate ``<job>-cd-channel``
 (``controllers.computedomain.workload_claim_template``); every pod of the job claims a
 channel from it (claim ``compute-domain-channel``, as the driver's demos name it) besides
-its GPUs. When the job's last pod has run its time the template goes.
+its GPUs. The job's pods share one drawn run time, and its work starts when its last
+pod is placed: pods placed before hold their nodes and wait (``stages.completion``).
+When the job's last pod has run its time the template goes. Behind Kueue, the channel
+claim counts as Kueue's deviceClassMappings say (unmapped: the job is inadmissible).
 
 Upstream default (NVIDIA/k8s-dra-driver-gpu 22407113785e78c7763b4637689a201eb39c6199 and
 kube-scheduler as is): the channel request has no node constraint and the pods are placed
@@ -110,7 +113,6 @@ def check_compute_domains(workload: Sequence[JobKind], fleet: Fleet,
             raise ScenarioError(source, f"spec.workload[{i}].podsPerJob", (
                 f"{job.pods_per_job} pods of a ComputeDomain need {job.pods_per_job} nodes "
                 f"(one channel each); the fleet has {nodes} with computeDomains"))
-
 
 
 def check_template_channels(workload: Sequence[JobKind], pods: Mapping[str, Pod],
