@@ -25,10 +25,12 @@ from dralab.cluster import ClusterState
 from dralab.sim.computedomains import (
     CHANNEL_CLAIM,
     cd_jobs,
+    clique_affinity,
     gang_profile,
     gang_sizes,
     job_compute_domain,
     job_template,
+    placement_label,
 )
 from dralab.sim.jobs import draw_arrivals
 from dralab.sim.modes import DRA
@@ -156,7 +158,8 @@ def test_clique_pod_affinity_keeps_jobs_whole_upstream() -> None:
     result = simulate(load_scenario(str(AFFINITY)))
     mode = result.modes[0]
     s = _summary(result)
-    assert mode.compute_domains is not None and mode.compute_domains.profile == "default"
+    assert mode.compute_domains is not None
+    assert mode.compute_domains.profile == "default, clique pod affinity"
     assert (s["jobs"], s["started"], s["spanning"], s["never_started"]) == (24, 22, 0, 2)
     assert s["wait_p90"] == pytest.approx(4123.42, abs=0.01)
     # pods placed in their job's rack hold their trays until the rest fit there
@@ -227,6 +230,18 @@ def test_cd_jobs_counts_first_starts_and_domains() -> None:
                    cliques.get)
     assert [(j.placed, j.domains, j.wait) for j in jobs] == \
         [(30.0, 2, 20.0), (None, 1, None), (5.0, 1, 0.0)]
+
+
+def test_placement_label_names_what_was_measured() -> None:
+    prototype = load_scenario(str(AFFINITY)).templates["train-8"].pod
+    assert clique_affinity(prototype) and not clique_affinity(None)
+    gang = {"profiles": [{"plugins": {"multiPoint": {"enabled": [
+        {"name": "NVLinkDomainGang"}]}}}]}
+    assert placement_label(None, []) == "default"
+    assert placement_label(None, [True, True]) == "default, clique pod affinity"
+    assert placement_label(None, [True, False]) == \
+        "default, clique pod affinity on some kinds"
+    assert placement_label(gang, [True]) == "NVLinkDomainGang"
 
 
 def test_gang_profile_is_named_only_when_enabled() -> None:

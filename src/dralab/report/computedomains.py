@@ -68,12 +68,16 @@ def render_compute_domains(result: SimulationResult) -> str | None:
                        f"({job.pods} pods)")
         if len(spanning) > 3:
             out.append(f"  ... and {len(spanning) - 3} more jobs spanning domains")
+    if any(cd.profile.startswith("default, clique") for cd in cds):
+        out.append("clique pod affinity (NVIDIA's advice, upstream): each job's first pod "
+                   "picks an NVLink domain and the others must follow it there; pods "
+                   "placed first hold their nodes while the rest wait.")
     if any(cd.profile == "default" for cd in cds):
         out.append("default profile (upstream): a ComputeDomain's channel claim has no node "
                    "constraint and pods are placed one by one, so a job may span NVLink "
                    "domains unless its pods carry required pod affinity on "
                    "nvidia.com/gpu.clique.")
-    if any(cd.profile != "default" for cd in cds):
+    if any(cd.profile == "NVLinkDomainGang" for cd in cds):
         out.append("NVLinkDomainGang: dralab's opt-in plugin beyond upstream (each job's pods "
                    "bind together in one NVLink domain, or wait).")
     out.append("wait: arrival to the last pod placed (the job's work starts then); "

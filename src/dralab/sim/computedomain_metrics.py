@@ -62,7 +62,9 @@ class ComputeDomainMetrics:
     jobs: tuple[CdJob, ...]
     samples: tuple[tuple[float, int, int, int], ...] = ()
     smallest: int = 0
-    profile: str = "default"   # "NVLinkDomainGang" when the scenario's profile enables it
+    # "NVLinkDomainGang" when the scenario's profile enables it; "default, clique pod
+    # affinity" when the kinds' pods carry it (computedomains.placement_label)
+    profile: str = "default"
 
     @property
     def multi_node(self) -> list[CdJob]:

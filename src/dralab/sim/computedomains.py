@@ -32,7 +32,7 @@ import msgspec
 
 from dralab.api.computedomain import ComputeDomain, compute_domain_uid
 from dralab.api.core import ContainerResourceClaim, Pod, PodResourceClaim
-from dralab.api.nvlink import clique_of
+from dralab.api.nvlink import CLIQUE_LABEL, clique_of
 from dralab.api.resource import ResourceClaimTemplate
 from dralab.cluster import ClusterState
 from dralab.controllers.computedomain import workload_claim_template
@@ -44,10 +44,20 @@ from .jobs import NAMESPACE, Arrival
 from .nvlink import compute_domain
 from .spec import JobKind, ScenarioError
 
-__all__ = ["CHANNEL_CLAIM", "ComputeDomainSampler", "cd_jobs", "check_compute_domains",
-           "check_template_channels",
-           "gang_profile", "gang_sizes", "job_compute_domain", "job_template",
-           "with_channel_claim"]
+__all__ = [
+    "CHANNEL_CLAIM",
+    "ComputeDomainSampler",
+    "cd_jobs",
+    "check_compute_domains",
+    "check_template_channels",
+    "clique_affinity",
+    "gang_profile",
+    "gang_sizes",
+    "job_compute_domain",
+    "job_template",
+    "placement_label",
+    "with_channel_claim",
+]
 
 # The pod's claim name for its channel, as the driver's demos write it
 # (demo/specs/imex/nvbandwidth-test-job-1.yaml).
@@ -140,6 +150,31 @@ def gang_profile(config: Mapping[str, Any] | None) -> str:
             if any(isinstance(p, Mapping) and p.get("name") == GANG for p in enabled or ()):
                 return GANG
     return "default"
+
+
+def clique_affinity(pod: Pod | None) -> bool:
+    """Whether ``pod`` (a manifest's, as written) carries required pod affinity with the
+    NVLink domain label as its topology key: NVIDIA's advice to keep a ComputeDomain's
+    pods in one domain with kube-scheduler as it is."""
+    found: Any = pod.raw if pod is not None else None
+    for key in ("spec", "affinity", "podAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution"):
+        found = found.get(key) if isinstance(found, dict) else None
+    terms = found if isinstance(found, list) else []
+    return any(isinstance(t, dict) and t.get("topologyKey") == CLIQUE_LABEL
+               for t in terms)
+
+
+def placement_label(config: Mapping[str, Any] | None,
+                    affinity: Sequence[bool]) -> str:
+    """What the report calls the placement a run measured: ``NVLinkDomainGang`` (the
+    opt-in plugin), ``default, clique pod affinity`` when the ComputeDomain kinds' pods
+    carry it (``affinity``: per multi-node kind; ``on some kinds`` when not all do),
+    else ``default``."""
+    gang = gang_profile(config)
+    if gang != "default" or not any(affinity):
+        return gang
+    return "default, clique pod affinity" + ("" if all(affinity) else " on some kinds")
 
 
 _EPS = 1e-9

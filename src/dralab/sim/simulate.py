@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from dralab.api.core import Node, Pod
 from dralab.api.gcpause import gc_relaxed
@@ -40,7 +40,13 @@ from dralab.scheduler.plugins.registry import default_registry
 
 from .autoscaling import build_model
 from .computedomain_metrics import ComputeDomainMetrics
-from .computedomains import ComputeDomainSampler, cd_jobs, gang_profile, gang_sizes
+from .computedomains import (
+    ComputeDomainSampler,
+    cd_jobs,
+    clique_affinity,
+    gang_sizes,
+    placement_label,
+)
 from .engine import Environment, Stage
 from .jobs import Arrival, draw_arrivals
 from .kai import KaiAccounting, kai_snapshot
@@ -140,7 +146,8 @@ def _cd_sampler(scenario: Scenario, mode: Mode, cluster: ClusterState,
         frozenset(k.name for k in kinds), min(multi) if multi else (0, 0), held)
 
 
-def _cd_metrics(scenario: Scenario, arrived: Sequence[Arrival], book: PodBook,
+def _cd_metrics(scenario: Scenario, prototypes: Mapping[str, Pod],
+                arrived: Sequence[Arrival], book: PodBook,
                 sampler: ComputeDomainSampler | None) -> ComputeDomainMetrics | None:
     """Each ComputeDomain job's wait and NVLink domains, and the sampled fragmentation."""
     if sampler is None:
@@ -153,7 +160,10 @@ def _cd_metrics(scenario: Scenario, arrived: Sequence[Arrival], book: PodBook,
         lambda node: sampler.cliques.get(node))
     return ComputeDomainMetrics(jobs=jobs, samples=tuple(sampler.samples),
                                 smallest=sampler.smallest[0],
-                                profile=gang_profile(scenario.scheduler))
+                                profile=placement_label(scenario.scheduler, [
+                                    clique_affinity(prototypes.get(k.name))
+                                    for k in scenario.kinds
+                                    if k.compute_domain and k.pods_per_job > 1]))
 
 
 def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] | None = None,
@@ -261,7 +271,8 @@ def run_mode(scenario: Scenario, mode: Mode | str, arrivals: Iterable[Arrival] |
                       kai_queues=kai.queue_metrics() if kai is not None else {},
                       job_waits=_job_waits(arrived, book) if admission or kai else (),
                       autoscaling=autoscaling.metrics() if autoscaling is not None else None,
-                      compute_domains=_cd_metrics(scenario, arrived, book, cd_sampler))
+                      compute_domains=_cd_metrics(scenario, mode.prototypes(scenario),
+                                                  arrived, book, cd_sampler))
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None,
