@@ -294,3 +294,16 @@ def test_without_the_channel_mapping_kueue_calls_the_job_misconfigured(tmp_path:
         "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName: Not "
         "found: \"DeviceClass compute-domain-default-channel.nvidia.com is not mapped in DRA "
         "configuration for podset main\""))
+
+
+def test_a_huge_domain_count_is_no_assignment_not_a_memory_error() -> None:
+    """Found while writing the v1beta2 reader: domainCount has no maximum in Kueue's CRD
+    and a universal value repeats it; past MAX_CREATED_PODS it is not expanded."""
+    huge = {"levels": [HOSTNAME], "slices": [{"domainCount": 10**12,
+                                              "valuesPerLevel": [{"universal": "n-01"}],
+                                              "podCounts": {"universal": 1}}]}
+    assert parse_topology_assignment(huge) is None
+    negative = {"levels": [HOSTNAME], "slices": [{"domainCount": 1,
+                                                  "valuesPerLevel": [{"universal": "n-01"}],
+                                                  "podCounts": {"universal": -1}}]}
+    assert parse_topology_assignment(negative) is None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dralab.api.limits import MAX_CREATED_PODS
+
 from .model import TopologyAssignment
 
 __all__ = ["parse_topology_assignment"]
@@ -34,7 +36,7 @@ def parse_topology_assignment(doc: Mapping[str, Any]) -> TopologyAssignment | No
     elif isinstance(doc.get("slices"), list):
         for piece in doc["slices"]:
             decoded = _slice(piece, len(levels)) if isinstance(piece, Mapping) else None
-            if decoded is None:
+            if decoded is None or len(domains) + len(decoded) > MAX_CREATED_PODS:
                 return None
             domains.extend(decoded)
     else:
@@ -46,8 +48,11 @@ def _slice(piece: Mapping[str, Any], depth: int) -> list[tuple[tuple[str, ...], 
     count = piece.get("domainCount")
     per_level = piece.get("valuesPerLevel")
     pods = piece.get("podCounts")
-    if not isinstance(count, int) or not isinstance(per_level, list) \
-            or len(per_level) != depth or not isinstance(pods, Mapping):
+    # domainCount has no maximum in the CRD; a universal value would repeat it that many
+    # times: more domains than pods dralab may build is no assignment it can hold.
+    if not isinstance(count, int) or not 1 <= count <= MAX_CREATED_PODS \
+            or not isinstance(per_level, list) or len(per_level) != depth \
+            or not isinstance(pods, Mapping):
         return None
     columns: list[list[str]] = []
     for level in per_level:
@@ -68,5 +73,7 @@ def _slice(piece: Mapping[str, Any], depth: int) -> list[tuple[tuple[str, ...], 
     elif isinstance(pods.get("individual"), list) and len(pods["individual"]) == count:
         counts = list(pods["individual"])
     else:
+        return None
+    if not all(isinstance(c, int) and c >= 0 for c in counts):
         return None
     return [(tuple(column[i] for column in columns), counts[i]) for i in range(count)]
