@@ -10,6 +10,8 @@ dralab's opt-in NVLinkDomainGang none does. Figures: examples/scenarios/nvl72-ku
 from __future__ import annotations
 
 import copy
+import dataclasses
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from dralab.api.computedomain import compute_domain_uid
 from dralab.api.errors import InputError
 from dralab.cli.main import cli
 from dralab.cluster import ClusterState
+from dralab.report.verdict import COMPARE_MODES, COMPARE_PLACEMENTS, alone_decision
+from dralab.report.writer import render_report
 from dralab.sim.computedomains import (
     CHANNEL_CLAIM,
     cd_jobs,
@@ -325,6 +329,27 @@ def test_dralab_simulate_reports_compute_domains(tmp_path: Path) -> None:
     assert max(len(line) for line in text.splitlines()) <= 80
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["modes"][0]["compute_domains"]["profile"] == "default"
+    # the page carries the same section, and links the file
+    page = (out / "index.html").read_text()
+    section = page[page.index('<section id="computedomains">'):]
+    section = section[:section.index("</section>")]
+    assert html.escape(text.rstrip()) in section
+    assert '<a href="computedomains.txt">computedomains.txt</a> —' in page
+    # one mode only (a channel is a DRA claim): the verdict says what to compare instead of
+    # asking for --compare device-plugin,dra, which the scenario refuses
+    assert f"Decide: {COMPARE_PLACEMENTS}" in result.output
+    assert html.escape(COMPARE_PLACEMENTS) in page
+    assert "--compare device-plugin,dra" not in result.output + page
+
+
+def test_one_mode_decision_without_compute_domains_asks_for_both_models(
+        kube: SimulationResult) -> None:
+    assert alone_decision(kube) == COMPARE_PLACEMENTS
+    plain = dataclasses.replace(
+        kube, modes=tuple(dataclasses.replace(m, compute_domains=None) for m in kube.modes))
+    assert alone_decision(plain) == COMPARE_MODES
+    assert "computedomains" not in render_report(plain)["index.html"]
+    assert "computedomains.txt" not in render_report(plain)
 
 
 def test_dralab_simulate_bad_compute_domain_scenario_exits_2(tmp_path: Path) -> None:

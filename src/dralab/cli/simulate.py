@@ -16,7 +16,7 @@ from dralab.report.nvlink import render_nvlink, render_nvlink_seeds, samples_csv
 from dralab.report.outdir import keep_previous, writing
 from dralab.report.spread import seed_runs
 from dralab.report.terminal import render_kai_queues
-from dralab.report.verdict import render_verdict_text, verdict
+from dralab.report.verdict import alone_decision, render_verdict_text, verdict
 from dralab.report.writer import render_report, write_files
 from dralab.sim.default import default_scenario
 from dralab.sim.limits import MAX_SEEDS
@@ -181,7 +181,7 @@ def simulate_cmd(scenario_path: str | None, seed: int | None, seed_count: int, o
         compute_domains = files.get("computedomains.txt")
         if compute_domains is not None:
             click.echo(compute_domains, nl=False)
-        click.echo(render_verdict_text(verdict(runs)))
+        click.echo(render_verdict_text(verdict(runs, alone=alone_decision(results[0]))))
         click.echo(f"report: {index}")
 
 

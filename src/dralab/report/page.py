@@ -18,7 +18,7 @@ from .glossary import GLOSSARY, TERMS
 from .metrics import METRICS, MetricSpec, format_duration, format_mean, format_value
 from .plots import Plot
 from .spread import Difference, SeedRuns, Spread, seed_runs
-from .verdict import Verdict, verdict
+from .verdict import Verdict, alone_decision, verdict
 
 __all__ = ["DATA_FILES", "render_html"]
 
@@ -32,6 +32,8 @@ DATA_FILES: tuple[tuple[str, str], ...] = (
 )
 
 POOLS_FILE = ("pools.csv", "autoscaled pools: Ready nodes at every change, per pool and mode")
+COMPUTE_DOMAINS_FILE = ("computedomains.txt",
+                        "ComputeDomain jobs: spanning NVLink domains, waits, stranded GPUs")
 
 _CSS = """
 :root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de;
@@ -367,8 +369,21 @@ def _figure(plot: Plot) -> str:
             f"<figcaption>{escape(plot.caption)}</figcaption>\n</figure>")
 
 
+def _compute_domains(text: str | None) -> str:
+    """The ComputeDomain jobs' section (issue 36), the text ``dralab simulate`` prints and
+    writes to computedomains.txt; empty without ComputeDomain job kinds."""
+    if text is None:
+        return ""
+    return (f'<section id="computedomains">\n<h2>ComputeDomain jobs</h2>\n'
+            f'<pre class="computedomains">{escape(text.rstrip())}</pre>\n'
+            f'<p class="note">The same text is in <a href="computedomains.txt">'
+            f"computedomains.txt</a>; each job's pods and spanned NVLink domains are in "
+            f"metrics.json (compute_domains).</p>\n</section>")
+
+
 def render_html(result: SimulationResult, plots: Sequence[Plot],
-                runs: SeedRuns | None = None, timings: bool = False) -> str:
+                runs: SeedRuns | None = None, timings: bool = False,
+                compute_domains: str | None = None) -> str:
     """The whole page for ``result`` with ``plots`` in order. ``runs``: the numbers of
     every seed run (``result`` is the first one's; default: ``result`` alone); the
     verdict and the comparison are over them, the rest shows ``result``.
@@ -382,6 +397,8 @@ def render_html(result: SimulationResult, plots: Sequence[Plot],
     figures = "\n".join(_figure(p) for p in plots)
     listed = DATA_FILES + ((POOLS_FILE,) if any(m.autoscaling is not None
                                                 for m in result.modes) else ())
+    if compute_domains is not None:
+        listed += (COMPUTE_DOMAINS_FILE,)
     files = "\n".join(f'<li><a href="{name}">{name}</a> — {escape(what)}</li>'
                       for name, what in listed)
     n = len(runs.seeds)
@@ -404,7 +421,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot],
 {escape(format_duration(result.duration))} simulated · modes compared: {escape(labels)}</p>
 </header>
 <main>
-{_verdict(verdict(runs))}
+{_verdict(verdict(runs, alone=alone_decision(result)))}
 <section id="comparison">
 <h2>Side-by-side comparison</h2>
 {_comparison(runs)}
@@ -419,6 +436,7 @@ in its own rows. Every number is defined in the <a href="#glossary">glossary</a>
 {_failures(result)}
 {_queues(result)}
 {_kai_queues(result)}
+{_compute_domains(compute_domains)}
 {_pools(result)}
 <section id="plots-section">
 <h2>Plots</h2>

@@ -20,10 +20,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dralab.sim.results import SimulationResult
+
 from .metrics import METRICS, MetricSpec, format_mean
 from .spread import MIN_SEEDS, Difference, SeedRuns
 
-__all__ = ["VERDICT_KEYS", "Verdict", "render_verdict_text", "verdict"]
+__all__ = ["COMPARE_MODES", "COMPARE_PLACEMENTS", "VERDICT_KEYS", "Verdict", "alone_decision",
+           "render_verdict_text", "verdict"]
 
 # Every number with a better direction (the rows the tables may highlight, so the verdict
 # and the highlights never disagree), in this order: what the fleet holds and costs, the
@@ -116,9 +119,27 @@ def _names(keys: tuple[str, ...]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
-def verdict(runs: SeedRuns, base: int = 0, other: int | None = None) -> Verdict:
+COMPARE_MODES = "Run with --compare device-plugin,dra to compare the two models."
+# A ComputeDomain's channel is a DRA claim (the device plugin has none), so a scenario with
+# computeDomain kinds runs DRA only; what it can compare is placement, scenario by scenario.
+COMPARE_PLACEMENTS = ("ComputeDomain jobs run in DRA only: to compare placements, run the "
+                      "same demand under another scheduler profile (as "
+                      "examples/scenarios/nvl72-kube-affinity.yaml and nvl72-kube-gang.yaml "
+                      "do) and compare their ComputeDomain sections.")
+
+
+def alone_decision(result: SimulationResult) -> str:
+    """What a one-mode verdict tells the reader to do next for ``result``'s scenario."""
+    if any(m.compute_domains is not None for m in result.modes):
+        return COMPARE_PLACEMENTS
+    return COMPARE_MODES
+
+
+def verdict(runs: SeedRuns, base: int = 0, other: int | None = None,
+            alone: str = COMPARE_MODES) -> Verdict:
     """The verdict of mode ``other`` (default: the last) against mode ``base`` over
-    ``runs``. With one mode there is nothing to compare; the verdict says so."""
+    ``runs``. With one mode there is nothing to compare; the verdict says so, and
+    ``alone`` (``alone_decision``) says what to run instead."""
     n = len(runs.seeds)
     seeds = f"{n} seed{'s' if n != 1 else ''}"
     if n < MIN_SEEDS:
@@ -134,7 +155,7 @@ def verdict(runs: SeedRuns, base: int = 0, other: int | None = None) -> Verdict:
     if len(runs.modes) < 2:
         label = runs.modes[0][1] if runs.modes else "no mode"
         return Verdict(f"{label} only: there is nothing to compare.", (), "",
-                       "Run with --compare device-plugin,dra to compare the two models.",
+                       alone,
                        note, (), ())
     other = len(runs.modes) - 1 if other is None else other
     base_label, other_label = runs.modes[base][1], runs.modes[other][1]

@@ -64,7 +64,8 @@ def render_report(result: SimulationResult,
     compute_domains = render_compute_domains_text(result, seeds)
     if compute_domains is not None:
         files["computedomains.txt"] = compute_domains
-    files["index.html"] = render_html(result, plots, runs, timings=timings_on_page)
+    files["index.html"] = render_html(result, plots, runs, timings=timings_on_page,
+                                      compute_domains=compute_domains)
     return files
 
 
