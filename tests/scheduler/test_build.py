@@ -47,6 +47,32 @@ def test_job_defaults_and_suspend() -> None:
     assert names([workload("Job", "off", {"suspend": True, "parallelism": 4})]) == []
 
 
+def test_a_suspended_job_is_named_in_the_warnings() -> None:
+    # No pod to place is no silence: schedule says which Jobs created none, and for a
+    # Kueue-queued Job (created suspended, unsuspended on admission) where that is decided.
+    queued = workload("Job", "queued", {"suspend": True},
+                      metadata={"labels": {"kueue.x-k8s.io/queue-name": "training"}},
+                      namespace="team-a")
+    result = schedule([node("n1", cpu="4"), queued,
+                       workload("Job", "off", {"suspend": True}),
+                       workload("Job", "on", {"suspend": False}, cpu="1")])
+    assert [p.pod.metadata.name.split("-")[0] for p in result.placed] == ["on"]
+    assert result.warnings == (
+        "Job team-a/queued is suspended (spec.suspend: true): the Job controller creates "
+        "no pods for it, so none is scheduled; Kueue unsuspends it when LocalQueue training "
+        "admits it (dralab admit decides that)",
+        "Job default/off is suspended (spec.suspend: true): the Job controller creates no "
+        "pods for it, so none is scheduled; it runs once unsuspended")
+
+
+def test_many_suspended_jobs_are_counted_past_five() -> None:
+    jobs = [workload("Job", f"j{i}", {"suspend": True}) for i in range(8)]
+    warnings = schedule(jobs).warnings
+    assert len(warnings) == 6
+    assert [w.split()[1] for w in warnings[:5]] == [f"default/j{i}" for i in range(5)]
+    assert warnings[5] == "3 more suspended Jobs: no pods are scheduled for them either"
+
+
 def test_indexed_job() -> None:
     got = pods([workload("Job", "idx", {"parallelism": 2, "completions": 2,
                                         "completionMode": "Indexed"})])

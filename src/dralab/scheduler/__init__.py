@@ -68,6 +68,10 @@ def schedule(objects: Iterable[KubeObject],
     the default profile). Raises ConfigError for an invalid config; "does not fit"
     is never an exception: such pods are in ``result.unplaced``.
     """
+    from dataclasses import replace
+
+    from dralab.controllers.suspended import suspended_job_warnings
+
     from .plugins.nvlinkgang import sizes_of, with_sizes
     from .plugins.registry import default_registry
 
@@ -75,4 +79,8 @@ def schedule(objects: Iterable[KubeObject],
     cluster, pending = build_cluster(objects, features, seed)
     # NVLinkDomainGang (opt-in) sizes a ComputeDomain's gang by its numNodes.
     registry = with_sizes(default_registry(), sizes_of(objects))
-    return Scheduler.build(cluster, config, seed, registry=registry).run(pending)
+    result = Scheduler.build(cluster, config, seed, registry=registry).run(pending)
+    suspended = suspended_job_warnings(objects)
+    if not suspended:
+        return result
+    return replace(result, warnings=(*result.warnings, *suspended))
