@@ -172,6 +172,28 @@ def test_dralab_simulate_runs_the_example(tmp_path: Path) -> None:
     rows = (out / "nvlink-samples.csv").read_text().splitlines()
     assert rows[0] == "policy,minute,free_gpus,stranded_gpus,held_gpus"
     assert rows[1] == "first-fit,0,288,0,0" and len(rows) == 1 + 3 * 577
+    page = (out / "index.html").read_text()
+    assert f"report: {out / 'index.html'}" in result.output
+    assert '<tr data-policy="first-fit"><th scope="row" title="kube-scheduler">first-fit' in page
+    assert "<td>169</td><td>169</td><td>0</td><td>168</td>" in page
+    assert "over 2 seeds:" in page and page.count("<svg") == 3
+    assert "dralab&#x27;s opt-in extension (the NVLinkDomainGang plugin), not upstream" in page
+
+
+def test_dralab_simulate_nvlink_report_is_reproducible_and_keeps_the_previous(
+        tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["simulate", "--scenario", str(EXAMPLE), "--seeds", "1", "--compare", "first-fit",
+            "--out", str(out)]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == ["index.html", "nvlink-samples.csv", "nvlink.txt"]
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert f"the previous report is kept in {out / 'previous'}" in again.output
+    assert {p.name: p.read_bytes() for p in (out / "previous").iterdir()} == before
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
 def test_dralab_simulate_bad_nvlink_scenario_exits_2(tmp_path: Path) -> None:

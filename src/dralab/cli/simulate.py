@@ -13,6 +13,7 @@ import click
 
 from dralab.report import render_summary_table
 from dralab.report.nvlink import render_nvlink, render_nvlink_seeds, samples_csv
+from dralab.report.nvlink_page import render_nvlink_page
 from dralab.report.outdir import keep_previous, writing
 from dralab.report.spread import seed_runs
 from dralab.report.terminal import render_kai_queues
@@ -72,11 +73,18 @@ def _simulate_nvlink(path: str, seed: int | None, seed_count: int, out_dir: str,
     seeds = [dataclasses.replace(sc, seed=sc.seed + i) for i in range(seed_count)]
     runs = [[run_nvlink(one, p) for p in one.compare] for one in seeds]
     text = "\n".join(t for t in (render_nvlink(runs[0]), render_nvlink_seeds(runs)) if t)
+    private_matplotlib_dir()
+    # Rendered before anything touches the disk; index.html goes last, as the main report.
+    files = {"nvlink.txt": text + "\n", "nvlink-samples.csv": samples_csv(runs[0]),
+             "index.html": render_nvlink_page(sc.name, sc.duration, runs,
+                                              [one.seed for one in seeds])}
     with writing(out_dir), signals_deferred():
-        os.makedirs(out_dir, exist_ok=True)
-        Path(out_dir, "nvlink.txt").write_text(text + "\n", encoding="utf-8")
-        Path(out_dir, "nvlink-samples.csv").write_text(samples_csv(runs[0]), encoding="utf-8")
+        kept = keep_previous(out_dir)
+        index = write_files(files, Path(out_dir))
+    if kept is not None:
+        click.echo(f"the previous report is kept in {kept}", err=True)
     click.echo(text)
+    click.echo(f"report: {index}")
 
 
 def scenario_inputs(path: str, scenario: Scenario) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dralab.sim.nvlink_run import NvlRun
 
-__all__ = ["NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink",
+__all__ = ["UPSTREAM", "NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink",
            "render_nvlink_seeds", "samples_csv"]
 
 
@@ -64,7 +64,7 @@ def nvlink_figures(run: NvlRun) -> NvlFigures:
         held_idle_mean=round(sum(s[3] for s in run.samples) / n, 1))
 
 
-_UPSTREAM = {"first-fit": "kube-scheduler", "pod-affinity": "kube-scheduler + clique affinity",
+UPSTREAM = {"first-fit": "kube-scheduler", "pod-affinity": "kube-scheduler + clique affinity",
              "domain-packing": "dralab extension NVLinkDomainGang"}
 
 
@@ -85,7 +85,7 @@ def render_nvlink(runs: list[NvlRun], explain: int = 3) -> str:
     lines.append("  share of free GPUs); held: GPUs held by pods whose job has not")
     lines.append("  started (mean)")
     for run in runs:
-        lines.append(f"{run.policy} ({_UPSTREAM[run.policy]}):")
+        lines.append(f"{run.policy} ({UPSTREAM[run.policy]}):")
         spanning = [j for j in run.jobs if j.start is not None and run.domains(j) > 1]
         for job in spanning[:explain]:
             lines.append("  " + run.explain(job))

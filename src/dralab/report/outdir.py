@@ -23,7 +23,8 @@ __all__ = ["PREVIOUS", "REPORT_FILES", "OutputError", "check_out_dir", "keep_pre
 
 # What a simulation report directory holds (``writer.write_report``).
 REPORT_FILES = ("index.html", "metrics.json", "summary.csv", "samples.csv", "pods.csv",
-                "seeds.csv", "timings.json", "pools.csv")
+                "seeds.csv", "timings.json", "pools.csv", "computedomains.txt", "nvlink.txt",
+                "nvlink-samples.csv")
 PREVIOUS = "previous"
 
 

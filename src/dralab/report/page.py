@@ -20,7 +20,7 @@ from .plots import Plot
 from .spread import Difference, SeedRuns, Spread, seed_runs
 from .verdict import Verdict, alone_decision, verdict
 
-__all__ = ["DATA_FILES", "render_html"]
+__all__ = ["DATA_FILES", "PAGE_CSS", "figure_html", "render_html"]
 
 DATA_FILES: tuple[tuple[str, str], ...] = (
     ("metrics.json", "everything: timelines, pods, occupancy, reasons and summaries"),
@@ -35,7 +35,7 @@ POOLS_FILE = ("pools.csv", "autoscaled pools: Ready nodes at every change, per p
 COMPUTE_DOMAINS_FILE = ("computedomains.txt",
                         "ComputeDomain jobs: spanning NVLink domains, waits, stranded GPUs")
 
-_CSS = """
+PAGE_CSS = """
 :root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de;
         --best: #dafbe1; --best-fg: #116329; --head: #f6f8fa; }
 * { box-sizing: border-box; }
@@ -362,7 +362,7 @@ _SHARED = frozenset({"wait_p90", "wait_p99", "wait_mean", "job_wait_p90", "admis
 _TERMS = dict(TERMS)
 
 
-def _figure(plot: Plot) -> str:
+def figure_html(plot: Plot) -> str:
     cls = ' class="wide"' if plot.wide else ""
     return (f'<figure id="{plot.id}"{cls} aria-label="{escape(plot.title)}">\n'
             f"<h3>{escape(plot.title)}</h3>\n{plot.svg}\n"
@@ -394,7 +394,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot],
     runs = runs if runs is not None else seed_runs([result])
     labels = ", ".join(m.label for m in result.modes) or "none"
     title = f"dralab simulation — {result.scenario}"
-    figures = "\n".join(_figure(p) for p in plots)
+    figures = "\n".join(figure_html(p) for p in plots)
     listed = DATA_FILES + ((POOLS_FILE,) if any(m.autoscaling is not None
                                                 for m in result.modes) else ())
     if compute_domains is not None:
@@ -412,7 +412,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot],
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="dralab {escape(__version__)}">
 <title>{escape(title)}</title>
-<style>{_CSS}</style>
+<style>{PAGE_CSS}</style>
 </head>
 <body>
 <header>

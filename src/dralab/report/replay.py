@@ -23,7 +23,7 @@ from dralab.replay.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
 from dralab.replay.runs import ReplayResults
 
 from .csvtext import csv_text
-from .page import _CSS
+from .page import PAGE_CSS
 from .svg import figure_to_svg, plot_style
 
 __all__ = [
@@ -179,7 +179,7 @@ def render_html(results: ReplayResults, title: str, files: Mapping[str, str]) ->
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="dralab {escape(__version__)}">
 <title>{escape(title)}</title>
-<style>{_CSS}</style>
+<style>{PAGE_CSS}</style>
 </head>
 <body>
 <header><h1>{escape(title)}</h1>

@@ -20,7 +20,7 @@ from dralab.sim.scenario_sweep import ScenarioSummary
 
 from .csvtext import csv_text
 from .metrics import METRICS, MetricSpec, format_value
-from .page import _CSS
+from .page import PAGE_CSS
 
 __all__ = ["render_scenario_csv", "render_scenario_table", "scenario_document",
            "write_scenario_report"]
@@ -74,7 +74,7 @@ def _page(rows: Sequence[ScenarioSummary], title: str) -> str:
     tbody = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in body)
     return f"""<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><title>{escape(title)}</title><style>{_CSS}</style></head>
+<head><meta charset="utf-8"><title>{escape(title)}</title><style>{PAGE_CSS}</style></head>
 <body><header><h1>{escape(title)}</h1>
 <p class="meta">Mean ± sample sd over seeds, per scenario and mode.</p></header>
 <main><table class="comparison">
