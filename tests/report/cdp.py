@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cputime import scaled
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
@@ -38,6 +40,18 @@ def find_chromium() -> str | None:
         if found:
             return found
     return None
+
+
+def require_chromium() -> str:
+    """Chromium's path; a test without it is skipped, except under CI (``CI`` set), where
+    `.ci/run` installs Debian's chromium and a missing browser is a failure."""
+    exe = find_chromium()
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed, but CI must run the browser test "
+                        "(.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return exe
 
 
 @dataclass

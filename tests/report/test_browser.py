@@ -19,7 +19,7 @@ import pytest
 from dralab.report import PLOT_IDS, write_report
 from dralab.report.metrics import METRICS
 
-from .cdp import PageLoad, find_chromium, load_page
+from .cdp import PageLoad, load_page, require_chromium
 from .fixtures import comparison_result
 
 WIDTH = 1280
@@ -73,12 +73,7 @@ def _results(source: str) -> list[Any]:
 
 @pytest.fixture(scope="module", params=["fixture", "default-scenario"])
 def page(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> PageLoad:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, but CI must run the browser test "
-                        "(.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+    exe = require_chromium()
     root = tmp_path_factory.mktemp("browser")
     results = _results(request.param)
     index = write_report(results[0], root / "dralab-report", results)

@@ -5,7 +5,6 @@ report's browser test)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from click.testing import CliRunner
 
 from dralab.cli.main import cli
 
-from .cdp import PageLoad, find_chromium, load_page
+from .cdp import PageLoad, load_page, require_chromium
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "nvl72.yaml"
 WIDTH = 1280
@@ -43,12 +42,7 @@ _PROBE = """
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[PageLoad, str]:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, but CI must run the browser test "
-                        "(.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+    exe = require_chromium()
     root = tmp_path_factory.mktemp("nvlink")
     result = CliRunner().invoke(cli, ["simulate", "--scenario", str(EXAMPLE), "--seeds", "2",
                                       "--out", str(root / "report")])

@@ -19,7 +19,7 @@ from dralab.sim.nvlink_run import NvlRun
 
 from .metrics import format_duration
 from .nvlink import UPSTREAM, nvlink_figures, render_nvlink_seeds
-from .page import PAGE_CSS, figure_html
+from .page import figure_html, page_head
 from .plots import Plot
 from .svg import figure_to_svg, plot_style
 
@@ -143,16 +143,7 @@ def render_nvlink_page(name: str, duration: float, runs_by_seed: Sequence[Sequen
     title = f"dralab NVLink simulation — {name}"
     seed_text = (f"seeds {', '.join(map(str, seeds))}" if len(seeds) > 1
                  else f"seed {seeds[0]}")
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="dralab {escape(__version__)}">
-<title>{escape(title)}</title>
-<style>{PAGE_CSS}</style>
-</head>
-<body>
+    return f"""{page_head(title)}<body>
 <header>
 <h1>{escape(title)}</h1>
 <p class="meta">Scenario <strong>{escape(name)}</strong> · {escape(seed_text)} ·

@@ -20,7 +20,7 @@ from .plots import Plot
 from .spread import Difference, SeedRuns, Spread, seed_runs
 from .verdict import Verdict, alone_decision, verdict
 
-__all__ = ["DATA_FILES", "PAGE_CSS", "figure_html", "render_html"]
+__all__ = ["DATA_FILES", "PAGE_CSS", "figure_html", "page_head", "render_html"]
 
 DATA_FILES: tuple[tuple[str, str], ...] = (
     ("metrics.json", "everything: timelines, pods, occupancy, reasons and summaries"),
@@ -362,6 +362,21 @@ _SHARED = frozenset({"wait_p90", "wait_p99", "wait_mean", "job_wait_p90", "admis
 _TERMS = dict(TERMS)
 
 
+def page_head(title: str) -> str:
+    """A report page's opening up to ``</head>``: doctype, charset, viewport, generator,
+    ``title`` and the shared stylesheet (every dralab page looks the same)."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="dralab {escape(__version__)}">
+<title>{escape(title)}</title>
+<style>{PAGE_CSS}</style>
+</head>
+"""
+
+
 def figure_html(plot: Plot) -> str:
     cls = ' class="wide"' if plot.wide else ""
     return (f'<figure id="{plot.id}"{cls} aria-label="{escape(plot.title)}">\n'
@@ -405,16 +420,7 @@ def render_html(result: SimulationResult, plots: Sequence[Plot],
     seeds = (f"seeds {', '.join(map(str, runs.seeds))}" if n > 1 else f"seed {result.seed}")
     over = (f"Means ± sd over {n} seeds; the last column is the per-seed difference."
             if n > 1 else "One seed: the values of that run; no difference is highlighted.")
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="dralab {escape(__version__)}">
-<title>{escape(title)}</title>
-<style>{PAGE_CSS}</style>
-</head>
-<body>
+    return f"""{page_head(title)}<body>
 <header>
 <h1>{escape(title)}</h1>
 <p class="meta">Scenario <strong>{escape(result.scenario)}</strong> · {escape(seeds)} ·

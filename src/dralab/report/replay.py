@@ -23,7 +23,7 @@ from dralab.replay.paper import PAPER_MEAN, PAPER_SD, PAPER_WORKLOAD
 from dralab.replay.runs import ReplayResults
 
 from .csvtext import csv_text
-from .page import PAGE_CSS
+from .page import page_head
 from .svg import figure_to_svg, plot_style
 
 __all__ = [
@@ -172,16 +172,7 @@ def render_html(results: ReplayResults, title: str, files: Mapping[str, str]) ->
             f"<p>Unallocated GPU % (mean ± sd over {seeds} seed(s)) by arrived %.</p>"
             f"{_table_html(results, w)}{note}<div class=\"plots\">{figures}</div></section>")
     links = "\n".join(f'<li><a href="{n}">{n}</a> — {escape(d)}</li>' for n, d in files.items())
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="dralab {escape(__version__)}">
-<title>{escape(title)}</title>
-<style>{PAGE_CSS}</style>
-</head>
-<body>
+    return f"""{page_head(title)}<body>
 <header><h1>{escape(title)}</h1>
 <p class="meta">Alibaba GPU trace 2023, FGD paper protocol: pods arrive until 130 % of GPU
 capacity is requested, nothing departs; {len(results.runs)} run(s).</p></header>
