@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from dralab.sim.nvlink_run import NvlRun
 
 __all__ = ["UPSTREAM", "NvlFigures", "nvlink_figures", "nvlink_verdict", "render_nvlink",
-           "render_nvlink_seeds", "samples_csv"]
+           "render_nvlink_seeds", "samples_csv", "spanning_lines"]
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,20 @@ def render_nvlink(runs: list[NvlRun], explain: int = 3) -> str:
     lines.append("  started (mean)")
     for run in runs:
         lines.append(f"{run.policy} ({UPSTREAM[run.policy]}):")
-        spanning = [j for j in run.jobs if j.start is not None and run.domains(j) > 1]
-        for job in spanning[:explain]:
-            lines.append("  " + run.explain(job))
-        if len(spanning) > explain:
-            lines.append(f"  ... and {len(spanning) - explain} more spanning jobs")
-        if not spanning:
-            lines.append("  no job spans more than one NVLink domain")
+        lines.extend("  " + line for line in spanning_lines(run, explain))
     return "\n".join(lines)
+
+
+def spanning_lines(run: NvlRun, explain: int) -> list[str]:
+    """Up to ``explain`` of the run's started jobs that span NVLink domains, each said as
+    such, then how many more; or that none does (the text's and the page's list)."""
+    spanning = [j for j in run.jobs if j.start is not None and run.domains(j) > 1]
+    lines = [run.explain(job) for job in spanning[:explain]]
+    if len(spanning) > explain:
+        lines.append(f"... and {len(spanning) - explain} more spanning jobs")
+    if not spanning:
+        lines.append("no job spans more than one NVLink domain")
+    return lines
 
 
 def nvlink_verdict(runs: list[NvlRun]) -> str:

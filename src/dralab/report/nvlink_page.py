@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from dralab.sim.nvlink_run import NvlRun
 
 from .metrics import format_duration
-from .nvlink import UPSTREAM, nvlink_figures, render_nvlink_seeds
+from .nvlink import UPSTREAM, nvlink_figures, render_nvlink_seeds, spanning_lines
 from .page import figure_html, page_head, page_tail
-from .plots import Plot
+from .plots import Plot, colour
 from .svg import figure_to_svg, plot_style
 
 if TYPE_CHECKING:
@@ -32,9 +32,6 @@ NVLINK_FILES = (
     ("nvlink-samples.csv", "free, stranded and held GPUs at every sample, per policy (first "
                            "seed)"),
 )
-
-# Okabe-Ito, as the main report's plots.
-_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7")
 
 _TERMS = (
     ("first-fit", "kube-scheduler as it is: a ComputeDomain's channel claim has no node "
@@ -74,8 +71,9 @@ def _table(runs: Sequence[NvlRun]) -> str:
             f'<tbody>\n{"".join(rows)}\n</tbody></table>')
 
 
-def _series(runs: Sequence[NvlRun], plot_id: str, title: str, ylabel: str,
-            value: Callable[[tuple[float, int, int, int]], int]) -> str:
+def _series(runs: Sequence[NvlRun], plot_id: str, title: str, caption: str, ylabel: str,
+            value: Callable[[tuple[float, int, int, int]], int]) -> Plot:
+    """One sample column of every policy over time, as a wide plot."""
     from matplotlib.figure import Figure
 
     with plot_style(plot_id):
@@ -84,7 +82,7 @@ def _series(runs: Sequence[NvlRun], plot_id: str, title: str, ylabel: str,
         end = max((s[0] for run in runs for s in run.samples), default=0.0) / 3600.0
         for i, run in enumerate(runs):
             ax.plot([s[0] / 3600.0 for s in run.samples], [value(s) for s in run.samples],
-                    drawstyle="steps-post", color=_COLOURS[i % len(_COLOURS)], lw=1.4,
+                    drawstyle="steps-post", color=colour(i), lw=1.4,
                     label=run.policy)
         ax.set_xlim(0, end or 1.0)
         ax.set_ylim(bottom=0)
@@ -94,33 +92,26 @@ def _series(runs: Sequence[NvlRun], plot_id: str, title: str, ylabel: str,
         if handles:   # beside the axes, never over a curve
             ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                       borderaxespad=0.0)
-        return figure_to_svg(fig, plot_id, title)
+        return Plot(plot_id, title, caption, figure_to_svg(fig, plot_id, title), True)
 
 
 def _plots(runs: Sequence[NvlRun]) -> list[Plot]:
     return [
-        Plot("plot-stranded", "Stranded GPUs over time",
-             "Free GPUs in NVLink domains too full for the smallest multi-node job.",
-             _series(runs, "plot-stranded", "Stranded GPUs over time", "stranded GPUs",
-                     lambda s: s[2]), True),
-        Plot("plot-held", "GPUs held by waiting jobs over time",
-             "GPUs of placed pods whose job has not started (its other pods wait).",
-             _series(runs, "plot-held", "GPUs held by waiting jobs over time", "held GPUs",
-                     lambda s: s[3]), True),
-        Plot("plot-free", "Free GPUs over time", "All free GPUs of the fleet.",
-             _series(runs, "plot-free", "Free GPUs over time", "free GPUs", lambda s: s[1]), True),
+        _series(runs, "plot-stranded", "Stranded GPUs over time",
+                "Free GPUs in NVLink domains too full for the smallest multi-node job.",
+                "stranded GPUs", lambda s: s[2]),
+        _series(runs, "plot-held", "GPUs held by waiting jobs over time",
+                "GPUs of placed pods whose job has not started (its other pods wait).",
+                "held GPUs", lambda s: s[3]),
+        _series(runs, "plot-free", "Free GPUs over time", "All free GPUs of the fleet.",
+                "free GPUs", lambda s: s[1]),
     ]
 
 
 def _spanning(runs: Sequence[NvlRun], explain: int) -> str:
     items = []
     for run in runs:
-        spanning = [j for j in run.jobs if j.start is not None and run.domains(j) > 1]
-        lines = [f"<li>{escape(run.explain(job))}</li>" for job in spanning[:explain]]
-        if len(spanning) > explain:
-            lines.append(f"<li>… and {len(spanning) - explain} more spanning jobs</li>")
-        if not spanning:
-            lines.append("<li>no job spans more than one NVLink domain</li>")
+        lines = [f"<li>{escape(line)}</li>" for line in spanning_lines(run, explain)]
         items.append(f"<h3>{escape(run.policy)} ({escape(UPSTREAM[run.policy])})</h3>\n"
                      f"<ul>{''.join(lines)}</ul>")
     return "\n".join(items)

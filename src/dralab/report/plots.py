@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["AUTOSCALING_PLOT_IDS", "KAI_PLOT_IDS", "PLOT_IDS", "QUEUE_PLOT_IDS", "Plot",
-           "render_plots"]
+           "colour", "render_plots"]
 
 # Colour-blind-safe (Okabe-Ito), distinct from the heat map's viridis.
 _COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
@@ -57,7 +57,8 @@ def _time_unit(span: float) -> _TimeUnit:
     return _TimeUnit("s", 1.0)
 
 
-def _colour(i: int) -> str:
+def colour(i: int) -> str:
+    """The ``i``-th series' colour, the same on every plot of every page."""
     return _COLOURS[i % len(_COLOURS)]
 
 
@@ -79,7 +80,7 @@ def _step_lines(ax: Axes, result: SimulationResult, unit: _TimeUnit,
                 suffix: str = "") -> None:
     for i, mode in enumerate(result.modes):
         ts = [s.t / unit.seconds for s in mode.samples]
-        ax.plot(ts, value(mode), drawstyle="steps-post", color=_colour(i), lw=1.4,
+        ax.plot(ts, value(mode), drawstyle="steps-post", color=colour(i), lw=1.4,
                 ls=style, label=mode.label + suffix)
     ax.set_xlim(0, max(result.duration, max((m.span for m in result.modes), default=0.0))
                 / unit.seconds or 1.0)
@@ -108,7 +109,7 @@ def _allocation(result: SimulationResult) -> Figure:
     for i, mode in enumerate(result.modes):
         top.plot([s.t / unit.seconds for s in mode.samples],
                  [100 * s.gpu_capacity_requested for s in mode.samples],
-                 drawstyle="steps-post", color=_colour(i), lw=1.8, ls=(0, (3, 3)),
+                 drawstyle="steps-post", color=colour(i), lw=1.8, ls=(0, (3, 3)),
                  zorder=3, path_effects=halo, label=mode.label + ", requested")
     top.set_ylim(0, 102)
     top.set_ylabel("GPU capacity (%)")
@@ -171,14 +172,14 @@ def _wait(result: SimulationResult) -> Figure:
     for i, mode in enumerate(result.modes):
         waits = sorted(mode.waits())
         if not waits:
-            ax.plot([], [], color=_colour(i), label=f"{mode.label} (no pod started)")
+            ax.plot([], [], color=colour(i), label=f"{mode.label} (no pod started)")
             continue
         n = len(waits)
         xs = [waits[0] / unit.seconds] + [w / unit.seconds for w in waits] + [right]
         ys = [0.0] + [100.0 * (k + 1) / n for k in range(n)] + [100.0]
         p50 = format_duration(percentile(waits, 50))
         p90 = format_duration(percentile(waits, 90))
-        ax.plot(xs, ys, drawstyle="steps-post", color=_colour(i), lw=1.4,
+        ax.plot(xs, ys, drawstyle="steps-post", color=colour(i), lw=1.4,
                 label=f"{mode.label} (p50 {p50}, p90 {p90})")
     ax.set_xlim(0, right * 1.02)
     ax.set_ylim(0, 102)
@@ -278,7 +279,7 @@ def _reasons(result: SimulationResult) -> Figure:
     for i, mode in enumerate(result.modes):
         ys = [r + (i - (n_modes - 1) / 2) * bar for r in range(len(reasons))]
         counts = [mode.unschedulable_reasons.get(reason, 0) for reason in reasons]
-        bars = ax.barh(ys, counts, height=bar * 0.92, color=_colour(i), label=mode.label)
+        bars = ax.barh(ys, counts, height=bar * 0.92, color=colour(i), label=mode.label)
         ax.bar_label(bars, padding=2, fontsize=7.5)
     ax.set_yticks(range(len(reasons)), [textwrap.fill(r, 34) for r in reasons])
     ax.invert_yaxis()
@@ -339,7 +340,7 @@ def _queue_lines(result: SimulationResult, ylabel: str,
         for j, (queue, metrics) in enumerate(sorted(mode.queues.items())):
             ts = [t / unit.seconds for t, _, _ in metrics.samples]
             ax.plot(ts, [value(x) for x in metrics.samples], drawstyle="steps-post",
-                    color=_colour(i), ls=styles[j % len(styles)], lw=1.4,
+                    color=colour(i), ls=styles[j % len(styles)], lw=1.4,
                     label=f"{mode.label}: {queue}")
     ax.set_xlim(0, result.duration / unit.seconds or 1.0)
     ax.set_xlabel(f"simulated time ({unit.name})")
@@ -384,14 +385,14 @@ def _kai_shares(result: SimulationResult) -> Figure:
             if queue in parents or not metrics.samples:
                 continue
             ts = [s[0] / unit.seconds for s in metrics.samples]
-            colour = _colour(k)
+            shade = colour(k)
             k += 1
             label = f"{mode.label}: {queue}" if several else queue
             ax.plot(ts, [s[3] for s in metrics.samples], drawstyle="steps-post",
-                    color=colour, ls="-", lw=1.4,
+                    color=shade, ls="-", lw=1.4,
                     label=f"{label} allocated")
             ax.plot(ts, [s[2] for s in metrics.samples], drawstyle="steps-post",
-                    color=colour, ls="--", lw=1.0, label=f"{label} fair share")
+                    color=shade, ls="--", lw=1.0, label=f"{label} fair share")
     ax.set_xlim(0, result.duration / unit.seconds or 1.0)
     ax.set_xlabel(f"simulated time ({unit.name})")
     ax.set_ylim(bottom=0)
@@ -424,7 +425,7 @@ def _pool_nodes(result: SimulationResult) -> Figure:
             # Steps hold their value until the end of the run.
             ts = [t / unit.seconds for t, _ in points] + [result.duration / unit.seconds]
             ns = [n for _, n in points] + [points[-1][1] if points else 0]
-            ax.plot(ts, ns, drawstyle="steps-post", color=_colour(i),
+            ax.plot(ts, ns, drawstyle="steps-post", color=colour(i),
                     ls=styles[j % len(styles)], lw=1.4, label=f"{mode.label}: {pool}")
     ax.set_xlim(0, result.duration / unit.seconds or 1.0)
     ax.set_xlabel(f"simulated time ({unit.name})")
@@ -448,10 +449,10 @@ def _cost(result: SimulationResult) -> Figure:
             continue
         samples = mode.autoscaling.samples
         ts = [t / unit.seconds for t, _, _ in samples]
-        ax.plot(ts, [c for _, c, _ in samples], color=_colour(i), lw=1.6,
+        ax.plot(ts, [c for _, c, _ in samples], color=colour(i), lw=1.6,
                 label=f"{mode.label}: cumulative")
         rate_ax.plot(ts, [r for _, _, r in samples], drawstyle="steps-post",
-                     color=_colour(i), ls=":", lw=1.2, label=f"{mode.label}: per hour")
+                     color=colour(i), ls=":", lw=1.2, label=f"{mode.label}: per hour")
     ax.set_xlim(0, result.duration / unit.seconds or 1.0)
     ax.set_xlabel(f"simulated time ({unit.name})")
     ax.set_ylim(bottom=0)
